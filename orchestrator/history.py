@@ -1,0 +1,191 @@
+"""The conversation history: an append-only list of items.
+
+Items are frozen dataclasses; the session file and the ``history`` event carry them through
+one pydantic adapter (:data:`ITEM_ADAPTER`), so there is a single serialised form.
+
+``seq`` numbers every committed item from 1 and never repeats; ``turn`` is the turn number the
+item belongs to (pruning counts turns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import Field, TypeAdapter
+
+from orchestrator.protocol import Segment, flatten_segments
+
+INTERRUPTED_SUMMARY = "[Interrupted by user]"
+INTERRUPT_NOTE = "[The previous turn was interrupted by the user. The user's next request follows.]"
+
+
+# -- assistant content blocks ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextBlock:
+    """Assistant text."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingBlock:
+    """Extended thinking; the signature must be sent back unchanged."""
+
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolUseBlock:
+    """A tool call the model made (or a synthetic one the pod injected)."""
+
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = field(default_factory=dict)
+
+
+Block: TypeAlias = Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="type")]
+
+
+# -- items ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserMessage:
+    """What the user submitted, with its segments; ``text`` is what the model reads."""
+
+    kind: Literal["user_message"] = "user_message"
+    seq: int = 0
+    turn: int = 0
+    segments: list[Segment] = field(default_factory=list)
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssistantMessage:
+    """One complete assistant response (partial streams are never committed)."""
+
+    kind: Literal["assistant"] = "assistant"
+    seq: int = 0
+    turn: int = 0
+    blocks: list[Block] = field(default_factory=list)
+    stop_reason: str | None = None
+    synthetic: bool = False
+
+    @property
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """The tool calls of this message, in order."""
+        return [b for b in self.blocks if isinstance(b, ToolUseBlock)]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """The answer to one tool call: a summary that always stays and prunable content."""
+
+    kind: Literal["tool_result"] = "tool_result"
+    seq: int = 0
+    turn: int = 0
+    call_id: str
+    summary: str
+    content: str | None = None
+    is_error: bool = False
+    synthetic: bool = False
+
+    @property
+    def wire_text(self) -> str:
+        """Summary and content joined as the model sees them."""
+        if self.content is None:
+            return self.summary
+        return f"{self.summary}\n{self.content}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SystemMessage:
+    """A message from the pod to the model: file bodies, notes, the interrupt marker."""
+
+    kind: Literal["system_message"] = "system_message"
+    seq: int = 0
+    turn: int = 0
+    text: str
+    origin: str = "note"
+
+
+Item: TypeAlias = Annotated[
+    UserMessage | AssistantMessage | ToolResult | SystemMessage, Field(discriminator="kind")
+]
+ITEM_ADAPTER: TypeAdapter[Item] = TypeAdapter(Item)
+ITEMS_ADAPTER: TypeAdapter[list[Item]] = TypeAdapter(list[Item])
+
+
+def item_to_json(item: Item) -> dict[str, Any]:
+    """The serialised form of an item (session file, ``history`` event)."""
+    data: dict[str, Any] = ITEM_ADAPTER.dump_python(item, mode="json")
+    return data
+
+
+def item_from_json(data: dict[str, Any] | str | bytes) -> Item:
+    """Parse one serialised item; raises ``pydantic.ValidationError`` on a bad record."""
+    if isinstance(data, dict):
+        return ITEM_ADAPTER.validate_python(data)
+    return ITEM_ADAPTER.validate_json(data)
+
+
+def user_message(segments: list[Segment], *, text: str | None = None) -> UserMessage:
+    """A user message whose model-facing text is the flattened segments."""
+    return UserMessage(
+        segments=list(segments), text=flatten_segments(segments) if text is None else text
+    )
+
+
+# -- the history --------------------------------------------------------------------------------
+
+
+class History:
+    """The committed items of one conversation; append-only, numbered, observable."""
+
+    def __init__(self, items: list[Item] | None = None) -> None:
+        self._items: list[Item] = []
+        self._next_seq = 1
+        self.turn = 0
+        for item in items or []:
+            self._items.append(item)
+            self._next_seq = max(self._next_seq, item.seq + 1)
+            self.turn = max(self.turn, item.turn)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Any:
+        return iter(self._items)
+
+    @property
+    def items(self) -> list[Item]:
+        """The committed items (the list itself; do not mutate it)."""
+        return self._items
+
+    def stamp(self, item: Item) -> Item:
+        """Give an item its sequence number and the current turn, without committing it."""
+        stamped = replace(item, seq=self._next_seq, turn=self.turn)
+        self._next_seq += 1
+        return stamped
+
+    def append(self, item: Item) -> Item:
+        """Commit one item; returns it as stored (with ``seq`` and ``turn``)."""
+        stored = self.stamp(item)
+        self._items.append(stored)
+        return stored
+
+    def extend(self, items: list[Item]) -> list[Item]:
+        """Commit several items in order."""
+        return [self.append(item) for item in items]
+
+    def new_turn(self) -> int:
+        """Start the next turn and return its number."""
+        self.turn += 1
+        return self.turn

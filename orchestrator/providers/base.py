@@ -1,0 +1,122 @@
+"""What every model provider gives the turn loop: a stream of typed events for one request.
+
+A provider turns a :class:`ProviderRequest` (system prompt, wire messages, tool specs) into
+an async iterator of :data:`StreamEvent` that ends with exactly one :class:`ResponseComplete`.
+Failures raise :class:`ProviderError` (tree below); cancelling the iterating task must close
+the underlying connection.
+
+Errors::
+
+    ProviderError                 a request failed; ``retryable`` says whether trying again may help
+    ├── ProviderConfigError       set-up is wrong (no key, unknown model); not retryable
+    ├── ProviderRejectedError     the API refused the request (4xx other than 429)
+    └── ProviderStreamError       the connection or stream broke mid-response
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias
+
+from orchestrator.history import Block
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderRequest:
+    """One Messages API request, already in wire form."""
+
+    model: str
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    max_tokens: int = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A fragment of assistant text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A fragment of thinking text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    """The model began a tool call."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallArgsDelta:
+    """A fragment of a tool call's JSON arguments."""
+
+    id: str
+    json: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token counts of one request."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResponseComplete:
+    """The whole response: content blocks in order, why it stopped, and usage."""
+
+    blocks: list[Block]
+    stop_reason: str
+    usage: Usage = field(default_factory=Usage)
+
+
+StreamEvent: TypeAlias = (
+    TextDelta | ThinkingDelta | ToolCallStart | ToolCallArgsDelta | ResponseComplete
+)
+
+
+class ProviderError(Exception):
+    """A model request failed; ``retryable`` tells whether a later attempt may succeed."""
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool | None = None):
+        super().__init__(message)
+        self.status = status
+        if retryable is not None:
+            self.retryable = retryable
+
+
+class ProviderConfigError(ProviderError):
+    """The provider is not set up correctly (missing key, bad base URL)."""
+
+
+class ProviderRejectedError(ProviderError):
+    """The API refused the request (a 4xx other than 429), e.g. an invalid history."""
+
+
+class ProviderStreamError(ProviderError):
+    """The connection dropped or the stream ended before the response completed."""
+
+    retryable = True
+
+
+class Provider(Protocol):
+    """A source of model responses."""
+
+    name: str
+    model: str
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one response; the last event is :class:`ResponseComplete`."""
+        ...

@@ -1,0 +1,55 @@
+"""The tool contract: a name, a JSON schema, and an async ``run`` that returns a ToolOutput.
+
+Tool failures the model should read are returned as ``ToolOutput(is_error=True)`` or raised
+as :class:`ToolError` (the runner turns it into such a result); anything else is a bug.
+Cancellation (pause, cancel, shutdown) arrives as ``asyncio.CancelledError``: a tool that owns
+a process kills it and re-raises; output produced so far goes to ``ctx.partial``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from orchestrator.scoped_fs import ScopedFS
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """A tool's result: ``summary`` always reaches the model, ``content`` may be pruned."""
+
+    summary: str
+    content: str | None = None
+    is_error: bool = False
+
+
+class ToolError(Exception):
+    """A failure the model should read as an ``is_error`` tool result."""
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolContext:
+    """What a running tool may use."""
+
+    fs: ScopedFS
+    """Every file access goes through here (scope, symlinks, FIFOs)."""
+    workspace: Path
+    """The pod's workspace root (the working directory of processes)."""
+    scratch_dir: Path
+    """Where tools write large outputs for later reading (inside the workspace)."""
+    partial: list[str] = field(default_factory=list)
+    """Output produced so far; kept in the result if the tool is interrupted."""
+
+
+class Tool(Protocol):
+    """One tool the model can call."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput | str:
+        """Do the work; a plain string is summarised by the output chokepoint."""
+        ...

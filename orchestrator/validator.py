@@ -1,0 +1,209 @@
+"""The Messages API's request rules as a pure function.
+
+The rules this encodes (each has a test in ``tests/orchestrator/test_validator.py``):
+
+``first_user``        the first message is from the user
+``last_user``         the last message is from the user (we never prefill)
+``empty_content``     no message has empty content, no text block is empty or blank
+``unknown_block``     block types are text / thinking / tool_use / tool_result, role-appropriate
+``content_after_tool_use``  in an assistant message nothing but tool_use follows a tool_use
+``unanswered_tool_use``     each tool_use has a tool_result in the very next (user) message
+``results_first``     tool_result blocks come before any other block of their message
+``stray_tool_result`` a tool_result answers a tool_use of the immediately previous message
+``duplicate_result``  a tool_use is answered once
+``duplicate_tool_use_id``   tool_use ids are unique in the conversation
+``bad_tool_use``      a tool_use has a non-empty id and name and an object input
+
+Consecutive messages with the same role are merged first, as the API does; the pairing rules
+are checked on the merged messages, which is how the API applies them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class WireViolation:
+    """One broken rule: which, where (message index after merging) and a readable message."""
+
+    rule: str
+    index: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"messages[{self.index}]: {self.message} ({self.rule})"
+
+
+class WireInvalidError(ValueError):
+    """A request that the API would reject; lists every violation."""
+
+    def __init__(self, violations: list[WireViolation]) -> None:
+        self.violations = violations
+        super().__init__("; ".join(str(v) for v in violations))
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [b if isinstance(b, dict) else {"type": "?"} for b in content]
+    return []
+
+
+def merge_same_role(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Merge neighbours with the same role into one message, as the API does."""
+    merged: list[dict[str, Any]] = []
+    for message in messages:
+        blocks = _blocks(message)
+        if merged and merged[-1]["role"] == message.get("role"):
+            merged[-1] = {"role": merged[-1]["role"], "content": merged[-1]["content"] + blocks}
+        else:
+            merged.append({"role": message.get("role"), "content": blocks})
+    return merged
+
+
+_USER_TYPES = frozenset({"text", "tool_result", "image", "document"})
+_ASSISTANT_TYPES = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
+
+
+def validate_wire(
+    messages: list[dict[str, Any]], *, allow_prefill: bool = False
+) -> list[WireViolation]:
+    """Every rule the request breaks; an empty list means the API would accept it."""
+    out: list[WireViolation] = []
+    merged = merge_same_role(messages)
+    if not merged:
+        return [WireViolation("empty_content", 0, "a request needs at least one message")]
+    if merged[0]["role"] != "user":
+        out.append(WireViolation("first_user", 0, "the first message must be from the user"))
+    if merged[-1]["role"] != "user" and not allow_prefill:
+        out.append(
+            WireViolation("last_user", len(merged) - 1, "the last message must be from the user")
+        )
+    seen_tool_use_ids: set[str] = set()
+    previous_tool_uses: list[str] = []
+    for index, message in enumerate(merged):
+        role = message["role"]
+        blocks: list[dict[str, Any]] = message["content"]
+        if role not in ("user", "assistant"):
+            out.append(
+                WireViolation("bad_role", index, f"role must be user or assistant: {role!r}")
+            )
+            continue
+        if not blocks:
+            out.append(WireViolation("empty_content", index, "message content is empty"))
+        allowed = _USER_TYPES if role == "user" else _ASSISTANT_TYPES
+        for block in blocks:
+            kind = block.get("type")
+            if kind not in allowed:
+                out.append(
+                    WireViolation("unknown_block", index, f"{kind!r} block in a {role} message")
+                )
+            elif kind == "text" and not str(block.get("text", "")).strip():
+                out.append(WireViolation("empty_content", index, "text block is empty"))
+        if role == "assistant":
+            out.extend(_check_assistant(index, blocks, seen_tool_use_ids))
+            if previous_tool_uses:
+                out.append(
+                    WireViolation(
+                        "unanswered_tool_use",
+                        index,
+                        f"tool_use {', '.join(previous_tool_uses)} not answered before this message",
+                    )
+                )
+            previous_tool_uses = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
+        else:
+            out.extend(_check_user(index, blocks, previous_tool_uses))
+            previous_tool_uses = []
+    if previous_tool_uses:
+        out.append(
+            WireViolation(
+                "unanswered_tool_use",
+                len(merged) - 1,
+                f"tool_use {', '.join(previous_tool_uses)} has no tool_result after it",
+            )
+        )
+    return out
+
+
+def _check_assistant(
+    index: int, blocks: list[dict[str, Any]], seen_ids: set[str]
+) -> list[WireViolation]:
+    out: list[WireViolation] = []
+    saw_tool_use = False
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "tool_use":
+            saw_tool_use = True
+            call_id, name = block.get("id"), block.get("name")
+            if not call_id or not name or not isinstance(block.get("input"), dict):
+                out.append(
+                    WireViolation(
+                        "bad_tool_use", index, "tool_use needs an id, a name, an object input"
+                    )
+                )
+            if call_id in seen_ids:
+                out.append(
+                    WireViolation("duplicate_tool_use_id", index, f"tool_use id {call_id} repeats")
+                )
+            seen_ids.add(str(call_id))
+        elif saw_tool_use:
+            out.append(
+                WireViolation(
+                    "content_after_tool_use", index, f"{kind!r} block after a tool_use block"
+                )
+            )
+    return out
+
+
+def _check_user(
+    index: int, blocks: list[dict[str, Any]], expected_ids: list[str]
+) -> list[WireViolation]:
+    out: list[WireViolation] = []
+    answered: set[str] = set()
+    saw_other = False
+    for block in blocks:
+        if block.get("type") != "tool_result":
+            saw_other = True
+            continue
+        call_id = str(block.get("tool_use_id"))
+        if saw_other:
+            out.append(
+                WireViolation(
+                    "results_first", index, f"tool_result {call_id} follows other content"
+                )
+            )
+        if call_id not in expected_ids:
+            out.append(
+                WireViolation(
+                    "stray_tool_result",
+                    index,
+                    f"tool_result {call_id} answers no tool_use of the previous message",
+                )
+            )
+        elif call_id in answered:
+            out.append(
+                WireViolation("duplicate_result", index, f"tool_use {call_id} answered twice")
+            )
+        answered.add(call_id)
+    missing = [i for i in expected_ids if i not in answered]
+    if missing:
+        out.append(
+            WireViolation(
+                "unanswered_tool_use",
+                index,
+                f"tool_use {', '.join(missing)} has no tool_result in the next message",
+            )
+        )
+    return out
+
+
+def check_wire(messages: list[dict[str, Any]], *, allow_prefill: bool = False) -> None:
+    """Raise :class:`WireInvalidError` if the API would reject the request."""
+    violations = validate_wire(messages, allow_prefill=allow_prefill)
+    if violations:
+        raise WireInvalidError(violations)

@@ -1,0 +1,211 @@
+"""The pod lifecycle as one statechart.
+
+The class below is the single source of truth for what a pod may do in each state. Protocol
+methods and worker outcomes are its events; anything it does not declare is rejected with
+``TransitionNotAllowed``, which the runtime maps to a protocol error through
+:data:`REJECTION_CODES`. The transition actions name methods of the domain model (see
+:class:`LifecycleModel`); the runtime implements them with pure history functions.
+
+Reading guide::
+
+    idle ──run/notify/pod_event──▶ running{requesting ⇄ executing_tools}
+    running ──pause──▶ pausing ──turn_*──▶ paused ──resume──▶ running
+    paused ──run──▶ interrupted ──(at once)──▶ running      (orphans closed, note injected)
+    running ──cancel──▶ cancelling ──turn_*──▶ idle           (orphans closed)
+    any ──shutdown──▶ stopping/stopped                         (orphans closed)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, Protocol
+
+from statemachine import State, StateMachine
+
+PublicStatus = Literal["idle", "running", "paused", "stopped"]
+
+PUBLIC_STATUS: Final[dict[str, PublicStatus]] = {
+    "idle": "idle",
+    "running": "running",
+    "requesting": "running",
+    "executing_tools": "running",
+    "pausing": "running",
+    "cancelling": "running",
+    "stopping": "running",
+    "interrupted": "running",
+    "paused": "paused",
+    "stopped": "stopped",
+}
+"""Maps every machine state to the coarse status clients see in the ``status`` event."""
+
+REJECTION_CODES: Final[dict[str, str]] = {
+    "run": "already_running",
+    "resume": "not_paused",
+    "pause": "not_running",
+    "cancel": "not_running",
+    "notify": "not_running",
+    "pod_event": "not_running",
+}
+"""Protocol error code for a method the machine rejects in the current state."""
+
+METHOD_EVENTS: Final[tuple[str, ...]] = (
+    "run",
+    "notify",
+    "pod_event",
+    "resume",
+    "pause",
+    "cancel",
+    "shutdown",
+)
+"""Events that correspond one-to-one to state-changing protocol methods."""
+
+OUTCOME_EVENTS: Final[tuple[str, ...]] = (
+    "turn_finished",
+    "turn_paused",
+    "turn_failed",
+    "turn_interrupted",
+)
+"""Events the runtime sends when the turn task ends, one per way it can end."""
+
+ROUND_EVENTS: Final[tuple[str, ...]] = ("tools_started", "round_done")
+"""Events the turn loop sends inside ``running`` (twice per round that runs tools)."""
+
+
+class LifecycleModel(Protocol):
+    """What the machine's actions call; the runtime's controller implements it."""
+
+    def stash_file_refs(self, segments: Any) -> None:
+        """Resolve a submit's ``file_ref`` segments now, to land right after the user message."""
+
+    def start_turn(self) -> None:
+        """Commit the pending user input (and stash) and launch a new turn task."""
+
+    def resume_turn(self) -> None:
+        """Launch the turn task again on the paused history."""
+
+    def interrupt_turn(self) -> None:
+        """Ask the running turn task to stop (asyncio cancellation); returns at once."""
+
+    def close_orphans(self) -> None:
+        """Answer every unanswered ``tool_use`` with a synthetic ``[Interrupted by user]`` result."""
+
+    def inject_interrupt_note(self) -> None:
+        """Append the system note telling the model the previous turn was interrupted."""
+
+    def queue_note(self, note: Any) -> None:
+        """Keep a notify / pod_event note until the next round boundary."""
+
+    def inject_queued_notes(self) -> None:
+        """Append all queued notes to history as system messages."""
+
+    def end_turn(self, result: str) -> None:
+        """Close the current turn for good (``turn_end``)."""
+
+
+class PodLifecycle(StateMachine):
+    """Idle, Running, Paused, Interrupted→Run and Stopped, with the history surgery on edges."""
+
+    # An exception in a history action must reach the controller, not become an
+    # ``error.execution`` event that leaves the machine in a state nobody checked.
+    catch_errors_as_events = False
+
+    idle = State("Idle", initial=True)
+
+    class running(State.Compound):
+        """A turn task is alive; where it is tells what an interrupt leaves behind."""
+
+        # Streaming a response: an interrupt here commits nothing of the partial stream.
+        requesting = State("Requesting", initial=True)
+        # The assistant message is committed; its tool calls run. An interrupt commits a
+        # truthful result for each started tool and leaves never-started calls orphaned.
+        executing_tools = State("Executing tools")
+
+        tools_started = requesting.to(executing_tools)
+        round_done = executing_tools.to(requesting, on="inject_queued_notes")
+        requesting.to.itself(internal=True, event="notify pod_event", on="queue_note")
+        executing_tools.to.itself(internal=True, event="notify pod_event", on="queue_note")
+
+    pausing = State("Pausing")
+    cancelling = State("Cancelling")
+    stopping = State("Stopping")
+    paused = State("Paused")
+    interrupted = State("Interrupted")
+    stopped = State("Stopped", final=True)
+
+    # -- methods ---------------------------------------------------------------------------
+    run = idle.to(running, before="stash_file_refs", on="start_turn") | paused.to(
+        interrupted, before="stash_file_refs", on=["close_orphans", "inject_interrupt_note"]
+    )
+    interrupted.to(running, on="start_turn")
+
+    # notify and pod_event are one event under two names: a note for the model.
+    idle.to(running, event="notify pod_event", on=["queue_note", "start_turn"])
+    paused.to.itself(internal=True, event="notify pod_event", on="queue_note")
+    pausing.to.itself(internal=True, event="notify pod_event", on="queue_note")
+    cancelling.to.itself(internal=True, event="notify pod_event", on="queue_note")
+
+    resume = paused.to(running, on="resume_turn")
+
+    pause = (
+        running.to(pausing, on="interrupt_turn")
+        | pausing.to.itself(internal=True)
+        | paused.to.itself(internal=True)
+        | cancelling.to.itself(internal=True)
+        | stopping.to.itself(internal=True)
+    )
+
+    cancel = (
+        running.to(cancelling, on="interrupt_turn")
+        | pausing.to(cancelling)
+        | cancelling.to.itself(internal=True)
+        | stopping.to.itself(internal=True)
+    )
+
+    shutdown = (
+        running.to(stopping, on="interrupt_turn")
+        | pausing.to(stopping)
+        | cancelling.to(stopping)
+        | stopping.to.itself(internal=True)
+        | idle.to(stopped)
+        | paused.to(stopped, on="close_orphans")
+    )
+
+    # -- worker outcomes -------------------------------------------------------------------
+    turn_finished = (
+        running.to(idle, on=["close_orphans", "end_turn"])
+        | pausing.to(idle, on=["close_orphans", "end_turn"])
+        | cancelling.to(idle, on=["close_orphans", "end_turn"])
+        | stopping.to(stopped, on=["close_orphans", "end_turn"])
+    )
+    turn_paused = (
+        running.to(paused)
+        | pausing.to(paused)
+        | cancelling.to(idle, on=["close_orphans", "end_turn"])
+        | stopping.to(stopped, on=["close_orphans", "end_turn"])
+    )
+    turn_interrupted = (
+        pausing.to(paused)
+        | cancelling.to(idle, on=["close_orphans", "end_turn"])
+        | stopping.to(stopped, on=["close_orphans", "end_turn"])
+    )
+    turn_failed = (
+        running.to(idle, on=["close_orphans", "end_turn"])
+        | pausing.to(idle, on=["close_orphans", "end_turn"])
+        | cancelling.to(idle, on=["close_orphans", "end_turn"])
+        | stopping.to(stopped, on=["close_orphans", "end_turn"])
+    )
+
+
+def public_status(active_state_ids: set[str] | frozenset[str]) -> PublicStatus:
+    """The coarse status for a machine configuration (the set of active state ids)."""
+    for state_id in ("stopped", "paused", "idle"):
+        if state_id in active_state_ids:
+            return PUBLIC_STATUS[state_id]
+    return "running"
+
+
+def leaf_state(active_state_ids: set[str] | frozenset[str]) -> str:
+    """The innermost active state id, the precise place the pod is in."""
+    for state_id in ("requesting", "executing_tools"):
+        if state_id in active_state_ids:
+            return state_id
+    return next(iter(active_state_ids))
