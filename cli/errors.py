@@ -1,0 +1,21 @@
+"""Errors the CLI reports as one line on stderr with a non-zero exit."""
+
+from __future__ import annotations
+
+import sys
+
+
+class CliError(Exception):
+    """A failure a person can act on; printed without a traceback."""
+
+    def __init__(self, message: str, *, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def print_error(message: str) -> None:
+    """Print ``pod: error: <message>`` to stderr, in red when it is a terminal."""
+    if sys.stderr.isatty():
+        sys.stderr.write(f"\x1b[31mpod: error:\x1b[0m {message}\n")
+    else:
+        sys.stderr.write(f"pod: error: {message}\n")

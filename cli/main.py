@@ -1,0 +1,40 @@
+"""The ``pod`` command: a typer app whose commands live in ``cli/commands/``.
+
+Heavy imports (the anthropic SDK, Textual) happen inside command bodies, so ``pod --help``
+stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from cli.commands import register_all
+from cli.errors import CliError, print_error
+
+app = typer.Typer(
+    name="pod",
+    help="Run and drive LLM agent pods: a lifecycle you can see, sessions that never break.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+register_all(app)
+
+
+def main() -> None:
+    """Console-script entry point: one clear line and a non-zero exit on any error."""
+    verbose = "--verbose" in sys.argv or "-v" in sys.argv
+    try:
+        app()
+    except CliError as exc:
+        print_error(str(exc))
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # the one place an unexpected error becomes a message
+        if verbose:
+            raise
+        print_error(f"{type(exc).__name__}: {exc} (run with --verbose for details)")
+        sys.exit(1)
