@@ -15,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     TypeAdapter,
     ValidationError,
@@ -144,6 +145,12 @@ class RunParams(_Params):
 
     segments: list[Segment] = Field(default_factory=list)
     input: str | None = None
+    _plain: bool = PrivateAttr(default=False)
+
+    @property
+    def plain(self) -> bool:
+        """True when the client sent plain ``input``: the pod scans it for ``@`` refs."""
+        return self._plain
 
     @model_validator(mode="after")
     def _input_or_segments(self) -> RunParams:
@@ -152,15 +159,20 @@ class RunParams(_Params):
                 raise ValueError("give either 'input' or 'segments', not both")
             self.segments = [TextSegment(text=self.input)]
             self.input = None
+            self._plain = True
         if not self.segments:
             raise ValueError("run needs 'segments' or 'input'")
+        # A blank user message maps to empty wire content, which the API rejects on every
+        # later request of the session; refuse it here instead.
+        if not flatten_segments(self.segments).strip():
+            raise ValueError("run input is blank")
         return self
 
 
 class NotifyParams(_Params):
     """A message for the model from outside the conversation (injected as a system note)."""
 
-    message: str = Field(min_length=1)
+    message: str = Field(min_length=1, pattern=r"\S")
 
 
 class PodEventParams(_Params):

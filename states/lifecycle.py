@@ -86,7 +86,7 @@ class LifecycleModel(Protocol):
         """Ask the running turn task to stop (asyncio cancellation); returns at once."""
 
     def close_orphans(self) -> None:
-        """Answer every unanswered ``tool_use`` with a synthetic ``[Interrupted by user]`` result."""
+        """Answer each unanswered ``tool_use`` with a synthetic ``[Interrupted by user]`` result."""
 
     def inject_interrupt_note(self) -> None:
         """Append the system note telling the model the previous turn was interrupted."""
@@ -132,18 +132,20 @@ class PodLifecycle(StateMachine):
     stopped = State("Stopped", final=True)
 
     # -- methods ---------------------------------------------------------------------------
-    run = idle.to(running, before="stash_file_refs", on="start_turn") | paused.to(
+    # Turns start in ``after`` actions: the new state is entered first, so clients learn the
+    # status before the turn's first events.
+    run = idle.to(running, before="stash_file_refs", after="start_turn") | paused.to(
         interrupted, before="stash_file_refs", on=["close_orphans", "inject_interrupt_note"]
     )
-    interrupted.to(running, on="start_turn")
+    interrupted.to(running, after="start_turn")
 
     # notify and pod_event are one event under two names: a note for the model.
-    idle.to(running, event="notify pod_event", on=["queue_note", "start_turn"])
+    idle.to(running, event="notify pod_event", on="queue_note", after="start_turn")
     paused.to.itself(internal=True, event="notify pod_event", on="queue_note")
     pausing.to.itself(internal=True, event="notify pod_event", on="queue_note")
     cancelling.to.itself(internal=True, event="notify pod_event", on="queue_note")
 
-    resume = paused.to(running, on="resume_turn")
+    resume = paused.to(running, after="resume_turn")
 
     pause = (
         running.to(pausing, on="interrupt_turn")

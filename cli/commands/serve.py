@@ -1,0 +1,105 @@
+"""``pod serve``: run a pod in the foreground on its socket."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.errors import CliError
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``serve`` command."""
+
+    @app.command("serve")
+    def serve(
+        workspace: Annotated[Path, typer.Option(help="The workspace the pod works in.")] = Path(
+            "."
+        ),
+        socket: Annotated[
+            Path | None, typer.Option(help="Socket path (default: runtime dir).")
+        ] = None,
+        name: Annotated[
+            str | None, typer.Option(help="Pod name (default: the folder name).")
+        ] = None,
+        provider: Annotated[
+            str | None,
+            typer.Option(help="anthropic or scripted (default: anthropic if a key is set)."),
+        ] = None,
+        model: Annotated[
+            str | None, typer.Option(help="Model name for the anthropic provider.")
+        ] = None,
+        session: Annotated[
+            Path | None, typer.Option(help="Session file (default: per workspace).")
+        ] = None,
+        continue_: Annotated[
+            bool, typer.Option("--continue", help="Reload the session file, or the latest one.")
+        ] = False,
+        allow_bash: Annotated[bool, typer.Option(help="Enable the bash tool.")] = False,
+        parent_socket: Annotated[
+            Path | None, typer.Option(help="Report turn ends, errors and shutdown to this pod.")
+        ] = None,
+        script: Annotated[
+            Path | None, typer.Option(help="JSON script for the scripted provider.")
+        ] = None,
+        file_ref_style: Annotated[
+            str | None, typer.Option(help="system_message or synthetic_read.")
+        ] = None,
+        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
+    ) -> None:
+        """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
+        from orchestrator.config import ConfigError, load_config
+        from orchestrator.pod import PodSetupError, default_socket, serve_pod
+        from orchestrator.server import ServerError
+        from orchestrator.session import SessionError
+
+        logging.basicConfig(
+            level=logging.DEBUG if verbose else logging.WARNING,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+        if not workspace.is_dir():
+            raise CliError(f"workspace {workspace} is not a directory")
+        try:
+            config = load_config(
+                workspace,
+                name=name,
+                provider=provider,
+                model=model,
+                session=session,
+                allow_bash=allow_bash or None,
+                parent_socket=parent_socket,
+                scripted_script=script,
+                file_ref_style=file_ref_style,
+            )
+        except ConfigError as exc:
+            raise CliError(str(exc)) from None
+        socket_path = socket or default_socket(config.pod_name())
+        kind = config.resolved_provider()
+        if kind == "scripted" and config.provider is None:
+            sys.stderr.write(
+                "pod: no ANTHROPIC_API_KEY set: running offline on the scripted provider\n"
+            )
+
+        async def main() -> None:
+            ready = asyncio.Event()
+            task = asyncio.create_task(
+                serve_pod(config, socket_path=socket_path, continue_=continue_, ready=ready)
+            )
+            waiter = asyncio.create_task(ready.wait())
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if ready.is_set():
+                sys.stderr.write(f"pod {config.pod_name()} listening on {socket_path} ({kind})\n")
+                sys.stderr.flush()
+            waiter.cancel()
+            pod = await task
+            sys.stderr.write(f"pod {config.pod_name()} stopped; session {pod.session_path}\n")
+
+        try:
+            asyncio.run(main())
+        except (PodSetupError, ServerError, SessionError, ConfigError) as exc:
+            raise CliError(str(exc)) from None

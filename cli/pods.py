@@ -1,0 +1,160 @@
+"""Finding live pods and starting one in the background for a workspace."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cli.errors import CliError
+
+
+def runtime_dir() -> Path:
+    """Where pod sockets live (same rule as the pod itself)."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and Path(base).is_dir():
+        return Path(base) / "pod"
+    return Path(f"/tmp/pod-{os.getuid()}")
+
+
+@dataclass(frozen=True)
+class PodInfo:
+    """What a live pod advertises beside its socket."""
+
+    name: str
+    pid: int
+    socket: Path
+    workspace: Path
+    session: str
+
+    @property
+    def alive(self) -> bool:
+        """True when the process exists and its socket accepts connections."""
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        from orchestrator.server import socket_is_live
+
+        return socket_is_live(self.socket)
+
+
+def list_pods() -> list[PodInfo]:
+    """Every pod with an info file in the runtime dir, live or stale."""
+    pods: list[PodInfo] = []
+    base = runtime_dir()
+    if not base.is_dir():
+        return pods
+    for info in sorted(base.glob("*.json")):
+        try:
+            data = json.loads(info.read_text())
+            pods.append(
+                PodInfo(
+                    name=data["name"],
+                    pid=int(data["pid"]),
+                    socket=Path(data["socket"]),
+                    workspace=Path(data["workspace"]),
+                    session=str(data.get("session", "")),
+                )
+            )
+        except (OSError, ValueError, KeyError):
+            continue
+    return pods
+
+
+def find_pod_for(workspace: Path) -> PodInfo | None:
+    """A live pod serving this workspace, if any."""
+    resolved = workspace.resolve()
+    for pod in list_pods():
+        if pod.workspace == resolved and pod.alive:
+            return pod
+    return None
+
+
+def socket_for(target: str | None, socket: Path | None, workspace: Path | None = None) -> Path:
+    """Resolve ``--socket PATH``, a pod NAME, or the pod of a workspace to a socket path."""
+    if socket is not None:
+        return socket
+    if target:
+        candidate = Path(target)
+        if candidate.suffix == ".sock" or "/" in target:
+            return candidate
+        for pod in list_pods():
+            if pod.name == target and pod.alive:
+                return pod.socket
+        default = runtime_dir() / f"{target}.sock"
+        if default.exists():
+            return default
+        raise CliError(f"no pod named {target!r} is running (see `pod ls`)")
+    pod = find_pod_for(workspace or Path.cwd())
+    if pod is None:
+        raise CliError(
+            f"no pod is running for {(workspace or Path.cwd()).resolve()} "
+            "(start one with `pod chat` or `pod serve`, or pass --socket)"
+        )
+    return pod.socket
+
+
+def default_name(workspace: Path) -> str:
+    """A pod name for a workspace: its folder name, made unique when another pod has it."""
+    resolved = workspace.resolve()
+    name = resolved.name or "root"
+    clash = any(p.name == name and p.workspace != resolved and p.alive for p in list_pods())
+    if clash:
+        name = f"{name}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:6]}"
+    return name
+
+
+def spawn_pod(
+    workspace: Path, *, extra_args: list[str] | None = None, timeout_s: float = 15.0
+) -> PodInfo:
+    """Start ``pod serve`` for a workspace as a background process that outlives the caller."""
+    name = default_name(workspace)
+    socket = runtime_dir() / f"{name}.sock"
+    log_dir = runtime_dir()
+    log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    log_path = log_dir / f"{name}.log"
+    args = [
+        sys.executable,
+        "-m",
+        "cli",
+        "serve",
+        "--workspace",
+        str(workspace.resolve()),
+        "--name",
+        name,
+        "--socket",
+        str(socket),
+        *(extra_args or []),
+    ]
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # outlives the UI and ignores its Ctrl-C
+            cwd=str(workspace.resolve()),
+        )
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        pod = find_pod_for(workspace)
+        if pod is not None:
+            return pod
+        if proc.poll() is not None:
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+            raise CliError(f"the pod exited at start: {tail[0]} (log: {log_path})")
+        time.sleep(0.05)
+    raise CliError(f"the pod did not start within {timeout_s:.0f} s (log: {log_path})")
+
+
+def ensure_pod(workspace: Path, *, extra_args: list[str] | None = None) -> PodInfo:
+    """The live pod of a workspace, started in the background when there is none."""
+    return find_pod_for(workspace) or spawn_pod(workspace, extra_args=extra_args)

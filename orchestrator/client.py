@@ -1,0 +1,145 @@
+"""A small asyncio client for the pod protocol (used by the CLI, the TUI and the tests).
+
+Events arrive on :meth:`PodClient.events`; :meth:`PodClient.request` sends a method with an
+id and waits for the direct reply carrying that id (``status``, ``history``,
+``file_completions`` or ``error``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_ids = itertools.count(1)
+_REPLY_EVENTS = frozenset({"status", "history", "file_completions", "error"})
+
+
+class ClientError(Exception):
+    """The pod cannot be reached or the connection broke."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodEvent:
+    """One event from the pod."""
+
+    event: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class PodClient:
+    """One connection to a pod."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._queue: asyncio.Queue[PodEvent | None] = asyncio.Queue()
+        self._waiters: dict[Any, asyncio.Future[PodEvent]] = {}
+        self._pump = asyncio.create_task(self._read_loop())
+
+    @classmethod
+    async def connect(cls, path: Path | str, *, timeout: float = 5.0) -> PodClient:
+        """Connect to a pod's socket."""
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_unix_connection(str(path), limit=64 * 1024 * 1024), timeout
+            )
+        except (OSError, TimeoutError) as exc:
+            raise ClientError(f"no pod is listening on {path} ({exc})") from None
+        return cls(reader, writer)
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                line = await self._reader.readline()
+                if not line:
+                    break
+                raw = json.loads(line)
+                event = PodEvent(raw["event"], raw.get("data") or {})
+                waiter = (
+                    self._waiters.pop(event.data.get("id"), None)
+                    if event.event in _REPLY_EVENTS
+                    else None
+                )
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(event)
+                else:
+                    self._queue.put_nowait(event)
+        except (ConnectionError, ValueError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            self._queue.put_nowait(None)
+            for waiter in self._waiters.values():
+                if not waiter.done():
+                    waiter.set_exception(ClientError("the pod closed the connection"))
+
+    async def send(
+        self, method: str, params: dict[str, Any] | None = None, *, id: Any = None
+    ) -> None:
+        """Send one method line."""
+        message: dict[str, Any] = {"method": method, "params": params or {}}
+        if id is not None:
+            message["id"] = id
+        await self.send_raw(json.dumps(message).encode() + b"\n")
+
+    async def send_raw(self, data: bytes) -> None:
+        """Send raw bytes (for tests of malformed input)."""
+        try:
+            self._writer.write(data)
+            await self._writer.drain()
+        except (ConnectionError, OSError) as exc:
+            raise ClientError(f"connection to the pod broke: {exc}") from None
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 10.0
+    ) -> PodEvent:
+        """Send a method with a fresh id and wait for the reply carrying it."""
+        request_id = f"c{next(_ids)}"
+        future: asyncio.Future[PodEvent] = asyncio.get_running_loop().create_future()
+        self._waiters[request_id] = future
+        await self.send(method, params, id=request_id)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            self._waiters.pop(request_id, None)
+
+    async def next_event(self, timeout: float | None = None) -> PodEvent | None:
+        """The next broadcast event, or None when the connection closed."""
+        if timeout is None:
+            return await self._queue.get()
+        return await asyncio.wait_for(self._queue.get(), timeout)
+
+    async def events(self) -> AsyncIterator[PodEvent]:
+        """Iterate over broadcast events until the pod closes the connection."""
+        while True:
+            event = await self._queue.get()
+            if event is None:
+                return
+            yield event
+
+    async def wait_for(self, event: str, *, timeout: float = 10.0, **match: Any) -> PodEvent:
+        """Skip events until one named ``event`` whose data matches ``match`` arrives."""
+
+        async def scan() -> PodEvent:
+            while True:
+                got = await self._queue.get()
+                if got is None:
+                    raise ClientError(f"connection closed while waiting for {event}")
+                if got.event == event and all(got.data.get(k) == v for k, v in match.items()):
+                    return got
+
+        return await asyncio.wait_for(scan(), timeout)
+
+    async def close(self) -> None:
+        """Close the connection."""
+        self._writer.close()
+        with contextlib.suppress(Exception):
+            await self._writer.wait_closed()
+        self._pump.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._pump

@@ -1,0 +1,540 @@
+"""The controller: the one place that owns the lifecycle machine, the history and the turn task.
+
+Protocol methods arrive through :meth:`Controller.handle` and become machine events; the
+machine accepts or rejects them and calls back into the controller's action methods (the
+:class:`states.LifecycleModel` surface), which delegate history surgery to the pure functions
+in :mod:`orchestrator.repair`. Every method is handled synchronously, so no two methods ever
+interleave; the only concurrency is the turn task, which is interrupted by cancelling it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+from statemachine.exceptions import TransitionNotAllowed
+
+from orchestrator.config import PodConfig
+from orchestrator.file_refs import preread_files, resolve_segments
+from orchestrator.history import (
+    AssistantMessage,
+    History,
+    Item,
+    SystemMessage,
+    TextBlock,
+    ToolResult,
+    ToolUseBlock,
+    UserMessage,
+    item_to_json,
+)
+from orchestrator.interceptors import (
+    BaseInterceptor,
+    Cancel,
+    ContinueWith,
+    InterceptorChain,
+    PromptAction,
+)
+from orchestrator.mentions import segments_from_text
+from orchestrator.protocol import (
+    AlertData,
+    ErrorData,
+    FileCompletionsData,
+    FileRefSegment,
+    HistoryData,
+    RunEndData,
+    Segment,
+    StatusData,
+    SystemNoteData,
+    TextData,
+    ToolCallDoneData,
+    ToolCallStartData,
+    ToolResultData,
+    TurnEndData,
+    TurnStartData,
+    UnknownSegment,
+    UserMessageData,
+    WorkflowInvokeSegment,
+    encode_event,
+    flatten_segments,
+)
+from orchestrator.providers.base import Provider
+from orchestrator.repair import (
+    close_orphans,
+    interrupt_note,
+    pending_tool_calls,
+    prunable_tokens,
+    prune_before_turn,
+)
+from orchestrator.scoped_fs import ScopedFS
+from orchestrator.session import SessionWriter
+from orchestrator.tool_runner import ToolRunner
+from orchestrator.turn import Turn, TurnError, TurnResult
+from orchestrator.wire import WireBuilder
+from states import REJECTION_CODES, PodLifecycle, leaf_state, public_status
+
+log = logging.getLogger(__name__)
+
+Send = Callable[[bytes], None]
+
+
+class InputRejected(Exception):
+    """A ``run`` whose input cannot become a user message (e.g. nothing but whitespace)."""
+
+
+@dataclass
+class PendingInput:
+    """A submit between the ``run`` event and the turn task: segments and resolved refs."""
+
+    segments: list[Segment]
+    text: str
+    stash: list[Item] = field(default_factory=list)
+    preread: list[str] = field(default_factory=list)
+
+
+class _FileRefStash(BaseInterceptor):
+    """The pod's own prompt-submit interceptor: hands over the resolved ``@file`` refs."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+
+    def on_prompt_submit(self, message: UserMessage) -> PromptAction:
+        items, self.items = self.items, []
+        return ContinueWith(tuple(items)) if items else super().on_prompt_submit(message)
+
+
+class _Observer:
+    """Machine listener: broadcasts status changes and reacts to the final state."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+
+    def after_transition(self, event: str, source: Any, target: Any) -> None:
+        """Tell clients whenever the status or the precise state changed."""
+        self.controller.status_changed()
+
+
+class Controller:
+    """Owns one pod's lifecycle machine, history and turn task."""
+
+    def __init__(
+        self,
+        *,
+        config: PodConfig,
+        provider: Provider,
+        tools: ToolRunner,
+        fs: ScopedFS,
+        session: SessionWriter,
+        history: History,
+        system_prompt: str,
+        broadcast: Send,
+        start_paused: bool = False,
+        interceptors: InterceptorChain | None = None,
+        on_stopped: Callable[[], None] | None = None,
+        upward: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.provider = provider
+        self.tools = tools
+        self.fs = fs
+        self.session = session
+        self.history = history
+        self.system_prompt = system_prompt
+        self.broadcast = broadcast
+        self.on_stopped = on_stopped
+        self.upward = upward
+        self._stash = _FileRefStash()
+        self.interceptors = interceptors or InterceptorChain()
+        self.interceptors.interceptors.insert(0, self._stash)
+        tools.interceptors = self.interceptors
+        self._pending: PendingInput | None = None
+        self._notes: list[SystemMessage] = []
+        self._task: asyncio.Task[None] | None = None
+        self._wire = WireBuilder()
+        self._prune_bound = 0
+        self._last_status: tuple[str, str] | None = None
+        self.usage = {"input_tokens": 0, "output_tokens": 0}
+        self.machine = PodLifecycle(
+            model=self,
+            start_value="paused" if start_paused else None,
+            listeners=[_Observer(self)],
+        )
+        self._last_status = self._status_key()
+
+    # -- protocol ------------------------------------------------------------------------
+
+    def handle(self, method: str, params: Any, request_id: Any, reply: Send) -> None:
+        """Handle one parsed method; direct replies and rejections go to ``reply`` only."""
+        if method == "get_status":
+            reply(encode_event("status", self.status_data(request_id)))
+        elif method == "get_history":
+            reply(encode_event("history", self.history_data(request_id)))
+        elif method == "complete_files":
+            candidates = self.fs.complete(params.prefix, limit=params.limit)
+            reply(
+                encode_event(
+                    "file_completions",
+                    FileCompletionsData(prefix=params.prefix, candidates=candidates, id=request_id),
+                )
+            )
+        elif method == "run":
+            segments = params.segments
+            if params.plain:
+                segments = segments_from_text(params.segments[0].text, exists=self.fs.exists)
+            self._send("run", reply, request_id, segments=segments)
+        elif method == "notify":
+            note = SystemMessage(text=f"[Notification] {params.message}", origin="notify")
+            self._send("notify", reply, request_id, note=note)
+        elif method == "pod_event":
+            detail = f": {params.message}" if params.message else ""
+            note = SystemMessage(
+                text=f"[Pod event] child pod {params.pod!r} {params.kind}{detail}",
+                origin="pod_event",
+            )
+            self._send("pod_event", reply, request_id, note=note)
+        else:
+            self._send(method, reply, request_id)
+
+    def _send(self, event: str, reply: Send, request_id: Any, **kwargs: Any) -> None:
+        try:
+            self.machine.send(event, **kwargs)
+        except TransitionNotAllowed:
+            code = REJECTION_CODES.get(event, "invalid_request")
+            state = self.state_id
+            reply(
+                encode_event(
+                    "error",
+                    ErrorData(
+                        code=code,  # type: ignore[arg-type]
+                        message=f"cannot {event} while {state}",
+                        id=request_id,
+                    ),
+                )
+            )
+        except InputRejected as exc:
+            reply(
+                encode_event(
+                    "error", ErrorData(code="invalid_request", message=str(exc), id=request_id)
+                )
+            )
+
+    # -- events --------------------------------------------------------------------------
+
+    def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:
+        """Broadcast one event to every client."""
+        if event == "usage" and isinstance(data, BaseModel):
+            self.usage["input_tokens"] += data.input_tokens  # type: ignore[attr-defined]
+            self.usage["output_tokens"] += data.output_tokens  # type: ignore[attr-defined]
+        self.broadcast(encode_event(event, data))
+
+    def alert(self, level: str, source: str, message: str) -> None:
+        """Broadcast an alert a person should see."""
+        self.emit(
+            "alert",
+            AlertData(
+                level=level,  # type: ignore[arg-type]
+                source=source,
+                message=message,
+                timestamp_ms=int(time.time() * 1000),
+            ),
+        )
+
+    @property
+    def state_id(self) -> str:
+        """The innermost active state of the machine."""
+        return leaf_state(frozenset(self.machine.configuration_values))
+
+    def _status_key(self) -> tuple[str, str]:
+        values = frozenset(self.machine.configuration_values)
+        return public_status(values), leaf_state(values)
+
+    def status_changed(self) -> None:
+        """Broadcast ``status`` if it changed; react to reaching ``stopped``."""
+        key = self._status_key()
+        if key == self._last_status:
+            return
+        self._last_status = key
+        self.emit("status", self.status_data())
+        if key[0] == "stopped":
+            self._stopped()
+
+    def status_data(self, request_id: Any = None) -> StatusData:
+        """The ``status`` event payload."""
+        status, state = self._status_key()
+        return StatusData(
+            status=status,
+            state=state,
+            name=self.config.pod_name(),
+            model=self.provider.model,
+            provider=self.provider.name,
+            workspace=str(self.config.workspace),
+            turn=self.history.turn,
+            usage=dict(self.usage),
+            id=request_id,
+        )
+
+    def history_data(self, request_id: Any = None) -> HistoryData:
+        """The ``history`` event payload (the session file's item format)."""
+        greeting = f"pod {self.config.pod_name()} · {self.provider.name}/{self.provider.model}"
+        if self.provider.name == "scripted":
+            greeting += " · offline: no ANTHROPIC_API_KEY, answers come from the scripted provider"
+        return HistoryData(
+            items=[item_to_json(item) for item in self.history.items],
+            greeting=greeting,
+            id=request_id,
+        )
+
+    # -- committing -----------------------------------------------------------------------
+
+    def commit(self, item: Item) -> Item:
+        """Append to history, persist (fsync) and tell clients, in that order."""
+        stored = self.history.append(item)
+        self.session.append_item(stored)
+        if isinstance(stored, UserMessage):
+            self.emit("user_message", UserMessageData(segments=stored.segments))
+        elif isinstance(stored, AssistantMessage):
+            for block in stored.blocks:
+                if isinstance(block, TextBlock):
+                    self.emit("text_done", TextData(text=block.text))
+                elif isinstance(block, ToolUseBlock):
+                    if stored.synthetic:
+                        self.emit(
+                            "tool_call_start", ToolCallStartData(id=block.id, name=block.name)
+                        )
+                    self.emit(
+                        "tool_call_done",
+                        ToolCallDoneData(id=block.id, name=block.name, arguments=block.input),
+                    )
+        elif isinstance(stored, ToolResult):
+            self.emit(
+                "tool_result",
+                ToolResultData(
+                    id=stored.call_id,
+                    summary=stored.summary,
+                    content=stored.content,
+                    is_error=stored.is_error,
+                    synthetic=stored.synthetic,
+                ),
+            )
+        else:
+            self.emit("system_note", SystemNoteData(text=stored.text, origin=stored.origin))
+        return stored
+
+    def wire_messages(self) -> list[dict[str, Any]]:
+        """Wire messages for the next request, pruned by turn age, built incrementally."""
+        bound = prune_before_turn(self.history.turn, self.config.prune_keep_turns)
+        if bound != self._prune_bound:
+            self._prune_bound = bound
+            self.session.prune(bound, prunable_tokens(self.history.items, bound))
+        return self._wire.build(self.history.items, prune_before_turn=bound)
+
+    def signal(self, event: str) -> None:
+        """A round event from the turn loop."""
+        self.machine.send(event)
+
+    # -- machine actions (states.LifecycleModel) -------------------------------------------
+
+    def stash_file_refs(self, segments: list[Segment]) -> None:
+        """Resolve the submit's refs now; failures become alerts and placeholders."""
+        if not any(getattr(s, "text", "").strip() or not hasattr(s, "text") for s in segments):
+            raise InputRejected("run input is empty")
+        for seg in segments:
+            if isinstance(seg, UnknownSegment):
+                self.alert(
+                    "warn",
+                    "input",
+                    f"segment kind {seg.kind!r} is not supported by this pod; "
+                    "the model sees a placeholder",
+                )
+            elif isinstance(seg, WorkflowInvokeSegment):
+                self.alert(
+                    "warn", "input", f"workflows are not available; /{seg.slug} sent as text"
+                )
+        if self.config.file_ref_style == "synthetic_read":
+            # Read later, inside the turn task, so a cancelled submit leaves no trace.
+            paths = [s.path for s in segments if isinstance(s, FileRefSegment)]
+            self._pending = PendingInput(
+                segments=list(segments), text=flatten_segments(segments), preread=paths
+            )
+            return
+        resolution = resolve_segments(self.fs, segments, max_bytes=self.config.file_ref_max_bytes)
+        for failure in resolution.failures:
+            self.alert("warn", "file_ref", failure.alert_message)
+        self._pending = PendingInput(
+            segments=list(segments), text=resolution.user_text, stash=list(resolution.items)
+        )
+
+    def start_turn(self) -> None:
+        """Begin a turn: notes, the user message and its refs, then the turn task."""
+        self.status_changed()
+        turn = self.history.new_turn()
+        self.emit("turn_start", TurnStartData(turn=turn))
+        self.inject_queued_notes()
+        pending, self._pending = self._pending, None
+        cancelled: str | None = None
+        if pending is not None:
+            message = UserMessage(segments=pending.segments, text=pending.text)
+            self._stash.items = pending.stash
+            action = self.interceptors.prompt_submit(message)
+            self._stash.items = []
+            if isinstance(action, Cancel):
+                cancelled = action.reason
+                self.alert("warn", "prompt_submit", f"submit cancelled: {action.reason}")
+            else:
+                self.commit(message)
+                if isinstance(action, ContinueWith):
+                    for item in action.items:
+                        self.commit(item)
+        self._launch(preread=pending.preread if pending else [], cancelled=cancelled)
+
+    def resume_turn(self) -> None:
+        """Run the paused turn again from where its history stands."""
+        self.status_changed()
+        self.emit("turn_start", TurnStartData(turn=self.history.turn, resumed=True))
+        if not pending_tool_calls(self.history.items):
+            self.inject_queued_notes()
+        self._launch()
+
+    def interrupt_turn(self) -> None:
+        """Cancel the turn task; its wrapper reports the outcome to the machine."""
+        if self._task is not None:
+            self._task.cancel()
+
+    def close_orphans(self) -> None:
+        """Answer unanswered tool calls with synthetic ``[Interrupted by user]`` results."""
+        for result in close_orphans(self.history.items):
+            self.commit(result)
+
+    def inject_interrupt_note(self) -> None:
+        """Tell the model its previous turn was interrupted."""
+        self.commit(interrupt_note())
+
+    def queue_note(self, note: SystemMessage | None = None) -> None:
+        """Keep a notify / pod_event note for the next round boundary."""
+        if note is not None:
+            self._notes.append(note)
+
+    def inject_queued_notes(self) -> None:
+        """Commit queued notes as system messages."""
+        notes, self._notes = self._notes, []
+        for note in notes:
+            self.commit(note)
+
+    def end_turn(self, result: str = "finished", source: Any = None) -> None:
+        """Close the current turn for good: persist and announce ``turn_end``."""
+        if getattr(source, "id", "") in ("cancelling", "stopping"):
+            result = "cancelled"
+        self.session.turn_end(self.history.turn, result)
+        self.emit("turn_end", TurnEndData(turn=self.history.turn, result=result))  # type: ignore[arg-type]
+        if self.upward is not None and result in ("finished", "limit_reached"):
+            self.upward("turn_ended", result)
+
+    # -- the turn task ------------------------------------------------------------------------
+
+    def _launch(self, *, preread: list[str] | None = None, cancelled: str | None = None) -> None:
+        turn = Turn(
+            host=self,
+            provider=self.provider,
+            tools=self.tools,
+            interceptors=self.interceptors,
+            system_prompt=self.system_prompt,
+            model=self.provider.model,
+            max_tokens=self.config.max_tokens,
+            max_rounds=self.config.max_rounds,
+        )
+        self._task = asyncio.get_running_loop().create_task(
+            self._drive(turn, preread or [], cancelled), name=f"turn-{self.history.turn}"
+        )
+
+    async def _drive(self, turn: Turn, preread: list[str], cancelled: str | None) -> None:
+        event: str
+        kwargs: dict[str, Any] = {}
+        run_result: str
+        try:
+            if cancelled is not None:
+                result: TurnResult | str = "cancelled"
+            else:
+                if preread:
+                    await self._preread(preread)
+                result = await turn.run()
+        except asyncio.CancelledError:
+            event, kwargs = "turn_interrupted", {"result": "cancelled"}
+        except TurnError as exc:
+            self.emit("error", ErrorData(code=exc.code, message=str(exc)))  # type: ignore[arg-type]
+            self.alert("error", "turn", str(exc))
+            event, kwargs = "turn_failed", {"result": "errored"}
+        except Exception as exc:  # a bug in the loop must still end the turn cleanly
+            log.exception("turn task crashed")
+            message = f"internal error: {type(exc).__name__}: {exc}"
+            self.emit("error", ErrorData(code="internal", message=message))
+            self.alert("error", "turn", message)
+            event, kwargs = "turn_failed", {"result": "errored"}
+        else:
+            if result == "paused":
+                event = "turn_paused"
+            else:
+                event, kwargs = "turn_finished", {"result": result}
+        finally:
+            self._task = None
+        source = self.state_id
+        self.machine.send(event, **kwargs)
+        status = self._status_key()[0]
+        if source in ("cancelling", "stopping"):
+            run_result = "cancelled"
+        elif status == "paused":
+            run_result = "paused"
+        else:
+            run_result = kwargs.get("result", "finished")
+        self.emit("run_end", RunEndData(result=run_result))  # type: ignore[arg-type]
+        if run_result == "errored" and self.upward is not None:
+            self.upward("errored", "the turn failed")
+        if status == "idle" and self._notes:
+            # Notes that arrived after the last round boundary start the next turn.
+            self.machine.send("notify", note=None)
+
+    async def _preread(self, paths: list[str]) -> None:
+        """The synthetic-read style: a Read tool call and its results, committed together."""
+        results = await preread_files(
+            self.fs,
+            paths,
+            max_bytes=self.config.file_ref_max_bytes,
+            max_files=self.config.max_preread_files,
+        )
+        calls: list[ToolUseBlock] = []
+        outputs: list[ToolResult] = []
+        for n, res in enumerate(results, start=1):
+            if res.error is not None or res.output is None:
+                self.alert("warn", "file_ref", res.error.alert_message if res.error else res.path)
+                continue
+            call_id = f"toolu_preread_{self.history.turn}_{n}"
+            calls.append(ToolUseBlock(id=call_id, name="read_file", input={"path": res.path}))
+            outputs.append(
+                ToolResult(
+                    call_id=call_id,
+                    summary=res.output.summary,
+                    content=res.output.content,
+                    synthetic=True,
+                )
+            )
+        if calls:
+            self.commit(
+                AssistantMessage(blocks=list(calls), synthetic=True, stop_reason="tool_use")
+            )
+            for output in outputs:
+                self.commit(output)
+
+    def _stopped(self) -> None:
+        if self.upward is not None:
+            self.upward("shut_down", "")
+        self.emit("shutdown", {})
+        if self.on_stopped is not None:
+            self.on_stopped()
+
+    async def wait_idle(self) -> None:
+        """Wait for the current turn task, if any, to finish (tests and shutdown)."""
+        while self._task is not None:
+            await asyncio.wait({self._task})

@@ -1,0 +1,275 @@
+"""Assembling and serving one pod: config → file system, tools, provider, session, controller.
+
+``serve_pod`` is what ``pod serve`` runs: it builds everything, listens on the socket, and
+returns when the pod is shut down (by the ``shutdown`` method or SIGTERM/SIGINT).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from orchestrator.config import PodConfig
+from orchestrator.controller import Controller
+from orchestrator.history import History
+from orchestrator.interceptors import InterceptorChain
+from orchestrator.providers.base import Provider, ProviderConfigError
+from orchestrator.scoped_fs import ScopedFS
+from orchestrator.server import PodServer
+from orchestrator.session import (
+    LoadedSession,
+    SessionWriter,
+    latest_session,
+    load_session,
+    new_session_path,
+)
+from orchestrator.system_prompt import build_system_prompt
+from orchestrator.tool_runner import ToolRunner
+from orchestrator.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
+from orchestrator.tools.registry import default_registry
+
+log = logging.getLogger(__name__)
+
+AlertSink = Callable[[str, str], None]
+"""Receives (level, message) alerts, e.g. a provider's retry notices."""
+
+
+class PodSetupError(Exception):
+    """The pod cannot start; the message says what to change."""
+
+
+def runtime_dir() -> Path:
+    """Where pod sockets live: ``$XDG_RUNTIME_DIR/pod``, else ``/tmp/pod-<uid>``."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base and Path(base).is_dir():
+        return Path(base) / "pod"
+    return Path(f"/tmp/pod-{os.getuid()}")
+
+
+def default_socket(name: str) -> Path:
+    """The default socket path of a pod name."""
+    return runtime_dir() / f"{name}.sock"
+
+
+def make_provider(config: PodConfig, on_alert: AlertSink | None = None) -> Provider:
+    """The configured provider; ``scripted`` when no API key is set and none was chosen."""
+    kind = config.resolved_provider()
+    if kind == "scripted":
+        from orchestrator.providers.scripted import ScriptedProvider
+
+        if config.scripted_script is not None:
+            return ScriptedProvider.from_file(config.scripted_script)
+        return ScriptedProvider()
+    from orchestrator.providers.anthropic import AnthropicProvider
+
+    if not os.environ.get("ANTHROPIC_API_KEY"):
+        raise PodSetupError(
+            "--provider anthropic needs ANTHROPIC_API_KEY (or drop the option to run offline)"
+        )
+    try:
+        return AnthropicProvider(
+            model=config.model,
+            max_retries=config.provider_max_retries,
+            timeout_s=config.provider_timeout_s,
+            on_alert=on_alert,
+        )
+    except ProviderConfigError as exc:
+        raise PodSetupError(str(exc)) from None
+
+
+@dataclass
+class Pod:
+    """A built pod: its controller and where its session lives."""
+
+    controller: Controller
+    session_path: Path
+    loaded: LoadedSession | None
+
+
+def open_session(config: PodConfig, *, continue_: bool) -> tuple[Path, LoadedSession | None]:
+    """The session file to use and, when continuing, what it holds."""
+    path = config.session
+    if path is None and continue_:
+        path = latest_session(config.workspace)
+    if path is not None and path.exists() and (continue_ or config.session is not None):
+        return path, load_session(path)
+    return path or new_session_path(config.workspace), None
+
+
+def build_pod(
+    config: PodConfig,
+    *,
+    broadcast: Callable[[bytes], None],
+    provider: Provider | None = None,
+    continue_: bool = False,
+    interceptors: InterceptorChain | None = None,
+    upward: Callable[[str, str], None] | None = None,
+) -> Pod:
+    """Build every part of a pod around a broadcast function."""
+    fs = ScopedFS(config.workspace, read_roots=config.read_roots, write_roots=config.write_roots)
+    session_path, loaded = open_session(config, continue_=continue_)
+    alerts: list[tuple[str, str]] = []
+
+    def early_alert(level: str, message: str) -> None:
+        alerts.append((level, message))
+
+    if provider is None:
+        provider = make_provider(config, on_alert=early_alert)
+    extra = []
+    if config.memory.enabled:
+        extra = [KnowledgeSearchTool(config.memory_root()), MemoryReadTool(config.memory_root())]
+    registry = default_registry(config, extra=extra)
+    prompt = build_system_prompt(config, fs)
+    for warning in prompt.warnings:
+        alerts.append(("warn", warning))
+    runner = ToolRunner(
+        registry=registry,
+        fs=fs,
+        workspace=config.workspace,
+        scratch_dir=config.workspace / ".pod" / "scratch",
+        max_bytes=config.tool_output_max_bytes,
+        overrides=dict(config.tool_output_overrides),
+        interceptors=InterceptorChain(),
+    )
+    history = History(loaded.items if loaded else [])
+    session = SessionWriter(session_path, pod=config.pod_name(), workspace=config.workspace)
+    controller = Controller(
+        config=config,
+        provider=provider,
+        tools=runner,
+        fs=fs,
+        session=session,
+        history=history,
+        system_prompt=prompt.text,
+        broadcast=broadcast,
+        start_paused=bool(loaded and loaded.cut_off),
+        interceptors=interceptors,
+        upward=upward,
+    )
+    if loaded is not None:
+        for warning in loaded.warnings:
+            alerts.append(("warn", warning))
+    for level, message in alerts:
+        controller.alert(level, "pod", message)
+    # Alerts raised later by the provider (retries) go straight to clients.
+    if hasattr(provider, "on_alert"):
+        provider.on_alert = lambda level, message: controller.alert(level, "provider", message)
+    return Pod(controller=controller, session_path=session_path, loaded=loaded)
+
+
+def write_pod_info(socket_path: Path, config: PodConfig, session_path: Path) -> Path:
+    """Leave ``<socket>.json`` beside the socket so ``pod ls`` can describe live pods."""
+    info = socket_path.with_suffix(".json")
+    data = {
+        "name": config.pod_name(),
+        "pid": os.getpid(),
+        "socket": str(socket_path),
+        "workspace": str(config.workspace),
+        "session": str(session_path),
+    }
+    fd = os.open(info, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f)
+    return info
+
+
+class UpwardReporter:
+    """Reports this pod's turn ends, worker errors and shutdown to a parent pod."""
+
+    def __init__(self, parent_socket: Path, name: str) -> None:
+        self.parent_socket = parent_socket
+        self.name = name
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def __call__(self, kind: str, message: str) -> None:
+        """Send one ``pod_event`` to the parent without blocking the pod."""
+        task = asyncio.get_running_loop().create_task(self._send(kind, message))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send(self, kind: str, message: str) -> None:
+        line = json.dumps(
+            {"method": "pod_event", "params": {"kind": kind, "pod": self.name, "message": message}}
+        )
+        try:
+            _, writer = await asyncio.wait_for(
+                asyncio.open_unix_connection(str(self.parent_socket)), timeout=2.0
+            )
+            writer.write(line.encode() + b"\n")
+            await writer.drain()
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+        except (OSError, TimeoutError) as exc:
+            log.warning("could not report %s to parent %s: %s", kind, self.parent_socket, exc)
+
+    async def flush(self) -> None:
+        """Wait for reports in flight (before the process exits)."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=2.0)
+
+
+async def serve_pod(
+    config: PodConfig,
+    *,
+    socket_path: Path,
+    continue_: bool = False,
+    provider: Provider | None = None,
+    ready: asyncio.Event | None = None,
+    interceptors: InterceptorChain | None = None,
+) -> Pod:
+    """Build the pod, serve it on ``socket_path`` until it stops, and return it."""
+    server: PodServer | None = None
+    stopped = asyncio.Event()
+
+    def broadcast(line: bytes) -> None:
+        if server is not None:
+            server.broadcast(line)
+
+    upward = (
+        UpwardReporter(config.parent_socket, config.pod_name()) if config.parent_socket else None
+    )
+    pod = build_pod(
+        config,
+        broadcast=broadcast,
+        provider=provider,
+        continue_=continue_,
+        upward=upward,
+        interceptors=interceptors,
+    )
+    controller = pod.controller
+    controller.on_stopped = stopped.set
+    server = PodServer(socket_path, controller.handle)
+    await server.start()
+    info = write_pod_info(socket_path, config, pod.session_path)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, lambda: controller.handle("shutdown", None, None, _drop))
+    if ready is not None:
+        ready.set()
+    try:
+        await stopped.wait()
+        await controller.wait_idle()
+    finally:
+        if upward is not None:
+            await upward.flush()
+        await server.close()
+        controller.session.close()
+        with contextlib.suppress(FileNotFoundError):
+            info.unlink()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
+    return pod
+
+
+def _drop(line: bytes) -> None:
+    """Reply sink for methods the pod sends itself (signals)."""

@@ -1,0 +1,220 @@
+"""An offline, deterministic provider: scripted replies, or an honest built-in demo.
+
+Tests drive it with a list of :class:`ScriptedReply` (text streamed in chunks with delays, tool
+calls, thinking, errors) or a responder callable. With no script it runs the demo responder,
+which never pretends to be a model: it says it is the offline provider, reports what it was
+given (attached files, tool results) and shows the tool loop by calling real tools.
+
+Every request it receives is checked with the wire validator and rejected like the real API
+would, so a bug that breaks the history fails loudly here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from orchestrator.history import Block, TextBlock, ThinkingBlock, ToolUseBlock
+from orchestrator.providers.base import (
+    ProviderError,
+    ProviderRejectedError,
+    ProviderRequest,
+    ProviderStreamError,
+    ResponseComplete,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallArgsDelta,
+    ToolCallStart,
+    Usage,
+)
+from orchestrator.validator import validate_wire
+
+
+class ScriptedToolCall(BaseModel):
+    """A tool call the scripted model makes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+
+
+class ScriptedReply(BaseModel):
+    """One scripted response: optional thinking, text in chunks, tool calls, or an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = ""
+    thinking: str | None = None
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    chunk_size: int = Field(default=16, ge=1)
+    chunk_delay_s: float = Field(default=0.0, ge=0)
+    error: str | None = None
+    """Raise this provider error instead of answering (``error_after_chunks`` may delay it)."""
+    error_kind: str = "stream"
+    """``stream`` (connection dropped), ``rejected`` (a 400) or ``overloaded`` (retryable)."""
+    error_after_chunks: int = 0
+
+
+class Script(BaseModel):
+    """A scripted provider's file format: replies consumed in order, then the demo."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    replies: list[ScriptedReply] = Field(default_factory=list)
+
+
+Responder = Callable[[ProviderRequest], ScriptedReply]
+
+
+@dataclass
+class ScriptedProvider:
+    """A provider that answers from a script, a responder, or the built-in demo."""
+
+    replies: list[ScriptedReply] = field(default_factory=list)
+    responder: Responder | None = None
+    model: str = "scripted-demo"
+    name: str = "scripted"
+    requests: list[ProviderRequest] = field(default_factory=list)
+    _next_id: int = 0
+
+    @classmethod
+    def from_file(cls, path: Path) -> ScriptedProvider:
+        """Load a JSON script (``{"replies": [...]}``)."""
+        script = Script.model_validate_json(path.read_text(encoding="utf-8"))
+        return cls(replies=list(script.replies))
+
+    def _reply_for(self, request: ProviderRequest) -> ScriptedReply:
+        if self.replies:
+            return self.replies.pop(0)
+        if self.responder is not None:
+            return self.responder(request)
+        return demo_reply(request)
+
+    def _call_id(self) -> str:
+        self._next_id += 1
+        return f"toolu_scripted_{self._next_id:04d}"
+
+    async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        """Stream the next reply as deltas, then the complete response."""
+        self.requests.append(request)
+        violations = validate_wire(request.messages)
+        if violations:
+            raise ProviderRejectedError(
+                "invalid request: " + "; ".join(str(v) for v in violations), status=400
+            )
+        reply = self._reply_for(request)
+        blocks: list[Block] = []
+        chunks_sent = 0
+
+        def maybe_fail() -> None:
+            if reply.error is not None and chunks_sent >= reply.error_after_chunks:
+                raise _scripted_error(reply)
+
+        maybe_fail()
+        if reply.thinking:
+            yield ThinkingDelta(reply.thinking)
+            blocks.append(ThinkingBlock(thinking=reply.thinking, signature="scripted"))
+        if reply.text:
+            for start in range(0, len(reply.text), reply.chunk_size):
+                if reply.chunk_delay_s:
+                    await asyncio.sleep(reply.chunk_delay_s)
+                else:
+                    await asyncio.sleep(0)  # a real stream yields to the loop between events
+                yield TextDelta(reply.text[start : start + reply.chunk_size])
+                chunks_sent += 1
+                maybe_fail()
+            blocks.append(TextBlock(text=reply.text))
+        for call in reply.tool_calls:
+            call_id = call.id or self._call_id()
+            yield ToolCallStart(call_id, call.name)
+            yield ToolCallArgsDelta(call_id, json.dumps(call.input))
+            blocks.append(ToolUseBlock(id=call_id, name=call.name, input=call.input))
+        if reply.error is not None:
+            raise _scripted_error(reply)
+        stop = "tool_use" if reply.tool_calls else "end_turn"
+        in_tokens = sum(len(json.dumps(m)) for m in request.messages[-2:]) // 4
+        yield ResponseComplete(
+            blocks=blocks,
+            stop_reason=stop,
+            usage=Usage(input_tokens=in_tokens, output_tokens=max(1, len(reply.text) // 4)),
+        )
+
+
+def _scripted_error(reply: ScriptedReply) -> ProviderError:
+    message = reply.error or "scripted failure"
+    if reply.error_kind == "rejected":
+        return ProviderRejectedError(message, status=400)
+    if reply.error_kind == "overloaded":
+        return ProviderError(message, status=529, retryable=True)
+    return ProviderStreamError(message)
+
+
+# -- the demo responder ----------------------------------------------------------------------
+
+_DEMO_INTRO = (
+    "I am the offline scripted provider (no ANTHROPIC_API_KEY is set), not a language model. "
+    "I can show you how this pod works: streaming, tools, @file attachments, pause and resume."
+)
+
+
+def _last_user_texts(request: ProviderRequest) -> tuple[list[str], list[dict[str, Any]]]:
+    if not request.messages or request.messages[-1]["role"] != "user":
+        return [], []
+    texts: list[str] = []
+    results: list[dict[str, Any]] = []
+    for block in request.messages[-1]["content"]:
+        if block.get("type") == "text":
+            texts.append(block["text"])
+        elif block.get("type") == "tool_result":
+            results.append(block)
+    return texts, results
+
+
+def demo_reply(request: ProviderRequest) -> ScriptedReply:
+    """What the offline demo says to a request: honest about itself, useful about the input."""
+    texts, results = _last_user_texts(request)
+    if results:
+        lines = [f"The tool returned {len(results)} result(s):"]
+        for block in results:
+            content = str(block.get("content", ""))
+            first = content.splitlines()[0] if content else "(empty)"
+            flag = " (error)" if block.get("is_error") else ""
+            lines.append(f"- {first[:100]}{flag}")
+        lines.append("That is the whole tool loop: request, tool call, result, next request.")
+        return ScriptedReply(text="\n".join(lines), chunk_delay_s=0.01)
+    files = [t for t in texts if t.startswith("[File: ") or t.startswith("[Dir: ")]
+    prompt = next(
+        (t for t in reversed(texts) if not t.startswith("[") or t.startswith("[unresolved")), ""
+    )
+    if files:
+        lines = [_DEMO_INTRO, "", "You attached:"]
+        for body in files:
+            header, _, rest = body.partition("\n")
+            lines.append(f"- {header[1:-1]}: {len(rest.splitlines())} lines")
+        return ScriptedReply(text="\n".join(lines), chunk_delay_s=0.01)
+    match = re.search(r"\b(list|show) (the )?files\b", prompt, re.IGNORECASE)
+    tool_names = {t["name"] for t in request.tools}
+    if match and "glob" in tool_names:
+        return ScriptedReply(
+            text="Let me list the files with the glob tool.",
+            tool_calls=[ScriptedToolCall(name="glob", input={"pattern": "*"})],
+            chunk_delay_s=0.01,
+        )
+    slow = re.search(r"\bslow(ly)?\b", prompt, re.IGNORECASE)
+    echo = prompt.strip() or "(nothing)"
+    text = (
+        f"{_DEMO_INTRO}\n\nYou said: {echo[:500]}\n\n"
+        "Try `@README.md` to attach a file, or ask me to list the files. Press Ctrl-C while I "
+        "stream to pause, then Enter to resume."
+    )
+    return ScriptedReply(text=text, chunk_size=8, chunk_delay_s=0.05 if slow else 0.01)

@@ -1,0 +1,39 @@
+"""Shared fixtures: short socket paths, isolated state dirs, and an in-process pod harness."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Keep sessions, sockets and keys of the machine out of every test."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A short directory for Unix sockets (their paths are limited to ~100 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="pod-t"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A small real workspace."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("# Demo\n\nA tiny project.\n")
+    (ws / "src").mkdir()
+    (ws / "src" / "app.py").write_text("def main():\n    return 42\n")
+    return ws

@@ -1,0 +1,120 @@
+"""An in-process pod on a real Unix socket, driven by real protocol clients."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator.client import PodClient, PodEvent
+from orchestrator.config import PodConfig
+from orchestrator.interceptors import InterceptorChain
+from orchestrator.pod import Pod, serve_pod
+from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
+from orchestrator.validator import validate_wire
+
+
+@dataclass
+class RunningPod:
+    """A served pod, its provider, and the task serving it."""
+
+    socket: Path
+    provider: ScriptedProvider
+    config: PodConfig
+    task: asyncio.Task[Pod]
+
+    async def client(self) -> PodClient:
+        """A new protocol client connected to the pod."""
+        return await PodClient.connect(self.socket)
+
+    def assert_all_requests_valid(self) -> None:
+        """Every request the provider received passed the wire validator."""
+        for n, request in enumerate(self.provider.requests):
+            violations = validate_wire(request.messages)
+            assert not violations, f"request {n} invalid: {violations}"
+
+
+@contextlib.asynccontextmanager
+async def running_pod(
+    workspace: Path,
+    sock_dir: Path,
+    *,
+    replies: list[ScriptedReply] | None = None,
+    continue_: bool = False,
+    interceptors: InterceptorChain | None = None,
+    **config: Any,
+) -> AsyncIterator[RunningPod]:
+    """Serve a pod with a scripted provider for the duration of the block."""
+    provider = ScriptedProvider(replies=list(replies or []))
+    cfg = PodConfig(workspace=workspace, name="t", provider="scripted", **config)
+    socket = sock_dir / "pod.sock"
+    ready = asyncio.Event()
+    task = asyncio.create_task(
+        serve_pod(
+            cfg,
+            socket_path=socket,
+            provider=provider,
+            ready=ready,
+            continue_=continue_,
+            interceptors=interceptors,
+        )
+    )
+    waiter = asyncio.create_task(ready.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        task.result()
+    pod = RunningPod(socket=socket, provider=provider, config=cfg, task=task)
+    try:
+        yield pod
+    finally:
+        if not task.done():
+            with contextlib.suppress(Exception):
+                c = await pod.client()
+                await c.send("shutdown")
+                await c.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, 10)
+        if not task.done():
+            task.cancel()
+
+
+async def collect_until(
+    client: PodClient, event: str, *, timeout: float = 10.0, **match: Any
+) -> list[PodEvent]:
+    """Every event up to and including the first ``event`` matching ``match``."""
+    seen: list[PodEvent] = []
+
+    async def scan() -> list[PodEvent]:
+        while True:
+            got = await client.next_event()
+            assert got is not None, (
+                f"connection closed before {event}; saw {[e.event for e in seen]}"
+            )
+            seen.append(got)
+            if got.event == event and all(got.data.get(k) == v for k, v in match.items()):
+                return seen
+
+    return await asyncio.wait_for(scan(), timeout)
+
+
+def names(events: list[PodEvent]) -> list[str]:
+    """Event names, with consecutive text deltas collapsed (their count is not behaviour)."""
+    out: list[str] = []
+    for e in events:
+        if e.event in ("text_delta", "tool_call_args_delta") and out and out[-1] == e.event:
+            continue
+        out.append(e.event)
+    return out
+
+
+__all__ = [
+    "RunningPod",
+    "ScriptedReply",
+    "ScriptedToolCall",
+    "collect_until",
+    "names",
+    "running_pod",
+]
