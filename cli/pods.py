@@ -93,13 +93,13 @@ def socket_for(target: str | None, socket: Path | None, workspace: Path | None =
         if default.exists():
             return default
         raise CliError(f"no pod named {target!r} is running (see `pod ls`)")
-    pod = find_pod_for(workspace or Path.cwd())
-    if pod is None:
+    found = find_pod_for(workspace or Path.cwd())
+    if found is None:
         raise CliError(
             f"no pod is running for {(workspace or Path.cwd()).resolve()} "
             "(start one with `pod chat` or `pod serve`, or pass --socket)"
         )
-    return pod.socket
+    return found.socket
 
 
 def default_name(workspace: Path) -> str:

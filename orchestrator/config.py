@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 TOOL_OUTPUT_MAX_BYTES = 16 * 1024
 """Default cap on a tool result's content and on a resolved ``@file`` body."""
@@ -77,6 +77,14 @@ class PodConfig(BaseModel):
     """The session file; a per-workspace default under the state dir when unset."""
     socket: Path | None = None
     parent_socket: Path | None = None
+
+    @model_validator(mode="after")
+    def _absolute_roots(self) -> PodConfig:
+        # Relative roots mean "relative to the workspace", whatever the pod's cwd is.
+        ws = self.workspace
+        self.read_roots = [(ws / p).resolve() for p in self.read_roots]
+        self.write_roots = [(ws / p).resolve() for p in self.write_roots]
+        return self
 
     def resolved_provider(self) -> Literal["anthropic", "scripted"]:
         """The provider to use, falling back to the offline scripted one without an API key."""

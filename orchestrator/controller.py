@@ -75,7 +75,7 @@ from orchestrator.session import SessionWriter
 from orchestrator.tool_runner import ToolRunner
 from orchestrator.turn import Turn, TurnError, TurnResult
 from orchestrator.wire import WireBuilder
-from states import REJECTION_CODES, PodLifecycle, leaf_state, public_status
+from states import REJECTION_CODES, PodLifecycle, PublicStatus, leaf_state, public_status
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ class Controller:
         self._task: asyncio.Task[None] | None = None
         self._wire = WireBuilder()
         self._prune_bound = 0
-        self._last_status: tuple[str, str] | None = None
+        self._last_status: tuple[PublicStatus, str] | None = None
         self.usage = {"input_tokens": 0, "output_tokens": 0}
         self.machine = PodLifecycle(
             model=self,
@@ -248,7 +248,7 @@ class Controller:
         """The innermost active state of the machine."""
         return leaf_state(frozenset(self.machine.configuration_values))
 
-    def _status_key(self) -> tuple[str, str]:
+    def _status_key(self) -> tuple[PublicStatus, str]:
         values = frozenset(self.machine.configuration_values)
         return public_status(values), leaf_state(values)
 

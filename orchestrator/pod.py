@@ -32,6 +32,7 @@ from orchestrator.session import (
 )
 from orchestrator.system_prompt import build_system_prompt
 from orchestrator.tool_runner import ToolRunner
+from orchestrator.tools.base import Tool
 from orchestrator.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
 from orchestrator.tools.registry import default_registry
 
@@ -122,7 +123,7 @@ def build_pod(
 
     if provider is None:
         provider = make_provider(config, on_alert=early_alert)
-    extra = []
+    extra: list[Tool] = []
     if config.memory.enabled:
         extra = [KnowledgeSearchTool(config.memory_root()), MemoryReadTool(config.memory_root())]
     registry = default_registry(config, extra=extra)

@@ -466,7 +466,7 @@ class Event(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-def encode_event(event: str, data: _Data | dict[str, Any] | None = None) -> bytes:
+def encode_event(event: str, data: BaseModel | dict[str, Any] | None = None) -> bytes:
     """One event as a JSON line; the hot path for deltas, so it avoids revalidation."""
     if isinstance(data, BaseModel):
         payload: dict[str, Any] = data.model_dump(mode="json", by_alias=True, exclude_none=False)

@@ -118,6 +118,7 @@ class WireBuilder:
         self._consumed = 0
         self._prune_before_turn = 0
         self._first_seq: int | None = None
+        self._last_consumed: Item | None = None
 
     def build(self, items: list[Item], *, prune_before_turn: int = 0) -> list[WireMessage]:
         """Wire messages for ``items``; the returned list is a fresh shallow copy."""
@@ -126,6 +127,9 @@ class WireBuilder:
             prune_before_turn != self._prune_before_turn
             or len(items) < self._consumed
             or first_seq != self._first_seq
+            # Same length and first seq is not proof of the same history (a reloaded or
+            # cleared session starts at seq 1 again); items are never copied, so identity is.
+            or (self._consumed and items[self._consumed - 1] is not self._last_consumed)
         ):
             self._messages, self._starts, self._consumed = [], [], 0
             self._prune_before_turn = prune_before_turn
@@ -138,4 +142,5 @@ class WireBuilder:
             self._messages.extend(messages)
             self._starts.extend(starts)
             self._consumed = len(items)
+            self._last_consumed = items[-1]
         return list(self._messages)

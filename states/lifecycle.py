@@ -202,7 +202,7 @@ def public_status(active_state_ids: set[str] | frozenset[str]) -> PublicStatus:
     for state_id in ("stopped", "paused", "idle"):
         if state_id in active_state_ids:
             return PUBLIC_STATUS[state_id]
-    return "running"
+    return PUBLIC_STATUS["running"]
 
 
 def leaf_state(active_state_ids: set[str] | frozenset[str]) -> str:

@@ -1,0 +1,147 @@
+"""One-shot commands for scripts: status, ls, history, pause, resume, cancel, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from cli.errors import CliError
+
+TargetArg = Annotated[
+    str | None, typer.Argument(help="Pod name or socket path (default: this workspace's pod).")
+]
+SocketOpt = Annotated[Path | None, typer.Option(help="The pod's socket path.")]
+WorkspaceOpt = Annotated[Path, typer.Option(help="Find the pod serving this workspace.")]
+
+
+def _socket(target: str | None, socket: Path | None, workspace: Path) -> Path:
+    from cli.pods import socket_for
+
+    return socket_for(target, socket, workspace)
+
+
+def register(app: typer.Typer) -> None:
+    """Add status, ls, history and the lifecycle commands."""
+
+    @app.command("status")
+    def status(
+        target: TargetArg = None,
+        socket: SocketOpt = None,
+        workspace: WorkspaceOpt = Path("."),
+        json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ) -> None:
+        """Show a pod's state, model, turn and token usage."""
+        from cli.client_sync import with_client
+
+        async def body(client: Any) -> dict[str, Any]:
+            reply = await client.request("get_status")
+            return dict(reply.data)
+
+        data = with_client(_socket(target, socket, workspace), body)
+        data.pop("id", None)
+        if json_out:
+            typer.echo(json.dumps(data))
+            return
+        usage = data.get("usage") or {}
+        Console().print(
+            f"[bold]{data['name']}[/] {data['status']} ({data['state']}) · "
+            f"{data['provider']}/{data['model']} · turn {data['turn']} · "
+            f"tokens in {usage.get('input_tokens', 0)} out {usage.get('output_tokens', 0)}\n"
+            f"workspace {data['workspace']}"
+        )
+
+    @app.command("ls")
+    def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+        """List the pods listening on this machine, with their state."""
+        from cli.client_sync import with_client
+        from cli.pods import list_pods
+
+        rows: list[dict[str, Any]] = []
+        for pod in list_pods():
+            if not pod.alive:
+                continue
+
+            async def body(client: Any) -> dict[str, Any]:
+                return dict((await client.request("get_status", timeout=2.0)).data)
+
+            try:
+                state = with_client(pod.socket, body)["status"]
+            except CliError:
+                state = "unreachable"
+            rows.append(
+                {
+                    "name": pod.name,
+                    "status": state,
+                    "pid": pod.pid,
+                    "workspace": str(pod.workspace),
+                    "socket": str(pod.socket),
+                }
+            )
+        if json_out:
+            typer.echo(json.dumps(rows))
+            return
+        if not rows:
+            typer.echo("no pods are running (start one with `pod chat` or `pod serve`)")
+            return
+        table = Table("name", "status", "pid", "workspace", "socket")
+        for row in rows:
+            table.add_row(row["name"], row["status"], str(row["pid"]), row["workspace"], row["socket"])
+        Console().print(table)
+
+    @app.command("history")
+    def history(
+        target: TargetArg = None,
+        socket: SocketOpt = None,
+        workspace: WorkspaceOpt = Path("."),
+        json_out: Annotated[bool, typer.Option("--json", help="Print the items as JSON.")] = False,
+    ) -> None:
+        """Print a pod's committed history."""
+        from cli.client_sync import with_client
+        from cli.render import render_items
+
+        async def body(client: Any) -> list[dict[str, Any]]:
+            return list((await client.request("get_history")).data["items"])
+
+        items = with_client(_socket(target, socket, workspace), body)
+        if json_out:
+            typer.echo(json.dumps(items, ensure_ascii=False))
+        else:
+            render_items(Console(), items)
+
+    def lifecycle(method: str, wait_for: tuple[str, ...], help_text: str) -> None:
+        @app.command(method, help=help_text)
+        def command(
+            target: TargetArg = None,
+            socket: SocketOpt = None,
+            workspace: WorkspaceOpt = Path("."),
+            timeout: Annotated[float, typer.Option(help="Seconds to wait for the effect.")] = 10.0,
+        ) -> None:
+            from cli.client_sync import with_client
+
+            async def body(client: Any) -> str:
+                await client.send(method, id="cmd")
+
+                async def outcome() -> str:
+                    async for event in client.events():
+                        if event.event == "error" and event.data.get("id") == "cmd":
+                            raise CliError(f"{event.data['code']}: {event.data['message']}")
+                        if event.event == "status" and event.data["status"] in wait_for:
+                            return str(event.data["status"])
+                        if event.event == "shutdown":
+                            return "stopped"
+                    return "stopped"
+
+                return await asyncio.wait_for(outcome(), timeout)
+
+            typer.echo(with_client(_socket(target, socket, workspace), body))
+
+    lifecycle("pause", ("paused", "idle"), "Pause the running turn (resume continues it).")
+    lifecycle("resume", ("running",), "Resume a paused turn.")
+    lifecycle("cancel", ("idle",), "Cancel the running turn (it is closed, not resumable).")
+    lifecycle("shutdown", ("stopped",), "Shut the pod down (its session stays on disk).")

@@ -1,0 +1,207 @@
+"""``@path`` file refs: resolved at submit time into system messages, or pre-read as tool results.
+
+Two styles (``file_ref_style`` in the config):
+
+* ``system_message`` — the user message keeps ``@<path>`` and one ``[File: <path>]\\n<body>``
+  system message follows per ref. A ref that cannot be read leaves
+  ``[unresolved file ref: <path>]`` in the user message and becomes a :class:`FileRefError`
+  the caller turns into a ``warn`` alert.
+* ``synthetic_read`` — :func:`preread_files` reads the files in parallel and formats each one
+  like a ``read_file`` tool result, for a synthetic tool call the model appears to have made.
+
+Bodies are capped like any tool output; the cut is marked with :data:`TRUNCATION_MARKER`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orchestrator.history import SystemMessage
+from orchestrator.protocol import FileRefSegment, Segment, flatten_segments
+from orchestrator.scoped_fs import FsError, ScopedFS
+from orchestrator.tools.base import ToolOutput
+
+TRUNCATION_MARKER = "[...truncated, {total} bytes total — use read_file for the rest]"
+"""Appended on its own line to a capped body; ``total`` is the file's size in bytes."""
+
+DIR_TRUNCATION_MARKER = "[...truncated, {total} entries total]"
+"""Appended on its own line to a capped directory listing."""
+
+UNRESOLVED_PLACEHOLDER = "[unresolved file ref: {path}]"
+"""What the model reads in the user message in place of a ref that could not be attached."""
+
+FILE_REF_ORIGIN = "file_ref"
+"""The ``origin`` of the system messages carrying file bodies."""
+
+DIR_LIST_LIMIT = 200
+"""How many entries a directory ref lists."""
+
+
+class FileRefError(Exception):
+    """A ref that could not be attached; ``reason`` comes from the file system error."""
+
+    def __init__(self, path: str, reason: str, *, cause: FsError | None = None) -> None:
+        super().__init__(f"could not attach @{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        self.cause = cause
+
+    @property
+    def alert_message(self) -> str:
+        """The one-line ``warn`` alert for people: ``could not attach @src/x.py: not found``."""
+        return str(self)
+
+    @property
+    def placeholder(self) -> str:
+        """What stays in the user message instead of ``@<path>``."""
+        return UNRESOLVED_PLACEHOLDER.format(path=self.path)
+
+
+@dataclass(frozen=True)
+class ResolvedRef:
+    """A readable ref: ``text`` is the whole system-message body, header included."""
+
+    path: str
+    fs_path: Path
+    text: str
+    is_dir: bool = False
+    truncated: bool = False
+    total_bytes: int = 0
+
+    def to_item(self) -> SystemMessage:
+        """The history item carrying this body."""
+        return SystemMessage(text=self.text, origin=FILE_REF_ORIGIN)
+
+
+@dataclass(frozen=True)
+class RefResolution:
+    """The outcome of resolving a submit: the model-facing text and what to append after it."""
+
+    user_text: str
+    items: list[SystemMessage] = field(default_factory=list)
+    failures: list[FileRefError] = field(default_factory=list)
+
+
+def _with_marker(body: str, marker: str) -> str:
+    sep = "" if body.endswith("\n") or not body else "\n"
+    return f"{body}{sep}{marker}"
+
+
+@dataclass(frozen=True)
+class _Body:
+    fs_path: Path
+    is_dir: bool
+    text: str
+    """The body as the model reads it, marker included."""
+    shown_lines: int
+    """Lines of file text (or entries) in the body, the marker not counted."""
+    truncated: bool
+    total: int
+    """Bytes in the file, or entries in the directory."""
+
+
+def _read_body(fs: ScopedFS, path: str, *, max_bytes: int) -> _Body:
+    """The capped body of a file or directory ref; raises FileRefError."""
+    try:
+        real = fs.resolve_read(path)
+        if real.is_dir():
+            listing = fs.list_dir(path, limit=DIR_LIST_LIMIT)
+            body = "\n".join(listing.entries) if listing.entries else "(empty directory)"
+            if listing.truncated:
+                body = _with_marker(body, DIR_TRUNCATION_MARKER.format(total=listing.total))
+            return _Body(real, True, body, len(listing.entries), listing.truncated, listing.total)
+        text = fs.read_text(path, max_bytes=max_bytes)
+    except FsError as exc:
+        raise FileRefError(path, exc.reason, cause=exc) from exc
+    body = text.text
+    if text.truncated:
+        body = _with_marker(body, TRUNCATION_MARKER.format(total=text.total_bytes))
+    return _Body(real, False, body, _line_count(text.text), text.truncated, text.total_bytes)
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def resolve_file_ref(fs: ScopedFS, path: str, *, max_bytes: int) -> ResolvedRef:
+    """``[File: <path>]\\n<body>`` (or ``[Dir: <path>]\\n<listing>``); raises FileRefError."""
+    body = _read_body(fs, path, max_bytes=max_bytes)
+    header = "Dir" if body.is_dir else "File"
+    return ResolvedRef(
+        path,
+        body.fs_path,
+        f"[{header}: {path}]\n{body.text}",
+        body.is_dir,
+        body.truncated,
+        body.total,
+    )
+
+
+def resolve_segments(fs: ScopedFS, segments: list[Segment], *, max_bytes: int) -> RefResolution:
+    """Resolve every file ref in order; a path referred to twice is attached once."""
+    parts: list[str] = []
+    items: list[SystemMessage] = []
+    failures: list[FileRefError] = []
+    seen: dict[str, FileRefError | None] = {}
+    for seg in segments:
+        if not isinstance(seg, FileRefSegment):
+            parts.append(flatten_segments([seg]))
+            continue
+        if seg.path not in seen:
+            try:
+                items.append(resolve_file_ref(fs, seg.path, max_bytes=max_bytes).to_item())
+                seen[seg.path] = None
+            except FileRefError as exc:
+                failures.append(exc)
+                seen[seg.path] = exc
+        failure = seen[seg.path]
+        parts.append(f"@{seg.path}" if failure is None else failure.placeholder)
+    return RefResolution("".join(parts), items, failures)
+
+
+# -- synthetic reads ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrereadResult:
+    """One pre-read file: a ``read_file``-style output, or the error that prevented it."""
+
+    path: str
+    output: ToolOutput | None = None
+    error: FileRefError | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the file was read."""
+        return self.error is None
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def preread_one(fs: ScopedFS, path: str, *, max_bytes: int) -> PrereadResult:
+    """Read one mentioned file into a ``read_file``-style output (blocking)."""
+    try:
+        body = _read_body(fs, path, max_bytes=max_bytes)
+    except FileRefError as exc:
+        return PrereadResult(path, error=exc)
+    if body.is_dir:
+        summary = f"read_file: {path} — directory, {_count(body.total, 'entry', 'entries')}"
+    else:
+        summary = f"read_file: {path} — {_count(body.shown_lines, 'line', 'lines')}"
+        if body.truncated:
+            summary += f" (truncated, {body.total} bytes total)"
+    return PrereadResult(path, output=ToolOutput(summary=summary, content=body.text))
+
+
+async def preread_files(
+    fs: ScopedFS, paths: list[str], *, max_bytes: int, max_files: int = 5
+) -> list[PrereadResult]:
+    """Read up to ``max_files`` distinct paths in parallel; cancelling the caller cancels all."""
+    unique = list(dict.fromkeys(paths))[: max(max_files, 0)]
+    # Each read is bounded (capped size, never a FIFO), so an abandoned thread ends quickly.
+    reads = [asyncio.to_thread(preread_one, fs, p, max_bytes=max_bytes) for p in unique]
+    return list(await asyncio.gather(*reads))

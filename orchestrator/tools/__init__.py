@@ -1,0 +1,27 @@
+"""Tools the model can call: the contract (``base``), the built-in tools, and the registry.
+
+Every tool returns a :class:`ToolOutput` (or a string the output chokepoint summarises) and
+reaches files only through ``ctx.fs``; the content cap is applied by the runner, not here.
+"""
+
+from orchestrator.tools.base import Tool, ToolContext, ToolError, ToolOutput
+from orchestrator.tools.bash import BashTool
+from orchestrator.tools.files import EditFileTool, ReadFileTool, WriteFileTool
+from orchestrator.tools.registry import ToolRegistry, content_cap, default_registry
+from orchestrator.tools.search import GlobTool, GrepTool
+
+__all__ = [
+    "BashTool",
+    "EditFileTool",
+    "GlobTool",
+    "GrepTool",
+    "ReadFileTool",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolOutput",
+    "ToolRegistry",
+    "WriteFileTool",
+    "content_cap",
+    "default_registry",
+]

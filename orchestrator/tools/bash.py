@@ -1,0 +1,205 @@
+"""The ``bash`` tool: one shell command in the workspace, in its own process group.
+
+The process group is the unit of cleanup. On timeout or cancellation the whole group gets
+SIGTERM, then SIGKILL after a short grace, so grandchildren (``make`` → ``cc``, ``sleep 60 &``)
+die with the shell instead of outliving the pod. Output is streamed into ``ctx.partial`` as it
+arrives, so an interrupted call still shows what it printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+from typing import Any
+
+from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
+from orchestrator.tools.files import str_arg
+
+KILL_GRACE_S = 0.2
+"""Between SIGTERM and SIGKILL: long enough to flush and exit, short enough to feel instant."""
+
+DRAIN_S = 0.5
+"""How long to wait for the rest of the output once the group is dead or the shell exited."""
+
+POLL_S = 0.05
+
+RETAINED_OUTPUT_BYTES = 4 * 1024 * 1024
+"""Output kept in memory; the rest is read and dropped so the command never blocks on a pipe."""
+
+SUMMARY_COMMAND_CHARS = 60
+
+_READ_CHUNK = 64 * 1024
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    # The group may already be gone; a pgid is never ours to signal after that anyway.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _headline(command: str) -> str:
+    flat = " ".join(command.split())
+    if len(flat) <= SUMMARY_COMMAND_CHARS:
+        return flat
+    return flat[:SUMMARY_COMMAND_CHARS] + "…"
+
+
+def _exit_text(code: int) -> str:
+    if code >= 0:
+        return f"exit {code}"
+    try:
+        return f"killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"killed by signal {-code}"
+
+
+async def _pump(stream: asyncio.StreamReader, partial: list[str]) -> None:
+    """Decode output into ``partial`` as it arrives, until end of file."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    kept = dropped = 0
+    while chunk := await stream.read(_READ_CHUNK):
+        if kept >= RETAINED_OUTPUT_BYTES:
+            dropped += len(chunk)
+            continue
+        kept += len(chunk)
+        if text := decoder.decode(chunk):
+            partial.append(text)
+    if tail := decoder.decode(b"", final=True):
+        partial.append(tail)
+    if dropped:
+        partial.append(f"\n[{dropped} more bytes of output not kept]\n")
+
+
+class BashTool:
+    """Run a shell command with a timeout; the whole process group is killed on stop."""
+
+    name = "bash"
+    description = (
+        "Run a command with /bin/bash -c in the workspace directory. stdout and stderr are "
+        "merged; stdin is empty, so interactive programs will not wait for input. Returns the "
+        "exit code and output. Commands are killed (with everything they started) after "
+        "timeout_s seconds."
+    )
+
+    def __init__(self, *, default_timeout_s: float = 120.0, max_timeout_s: float = 600.0) -> None:
+        if default_timeout_s <= 0 or max_timeout_s <= 0:
+            raise ValueError("bash timeouts must be positive")
+        self.max_timeout_s = max_timeout_s
+        self.default_timeout_s = min(default_timeout_s, max_timeout_s)
+        self.input_schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command line to run."},
+                "timeout_s": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "maximum": max_timeout_s,
+                    "description": f"Seconds before the command is killed "
+                    f"(default {self.default_timeout_s:g}, at most {max_timeout_s:g}).",
+                },
+            },
+            "required": ["command"],
+            "additionalProperties": False,
+        }
+
+    def _timeout(self, args: dict[str, Any]) -> float:
+        value = args.get("timeout_s")
+        if value is None:
+            return self.default_timeout_s
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ToolError(f"argument 'timeout_s' must be a positive number, got {value!r}")
+        return min(float(value), self.max_timeout_s)
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Run the command; on cancellation kill its process group and re-raise."""
+        command = str_arg(args, "command")
+        if not command.strip():
+            raise ToolError("command is empty")
+        timeout_s = self._timeout(args)
+        headline = _headline(command)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "/bin/bash",
+                "-c",
+                command,
+                cwd=ctx.workspace,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                # Pagers would wait on a terminal that is not there.
+                env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
+            )
+        except OSError as exc:
+            raise ToolError(f"could not start /bin/bash: {exc}") from None
+        assert proc.stdout is not None
+        reader = asyncio.create_task(_pump(proc.stdout, ctx.partial))
+        try:
+            try:
+                async with asyncio.timeout(timeout_s):
+                    await _finish(proc, reader)
+            except TimeoutError:
+                await _stop(proc, reader)
+                output = "".join(ctx.partial)
+                return ToolOutput(
+                    summary=f"bash: {headline} — timed out after {timeout_s:g} s",
+                    content=f"timed out after {timeout_s:g} s; the command was killed. "
+                    + (f"Output so far:\n{output}" if output else "No output."),
+                    is_error=True,
+                )
+        except BaseException:
+            # Cancellation (pause, cancel, shutdown): the runner reports ctx.partial.
+            await _stop(proc, reader)
+            raise
+        if not reader.done():
+            # The shell exited but background jobs still hold its output open.
+            await _stop(proc, reader)
+            ctx.partial.append("\n[background processes still writing were stopped]\n")
+        code = proc.returncode
+        assert code is not None
+        output = "".join(ctx.partial)
+        return ToolOutput(summary=f"bash: {headline} — {_exit_text(code)}", content=output or None)
+
+
+async def _finish(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
+    """Wait for the shell to exit and its output to end, or the shell plus a short drain."""
+    loop = asyncio.get_running_loop()
+    exited_at: float | None = None
+    while not reader.done():
+        await asyncio.wait({reader}, timeout=POLL_S)
+        if proc.returncode is None:
+            continue
+        # Polled because Process.wait() would also wait for the pipe, which a background
+        # job (`server &`) may hold open forever.
+        now = loop.time()
+        if exited_at is None:
+            exited_at = now
+        elif now - exited_at >= DRAIN_S:
+            return
+    await reader  # re-raise a reader failure
+    await proc.wait()
+
+
+async def _stop(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
+    """SIGTERM the process group, SIGKILL it after a grace, and collect the last output."""
+    pgid = proc.pid  # start_new_session made the shell its group's leader
+    _signal_group(pgid, signal.SIGTERM)
+    try:
+        await asyncio.wait({reader}, timeout=KILL_GRACE_S)
+    finally:
+        # Unconditional, and in a finally so a second cancellation cannot skip it: members
+        # that ignore SIGTERM or outlived the shell still die.
+        _signal_group(pgid, signal.SIGKILL)
+        if not reader.done():
+            try:
+                await asyncio.wait({reader}, timeout=DRAIN_S)
+            finally:
+                if not reader.done():
+                    # Only a process that left the group (setsid) can still hold the pipe.
+                    reader.cancel()
+    if reader.done() and not reader.cancelled():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), DRAIN_S)

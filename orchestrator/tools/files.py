@@ -1,0 +1,298 @@
+"""File tools: ``read_file``, ``write_file`` and ``edit_file``, all through ``ctx.fs``.
+
+Also the small argument readers the other tool modules share: each turns a bad argument into a
+:class:`ToolError` naming it, so the model can fix its call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from orchestrator.config import TOOL_OUTPUT_MAX_BYTES
+from orchestrator.scoped_fs import FsError
+from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
+
+READ_MAX_BYTES = 64 * 1024 * 1024
+"""The most of one file read_file and edit_file load; beyond it only the start is reachable."""
+
+HEAD_TAIL_LINE_CHARS = 400
+"""In a head-and-tail view, longer lines are shortened so one minified line cannot fill it."""
+
+EDIT_CONTEXT_LINES = 3
+
+
+# -- arguments --------------------------------------------------------------------------------
+
+
+def str_arg(args: dict[str, Any], name: str, default: str | None = None) -> str:
+    """A string argument; required when ``default`` is None."""
+    value = args.get(name, default)
+    if value is None:
+        raise ToolError(f"missing required argument {name!r}")
+    if not isinstance(value, str):
+        raise ToolError(f"argument {name!r} must be a string, got {type(value).__name__}")
+    return value
+
+
+def int_arg(args: dict[str, Any], name: str, *, minimum: int = 1) -> int | None:
+    """An optional integer argument of at least ``minimum``."""
+    value = args.get(name)
+    if value is None:
+        return None
+    # JSON has one number type: accept 10.0, refuse 10.5 and booleans.
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ToolError(f"argument {name!r} must be an integer, got {value!r}")
+    if value < minimum:
+        raise ToolError(f"argument {name!r} must be at least {minimum}, got {value}")
+    return value
+
+
+def bool_arg(args: dict[str, Any], name: str, default: bool = False) -> bool:
+    """An optional boolean argument."""
+    value = args.get(name, default)
+    if not isinstance(value, bool):
+        raise ToolError(f"argument {name!r} must be true or false, got {value!r}")
+    return value
+
+
+# -- read_file --------------------------------------------------------------------------------
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on ``\\n`` only (as editors and grep number them), without line endings."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def number_lines(lines: list[str], first: int) -> str:
+    """Lines prefixed with their 1-based number, ``cat -n`` style."""
+    return "".join(f"{n:>5}\t{line}\n" for n, line in enumerate(lines, start=first))
+
+
+def _shorten(line: str) -> str:
+    if len(line) <= HEAD_TAIL_LINE_CHARS:
+        return line
+    return f"{line[:HEAD_TAIL_LINE_CHARS]}… [{len(line)} chars]"
+
+
+def _numbered_short(number: int, line: str) -> str:
+    return f"{number:>5}\t{_shorten(line)}\n"
+
+
+def _fit(lines: list[str], order: range, budget: int) -> int:
+    """How many lines, taken in ``order``, fit in ``budget`` bytes once numbered (at least one)."""
+    used = count = 0
+    for index in order:
+        used += len(_numbered_short(index + 1, lines[index]).encode())
+        if used > budget and count:
+            break
+        count += 1
+    return count
+
+
+class ReadFileTool:
+    """Read a text file as numbered lines, whole, by range, or as head and tail when huge."""
+
+    name = "read_file"
+    description = (
+        "Read a text file from the workspace. Returns numbered lines (`   12\\tcode`). "
+        "Use offset (1-based first line) and limit (number of lines) to read part of a "
+        "large file; a file too large to show whole is returned as its head and tail."
+    )
+    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the workspace."},
+            "offset": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
+            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines."},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, *, max_bytes: int = TOOL_OUTPUT_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        """Content budget: above it a whole-file read turns into head and tail."""
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Read the file and number its lines."""
+        path = str_arg(args, "path")
+        offset = int_arg(args, "offset")
+        limit = int_arg(args, "limit")
+        try:
+            file = await asyncio.to_thread(ctx.fs.read_text, path, max_bytes=READ_MAX_BYTES)
+        except FsError as exc:
+            raise ToolError(str(exc)) from None
+        lines = split_lines(file.text)
+        total = len(lines)
+        where = f"read_file: {file.display} — {total} lines"
+        note = ""
+        if file.truncated:
+            where += f" in the first {READ_MAX_BYTES} of {file.total_bytes} bytes"
+            note = (
+                f"[only the first {READ_MAX_BYTES} bytes of this {file.total_bytes}-byte file "
+                "can be read; search the rest with grep or bash]\n"
+            )
+        if total == 0:
+            return ToolOutput(summary=f"{where} (empty)")
+
+        if offset is None and limit is None:
+            whole = number_lines(lines, 1)
+            if len(whole.encode()) <= self.max_bytes:
+                return ToolOutput(summary=where, content=note + whole)
+            return self._head_and_tail(where, note, lines, file.total_bytes)
+
+        first = offset or 1
+        if first > total:
+            raise ToolError(f"offset {first} is past the end of {file.display} ({total} lines)")
+        last = total if limit is None else min(total, first + limit - 1)
+        shown = number_lines(lines[first - 1 : last], first)
+        if first == 1 and last == total:
+            return ToolOutput(summary=where, content=note + shown)
+        return ToolOutput(summary=f"{where} (showing {first}-{last})", content=note + shown)
+
+    def _head_and_tail(
+        self, where: str, note: str, lines: list[str], total_bytes: int
+    ) -> ToolOutput:
+        total = len(lines)
+        # Leave room for the note between the halves; the head gets the larger share.
+        budget = max(self.max_bytes - 512, 1024)
+        head_n = _fit(lines, range(total), budget * 3 // 5)
+        head = "".join(_numbered_short(i + 1, lines[i]) for i in range(head_n))
+        tail_n = _fit(lines, range(total - 1, head_n - 1, -1), budget - len(head.encode()))
+        tail_first = total - tail_n + 1
+        tail = "".join(_numbered_short(i + 1, lines[i]) for i in range(tail_first - 1, total))
+        if tail_first == head_n + 1:
+            # Everything fits once long lines are shortened: nothing in between is skipped.
+            middle = f"[lines longer than {HEAD_TAIL_LINE_CHARS} characters are shortened]\n"
+            return ToolOutput(summary=where, content=note + head + middle + tail)
+        middle = (
+            f"… lines {head_n + 1}-{tail_first - 1} not shown: the file ({total} lines, "
+            f"{total_bytes} bytes) is too large to read whole. Read a range with offset and "
+            f"limit (e.g. offset={head_n + 1}, limit=200) or search it with grep. …\n"
+        )
+        summary = f"{where} (showing 1-{head_n} and {tail_first}-{total})"
+        return ToolOutput(summary=summary, content=note + head + middle + tail)
+
+
+# -- write_file -------------------------------------------------------------------------------
+
+
+class WriteFileTool:
+    """Create or overwrite a text file (parent directories are created inside scope)."""
+
+    name = "write_file"
+    description = (
+        "Write a text file in the workspace, replacing it if it exists and creating parent "
+        "directories as needed. Prefer edit_file for changing part of an existing file."
+    )
+    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the workspace."},
+            "content": {"type": "string", "description": "The whole new file content."},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Write the file."""
+        path = str_arg(args, "path")
+        content = str_arg(args, "content")
+        try:
+            written = await asyncio.to_thread(ctx.fs.write_text, path, content)
+        except FsError as exc:
+            raise ToolError(str(exc)) from None
+        size = len(content.encode("utf-8"))
+        return ToolOutput(summary=f"write_file: {ctx.fs.display(written)} — {size} bytes")
+
+
+# -- edit_file --------------------------------------------------------------------------------
+
+
+class EditFileTool:
+    """Replace an exact string in a file; it must occur once unless ``replace_all``."""
+
+    name = "edit_file"
+    description = (
+        "Replace old_string with new_string in a file. old_string must match the file exactly "
+        "(including indentation) and occur exactly once, unless replace_all is true. Include "
+        "enough surrounding lines to make it unique."
+    )
+    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "File path, relative to the workspace."},
+            "old_string": {"type": "string", "description": "Exact text to replace."},
+            "new_string": {"type": "string", "description": "Replacement text."},
+            "replace_all": {
+                "type": "boolean",
+                "default": False,
+                "description": "Replace every occurrence instead of requiring exactly one.",
+            },
+        },
+        "required": ["path", "old_string", "new_string"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Apply the replacement and show the edited region."""
+        path = str_arg(args, "path")
+        old = str_arg(args, "old_string")
+        new = str_arg(args, "new_string")
+        replace_all = bool_arg(args, "replace_all")
+        if not old:
+            raise ToolError("old_string is empty; use write_file to create a file")
+        if old == new:
+            raise ToolError("old_string and new_string are identical; nothing to change")
+        try:
+            return await asyncio.to_thread(self._edit, ctx, path, old, new, replace_all)
+        except FsError as exc:
+            raise ToolError(str(exc)) from None
+
+    def _edit(
+        self, ctx: ToolContext, path: str, old: str, new: str, replace_all: bool
+    ) -> ToolOutput:
+        file = ctx.fs.read_text(path, max_bytes=READ_MAX_BYTES)
+        if file.truncated:
+            raise ToolError(f"{file.display} is too large to edit ({file.total_bytes} bytes)")
+        text = file.text
+        count = text.count(old)
+        if count == 0 and "\r\n" in text and "\n" in old:
+            # read_file shows lines without their \r; match the file's CRLF endings instead.
+            old, new = _crlf(old), _crlf(new)
+            count = text.count(old)
+        if count == 0:
+            raise ToolError(f"old_string not found in {file.display}")
+        if count > 1 and not replace_all:
+            raise ToolError(
+                f"old_string occurs {count} times in {file.display}; include more surrounding "
+                "context to make it unique, or set replace_all to true"
+            )
+        start = text.index(old)
+        edited = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        ctx.fs.write_text(file.path, edited)
+        noun = "occurrence" if count == 1 else "occurrences"
+        summary = f"edit_file: {file.display} — replaced {count} {noun}"
+        return ToolOutput(summary=summary, content=_snippet(edited, start, len(new)))
+
+
+def _crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def _snippet(text: str, start: int, length: int) -> str:
+    """The numbered lines around ``text[start:start + length]``, so the model sees the result."""
+    first = text.count("\n", 0, start) + 1
+    # A newline that ends the new text does not reach into the next line.
+    last = first + text.count("\n", start, max(start, start + length - 1))
+    lines = split_lines(text)
+    lo = max(1, first - EDIT_CONTEXT_LINES)
+    hi = min(len(lines), last + EDIT_CONTEXT_LINES)
+    return number_lines(lines[lo - 1 : hi], lo)

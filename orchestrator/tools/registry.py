@@ -1,0 +1,87 @@
+"""The tools a pod offers, by name, and the default set built from its configuration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from orchestrator.config import PodConfig
+from orchestrator.tools.base import Tool
+from orchestrator.tools.bash import BashTool
+from orchestrator.tools.files import EditFileTool, ReadFileTool, WriteFileTool
+from orchestrator.tools.search import GlobTool, GrepTool
+
+
+class ToolRegistry:
+    """Tools by name; ``specs()`` is the stable wire form sent with every request."""
+
+    def __init__(self, tools: Sequence[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        """Add a tool; a second tool with the same name is a setup error."""
+        if tool.name in self._tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, if any."""
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        """Registered tool names, sorted."""
+        return sorted(self._tools)
+
+    def specs(self) -> list[dict[str, Any]]:
+        """``{"name", "description", "input_schema"}`` per tool, sorted by name so requests
+        (and prompt caching) do not depend on registration order."""
+        return [
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": tool.input_schema,
+            }
+            for tool in (self._tools[name] for name in self.names())
+        ]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter([self._tools[name] for name in self.names()])
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+def content_cap(config: PodConfig, tool_name: str) -> int:
+    """The content cap for one tool: its override, else the pod-wide cap."""
+    return config.tool_output_overrides.get(tool_name, config.tool_output_max_bytes)
+
+
+def default_registry(config: PodConfig, extra: Sequence[Tool] = ()) -> ToolRegistry:
+    """The built-in tools (``bash`` only with ``allow_bash``) plus ``extra``.
+
+    ``extra`` is the hook for tools built elsewhere, such as the knowledge tools, which need
+    more than the config to construct.
+    """
+    registry = ToolRegistry(
+        [
+            ReadFileTool(max_bytes=content_cap(config, ReadFileTool.name)),
+            WriteFileTool(),
+            EditFileTool(),
+            GlobTool(),
+            GrepTool(max_bytes=content_cap(config, GrepTool.name)),
+        ]
+    )
+    if config.allow_bash:
+        # The configured timeout is both the default and the ceiling: the model may only
+        # ask for less.
+        registry.register(
+            BashTool(default_timeout_s=config.bash_timeout_s, max_timeout_s=config.bash_timeout_s)
+        )
+    for tool in extra:
+        registry.register(tool)
+    return registry

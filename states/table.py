@@ -1,0 +1,294 @@
+"""The lifecycle's transition table, derived by running the machine itself.
+
+Every (state, event) pair is tried on a fresh :class:`~states.lifecycle.PodLifecycle` whose
+model records the actions it is asked to perform. The resulting rows are the one description of
+the machine that the protocol docs, the tests and the diagram notes are generated from or
+checked against, so none of them can drift from the class.
+
+``python -m states.table`` prints the table; ``--write-docs FILE`` refreshes the generated
+block between the markers in FILE and ``--check-docs FILE`` fails when that block is stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from statemachine.exceptions import TransitionNotAllowed
+
+from states.lifecycle import (
+    METHOD_EVENTS,
+    OUTCOME_EVENTS,
+    REJECTION_CODES,
+    ROUND_EVENTS,
+    PodLifecycle,
+    PublicStatus,
+    leaf_state,
+    public_status,
+)
+
+TABLE_STATES: Final[tuple[str, ...]] = (
+    "idle",
+    "requesting",
+    "executing_tools",
+    "pausing",
+    "cancelling",
+    "stopping",
+    "paused",
+    "stopped",
+)
+"""Every state a pod can rest in; ``interrupted`` is left out because it is never at rest."""
+
+ALL_EVENTS: Final[tuple[str, ...]] = METHOD_EVENTS + OUTCOME_EVENTS + ROUND_EVENTS
+"""Every event the machine knows, in table order."""
+
+EventKind = Literal["method", "outcome", "round"]
+
+EVENT_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
+    "run": {"segments": []},
+    "notify": {"note": "note"},
+    "pod_event": {"note": "note"},
+    "turn_finished": {"result": "finished"},
+    "turn_paused": {"result": "paused"},
+    "turn_failed": {"result": "errored"},
+    "turn_interrupted": {"result": "cancelled"},
+}
+"""Keyword arguments sent with each event, as the runtime sends them, so actions can bind."""
+
+TABLE_START: Final = "<!-- transition-table:start -->"
+TABLE_END: Final = "<!-- transition-table:end -->"
+
+
+class RecordingModel:
+    """A :class:`~states.lifecycle.LifecycleModel` that only records which actions ran."""
+
+    def __init__(self) -> None:
+        self.actions: list[str] = []
+
+    def stash_file_refs(self, segments: Any) -> None:
+        """Record the call."""
+        self.actions.append("stash_file_refs")
+
+    def start_turn(self) -> None:
+        """Record the call."""
+        self.actions.append("start_turn")
+
+    def resume_turn(self) -> None:
+        """Record the call."""
+        self.actions.append("resume_turn")
+
+    def interrupt_turn(self) -> None:
+        """Record the call."""
+        self.actions.append("interrupt_turn")
+
+    def close_orphans(self) -> None:
+        """Record the call."""
+        self.actions.append("close_orphans")
+
+    def inject_interrupt_note(self) -> None:
+        """Record the call."""
+        self.actions.append("inject_interrupt_note")
+
+    def queue_note(self, note: Any) -> None:
+        """Record the call."""
+        self.actions.append("queue_note")
+
+    def inject_queued_notes(self) -> None:
+        """Record the call."""
+        self.actions.append("inject_queued_notes")
+
+    def end_turn(self, result: str) -> None:
+        """Record the call."""
+        self.actions.append("end_turn")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransitionRow:
+    """What one event does to a pod resting in one state."""
+
+    state: str
+    """The leaf state the pod was in."""
+    event: str
+    """The event sent."""
+    kind: EventKind
+    """Whether the event is a protocol method, a turn outcome or a round marker."""
+    target: str
+    """The leaf state afterwards (the same as ``state`` when rejected)."""
+    status_before: PublicStatus
+    """The public status before the event."""
+    status_after: PublicStatus
+    """The public status afterwards; a change means a ``status`` event goes out."""
+    actions: tuple[str, ...]
+    """Model actions called, in order."""
+    allowed: bool
+    """False when the machine raised ``TransitionNotAllowed``."""
+    error: str | None
+    """The protocol error code of a rejected method; None when allowed or without a code."""
+
+    @property
+    def noop(self) -> bool:
+        """Accepted but changes nothing: same state, no action."""
+        return self.allowed and self.target == self.state and not self.actions
+
+
+def event_kind(event: str) -> EventKind:
+    """Which family an event belongs to."""
+    if event in METHOD_EVENTS:
+        return "method"
+    if event in OUTCOME_EVENTS:
+        return "outcome"
+    if event in ROUND_EVENTS:
+        return "round"
+    raise ValueError(f"unknown event {event!r}")
+
+
+def _active_ids(machine: PodLifecycle) -> frozenset[str]:
+    return frozenset(str(value) for value in machine.configuration_values)
+
+
+def transition_row(state: str, event: str) -> TransitionRow:
+    """Send ``event`` to a fresh machine started in ``state`` and record what happens."""
+    model = RecordingModel()
+    machine = PodLifecycle(model=model, start_value=state)
+    before = _active_ids(machine)
+    if leaf_state(before) != state:
+        raise ValueError(f"cannot start the machine in {state!r} (got {sorted(before)})")
+    try:
+        machine.send(event, **EVENT_ARGUMENTS.get(event, {}))
+    except TransitionNotAllowed:
+        return TransitionRow(
+            state=state,
+            event=event,
+            kind=event_kind(event),
+            target=state,
+            status_before=public_status(before),
+            status_after=public_status(before),
+            actions=tuple(model.actions),
+            allowed=False,
+            error=REJECTION_CODES.get(event) if event in METHOD_EVENTS else None,
+        )
+    after = _active_ids(machine)
+    return TransitionRow(
+        state=state,
+        event=event,
+        kind=event_kind(event),
+        target=leaf_state(after),
+        status_before=public_status(before),
+        status_after=public_status(after),
+        actions=tuple(model.actions),
+        allowed=True,
+        error=None,
+    )
+
+
+def transition_table(
+    states: Iterable[str] = TABLE_STATES, events: Iterable[str] = ALL_EVENTS
+) -> list[TransitionRow]:
+    """Every (state, event) row, states outer, in declaration order."""
+    event_list = list(events)
+    return [transition_row(state, event) for state in states for event in event_list]
+
+
+def _outcome_cell(row: TransitionRow) -> str:
+    if not row.allowed:
+        return f"error `{row.error}`" if row.error else "not allowed"
+    if row.noop:
+        return "no-op"
+    if row.target == row.state:
+        return "stays"
+    return f"→ `{row.target}`"
+
+
+def _status_cell(row: TransitionRow) -> str:
+    if row.status_after == row.status_before:
+        return row.status_before
+    return f"{row.status_before} → **{row.status_after}**"
+
+
+def render_markdown_table(
+    rows: Sequence[TransitionRow], events: Iterable[str] = METHOD_EVENTS
+) -> str:
+    """A Markdown table of the rows whose event is in ``events``, one line per pair."""
+    wanted = set(events)
+    lines = [
+        "| State | Event | Result | Actions, in order | Status |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        if row.event not in wanted:
+            continue
+        actions = ", ".join(f"`{name}`" for name in row.actions) or "—"
+        lines.append(
+            f"| `{row.state}` | `{row.event}` | {_outcome_cell(row)} | {actions} "
+            f"| {_status_cell(row)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def generated_doc_block() -> str:
+    """The block the protocol docs carry between the table markers."""
+    rows = transition_table()
+    return (
+        f"{TABLE_START}\n"
+        "<!-- Generated by `python -m states.table --write-docs docs/protocol.md`; "
+        "do not edit by hand. -->\n\n"
+        "#### Methods\n\n"
+        f"{render_markdown_table(rows, METHOD_EVENTS)}\n"
+        "#### Turn outcomes (sent by the runtime when the turn task ends)\n\n"
+        f"{render_markdown_table(rows, OUTCOME_EVENTS)}\n"
+        "#### Round markers (sent by the turn loop inside `running`)\n\n"
+        f"{render_markdown_table(rows, ROUND_EVENTS)}"
+        f"{TABLE_END}"
+    )
+
+
+_BLOCK = re.compile(re.escape(TABLE_START) + r".*?" + re.escape(TABLE_END), re.DOTALL)
+
+
+def extract_doc_block(text: str) -> str:
+    """The generated block of a document, markers included; ValueError when absent."""
+    match = _BLOCK.search(text)
+    if match is None:
+        raise ValueError(f"no {TABLE_START} … {TABLE_END} block")
+    return match.group(0)
+
+
+def refresh_doc(text: str) -> str:
+    """The document with its generated block replaced by a fresh render."""
+    extract_doc_block(text)
+    # A function replacement keeps backslashes in the table from being read as escapes.
+    return _BLOCK.sub(lambda _: generated_doc_block(), text, count=1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the table, or refresh / check the block of a Markdown document."""
+    parser = argparse.ArgumentParser(prog="python -m states.table", description=__doc__)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--write-docs", metavar="FILE", type=Path)
+    group.add_argument("--check-docs", metavar="FILE", type=Path)
+    args = parser.parse_args(argv)
+    if args.write_docs is not None:
+        path: Path = args.write_docs
+        path.write_text(refresh_doc(path.read_text(encoding="utf-8")), encoding="utf-8")
+        return 0
+    if args.check_docs is not None:
+        text = args.check_docs.read_text(encoding="utf-8")
+        if extract_doc_block(text) != generated_doc_block():
+            print(
+                f"{args.check_docs}: transition table is stale; run "
+                f"python -m states.table --write-docs {args.check_docs}",
+                file=sys.stderr,
+            )
+            return 1
+        return 0
+    sys.stdout.write(render_markdown_table(transition_table(), ALL_EVENTS))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,97 @@
+"""kill -9 in the middle of a turn, restart with --continue: nothing committed is lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from orchestrator.client import PodClient
+from orchestrator.server import socket_is_live
+from tests.e2e.harness import collect_until
+
+
+def _start(workspace: Path, socket: Path, session: Path, script: Path, *extra: str) -> subprocess.Popen[bytes]:
+    args = [
+        sys.executable, "-m", "cli", "serve",
+        "--workspace", str(workspace),
+        "--socket", str(socket),
+        "--session", str(session),
+        "--provider", "scripted",
+        "--script", str(script),
+        "--allow-bash",
+        *extra,
+    ]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while not socket_is_live(socket):
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        assert time.monotonic() < deadline, "pod did not start"
+        time.sleep(0.05)
+    return proc
+
+
+async def test_kill_9_mid_tool_then_continue(workspace: Path, short_dir: Path) -> None:
+    script = short_dir / "script.json"
+    script.write_text(
+        json.dumps(
+            {
+                "replies": [
+                    {"text": "first answer"},
+                    {
+                        "text": "running a long command",
+                        "tool_calls": [{"name": "bash", "input": {"command": "sleep 30"}}],
+                    },
+                    {"text": "after the crash"},
+                ]
+            }
+        )
+    )
+    socket = short_dir / "p.sock"
+    session = short_dir / "session.jsonl"
+    proc = _start(workspace, socket, session, script)
+    try:
+        c = await PodClient.connect(socket)
+        await c.send("run", {"input": "hello"})
+        await collect_until(c, "run_end")
+        await c.send("run", {"input": "do the long thing"})
+        await c.wait_for("status", state="executing_tools")
+        before = (await c.request("get_history")).data["items"]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        await c.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+    assert [i["kind"] for i in before] == [
+        "user_message", "assistant", "user_message", "assistant",
+    ]  # fmt: skip
+    assert socket.exists()  # a kill -9 leaves a stale socket; the restart must clear it
+    script.write_text(json.dumps({"replies": [{"text": "after the crash"}]}))
+    proc = _start(workspace, socket, session, script, "--continue")
+    try:
+        c = await PodClient.connect(socket)
+        status = await c.request("get_status")
+        assert status.data["status"] == "paused"
+        after = (await c.request("get_history")).data["items"]
+        assert after == before  # nothing committed was lost or duplicated
+        await c.send("run", {"input": "what happened?"})
+        events = await collect_until(c, "run_end")
+        # The scripted provider rejects wire-invalid requests like the API: finished means valid.
+        assert events[-1].data == {"result": "finished"}
+        final = (await c.request("get_history")).data["items"]
+        assert final[: len(before)] == before
+        closing = final[len(before)]
+        assert closing["kind"] == "tool_result" and closing["summary"] == "[Interrupted by user]"
+        assert final[len(before) + 1]["origin"] == "interrupt"
+        await c.send("shutdown")
+        await c.close()
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

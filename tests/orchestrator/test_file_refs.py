@@ -1,0 +1,270 @@
+"""Submit-time ``@file`` resolution and synthetic pre-reads, against real files."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from orchestrator import file_refs
+from orchestrator.config import TOOL_OUTPUT_MAX_BYTES
+from orchestrator.file_refs import (
+    TRUNCATION_MARKER,
+    FileRefError,
+    PrereadResult,
+    RefResolution,
+    preread_files,
+    resolve_file_ref,
+    resolve_segments,
+)
+from orchestrator.history import SystemMessage
+from orchestrator.protocol import (
+    FileRefSegment,
+    KnowledgeRefSegment,
+    PasteSegment,
+    Segment,
+    TextSegment,
+)
+from orchestrator.scoped_fs import (
+    BinaryFile,
+    NotFound,
+    NotRegularFile,
+    OutOfScope,
+    ScopedFS,
+    SymlinkEscape,
+)
+from orchestrator.tools.base import ToolOutput
+
+CAP = TOOL_OUTPUT_MAX_BYTES
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("import os\n\nprint(os.getcwd())\n")
+    (root / "notes.md").write_text("one\ntwo")
+    return root
+
+
+@pytest.fixture
+def fs(ws: Path) -> ScopedFS:
+    return ScopedFS(ws)
+
+
+def test_marker_wire_string() -> None:
+    assert TRUNCATION_MARKER.format(total=20480) == (
+        "[...truncated, 20480 bytes total — use read_file for the rest]"
+    )
+
+
+def test_resolve_file(fs: ScopedFS, ws: Path) -> None:
+    ref = resolve_file_ref(fs, "src/app.py", max_bytes=CAP)
+    assert ref.text == "[File: src/app.py]\nimport os\n\nprint(os.getcwd())\n"
+    assert (ref.fs_path, ref.is_dir, ref.truncated) == (ws / "src" / "app.py", False, False)
+    assert ref.to_item() == SystemMessage(text=ref.text, origin="file_ref")
+
+
+def test_header_keeps_the_path_as_written(fs: ScopedFS) -> None:
+    assert resolve_file_ref(fs, "./src/../notes.md", max_bytes=CAP).text == (
+        "[File: ./src/../notes.md]\none\ntwo"
+    )
+
+
+def test_truncated_file_gets_the_marker_on_a_new_line(fs: ScopedFS, ws: Path) -> None:
+    # 20 KB of 3-byte characters after one byte: the 16 KB cut splits a character.
+    raw = ("x" + "é語" * 4096).encode()
+    (ws / "big.txt").write_bytes(raw)
+    ref = resolve_file_ref(fs, "big.txt", max_bytes=CAP)
+    header, body = ref.text.split("\n", 1)
+    content, marker = body.rsplit("\n", 1)
+    assert header == "[File: big.txt]"
+    assert marker == f"[...truncated, {len(raw)} bytes total — use read_file for the rest]"
+    assert raw.startswith(content.encode()) and CAP - 3 < len(content.encode()) <= CAP
+    assert ref.truncated and ref.total_bytes == len(raw)
+
+
+def test_truncated_body_ending_in_newline_gets_no_blank_line(fs: ScopedFS, ws: Path) -> None:
+    (ws / "lines.txt").write_text("abc\n" * 10)
+    ref = resolve_file_ref(fs, "lines.txt", max_bytes=8)
+    assert ref.text == "[File: lines.txt]\nabc\nabc\n" + TRUNCATION_MARKER.format(total=40)
+
+
+def test_directory_gives_a_listing(fs: ScopedFS, ws: Path) -> None:
+    (ws / "src" / "lib").mkdir()
+    ref = resolve_file_ref(fs, "src", max_bytes=CAP)
+    assert ref.text == "[Dir: src]\napp.py\nlib/"
+    assert ref.is_dir
+
+
+def test_empty_directory(fs: ScopedFS, ws: Path) -> None:
+    (ws / "empty").mkdir()
+    assert resolve_file_ref(fs, "empty/", max_bytes=CAP).text == "[Dir: empty/]\n(empty directory)"
+
+
+def test_large_directory_is_capped(fs: ScopedFS, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(file_refs, "DIR_LIST_LIMIT", 3)
+    (ws / "many").mkdir()
+    for i in range(5):
+        (ws / "many" / f"{i}.txt").write_text("")
+    assert resolve_file_ref(fs, "many", max_bytes=CAP).text == (
+        "[Dir: many]\n0.txt\n1.txt\n2.txt\n[...truncated, 5 entries total]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("setup", "path", "kind", "reason"),
+    [
+        (None, "src/x.py", NotFound, "not found"),
+        (None, "../outside.txt", OutOfScope, "outside the allowed roots"),
+        ("link", "leak.txt", SymlinkEscape, "symlink points outside the allowed roots"),
+        ("binary", "blob.bin", BinaryFile, "binary file (contains NUL bytes)"),
+        ("fifo", "pipe", NotRegularFile, "not a regular file (FIFO)"),
+    ],
+)
+def test_failures_carry_the_reason(
+    fs: ScopedFS,
+    ws: Path,
+    setup: str | None,
+    path: str,
+    kind: type[Exception],
+    reason: str,
+) -> None:
+    outside = ws.parent / "outside.txt"
+    outside.write_text("no")
+    if setup == "link":
+        (ws / "leak.txt").symlink_to(outside)
+    elif setup == "binary":
+        (ws / "blob.bin").write_bytes(b"\x89PNG\x00\x00")
+    elif setup == "fifo":
+        os.mkfifo(ws / "pipe")
+    with pytest.raises(FileRefError) as exc:
+        resolve_file_ref(fs, path, max_bytes=CAP)
+    assert isinstance(exc.value.cause, kind)
+    assert exc.value.reason.startswith(reason)
+    assert exc.value.alert_message == f"could not attach @{path}: {exc.value.reason}"
+    assert exc.value.placeholder == f"[unresolved file ref: {path}]"
+
+
+def test_not_found_alert_text(fs: ScopedFS) -> None:
+    with pytest.raises(FileRefError) as exc:
+        resolve_file_ref(fs, "src/x.py", max_bytes=CAP)
+    assert exc.value.alert_message == "could not attach @src/x.py: not found"
+
+
+def test_resolve_segments(fs: ScopedFS) -> None:
+    segments: list[Segment] = [
+        TextSegment(text="explain "),
+        FileRefSegment(path="src/app.py"),
+        TextSegment(text=" and "),
+        FileRefSegment(path="src/x.py"),
+        TextSegment(text=" with "),
+        PasteSegment(id=1, text="pasted"),
+        TextSegment(text=" and "),
+        KnowledgeRefSegment(slug="style"),
+        TextSegment(text=" then "),
+        FileRefSegment(path="notes.md"),
+    ]
+    result = resolve_segments(fs, segments, max_bytes=CAP)
+    assert result.user_text == (
+        "explain @src/app.py and [unresolved file ref: src/x.py] with pasted and "
+        "@knowledge:style then @notes.md"
+    )
+    assert result.items == [
+        SystemMessage(
+            text="[File: src/app.py]\nimport os\n\nprint(os.getcwd())\n", origin="file_ref"
+        ),
+        SystemMessage(text="[File: notes.md]\none\ntwo", origin="file_ref"),
+    ]
+    assert [f.alert_message for f in result.failures] == ["could not attach @src/x.py: not found"]
+
+
+def test_resolve_segments_attaches_a_repeated_path_once(fs: ScopedFS) -> None:
+    segments: list[Segment] = [
+        FileRefSegment(path="notes.md"),
+        TextSegment(text=" vs "),
+        FileRefSegment(path="notes.md"),
+        TextSegment(text=" "),
+        FileRefSegment(path="gone"),
+        FileRefSegment(path="gone"),
+    ]
+    result = resolve_segments(fs, segments, max_bytes=CAP)
+    assert result.user_text == (
+        "@notes.md vs @notes.md [unresolved file ref: gone][unresolved file ref: gone]"
+    )
+    assert len(result.items) == 1
+    assert [f.path for f in result.failures] == ["gone"]
+
+
+def test_resolve_segments_without_refs(fs: ScopedFS) -> None:
+    result = resolve_segments(fs, [TextSegment(text="hello")], max_bytes=CAP)
+    assert result == RefResolution(user_text="hello")
+
+
+# -- synthetic reads ------------------------------------------------------------------------------
+
+
+async def test_preread_formats_like_read_file(fs: ScopedFS) -> None:
+    results = await preread_files(fs, ["src/app.py", "notes.md", "missing.py"], max_bytes=CAP)
+    assert [r.path for r in results] == ["src/app.py", "notes.md", "missing.py"]
+    assert results[0].output == ToolOutput(
+        summary="read_file: src/app.py — 3 lines", content="import os\n\nprint(os.getcwd())\n"
+    )
+    assert results[1].output == ToolOutput(
+        summary="read_file: notes.md — 2 lines", content="one\ntwo"
+    )
+    assert not results[2].ok and results[2].output is None
+    assert results[2].error is not None and results[2].error.reason == "not found"
+
+
+async def test_preread_truncated_and_directory(fs: ScopedFS, ws: Path) -> None:
+    (ws / "long.txt").write_text("line\n" * 10)
+    long, src = await preread_files(fs, ["long.txt", "src"], max_bytes=12)
+    assert long.output == ToolOutput(
+        summary="read_file: long.txt — 3 lines (truncated, 50 bytes total)",
+        content="line\nline\nli\n" + TRUNCATION_MARKER.format(total=50),
+    )
+    assert src.output == ToolOutput(summary="read_file: src — directory, 1 entry", content="app.py")
+
+
+async def test_preread_caps_and_dedupes(fs: ScopedFS) -> None:
+    paths = ["notes.md", "notes.md", *(f"f{i}.py" for i in range(10))]
+    results = await preread_files(fs, paths, max_bytes=CAP)
+    assert [r.path for r in results] == ["notes.md", "f0.py", "f1.py", "f2.py", "f3.py"]
+    assert len(await preread_files(fs, paths, max_bytes=CAP, max_files=2)) == 2
+
+
+async def test_preread_runs_in_parallel(fs: ScopedFS, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every read waits for all the others: only parallel reads get past the barrier.
+    barrier = threading.Barrier(3, timeout=5)
+
+    def waiting_read(_fs: ScopedFS, path: str, *, max_bytes: int) -> PrereadResult:
+        barrier.wait()
+        return PrereadResult(path, output=ToolOutput(summary=path))
+
+    monkeypatch.setattr(file_refs, "preread_one", waiting_read)
+    results = await preread_files(fs, ["a.py", "b.py", "c.py"], max_bytes=CAP)
+    assert [r.output.summary for r in results if r.output] == ["a.py", "b.py", "c.py"]
+
+
+async def test_preread_is_cancellable(fs: ScopedFS, monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    started = threading.Event()
+
+    def stuck_read(_fs: ScopedFS, path: str, *, max_bytes: int) -> PrereadResult:
+        started.set()
+        release.wait(10)
+        return PrereadResult(path)
+
+    monkeypatch.setattr(file_refs, "preread_one", stuck_read)
+    task = asyncio.create_task(preread_files(fs, ["a.py", "b.py"], max_bytes=CAP))
+    await asyncio.to_thread(started.wait, 5)
+    task.cancel()
+    try:
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, timeout=5)
+    finally:
+        release.set()

@@ -1,0 +1,295 @@
+"""The JSON-lines protocol: request vectors, errors, every event, the schema."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from orchestrator.protocol import (
+    EVENT_DATA,
+    MAX_LINE_BYTES,
+    PARAMS_BY_METHOD,
+    CompleteFilesParams,
+    FileRefSegment,
+    KnowledgeRefSegment,
+    NoParams,
+    NotifyParams,
+    PasteSegment,
+    PodEventParams,
+    ProtocolError,
+    Request,
+    RunParams,
+    TextSegment,
+    UnknownSegment,
+    WorkflowInvokeSegment,
+    decode_event,
+    encode_event,
+    parse_request,
+    protocol_schema,
+)
+
+VECTORS: list[tuple[str, Request, Any]] = [
+    (
+        '{"method":"run","params":{"input":"hi"},"id":1}',
+        Request(method="run", params={"input": "hi"}, id=1),
+        RunParams(input="hi"),  # the shorthand, remembered as plain input
+    ),
+    (
+        '{"method":"notify","params":{"message":"build done"}}',
+        Request(method="notify", params={"message": "build done"}),
+        NotifyParams(message="build done"),
+    ),
+    (
+        '{"method":"pod_event","params":{"kind":"errored","pod":"c1","message":"x"},"id":"a"}',
+        Request(
+            method="pod_event", params={"kind": "errored", "pod": "c1", "message": "x"}, id="a"
+        ),
+        PodEventParams(kind="errored", pod="c1", message="x"),
+    ),
+    ('{"method":"resume"}', Request(method="resume"), NoParams()),
+    ('{"method":"pause"}', Request(method="pause"), NoParams()),
+    ('{"method":"cancel","params":{}}', Request(method="cancel"), NoParams()),
+    ('{"method":"shutdown"}', Request(method="shutdown"), NoParams()),
+    ('{"method":"get_history","id":7}', Request(method="get_history", id=7), NoParams()),
+    ('{"method":"get_status"}', Request(method="get_status"), NoParams()),
+    (
+        '{"method":"complete_files","params":{"prefix":"src/","limit":5}}',
+        Request(method="complete_files", params={"prefix": "src/", "limit": 5}),
+        CompleteFilesParams(prefix="src/", limit=5),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "request_", "params"), VECTORS, ids=[json.loads(v[0])["method"] for v in VECTORS]
+)
+def test_every_method_parses(line: str, request_: Request, params: Any) -> None:
+    assert parse_request(line) == (request_, params)
+    assert parse_request(line.encode()) == (request_, params)
+    # The envelope round-trips through its own JSON form.
+    dumped = request_.model_dump_json(exclude_defaults=True)
+    assert parse_request(dumped) == (request_, params)
+
+
+def test_vectors_cover_every_method() -> None:
+    assert {json.loads(line)["method"] for line, _, _ in VECTORS} == set(PARAMS_BY_METHOD)
+
+
+def test_pause_is_a_method_without_params() -> None:
+    assert parse_request('{"method":"pause"}') == (Request(method="pause"), NoParams())
+
+
+def test_run_with_every_segment_kind_and_an_unknown_one() -> None:
+    segments = [
+        {"kind": "text", "text": "look at "},
+        {"kind": "paste", "id": 3, "text": "pasted"},
+        {"kind": "file_ref", "path": "src/a.py"},
+        {"kind": "knowledge_ref", "slug": "style"},
+        {"kind": "workflow_invoke", "slug": "review"},
+        {"kind": "voice_note", "url": "x", "seconds": 3},
+    ]
+    _, params = parse_request(json.dumps({"method": "run", "params": {"segments": segments}}))
+    assert isinstance(params, RunParams)
+    assert params.segments == [
+        TextSegment(text="look at "),
+        PasteSegment(id=3, text="pasted"),
+        FileRefSegment(path="src/a.py"),
+        KnowledgeRefSegment(slug="style"),
+        WorkflowInvokeSegment(slug="review"),
+        UnknownSegment(kind="voice_note", url="x", seconds=3),  # type: ignore[call-arg]
+    ]
+    assert type(params.segments[-1]) is UnknownSegment
+    assert [s.model_dump() for s in params.segments] == segments
+
+
+def test_input_shorthand_is_one_text_segment() -> None:
+    _, params = parse_request('{"method":"run","params":{"input":"hello"}}')
+    assert isinstance(params, RunParams)
+    assert (params.segments, params.input, params.plain) == (
+        [TextSegment(text="hello")],
+        None,
+        True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("[1, 2]", "a request must be a JSON object"),
+        ('"run"', "a request must be a JSON object"),
+        (
+            "{not json",
+            "line is not JSON: Expecting property name enclosed in double quotes at column 2",
+        ),
+        (
+            '{"method":"fly"}',
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files",
+        ),
+        (
+            '{"params":{}}',
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files",
+        ),
+        (
+            '{"method":"run","params":{}}',
+            "invalid run request: params: Value error, run needs 'segments' or 'input'",
+        ),
+        (
+            '{"method":"run","params":{"input":"  "}}',
+            "invalid run request: params: Value error, run input is blank",
+        ),
+        (
+            '{"method":"run","params":{"input":"a","segments":[{"kind":"text","text":"b"}]}}',
+            "invalid run request: params: Value error, give either 'input' or 'segments', not both",
+        ),
+        (
+            '{"method":"run","params":{"input":5}}',
+            "invalid run request: input: Input should be a valid string",
+        ),
+        (
+            '{"method":"run","params":{"segments":[{"kind":"file_ref"}]}}',
+            "invalid run request: segments.0.known.file_ref.path: Field required",
+        ),
+        (
+            '{"method":"notify","params":{"message":""}}',
+            "invalid notify request: message: String should have at least 1 character",
+        ),
+        (
+            '{"method":"notify","params":{"message":" "}}',
+            "invalid notify request: message: String should match pattern '\\S'",
+        ),
+        (
+            '{"method":"pause","params":{"x":1}}',
+            "invalid pause request: x: Extra inputs are not permitted",
+        ),
+        (
+            '{"method":"pause","params":[]}',
+            "invalid pause request: params: Input should be a valid dictionary",
+        ),
+        (
+            '{"method":"pause","extra":1}',
+            "invalid pause request: extra: Extra inputs are not permitted",
+        ),
+        (
+            '{"method":"complete_files","params":{"limit":0}}',
+            "invalid complete_files request: limit: Input should be greater than or equal to 1",
+        ),
+        (
+            '{"method":"pod_event","params":{"kind":"paused"}}',
+            "invalid pod_event request: kind: Input should be 'turn_ended', 'errored' or 'shut_down'",
+        ),
+    ],
+)
+def test_bad_lines_raise_invalid_request(line: str, message: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        parse_request(line)
+    assert (info.value.code, str(info.value)) == ("invalid_request", message)
+
+
+def test_error_keeps_a_usable_id() -> None:
+    with pytest.raises(ProtocolError) as info:
+        parse_request('{"method":"fly","id":9}')
+    assert info.value.id == 9
+    with pytest.raises(ProtocolError) as info:
+        parse_request('{"method":"fly","id":[1]}')
+    assert info.value.id is None
+
+
+def test_invalid_utf8_is_refused() -> None:
+    with pytest.raises(ProtocolError) as info:
+        parse_request(b'{"method":"run","params":{"input":"\xff"}}')
+    assert (info.value.code, str(info.value)) == (
+        "invalid_request",
+        "line is not valid UTF-8 (byte 35)",
+    )
+
+
+def test_max_line_is_eight_mebibytes() -> None:
+    assert MAX_LINE_BYTES == 8 * 1024 * 1024
+
+
+# -- events ------------------------------------------------------------------------------
+
+EVENT_SAMPLES: dict[str, dict[str, Any]] = {
+    "status": {
+        "status": "paused",
+        "state": "paused",
+        "name": "p",
+        "model": "m",
+        "provider": "anthropic",
+        "workspace": "/w",
+        "turn": 3,
+        "usage": {"input_tokens": 1},
+        "id": 4,
+    },
+    "user_message": {"segments": [{"kind": "text", "text": "hi"}, {"kind": "new", "a": 1}]},
+    "turn_start": {"turn": 2, "resumed": True},
+    "text_delta": {"text": "he"},
+    "text_done": {"text": "hello"},
+    "thinking_delta": {"text": "hm"},
+    "tool_call_start": {"id": "t1", "name": "Read"},
+    "tool_call_args_delta": {"id": "t1", "json": '{"pa'},
+    "tool_call_done": {"id": "t1", "name": "Read", "arguments": {"path": "a"}},
+    "tool_result": {
+        "id": "t1",
+        "summary": "[Interrupted by user]",
+        "content": None,
+        "is_error": False,
+        "synthetic": True,
+    },
+    "system_note": {"text": "[The previous turn was interrupted]", "origin": "interrupt"},
+    "usage": {"input_tokens": 10, "output_tokens": 2},
+    "turn_end": {"turn": 2, "result": "cancelled"},
+    "run_end": {"result": "paused"},
+    "error": {"code": "not_running", "message": "cannot pause while idle", "id": None},
+    "alert": {"level": "warn", "source": "file_ref", "message": "m", "timestamp_ms": 1},
+    "history": {"items": [{"kind": "system_message"}], "greeting": "hi", "id": "h"},
+    "file_completions": {"prefix": "s", "candidates": ["src/"], "id": 1},
+    "shutdown": {},
+}
+
+
+def test_samples_cover_every_event() -> None:
+    assert set(EVENT_SAMPLES) == set(EVENT_DATA)
+
+
+@pytest.mark.parametrize("event", sorted(EVENT_DATA))
+def test_every_event_encodes_and_decodes(event: str) -> None:
+    data = EVENT_DATA[event].model_validate(EVENT_SAMPLES[event])
+    line = encode_event(event, data)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert json.loads(line) == {"event": event, "data": EVENT_SAMPLES[event]}
+    decoded = decode_event(line)
+    assert (decoded.event, decoded.data) == (event, EVENT_SAMPLES[event])
+
+
+def test_encode_drops_a_null_id_except_on_error() -> None:
+    status = EVENT_DATA["status"].model_validate({"status": "idle", "state": "idle"})
+    assert "id" not in json.loads(encode_event("status", status))["data"]
+    error = EVENT_DATA["error"].model_validate({"code": "internal", "message": "m"})
+    assert json.loads(encode_event("error", error))["data"]["id"] is None
+
+
+def test_encode_accepts_plain_dicts_and_keeps_unicode() -> None:
+    assert encode_event("text_delta", {"text": "日本"}) == (
+        '{"event": "text_delta", "data": {"text": "日本"}}\n'.encode()
+    )
+    assert encode_event("shutdown") == b'{"event": "shutdown", "data": {}}\n'
+
+
+def test_decode_refuses_bad_events() -> None:
+    with pytest.raises(ValueError):
+        decode_event('{"event":"nope","data":{}}')
+    with pytest.raises(ValueError):
+        decode_event('{"event":"usage","data":{"input_tokens":"x","output_tokens":1}}')
+
+
+def test_protocol_schema_covers_everything_and_is_json() -> None:
+    schema = protocol_schema()
+    assert json.loads(json.dumps(schema)) == schema
+    assert set(schema) == {"title", "request", "methods", "events", "segment"}
+    assert set(schema["methods"]) == set(PARAMS_BY_METHOD)
+    assert set(schema["events"]) == set(EVENT_DATA)
+    assert set(schema["request"]["properties"]["method"]["enum"]) == set(PARAMS_BY_METHOD)
+    assert "json" in schema["events"]["tool_call_args_delta"]["properties"]

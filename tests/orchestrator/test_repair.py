@@ -1,0 +1,131 @@
+"""History surgery: pending calls, orphan closing, the interrupt note, pruning bounds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from orchestrator.history import (
+    INTERRUPT_NOTE,
+    INTERRUPTED_SUMMARY,
+    AssistantMessage,
+    History,
+    Item,
+    SystemMessage,
+    TextBlock,
+    ToolResult,
+    ToolUseBlock,
+    user_message,
+)
+from orchestrator.protocol import TextSegment
+from orchestrator.repair import (
+    close_orphans,
+    interrupt_note,
+    pending_tool_calls,
+    prunable_tokens,
+    prune_before_turn,
+)
+from orchestrator.validator import validate_wire
+from orchestrator.wire import to_wire
+
+
+def use(call_id: str) -> ToolUseBlock:
+    """A tool call."""
+    return ToolUseBlock(id=call_id, name="Bash", input={"cmd": call_id})
+
+
+def asks(*ids: str) -> AssistantMessage:
+    """An assistant message calling tools."""
+    blocks: list[Any] = [TextBlock(text="working"), *(use(i) for i in ids)]
+    return AssistantMessage(blocks=blocks)
+
+
+def answer(call_id: str) -> ToolResult:
+    """A real result."""
+    return ToolResult(call_id=call_id, summary="done", content="out")
+
+
+GO = user_message([TextSegment(text="go")])
+
+
+def test_exact_strings() -> None:
+    assert INTERRUPTED_SUMMARY == "[Interrupted by user]"
+    assert INTERRUPT_NOTE == (
+        "[The previous turn was interrupted by the user. The user's next request follows.]"
+    )
+
+
+def test_pending_are_unanswered_calls_of_the_last_assistant_message_in_order() -> None:
+    items: list[Item] = [GO, asks("a", "b", "c"), answer("b")]
+    assert pending_tool_calls(items) == [use("a"), use("c")]
+    assert pending_tool_calls([*items, answer("a"), answer("c")]) == []
+
+
+def test_only_the_last_assistant_message_counts() -> None:
+    # An earlier orphan is not this function's business; the validator would flag it.
+    items: list[Item] = [GO, asks("old"), GO, asks("new")]
+    assert pending_tool_calls(items) == [use("new")]
+    assert pending_tool_calls([GO, AssistantMessage(blocks=[TextBlock(text="x")])]) == []
+    assert pending_tool_calls([]) == []
+    assert pending_tool_calls([GO, SystemMessage(text="n")]) == []
+
+
+def test_close_orphans_fields() -> None:
+    items: list[Item] = [GO, asks("a", "b"), answer("a")]
+    assert close_orphans(items) == [
+        ToolResult(
+            kind="tool_result",
+            seq=0,
+            turn=0,
+            call_id="b",
+            summary="[Interrupted by user]",
+            content=None,
+            is_error=False,
+            synthetic=True,
+        )
+    ]
+
+
+def test_close_orphans_is_idempotent_and_makes_the_history_wire_valid() -> None:
+    history = History()
+    history.new_turn()
+    history.extend([GO, asks("a", "b", "c"), answer("b")])
+    first = close_orphans(history.items)
+    assert [r.call_id for r in first] == ["a", "c"]
+    history.extend(list(first))
+    assert close_orphans(history.items) == []
+    history.append(interrupt_note())
+    history.append(user_message([TextSegment(text="next")]))
+    assert validate_wire(to_wire(history.items)) == []
+
+
+def test_close_orphans_after_a_note_still_answers_the_calls() -> None:
+    items: list[Item] = [GO, asks("a"), SystemMessage(text="note")]
+    assert [r.call_id for r in close_orphans(items)] == ["a"]
+
+
+def test_interrupt_note() -> None:
+    assert interrupt_note() == SystemMessage(
+        kind="system_message", seq=0, turn=0, text=INTERRUPT_NOTE, origin="interrupt"
+    )
+
+
+@pytest.mark.parametrize(
+    ("current", "keep", "bound"),
+    [(5, None, 0), (5, 0, 0), (5, -1, 0), (5, 1, 5), (5, 2, 4), (5, 5, 1), (5, 9, 0), (0, 3, 0)],
+)
+def test_prune_before_turn(current: int, keep: int | None, bound: int) -> None:
+    assert prune_before_turn(current, keep) == bound
+
+
+def test_prunable_tokens_counts_content_of_older_turns() -> None:
+    items: list[Item] = [
+        ToolResult(turn=1, call_id="a", summary="s", content="x" * 40),
+        ToolResult(turn=1, call_id="b", summary="s", content=None),
+        ToolResult(turn=2, call_id="c", summary="s", content="y" * 400),
+        GO,
+    ]
+    assert prunable_tokens(items, before_turn=2) == 10
+    assert prunable_tokens(items, before_turn=3) == 110
+    assert prunable_tokens(items, before_turn=0) == 0

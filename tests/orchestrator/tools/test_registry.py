@@ -1,0 +1,123 @@
+"""The tool registry, the default tool set, and the package's public surface."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import orchestrator.tools
+from orchestrator.config import PodConfig
+from orchestrator.tools import (
+    BashTool,
+    GrepTool,
+    ReadFileTool,
+    ToolContext,
+    ToolOutput,
+    ToolRegistry,
+    default_registry,
+)
+
+
+class EchoTool:
+    """A stand-in for a tool built elsewhere (the knowledge tools)."""
+
+    def __init__(self, name: str = "echo") -> None:
+        self.name = name
+        self.description = "Echo the text."
+        self.input_schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput | str:
+        return str(args["text"])
+
+
+def test_specs_are_the_wire_form_sorted_by_name() -> None:
+    registry = ToolRegistry()
+    registry.register(EchoTool("zeta"))
+    registry.register(EchoTool("alpha"))
+    assert registry.specs() == [
+        {
+            "name": name,
+            "description": "Echo the text.",
+            "input_schema": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+            },
+        }
+        for name in ("alpha", "zeta")
+    ]
+    assert registry.names() == ["alpha", "zeta"]
+    assert [tool.name for tool in registry] == ["alpha", "zeta"]
+    assert len(registry) == 2
+
+
+def test_get_and_contains() -> None:
+    tool = EchoTool()
+    registry = ToolRegistry([tool])
+    assert registry.get("echo") is tool
+    assert registry.get("nope") is None
+    assert "echo" in registry
+    assert "nope" not in registry
+
+
+def test_duplicate_names_are_refused() -> None:
+    registry = ToolRegistry([EchoTool()])
+    with pytest.raises(ValueError, match="'echo' is already registered"):
+        registry.register(EchoTool())
+
+
+def test_default_registry_without_bash(tmp_path: Path) -> None:
+    registry = default_registry(PodConfig(workspace=tmp_path))
+    assert registry.names() == ["edit_file", "glob", "grep", "read_file", "write_file"]
+
+
+def test_default_registry_with_bash_uses_the_configured_timeout(tmp_path: Path) -> None:
+    registry = default_registry(PodConfig(workspace=tmp_path, allow_bash=True, bash_timeout_s=45))
+    assert "bash" in registry.names()
+    bash = registry.get("bash")
+    assert isinstance(bash, BashTool)
+    assert (bash.default_timeout_s, bash.max_timeout_s) == (45, 45)
+
+
+def test_default_registry_applies_per_tool_caps(tmp_path: Path) -> None:
+    config = PodConfig(
+        workspace=tmp_path, tool_output_max_bytes=9000, tool_output_overrides={"grep": 2000}
+    )
+    registry = default_registry(config)
+    read_file, grep = registry.get("read_file"), registry.get("grep")
+    assert isinstance(read_file, ReadFileTool) and read_file.max_bytes == 9000
+    assert isinstance(grep, GrepTool) and grep.max_bytes == 2000
+
+
+def test_default_registry_takes_extra_tools(tmp_path: Path) -> None:
+    extra = EchoTool("memory_read")
+    registry = default_registry(PodConfig(workspace=tmp_path), extra=[extra])
+    assert registry.get("memory_read") is extra
+    with pytest.raises(ValueError, match="already registered"):
+        default_registry(PodConfig(workspace=tmp_path), extra=[EchoTool("grep")])
+
+
+def test_every_spec_is_an_object_schema_with_known_required_fields(tmp_path: Path) -> None:
+    registry = default_registry(PodConfig(workspace=tmp_path, allow_bash=True))
+    for spec in registry.specs():
+        schema = spec["input_schema"]
+        assert schema["type"] == "object", spec["name"]
+        assert set(schema["required"]) <= set(schema["properties"]), spec["name"]
+        assert spec["description"].strip(), spec["name"]
+
+
+def test_all_is_complete_and_sorted() -> None:
+    public = {
+        name
+        for name, value in vars(orchestrator.tools).items()
+        if not name.startswith("_") and not isinstance(value, type(orchestrator.tools))
+    }
+    public.discard("annotations")
+    assert set(orchestrator.tools.__all__) == public
+    assert orchestrator.tools.__all__ == sorted(orchestrator.tools.__all__)
