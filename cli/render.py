@@ -17,7 +17,9 @@ def segment_label(segment: dict[str, Any]) -> str:
         return str(segment.get("text", ""))
     if kind == "paste":
         text = str(segment.get("text", ""))
-        return f"[Clipboard #{segment.get('id')} | {len(text)} chars, {len(text.splitlines())} lines]"
+        return (
+            f"[Clipboard #{segment.get('id')} | {len(text)} chars, {len(text.splitlines())} lines]"
+        )
     if kind == "file_ref":
         return f"@{segment.get('path')}"
     if kind == "knowledge_ref":
@@ -32,8 +34,12 @@ def render_items(console: Console, items: list[dict[str, Any]]) -> None:
     for item in items:
         kind = item["kind"]
         if kind == "user_message":
-            text = "".join(segment_label(s) for s in item.get("segments", [])) or item.get("text", "")
-            console.print(Panel(Text(text), title=f"you · turn {item['turn']}", border_style="cyan"))
+            text = "".join(segment_label(s) for s in item.get("segments", [])) or item.get(
+                "text", ""
+            )
+            console.print(
+                Panel(Text(text), title=f"you · turn {item['turn']}", border_style="cyan")
+            )
         elif kind == "assistant":
             for block in item.get("blocks", []):
                 if block["type"] == "text":

@@ -426,7 +426,7 @@ class Controller:
 
     def end_turn(self, result: str = "finished", source: Any = None) -> None:
         """Close the current turn for good: persist and announce ``turn_end``."""
-        if getattr(source, "id", "") in ("cancelling", "stopping"):
+        if getattr(source, "id", "") in ("cancelling", "stopping", "paused"):
             result = "cancelled"
         self.session.turn_end(self.history.turn, result)
         self.emit("turn_end", TurnEndData(turn=self.history.turn, result=result))  # type: ignore[arg-type]

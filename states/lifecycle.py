@@ -97,8 +97,8 @@ class LifecycleModel(Protocol):
     def inject_queued_notes(self) -> None:
         """Append all queued notes to history as system messages."""
 
-    def end_turn(self, result: str) -> None:
-        """Close the current turn for good (``turn_end``)."""
+    def end_turn(self, result: str = "finished") -> None:
+        """Close the current turn for good (``turn_end``); interrupted ones end ``cancelled``."""
 
 
 class PodLifecycle(StateMachine):
@@ -130,6 +130,11 @@ class PodLifecycle(StateMachine):
     paused = State("Paused")
     interrupted = State("Interrupted")
     stopped = State("Stopped", final=True)
+
+    # A round event that races an interrupt is dropped: the turn is already winding down.
+    pausing.to.itself(internal=True, event="tools_started round_done")
+    cancelling.to.itself(internal=True, event="tools_started round_done")
+    stopping.to.itself(internal=True, event="tools_started round_done")
 
     # -- methods ---------------------------------------------------------------------------
     # Turns start in ``after`` actions: the new state is entered first, so clients learn the
@@ -168,7 +173,7 @@ class PodLifecycle(StateMachine):
         | cancelling.to(stopping)
         | stopping.to.itself(internal=True)
         | idle.to(stopped)
-        | paused.to(stopped, on="close_orphans")
+        | paused.to(stopped, on=["close_orphans", "end_turn"])
     )
 
     # -- worker outcomes -------------------------------------------------------------------
@@ -185,7 +190,10 @@ class PodLifecycle(StateMachine):
         | stopping.to(stopped, on=["close_orphans", "end_turn"])
     )
     turn_interrupted = (
-        pausing.to(paused)
+        # Nobody asked for this interruption (e.g. the event loop is closing): treat it as a
+        # cancel, so the turn still ends with a wire-valid history.
+        running.to(idle, on=["close_orphans", "end_turn"])
+        | pausing.to(paused)
         | cancelling.to(idle, on=["close_orphans", "end_turn"])
         | stopping.to(stopped, on=["close_orphans", "end_turn"])
     )

@@ -102,7 +102,7 @@ class RecordingModel:
         """Record the call."""
         self.actions.append("inject_queued_notes")
 
-    def end_turn(self, result: str) -> None:
+    def end_turn(self, result: str = "finished") -> None:
         """Record the call."""
         self.actions.append("end_turn")
 

@@ -91,7 +91,9 @@ def register(app: typer.Typer) -> None:
             return
         table = Table("name", "status", "pid", "workspace", "socket")
         for row in rows:
-            table.add_row(row["name"], row["status"], str(row["pid"]), row["workspace"], row["socket"])
+            table.add_row(
+                row["name"], row["status"], str(row["pid"]), row["workspace"], row["socket"]
+            )
         Console().print(table)
 
     @app.command("history")

@@ -30,7 +30,9 @@ def _pick(workspace: Path, session: str | None) -> Path:
     path = Path(session)
     if path.exists():
         return path
-    candidate = sessions_dir(workspace) / (session if session.endswith(".jsonl") else f"{session}.jsonl")
+    candidate = sessions_dir(workspace) / (
+        session if session.endswith(".jsonl") else f"{session}.jsonl"
+    )
     if candidate.exists():
         return candidate
     raise CliError(f"no session {session!r} (see `pod sessions ls`)")
@@ -49,7 +51,11 @@ def register(app: typer.Typer) -> None:
         from orchestrator.session import SessionError, load_session, sessions_dir
 
         base = sessions_dir(workspace)
-        files = sorted(base.glob("*.jsonl"), key=lambda p: p.stat().st_mtime_ns) if base.is_dir() else []
+        files = (
+            sorted(base.glob("*.jsonl"), key=lambda p: p.stat().st_mtime_ns)
+            if base.is_dir()
+            else []
+        )
         rows: list[dict[str, object]] = []
         for path in files:
             try:
@@ -123,7 +129,11 @@ def register(app: typer.Typer) -> None:
         except SessionError as exc:
             raise CliError(str(exc)) from None
         items = [item_to_json(i) for i in loaded.items]
-        text = json.dumps(items, ensure_ascii=False, indent=2) if fmt == "json" else items_to_markdown(items)
+        text = (
+            json.dumps(items, ensure_ascii=False, indent=2)
+            if fmt == "json"
+            else items_to_markdown(items)
+        )
         if out is None:
             typer.echo(text)
         else:

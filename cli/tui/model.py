@@ -316,7 +316,7 @@ class PodView:
         if self.provider == "scripted":
             parts.append("offline (scripted provider)")
         parts.append(self.state_label)
-        parts.append(f"tokens {_k(self.input_tokens)} in / {_k(self.output_tokens)} out")
+        parts.append(f"{_k(self.input_tokens)}↑ {_k(self.output_tokens)}↓ tokens")
         line = " · ".join(parts)
         if self.last_alert:
             line += f"\n⚠ {self.last_alert}"
@@ -334,6 +334,7 @@ class ChatModel:
         self.entries: list[Entry] = []
         self.pod = PodView()
         self._stream: int | None = None
+        self._unconfirmed: list[int] = []
         self._tools: dict[str, int] = {}
 
     # -- history replay --------------------------------------------------------------------
@@ -342,6 +343,7 @@ class ChatModel:
         """Replace the conversation with committed history (the ``history`` reply)."""
         self.entries = []
         self._stream = None
+        self._unconfirmed = []
         self._tools = {}
         if greeting:
             self.entries.append(InfoEntry(greeting))
@@ -409,14 +411,17 @@ class ChatModel:
         return Change("added", len(self.entries) - 1)
 
     def _end_stream(self, *, interrupted: bool) -> list[Change]:
-        index, self._stream = self._stream, None
-        if index is None:
-            return []
-        entry = self.entries[index]
-        assert isinstance(entry, AssistantEntry)
-        entry.streaming = False
-        entry.interrupted = interrupted
-        return [Change("updated", index)]
+        """Streamed text not confirmed by ``text_done`` was never committed: mark it."""
+        self._stream = None
+        changes = []
+        for index in self._unconfirmed:
+            entry = self.entries[index]
+            assert isinstance(entry, AssistantEntry)
+            entry.streaming = False
+            entry.interrupted = interrupted
+            changes.append(Change("updated", index))
+        self._unconfirmed = []
+        return changes
 
     def apply(self, event: str, data: dict[str, Any]) -> list[Change]:
         """Apply one broadcast event; returns what changed in the conversation."""
@@ -433,6 +438,7 @@ class ChatModel:
             delta = str(data.get("text", ""))
             if self._stream is None:
                 self._stream = len(self.entries)
+                self._unconfirmed.append(self._stream)
                 return [self._add(AssistantEntry(text=delta, streaming=True))]
             entry = self.entries[self._stream]
             assert isinstance(entry, AssistantEntry)
@@ -440,14 +446,16 @@ class ChatModel:
             return [Change("appended", self._stream, delta)]
         if event == "text_done":
             text = str(data.get("text", ""))
-            if self._stream is None:
+            if not self._unconfirmed:
                 return [self._add(AssistantEntry(text=text))]
-            index = self._stream
+            index = self._unconfirmed.pop(0)
+            if index == self._stream:
+                self._stream = None
             entry = self.entries[index]
             assert isinstance(entry, AssistantEntry)
             changed = entry.text != text
             entry.text = text
-            self._end_stream(interrupted=False)
+            entry.streaming = False
             return [Change("updated", index, "replace" if changed else "")]
         if event == "thinking_delta":
             last = self.entries[-1] if self.entries else None
@@ -456,11 +464,11 @@ class ChatModel:
                 return [Change("updated", len(self.entries) - 1)]
             return [self._add(ThinkingEntry(text=str(data.get("text", ""))))]
         if event == "tool_call_start":
-            changes = self._end_stream(interrupted=False)
+            # Text after this call belongs to a new block; this one awaits its text_done.
+            self._stream = None
             call_id = str(data.get("id"))
             self._tools[call_id] = len(self.entries)
-            changes.append(self._add(ToolEntry(id=call_id, name=str(data.get("name", "")))))
-            return changes
+            return [self._add(ToolEntry(id=call_id, name=str(data.get("name", ""))))]
         if event == "tool_call_args_delta":
             index = self._tools.get(str(data.get("id")))
             if index is None:

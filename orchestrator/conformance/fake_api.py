@@ -573,6 +573,12 @@ class _Server(ThreadingHTTPServer):
         self.fake = fake
         super().__init__(("127.0.0.1", port), _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients that hang up (cancelled streams, closed pools) are routine, not errors."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive and chunked bodies, as the real API
@@ -597,7 +603,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(404, _error_body("not_found_error", f"Not found: {self.path}", ""))
 
     def do_POST(self) -> None:
-        """Answer ``/v1/messages`` and ``/v1/messages/count_tokens``."""
+        """Answer ``/v1/messages``; other paths get a 404 error body."""
         self.server.fake._handle(self)
 
     def _discard_body(self) -> bytes:
@@ -829,7 +835,11 @@ class FakeAnthropic:
         with self._lock:
             if self._queue:
                 return self._queue.popleft()
-        step = self.responder(body) if self.responder is not None else None
+        try:
+            step = self.responder(body) if self.responder is not None else None
+        except Exception as err:
+            # A broken responder is a bug in the test; say so in the response, visibly.
+            return Fault(status=500, message=f"fake API responder failed: {err!r}")
         if step is None:
             echo = " ".join(_last_user_text(body).split())[:DEFAULT_ECHO_CHARS]
             step = Reply(text=f"ok: {echo}")
@@ -881,7 +891,7 @@ class FakeAnthropic:
             self._changed.notify_all()
         path = handler.path.split("?", 1)[0].rstrip("/")
         try:
-            if path not in ("/v1/messages", "/v1/messages/count_tokens"):
+            if path != "/v1/messages":
                 raise _Rejected(404, "not_found_error", f"Not found: {handler.path}")
             _validate(headers, body, check_signatures=self.check_signatures)
         except _Rejected as rejected:
@@ -897,11 +907,6 @@ class FakeAnthropic:
                 _error_body(rejected.error_type, rejected.message, request_id),
                 {"request-id": request_id},
             )
-            return
-        if path.endswith("count_tokens"):
-            tokens = _estimate_tokens(json.dumps(body.get("messages")))
-            self._update(record, status=200, outcome="complete")
-            handler._send_json(200, {"input_tokens": tokens}, {"request-id": request_id})
             return
         step = self._next_step(body)
         try:

@@ -15,7 +15,9 @@ from orchestrator.server import socket_is_live
 from tests.e2e.harness import collect_until
 
 
-def _start(workspace: Path, socket: Path, session: Path, script: Path, *extra: str) -> subprocess.Popen[bytes]:
+def _start(
+    workspace: Path, socket: Path, session: Path, script: Path, *extra: str
+) -> subprocess.Popen[bytes]:
     args = [
         sys.executable, "-m", "cli", "serve",
         "--workspace", str(workspace),

@@ -139,7 +139,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "resume": ok("requesting", "resume_turn"),
         "pause": ok("paused"),
         "cancel": err("paused", NOT_RUNNING),
-        "shutdown": ok("stopped", "close_orphans"),
+        "shutdown": ok("stopped", "close_orphans", "end_turn"),
     },
     "stopped": {
         "run": err("stopped", ALREADY_RUNNING),
@@ -159,7 +159,8 @@ EXPECTED_OUTCOMES: dict[str, dict[str, tuple[str, tuple[str, ...]] | None]] = {
         "turn_finished": ("idle", END),
         "turn_paused": ("paused", ()),
         "turn_failed": ("idle", END),
-        "turn_interrupted": None,
+        # An interruption nobody asked for is handled like a cancel.
+        "turn_interrupted": ("idle", END),
     },
     "pausing": {
         "turn_finished": ("idle", END),
@@ -213,9 +214,16 @@ def test_outcomes_match_hand_written_table(
 def test_round_events_only_move_inside_running(table: dict[tuple[str, str], TransitionRow]) -> None:
     allowed = {(r.state, r.event): (r.target, r.actions) for r in table.values() if r.allowed}
     rounds = {key: value for key, value in allowed.items() if key[1] in ROUND_EVENTS}
+    winding_down = {
+        (state, event): (state, ())
+        for state in ("pausing", "cancelling", "stopping")
+        for event in ROUND_EVENTS
+    }
+    # Inside running they move between substates; while winding down they are dropped.
     assert rounds == {
         ("requesting", "tools_started"): ("executing_tools", ()),
         ("executing_tools", "round_done"): ("requesting", ("inject_queued_notes",)),
+        **winding_down,
     }
 
 
@@ -367,7 +375,7 @@ def test_pause_mid_tool_keeps_orphans_for_resume() -> None:
             ],
         ),
         ("stopping", [("shutdown", "stopping", []), ("turn_paused", "stopped", END)]),
-        ("paused", [("shutdown", "stopped", ["close_orphans"])]),
+        ("paused", [("shutdown", "stopped", ["close_orphans", "end_turn"])]),
     ],
 )
 def test_shutdown_from_each_state_ends_stopped(
@@ -530,7 +538,7 @@ class SimPod:
         self.history.extend([SystemMessage(text=n, origin="note") for n in self.notes])
         self.notes = []
 
-    def end_turn(self, result: str) -> None:
+    def end_turn(self, result: str = "cancelled") -> None:
         self.results.append(result)
 
     # -- the simulated turn task -------------------------------------------------------------

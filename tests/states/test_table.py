@@ -114,12 +114,12 @@ def test_render_markdown_table_whole_text() -> None:
 
 
 def test_render_filters_events_and_marks_stays_and_not_allowed() -> None:
-    rows = transition_table(states=["requesting"], events=["notify", "turn_interrupted"])
-    assert render_markdown_table(rows, events=["notify", "turn_interrupted"]) == (
+    rows = transition_table(states=["requesting"], events=["notify", "round_done"])
+    assert render_markdown_table(rows, events=["notify", "round_done"]) == (
         "| State | Event | Result | Actions, in order | Status |\n"
         "| --- | --- | --- | --- | --- |\n"
         "| `requesting` | `notify` | stays | `queue_note` | running |\n"
-        "| `requesting` | `turn_interrupted` | not allowed | — | running |\n"
+        "| `requesting` | `round_done` | not allowed | — | running |\n"
     )
     assert render_markdown_table(rows, events=[]).count("\n") == 2
 

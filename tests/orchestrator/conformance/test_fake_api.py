@@ -29,7 +29,7 @@ from orchestrator.conformance.fake_api import (
     step_from_json,
 )
 
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[Any] = [{"role": "user", "content": "hello"}]
 
 
 @pytest.fixture
@@ -231,12 +231,12 @@ def test_non_streaming_request_gets_one_json_message(api: FakeAnthropic) -> None
 
 def test_default_reply_echoes_the_last_user_message(api: FakeAnthropic) -> None:
     long_text = "Please summarise   the whole repository for me, with examples"
-    messages = [
+    messages: list[Any] = [
         {"role": "user", "content": "first"},
         {"role": "assistant", "content": "ok"},
         {"role": "user", "content": [{"type": "text", "text": long_text}]},
     ]
-    reply = sync_client(api).messages.create(model="m", max_tokens=10, messages=messages)  # type: ignore[arg-type]
+    reply = sync_client(api).messages.create(model="m", max_tokens=10, messages=messages)
     assert [b.model_dump(exclude_none=True) for b in reply.content] == [
         {"type": "text", "text": "ok: Please summarise the whole repository fo"}
     ]
@@ -254,6 +254,27 @@ def test_responder_answers_when_the_script_is_empty(api: FakeAnthropic) -> None:
     texts = [json.loads(post(api, body())[2])["content"][0]["text"] for _ in range(3)]
     assert texts == ["scripted", "1 messages", "ok: hello"]
     assert seen == [1, 1]
+
+
+def test_a_failing_responder_becomes_a_500(api: FakeAnthropic) -> None:
+    def responder(request: dict[str, Any]) -> Reply | None:
+        raise KeyError("oops")
+
+    api.responder = responder
+    status, _, data = post(api, body())
+    assert status == 500
+    assert json.loads(data)["error"] == error(
+        "fake API responder failed: KeyError('oops')", "api_error"
+    )
+
+
+def test_unknown_paths_are_not_found(api: FakeAnthropic) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", api.port, timeout=5)
+    connection.request("POST", "/v1/complete", "{}", {"x-api-key": "k"})
+    response = connection.getresponse()
+    assert response.status == 404
+    assert json.loads(response.read())["error"]["type"] == "not_found_error"
+    connection.close()
 
 
 # -- validation ---------------------------------------------------------------------------------
@@ -288,7 +309,7 @@ def test_an_api_key_header_is_required(api: FakeAnthropic) -> None:
 
 def test_sdk_bearer_authorization_is_accepted(api: FakeAnthropic) -> None:
     # SDK 2.x sends the key as `Authorization: Bearer`, not `x-api-key`.
-    sync_client(api).messages.create(model="m", max_tokens=10, messages=HELLO)  # type: ignore[arg-type]
+    sync_client(api).messages.create(model="m", max_tokens=10, messages=HELLO)
     assert api.requests[0].headers["authorization"] == "Bearer test-key"
     assert api.requests[0].valid
 
@@ -407,7 +428,7 @@ def test_drop_cuts_the_stream_mid_body(api: FakeAnthropic) -> None:
         model="m",
         max_tokens=10,
         messages=HELLO,
-        stream=True,  # type: ignore[arg-type]
+        stream=True,
     )
     received = []
     with pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"):
@@ -434,7 +455,7 @@ def test_stream_error_sends_an_sse_error_event(api: FakeAnthropic) -> None:
 def test_hang_sends_headers_then_nothing(api: FakeAnthropic) -> None:
     api.push(Hang(seconds=5))
     client = sync_client(api, timeout=0.2)
-    stream = client.messages.create(model="m", max_tokens=10, messages=HELLO, stream=True)  # type: ignore[arg-type]
+    stream = client.messages.create(model="m", max_tokens=10, messages=HELLO, stream=True)
     with pytest.raises(httpx2.ReadTimeout):
         next(iter(stream))
     stream.close()
@@ -491,8 +512,8 @@ def test_standalone_server_serves_the_script(tmp_path: Path) -> None:
         base_url = process.stdout.readline().strip()
         assert base_url.startswith("http://127.0.0.1:")
         client = anthropic.Anthropic(api_key="k", base_url=base_url, max_retries=0)
-        first = client.messages.create(model="m", max_tokens=5, messages=HELLO)  # type: ignore[arg-type]
-        second = client.messages.create(model="m", max_tokens=5, messages=HELLO)  # type: ignore[arg-type]
+        first = client.messages.create(model="m", max_tokens=5, messages=HELLO)
+        second = client.messages.create(model="m", max_tokens=5, messages=HELLO)
         assert [first.content[0].text, second.content[0].text] == [  # type: ignore[union-attr]
             "from the file",
             "ok: hello",

@@ -40,7 +40,7 @@ from orchestrator.providers import (
 from orchestrator.providers.anthropic import AnthropicProvider
 from orchestrator.wire import assistant_blocks
 
-HELLO = [{"role": "user", "content": "hello"}]
+HELLO: list[dict[str, Any]] = [{"role": "user", "content": "hello"}]
 TOOLS = [
     {
         "name": "read",
@@ -171,9 +171,7 @@ async def test_request_body_has_system_tools_and_no_sampling_params(api: FakeAnt
 
 
 async def test_thinking_and_signature_round_trip(api: FakeAnthropic) -> None:
-    api.push(
-        Reply(thinking="The user wants a file.", tool_calls=[ToolCall("read", {"path": "a"})])
-    )
+    api.push(Reply(thinking="The user wants a file.", tool_calls=[ToolCall("read", {"path": "a"})]))
     provider = make(api)
     events = await collect(provider, request(tools=TOOLS))
     assert [e for e in events if isinstance(e, ThinkingDelta)] == [
@@ -187,7 +185,7 @@ async def test_thinking_and_signature_round_trip(api: FakeAnthropic) -> None:
         thinking="The user wants a file.", signature=fake_signature("The user wants a file.")
     )
     # The blocks go back through our wire mapping; the fake checks the signature survived.
-    history = [
+    history: list[dict[str, Any]] = [
         *HELLO,
         {"role": "assistant", "content": assistant_blocks(AssistantMessage(blocks=final.blocks))},
         {
@@ -203,7 +201,10 @@ async def test_thinking_and_signature_round_trip(api: FakeAnthropic) -> None:
     )
     assert [r.valid for r in api.requests] == [True, True]
 
-    tampered = [history[0], {"role": "assistant", "content": [dict(history[1]["content"][0])]}]
+    tampered: list[dict[str, Any]] = [
+        history[0],
+        {"role": "assistant", "content": [dict(history[1]["content"][0])]},
+    ]
     tampered[1]["content"][0]["thinking"] = "Something else."
     with pytest.raises(ProviderRejectedError, match="Invalid `signature`"):
         await collect(provider, request([*tampered, {"role": "user", "content": "go"}]))
@@ -267,7 +268,7 @@ async def test_no_retries_when_max_retries_is_zero(api: FakeAnthropic) -> None:
 
 
 async def test_wire_invalid_history_is_rejected_with_the_api_wording(api: FakeAnthropic) -> None:
-    orphan = [
+    orphan: list[dict[str, Any]] = [
         *HELLO,
         {
             "role": "assistant",
@@ -320,7 +321,9 @@ async def test_drop_before_any_event_reached_the_caller_is_retried(api: FakeAnth
     assert events == [
         TextDelta("second try"),
         ResponseComplete(
-            blocks=[TextBlock(text="second try")], stop_reason="end_turn", usage=events[-1].usage  # type: ignore[union-attr]
+            blocks=[TextBlock(text="second try")],
+            stop_reason="end_turn",
+            usage=events[-1].usage,  # type: ignore[union-attr]
         ),
     ]
     assert len(alerts) == 1 and alerts[0][1].startswith("connection to provider failed (")
@@ -388,9 +391,7 @@ async def test_cancelling_the_consumer_closes_the_connection(api: FakeAnthropic)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    records = await asyncio.to_thread(
-        api.wait_until, lambda rs: rs[0].outcome != "pending", 2.0
-    )
+    records = await asyncio.to_thread(api.wait_until, lambda rs: rs[0].outcome != "pending", 2.0)
     assert records[0].outcome == "client_gone"
     assert 1 <= len(seen) < 50
 
@@ -400,9 +401,7 @@ async def test_closing_the_stream_early_closes_the_connection(api: FakeAnthropic
     stream = make(api).stream(request())
     assert await anext(stream) == TextDelta("y")
     await stream.aclose()  # type: ignore[attr-defined]
-    records = await asyncio.to_thread(
-        api.wait_until, lambda rs: rs[0].outcome != "pending", 2.0
-    )
+    records = await asyncio.to_thread(api.wait_until, lambda rs: rs[0].outcome != "pending", 2.0)
     assert records[0].outcome == "client_gone"
 
 
