@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.errors import PodRuntimeError
+
 _ids = itertools.count(1)
 _REPLY_EVENTS = frozenset({"status", "history", "file_completions", "error"})
 
 
-class ClientError(Exception):
+class ClientError(PodRuntimeError):
     """The pod cannot be reached or the connection broke."""
 
 

@@ -13,13 +13,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from orchestrator.errors import SetupError
+
 TOOL_OUTPUT_MAX_BYTES = 16 * 1024
 """Default cap on a tool result's content and on a resolved ``@file`` body."""
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 
 
-class ConfigError(Exception):
+class ConfigError(SetupError):
     """The configuration file or an option is invalid; the message names the file and field."""
 
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from statemachine.exceptions import TransitionNotAllowed
 
 from orchestrator.config import PodConfig
+from orchestrator.errors import PodRuntimeError
 from orchestrator.file_refs import preread_files, resolve_segments
 from orchestrator.history import (
     AssistantMessage,
@@ -82,7 +83,7 @@ log = logging.getLogger(__name__)
 Send = Callable[[bytes], None]
 
 
-class InputRejected(Exception):
+class InputRejected(PodRuntimeError):
     """A ``run`` whose input cannot become a user message (e.g. nothing but whitespace)."""
 
 

@@ -17,6 +17,7 @@ from typing import Final, Literal, get_args
 from statemachine.contrib.diagram import GraphvizError, GraphvizNotFoundError, formatter
 from statemachine.contrib.diagram.graphviz import run_graphviz
 
+from orchestrator.errors import SetupError
 from states.lifecycle import PodLifecycle
 
 DiagramFormat = Literal["mermaid", "dot", "svg", "png", "md"]
@@ -39,7 +40,7 @@ MISSING_DOT_MESSAGE: Final = (
 )
 
 
-class DiagramError(Exception):
+class DiagramError(SetupError):
     """A diagram could not be rendered; the message says what to do."""
 
 

@@ -18,6 +18,7 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator.errors import PodRuntimeError
 from orchestrator.history import SystemMessage
 from orchestrator.protocol import FileRefSegment, Segment, flatten_segments
 from orchestrator.scoped_fs import FsError, ScopedFS
@@ -39,7 +40,7 @@ DIR_LIST_LIMIT = 200
 """How many entries a directory ref lists."""
 
 
-class FileRefError(Exception):
+class FileRefError(PodRuntimeError):
     """A ref that could not be attached; ``reason`` comes from the file system error."""
 
     def __init__(self, path: str, reason: str, *, cause: FsError | None = None) -> None:

@@ -40,6 +40,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, PydanticCustomError
 
+from orchestrator.errors import PodRuntimeError
 from orchestrator.scoped_fs import FsError, NotFound, ScopedFS
 
 KNOWLEDGE_DIR = "knowledge"
@@ -55,7 +56,7 @@ _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\r?\n)+")
 Severity = Literal["error", "warning"]
 
 
-class KnowledgeError(Exception):
+class KnowledgeError(PodRuntimeError):
     """A record cannot be used, or a knowledge request is invalid; ``str()`` says why."""
 
     def __init__(self, message: str, *, path: Path | None = None, line: int | None = None) -> None:

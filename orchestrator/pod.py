@@ -18,6 +18,7 @@ from pathlib import Path
 
 from orchestrator.config import PodConfig
 from orchestrator.controller import Controller
+from orchestrator.errors import SetupError
 from orchestrator.history import History
 from orchestrator.interceptors import InterceptorChain
 from orchestrator.providers.base import Provider, ProviderConfigError
@@ -42,7 +43,7 @@ AlertSink = Callable[[str, str], None]
 """Receives (level, message) alerts, e.g. a provider's retry notices."""
 
 
-class PodSetupError(Exception):
+class PodSetupError(SetupError):
     """The pod cannot start; the message says what to change."""
 
 

@@ -22,11 +22,13 @@ from pydantic import (
     model_validator,
 )
 
+from orchestrator.errors import PodRuntimeError
+
 MAX_LINE_BYTES = 8 * 1024 * 1024
 """A client line longer than this is refused with ``invalid_request`` and discarded."""
 
 
-class ProtocolError(Exception):
+class ProtocolError(PodRuntimeError):
     """A client line that cannot be turned into a method; carries the protocol error code."""
 
     def __init__(self, message: str, *, code: str = "invalid_request", id: Any = None) -> None:

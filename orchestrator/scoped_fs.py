@@ -30,6 +30,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.errors import PodRuntimeError
+
 _READ_CHUNK = 64 * 1024
 _GITIGNORE_MAX_BYTES = 256 * 1024
 
@@ -37,7 +39,7 @@ _GITIGNORE_MAX_BYTES = 256 * 1024
 # -- errors -------------------------------------------------------------------------------------
 
 
-class FsError(Exception):
+class FsError(PodRuntimeError):
     """A file access the pod refused or could not do; ``reason`` is a short human phrase."""
 
     def __init__(self, path: str | Path, reason: str) -> None:

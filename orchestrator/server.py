@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator.errors import SetupError
 from orchestrator.protocol import (
     MAX_LINE_BYTES,
     ErrorData,
@@ -33,7 +34,7 @@ CLIENT_QUEUE_LIMIT = 50_000
 _READ_CHUNK = 64 * 1024
 
 
-class ServerError(Exception):
+class ServerError(SetupError):
     """The socket cannot be created (in use, path too long, permissions)."""
 
 

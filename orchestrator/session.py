@@ -21,12 +21,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from orchestrator.errors import SetupError
 from orchestrator.history import Item, item_from_json, item_to_json
 
 SESSION_VERSION = 1
 
 
-class SessionError(Exception):
+class SessionError(SetupError):
     """A session file cannot be created or read; the message names the file."""
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from orchestrator.errors import PodRuntimeError
 from orchestrator.history import AssistantMessage, History, Item
 from orchestrator.interceptors import ContinueWithMessages, InterceptorChain, Pause
 from orchestrator.protocol import (
@@ -40,7 +41,7 @@ from orchestrator.validator import validate_wire
 TurnResult = Literal["finished", "limit_reached", "paused"]
 
 
-class TurnError(Exception):
+class TurnError(PodRuntimeError):
     """A turn failed; ``code`` is the protocol error code to report."""
 
     def __init__(self, message: str, *, code: str = "provider_error") -> None:

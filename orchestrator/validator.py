@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator.errors import PodRuntimeError
+
 
 @dataclass(frozen=True, slots=True)
 class WireViolation:
@@ -37,7 +39,7 @@ class WireViolation:
         return f"messages[{self.index}]: {self.message} ({self.rule})"
 
 
-class WireInvalidError(ValueError):
+class WireInvalidError(PodRuntimeError, ValueError):
     """A request that the API would reject; lists every violation."""
 
     def __init__(self, violations: list[WireViolation]) -> None:

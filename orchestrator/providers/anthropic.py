@@ -297,10 +297,13 @@ class AnthropicProvider:
         self._api_key = api_key
         self._base_url = base_url
         self._client: anthropic.AsyncAnthropic | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     def _ensure_client(self) -> anthropic.AsyncAnthropic:
         """The SDK client, made on first use so a missing key fails as a ProviderError."""
-        if self._client is not None:
+        loop = asyncio.get_running_loop()
+        # Pooled connections belong to the loop that opened them; a new loop needs a new pool.
+        if self._client is not None and self._client_loop is loop:
             return self._client
         try:
             client = anthropic.AsyncAnthropic(
@@ -316,7 +319,7 @@ class AnthropicProvider:
                 "no Anthropic API key: set the ANTHROPIC_API_KEY environment variable "
                 "(or pass api_key)"
             )
-        self._client = client
+        self._client, self._client_loop = client, loop
         return client
 
     async def aclose(self) -> None:

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
+from orchestrator.errors import PodRuntimeError
 from orchestrator.history import Block
 
 
@@ -85,7 +86,7 @@ StreamEvent: TypeAlias = (
 )
 
 
-class ProviderError(Exception):
+class ProviderError(PodRuntimeError):
     """A model request failed; ``retryable`` tells whether a later attempt may succeed."""
 
     retryable: bool = False

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from orchestrator.errors import PodRuntimeError
+
 if TYPE_CHECKING:
     from orchestrator.scoped_fs import ScopedFS
 
@@ -25,7 +27,7 @@ class ToolOutput:
     is_error: bool = False
 
 
-class ToolError(Exception):
+class ToolError(PodRuntimeError):
     """A failure the model should read as an ``is_error`` tool result."""
 
 

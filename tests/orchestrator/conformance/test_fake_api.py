@@ -502,25 +502,21 @@ def test_load_script(tmp_path: Path) -> None:
 def test_standalone_server_serves_the_script(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"type": "reply", "text": "from the file"}]))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "orchestrator.conformance.fake_api", "--script", str(script)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        base_url = process.stdout.readline().strip()
-        assert base_url.startswith("http://127.0.0.1:")
-        client = anthropic.Anthropic(api_key="k", base_url=base_url, max_retries=0)
-        first = client.messages.create(model="m", max_tokens=5, messages=HELLO)
-        second = client.messages.create(model="m", max_tokens=5, messages=HELLO)
-        assert [first.content[0].text, second.content[0].text] == [  # type: ignore[union-attr]
-            "from the file",
-            "ok: hello",
-        ]
-    finally:
-        process.terminate()
-        process.wait(timeout=5)
+    command = [sys.executable, "-m", "orchestrator.conformance.fake_api", "--script", str(script)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None
+            base_url = process.stdout.readline().strip()
+            assert base_url.startswith("http://127.0.0.1:")
+            with anthropic.Anthropic(api_key="k", base_url=base_url, max_retries=0) as client:
+                first = client.messages.create(model="m", max_tokens=5, messages=HELLO)
+                second = client.messages.create(model="m", max_tokens=5, messages=HELLO)
+            assert [first.content[0].text, second.content[0].text] == [  # type: ignore[union-attr]
+                "from the file",
+                "ok: hello",
+            ]
+        finally:
+            process.terminate()
 
 
 def test_public_names_are_listed_and_sorted() -> None:

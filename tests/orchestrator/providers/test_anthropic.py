@@ -444,3 +444,16 @@ def test_the_provider_package_does_not_import_the_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+def test_one_provider_serves_successive_event_loops(api: FakeAnthropic) -> None:
+    provider = AnthropicProvider("claude-test", api_key="k", base_url=api.base_url)
+
+    async def once() -> StreamEvent:
+        try:
+            return (await collect(provider, request()))[-1]
+        finally:
+            await provider.aclose()
+
+    assert isinstance(asyncio.run(once()), ResponseComplete)
+    assert isinstance(asyncio.run(once()), ResponseComplete)

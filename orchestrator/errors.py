@@ -1,0 +1,39 @@
+"""The root of every error the runtime raises on purpose.
+
+::
+
+    OrchestratorError
+    ├── SetupError                 the pod cannot start as configured; fix the config or the machine
+    │   ├── ConfigError            (config)      bad .pod/config.toml or option
+    │   ├── PodSetupError          (pod)         provider or workspace unusable
+    │   ├── ServerError            (server)      socket path in use, too long, not permitted
+    │   ├── SessionError           (session)     session file unreadable
+    │   └── DiagramError           (diagram)     Graphviz missing for svg/png
+    └── PodRuntimeError            something failed while the pod runs; the pod keeps running
+        ├── ProtocolError          (protocol)    a client line is not a valid method
+        ├── InputRejected          (controller)  a run whose input cannot become a message
+        ├── TurnError              (turn)        a turn failed (provider, internal)
+        ├── ProviderError          (providers)   a model request failed (retryable or not)
+        ├── ToolError              (tools)       a tool failure the model reads as is_error
+        ├── FsError                (scoped_fs)   a path is out of scope, missing, binary, special…
+        ├── FileRefError           (file_refs)   an @file ref could not be attached
+        ├── KnowledgeError         (knowledge)   a knowledge record is malformed
+        ├── WireInvalidError       (validator)   a request the API would reject
+        └── ClientError            (client)      the pod cannot be reached
+
+Catch ``OrchestratorError`` to handle anything the runtime reports; anything else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class OrchestratorError(Exception):
+    """Base of every deliberate runtime error."""
+
+
+class SetupError(OrchestratorError):
+    """The pod cannot start as configured; the message says what to change."""
+
+
+class PodRuntimeError(OrchestratorError):
+    """A failure while the pod runs; the pod itself keeps going."""
