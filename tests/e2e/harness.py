@@ -13,6 +13,7 @@ from orchestrator.client import PodClient, PodEvent
 from orchestrator.config import PodConfig
 from orchestrator.interceptors import InterceptorChain
 from orchestrator.pod import Pod, serve_pod
+from orchestrator.providers.base import Provider
 from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from orchestrator.validator import validate_wire
 
@@ -45,10 +46,11 @@ async def running_pod(
     replies: list[ScriptedReply] | None = None,
     continue_: bool = False,
     interceptors: InterceptorChain | None = None,
+    provider: Provider | None = None,
     **config: Any,
 ) -> AsyncIterator[RunningPod]:
-    """Serve a pod with a scripted provider for the duration of the block."""
-    provider = ScriptedProvider(replies=list(replies or []))
+    """Serve a pod (scripted provider unless one is given) for the duration of the block."""
+    scripted = ScriptedProvider(replies=list(replies or []))
     cfg = PodConfig(workspace=workspace, name="t", provider="scripted", **config)
     socket = sock_dir / "pod.sock"
     ready = asyncio.Event()
@@ -56,7 +58,7 @@ async def running_pod(
         serve_pod(
             cfg,
             socket_path=socket,
-            provider=provider,
+            provider=provider or scripted,
             ready=ready,
             continue_=continue_,
             interceptors=interceptors,
@@ -66,7 +68,7 @@ async def running_pod(
     await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
     if task.done():
         task.result()
-    pod = RunningPod(socket=socket, provider=provider, config=cfg, task=task)
+    pod = RunningPod(socket=socket, provider=scripted, config=cfg, task=task)
     try:
         yield pod
     finally:
