@@ -40,7 +40,36 @@ _EXPORTS: dict[str, str] = {
     "validate_wire": "orchestrator.validator",
 }
 
-__all__ = sorted(_EXPORTS, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
+__all__ = [
+    "AssistantMessage",
+    "ClientError",
+    "Controller",
+    "History",
+    "InterceptorChain",
+    "Item",
+    "OrchestratorError",
+    "Pod",
+    "PodClient",
+    "PodConfig",
+    "PodRuntimeError",
+    "ScopedFS",
+    "ScriptedProvider",
+    "ScriptedReply",
+    "SetupError",
+    "SystemMessage",
+    "ToolOutput",
+    "ToolResult",
+    "UserMessage",
+    "WireBuilder",
+    "build_pod",
+    "check_wire",
+    "load_config",
+    "load_session",
+    "parse_request",
+    "serve_pod",
+    "to_wire",
+    "validate_wire",
+]
 
 
 def __getattr__(name: str) -> Any:
