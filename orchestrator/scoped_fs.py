@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import PodRuntimeError
+from orchestrator.globs import glob_regex
 
 _READ_CHUNK = 64 * 1024
 _GITIGNORE_MAX_BYTES = 256 * 1024
@@ -128,50 +129,6 @@ class _IgnoreRule:
     anchored: bool
 
 
-def _glob_to_regex(pattern: str) -> str:
-    """Gitignore glob to regex: ``*`` and ``?`` stop at ``/``, ``**`` crosses directories."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        elif c == "[":
-            j = i + 1
-            if j < len(pattern) and pattern[j] in "!^":
-                j += 1
-            if j < len(pattern) and pattern[j] == "]":
-                j += 1
-            close = pattern.find("]", j)
-            if close == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : close].replace("\\", "\\\\")
-                if body[:1] == "!":
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = close + 1
-                continue
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
 def parse_gitignore(text: str) -> list[_IgnoreRule]:
     """The rules of a ``.gitignore`` file (a practical subset: globs, ``!``, ``/``, ``**``)."""
     rules: list[_IgnoreRule] = []
@@ -189,7 +146,7 @@ def parse_gitignore(text: str) -> list[_IgnoreRule]:
         line = line.lstrip("/")
         if not line:
             continue
-        regex = re.compile(_glob_to_regex(line) + r"\Z", re.DOTALL)
+        regex = re.compile(glob_regex(line) + r"\Z", re.DOTALL)
         rules.append(_IgnoreRule(regex, negate, dir_only, anchored))
     return rules
 

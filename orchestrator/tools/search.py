@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.config import TOOL_OUTPUT_MAX_BYTES
+from orchestrator.globs import glob_regex
 from orchestrator.scoped_fs import BinaryFile, FsError, NotADirectory, ScopedFS
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 from orchestrator.tools.files import bool_arg, str_arg
@@ -51,52 +52,10 @@ SUMMARY_PATTERN_CHARS = 80
 
 
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a path glob: ``*`` ``?`` ``[...]`` stay in one segment, ``**`` spans many,
-    ``{a,b}`` is an alternative."""
-    out: list[str] = []
-    depth = 0
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            close = pattern.find("]", i + 2)
-            if close == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : close]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = close + 1
-                continue
-        elif c == "{":
-            depth += 1
-            out.append("(?:")
-        elif c == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif c == "," and depth:
-            out.append("|")
-        else:
-            out.append(re.escape(c))
-        i += 1
-    if depth:
-        raise ToolError(f"unbalanced '{{' in glob pattern {pattern!r}")
+    """Compile a path glob (``{a,b}`` alternatives allowed); ToolError when it is malformed."""
     try:
-        return re.compile("".join(out) + r"\Z", re.DOTALL)
-    except re.error as exc:
+        return re.compile(glob_regex(pattern, braces=True) + r"\Z", re.DOTALL)
+    except (ValueError, re.error) as exc:
         raise ToolError(f"invalid glob pattern {pattern!r}: {exc}") from None
 
 
