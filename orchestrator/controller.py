@@ -75,6 +75,7 @@ from orchestrator.scoped_fs import ScopedFS
 from orchestrator.session import SessionWriter
 from orchestrator.tool_runner import ToolRunner
 from orchestrator.turn import Turn, TurnError, TurnResult
+from orchestrator.validator import IncrementalValidator
 from orchestrator.wire import WireBuilder
 from states import REJECTION_CODES, PodLifecycle, PublicStatus, leaf_state, public_status
 
@@ -156,6 +157,7 @@ class Controller:
         self._notes: list[SystemMessage] = []
         self._task: asyncio.Task[None] | None = None
         self._wire = WireBuilder()
+        self._validator = IncrementalValidator()
         self._prune_bound = 0
         self._last_status: tuple[PublicStatus, str] | None = None
         self.usage = {"input_tokens": 0, "output_tokens": 0}
@@ -446,6 +448,7 @@ class Controller:
             model=self.provider.model,
             max_tokens=self.config.max_tokens,
             max_rounds=self.config.max_rounds,
+            validator=self._validator,
         )
         self._task = asyncio.get_running_loop().create_task(
             self._drive(turn, preread or [], cancelled), name=f"turn-{self.history.turn}"

@@ -36,7 +36,7 @@ from orchestrator.providers.base import (
 )
 from orchestrator.repair import pending_tool_calls
 from orchestrator.tool_runner import ToolRunner, ToolsPaused
-from orchestrator.validator import validate_wire
+from orchestrator.validator import IncrementalValidator
 
 TurnResult = Literal["finished", "limit_reached", "paused"]
 
@@ -83,6 +83,7 @@ class Turn:
     model: str
     max_tokens: int
     max_rounds: int
+    validator: IncrementalValidator
     rounds: int = 0
 
     async def run(self) -> TurnResult:
@@ -135,7 +136,7 @@ class Turn:
 
     async def _request(self) -> AssistantMessage | None:
         messages = self.host.wire_messages()
-        violations = validate_wire(messages)
+        violations = self.validator.validate(messages)
         if violations:
             # Never send what the API would reject; this is our bug, so say so plainly.
             raise TurnError(

@@ -76,60 +76,106 @@ def validate_wire(
     messages: list[dict[str, Any]], *, allow_prefill: bool = False
 ) -> list[WireViolation]:
     """Every rule the request breaks; an empty list means the API would accept it."""
-    out: list[WireViolation] = []
-    merged = merge_same_role(messages)
-    if not merged:
-        return [WireViolation("empty_content", 0, "a request needs at least one message")]
-    if merged[0]["role"] != "user":
-        out.append(WireViolation("first_user", 0, "the first message must be from the user"))
-    if merged[-1]["role"] != "user" and not allow_prefill:
-        out.append(
-            WireViolation("last_user", len(merged) - 1, "the last message must be from the user")
-        )
-    seen_tool_use_ids: set[str] = set()
-    previous_tool_uses: list[str] = []
-    for index, message in enumerate(merged):
-        role = message["role"]
-        blocks: list[dict[str, Any]] = message["content"]
-        if role not in ("user", "assistant"):
+    return IncrementalValidator(allow_prefill=allow_prefill).validate(messages)
+
+
+class IncrementalValidator:
+    """:func:`validate_wire` for a conversation that grows at its end.
+
+    Messages already found valid are remembered by identity (the :class:`WireBuilder` reuses
+    the same dicts for an unchanged prefix), so a request costs work for the messages that
+    changed, not for the whole history. Any violation clears the memory.
+    """
+
+    def __init__(self, *, allow_prefill: bool = False) -> None:
+        self.allow_prefill = allow_prefill
+        self._checked: list[dict[str, Any]] = []
+        self._ids: list[list[str]] = []  # tool_use ids of each checked message
+        self._seen: set[str] = set()
+
+    def _forget_from(self, k: int) -> None:
+        for ids in self._ids[k:]:
+            self._seen.difference_update(ids)
+        del self._checked[k:]
+        del self._ids[k:]
+
+    def validate(self, messages: list[dict[str, Any]]) -> list[WireViolation]:
+        """Every rule the request breaks (see :func:`validate_wire`)."""
+        k = 0
+        limit = min(len(messages), len(self._checked))
+        while k < limit and messages[k] is self._checked[k]:
+            k += 1
+        self._forget_from(k)
+        start = max(k - 1, 0)
+        if any(
+            messages[i].get("role") == messages[i + 1].get("role")
+            for i in range(start, len(messages) - 1)
+        ):
+            # Neighbours the API would merge: check the merged form, without memory.
+            self._forget_from(0)
+            return self._check_all(merge_same_role(messages), remember=False)
+        return self._check_all(messages, remember=True, first=k)
+
+    def _check_all(
+        self, messages: list[dict[str, Any]], *, remember: bool, first: int = 0
+    ) -> list[WireViolation]:
+        out: list[WireViolation] = []
+        if not messages:
+            return [WireViolation("empty_content", 0, "a request needs at least one message")]
+        if messages[0].get("role") != "user":
+            out.append(WireViolation("first_user", 0, "the first message must be from the user"))
+        if messages[-1].get("role") != "user" and not self.allow_prefill:
             out.append(
-                WireViolation("bad_role", index, f"role must be user or assistant: {role!r}")
-            )
-            continue
-        if not blocks:
-            out.append(WireViolation("empty_content", index, "message content is empty"))
-        allowed = _USER_TYPES if role == "user" else _ASSISTANT_TYPES
-        for block in blocks:
-            kind = block.get("type")
-            if kind not in allowed:
-                out.append(
-                    WireViolation("unknown_block", index, f"{kind!r} block in a {role} message")
+                WireViolation(
+                    "last_user", len(messages) - 1, "the last message must be from the user"
                 )
-            elif kind == "text" and not str(block.get("text", "")).strip():
-                out.append(WireViolation("empty_content", index, "text block is empty"))
-        if role == "assistant":
-            out.extend(_check_assistant(index, blocks, seen_tool_use_ids))
-            if previous_tool_uses:
-                out.append(
-                    WireViolation(
-                        "unanswered_tool_use",
-                        index,
-                        f"tool_use {', '.join(previous_tool_uses)} not answered before this message",
-                    )
-                )
-            previous_tool_uses = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
-        else:
-            out.extend(_check_user(index, blocks, previous_tool_uses))
-            previous_tool_uses = []
-    if previous_tool_uses:
-        out.append(
-            WireViolation(
-                "unanswered_tool_use",
-                len(merged) - 1,
-                f"tool_use {', '.join(previous_tool_uses)} has no tool_result after it",
             )
+        previous = (
+            self._ids[first - 1] if first and messages[first - 1].get("role") == "assistant" else []
         )
-    return out
+        for index in range(first, len(messages)):
+            message = messages[index]
+            ids, problems = _check_message(index, message, previous, self._seen)
+            out.extend(problems)
+            self._checked.append(message)
+            self._ids.append(ids)
+            previous = ids if message.get("role") == "assistant" else []
+        if previous:
+            out.append(
+                WireViolation(
+                    "unanswered_tool_use",
+                    len(messages) - 1,
+                    f"tool_use {', '.join(previous)} has no tool_result after it",
+                )
+            )
+        if out or not remember:
+            self._forget_from(0)
+        return out
+
+
+def _check_message(
+    index: int, message: dict[str, Any], previous_tool_uses: list[str], seen: set[str]
+) -> tuple[list[str], list[WireViolation]]:
+    """Check one message given the previous message's tool calls; returns its tool_use ids."""
+    out: list[WireViolation] = []
+    role = message.get("role")
+    blocks = _blocks(message)
+    if role not in ("user", "assistant"):
+        return [], [WireViolation("bad_role", index, f"role must be user or assistant: {role!r}")]
+    if not blocks:
+        out.append(WireViolation("empty_content", index, "message content is empty"))
+    allowed = _USER_TYPES if role == "user" else _ASSISTANT_TYPES
+    for block in blocks:
+        kind = block.get("type")
+        if kind not in allowed:
+            out.append(WireViolation("unknown_block", index, f"{kind!r} block in a {role} message"))
+        elif kind == "text" and not str(block.get("text", "")).strip():
+            out.append(WireViolation("empty_content", index, "text block is empty"))
+    if role == "assistant":
+        out.extend(_check_assistant(index, blocks, seen))
+        return [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"], out
+    out.extend(_check_user(index, blocks, previous_tool_uses))
+    return [], out
 
 
 def _check_assistant(

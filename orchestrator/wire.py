@@ -11,6 +11,7 @@ proportional to what changed, not to the length of the history.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 from orchestrator.history import (
@@ -124,23 +125,43 @@ class WireBuilder:
         """Wire messages for ``items``; the returned list is a fresh shallow copy."""
         first_seq = items[0].seq if items else None
         if (
-            prune_before_turn != self._prune_before_turn
+            prune_before_turn < self._prune_before_turn
             or len(items) < self._consumed
             or first_seq != self._first_seq
             # Same length and first seq is not proof of the same history (a reloaded or
             # cleared session starts at seq 1 again); items are never copied, so identity is.
             or (self._consumed and items[self._consumed - 1] is not self._last_consumed)
         ):
-            self._messages, self._starts, self._consumed = [], [], 0
-            self._prune_before_turn = prune_before_turn
+            self._reset()
             self._first_seq = first_seq
+        elif prune_before_turn > self._prune_before_turn:
+            # Only the turns that just left the window change; turns only grow along the
+            # history, so everything before the first such item stays as built.
+            first = bisect_left(items, self._prune_before_turn, key=lambda item: item.turn)
+            self._rewind_to(first)
+        self._prune_before_turn = prune_before_turn
         if len(items) > self._consumed:
-            start = self._starts.pop() if self._starts else 0
+            self._rewind_to(self._consumed)
+            start = self._starts[-1] if self._starts else 0
             if self._messages:
                 self._messages.pop()
+                self._starts.pop()
             messages, starts = _build(items[start:], start, prune_before_turn)
             self._messages.extend(messages)
             self._starts.extend(starts)
             self._consumed = len(items)
             self._last_consumed = items[-1]
         return list(self._messages)
+
+    def _reset(self) -> None:
+        self._messages, self._starts, self._consumed = [], [], 0
+        self._last_consumed = None
+
+    def _rewind_to(self, item_index: int) -> None:
+        """Drop the messages built from items at ``item_index`` or later (keep one to rebuild)."""
+        keep = bisect_right(self._starts, item_index)
+        if keep < len(self._messages):
+            # The message holding item_index is kept so build() re-opens it from its start.
+            del self._messages[keep:]
+            del self._starts[keep:]
+            self._consumed = min(self._consumed, item_index)

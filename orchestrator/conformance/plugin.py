@@ -1,12 +1,37 @@
-"""pytest plugin (entry point ``pytest11``): options for the pod conformance kit.
+"""pytest plugin (entry point ``pytest11``): the pod conformance kit.
 
 Inactive unless ``--pod-command`` is given, so installing the package changes nothing for
-other test suites.
+other test suites: no items, no fixtures, no hooks that act. With it::
+
+    pytest --pod-command 'my-pod --socket {socket} --workspace {workspace}' \\
+        --pyargs orchestrator.conformance
+
+collects one item per transition-table row from :mod:`orchestrator.conformance.cases`
+(ids ``cases.py::<state>-<event>``; select with ``-k``). Rows a client cannot send (turn
+outcomes, round markers) are collected as skipped, with the reason. Each item runs the row
+against a pod from a session-wide :class:`~orchestrator.conformance.driver.PodPool`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from orchestrator.conformance.cases import Case
+    from orchestrator.conformance.driver import KitOptions, PodPool
+    from orchestrator.conformance.report import CaseResult
+
+__all__ = ["ConformanceFile", "RowFailed", "RowItem"]
+
+_CASES_FILE = Path(__file__).with_name("cases.py").resolve()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -15,5 +40,157 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--pod-command",
         default=None,
-        help="Command that starts the pod under test; {socket} and {base_url} are filled in.",
+        help=(
+            "Command that starts the pod under test; {socket}, {base_url} and {workspace} "
+            "are filled in. Enables the kit: collect it with --pyargs orchestrator.conformance."
+        ),
     )
+    group.addoption(
+        "--pod-slow-tool",
+        default=None,
+        help=(
+            "JSON tool call the pod runs long enough to interrupt "
+            '(default: {"name": "bash", "input": {"command": "sleep 30"}}).'
+        ),
+    )
+    group.addoption(
+        "--pod-timeout",
+        type=float,
+        default=10.0,
+        help="Seconds to wait for any one expected event (default 10).",
+    )
+
+
+class _Kit:
+    """The session's options, pool and results."""
+
+    def __init__(self, options: KitOptions) -> None:
+        from orchestrator.conformance.driver import PodPool
+
+        self.options = options
+        self.pool: PodPool = PodPool(options)
+        self.results: list[CaseResult] = []
+
+    def run(self, case: Case) -> CaseResult:
+        from orchestrator.conformance.driver import run_case
+
+        result = asyncio.run(run_case(case, self.pool, self.options))
+        self.results.append(result)
+        return result
+
+
+_KIT = pytest.StashKey[_Kit]()
+
+
+def kit_options(command: str, slow_tool: str | None, timeout: float) -> KitOptions:
+    """Options from the command-line strings; ``UsageError`` when they make no sense."""
+    from orchestrator.conformance.driver import DEFAULT_SLOW_TOOL, KitOptions
+
+    try:
+        tool: Any = json.loads(slow_tool) if slow_tool else dict(DEFAULT_SLOW_TOOL)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--pod-slow-tool is not JSON: {exc}") from None
+    if not isinstance(tool, dict):
+        raise pytest.UsageError('--pod-slow-tool must be {"name": ..., "input": {...}}')
+    try:
+        return KitOptions(command=tuple(shlex.split(command)), slow_tool=tool, timeout_s=timeout)
+    except ValueError as exc:
+        raise pytest.UsageError(f"pod conformance: {exc}") from None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Set the kit up when ``--pod-command`` is given; otherwise do nothing."""
+    command = config.getoption("--pod-command", None)
+    if not command:
+        return
+    options = kit_options(
+        command, config.getoption("--pod-slow-tool"), config.getoption("--pod-timeout")
+    )
+    config.addinivalue_line("markers", "pod_conformance: a row of the pod conformance kit")
+    config.stash[_KIT] = _Kit(options)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop every pod the kit still holds."""
+    kit = config.stash.get(_KIT, None)
+    if kit is not None:
+        kit.pool.close()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Claim ``orchestrator/conformance/cases.py`` as the kit's suite (only when enabled)."""
+    if _KIT not in parent.config.stash:
+        return None
+    if file_path.name != _CASES_FILE.name or file_path.resolve() != _CASES_FILE:
+        return None
+    return ConformanceFile.from_parent(parent, path=file_path)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """One line per row that ran, after pytest's own summary."""
+    kit = config.stash.get(_KIT, None)
+    if kit is None or not kit.results:
+        return
+    from orchestrator.conformance.report import counts
+
+    terminalreporter.section("pod conformance")
+    for result in kit.results:
+        if result.outcome == "skipped":
+            continue
+        why = "; ".join(result.reasons) if result.outcome == "failed" else ""
+        terminalreporter.write_line(
+            f"{result.outcome.upper():7} {result.id:28} {result.duration_s:6.2f}s  {why}"
+        )
+    tally = counts(kit.results)
+    terminalreporter.write_line(
+        f"{tally['passed']} rows passed, {tally['failed']} failed against "
+        f"{' '.join(kit.options.command)}"
+    )
+
+
+class ConformanceFile(pytest.File):
+    """The kit's suite: one item per transition-table row."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        """Items in table order; runtime-only rows are marked skipped with their reason."""
+        from orchestrator.conformance.cases import build_cases
+
+        for case in build_cases():
+            item = RowItem.from_parent(self, name=case.id, case=case)
+            item.add_marker(pytest.mark.pod_conformance)
+            if case.skip_reason is not None:
+                item.add_marker(pytest.mark.skip(reason=case.skip_reason))
+            yield item
+
+
+class RowFailed(Exception):
+    """A row's checks failed; carries the result for the report."""
+
+    def __init__(self, result: CaseResult) -> None:
+        super().__init__(result.message())
+        self.result = result
+
+
+class RowItem(pytest.Item):
+    """One transition-table row run against the pod under test."""
+
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+
+    def runtest(self) -> None:
+        """Run the row; raise :class:`RowFailed` with the reasons when a check fails."""
+        result = self.config.stash[_KIT].run(self.case)
+        if result.outcome == "failed":
+            raise RowFailed(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        """The row's reasons and the events seen, not a traceback into the kit."""
+        if isinstance(excinfo.value, RowFailed):
+            return excinfo.value.result.message()
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Where the row comes from: the table, not a line of code."""
+        row = self.case.row
+        return self.path, 0, f"transition {row.state} × {row.event}"

@@ -35,7 +35,7 @@ from orchestrator.providers.base import (
     ToolCallStart,
     Usage,
 )
-from orchestrator.validator import validate_wire
+from orchestrator.validator import IncrementalValidator
 
 
 class ScriptedToolCall(BaseModel):
@@ -86,6 +86,7 @@ class ScriptedProvider:
     name: str = "scripted"
     requests: list[ProviderRequest] = field(default_factory=list)
     _next_id: int = 0
+    _validator: IncrementalValidator = field(default_factory=IncrementalValidator)
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedProvider:
@@ -107,7 +108,7 @@ class ScriptedProvider:
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream the next reply as deltas, then the complete response."""
         self.requests.append(request)
-        violations = validate_wire(request.messages)
+        violations = self._validator.validate(request.messages)
         if violations:
             raise ProviderRejectedError(
                 "invalid request: " + "; ".join(str(v) for v in violations), status=400

@@ -1,0 +1,362 @@
+"""Conformance cases: one per transition-table row, derived from the row's fields alone.
+
+:func:`build_cases` reads :func:`states.table.transition_table` and turns every row into a
+:class:`Case`: how the kit brings a pod into the row's source state (:class:`Setup`), and
+what it must observe once the row's method is sent (:class:`Expectation`). Nothing here
+repeats the table; the few facts the kit needs about states are read from the rows too:
+
+* a **rest** state takes no turn outcome (``idle``, ``paused``, ``stopped``);
+* a **round** state moves on a round marker (``requesting``, ``executing_tools``); the kit
+  holds the pod there with a slow streamed reply or a slow tool call from its fake API;
+* a **winding** state is neither (``pausing``, ``cancelling``, ``stopping``): the turn task
+  was told to stop. Where it settles is the target of its ``turn_interrupted`` row.
+
+Rows for turn outcomes and round markers cannot be sent by a client; their cases are skipped
+with a reason naming the method rows that pass through them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+from states.lifecycle import METHOD_EVENTS, OUTCOME_EVENTS, ROUND_EVENTS
+from states.table import TransitionRow, transition_table
+
+__all__ = [
+    "Case",
+    "Expectation",
+    "Setup",
+    "StateFacts",
+    "build_cases",
+]
+
+Hold = Literal["idle", "requesting", "executing_tools"]
+"""What the kit itself holds the pod in before the row: nothing, a slow stream, a slow tool."""
+
+ReplyKind = Literal["error", "none", "any"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Setup:
+    """How the kit drives a pod into a row's source state."""
+
+    hold: Hold
+    """The stimulus: ``idle`` (nothing), ``requesting`` or ``executing_tools``."""
+    method: str | None = None
+    """A method sent after the stimulus to reach the source state (e.g. ``pause``)."""
+    pipelined: bool = False
+    """True when ``method`` goes out in the same write as the row's method: the source state
+    is winding (or final) and cannot be waited for."""
+    orphans_wanted: bool = False
+    """The row closes orphans, so the kit pauses during tools to try to leave some."""
+
+    def describe(self) -> str:
+        """One line for reports: ``slow tool → pause (pipelined)``."""
+        parts = {"idle": "idle", "requesting": "slow stream", "executing_tools": "slow tool"}
+        text = parts[self.hold]
+        if self.method is not None:
+            text += f" → {self.method}" + (" (same write)" if self.pipelined else "")
+        return text
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expectation:
+    """What the kit checks after sending the row's method."""
+
+    reply: ReplyKind
+    """``error``: an ``error`` with ``error_code`` and the method's id; ``none``: no error;
+    ``any``: the machine refuses the event but the protocol names no code."""
+    error_code: str | None
+    target: str
+    """The leaf state the first changed ``status`` must report (``state`` when it stays)."""
+    status_after: str
+    """The public status that goes with ``target``."""
+    changes_state: bool
+    settle: str
+    """The rest state the pod must reach once the turn (if any) winds down."""
+    kit_interrupt: str | None
+    """A method the kit sends to settle a pod the row left streaming or running a tool."""
+    run_end: str | None
+    """The ``result`` of the first ``run_end`` after the method; None: no ``run_end``
+    expected (none is checked for only when ``turn_end_forbidden`` says so)."""
+    turn_end: bool
+    """A ``turn_end`` must come between the method and that ``run_end``."""
+    turn_end_forbidden: bool
+    """No ``turn_end`` may come before that ``run_end`` (the turn stays open on pause)."""
+    turn_start: Literal["new", "resumed"] | None
+    user_message: bool
+    """``start_turn`` for ``run``: a ``user_message`` with the kit's input."""
+    note_delivered: bool
+    """The method's note (``notify`` / ``pod_event``) must reach a later request."""
+    close_orphans: bool
+    interrupt_note: bool
+    end_turn: bool
+    same_request_again: bool
+    """``resume`` of a turn paused mid-stream must send the interrupted request again."""
+    quiet: bool
+    """Nothing but the reply may happen before the sync ``get_status`` (a refusal or no-op
+    in a rest state)."""
+    input_refused: bool
+    """A refused ``run`` / ``notify`` / ``pod_event``: its text must never reach history."""
+
+
+@dataclass(frozen=True)
+class StateFacts:
+    """What the table says about states, computed once from its rows."""
+
+    rows: Sequence[TransitionRow]
+
+    @cached_property
+    def by_key(self) -> dict[tuple[str, str], TransitionRow]:
+        """Rows by ``(state, event)``."""
+        return {(row.state, row.event): row for row in self.rows}
+
+    @cached_property
+    def states(self) -> tuple[str, ...]:
+        """The table's states, in order."""
+        return tuple(dict.fromkeys(row.state for row in self.rows))
+
+    def row(self, state: str, event: str) -> TransitionRow:
+        """One row."""
+        return self.by_key[(state, event)]
+
+    def is_rest(self, state: str) -> bool:
+        """No turn outcome is accepted: no turn task can be alive here."""
+        return not any(self.row(state, e).allowed for e in OUTCOME_EVENTS)
+
+    def is_round(self, state: str) -> bool:
+        """A round marker moves the pod elsewhere: a turn is streaming or running tools."""
+        return any(
+            self.row(state, e).allowed and self.row(state, e).target != state for e in ROUND_EVENTS
+        )
+
+    def is_winding(self, state: str) -> bool:
+        """The turn task was told to stop and the pod waits for it to end."""
+        return not self.is_rest(state) and not self.is_round(state)
+
+    def settles_to(self, winding: str) -> str:
+        """Where a winding state lands when the interrupted turn task ends."""
+        return self.row(winding, "turn_interrupted").target
+
+    def finishes_to(self, state: str) -> str:
+        """Where a round state lands when its turn ends normally."""
+        return self.row(state, "turn_finished").target
+
+    def method_into(self, target: str, sources: Sequence[str]) -> tuple[str, str] | None:
+        """The first ``(source, method)`` among ``sources`` whose row leads to ``target``."""
+        for source in sources:
+            for event in METHOD_EVENTS:
+                row = self.by_key.get((source, event))
+                if row is not None and row.allowed and row.target == target:
+                    return source, event
+        return None
+
+    def interrupt_for_settle(self, round_state: str) -> tuple[str, str]:
+        """The method that winds a round state down to ``paused``-like rest (``pause``).
+
+        Prefers a winding state that settles where the turn can be continued (a rest state
+        other than ``idle`` and ``stopped`` when the table has one), so that the kit's own
+        interruption does not end the turn it is about to inspect.
+        """
+        options: list[tuple[str, str, str]] = []
+        for event in METHOD_EVENTS:
+            row = self.row(round_state, event)
+            if row.allowed and self.is_winding(row.target):
+                options.append((event, row.target, self.settles_to(row.target)))
+        if not options:
+            raise ValueError(f"no method winds {round_state!r} down")
+        resumable = [o for o in options if o[2] not in ("idle", "stopped")]
+        event, _, settle = (resumable or options)[0]
+        return event, settle
+
+    @cached_property
+    def initial(self) -> str:
+        """The state a fresh pod starts in: the first rest state of the table."""
+        return next(s for s in self.states if self.is_rest(s))
+
+    @cached_property
+    def stream_state(self) -> str:
+        """The round state a new turn enters first (a pod streaming its first response)."""
+        found = self.method_into_round(self.initial)
+        if found is None:
+            raise ValueError("no method starts a turn")
+        return found
+
+    def method_into_round(self, source: str) -> str | None:
+        """The round state ``run`` (or any method) leads to from ``source``."""
+        for event in METHOD_EVENTS:
+            row = self.row(source, event)
+            if row.allowed and self.is_round(row.target):
+                return row.target
+        return None
+
+    @cached_property
+    def tools_state(self) -> str:
+        """The round state the stream state moves to on ``tools_started``."""
+        return self.row(self.stream_state, "tools_started").target
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    """One row and what the kit does with it."""
+
+    row: TransitionRow
+    setup: Setup | None
+    expect: Expectation | None
+    skip_reason: str | None = None
+
+    @property
+    def id(self) -> str:
+        """``<state>-<event>``, the test id."""
+        return f"{self.row.state}-{self.row.event}"
+
+    @property
+    def ends_pod(self) -> bool:
+        """The pod is stopped afterwards, so it cannot be reused for the next row."""
+        return self.expect is not None and self.expect.settle == "stopped"
+
+
+def _setup(facts: StateFacts, row: TransitionRow) -> Setup:
+    state = row.state
+    stream, tools = facts.stream_state, facts.tools_state
+    if state == facts.initial:
+        return Setup(hold="idle")
+    if state == stream:
+        return Setup(hold="requesting")
+    if state == tools:
+        return Setup(hold="executing_tools")
+    if facts.is_winding(state):
+        # The slow tool gives the widest window: the pod must stop a process first.
+        found = facts.method_into(state, [tools, stream])
+        if found is None:
+            raise ValueError(f"no method leads to {state!r}")
+        source, method = found
+        return Setup(hold=_hold(source, stream), method=method, pipelined=True)
+    # A rest state: straight from idle if one method does it (the pod may then go away, so
+    # the row's method follows in the same write), else by winding a turn down into it.
+    found = facts.method_into(state, [facts.initial])
+    if found is not None:
+        return Setup(hold="idle", method=found[1], pipelined=True)
+    orphans = "close_orphans" in row.actions
+    sources = [tools, stream] if orphans else [stream, tools]
+    for source in sources:
+        for event in METHOD_EVENTS:
+            step = facts.row(source, event)
+            if (
+                step.allowed
+                and facts.is_winding(step.target)
+                and facts.settles_to(step.target) == state
+            ):
+                return Setup(hold=_hold(source, stream), method=event, orphans_wanted=orphans)
+    raise ValueError(f"the kit cannot reach {state!r}")
+
+
+def _hold(source: str, stream: str) -> Hold:
+    return "requesting" if source == stream else "executing_tools"
+
+
+def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
+    state, target = row.state, row.target
+    if row.allowed:
+        reply: ReplyKind = "none"
+    elif row.error is not None:
+        reply = "error"
+    else:
+        reply = "any"
+
+    # Which winding state the turn passes through, and where the pod comes to rest.
+    kit_interrupt: str | None = None
+    winding: str | None = None
+    if facts.is_winding(target):
+        winding = target
+    elif facts.is_round(target) and target != state:
+        winding = None  # a new or resumed turn: it finishes on its own
+    elif facts.is_round(state):
+        kit_interrupt, _ = facts.interrupt_for_settle(state)
+        winding = facts.row(state, kit_interrupt).target
+    if winding is not None:
+        settle = facts.settles_to(winding)
+        interrupted = facts.row(winding, "turn_interrupted")
+        run_end: str | None = "paused" if settle == "paused" else "cancelled"
+        turn_end = "end_turn" in interrupted.actions
+        turn_end_forbidden = not turn_end
+    elif facts.is_round(target):
+        settle = facts.finishes_to(target)
+        run_end = "finished"
+        turn_end = "end_turn" in facts.row(target, "turn_finished").actions
+        turn_end_forbidden = False
+    else:
+        settle = target
+        run_end = None
+        turn_end = False
+        turn_end_forbidden = False
+
+    actions = set(row.actions)
+    turn_start: Literal["new", "resumed"] | None = None
+    if "start_turn" in actions:
+        turn_start = "new"
+    elif "resume_turn" in actions:
+        turn_start = "resumed"
+    text_methods = ("run", "notify", "pod_event")
+    return Expectation(
+        reply=reply,
+        error_code=row.error,
+        target=target,
+        status_after=row.status_after,
+        changes_state=target != state,
+        settle=settle,
+        kit_interrupt=kit_interrupt,
+        run_end=run_end,
+        turn_end=turn_end or "end_turn" in actions,
+        turn_end_forbidden=turn_end_forbidden and "end_turn" not in actions,
+        turn_start=turn_start,
+        user_message="start_turn" in actions and row.event == "run",
+        note_delivered="queue_note" in actions,
+        close_orphans="close_orphans" in actions,
+        interrupt_note="inject_interrupt_note" in actions,
+        end_turn="end_turn" in actions,
+        same_request_again="resume_turn" in actions and setup.hold == "requesting",
+        quiet=facts.is_rest(state) and not row.actions and target == state,
+        input_refused=not row.allowed and row.event in text_methods,
+    )
+
+
+def _passing_rows(facts: StateFacts, row: TransitionRow) -> str:
+    """Which method rows make the pod take this runtime-sent row, for the skip reason."""
+    if row.kind == "round":
+        if row.allowed and row.target != row.state:
+            return (
+                f"the kit's slow tool makes the pod take it before every `{facts.tools_state}` row"
+            )
+        return "a client cannot send it"
+    if not row.allowed:
+        return "a client cannot send it"
+    users = [
+        f"{state}-{event}"
+        for (state, event), method_row in facts.by_key.items()
+        if method_row.kind == "method" and method_row.target == row.state and state != row.state
+    ]
+    if facts.is_winding(row.state) and row.event == "turn_interrupted" and users:
+        return "observed as the settle of " + ", ".join(users[:4])
+    if facts.is_round(row.state) and row.event == "turn_finished":
+        return "observed when the kit's fast replies end a turn (e.g. idle-run)"
+    return "a client cannot send it"
+
+
+def build_cases(rows: Sequence[TransitionRow] | None = None) -> list[Case]:
+    """One case per row of the transition table, in table order."""
+    table = list(rows) if rows is not None else transition_table()
+    facts = StateFacts(table)
+    cases: list[Case] = []
+    for row in table:
+        if row.kind != "method":
+            family = "turn outcome" if row.kind == "outcome" else "round marker"
+            reason = f"{family}, sent by the pod's runtime; {_passing_rows(facts, row)}"
+            cases.append(Case(row=row, setup=None, expect=None, skip_reason=reason))
+            continue
+        setup = _setup(facts, row)
+        cases.append(Case(row=row, setup=setup, expect=_expect(facts, row, setup)))
+    return cases

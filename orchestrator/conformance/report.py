@@ -1,0 +1,182 @@
+"""Results of conformance cases: one :class:`CaseResult` per row, a rich table, a JSON report."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from orchestrator.conformance.cases import Case
+
+__all__ = ["CaseResult", "Outcome", "counts", "print_report", "render_table", "to_json"]
+
+Outcome = Literal["passed", "failed", "skipped"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseResult:
+    """How one row fared against the pod under test."""
+
+    id: str
+    """``<state>-<event>``."""
+    state: str
+    event: str
+    expected: str
+    """The row's expectation in table words: ``→ pausing``, ``error not_running``, ``no-op``."""
+    setup: str
+    """How the kit reached the source state."""
+    outcome: Outcome
+    duration_s: float = 0.0
+    reasons: tuple[str, ...] = ()
+    """Why the row failed (or was skipped)."""
+    notes: tuple[str, ...] = ()
+    """Things worth knowing about a passing row (a check that had nothing to check)."""
+    detail: tuple[str, ...] = field(default=(), repr=False)
+    """The events seen, and the pod's output when it crashed, for failures."""
+
+    @classmethod
+    def _base(cls, case: Case) -> dict[str, Any]:
+        row = case.row
+        if not row.allowed:
+            expected = f"error {row.error}" if row.error else "not allowed"
+        elif row.noop:
+            expected = "no-op"
+        elif row.target == row.state:
+            expected = "stays"
+        else:
+            expected = f"→ {row.target}"
+        return {
+            "id": case.id,
+            "state": row.state,
+            "event": row.event,
+            "expected": expected,
+            "setup": case.setup.describe() if case.setup is not None else "—",
+        }
+
+    @classmethod
+    def passed(cls, case: Case, duration_s: float, *, notes: Sequence[str] = ()) -> CaseResult:
+        """A row whose every check held."""
+        return cls(**cls._base(case), outcome="passed", duration_s=duration_s, notes=tuple(notes))
+
+    @classmethod
+    def failed(
+        cls,
+        case: Case,
+        reasons: Sequence[str],
+        duration_s: float,
+        *,
+        notes: Sequence[str] = (),
+        detail: Sequence[str] = (),
+    ) -> CaseResult:
+        """A row with at least one failed check."""
+        return cls(
+            **cls._base(case),
+            outcome="failed",
+            duration_s=duration_s,
+            reasons=tuple(reasons),
+            notes=tuple(notes),
+            detail=tuple(detail),
+        )
+
+    @classmethod
+    def skipped(cls, case: Case, reason: str) -> CaseResult:
+        """A row a client cannot send."""
+        return cls(**cls._base(case), outcome="skipped", reasons=(reason,))
+
+    def message(self) -> str:
+        """Reasons, notes and detail as one block of text (the pytest failure report)."""
+        lines = [
+            f"row {self.state} × {self.event} (expected: {self.expected}; setup: {self.setup})"
+        ]
+        lines += [f"  - {reason}" for reason in self.reasons]
+        lines += [f"  note: {note}" for note in self.notes]
+        if self.detail:
+            lines += ["", *self.detail]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "id": self.id,
+            "state": self.state,
+            "event": self.event,
+            "expected": self.expected,
+            "setup": self.setup,
+            "outcome": self.outcome,
+            "duration_s": round(self.duration_s, 3),
+            "reasons": list(self.reasons),
+            "notes": list(self.notes),
+            "detail": list(self.detail),
+        }
+
+
+def counts(results: Sequence[CaseResult]) -> dict[str, int]:
+    """``{"passed": n, "failed": n, "skipped": n}``."""
+    tally = Counter(r.outcome for r in results)
+    return {name: tally.get(name, 0) for name in ("passed", "failed", "skipped")}
+
+
+def to_json(results: Sequence[CaseResult], *, command: Sequence[str]) -> str:
+    """The JSON report: the command, the counts and every row."""
+    return json.dumps(
+        {
+            "command": list(command),
+            "counts": counts(results),
+            "ok": counts(results)["failed"] == 0,
+            "rows": [r.to_dict() for r in results],
+        },
+        indent=2,
+        ensure_ascii=False,
+    )
+
+
+_STYLE = {"passed": "green", "failed": "bold red", "skipped": "dim"}
+
+
+def render_table(results: Sequence[CaseResult], *, show_skipped: bool = True) -> Table:
+    """A rich table: one line per row with its outcome, duration and reasons."""
+    from rich.table import Table
+
+    table = Table(title="pod conformance", show_lines=False)
+    table.add_column("state")
+    table.add_column("event")
+    table.add_column("expected")
+    table.add_column("setup", style="dim")
+    table.add_column("result")
+    table.add_column("time", justify="right")
+    table.add_column("why", overflow="fold")
+    for result in results:
+        if result.outcome == "skipped" and not show_skipped:
+            continue
+        why = "; ".join(result.reasons) if result.outcome != "passed" else "; ".join(result.notes)
+        table.add_row(
+            result.state,
+            result.event,
+            result.expected,
+            result.setup,
+            f"[{_STYLE[result.outcome]}]{result.outcome}[/]",
+            f"{result.duration_s:.2f}s" if result.outcome != "skipped" else "",
+            why,
+        )
+    return table
+
+
+def print_report(console: Console, results: Sequence[CaseResult], *, show_skipped: bool) -> None:
+    """The table, then the failures in full, then one summary line."""
+    console.print(render_table(results, show_skipped=show_skipped))
+    for result in results:
+        if result.outcome == "failed":
+            console.rule(f"[bold red]{result.id}")
+            console.print(result.message(), markup=False, highlight=False)
+    tally = counts(results)
+    colour = "red" if tally["failed"] else "green"
+    console.print(
+        f"[{colour}]{tally['passed']} passed, {tally['failed']} failed, "
+        f"{tally['skipped']} skipped[/] in {sum(r.duration_s for r in results):.1f} s"
+    )
