@@ -10,6 +10,7 @@ interleave; the only concurrency is the turn task, which is interrupted by cance
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -46,7 +47,6 @@ from orchestrator.protocol import (
     ErrorData,
     FileCompletionsData,
     FileRefSegment,
-    HistoryData,
     RunEndData,
     Segment,
     StatusData,
@@ -158,6 +158,7 @@ class Controller:
         self._task: asyncio.Task[None] | None = None
         self._wire = WireBuilder()
         self._validator = IncrementalValidator()
+        self._item_json: list[str] = []
         self._prune_bound = 0
         self._last_status: tuple[PublicStatus, str] | None = None
         self.usage = {"input_tokens": 0, "output_tokens": 0}
@@ -175,7 +176,7 @@ class Controller:
         if method == "get_status":
             reply(encode_event("status", self.status_data(request_id)))
         elif method == "get_history":
-            reply(encode_event("history", self.history_data(request_id)))
+            reply(self.history_line(request_id))
         elif method == "complete_files":
             candidates = self.fs.complete(params.prefix, limit=params.limit)
             reply(
@@ -280,23 +281,37 @@ class Controller:
             id=request_id,
         )
 
-    def history_data(self, request_id: Any = None) -> HistoryData:
-        """The ``history`` event payload (the session file's item format)."""
+    def greeting(self) -> str:
+        """One line saying which pod this is and what it runs on."""
         greeting = f"pod {self.config.pod_name()} · {self.provider.name}/{self.provider.model}"
         if self.provider.name == "scripted":
             greeting += " · offline: no ANTHROPIC_API_KEY, answers come from the scripted provider"
-        return HistoryData(
-            items=[item_to_json(item) for item in self.history.items],
-            greeting=greeting,
-            id=request_id,
-        )
+        return greeting
+
+    def _encoded_items(self) -> list[str]:
+        """Each item's JSON, encoded once (items are frozen) and reused for every reply."""
+        items = self.history.items
+        cache = self._item_json
+        for item in items[len(cache) :]:
+            cache.append(json.dumps(item_to_json(item), ensure_ascii=False))
+        return cache
+
+    def history_line(self, request_id: Any = None) -> bytes:
+        """The ``history`` event line, assembled from cached item JSON (no re-serialising)."""
+        rest: dict[str, Any] = {"greeting": self.greeting()}
+        if request_id is not None:
+            rest["id"] = request_id
+        fields = json.dumps(rest, ensure_ascii=False)[1:-1]  # '"greeting": ..., "id": ...'
+        items = ",".join(self._encoded_items())
+        return f'{{"event": "history", "data": {{"items": [{items}], {fields}}}}}\n'.encode()
 
     # -- committing -----------------------------------------------------------------------
 
     def commit(self, item: Item) -> Item:
         """Append to history, persist (fsync) and tell clients, in that order."""
         stored = self.history.append(item)
-        self.session.append_item(stored)
+        encoded = self._encoded_items()[-1]
+        self.session.append_item(stored, encoded=encoded)
         if isinstance(stored, UserMessage):
             self.emit("user_message", UserMessageData(segments=stored.segments))
         elif isinstance(stored, AssistantMessage):

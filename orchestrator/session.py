@@ -204,9 +204,10 @@ class SessionWriter:
         self._file.write(line + b"\n")
         os.fsync(self._file.fileno())
 
-    def append_item(self, item: Item) -> None:
-        """Persist one committed item."""
-        self._write(json.dumps({"type": "item", "item": item_to_json(item)}).encode())
+    def append_item(self, item: Item, *, encoded: str | None = None) -> None:
+        """Persist one committed item (``encoded``: its JSON, when the caller already has it)."""
+        body = encoded if encoded is not None else json.dumps(item_to_json(item))
+        self._write(b'{"type": "item", "item": ' + body.encode() + b"}")
 
     def turn_end(self, turn: int, result: str) -> None:
         """Persist that a turn closed."""
