@@ -82,9 +82,10 @@ def validate_wire(
 class IncrementalValidator:
     """:func:`validate_wire` for a conversation that grows at its end.
 
-    Messages already found valid are remembered by identity (the :class:`WireBuilder` reuses
-    the same dicts for an unchanged prefix), so a request costs work for the messages that
-    changed, not for the whole history. Any violation clears the memory.
+    Messages already found valid are remembered (the :class:`WireBuilder` reuses the same
+    dicts for an unchanged prefix, which makes the comparison a pointer check), so a request
+    costs work for the messages that changed, not for the whole history. Any violation clears
+    the memory.
     """
 
     def __init__(self, *, allow_prefill: bool = False) -> None:
@@ -99,12 +100,30 @@ class IncrementalValidator:
         del self._checked[k:]
         del self._ids[k:]
 
+    def _unchanged_prefix(self, messages: list[dict[str, Any]]) -> int:
+        """How many leading messages equal the remembered ones.
+
+        List equality runs in C and skips identical items first, so checking a prefix costs
+        pointer comparisons; a binary search over prefix lengths keeps it O(n) in C, O(log n)
+        in Python. Equal-but-new dicts count as unchanged (they get the same verdict).
+        """
+        checked = self._checked
+        lo, hi = 0, min(len(messages), len(checked))
+        if messages[:hi] == checked[:hi]:
+            return hi
+        if hi and messages[: hi - 1] == checked[: hi - 1]:
+            return hi - 1  # the usual case: only the last message grew
+        while lo < hi:  # invariant: prefix lo matches, prefix hi does not
+            mid = (lo + hi + 1) // 2
+            if messages[:mid] == checked[:mid]:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
     def validate(self, messages: list[dict[str, Any]]) -> list[WireViolation]:
         """Every rule the request breaks (see :func:`validate_wire`)."""
-        k = 0
-        limit = min(len(messages), len(self._checked))
-        while k < limit and messages[k] is self._checked[k]:
-            k += 1
+        k = self._unchanged_prefix(messages)
         self._forget_from(k)
         start = max(k - 1, 0)
         if any(
