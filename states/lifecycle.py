@@ -44,6 +44,7 @@ REJECTION_CODES: Final[dict[str, str]] = {
     "cancel": "not_running",
     "notify": "not_running",
     "pod_event": "not_running",
+    "shutdown": "not_running",
 }
 """Protocol error code for a method the machine rejects in the current state."""
 

@@ -15,16 +15,12 @@ COMMAND_MODULES = (
     "diagram",
     "protocol",
     "knowledge",
+    "conformance",
 )
 
 
 def register_all(app: typer.Typer) -> None:
     """Attach every command module's commands to the app."""
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"cli.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"cli.commands.{name}":
-                raise
-            continue  # a command module still being written in this tree
+        module = importlib.import_module(f"cli.commands.{name}")
         module.register(app)

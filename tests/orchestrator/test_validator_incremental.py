@@ -29,9 +29,7 @@ def test_incremental_equals_full(steps: list[str]) -> None:
     builder = WireBuilder()
     incremental = IncrementalValidator()
     pending: list[str] = []
-    n = 0
-    for step in steps:
-        n += 1
+    for n, step in enumerate(steps, start=1):
         if step == "user":
             history.new_turn()
             history.append(UserMessage(text=f"u{n}"))

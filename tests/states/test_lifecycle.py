@@ -148,8 +148,8 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "resume": err("stopped", NOT_PAUSED),
         "pause": err("stopped", NOT_RUNNING),
         "cancel": err("stopped", NOT_RUNNING),
-        # A final state takes no events; shutdown has no error code, so it is "not allowed".
-        "shutdown": ("stopped", (), None),
+        # A final state takes no events; a second shutdown is told the pod is not running.
+        "shutdown": err("stopped", NOT_RUNNING),
     },
 }
 

@@ -1,0 +1,98 @@
+"""``pod conformance -- CMD...``: run the conformance kit against any pod and print a report."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.errors import CliError
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``conformance`` command."""
+
+    @app.command(
+        "conformance",
+        context_settings={"allow_interspersed_args": False},
+    )
+    def conformance(
+        command: Annotated[
+            list[str],
+            typer.Argument(
+                help="The pod's command after `--`; {socket}, {base_url} and {workspace} "
+                "are filled in.",
+                show_default=False,
+            ),
+        ],
+        report_json: Annotated[
+            Path | None, typer.Option("--report-json", help="Also write the report as JSON.")
+        ] = None,
+        rows: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--rows", help="Only rows whose id (<state>-<event>) matches this glob; repeatable."
+            ),
+        ] = None,
+        slow_tool: Annotated[
+            str | None,
+            typer.Option(
+                "--slow-tool",
+                help="JSON tool call the pod runs long enough to interrupt (default: "
+                '{"name": "bash", "input": {"command": "sleep 30"}}).',
+            ),
+        ] = None,
+        timeout: Annotated[
+            float, typer.Option(help="Seconds to wait for any one expected event.")
+        ] = 10.0,
+        show_skipped: Annotated[
+            bool, typer.Option(help="List the rows a client cannot send.")
+        ] = False,
+    ) -> None:
+        """Drive a pod through every transition-table row and check what it does.
+
+        Exit 0 only when every runnable row passes.
+        """
+        import json
+        import sys
+
+        from rich.console import Console
+
+        from orchestrator.conformance.cases import build_cases
+        from orchestrator.conformance.driver import DEFAULT_SLOW_TOOL, KitOptions, run_cases
+        from orchestrator.conformance.report import CaseResult, counts, print_report, to_json
+
+        try:
+            tool = json.loads(slow_tool) if slow_tool else dict(DEFAULT_SLOW_TOOL)
+        except ValueError as exc:
+            raise CliError(f"--slow-tool is not JSON: {exc}") from None
+        if not isinstance(tool, dict):
+            raise CliError('--slow-tool must be {"name": ..., "input": {...}}')
+        try:
+            options = KitOptions(command=tuple(command), slow_tool=tool, timeout_s=timeout)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        cases = [c for c in build_cases() if not rows or any(fnmatch(c.id, p) for p in rows)]
+        if not cases:
+            raise CliError(f"no row matches {', '.join(rows or [])}")
+        console = Console() if sys.stdout.isatty() else Console(width=160)
+
+        def progress(result: CaseResult) -> None:
+            colour = {"passed": "green", "failed": "red", "skipped": "dim"}[result.outcome]
+            if result.outcome != "skipped":
+                console.print(
+                    f"[{colour}]{result.outcome:7}[/] {result.id} ({result.duration_s:.2f}s)",
+                    highlight=False,
+                )
+
+        results = run_cases(cases, options, on_result=progress)
+        print_report(console, results, show_skipped=show_skipped)
+        if report_json is not None:
+            try:
+                report_json.write_text(to_json(results, command=command) + "\n", encoding="utf-8")
+            except OSError as exc:
+                raise CliError(f"cannot write {report_json}: {exc.strerror or exc}") from None
+        if counts(results)["failed"]:
+            raise typer.Exit(1)

@@ -1,0 +1,212 @@
+"""Smoke tests of the benchmarks: each runs in ``--quick`` mode and reports sane figures.
+
+Speed is never asserted here (that is what ``python -m bench`` reports); these tests check
+that every benchmark runs, measures what it was asked to (sample counts, sizes, complete
+streams) and produces the JSON shape the summary table and ``latest.json`` rely on.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench import BENCHMARKS, context, fanout, memory, pause_latency, peers, round_overhead, startup
+from bench._common import history_items, latency_stats, percentile
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def assert_shape(result: dict[str, Any], name: str) -> None:
+    """The keys every benchmark result has, and a table of well-formed rows."""
+    assert result["benchmark"] == name
+    assert result["quick"] is True
+    assert isinstance(result["results"], dict) and result["results"]
+    assert isinstance(result["params"], dict)
+    assert result["table"], "the summary table needs rows"
+    for line in result["table"]:
+        assert set(line) >= {"metric", "value", "unit"}, line
+        value = line["value"]
+        if value is not None:
+            assert isinstance(value, int | float) and math.isfinite(value), line
+        if "target" in line:
+            assert isinstance(line["met"], bool), line
+    json.dumps(result)  # serialisable as printed
+
+
+def assert_latency(stats: dict[str, Any], n: int) -> None:
+    """A latency summary of n positive samples, ordered percentiles."""
+    assert stats["n"] == n
+    assert 0 < stats["min_ms"] <= stats["p50_ms"] <= stats["p95_ms"] <= stats["p99_ms"]
+    assert stats["p99_ms"] <= stats["max_ms"]
+
+
+# -- shared pieces ----------------------------------------------------------------------------------
+
+
+def test_percentiles_interpolate_like_numpy() -> None:
+    samples = [float(x) for x in range(1, 101)]
+    assert percentile(samples, 50) == pytest.approx(50.5)
+    assert percentile(samples, 99) == pytest.approx(99.01)
+    assert percentile([3.0], 95) == 3.0
+    stats = latency_stats([0.001, 0.002, 0.003])
+    assert stats["n"] == 3 and stats["median_ms"] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("n", [0, 1, 4, 6, 10, 101, 1_000])
+def test_history_items_are_wire_valid_and_closed(n: int) -> None:
+    from orchestrator.repair import pending_tool_calls
+    from orchestrator.validator import validate_wire
+    from orchestrator.wire import to_wire
+
+    items = history_items(n)
+    assert len(items) == n
+    assert [i.seq for i in items] == list(range(1, n + 1))
+    assert pending_tool_calls(items) == []
+    if n:
+        assert validate_wire([*to_wire(items), {"role": "user", "content": "next"}]) == []
+
+
+# -- each benchmark ---------------------------------------------------------------------------------
+
+
+def test_round_overhead_quick() -> None:
+    result = round_overhead.run(quick=True)
+    assert_shape(result, "round_overhead")
+    by_history = result["results"]["by_history"]
+    assert list(by_history) == [str(n) for n in round_overhead.QUICK_SIZES]
+    for n, fig in by_history.items():
+        assert fig["history_items"] == int(n)
+        assert fig["turns_measured"] == 1
+        assert fig["ms_per_round_median"] > 0
+        breakdown = fig["breakdown"]
+        for bucket in ("wire build", "validator (turn)", "machine transitions"):
+            assert breakdown[bucket]["ms_per_round"] > 0
+        # One request per round and two machine events per tool round (plus the turn's own).
+        assert breakdown["wire build"]["calls_per_round"] == pytest.approx(1.0)
+        assert (
+            breakdown["machine transitions"]["calls_per_round"]
+            >= 2 * (fig["rounds"] - 1) / fig["rounds"]
+        )
+    assert result["results"]["fsync"]["median_us"] > 0
+
+
+def test_pause_latency_quick() -> None:
+    result = pause_latency.run(quick=True)
+    assert_shape(result, "pause_latency")
+    figures = result["results"]
+    n = pause_latency.QUICK_SAMPLES
+    assert_latency(figures["streaming"]["pause"], n)
+    assert_latency(figures["tool"]["pause"], n)
+    assert figures["streaming"]["all_paused"] and figures["tool"]["all_paused"]
+    # Every pause interrupted a running bash and said so in its result.
+    assert figures["tool"]["interrupted_results"] == n
+    assert figures["leftover_sleep_processes"] == 0
+
+
+def test_fanout_quick() -> None:
+    result = fanout.run(quick=True)
+    assert_shape(result, "fanout")
+    figures = result["results"]
+    assert figures["pod_only"]["deltas"] == fanout.QUICK_DELTAS
+    assert list(figures["by_clients"]) == [str(n) for n in fanout.CLIENTS]
+    for n, fig in figures["by_clients"].items():
+        assert fig["all_clients_complete"]
+        assert fig["deltas_per_client"] == [fanout.QUICK_DELTAS] * int(n)
+        assert fig["per_client_events_per_s_median"] > 0
+        assert fig["total_events_per_s_median"] >= fig["per_client_events_per_s_min"]
+
+
+def test_startup_quick() -> None:
+    result = startup.run(quick=True)
+    assert_shape(result, "startup")
+    figures = result["results"]
+    for key in ("python_bare", "import_cli_main", "pod_help"):
+        assert figures[key]["runs"] == startup.QUICK_RUNS
+        assert figures[key]["median_ms"] > 0
+    assert set(figures["modules_after_import"]) == set(startup.HEAVY)
+    assert set(figures["modules_after_help"]) == set(startup.HEAVY)
+    assert figures["slowest_imports"] and figures["slowest_imports"][0]["cumulative_ms"] > 0
+
+
+def test_memory_quick() -> None:
+    result = memory.run(quick=True)
+    assert_shape(result, "memory")
+    figures = result["results"]
+    assert figures["tracemalloc"]["items"] == memory.QUICK_ITEMS
+    assert figures["tracemalloc"]["history_bytes"] > 0
+    assert figures["tracemalloc"]["wire_bytes"] > 0
+    assert figures["session"]["loaded_items"] == memory.QUICK_ITEMS
+    assert figures["session"]["session_load_ms"] > 0
+
+
+def test_context_quick() -> None:
+    result = context.run(quick=True)
+    assert_shape(result, "context")
+    refs, prune = result["results"]["file_refs"], result["results"]["pruning"]
+    assert refs["resolved"] == context.REFS
+    assert refs["attached_chars"] >= context.REFS * context.REF_BYTES
+    assert_latency(refs, 5)
+    assert prune["items"] == context.QUICK_ITEMS
+    assert prune["prune_before_turn"] > 0 and prune["pruned_results"] > 0
+    assert_latency(prune["full_build"], 5)
+    assert_latency(prune["incremental_build"], 5)
+
+
+def test_peers_quick() -> None:
+    result = peers.run(quick=True)
+    assert_shape(result, "peers")
+    per_round = result["results"]["per_round"]
+    for name in ("ours", "langgraph", "langgraph_checkpointer", "pydantic_ai"):
+        fig = per_round[name]
+        if not fig["available"]:
+            assert fig["reason"], f"{name} unavailable without a reason"
+            continue
+        for h in peers.HISTORIES:
+            assert fig[f"history_{h}_ms_per_round"] > 0
+            assert len(fig["samples_ms"][str(h)]) == peers.QUICK_REPEATS
+    assert per_round["ours"]["available"]
+    pauses = result["results"]["pause_resume"]
+    assert_latency(pauses["ours"]["pause_to_control"], peers.QUICK_PAUSE_SAMPLES)
+    assert_latency(pauses["ours"]["resume_to_model"], peers.QUICK_PAUSE_SAMPLES)
+
+
+# -- the runner ---------------------------------------------------------------------------------------
+
+
+def test_each_module_prints_one_json_object() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.context", "--quick"],
+        capture_output=True,
+        cwd=REPO,
+        timeout=120,
+        check=True,
+    )
+    lines = done.stdout.decode().strip().splitlines()
+    assert len(lines) == 1
+    assert json.loads(lines[0])["benchmark"] == "context"
+
+
+def test_main_runs_a_subset_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "latest.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--only", "memory,context", "--out", str(out)],
+        capture_output=True,
+        cwd=REPO,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    summary = json.loads(out.read_text())
+    assert list(summary["benchmarks"]) == ["memory", "context"]
+    assert summary["failed"] == []
+    assert "memory" in done.stdout.decode() and "context" in done.stdout.decode()
+
+
+def test_benchmark_list_matches_modules() -> None:
+    modules = {p.stem for p in (REPO / "bench").glob("*.py") if not p.stem.startswith("_")}
+    assert set(BENCHMARKS) == modules

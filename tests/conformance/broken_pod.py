@@ -1,0 +1,89 @@
+"""A deliberately broken pod: a proxy in front of a real pod that breaks one protocol rule.
+
+    python broken_pod.py --fault swallow-pause --socket OUTER -- REAL-POD-COMMAND...
+
+The real pod listens on its own socket (its command says where, e.g. ``{socket}.inner``);
+this proxy listens on ``OUTER`` and relays lines both ways, except:
+
+* ``swallow-pause``: ``pause`` lines never reach the pod;
+* ``paused-says-idle``: ``get_status`` replies report ``idle`` instead of ``paused``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _inner_socket(command: list[str]) -> Path:
+    return Path(command[command.index("--socket") + 1])
+
+
+def _client_line(fault: str, line: bytes) -> bytes | None:
+    if fault == "swallow-pause":
+        with contextlib.suppress(ValueError):
+            if json.loads(line).get("method") == "pause":
+                return None
+    return line
+
+
+def _pod_line(fault: str, line: bytes) -> bytes:
+    if fault == "paused-says-idle":
+        with contextlib.suppress(ValueError):
+            raw = json.loads(line)
+            data = raw.get("data") or {}
+            if raw.get("event") == "status" and "id" in data and data.get("state") == "paused":
+                data.update(status="idle", state="idle")
+                return (json.dumps(raw) + "\n").encode()
+    return line
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, change: object) -> None:
+    try:
+        while line := await reader.readline():
+            out = change(line)  # type: ignore[operator]
+            if out is not None:
+                writer.write(out)
+                await writer.drain()
+    except (ConnectionError, OSError):
+        pass
+    finally:
+        writer.close()
+
+
+async def main(fault: str, outer: Path, command: list[str]) -> int:
+    inner = _inner_socket(command)
+    pod = subprocess.Popen(command)
+    while not inner.exists():
+        if pod.poll() is not None:
+            return pod.returncode
+        await asyncio.sleep(0.02)
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        pod_reader, pod_writer = await asyncio.open_unix_connection(str(inner))
+        await asyncio.gather(
+            _pipe(reader, pod_writer, lambda line: _client_line(fault, line)),
+            _pipe(pod_reader, writer, lambda line: _pod_line(fault, line)),
+        )
+
+    server = await asyncio.start_unix_server(serve, path=str(outer))
+    while pod.poll() is None:
+        await asyncio.sleep(0.05)
+    server.close()
+    outer.unlink(missing_ok=True)
+    return pod.returncode
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fault", required=True, choices=["swallow-pause", "paused-says-idle"])
+    parser.add_argument("--socket", required=True, type=Path)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    sys.exit(asyncio.run(main(args.fault, args.socket, command)))

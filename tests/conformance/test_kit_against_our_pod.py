@@ -1,0 +1,168 @@
+"""The conformance kit against our own pod, against broken pods, and switched off."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from cli.commands.conformance import register
+from orchestrator.conformance.cases import build_cases
+
+pytest_plugins = ["pytester"]
+
+HERE = Path(__file__).parent
+OUR_POD = [
+    sys.executable,
+    "-m",
+    "cli",
+    "serve",
+    "--socket",
+    "{socket}",
+    "--workspace",
+    "{workspace}",
+    "--provider",
+    "anthropic",
+    "--allow-bash",
+    "--model",
+    "fake-model",
+]
+
+
+def broken_pod(fault: str) -> list[str]:
+    """Our pod behind a proxy that breaks one protocol rule."""
+    inner = [a if a != "{socket}" else "{socket}.inner" for a in OUR_POD]
+    return [
+        sys.executable,
+        str(HERE / "broken_pod.py"),
+        "--fault",
+        fault,
+        "--socket",
+        "{socket}",
+        "--",
+        *inner,
+    ]
+
+
+def conformance_app() -> typer.Typer:
+    """A fresh app with only the conformance command (and a second one, so it is a group)."""
+    app = typer.Typer()
+    register(app)
+
+    @app.command("noop")
+    def noop() -> None:
+        """Keep typer from collapsing the app into one command."""
+
+    return app
+
+
+def test_every_row_passes_against_our_pod(pytester: pytest.Pytester) -> None:
+    cases = build_cases()
+    runnable = sum(1 for c in cases if c.skip_reason is None)
+    result = pytester.runpytest_subprocess(
+        "--pod-command",
+        " ".join(OUR_POD),
+        "--pyargs",
+        "orchestrator.conformance",
+        "-p",
+        "no:cacheprovider",
+        timeout=240,
+    )
+    result.assert_outcomes(passed=runnable, skipped=len(cases) - runnable)
+    result.stdout.fnmatch_lines(["*pod conformance*", f"{runnable} rows passed, 0 failed*"])
+
+
+def test_without_pod_command_the_plugin_adds_nothing(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(
+        "--pyargs", "orchestrator.conformance", "--collect-only", "-q", "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "pod conformance" not in result.stdout.str()
+
+
+def test_a_pod_that_swallows_pause_fails_with_clear_reasons(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        conformance_app(),
+        [
+            "conformance",
+            "--report-json",
+            str(report),
+            "--rows",
+            "idle-pause",
+            "--rows",
+            "executing_tools-pause",
+            "--rows",
+            "idle-cancel",
+            "--",
+            *broken_pod("swallow-pause"),
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    rows = {r["id"]: r for r in json.loads(report.read_text())["rows"]}
+    assert {k: r["outcome"] for k, r in rows.items()} == {
+        "idle-pause": "failed",
+        "idle-cancel": "passed",
+        "executing_tools-pause": "failed",
+    }
+    assert rows["idle-pause"]["reasons"] == [
+        "pause in idle: expected error 'not_running', got no error before the next get_status reply"
+    ]
+    assert rows["executing_tools-pause"]["reasons"] == [
+        "expected a status event with state 'pausing', saw none"
+    ]
+    assert "1 passed, 2 failed" in result.output
+
+
+def test_a_pod_that_misreports_paused_fails(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        conformance_app(),
+        [
+            "conformance",
+            "--report-json",
+            str(report),
+            "--rows",
+            "paused-pause",
+            "--",
+            *broken_pod("paused-says-idle"),
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    (row,) = json.loads(report.read_text())["rows"]
+    assert row["reasons"] == [
+        "setup (slow stream → pause): expected the pod in 'paused', get_status says 'idle'"
+    ]
+
+
+def test_cli_passes_and_writes_the_report(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        conformance_app(),
+        [
+            "conformance",
+            "--report-json",
+            str(report),
+            "--rows",
+            "paused-run",
+            "--rows",
+            "paused-resume",
+            "--",
+            *OUR_POD,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(report.read_text())
+    assert data["ok"] is True
+    assert [r["id"] for r in data["rows"]] == ["paused-run", "paused-resume"]
+    assert data["command"] == OUR_POD
+
+
+def test_cli_refuses_a_command_without_socket() -> None:
+    result = CliRunner().invoke(conformance_app(), ["conformance", "--", "true"])
+    assert result.exit_code == 1
+    assert "{socket}" in str(result.exception) or "{socket}" in result.output
