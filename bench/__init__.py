@@ -15,4 +15,7 @@ BENCHMARKS: tuple[str, ...] = (
 )
 """Module names under ``bench``, in the order ``python -m bench`` runs them."""
 
-__all__ = ["BENCHMARKS"]
+STANDALONE: tuple[str, ...] = ("kill9",)
+"""Long scripts run on their own (``python -m bench.kill9 --turns 100``), not by the suite."""
+
+__all__ = ["BENCHMARKS", "STANDALONE"]

@@ -303,7 +303,8 @@ class Controller:
             rest["id"] = request_id
         fields = json.dumps(rest, ensure_ascii=False)[1:-1]  # '"greeting": ..., "id": ...'
         items = ",".join(self._encoded_items())
-        return f'{{"event": "history", "data": {{"items": [{items}], {fields}}}}}\n'.encode()
+        line = f'{{"event": "history", "data": {{"items": [{items}], {fields}}}}}\n'
+        return line.encode("utf-8", "backslashreplace")
 
     # -- committing -----------------------------------------------------------------------
 
@@ -388,6 +389,14 @@ class Controller:
 
     def start_turn(self) -> None:
         """Begin a turn: notes, the user message and its refs, then the turn task."""
+        try:
+            self._begin_turn()
+        except Exception as exc:
+            # The machine is already in running: a turn task must exist to lead it out again.
+            log.exception("starting the turn failed")
+            self._launch(failure=f"internal error starting the turn: {type(exc).__name__}: {exc}")
+
+    def _begin_turn(self) -> None:
         self.status_changed()
         turn = self.history.new_turn()
         self.emit("turn_start", TurnStartData(turn=turn))
@@ -453,7 +462,13 @@ class Controller:
 
     # -- the turn task ------------------------------------------------------------------------
 
-    def _launch(self, *, preread: list[str] | None = None, cancelled: str | None = None) -> None:
+    def _launch(
+        self,
+        *,
+        preread: list[str] | None = None,
+        cancelled: str | None = None,
+        failure: str | None = None,
+    ) -> None:
         turn = Turn(
             host=self,
             provider=self.provider,
@@ -466,14 +481,18 @@ class Controller:
             validator=self._validator,
         )
         self._task = asyncio.get_running_loop().create_task(
-            self._drive(turn, preread or [], cancelled), name=f"turn-{self.history.turn}"
+            self._drive(turn, preread or [], cancelled, failure), name=f"turn-{self.history.turn}"
         )
 
-    async def _drive(self, turn: Turn, preread: list[str], cancelled: str | None) -> None:
+    async def _drive(
+        self, turn: Turn, preread: list[str], cancelled: str | None, failure: str | None
+    ) -> None:
         event: str
         kwargs: dict[str, Any] = {}
         run_result: str
         try:
+            if failure is not None:
+                raise TurnError(failure, code="internal")
             if cancelled is not None:
                 result: TurnResult | str = "cancelled"
             else:

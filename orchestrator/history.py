@@ -153,10 +153,17 @@ class History:
         self._items: list[Item] = []
         self._next_seq = 1
         self.turn = 0
+        self.tool_use_ids: set[str] = set()
+        """Every tool_use id in the history (the API requires them unique)."""
         for item in items or []:
             self._items.append(item)
+            self._note_ids(item)
             self._next_seq = max(self._next_seq, item.seq + 1)
             self.turn = max(self.turn, item.turn)
+
+    def _note_ids(self, item: Item) -> None:
+        if isinstance(item, AssistantMessage):
+            self.tool_use_ids.update(call.id for call in item.tool_uses)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -179,6 +186,7 @@ class History:
         """Commit one item; returns it as stored (with ``seq`` and ``turn``)."""
         stored = self.stamp(item)
         self._items.append(stored)
+        self._note_ids(stored)
         return stored
 
     def extend(self, items: list[Item]) -> list[Item]:

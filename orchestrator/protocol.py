@@ -229,6 +229,15 @@ class Request(BaseModel):
     id: int | str | None = None
 
 
+def _has_lone_surrogate(value: Any) -> bool:
+    """True when any string in a parsed JSON value holds an unpaired surrogate."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def parse_request(line: bytes | str) -> tuple[Request, _Params]:
     """Parse one client line into its envelope and typed params, or raise :class:`ProtocolError`."""
     if isinstance(line, bytes):
@@ -240,8 +249,15 @@ def parse_request(line: bytes | str) -> tuple[Request, _Params]:
         raw = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ProtocolError(f"line is not JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise ProtocolError("line is nested too deeply") from None
     if not isinstance(raw, dict):
         raise ProtocolError("a request must be a JSON object")
+    if "\\ud" in line.lower() and _has_lone_surrogate(raw):
+        # A lone surrogate escape parses, but no UTF-8 text (session, wire, events) can hold it.
+        raise ProtocolError("line contains a lone UTF-16 surrogate (\\ud800-\\udfff escape)")
+    if raw.get("params", {}) is None:
+        raw["params"] = {}
     req_id = raw.get("id") if isinstance(raw.get("id"), int | str) else None
     method = raw.get("method")
     if method not in PARAMS_BY_METHOD:
@@ -476,7 +492,10 @@ def encode_event(event: str, data: BaseModel | dict[str, Any] | None = None) -> 
             del payload["id"]
     else:
         payload = data or {}
-    return (json.dumps({"event": event, "data": payload}, ensure_ascii=False) + "\n").encode()
+    text = json.dumps({"event": event, "data": payload}, ensure_ascii=False) + "\n"
+    # Text from the file system can carry surrogate escapes (undecodable names); written as a
+    # JSON \\u escape it stays valid UTF-8 instead of failing the whole event.
+    return text.encode("utf-8", "backslashreplace")
 
 
 def decode_event(line: bytes | str) -> Event:

@@ -171,6 +171,19 @@ def is_ignored(rules: Sequence[_IgnoreRule], parts: Sequence[str], is_dir: bool)
 # -- the scoped file system ---------------------------------------------------------------------
 
 
+def printable_name(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (surrogate escapes) become U+FFFD.
+
+    Such names cannot travel in JSON, the session file or a request, so the model and
+    clients see the replacement character instead.
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return name
+
+
 def _canonical(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
@@ -420,7 +433,7 @@ class ScopedFS:
                         parts = Path(entry.path).relative_to(self.workspace).parts
                         if is_ignored(rules, parts, is_dir):
                             continue
-                    found.append((entry.name, is_dir))
+                    found.append((printable_name(entry.name), is_dir))
         except OSError as exc:
             raise _os_error(shown, exc) from None
         found.sort()
@@ -463,5 +476,5 @@ class ScopedFS:
     def display(self, path: Path) -> str:
         """Workspace-relative posix path inside the workspace, else the absolute path."""
         if path.is_absolute() and _within(path, [self.workspace]):
-            return path.relative_to(self.workspace).as_posix()
-        return str(path)
+            return printable_name(path.relative_to(self.workspace).as_posix())
+        return printable_name(str(path))

@@ -166,6 +166,10 @@ class PodServer:
         except ProtocolError as exc:
             self._reject(client, str(exc), exc.id)
             return
+        except Exception as exc:  # a parser bug must cost one line, not the connection
+            log.exception("could not parse a client line")
+            self._reject(client, f"unreadable line ({type(exc).__name__})")
+            return
         try:
             self.handler(request.method, params, request.id, client.send)
         except Exception as exc:  # one bad method must not take the pod down

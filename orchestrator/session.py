@@ -105,9 +105,15 @@ def latest_session(workspace: Path) -> Path | None:
 
 
 def ensure_private_dir(path: Path) -> None:
-    """Create a directory (and parents) and make it 0700."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path, 0o700)
+    """Create a directory and its missing parents, each 0700; never chmod an existing one."""
+    missing: list[Path] = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
 
 
 @dataclass
@@ -207,7 +213,7 @@ class SessionWriter:
     def append_item(self, item: Item, *, encoded: str | None = None) -> None:
         """Persist one committed item (``encoded``: its JSON, when the caller already has it)."""
         body = encoded if encoded is not None else json.dumps(item_to_json(item))
-        self._write(b'{"type": "item", "item": ' + body.encode() + b"}")
+        self._write(b'{"type": "item", "item": ' + body.encode("utf-8", "backslashreplace") + b"}")
 
     def turn_end(self, turn: int, result: str) -> None:
         """Persist that a turn closed."""

@@ -181,6 +181,10 @@ class Turn:
         message = AssistantMessage(blocks=list(response.blocks), stop_reason=response.stop_reason)
         if not message.blocks:
             return None  # an empty response is not a message; the API would reject it later
+        repeated = [c.id for c in message.tool_uses if c.id in self.host.history.tool_use_ids]
+        if repeated:
+            # Committing it would make every later request invalid; refuse this response.
+            raise TurnError(f"the provider repeated tool_use id {', '.join(repeated)}")
         stored = self.host.commit(message)
         assert isinstance(stored, AssistantMessage)
         return stored

@@ -8,20 +8,21 @@ broadcast event into a message for the app; the app applies it to the pure
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from textual import on, work
+from textual import events, on, work
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Markdown, TextArea
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import TextArea
+from textual.worker import WorkerCancelled, WorkerFailed
 
 from cli.tui.model import (
     AssistantEntry,
@@ -30,6 +31,7 @@ from cli.tui.model import (
     InputChips,
     ThinkingEntry,
     ToolEntry,
+    UserEntry,
     completion_query,
     is_blank,
 )
@@ -51,6 +53,152 @@ DOUBLE_PRESS_S = 3.0
 QUIT_WARNING = "Press Ctrl-C again to quit; the pod keeps running"
 SHUTDOWN_WARNING = "A turn is running: press Ctrl-D again to shut the pod down"
 KEPT_INPUT = "A turn is running: your input is kept. Ctrl-C pauses, then Enter sends it."
+
+
+APP_CSS = """
+/* Narrow-terminal friendly: one column, nothing fixed-width, works in 80x24. */
+
+Screen {
+    layout: vertical;
+}
+
+#conversation {
+    height: 1fr;
+    padding: 0 0;
+}
+
+.user {
+    background: $boost;
+    padding: 0 1;
+    margin: 1 0 0 0;
+}
+
+AssistantView {
+    padding: 0 1;
+    margin: 1 0 0 0;
+}
+
+AssistantView MarkdownBlock:last-child {
+    margin-bottom: 0;
+}
+
+/* Textual's headers take three blank rows; a 24-row terminal cannot spare them. */
+AssistantView MarkdownHeader {
+    margin: 1 0 0 0;
+}
+
+AssistantView MarkdownHeader:first-child {
+    margin-top: 0;
+}
+
+AssistantView.-interrupted {
+    border-bottom: dashed $warning;
+    border-subtitle-color: $warning;
+}
+
+.thinking {
+    color: $text-muted;
+    text-style: italic;
+    padding: 0 1;
+}
+
+Collapsible.tool, Collapsible.note {
+    border-top: none;
+    padding: 0;
+    margin: 0;
+    background: transparent;
+}
+
+Collapsible.tool CollapsibleTitle, Collapsible.note CollapsibleTitle {
+    padding: 0 1;
+}
+
+Collapsible.tool Contents, Collapsible.note Contents {
+    padding: 0 1 0 3;
+}
+
+Collapsible.tool.-synthetic CollapsibleTitle {
+    color: $accent;
+    text-style: italic;
+}
+
+Collapsible.tool.-error CollapsibleTitle {
+    color: $error;
+}
+
+Collapsible.note CollapsibleTitle {
+    color: $text-muted;
+    text-style: italic;
+}
+
+.alert {
+    padding: 0 1;
+}
+
+.alert.-warn {
+    color: $text-warning;
+    background: $warning-muted;
+}
+
+.alert.-error {
+    color: $text-error;
+    background: $error-muted;
+}
+
+.info {
+    color: $text-muted;
+    padding: 0 1;
+}
+
+#completions {
+    height: auto;
+    max-height: 8;
+    display: none;
+    border: none;
+    padding: 0;
+}
+
+#completions.-open {
+    display: block;
+}
+
+#notice {
+    height: auto;
+    padding: 0 1;
+}
+
+#notice.-empty {
+    display: none;
+}
+
+#notice.-warn {
+    color: $text-warning;
+}
+
+#notice.-error {
+    color: $text-error;
+}
+
+#editor {
+    height: auto;
+    min-height: 3;
+    max-height: 10;
+}
+
+#status {
+    height: auto;
+    padding: 0 1;
+    background: $panel;
+}
+
+#status.-running {
+    background: $primary-muted;
+}
+
+#status.-paused {
+    background: $warning-muted;
+}
+"""
 
 
 class PodLink(Protocol):
@@ -104,7 +252,8 @@ class PodGone(Message):
 class PodApp(App[str]):
     """The interactive UI of one pod; the result says how it ended (``detached``, ``shutdown``)."""
 
-    CSS_PATH = "app.tcss"
+    # Inline rather than a .tcss file, so an installed wheel cannot lose it.
+    CSS = APP_CSS
     ENABLE_COMMAND_PALETTE = False
     TITLE = "pod"
 
@@ -140,7 +289,6 @@ class PodApp(App[str]):
         self.link: PodLink | None = None
         self.error_message = ""
         self._views: dict[int, Widget] = {}
-        self._streams: dict[int, MarkdownStream] = {}
         self._armed: dict[str, float] = {}
         self._shutdown_requested = False
         self._runs: dict[str, tuple[str, dict[str, dict[str, Any]]]] = {}
@@ -208,23 +356,36 @@ class PodApp(App[str]):
             self.post_message(PodEventReceived(event))
         self.post_message(PodGone())
 
+    @property
+    def _closing_down(self) -> bool:
+        # Events still queued when the UI exits must not touch widgets that are gone.
+        return self.return_value is not None or not self.is_running or not self.screen_stack
+
     async def on_attached(self, message: Attached) -> None:
         """Draw the replayed history and the status."""
+        if self._closing_down:
+            return
         self.model.pod.update(message.status)
         self.model.load_history(
             list(message.history.get("items") or []), str(message.history.get("greeting", ""))
         )
+        for entry in self.model.entries:
+            if isinstance(entry, UserEntry):
+                self.chips.saw(entry.segments)
         conversation = self.query_one("#conversation", VerticalScroll)
         await conversation.remove_children()
         self._views = {i: view_for(entry) for i, entry in enumerate(self.model.entries)}
-        self._streams = {}
         if self._views:
             await conversation.mount_all(self._views.values())
+        if self._closing_down:
+            return
         self.status_bar.show(self.model.pod)
         self.attached = True
 
     async def on_pod_event_received(self, message: PodEventReceived) -> None:
         """Apply one event to the model and draw the change."""
+        if self._closing_down:
+            return
         event = message.event
         if event.event == "error":
             self._on_error(event.data)
@@ -233,7 +394,10 @@ class PodApp(App[str]):
             return  # replies to requests that timed out; nothing to draw
         if event.event == "user_message":
             self._runs.clear()
+            self.chips.saw(list(event.data.get("segments") or []))
         await self._draw(self.model.apply(event.event, event.data))
+        if self._closing_down:
+            return
         self.status_bar.show(self.model.pod)
         if event.event == "status" and self._transient_notice:
             # "Pausing…" and the like are answered by the status line itself.
@@ -243,11 +407,15 @@ class PodApp(App[str]):
 
     async def on_pod_gone(self, message: PodGone) -> None:
         """Show that the pod went away; after our own shutdown, leave."""
+        if self._closing_down:
+            return
         if message.error and not self.attached:
             self.error_message = message.error
             self.exit("unreachable", return_code=1)
             return
         await self._draw(self.model.disconnected())
+        if self._closing_down:
+            return
         self.status_bar.show(self.model.pod)
         if self._shutdown_requested:
             self.exit("shutdown")
@@ -258,27 +426,21 @@ class PodApp(App[str]):
     async def _draw(self, changes: list[Change]) -> None:
         conversation = self.query_one("#conversation", VerticalScroll)
         for change in changes:
+            if self._closing_down:
+                return
             entry = self.model.entries[change.index]
             if change.kind == "added":
-                view = view_for(entry)
+                view: Widget = view_for(entry)
                 self._views[change.index] = view
                 await conversation.mount(view)
-                if isinstance(entry, AssistantEntry) and entry.streaming:
-                    assert isinstance(view, Markdown)
-                    self._streams[change.index] = Markdown.get_stream(view)
                 continue
             view = self._views[change.index]
-            if change.kind == "appended":
-                stream = self._streams.get(change.index)
-                if stream is not None:
-                    await stream.write(change.text)
-            elif isinstance(entry, AssistantEntry) and isinstance(view, AssistantView):
+            if isinstance(entry, AssistantEntry) and isinstance(view, AssistantView):
+                if change.kind == "appended":
+                    view.stream(change.text)
+                    continue
                 if not entry.streaming:
-                    stream = self._streams.pop(change.index, None)
-                    if stream is not None:
-                        await stream.stop()
-                    if view.source != entry.text:
-                        await view.update(entry.text)
+                    view.finish(entry.text)
                 view.refresh_from(entry)
             elif isinstance(entry, ToolEntry) and isinstance(view, ToolCard):
                 # Separate branches keep each refresh_from call type-checked.
@@ -373,13 +535,20 @@ class PodApp(App[str]):
         if await self._send("cancel"):
             self._say("Cancelling the turn…", transient=True)
 
-    async def action_submit(self) -> None:
+    # Keys the app binds with priority are handled at once, while typed characters are
+    # still queued for the editor; the actions that read or edit the editor therefore run
+    # in the editor's own queue (call_later), after every key typed before them.
+
+    def action_submit(self) -> None:
         """Enter: accept a completion, send ``run``, or ``resume`` a paused turn."""
+        if self.focused is not self.editor and not self._completion_open:
+            raise SkipAction()  # let a focused tool card toggle
+        self.editor.call_later(self._submit)
+
+    async def _submit(self) -> None:
         if self._completion_open:
             self._accept_completion(descend=False)
             return
-        if self.focused is not self.editor:
-            raise SkipAction()  # let a focused tool card toggle
         text = self.editor.text.strip()
         segments = self.chips.segments(text)
         blank = is_blank(segments)
@@ -407,7 +576,14 @@ class PodApp(App[str]):
         """Shift+Enter / Ctrl+J: a newline in the editor."""
         if self.focused is not self.editor:
             raise SkipAction()
-        self.editor.insert_text("\n")
+        self.editor.call_later(self.editor.insert_text, "\n")
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing while a tool card or the conversation has focus goes to the editor."""
+        if event.is_printable and event.character and self.focused is not self.editor:
+            self.editor.focus()
+            self.editor.insert_text(event.character)
+            event.stop()
 
     def action_nothing(self) -> None:
         """Keys the spec retires (Ctrl-R, and Ctrl-Q so one press never quits)."""
@@ -470,8 +646,23 @@ class PodApp(App[str]):
 
     def action_complete(self) -> None:
         """Tab: accept the highlighted candidate (a directory is entered, not chipped)."""
-        if not self._completion_open:
+        if self.focused is not self.editor and not self._completion_open:
             raise SkipAction()
+        self.editor.call_later(self._complete_now)
+
+    async def _complete_now(self) -> None:
+        if not self._completion_open:
+            # Typed faster than the candidates arrived: fetch them now.
+            row, column = self.editor.cursor_location
+            query = completion_query(self.editor.document[row][:column])
+            if query is None:
+                self.screen.focus_next()  # no @ at the cursor: Tab moves focus as usual
+                return
+            self._completion_prefix = query
+            with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                await self._fetch_completions(query).wait()
+            if not self._completion_open:
+                return
         self._accept_completion(descend=True)
 
     def action_completion_move(self, step: int) -> None:
@@ -506,6 +697,11 @@ class PodApp(App[str]):
 def run_ui(socket: Path) -> str:
     """Run the UI attached to the pod on ``socket``; returns how it ended."""
     from cli.errors import CliError
+    from orchestrator.server import socket_is_live
+
+    if not socket_is_live(socket):
+        # Fail before taking over the terminal, with the usual one-line error.
+        raise CliError(f"no pod is listening on {socket}")
 
     async def connect() -> PodLink:
         return await PodClient.connect(socket)

@@ -138,6 +138,12 @@ class InputChips:
         """Forget the chips after a submit; paste numbers keep counting up."""
         self.chips.clear()
 
+    def saw(self, segments: list[dict[str, Any]]) -> None:
+        """Number new pastes after those already in the conversation, so chips stay unique."""
+        for seg in segments:
+            if seg.get("kind") == "paste" and isinstance(seg.get("id"), int):
+                self.next_paste = max(self.next_paste, int(seg["id"]) + 1)
+
 
 def is_blank(segments: list[dict[str, Any]]) -> bool:
     """True when the segments carry nothing but whitespace."""
@@ -335,6 +341,7 @@ class ChatModel:
         self.pod = PodView()
         self._stream: int | None = None
         self._unconfirmed: list[int] = []
+        self._streamed_calls: list[int] = []
         self._tools: dict[str, int] = {}
 
     # -- history replay --------------------------------------------------------------------
@@ -344,6 +351,7 @@ class ChatModel:
         self.entries = []
         self._stream = None
         self._unconfirmed = []
+        self._streamed_calls = []
         self._tools = {}
         if greeting:
             self.entries.append(InfoEntry(greeting))
@@ -421,107 +429,136 @@ class ChatModel:
             entry.interrupted = interrupted
             changes.append(Change("updated", index))
         self._unconfirmed = []
+        for index in self._streamed_calls:
+            tool = self.entries[index]
+            assert isinstance(tool, ToolEntry)
+            if interrupted and tool.summary is None:
+                tool.summary = "interrupted · not kept in history"
+                changes.append(Change("updated", index))
+        self._streamed_calls = []
         return changes
 
     def apply(self, event: str, data: dict[str, Any]) -> list[Change]:
         """Apply one broadcast event; returns what changed in the conversation."""
-        if event == "status":
-            self.pod.update(data)
-            return []
-        if event == "usage":
-            self.pod.input_tokens += int(data.get("input_tokens", 0))
-            self.pod.output_tokens += int(data.get("output_tokens", 0))
-            return []
-        if event == "user_message":
-            return [self._add(UserEntry(list(data.get("segments") or [])))]
-        if event == "text_delta":
-            delta = str(data.get("text", ""))
-            if self._stream is None:
-                self._stream = len(self.entries)
-                self._unconfirmed.append(self._stream)
-                return [self._add(AssistantEntry(text=delta, streaming=True))]
-            entry = self.entries[self._stream]
-            assert isinstance(entry, AssistantEntry)
-            entry.text += delta
-            return [Change("appended", self._stream, delta)]
-        if event == "text_done":
-            text = str(data.get("text", ""))
-            if not self._unconfirmed:
-                return [self._add(AssistantEntry(text=text))]
-            index = self._unconfirmed.pop(0)
-            if index == self._stream:
-                self._stream = None
-            entry = self.entries[index]
-            assert isinstance(entry, AssistantEntry)
-            changed = entry.text != text
-            entry.text = text
-            entry.streaming = False
-            return [Change("updated", index, "replace" if changed else "")]
-        if event == "thinking_delta":
-            last = self.entries[-1] if self.entries else None
-            if isinstance(last, ThinkingEntry):
-                last.text += str(data.get("text", ""))
-                return [Change("updated", len(self.entries) - 1)]
-            return [self._add(ThinkingEntry(text=str(data.get("text", ""))))]
-        if event == "tool_call_start":
-            # Text after this call belongs to a new block; this one awaits its text_done.
-            self._stream = None
-            call_id = str(data.get("id"))
-            self._tools[call_id] = len(self.entries)
-            return [self._add(ToolEntry(id=call_id, name=str(data.get("name", ""))))]
-        if event == "tool_call_args_delta":
-            index = self._tools.get(str(data.get("id")))
-            if index is None:
-                return []
-            tool = self.entries[index]
-            assert isinstance(tool, ToolEntry)
-            tool.args_json += str(data.get("json", ""))
-            return [Change("updated", index)]
-        if event == "tool_call_done":
-            call_id = str(data.get("id"))
-            index = self._tools.get(call_id)
-            if index is None:
-                self._tools[call_id] = len(self.entries)
-                tool = ToolEntry(id=call_id, name=str(data.get("name", "")))
-                tool.arguments = dict(data.get("arguments") or {})
-                return [self._add(tool)]
-            tool = self.entries[index]
-            assert isinstance(tool, ToolEntry)
-            tool.arguments = dict(data.get("arguments") or {})
-            return [Change("updated", index)]
-        if event == "tool_result":
-            return [
-                self._result(
-                    str(data.get("id")),
-                    summary=str(data.get("summary", "")),
-                    content=data.get("content"),
-                    is_error=bool(data.get("is_error")),
-                    synthetic=bool(data.get("synthetic")),
-                )
-            ]
-        if event == "system_note":
-            note = NoteEntry(text=str(data.get("text", "")), origin=str(data.get("origin", "")))
-            return [self._add(note)]
-        if event == "alert":
-            message = str(data.get("message", ""))
-            self.pod.last_alert = message.splitlines()[0] if message else ""
-            alert = AlertEntry(
-                level=str(data.get("level", "warn")),
-                source=str(data.get("source", "")),
-                message=message,
-            )
-            return [self._add(alert)]
-        if event == "run_end":
-            # Deltas of a paused or cancelled stream were never committed: say so.
-            return self._end_stream(interrupted=data.get("result") != "finished")
-        if event == "turn_end":
-            return self._end_stream(interrupted=False)
-        if event == "shutdown":
-            changes = self._end_stream(interrupted=True)
-            self.pod.status = "stopped"
-            changes.append(self._add(InfoEntry("The pod has shut down.")))
-            return changes
+        handler = getattr(self, f"_on_{event}", None)
+        if handler is None:
+            return []  # turn_start, replies and unknown events draw nothing
+        changes: list[Change] = handler(data)
+        return changes
+
+    def _on_status(self, data: dict[str, Any]) -> list[Change]:
+        self.pod.update(data)
         return []
+
+    def _on_usage(self, data: dict[str, Any]) -> list[Change]:
+        self.pod.input_tokens += int(data.get("input_tokens", 0))
+        self.pod.output_tokens += int(data.get("output_tokens", 0))
+        return []
+
+    def _on_user_message(self, data: dict[str, Any]) -> list[Change]:
+        return [self._add(UserEntry(list(data.get("segments") or [])))]
+
+    def _on_text_delta(self, data: dict[str, Any]) -> list[Change]:
+        delta = str(data.get("text", ""))
+        if self._stream is None:
+            self._stream = len(self.entries)
+            self._unconfirmed.append(self._stream)
+            return [self._add(AssistantEntry(text=delta, streaming=True))]
+        entry = self.entries[self._stream]
+        assert isinstance(entry, AssistantEntry)
+        entry.text += delta
+        return [Change("appended", self._stream, delta)]
+
+    def _on_text_done(self, data: dict[str, Any]) -> list[Change]:
+        text = str(data.get("text", ""))
+        if not self._unconfirmed:
+            return [self._add(AssistantEntry(text=text))]
+        index = self._unconfirmed.pop(0)
+        if index == self._stream:
+            self._stream = None
+        entry = self.entries[index]
+        assert isinstance(entry, AssistantEntry)
+        changed = entry.text != text
+        entry.text = text
+        entry.streaming = False
+        return [Change("updated", index, "replace" if changed else "")]
+
+    def _on_thinking_delta(self, data: dict[str, Any]) -> list[Change]:
+        last = self.entries[-1] if self.entries else None
+        if isinstance(last, ThinkingEntry):
+            last.text += str(data.get("text", ""))
+            return [Change("updated", len(self.entries) - 1)]
+        return [self._add(ThinkingEntry(text=str(data.get("text", ""))))]
+
+    def _tool(self, call_id: str, name: str) -> tuple[ToolEntry, Change]:
+        index = self._tools.get(call_id)
+        if index is None:
+            self._tools[call_id] = len(self.entries)
+            entry = ToolEntry(id=call_id, name=name)
+            return entry, self._add(entry)
+        found = self.entries[index]
+        assert isinstance(found, ToolEntry)
+        return found, Change("updated", index)
+
+    def _on_tool_call_start(self, data: dict[str, Any]) -> list[Change]:
+        # Text after this call belongs to a new block; the streamed one awaits its text_done.
+        self._stream = None
+        call_id = str(data.get("id"))
+        self._tools.pop(call_id, None)
+        change = self._tool(call_id, str(data.get("name", "")))[1]
+        self._streamed_calls.append(change.index)
+        return [change]
+
+    def _on_tool_call_args_delta(self, data: dict[str, Any]) -> list[Change]:
+        if str(data.get("id")) not in self._tools:
+            return []
+        tool, change = self._tool(str(data.get("id")), "")
+        tool.args_json += str(data.get("json", ""))
+        return [change]
+
+    def _on_tool_call_done(self, data: dict[str, Any]) -> list[Change]:
+        tool, change = self._tool(str(data.get("id")), str(data.get("name", "")))
+        tool.arguments = dict(data.get("arguments") or {})
+        if change.index in self._streamed_calls:
+            self._streamed_calls.remove(change.index)  # committed
+        return [change]
+
+    def _on_tool_result(self, data: dict[str, Any]) -> list[Change]:
+        change = self._result(
+            str(data.get("id")),
+            summary=str(data.get("summary", "")),
+            content=data.get("content"),
+            is_error=bool(data.get("is_error")),
+            synthetic=bool(data.get("synthetic")),
+        )
+        return [change]
+
+    def _on_system_note(self, data: dict[str, Any]) -> list[Change]:
+        note = NoteEntry(text=str(data.get("text", "")), origin=str(data.get("origin", "")))
+        return [self._add(note)]
+
+    def _on_alert(self, data: dict[str, Any]) -> list[Change]:
+        message = str(data.get("message", ""))
+        self.pod.last_alert = message.splitlines()[0] if message else ""
+        alert = AlertEntry(
+            level=str(data.get("level", "warn")),
+            source=str(data.get("source", "")),
+            message=message,
+        )
+        return [self._add(alert)]
+
+    def _on_run_end(self, data: dict[str, Any]) -> list[Change]:
+        # Deltas of a paused or cancelled stream were never committed: say so.
+        return self._end_stream(interrupted=data.get("result") != "finished")
+
+    def _on_turn_end(self, data: dict[str, Any]) -> list[Change]:
+        return self._end_stream(interrupted=False)
+
+    def _on_shutdown(self, data: dict[str, Any]) -> list[Change]:
+        changes = self._end_stream(interrupted=True)
+        self.pod.status = "stopped"
+        changes.append(self._add(InfoEntry("The pod has shut down.")))
+        return changes
 
     def disconnected(self) -> list[Change]:
         """The connection ended (EOF)."""

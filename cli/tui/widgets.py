@@ -138,11 +138,40 @@ class UserView(Static):
 
 
 class AssistantView(Markdown):
-    """Assistant text, rendered as Markdown and appended to while it streams."""
+    """Assistant text as Markdown; while it streams, deltas are re-rendered at most every 50 ms.
+
+    Textual's ``MarkdownStream`` does the same batching, but stopping it before its task ran
+    raises ``CancelledError`` into the caller; a timer owned by the widget cannot.
+    """
+
+    FLUSH_S = 0.05
 
     def __init__(self, entry: AssistantEntry) -> None:
         super().__init__(entry.text, classes="assistant")
-        self.set_class(entry.streaming, "-streaming")
+        self._pending = ""
+        self._flushing = False
+        self.refresh_from(entry)
+
+    def stream(self, delta: str) -> None:
+        """Queue a delta; the next flush appends everything queued in one go."""
+        self._pending += delta
+        if not self._flushing:
+            self._flushing = True
+            self.set_timer(self.FLUSH_S, self._flush)
+
+    async def _flush(self) -> None:
+        while self._pending:
+            text, self._pending = self._pending, ""
+            await self.append(text)
+        self._flushing = False
+
+    def finish(self, text: str) -> None:
+        """The stream ended: make sure exactly ``text`` is shown."""
+        pending, self._pending = self._pending, ""
+        if pending:
+            self.append(pending)
+        if self.source != text:
+            self.update(text)
 
     def refresh_from(self, entry: AssistantEntry) -> None:
         """Reflect the entry's flags (interrupted streams stay visible, marked)."""
@@ -229,15 +258,17 @@ def view_for(entry: Entry) -> Static | Markdown | Collapsible:
 class StatusBar(Static):
     """The bottom line: pod, model, state (with the paused hint), tokens, last alert."""
 
-    def show(self, pod: PodView) -> None:
-        """Redraw from the pod view."""
-        self.plain = pod.text()
-        self.set_class(pod.status == "paused", "-paused")
-        self.set_class(pod.status == "running", "-running")
-        self.update(Text(self.plain))
-
     plain: str = ""
     """The status line as plain text (what tests read)."""
+
+    def show(self, pod: PodView) -> None:
+        """Redraw from the pod view (only when something changed: this runs per event)."""
+        text = pod.text()
+        self.set_class(pod.status == "paused", "-paused")
+        self.set_class(pod.status == "running", "-running")
+        if text != self.plain:
+            self.plain = text
+            self.update(Text(text))
 
 
 class NoticeLine(Static):

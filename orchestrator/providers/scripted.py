@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +87,7 @@ class ScriptedProvider:
     name: str = "scripted"
     requests: list[ProviderRequest] = field(default_factory=list)
     _next_id: int = 0
+    _session_tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     _validator: IncrementalValidator = field(default_factory=IncrementalValidator)
 
     @classmethod
@@ -102,8 +104,9 @@ class ScriptedProvider:
         return demo_reply(request)
 
     def _call_id(self) -> str:
+        # Unique across restarts: a reloaded session already holds earlier ids.
         self._next_id += 1
-        return f"toolu_scripted_{self._next_id:04d}"
+        return f"toolu_scripted_{self._session_tag}_{self._next_id:04d}"
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream the next reply as deltas, then the complete response."""

@@ -1,0 +1,319 @@
+"""kill -9 a real ``pod serve`` at random points, restart it with ``--continue``, check nothing is lost.
+
+Usage: ``python -m bench.kill9 --turns 100 --seed 7``
+
+A ``pod serve`` subprocess runs the scripted provider (``--script``: replies that stream
+slowly and call ``bash sleep``), ``--allow-bash`` and a fixed ``--session``. Turns are run one
+after another; at random points (right after ``run``, mid-stream, mid-tool, between rounds,
+right after ``run_end``) the pod gets SIGKILL and is restarted with ``--continue``. After every
+restart:
+
+* every item ``get_history`` showed before the kill is still there (same seq, same content),
+  and ``get_history`` equals what the session file holds;
+* the status is ``paused`` exactly when the session was cut off mid-turn, else ``idle``;
+* a cut-off turn is continued (``resume``) or replaced (``run``) and must finish: the scripted
+  provider rejects invalid requests like the API, so ``finished`` proves the request was valid.
+
+Prints one JSON line: turns, kills, items checked, lost (must be 0), invalid requests (must
+be 0), elapsed seconds, and what happened where.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from orchestrator.client import PodClient, PodEvent  # noqa: E402
+from orchestrator.history import UserMessage, item_from_json, item_to_json  # noqa: E402
+from orchestrator.protocol import TextSegment  # noqa: E402
+from orchestrator.repair import close_orphans, interrupt_note  # noqa: E402
+from orchestrator.server import socket_is_live  # noqa: E402
+from orchestrator.session import load_session  # noqa: E402
+from orchestrator.validator import validate_wire  # noqa: E402
+from orchestrator.wire import to_wire  # noqa: E402
+
+KILL_POINTS = ("none", "right_after_run", "mid_stream", "mid_tool", "between_rounds", "after_run")
+WEIGHTS = (4, 1, 2, 2, 1, 1)
+
+
+class Kill9:
+    """One benchmark run: a workspace, a session file and a pod process that keeps dying."""
+
+    def __init__(self, root: Path, seed: int) -> None:
+        self.root = root
+        self.rng = random.Random(seed)
+        self.ws = root / "ws"
+        (self.ws / "src").mkdir(parents=True)
+        (self.ws / "README.md").write_text("# kill9\n\nA tiny project.\n")
+        (self.ws / "src" / "app.py").write_text("def main():\n    return 42\n")
+        self.session = root / "session.jsonl"
+        self.socket = root / "p.sock"
+        self.script = root / "script.json"
+        self.stderr_path = root / "pod.stderr"
+        self.generation = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.stats: Counter[str] = Counter()
+        self.points: Counter[str] = Counter()
+        self.problems: list[str] = []
+
+    # -- the pod process -----------------------------------------------------------------------
+
+    def _write_script(self) -> None:
+        """Fresh replies for the next process: slow text, alternating with bash-sleep rounds."""
+        self.generation += 1
+        rng = self.rng
+        replies: list[dict[str, Any]] = []
+        for n in range(400):
+            text = " ".join(rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(30))
+            reply: dict[str, Any] = {"text": text, "chunk_size": 4, "chunk_delay_s": 0.01}
+            if n % 2 == 0 and rng.random() < 0.7:
+                reply["text"] = "let me run something " + text[:40]
+                reply["tool_calls"] = [
+                    {
+                        "name": "bash",
+                        # Ids unique across processes: the provider's own counter restarts.
+                        "id": f"toolu_g{self.generation}_{n}_{k}",
+                        "input": {"command": f"echo step {k}; sleep {rng.uniform(0.2, 0.6):.2f}"},
+                    }
+                    for k in range(rng.randint(1, 2))
+                ]
+            replies.append(reply)
+        self.script.write_text(json.dumps({"replies": replies}))
+
+    def start(self, *, continue_: bool) -> None:
+        self._write_script()
+        args = [
+            sys.executable, "-m", "cli", "serve",
+            "--workspace", str(self.ws),
+            "--socket", str(self.socket),
+            "--session", str(self.session),
+            "--provider", "scripted",
+            "--script", str(self.script),
+            "--allow-bash",
+            "--name", "kill9",
+        ]  # fmt: skip
+        if continue_:
+            args.append("--continue")
+        stderr = self.stderr_path.open("ab")
+        env = {**os.environ, "XDG_STATE_HOME": str(self.root / "state")}
+        env.pop("ANTHROPIC_API_KEY", None)
+        self.proc = subprocess.Popen(
+            args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, env=env
+        )
+        stderr.close()
+        deadline = time.monotonic() + 30
+        while not socket_is_live(self.socket):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"pod exited: {self.stderr_path.read_text()[-2000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError("pod did not start")
+            time.sleep(0.02)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+        self.stats["kills"] += 1
+
+    # -- checks ------------------------------------------------------------------------------
+
+    def _session_items(self) -> list[dict[str, Any]]:
+        loaded = load_session(self.session)
+        return [json.loads(json.dumps(item_to_json(i))) for i in loaded.items]
+
+    def _check_prefix(self, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> None:
+        self.stats["items_checked"] += len(before)
+        lost = sum(1 for a, b in zip(before, after, strict=False) if a != b)
+        lost += max(0, len(before) - len(after))
+        if lost:
+            self.stats["lost"] += lost
+            self.problems.append(f"{lost} item(s) lost or changed after restart")
+
+    def _check_wire(self, items: list[dict[str, Any]], *, paused: bool) -> None:
+        """The request the next run would send is valid (repairs applied as run applies them)."""
+        parsed = [item_from_json(i) for i in items]
+        extra: list[Any] = [*close_orphans(parsed), interrupt_note()] if paused else []
+        extra.append(UserMessage(segments=[TextSegment(text="next")], text="next"))
+        violations = validate_wire(to_wire(parsed + extra))
+        if violations:
+            self.stats["invalid_requests"] += 1
+            self.problems.append(f"history not wire-valid after restart: {violations[:2]}")
+
+    def _check_end(self, events: list[PodEvent], what: str) -> None:
+        end = events[-1].data.get("result")
+        self.stats[f"run_end_{end}"] += 1
+        for e in events:
+            if e.event == "error":
+                message = e.data.get("message", "")
+                if "invalid request" in message or "wire-valid" in message:
+                    self.stats["invalid_requests"] += 1
+                self.problems.append(f"{what}: error {e.data}")
+        if end != "finished":
+            self.problems.append(f"{what}: run ended {end}")
+
+    # -- driving ------------------------------------------------------------------------------
+
+    async def _until(
+        self, c: PodClient, want: Any, timeout: float = 30.0
+    ) -> tuple[bool, list[PodEvent]]:
+        """Read events until ``want(event)`` or ``run_end``; (matched, events read)."""
+        seen: list[PodEvent] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            got = await c.next_event(timeout=max(0.01, deadline - time.monotonic()))
+            if got is None:
+                raise RuntimeError("the pod closed the connection")
+            seen.append(got)
+            if want(got):
+                return True, seen
+            if got.event == "run_end":
+                return False, seen
+
+    async def turn(self, n: int) -> None:
+        point = self.rng.choices(KILL_POINTS, WEIGHTS)[0]
+        c = await PodClient.connect(self.socket)
+        await c.send("run", {"input": f"turn {n}: do the next step"})
+        self.stats["turns"] += 1
+        if point == "none":
+            _, events = await self._until(c, lambda e: False, timeout=60)
+            self._check_end(events, f"turn {n}")
+            await c.close()
+            return
+        reached = True
+        if point == "right_after_run":
+            await asyncio.sleep(self.rng.uniform(0, 0.01))
+        elif point == "mid_stream":
+            reached, _ = await self._until(c, lambda e: e.event == "text_delta")
+            await asyncio.sleep(self.rng.uniform(0, 0.05))
+        elif point == "mid_tool":
+            reached, _ = await self._until(
+                c, lambda e: e.event == "status" and e.data.get("state") == "executing_tools"
+            )
+            await asyncio.sleep(self.rng.uniform(0, 0.4))
+        elif point == "between_rounds":
+            reached, _ = await self._until(
+                c, lambda e: e.event == "status" and e.data.get("state") == "executing_tools"
+            )
+            if reached:
+                reached, _ = await self._until(
+                    c, lambda e: e.event == "status" and e.data.get("state") == "requesting"
+                )
+        elif point == "after_run":
+            await self._until(c, lambda e: False, timeout=60)
+        before = (await c.request("get_history")).data["items"]
+        self.points[point if reached else f"{point}_missed"] += 1
+        self.kill()
+        await c.close()
+        await self.restart(before, n)
+
+    async def restart(self, before: list[dict[str, Any]], n: int) -> None:
+        cut_off = load_session(self.session).cut_off
+        self.start(continue_=True)
+        c = await PodClient.connect(self.socket)
+        status = (await c.request("get_status")).data["status"]
+        after = (await c.request("get_history")).data["items"]
+        self._check_prefix(before, after)
+        if after != self._session_items():
+            self.stats["lost"] += 1
+            self.problems.append("get_history differs from the session file after restart")
+        expected = "paused" if cut_off else "idle"
+        if status != expected:
+            self.stats["wrong_status"] += 1
+            self.problems.append(f"turn {n}: status {status} after restart, expected {expected}")
+        self._check_wire(after, paused=status == "paused")
+        if status == "paused":
+            self.stats["restarted_paused"] += 1
+            if self.rng.random() < 0.5:
+                await c.send("resume")
+                self.stats["resumes"] += 1
+            else:
+                await c.send("run", {"input": f"turn {n}: never mind, next thing"})
+                self.stats["runs_after_restart"] += 1
+            _, events = await self._until(c, lambda e: False, timeout=60)
+            self._check_end(events, f"turn {n} after restart")
+        await c.close()
+
+    async def main(self, turns: int) -> None:
+        self.start(continue_=False)
+        try:
+            for n in range(turns):
+                await self.turn(n)
+            c = await PodClient.connect(self.socket)
+            await c.send("shutdown")
+            await c.close()
+            assert self.proc is not None
+            self.proc.wait(30)
+            final = load_session(self.session)
+            if final.cut_off:
+                self.problems.append("the final session is cut off after a clean shutdown")
+            items = [json.loads(json.dumps(item_to_json(i))) for i in final.items]
+            self._check_wire(items, paused=False)
+            self.stats["final_items"] = len(items)
+        finally:
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.kill()
+                with contextlib.suppress(Exception):
+                    self.proc.wait(10)
+
+
+def run(turns: int, seed: int) -> dict[str, Any]:
+    """Run the benchmark and return its summary."""
+    root = Path(tempfile.mkdtemp(prefix="pk"))
+    started = time.monotonic()
+    bench = Kill9(root, seed)
+    try:
+        asyncio.run(bench.main(turns))
+    finally:
+        keep = os.environ.get("POD_KILL9_KEEP")
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+    s = bench.stats
+    return {
+        "benchmark": "kill9",
+        "seed": seed,
+        "turns": s["turns"],
+        "kills": s["kills"],
+        "items_checked": s["items_checked"],
+        "lost": s["lost"],
+        "invalid_requests": s["invalid_requests"],
+        "wrong_status": s["wrong_status"],
+        "restarted_paused": s["restarted_paused"],
+        "resumes": s["resumes"],
+        "runs_after_restart": s["runs_after_restart"],
+        "run_end": {k[8:]: v for k, v in s.items() if k.startswith("run_end_")},
+        "kill_points": dict(bench.points),
+        "final_items": s["final_items"],
+        "problems": bench.problems[:20],
+        "elapsed_s": round(time.monotonic() - started, 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    result = run(args.turns, args.seed)
+    sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

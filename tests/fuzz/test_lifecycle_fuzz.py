@@ -1,0 +1,726 @@
+"""Stateful fuzzing of a real pod: any interleaving of methods, waits and crashes stays valid.
+
+A hypothesis ``RuleBasedStateMachine`` drives one in-process pod on a real Unix socket through
+its own private event loop. The scripted provider's responder makes random but valid replies
+(text streamed in small delayed chunks, 0–3 ``read_file`` / ``glob`` / ``bash sleep`` calls,
+occasional stream / rejected / overloaded errors). Rules send ``run`` (sometimes with an
+``@README.md`` ref), ``pause``, ``resume``, ``cancel``, ``notify`` and ``get_history``,
+connect and drop extra clients, wait for the pod to reach a point (next ``text_delta``,
+``executing_tools``, ``run_end``, a nap), and "crash" it (the fsync'd session file is copied
+at an arbitrary moment, the pod is shut down, a fresh pod continues from the copy).
+
+After every step:
+
+* ``get_status`` is one of the four statuses and equals the last ``status`` event broadcast;
+* every request the provider received is wire-valid;
+* history ``seq`` runs 1..N without gaps, each ``get_history`` extends the previous one, and
+  the session file holds exactly what ``get_history`` reports (h1 ≤ file ≤ h2);
+* an idle pod holds no unanswered tool call and its history plus a new user message is
+  wire-valid; a paused one is wire-valid once repaired the way ``run`` repairs it;
+* no ``internal`` error ever; every upward ``errored`` pod_event matches a provider error
+  (``run_end: errored``), never a pause.
+
+The default profile is short (CI); ``POD_FUZZ_STEPS=10000`` runs at least that many steps and
+writes a summary to ``bench/results/fuzz.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from orchestrator.client import PodClient, PodEvent
+from orchestrator.history import UserMessage, item_from_json, item_to_json
+from orchestrator.protocol import TextSegment
+from orchestrator.providers.base import ProviderRequest
+from orchestrator.repair import close_orphans, interrupt_note, pending_tool_calls
+from orchestrator.session import load_session
+from orchestrator.validator import validate_wire
+from orchestrator.wire import to_wire
+from tests.e2e.harness import RunningPod, ScriptedReply, ScriptedToolCall, running_pod
+
+STATUSES = frozenset({"idle", "running", "paused", "stopped"})
+ROOT = Path(__file__).resolve().parents[2]
+
+STATS: dict[str, int] = {}
+
+
+def _reset_stats() -> None:
+    STATS.clear()
+    STATS.update(
+        steps=0,
+        examples=0,
+        runs_accepted=0,
+        run_end_finished=0,
+        run_end_paused=0,
+        run_end_cancelled=0,
+        run_end_errored=0,
+        run_end_limit_reached=0,
+        pauses_accepted=0,
+        cancels_accepted=0,
+        resumes_accepted=0,
+        notifies_accepted=0,
+        restarts=0,
+        restarts_paused=0,
+        requests_validated=0,
+        items_checked=0,
+        history_checks=0,
+        upward_errored=0,
+        lost=0,
+    )
+
+
+_reset_stats()
+
+_ID_COUNTER = [0]
+
+
+def _fresh_id(prefix: str = "toolu_fz") -> str:
+    # Unique across pods of one process: the scripted provider's own counter restarts with
+    # every pod, which collides after a restart (see test_scripted_ids_collide_after_restart).
+    _ID_COUNTER[0] += 1
+    return f"{prefix}_{os.getpid()}_{_ID_COUNTER[0]:07d}"
+
+
+class RandomResponder:
+    """Random but valid scripted replies; tool loops end after a few rounds."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def __call__(self, request: ProviderRequest) -> ScriptedReply:
+        rng = self.rng
+        # Rounds since the last user text: keep tool loops short so turns end.
+        rounds = 0
+        for message in reversed(request.messages):
+            if message["role"] == "assistant":
+                rounds += 1
+                continue
+            if any(b.get("type") == "text" for b in message["content"]):
+                break
+        roll = rng.random()
+        if roll < 0.08:
+            return ScriptedReply(
+                text="partial " * rng.randint(0, 6),
+                chunk_size=rng.randint(2, 8),
+                chunk_delay_s=rng.uniform(0.0, 0.01),
+                error="injected failure",
+                error_kind=rng.choice(["stream", "rejected", "overloaded"]),
+                error_after_chunks=rng.randint(0, 4),
+            )
+        words = ["alpha", "beta", "gamma", "δέλτα", "🙂", "\n", "  ", "code()", "x" * 7]
+        text = "".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
+        calls: list[ScriptedToolCall] = []
+        if rounds < 3:
+            for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
+                kind = rng.choice(["read_file", "glob", "bash", "bash"])
+                if kind == "read_file":
+                    args: dict[str, Any] = {"path": rng.choice(["README.md", "src/app.py"])}
+                elif kind == "glob":
+                    args = {"pattern": rng.choice(["*", "**/*.py"])}
+                else:
+                    args = {"command": f"echo go; sleep {rng.uniform(0.05, 0.3):.2f}"}
+                calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
+        if not calls and not text.strip():
+            text = "done"
+        return ScriptedReply(
+            text=text,
+            tool_calls=calls,
+            chunk_size=rng.randint(2, 10),
+            chunk_delay_s=rng.uniform(0.002, 0.02),
+        )
+
+
+class LineClient:
+    """A raw protocol client read only by the caller, so events and replies keep their order.
+
+    ``PodClient`` reads in a background task, which can run ahead of a reply; the observer
+    needs to know exactly which broadcasts came before a ``get_status`` reply.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.pending: list[PodEvent] = []
+
+    @classmethod
+    async def connect(cls, path: Path) -> LineClient:
+        reader, writer = await asyncio.open_unix_connection(str(path), limit=64 * 1024 * 1024)
+        return cls(reader, writer)
+
+    async def _read(self) -> PodEvent | None:
+        line = await self.reader.readline()
+        if not line:
+            return None
+        raw = json.loads(line)
+        return PodEvent(raw["event"], raw.get("data") or {})
+
+    async def request(self, method: str) -> tuple[PodEvent, list[PodEvent]]:
+        """The direct reply, and every broadcast that came before it, in order."""
+        request_id = _fresh_id("o")
+        self.writer.write(json.dumps({"method": method, "id": request_id}).encode() + b"\n")
+        await self.writer.drain()
+        before, self.pending = self.pending, []
+        while True:
+            got = await self._read()
+            assert got is not None, "the pod closed the observer's connection"
+            if got.data.get("id") == request_id:
+                return got, before
+            before.append(got)
+
+    async def next_event(self, timeout: float) -> PodEvent | None:
+        return await asyncio.wait_for(self._read(), timeout)
+
+    async def rest(self) -> list[PodEvent]:
+        """Everything until the pod closes the connection."""
+        out: list[PodEvent] = []
+        while (got := await self._read()) is not None:
+            out.append(got)
+        return out
+
+    async def close(self) -> None:
+        self.writer.close()
+        with contextlib.suppress(Exception):
+            await self.writer.wait_closed()
+
+
+class ParentListener:
+    """A tiny Unix-socket listener standing in for a parent pod: records ``pod_event`` lines."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.events: list[dict[str, Any]] = []
+        self._server: asyncio.AbstractServer | None = None
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_unix_server(self._serve, path=str(self.path))
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while line := await reader.readline():
+                message = json.loads(line)
+                assert message["method"] == "pod_event", message
+                self.events.append(message["params"])
+        finally:
+            writer.close()
+
+    def kinds(self, kind: str) -> int:
+        return sum(1 for e in self.events if e["kind"] == kind)
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+
+
+def _history_valid_after(items: list[dict[str, Any]], *, paused: bool) -> list[Any]:
+    """Violations of the request the next ``run`` would build (repairs applied as ``run`` does)."""
+    parsed = [item_from_json(i) for i in items]
+    extra: list[Any] = []
+    if paused:
+        extra += close_orphans(parsed)
+        extra.append(interrupt_note())
+    extra.append(UserMessage(segments=[TextSegment(text="next")], text="next"))
+    return validate_wire(to_wire(parsed + extra))
+
+
+class PodFuzz(RuleBasedStateMachine):
+    """One real pod per example, driven over its socket."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        STATS["examples"] += 1
+        self.loop = asyncio.new_event_loop()
+        self.root = Path(tempfile.mkdtemp(prefix="pf"))
+        self.ws = self.root / "ws"
+        (self.ws / "src").mkdir(parents=True)
+        (self.ws / "README.md").write_text("# Fuzz\n\nA tiny project.\n")
+        (self.ws / "src" / "app.py").write_text("def main():\n    return 42\n")
+        self.rng = random.Random(0)
+        self.responder = RandomResponder(self.rng)
+        self.generation = 0
+        self.stack: contextlib.AsyncExitStack | None = None
+        self.pod: RunningPod | None = None
+        self.driver: PodClient | None = None
+        self.obs: LineClient | None = None
+        self.extras: list[PodClient] = []
+        self.log: list[PodEvent] = []
+        self.last_status: tuple[str, str] | None = None
+        self.prev_items: list[dict[str, Any]] = []
+        self.status: str = "idle"
+        self.validated = 0
+        self.run_ends_errored = 0
+        self.parent = ParentListener(self.root / "parent.sock")
+        self.session_path = self.root / "s0.jsonl"
+        self._go(self.parent.start())
+        self._go(self._start(self.session_path, continue_=False))
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _go(self, coro: Any, timeout: float = 30.0) -> Any:
+        return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
+
+    async def _start(self, session: Path, *, continue_: bool) -> None:
+        self.generation += 1
+        sock_dir = self.root / f"g{self.generation}"
+        sock_dir.mkdir()
+        self.stack = contextlib.AsyncExitStack()
+        self.pod = await self.stack.enter_async_context(
+            running_pod(
+                self.ws,
+                sock_dir,
+                continue_=continue_,
+                allow_bash=True,
+                parent_socket=self.parent.path,
+                session=session,
+                bash_timeout_s=10.0,
+            )
+        )
+        self.pod.provider.responder = self.responder
+        self.session_path = session
+        self.validated = 0
+        self.driver = await self.pod.client()
+        self.obs = await LineClient.connect(self.pod.socket)
+        reply, _ = await self.obs.request("get_status")
+        self.last_status = (reply.data["status"], reply.data["state"])
+        self.status = reply.data["status"]
+
+    def _drain(self, client: PodClient) -> list[PodEvent]:
+        out: list[PodEvent] = []
+        queue: asyncio.Queue[PodEvent | None] = client._queue
+        while not queue.empty():
+            got = queue.get_nowait()
+            if got is not None:
+                out.append(got)
+        return out
+
+    def _absorb(self, events: list[PodEvent]) -> None:
+        for e in events:
+            self.log.append(e)
+            if e.event == "status" and "id" not in e.data:
+                self.last_status = (e.data["status"], e.data["state"])
+            elif e.event == "run_end":
+                result = e.data["result"]
+                STATS[f"run_end_{result}"] += 1
+                if result == "errored":
+                    self.run_ends_errored += 1
+                    # The turn failed because the provider did: the error says so.
+                    errors = [x for x in self.log[-40:] if x.event == "error"]
+                    assert errors and errors[-1].data["code"] == "provider_error", errors
+            elif e.event == "error":
+                assert e.data["code"] != "internal", e.data
+                assert "invalid request" not in e.data["message"], e.data
+
+    def _recent(self, n: int = 30) -> list[str]:
+        """The last events seen, compactly, for assertion messages."""
+        out: list[str] = []
+        for e in self.log[-n:]:
+            detail = e.data.get("state") or e.data.get("result") or e.data.get("code") or ""
+            out.append(f"{e.event}:{detail}" if detail else e.event)
+        return out
+
+    async def _wait_obs(self, name: str, timeout: float, **match: Any) -> bool:
+        assert self.obs is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                got = await self.obs.next_event(timeout=left)
+            except TimeoutError:
+                return False
+            assert got is not None, "the pod closed the observer's connection"
+            self._absorb([got])
+            if got.event == name and all(got.data.get(k) == v for k, v in match.items()):
+                return True
+
+    async def _method(self, method: str, params: dict[str, Any] | None = None) -> bool:
+        """Send a method and make sure the pod handled it; True when it was accepted."""
+        assert self.driver is not None
+        request_id = _fresh_id("m")
+        await self.driver.send(method, params, id=request_id)
+        # Lines of one client are handled in order: this reply means the method was handled.
+        await self.driver.request("get_status")
+        rejected = [
+            e
+            for e in self._drain(self.driver)
+            if e.event == "error" and e.data.get("id") == request_id
+        ]
+        for e in rejected:
+            assert e.data["code"] in {
+                "already_running",
+                "not_running",
+                "not_paused",
+                "invalid_request",
+            }, e.data
+        return not rejected
+
+    # -- rules ------------------------------------------------------------------------------
+
+    @initialize(seed=st.integers(0, 2**32 - 1))
+    def seed(self, seed: int) -> None:
+        self.rng.seed(seed)
+
+    @rule(
+        text=st.text(
+            alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]),
+            min_size=1,
+            max_size=24,
+        ).filter(lambda s: bool(s.strip())),
+        ref=st.sampled_from(["none", "segment", "inline", "missing"]),
+    )
+    def run(self, text: str, ref: str) -> None:
+        params: dict[str, Any]
+        if ref == "segment":
+            params = {
+                "segments": [
+                    {"kind": "text", "text": text},
+                    {"kind": "file_ref", "path": "README.md"},
+                ]
+            }
+        elif ref == "inline":
+            params = {"input": f"{text} @README.md"}
+        elif ref == "missing":
+            params = {
+                "segments": [
+                    {"kind": "text", "text": text},
+                    {"kind": "file_ref", "path": "nope.md"},
+                ]
+            }
+        else:
+            params = {"input": text}
+        if self._go(self._method("run", params)):
+            STATS["runs_accepted"] += 1
+
+    @rule(
+        text=st.sampled_from(["go", "do it again", "list files", "ünïcødé ✓"]),
+        wait=st.sampled_from([0.0, 0.01, 0.05, 0.15]),
+    )
+    def run_then_pause(self, text: str, wait: float) -> None:
+        """The common interleaving, made likely: start a turn, let it get going, pause it."""
+        if self._go(self._method("run", {"input": text})):
+            STATS["runs_accepted"] += 1
+        self._go(asyncio.sleep(wait))
+        if self._go(self._method("pause")):
+            STATS["pauses_accepted"] += 1
+
+    @rule()
+    def pause(self) -> None:
+        if self._go(self._method("pause")):
+            STATS["pauses_accepted"] += 1
+
+    @rule()
+    def resume(self) -> None:
+        if self._go(self._method("resume")):
+            STATS["resumes_accepted"] += 1
+
+    @rule()
+    def cancel(self) -> None:
+        if self._go(self._method("cancel")):
+            STATS["cancels_accepted"] += 1
+
+    @rule(message=st.sampled_from(["CI finished", "tests are green", "ping ✓"]))
+    def notify(self, message: str) -> None:
+        if self._go(self._method("notify", {"message": message})):
+            STATS["notifies_accepted"] += 1
+
+    @rule()
+    def get_history(self) -> None:
+        self._go(self._check_history())
+
+    @precondition(lambda self: len(self.extras) < 3)
+    @rule()
+    def connect_client(self) -> None:
+        assert self.pod is not None
+        self.extras.append(self._go(self.pod.client()))
+
+    @precondition(lambda self: bool(self.extras))
+    @rule(data=st.data())
+    def disconnect_client(self, data: st.DataObject) -> None:
+        client = self.extras.pop(data.draw(st.integers(0, len(self.extras) - 1)))
+        self._go(client.close())
+
+    @rule()
+    def wait_text_delta(self) -> None:
+        if self.status == "running":
+            self._go(self._wait_obs("text_delta", 1.0))
+
+    @rule()
+    def wait_executing_tools(self) -> None:
+        if self.status == "running":
+            self._go(self._wait_obs("status", 1.0, state="executing_tools"))
+
+    @rule()
+    def wait_run_end(self) -> None:
+        if self.status == "running":
+            self._go(self._wait_obs("run_end", 5.0))
+
+    @rule(seconds=st.sampled_from([0.0, 0.005, 0.02, 0.05]))
+    def nap(self, seconds: float) -> None:
+        self._go(asyncio.sleep(seconds))
+
+    @rule()
+    def crash_and_restart(self) -> None:
+        """kill -9 at this instant: the session file as fsync'd now is all that survives."""
+        STATS["restarts"] += 1
+        before = self._go(self._status())
+        copy = self.root / f"s{self.generation}.jsonl"
+        shutil.copyfile(self.session_path, copy)  # the loop is stopped: nothing is writing
+        snapshot = load_session(copy)
+        assert not snapshot.warnings, snapshot.warnings
+        items = [json.loads(json.dumps(item_to_json(i))) for i in snapshot.items]
+        # Everything get_history reported before the "kill" is in the file.
+        if items[: len(self.prev_items)] != self.prev_items:
+            STATS["lost"] += 1
+        assert items[: len(self.prev_items)] == self.prev_items
+        self._go(self._stop_pod())
+        self._go(self._start(copy, continue_=True))
+        assert self.last_status is not None
+        after = self.last_status[0]
+        if before == "idle":
+            assert not snapshot.cut_off and after == "idle", (before, after)
+        elif before == "paused":
+            assert snapshot.cut_off and after == "paused", (before, after)
+        else:
+            # A turn was alive: it comes back paused, ready to resume.
+            assert after == ("paused" if snapshot.cut_off else "idle"), (before, after)
+            assert snapshot.cut_off, "a running turn left no trace in the session"
+        if after == "paused":
+            STATS["restarts_paused"] += 1
+        self.prev_items = items
+        self._go(self._check_history())
+
+    async def _status(self) -> str:
+        assert self.obs is not None
+        reply, before = await self.obs.request("get_status")
+        self._absorb(before)
+        return str(reply.data["status"])
+
+    async def _stop_pod(self) -> None:
+        assert self.pod is not None and self.stack is not None
+        self._count_validated()
+        await self.stack.aclose()  # shuts the pod down and waits for it
+        self.stack = None
+        if self.obs is not None:
+            # Events up to the shutdown (a racing provider error, say) still count.
+            self._absorb(await asyncio.wait_for(self.obs.rest(), 10))
+        for client in [*self.extras, self.driver, self.obs]:
+            if client is not None:
+                with contextlib.suppress(Exception):
+                    await client.close()
+        self.extras = []
+
+    def _count_validated(self) -> None:
+        assert self.pod is not None
+        self.pod.assert_all_requests_valid()
+        requests = len(self.pod.provider.requests)
+        STATS["requests_validated"] += requests - self.validated
+        self.validated = requests
+
+    # -- invariants -------------------------------------------------------------------------
+
+    async def _check_history(self) -> None:
+        assert self.obs is not None
+        reply, before = await self.obs.request("get_history")
+        self._absorb(before)
+        first = reply.data["items"]
+        on_disk = [
+            json.loads(json.dumps(item_to_json(i))) for i in load_session(self.session_path).items
+        ]
+        reply, before = await self.obs.request("get_history")
+        self._absorb(before)
+        second = reply.data["items"]
+        STATS["history_checks"] += 1
+        for items in (first, on_disk, second):
+            seqs = [i["seq"] for i in items]
+            assert seqs == list(range(1, len(items) + 1)), seqs
+        # Nothing committed is ever lost or rewritten: each view extends the one before.
+        for earlier, later in ((self.prev_items, first), (first, on_disk), (on_disk, second)):
+            if later[: len(earlier)] != earlier:
+                STATS["lost"] += 1
+            assert later[: len(earlier)] == earlier
+        STATS["items_checked"] += len(second)
+        self.prev_items = second
+
+    async def _check(self) -> None:
+        assert self.obs is not None
+        reply, before = await self.obs.request("get_status")
+        self._absorb(before)
+        if self.driver is not None:
+            self._absorb([e for e in self._drain(self.driver) if e.event == "error"])
+        status = reply.data["status"]
+        assert status in STATUSES
+        assert (status, reply.data["state"]) == self.last_status, (
+            f"get_status {status}/{reply.data['state']} but the last status event was "
+            f"{self.last_status}; recent events: {' '.join(self._recent())}"
+        )
+        self.status = status
+        if status in ("idle", "paused"):
+            # No turn task: the history is at rest.
+            await self._check_history()
+            if status == "idle":
+                parsed = [item_from_json(i) for i in self.prev_items]
+                assert pending_tool_calls(parsed) == []
+            assert _history_valid_after(self.prev_items, paused=status == "paused") == []
+        # An upward 'errored' only ever follows a provider error (reports are asynchronous,
+        # so they may lag, never lead).
+        assert self.parent.kinds("errored") <= STATS["run_end_errored"]
+
+    @invariant()
+    def pod_is_consistent(self) -> None:
+        STATS["steps"] += 1
+        self._count_validated()
+        self._go(self._check())
+
+    # -- teardown ---------------------------------------------------------------------------
+
+    def teardown(self) -> None:
+        try:
+            if self.pod is not None and self.stack is not None:
+                self._go(self._teardown(), timeout=60)
+        finally:
+            self._go(self.parent.close())
+            self.loop.close()
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    async def _teardown(self) -> None:
+        assert self.pod is not None and self.obs is not None and self.driver is not None
+        reply, before = await self.obs.request("get_status")
+        self._absorb(before)
+        paused = reply.data["status"] == "paused"
+        snapshot = self.root / "final-crash.jsonl"
+        shutil.copyfile(self.session_path, snapshot)
+        self._count_validated()
+        await self.driver.send("shutdown")
+        served = await asyncio.wait_for(self.pod.task, 30)
+        self._absorb(await asyncio.wait_for(self.obs.rest(), 10))
+        await self.obs.close()
+        for client in [*self.extras, self.driver]:
+            await client.close()
+        self.extras = []
+        await self.stack.aclose()  # type: ignore[union-attr]
+        self.stack = None
+        final = load_session(served.session_path)
+        items = [json.loads(json.dumps(item_to_json(i))) for i in final.items]
+        if items[: len(self.prev_items)] != self.prev_items:
+            STATS["lost"] += 1
+        assert items[: len(self.prev_items)] == self.prev_items
+        # A clean shutdown closes the turn, paused or not: the file is not cut off.
+        assert not final.cut_off
+        assert pending_tool_calls(final.items) == []
+        assert _history_valid_after(items, paused=False) == []
+        # Upward reports were flushed before serve_pod returned; let the listener read them.
+        for _ in range(100):
+            if self.parent.kinds("shut_down") >= self.generation:
+                break
+            await asyncio.sleep(0.01)
+        errored = self.parent.kinds("errored")
+        STATS["upward_errored"] += errored
+        # One upward 'errored' per provider failure, none for pauses or cancels.
+        assert errored == self.run_ends_errored, (errored, self.run_ends_errored)
+        if paused:
+            # The same pod killed while paused comes back paused, and a new run works.
+            restored = load_session(snapshot)
+            assert restored.cut_off
+            async with running_pod(
+                self.ws,
+                self._sock_dir("final"),
+                continue_=True,
+                session=snapshot,
+                replies=[ScriptedReply(text="back again", chunk_size=3)],
+                allow_bash=True,
+            ) as pod:
+                c = await pod.client()
+                status = await c.request("get_status")
+                assert status.data["status"] == "paused"
+                history = (await c.request("get_history")).data["items"]
+                assert history == [json.loads(json.dumps(item_to_json(i))) for i in restored.items]
+                await c.send("run", {"input": "carry on"})
+                got = await c.wait_for("run_end", timeout=20)
+                assert got.data == {"result": "finished"}
+                pod.assert_all_requests_valid()
+                STATS["requests_validated"] += len(pod.provider.requests)
+                await c.close()
+
+    def _sock_dir(self, name: str) -> Path:
+        path = self.root / name
+        path.mkdir()
+        return path
+
+
+def test_lifecycle_fuzz_short() -> None:
+    """The CI profile: a few short examples."""
+    _reset_stats()
+    run_state_machine_as_test(
+        PodFuzz,
+        settings=settings(
+            max_examples=15,
+            stateful_step_count=25,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            database=None,
+        ),
+    )
+    print(json.dumps({"profile": "short", **STATS}))
+    assert STATS["lost"] == 0
+    assert STATS["steps"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("POD_FUZZ_STEPS"), reason="set POD_FUZZ_STEPS=10000")
+def test_lifecycle_fuzz_long() -> None:
+    """The long profile: at least ``POD_FUZZ_STEPS`` steps; writes bench/results/fuzz.json."""
+    target = int(os.environ["POD_FUZZ_STEPS"])
+    _reset_stats()
+    started = time.monotonic()
+    rounds = 0
+    while STATS["steps"] < target:
+        rounds += 1
+        run_state_machine_as_test(
+            PodFuzz,
+            settings=settings(
+                max_examples=50,
+                stateful_step_count=50,
+                deadline=None,
+                suppress_health_check=list(HealthCheck),
+                database=None,
+            ),
+        )
+    summary = {
+        "profile": "long",
+        "target_steps": target,
+        "hypothesis_rounds": rounds,
+        **STATS,
+        "runs": STATS["runs_accepted"],
+        "pauses": STATS["pauses_accepted"],
+        "cancels": STATS["cancels_accepted"],
+        "resumes": STATS["resumes_accepted"],
+        "elapsed_s": round(time.monotonic() - started, 1),
+    }
+    out = ROOT / "bench" / "results" / "fuzz.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps(summary))
+    assert STATS["lost"] == 0
