@@ -200,12 +200,17 @@ def demo_reply(request: ProviderRequest) -> ScriptedReply:
     prompt = next(
         (t for t in reversed(texts) if not t.startswith("[") or t.startswith("[unresolved")), ""
     )
+    slow = re.search(r"\bslow(ly)?\b", prompt, re.IGNORECASE)
+    delay = 0.05 if slow else 0.01
     if files:
         lines = [_DEMO_INTRO, "", "You attached:"]
         for body in files:
             header, _, rest = body.partition("\n")
-            lines.append(f"- {header[1:-1]}: {len(rest.splitlines())} lines")
-        return ScriptedReply(text="\n".join(lines), chunk_delay_s=0.01)
+            first = next((line for line in rest.splitlines() if line.strip()), "(empty)")
+            lines.append(
+                f"- {header[1:-1]}: {len(rest.splitlines())} lines, starting `{first[:60]}`"
+            )
+        return ScriptedReply(text="\n".join(lines), chunk_size=8, chunk_delay_s=delay)
     match = re.search(r"\b(list|show) (the )?files\b", prompt, re.IGNORECASE)
     tool_names = {t["name"] for t in request.tools}
     if match and "glob" in tool_names:
@@ -214,11 +219,10 @@ def demo_reply(request: ProviderRequest) -> ScriptedReply:
             tool_calls=[ScriptedToolCall(name="glob", input={"pattern": "*"})],
             chunk_delay_s=0.01,
         )
-    slow = re.search(r"\bslow(ly)?\b", prompt, re.IGNORECASE)
     echo = prompt.strip() or "(nothing)"
     text = (
         f"{_DEMO_INTRO}\n\nYou said: {echo[:500]}\n\n"
         "Try `@README.md` to attach a file, or ask me to list the files. Press Ctrl-C while I "
         "stream to pause, then Enter to resume."
     )
-    return ScriptedReply(text=text, chunk_size=8, chunk_delay_s=0.05 if slow else 0.01)
+    return ScriptedReply(text=text, chunk_size=8, chunk_delay_s=delay)

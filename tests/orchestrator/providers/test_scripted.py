@@ -1,0 +1,120 @@
+"""The scripted provider: scripts, errors, the wire check, and the honest offline demo."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.history import TextBlock, ToolUseBlock
+from orchestrator.providers.base import (
+    ProviderError,
+    ProviderRejectedError,
+    ProviderRequest,
+    ProviderStreamError,
+    ResponseComplete,
+    TextDelta,
+    ToolCallStart,
+)
+from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, demo_reply
+
+
+def _request(*content: dict[str, Any], tools: list[str] = ()) -> ProviderRequest:  # type: ignore[assignment]
+    return ProviderRequest(
+        model="m",
+        system="",
+        messages=[{"role": "user", "content": list(content)}],
+        tools=[{"name": n, "description": "", "input_schema": {}} for n in tools],
+    )
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+async def _drain(provider: ScriptedProvider, request: ProviderRequest) -> list[Any]:
+    return [event async for event in provider.stream(request)]
+
+
+async def test_reply_streams_in_chunks_then_completes() -> None:
+    provider = ScriptedProvider(replies=[ScriptedReply(text="abcdef", chunk_size=4)])
+    events = await _drain(provider, _request(_text("hi")))
+    assert events[:2] == [TextDelta("abcd"), TextDelta("ef")]
+    done = events[-1]
+    assert isinstance(done, ResponseComplete)
+    assert done.blocks == [TextBlock(text="abcdef")]
+    assert done.stop_reason == "end_turn"
+
+
+async def test_tool_calls_get_unique_ids_across_providers() -> None:
+    reply = ScriptedReply(tool_calls=[{"name": "glob", "input": {"pattern": "*"}}])  # type: ignore[list-item]
+    first = await _drain(ScriptedProvider(replies=[reply]), _request(_text("a")))
+    second = await _drain(ScriptedProvider(replies=[reply]), _request(_text("a")))
+    ids = [e.id for e in first + second if isinstance(e, ToolCallStart)]
+    assert len(ids) == 2 and ids[0] != ids[1]
+    assert isinstance(first[-1], ResponseComplete) and first[-1].stop_reason == "tool_use"
+    assert isinstance(first[-1].blocks[0], ToolUseBlock)
+
+
+@pytest.mark.parametrize(
+    ("kind", "error"),
+    [
+        ("stream", ProviderStreamError),
+        ("rejected", ProviderRejectedError),
+        ("overloaded", ProviderError),
+    ],
+)
+async def test_scripted_errors(kind: str, error: type[Exception]) -> None:
+    reply = ScriptedReply(
+        text="partial text", chunk_size=4, error="boom", error_kind=kind, error_after_chunks=1
+    )
+    provider = ScriptedProvider(replies=[reply])
+    seen: list[Any] = []
+    with pytest.raises(error, match="boom"):
+        async for event in provider.stream(_request(_text("go"))):
+            seen.append(event)
+    assert seen == [TextDelta("part")]
+
+
+async def test_wire_invalid_requests_are_rejected_like_the_api() -> None:
+    bad = ProviderRequest(model="m", system="", messages=[{"role": "assistant", "content": "x"}])
+    with pytest.raises(ProviderRejectedError, match="first_user"):
+        await _drain(ScriptedProvider(), bad)
+
+
+def test_script_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(
+        json.dumps({"replies": [{"text": "one"}, {"text": "two", "chunk_delay_s": 0.1}]})
+    )
+    provider = ScriptedProvider.from_file(path)
+    assert [r.text for r in provider.replies] == ["one", "two"]
+
+
+def test_demo_is_honest_and_echoes() -> None:
+    reply = demo_reply(_request(_text("hello there")))
+    assert "not a language model" in reply.text
+    assert "You said: hello there" in reply.text
+    assert reply.chunk_delay_s == 0.01
+    assert demo_reply(_request(_text("answer slowly"))).chunk_delay_s == 0.05
+
+
+def test_demo_describes_attached_files() -> None:
+    reply = demo_reply(_request(_text("see @a.py"), _text("[File: a.py]\nimport os\nprint(1)\n")))
+    assert "- File: a.py: 2 lines, starting `import os`" in reply.text
+
+
+def test_demo_uses_glob_when_asked_to_list_files_and_reports_results() -> None:
+    ask = demo_reply(_request(_text("please list the files"), tools=["glob"]))
+    assert [c.name for c in ask.tool_calls] == ["glob"]
+    after = demo_reply(
+        _request(
+            {"type": "tool_result", "tool_use_id": "t", "content": "glob: * — 2 matches\na\nb"}
+        )
+    )
+    assert after.text.splitlines()[:2] == [
+        "The tool returned 1 result(s):",
+        "- glob: * — 2 matches",
+    ]
