@@ -973,16 +973,19 @@ class FakeAnthropic:
         handler._start_stream(record.request_id)
         self._update(record, status=200)
         limit = step.after_events if isinstance(step, Drop | StreamError) else None
-        for sent, event in enumerate(planned.events()):
+        events = list(planned.events())
+        for sent, event in enumerate(events):
             if limit is not None and sent >= limit:
                 break
             if event.delay_before > 0:
                 handler._pause(event.delay_before)
             elif handler._client_gone():
                 raise _ClientGone
+            if limit is None and sent == len(events) - 1:
+                # Recorded before the last write, so a client that has the answer sees it.
+                self._update(record, outcome="complete")
             handler._write_chunk(event.encode())
         if limit is None:
-            self._update(record, outcome="complete")
             handler._end_stream()
             return
         # A limit past the last event still ends the exchange the scripted way.
