@@ -2,7 +2,7 @@
 
 Line 1 is a :class:`SessionHeader`; every later line is one record: ``item`` (a committed
 history item), ``turn_end`` (a turn closed for good) or ``prune`` (the prune bound moved, so
-what the model saw can be reconstructed). Each line is flushed and fsync'd before the pod
+what the model saw can be reconstructed). Each line is flushed and fdatasync'd before the pod
 reports the commit, so a crash loses at most a line that was never reported. A torn last line
 (a crash mid-write) is ignored on load and reported.
 
@@ -208,7 +208,8 @@ class SessionWriter:
 
     def _write(self, line: bytes) -> None:
         self._file.write(line + b"\n")
-        os.fsync(self._file.fileno())
+        # fdatasync flushes the data and the new size (all a reload needs), not timestamps.
+        os.fdatasync(self._file.fileno())
 
     def append_item(self, item: Item, *, encoded: str | None = None) -> None:
         """Persist one committed item (``encoded``: its JSON, when the caller already has it)."""

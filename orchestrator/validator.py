@@ -125,6 +125,8 @@ class IncrementalValidator:
         """Every rule the request breaks (see :func:`validate_wire`)."""
         k = self._unchanged_prefix(messages)
         self._forget_from(k)
+        # Keep the caller's objects: equal-but-new dicts would cost a deep compare every time.
+        self._checked[:k] = messages[:k]
         start = max(k - 1, 0)
         if any(
             messages[i].get("role") == messages[i + 1].get("role")
