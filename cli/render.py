@@ -9,24 +9,13 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.text import Text
 
+from cli.tui.model import segment_label
 
-def segment_label(segment: dict[str, Any]) -> str:
-    """How a user-message segment reads in a transcript."""
-    kind = segment.get("kind")
-    if kind == "text":
-        return str(segment.get("text", ""))
-    if kind == "paste":
-        text = str(segment.get("text", ""))
-        return (
-            f"[Clipboard #{segment.get('id')} | {len(text)} chars, {len(text.splitlines())} lines]"
-        )
-    if kind == "file_ref":
-        return f"@{segment.get('path')}"
-    if kind == "knowledge_ref":
-        return f"@knowledge:{segment.get('slug')}"
-    if kind == "workflow_invoke":
-        return f"/{segment.get('slug')}"
-    return f"[{kind}]"
+
+def segment_text(segment: dict[str, Any]) -> str:
+    """How a user-message segment reads in a transcript: its text, or its chip label."""
+    label = segment_label(segment)
+    return str(segment.get("text", "")) if label is None else label
 
 
 def render_items(console: Console, items: list[dict[str, Any]]) -> None:
@@ -34,7 +23,7 @@ def render_items(console: Console, items: list[dict[str, Any]]) -> None:
     for item in items:
         kind = item["kind"]
         if kind == "user_message":
-            text = "".join(segment_label(s) for s in item.get("segments", [])) or item.get(
+            text = "".join(segment_text(s) for s in item.get("segments", [])) or item.get(
                 "text", ""
             )
             console.print(
@@ -64,7 +53,7 @@ def items_to_markdown(items: list[dict[str, Any]]) -> str:
     for item in items:
         kind = item["kind"]
         if kind == "user_message":
-            text = "".join(segment_label(s) for s in item.get("segments", []))
+            text = "".join(segment_text(s) for s in item.get("segments", []))
             out.append(f"## You (turn {item['turn']})\n\n{text}\n")
         elif kind == "assistant":
             parts = []
