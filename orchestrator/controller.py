@@ -150,8 +150,11 @@ class Controller:
         self.on_stopped = on_stopped
         self.upward = upward
         self._stash = _FileRefStash()
-        self.interceptors = interceptors or InterceptorChain()
-        self.interceptors.interceptors.insert(0, self._stash)
+        given = interceptors or InterceptorChain()
+        # The pod's own stash runs first; the caller's chain is left as it was given.
+        self.interceptors = InterceptorChain(
+            interceptors=[self._stash, *given.interceptors], hooks=list(given.hooks)
+        )
         tools.interceptors = self.interceptors
         self._pending: PendingInput | None = None
         self._notes: list[SystemMessage] = []

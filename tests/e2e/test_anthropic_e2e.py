@@ -93,3 +93,60 @@ async def test_dropped_stream_ends_errored_and_next_request_is_valid(
         await c.close()
     await provider.aclose()
     assert all(r.valid for r in fake.requests)
+
+
+def _sse_event_count(fake: FakeAnthropic, reply: Reply) -> int:
+    """How many SSE events the fake sends for a reply (probe request, then forget it)."""
+    import httpx2
+
+    fake.push(reply)
+    body = {
+        "model": "m",
+        "max_tokens": 10,
+        "stream": True,
+        "messages": [{"role": "user", "content": "probe"}],
+    }
+    response = httpx2.post(
+        f"{fake.base_url}/v1/messages",
+        json=body,
+        headers={"x-api-key": "k", "anthropic-version": "2023-06-01"},
+    )
+    fake.reset()
+    return response.text.count("\nevent: ") + response.text.startswith("event: ")
+
+
+async def test_a_stream_dropped_at_every_sse_event_index_leaves_a_resumable_session(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    reply = Reply(
+        text="reading the readme",
+        chunk_size=6,
+        tool_calls=[ToolCall("read_file", {"path": "README.md"})],
+    )
+    total = _sse_event_count(fake, reply)
+    assert total >= 10
+    provider = _provider(fake)
+    outcomes: dict[int, str] = {}
+    async with running_pod(workspace, short_dir, provider=provider) as pod:
+        c = await pod.client()
+        for index in range(total + 1):
+            fake.push(Drop(after_events=index, reply=reply), Reply(text="recovered"))
+            await c.send("run", {"input": f"attempt {index}"})
+            events = await collect_until(c, "run_end")
+            outcomes[index] = events[-1].data["result"]
+            if outcomes[index] == "errored":
+                assert any(e.event == "alert" and e.data["level"] == "error" for e in events)
+                # Nothing of the cut response was committed.
+                history = (await c.request("get_history")).data["items"]
+                assert history[-1]["kind"] == "user_message"
+            # Whatever happened, the pod can go on with a valid request.
+            fake.push(Reply(text="next"))
+            await c.send("run", {"input": f"after {index}"})
+            events = await collect_until(c, "run_end")
+            assert events[-1].data == {"result": "finished"}, index
+            assert all(r.valid for r in fake.requests), index
+            fake.reset()
+        await c.close()
+    await provider.aclose()
+    assert set(outcomes.values()) <= {"finished", "errored"}
+    assert "errored" in outcomes.values()
