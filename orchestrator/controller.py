@@ -569,6 +569,9 @@ class Controller:
                 self.commit(output)
 
     def _stopped(self) -> None:
+        if self._notes:
+            # Notes that never reached a turn are kept in the session, not dropped.
+            self.inject_queued_notes()
         if self.upward is not None:
             self.upward("shut_down", "")
         self.emit("shutdown", {})

@@ -141,7 +141,10 @@ class PodLifecycle(StateMachine):
     # Turns start in ``after`` actions: the new state is entered first, so clients learn the
     # status before the turn's first events.
     run = idle.to(running, before="stash_file_refs", after="start_turn") | paused.to(
-        interrupted, before="stash_file_refs", on=["close_orphans", "inject_interrupt_note"]
+        interrupted,
+        before="stash_file_refs",
+        # The paused turn is over: answer its orphans, close it, then tell the model why.
+        on=["close_orphans", "end_turn", "inject_interrupt_note"],
     )
     interrupted.to(running, after="start_turn")
 

@@ -124,8 +124,14 @@ class ReadFileTool:
         path = str_arg(args, "path")
         offset = int_arg(args, "offset")
         limit = int_arg(args, "limit")
+        # Reading and numbering a large file takes a while: all of it stays off the event loop.
+        return await asyncio.to_thread(self._read, ctx, path, offset, limit)
+
+    def _read(
+        self, ctx: ToolContext, path: str, offset: int | None, limit: int | None
+    ) -> ToolOutput:
         try:
-            file = await asyncio.to_thread(ctx.fs.read_text, path, max_bytes=READ_MAX_BYTES)
+            file = ctx.fs.read_text(path, max_bytes=READ_MAX_BYTES)
         except FsError as exc:
             raise ToolError(str(exc)) from None
         lines = split_lines(file.text)

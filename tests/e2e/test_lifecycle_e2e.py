@@ -119,6 +119,11 @@ async def test_paused_with_orphan_then_run_closes_it(workspace: Path, short_dir:
                 {"type": "text", "text": "never mind, something else"},
             ],
         }
+        # The paused turn is closed for good before the new one starts.
+        assert [e.data for e in events if e.event == "turn_end"] == [
+            {"turn": 1, "result": "cancelled"},
+            {"turn": 2, "result": "finished"},
+        ]
         synthetic = [e.data for e in events if e.event == "tool_result"]
         assert [s["synthetic"] for s in synthetic] == [True, True]
         assert [s["content"] for s in synthetic] == [None, None]
@@ -317,3 +322,24 @@ async def test_session_file_is_private_and_reloads(workspace: Path, short_dir: P
     assert (served.session_path.parent.stat().st_mode & 0o777) == 0o700
     reloaded = load_session(served.session_path)
     assert history == [json.loads(json.dumps(item_to_json(it))) for it in reloaded.items]
+
+
+async def test_notes_queued_while_paused_survive_a_shutdown(
+    workspace: Path, short_dir: Path
+) -> None:
+    async with running_pod(workspace, short_dir, replies=[SLOW_TEXT]) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "long"})
+        await c.wait_for("text_delta")
+        await c.send("pause")
+        await collect_until(c, "run_end")
+        await c.send("notify", {"message": "deploy done"})
+        await c.send("shutdown")
+        await collect_until(c, "shutdown")
+        served = await asyncio.wait_for(pod.task, 10)
+        await c.close()
+    items = load_session(served.session_path).items
+    assert [(i.kind, getattr(i, "text", "")) for i in items] == [
+        ("user_message", "long"),
+        ("system_message", "[Notification] deploy done"),
+    ]

@@ -132,7 +132,12 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
     },
     "paused": {
         "run": ok(
-            "requesting", "stash_file_refs", "close_orphans", "inject_interrupt_note", "start_turn"
+            "requesting",
+            "stash_file_refs",
+            "close_orphans",
+            "end_turn",
+            "inject_interrupt_note",
+            "start_turn",
         ),
         "notify": ok("paused", "queue_note"),
         "pod_event": ok("paused", "queue_note"),
@@ -302,6 +307,7 @@ def test_run_when_paused_passes_interrupted_and_repairs_before_the_turn() -> Non
     assert model.actions == [
         "stash_file_refs",
         "close_orphans",
+        "end_turn",
         "inject_interrupt_note",
         "start_turn",
     ]

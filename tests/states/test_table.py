@@ -107,7 +107,7 @@ def test_render_markdown_table_whole_text() -> None:
         "| idle → **running** |\n"
         "| `paused` | `pause` | no-op | — | paused |\n"
         "| `paused` | `run` | → `requesting` | `stash_file_refs`, `close_orphans`, "
-        "`inject_interrupt_note`, `start_turn` | paused → **running** |\n"
+        "`end_turn`, `inject_interrupt_note`, `start_turn` | paused → **running** |\n"
         "| `requesting` | `pause` | → `pausing` | `interrupt_turn` | running |\n"
         "| `requesting` | `run` | error `already_running` | — | running |\n"
     )
