@@ -317,11 +317,11 @@ class Controller:
         encoded = self._encoded_items()[-1]
         self.session.append_item(stored, encoded=encoded)
         if isinstance(stored, UserMessage):
-            self.emit("user_message", UserMessageData(segments=stored.segments))
+            self.emit("user_message", UserMessageData(segments=stored.segments, seq=stored.seq))
         elif isinstance(stored, AssistantMessage):
             for block in stored.blocks:
                 if isinstance(block, TextBlock):
-                    self.emit("text_done", TextData(text=block.text))
+                    self.emit("text_done", TextData(text=block.text, seq=stored.seq))
                 elif isinstance(block, ToolUseBlock):
                     if stored.synthetic:
                         self.emit(
@@ -329,7 +329,9 @@ class Controller:
                         )
                     self.emit(
                         "tool_call_done",
-                        ToolCallDoneData(id=block.id, name=block.name, arguments=block.input),
+                        ToolCallDoneData(
+                            id=block.id, name=block.name, arguments=block.input, seq=stored.seq
+                        ),
                     )
         elif isinstance(stored, ToolResult):
             self.emit(
@@ -340,10 +342,14 @@ class Controller:
                     content=stored.content,
                     is_error=stored.is_error,
                     synthetic=stored.synthetic,
+                    seq=stored.seq,
                 ),
             )
         else:
-            self.emit("system_note", SystemNoteData(text=stored.text, origin=stored.origin))
+            self.emit(
+                "system_note",
+                SystemNoteData(text=stored.text, origin=stored.origin, seq=stored.seq),
+            )
         return stored
 
     def wire_messages(self) -> list[dict[str, Any]]:

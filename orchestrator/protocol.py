@@ -311,6 +311,8 @@ class UserMessageData(_Data):
     """A user message was committed."""
 
     segments: list[Segment]
+    seq: int | None = None
+    """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""
 
 
 class TurnStartData(_Data):
@@ -324,6 +326,8 @@ class TextData(_Data):
     """Assistant text, as a delta or the whole block."""
 
     text: str
+    seq: int | None = None
+    """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""
 
 
 class ThinkingData(_Data):
@@ -354,6 +358,8 @@ class ToolCallDoneData(_Data):
     id: str
     name: str
     arguments: dict[str, Any]
+    seq: int | None = None
+    """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""
 
 
 class ToolResultData(_Data):
@@ -364,6 +370,8 @@ class ToolResultData(_Data):
     content: str | None
     is_error: bool
     synthetic: bool = False
+    seq: int | None = None
+    """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""
 
 
 class UsageData(_Data):
@@ -408,6 +416,8 @@ class SystemNoteData(_Data):
 
     text: str
     origin: str
+    seq: int | None = None
+    """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""
 
 
 class HistoryData(_Data):
@@ -490,6 +500,8 @@ def encode_event(event: str, data: BaseModel | dict[str, Any] | None = None) -> 
         payload: dict[str, Any] = data.model_dump(mode="json", by_alias=True, exclude_none=False)
         if "id" in payload and payload["id"] is None and event != "error":
             del payload["id"]
+        if payload.get("seq", 0) is None:
+            del payload["seq"]  # deltas carry no seq; keep them small
     else:
         payload = data or {}
     text = json.dumps({"event": event, "data": payload}, ensure_ascii=False) + "\n"

@@ -343,6 +343,8 @@ class ChatModel:
         self._unconfirmed: list[int] = []
         self._streamed_calls: list[int] = []
         self._tools: dict[str, int] = {}
+        self.replayed_seq = 0
+        """The last history item drawn by replay; committed events up to it are skipped."""
 
     # -- history replay --------------------------------------------------------------------
 
@@ -357,6 +359,7 @@ class ChatModel:
             self.entries.append(InfoEntry(greeting))
         for item in items:
             self._add_item(item)
+        self.replayed_seq = max((int(item.get("seq", 0)) for item in items), default=0)
 
     def _add_item(self, item: dict[str, Any]) -> None:
         kind = item.get("kind")
@@ -443,6 +446,10 @@ class ChatModel:
         handler = getattr(self, f"_on_{event}", None)
         if handler is None:
             return []  # turn_start, replies and unknown events draw nothing
+        seq = data.get("seq")
+        if isinstance(seq, int) and seq <= self.replayed_seq:
+            # Committed before the history reply was made: the replay already drew it.
+            return []
         changes: list[Change] = handler(data)
         return changes
 

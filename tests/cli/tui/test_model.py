@@ -321,3 +321,29 @@ def test_status_line_states() -> None:
     pod.update({"status": "running", "provider": "anthropic", "model": "claude"})
     pod.last_alert = "rate limited"
     assert pod.text() == "demo · claude · Running · 12.3k↑ 6↓ tokens\n⚠ rate limited"
+
+
+def test_events_already_in_the_replayed_history_are_skipped() -> None:
+    from cli.tui.model import ChatModel
+
+    model = ChatModel()
+    model.load_history(
+        [
+            {
+                "kind": "user_message",
+                "seq": 1,
+                "turn": 1,
+                "segments": [{"kind": "text", "text": "hi"}],
+                "text": "hi",
+            }
+        ]
+    )
+    drawn = len(model.entries)
+    # The same commit arriving as a live event after the replay draws nothing new...
+    assert (
+        model.apply("user_message", {"segments": [{"kind": "text", "text": "hi"}], "seq": 1}) == []
+    )
+    assert len(model.entries) == drawn
+    # ...while a later commit is drawn.
+    assert model.apply("user_message", {"segments": [{"kind": "text", "text": "next"}], "seq": 2})
+    assert len(model.entries) == drawn + 1
