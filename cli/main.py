@@ -20,12 +20,25 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+_verbose = False
+
+
+@app.callback()
+def _options(
+    verbose: bool = typer.Option(
+        False, "--verbose", help="Show the full traceback of unexpected errors."
+    ),
+) -> None:
+    """Run and drive LLM agent pods: a lifecycle you can see, sessions that never break."""
+    global _verbose
+    _verbose = verbose
+
+
 register_all(app)
 
 
 def main() -> None:
     """Console-script entry point: one clear line and a non-zero exit on any error."""
-    verbose = "--verbose" in sys.argv or "-v" in sys.argv
     try:
         app()
     except CliError as exc:
@@ -34,7 +47,7 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:  # the one place an unexpected error becomes a message
-        if verbose:
+        if _verbose:
             raise
         print_error(f"{type(exc).__name__}: {exc} (run with --verbose for details)")
         sys.exit(1)

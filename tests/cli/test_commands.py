@@ -119,6 +119,10 @@ def test_errors_are_one_line_with_nonzero_exit(env: dict[str, str], tmp_path: Pa
     assert missing.returncode == 1
     assert missing.stderr.startswith("pod: error: no pod is listening on ")
     assert missing.stderr.count("\n") == 1
+    verbose = pod(env, "--verbose", "status", "--socket", str(tmp_path / "nope.sock"))
+    assert (
+        verbose.returncode == 1 and verbose.stderr == missing.stderr
+    )  # expected errors stay one line
     nothing = pod(env, "status", "--workspace", str(tmp_path))
     assert nothing.returncode == 1 and "no pod is running for" in nothing.stderr
     bad = pod(env, "sessions", "export", "--workspace", str(tmp_path), "--format", "xml")
