@@ -41,12 +41,14 @@ from orchestrator.interceptors import (
     InterceptorChain,
     PromptAction,
 )
+from orchestrator.knowledge import resolve_knowledge_refs
 from orchestrator.mentions import segments_from_text
 from orchestrator.protocol import (
     AlertData,
     ErrorData,
     FileCompletionsData,
     FileRefSegment,
+    KnowledgeRefSegment,
     RunEndData,
     Segment,
     StatusData,
@@ -393,8 +395,27 @@ class Controller:
         for failure in resolution.failures:
             self.alert("warn", "file_ref", failure.alert_message)
         self._pending = PendingInput(
-            segments=list(segments), text=resolution.user_text, stash=list(resolution.items)
+            segments=list(segments),
+            text=resolution.user_text,
+            stash=[*resolution.items, *self._knowledge_items(segments)],
         )
+
+    def _knowledge_items(self, segments: list[Segment]) -> list[Item]:
+        """Bodies of ``@knowledge:`` refs, attached like files; failures become alerts."""
+        slugs = [s.slug for s in segments if isinstance(s, KnowledgeRefSegment)]
+        if not slugs:
+            return []
+        if not self.config.memory.enabled:
+            self.alert(
+                "warn", "knowledge_ref", "memory is switched off; knowledge refs sent as text"
+            )
+            return []
+        items, failures = resolve_knowledge_refs(
+            self.config.memory_root(), slugs, max_bytes=self.config.file_ref_max_bytes
+        )
+        for failure in failures:
+            self.alert("warn", "knowledge_ref", failure)
+        return list(items)
 
     def start_turn(self) -> None:
         """Begin a turn: notes, the user message and its refs, then the turn task."""

@@ -41,7 +41,9 @@ from pydantic import (
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from orchestrator.errors import PodRuntimeError
+from orchestrator.history import SystemMessage
 from orchestrator.scoped_fs import FsError, NotFound, ScopedFS
+from orchestrator.tool_output import utf8_cut
 
 KNOWLEDGE_DIR = "knowledge"
 DESCRIPTION_MAX_CHARS = 1024
@@ -484,3 +486,33 @@ def lint_knowledge(memory_root: Path, fs: ScopedFS | None = None) -> list[LintIs
     order = {path: index for index, path in enumerate(paths)}
     issues.sort(key=lambda issue: (order.get(issue.path, -1), issue.line or 0))
     return issues
+
+
+KNOWLEDGE_REF_ORIGIN = "knowledge_ref"
+
+
+def resolve_knowledge_refs(
+    memory_root: Path, slugs: list[str], *, max_bytes: int
+) -> tuple[list[SystemMessage], list[str]]:
+    """``[Knowledge: <slug>]\\n<body>`` system messages for ``@knowledge:`` refs, and failures.
+
+    Bodies are capped like ``@file`` refs (cut on a character boundary, with a marker that
+    points at ``memory_read``); each failure is a one-line reason for a ``warn`` alert.
+    """
+    fs = memory_fs(memory_root)
+    items: list[SystemMessage] = []
+    failures: list[str] = []
+    for slug in dict.fromkeys(slugs):
+        try:
+            body = read_memory(fs, memory_root, slug)
+        except (KnowledgeError, FsError) as exc:
+            failures.append(f"could not attach @knowledge:{slug}: {exc}")
+            continue
+        data = body.encode("utf-8")
+        if len(data) > max_bytes:
+            kept = data[: utf8_cut(data, max_bytes)].decode("utf-8")
+            body = f"{kept}\n[...truncated, {len(data)} bytes total — use memory_read for the rest]"
+        items.append(
+            SystemMessage(text=f"[Knowledge: {slug}]\n{body}", origin=KNOWLEDGE_REF_ORIGIN)
+        )
+    return items, failures

@@ -211,3 +211,28 @@ async def test_resident_knowledge_lever_and_memory_off(workspace: Path, short_di
             assert "## Resident knowledge" not in system
             assert "Always run the tests." in system
             await c.close()
+
+
+async def test_knowledge_ref_attaches_the_record_body(workspace: Path, short_dir: Path) -> None:
+    _knowledge(workspace)
+    async with running_pod(workspace, short_dir, replies=[ScriptedReply(text="ok")]) as pod:
+        c = await pod.client()
+        await c.send(
+            "run",
+            {
+                "segments": [
+                    {"kind": "text", "text": "use "},
+                    {"kind": "knowledge_ref", "slug": "alpha"},
+                    {"kind": "text", "text": " and "},
+                    {"kind": "knowledge_ref", "slug": "nope"},
+                ]
+            },
+        )
+        events = await collect_until(c, "run_end")
+        alerts = [e.data["message"] for e in events if e.event == "alert"]
+        assert len(alerts) == 1 and alerts[0].startswith("could not attach @knowledge:nope: ")
+        assert pod.provider.requests[0].messages[0]["content"] == [
+            {"type": "text", "text": "use @knowledge:alpha and @knowledge:nope"},
+            {"type": "text", "text": "[Knowledge: alpha]\nA"},
+        ]
+        await c.close()
