@@ -293,6 +293,10 @@ class GrepTool:
                 break
         if walk is not None:
             found.unreadable.extend(walk.partial_dirs)
+        elif found.unreadable or found.skipped_binary:
+            # One named file that cannot be searched is an error, not "no matches".
+            why = "binary file" if found.skipped_binary else found.unreadable[0]
+            raise ToolError(f"cannot search {why}")
         return found
 
     @staticmethod
@@ -303,8 +307,8 @@ class GrepTool:
         except BinaryFile:
             found.skipped_binary += 1
             return False
-        except FsError:
-            found.unreadable.append(shown)
+        except FsError as exc:
+            found.unreadable.append(f"{shown} ({exc.reason})")
             return False
         found.files_searched += 1
         if file.truncated:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -195,3 +196,13 @@ async def test_grep_result_over_the_byte_cap_is_saved(ws: Path, ctx: ToolContext
     saved = list((ws / ".pod" / "scratch").iterdir())
     assert len(saved) == 1
     assert len(saved[0].read_text().splitlines()) == 5
+
+
+async def test_grep_on_one_unsearchable_file_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01binary")
+    os.mkfifo(tmp_path / "pipe")
+    ctx = ToolContext(fs=ScopedFS(tmp_path), workspace=tmp_path, scratch_dir=tmp_path / ".s")
+    with pytest.raises(ToolError, match="cannot search binary file"):
+        await GrepTool().run({"pattern": "x", "path": "blob.bin"}, ctx)
+    with pytest.raises(ToolError, match=r"cannot search pipe \(.*regular file"):
+        await GrepTool().run({"pattern": "x", "path": "pipe"}, ctx)
