@@ -12,14 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cli.errors import CliError
-
-
-def runtime_dir() -> Path:
-    """Where pod sockets live (same rule as the pod itself)."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and Path(base).is_dir():
-        return Path(base) / "pod"
-    return Path(f"/tmp/pod-{os.getuid()}")
+from orchestrator.paths import runtime_dir
 
 
 @dataclass(frozen=True)

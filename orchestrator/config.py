@@ -88,6 +88,10 @@ class PodConfig(BaseModel):
         self.write_roots = [(ws / p).resolve() for p in self.write_roots]
         return self
 
+    def content_cap(self, tool_name: str) -> int:
+        """The content cap for one tool: its override, else the pod-wide cap."""
+        return self.tool_output_overrides.get(tool_name, self.tool_output_max_bytes)
+
     def resolved_provider(self) -> Literal["anthropic", "scripted"]:
         """The provider to use, falling back to the offline scripted one without an API key."""
         if self.provider is not None:

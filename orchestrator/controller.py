@@ -164,6 +164,7 @@ class Controller:
         self._wire = WireBuilder()
         self._validator = IncrementalValidator()
         self._item_json: list[str] = []
+        self._startup_alerts: list[dict[str, Any]] = []
         self._prune_bound = 0
         self._last_status: tuple[PublicStatus, str] | None = None
         self.usage = {"input_tokens": 0, "output_tokens": 0}
@@ -242,15 +243,18 @@ class Controller:
 
     def alert(self, level: str, source: str, message: str) -> None:
         """Broadcast an alert a person should see."""
-        self.emit(
-            "alert",
-            AlertData(
-                level=level,  # type: ignore[arg-type]
-                source=source,
-                message=message,
-                timestamp_ms=int(time.time() * 1000),
-            ),
+        data = AlertData(
+            level=level,  # type: ignore[arg-type]
+            source=source,
+            message=message,
+            timestamp_ms=int(time.time() * 1000),
         )
+        if source == "pod":
+            # Raised while the pod was being built, before anyone could listen: kept for the
+            # ``history`` reply (what an attaching client asks first) and logged.
+            self._startup_alerts.append(data.model_dump(mode="json"))
+            log.warning("%s", message)
+        self.emit("alert", data)
 
     @property
     def state_id(self) -> str:
@@ -303,7 +307,7 @@ class Controller:
 
     def history_line(self, request_id: Any = None) -> bytes:
         """The ``history`` event line, assembled from cached item JSON (no re-serialising)."""
-        rest: dict[str, Any] = {"greeting": self.greeting()}
+        rest: dict[str, Any] = {"greeting": self.greeting(), "alerts": self._startup_alerts}
         if request_id is not None:
             rest["id"] = request_id
         fields = json.dumps(rest, ensure_ascii=False)[1:-1]  # '"greeting": ..., "id": ...'

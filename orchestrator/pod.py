@@ -39,28 +39,12 @@ from orchestrator.tools.registry import default_registry
 
 log = logging.getLogger(__name__)
 
-AlertSink = Callable[[str, str], None]
-"""Receives (level, message) alerts, e.g. a provider's retry notices."""
-
 
 class PodSetupError(SetupError):
     """The pod cannot start; the message says what to change."""
 
 
-def runtime_dir() -> Path:
-    """Where pod sockets live: ``$XDG_RUNTIME_DIR/pod``, else ``/tmp/pod-<uid>``."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    if base and Path(base).is_dir():
-        return Path(base) / "pod"
-    return Path(f"/tmp/pod-{os.getuid()}")
-
-
-def default_socket(name: str) -> Path:
-    """The default socket path of a pod name."""
-    return runtime_dir() / f"{name}.sock"
-
-
-def make_provider(config: PodConfig, on_alert: AlertSink | None = None) -> Provider:
+def make_provider(config: PodConfig) -> Provider:
     """The configured provider; ``scripted`` when no API key is set and none was chosen."""
     kind = config.resolved_provider()
     if kind == "scripted":
@@ -80,7 +64,6 @@ def make_provider(config: PodConfig, on_alert: AlertSink | None = None) -> Provi
             model=config.model,
             max_retries=config.provider_max_retries,
             timeout_s=config.provider_timeout_s,
-            on_alert=on_alert,
         )
     except ProviderConfigError as exc:
         raise PodSetupError(str(exc)) from None
@@ -118,12 +101,8 @@ def build_pod(
     fs = ScopedFS(config.workspace, read_roots=config.read_roots, write_roots=config.write_roots)
     session_path, loaded = open_session(config, continue_=continue_)
     alerts: list[tuple[str, str]] = []
-
-    def early_alert(level: str, message: str) -> None:
-        alerts.append((level, message))
-
     if provider is None:
-        provider = make_provider(config, on_alert=early_alert)
+        provider = make_provider(config)
     extra: list[Tool] = []
     if config.memory.enabled:
         extra = [KnowledgeSearchTool(config.memory_root()), MemoryReadTool(config.memory_root())]
@@ -136,8 +115,7 @@ def build_pod(
         fs=fs,
         workspace=config.workspace,
         scratch_dir=config.workspace / ".pod" / "scratch",
-        max_bytes=config.tool_output_max_bytes,
-        overrides=dict(config.tool_output_overrides),
+        cap_for=config.content_cap,
         interceptors=InterceptorChain(),
     )
     history = History(loaded.items if loaded else [])
@@ -158,11 +136,10 @@ def build_pod(
     if loaded is not None:
         for warning in loaded.warnings:
             alerts.append(("warn", warning))
+    if provider.on_alert is None:
+        provider.on_alert = lambda level, message: controller.alert(level, "provider", message)
     for level, message in alerts:
         controller.alert(level, "pod", message)
-    # Alerts raised later by the provider (retries) go straight to clients.
-    if hasattr(provider, "on_alert"):
-        provider.on_alert = lambda level, message: controller.alert(level, "provider", message)
     return Pod(controller=controller, session_path=session_path, loaded=loaded)
 
 

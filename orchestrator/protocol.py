@@ -425,6 +425,8 @@ class HistoryData(_Data):
 
     items: list[dict[str, Any]]
     greeting: str = ""
+    alerts: list[AlertData] = Field(default_factory=list)
+    """Alerts raised while the pod started (e.g. a torn session line), before anyone listened."""
     id: int | str | None = None
 
 

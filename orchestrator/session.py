@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from orchestrator.errors import SetupError
 from orchestrator.history import Item, item_from_json, item_to_json
+from orchestrator.paths import state_dir
 
 SESSION_VERSION = 1
 
@@ -68,12 +69,6 @@ class PruneRecord(BaseModel):
 
 Record = Annotated[ItemRecord | TurnEndRecord | PruneRecord, Field(discriminator="type")]
 _RECORD: TypeAdapter[Record] = TypeAdapter(Record)
-
-
-def state_dir() -> Path:
-    """Where pods keep their state (``$XDG_STATE_HOME/pod`` or ``~/.local/state/pod``)."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "pod"
 
 
 def sessions_dir(workspace: Path) -> Path:

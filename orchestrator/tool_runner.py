@@ -38,13 +38,9 @@ class ToolRunner:
     fs: ScopedFS
     workspace: Path
     scratch_dir: Path
-    max_bytes: int
-    overrides: dict[str, int]
+    cap_for: Callable[[str], int]
+    """The content cap of a tool by name (``PodConfig.content_cap``)."""
     interceptors: InterceptorChain
-
-    def cap_for(self, name: str) -> int:
-        """The content cap for one tool."""
-        return self.overrides.get(name, self.max_bytes)
 
     async def run_calls(self, calls: list[ToolUseBlock], commit: Callable[[Item], Item]) -> None:
         """Run calls concurrently, committing each result as it arrives."""

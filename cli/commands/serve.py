@@ -54,7 +54,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
         from orchestrator.config import ConfigError, load_config
-        from orchestrator.pod import PodSetupError, default_socket, serve_pod
+        from orchestrator.paths import default_socket
+        from orchestrator.pod import PodSetupError, serve_pod
         from orchestrator.server import ServerError
         from orchestrator.session import SessionError
 

@@ -367,7 +367,9 @@ class PodApp(App[str]):
             return
         self.model.pod.update(message.status)
         self.model.load_history(
-            list(message.history.get("items") or []), str(message.history.get("greeting", ""))
+            list(message.history.get("items") or []),
+            str(message.history.get("greeting", "")),
+            list(message.history.get("alerts") or []),
         )
         for entry in self.model.entries:
             if isinstance(entry, UserEntry):

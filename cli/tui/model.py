@@ -348,7 +348,12 @@ class ChatModel:
 
     # -- history replay --------------------------------------------------------------------
 
-    def load_history(self, items: list[dict[str, Any]], greeting: str = "") -> None:
+    def load_history(
+        self,
+        items: list[dict[str, Any]],
+        greeting: str = "",
+        alerts: list[dict[str, Any]] | None = None,
+    ) -> None:
         """Replace the conversation with committed history (the ``history`` reply)."""
         self.entries = []
         self._stream = None
@@ -359,6 +364,8 @@ class ChatModel:
             self.entries.append(InfoEntry(greeting))
         for item in items:
             self._add_item(item)
+        for alert in alerts or []:  # raised at the pod's start-up, before we could listen
+            self._on_alert(alert)
         self.replayed_seq = max((int(item.get("seq", 0)) for item in items), default=0)
 
     def _add_item(self, item: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ to import, and light commands (``pod --help``) must not pay for it.
 from __future__ import annotations
 
 from orchestrator.providers.base import (
+    AlertCallback,
     Provider,
     ProviderConfigError,
     ProviderError,
@@ -24,6 +25,7 @@ from orchestrator.providers.base import (
 )
 
 __all__ = [
+    "AlertCallback",
     "Provider",
     "ProviderConfigError",
     "ProviderError",

@@ -25,7 +25,7 @@ import asyncio
 import email.utils
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,6 +34,7 @@ import httpx2  # the SDK's transport; mid-stream cuts surface as its exceptions,
 
 from orchestrator.history import Block, TextBlock, ThinkingBlock, ToolUseBlock
 from orchestrator.providers.base import (
+    AlertCallback,
     ProviderConfigError,
     ProviderError,
     ProviderRejectedError,
@@ -50,8 +51,6 @@ from orchestrator.providers.base import (
 
 __all__ = ["AlertCallback", "AnthropicProvider"]
 
-AlertCallback = Callable[[Literal["warn", "error"], str], None]
-"""Receives ``(level, message)`` for events a person should see, such as retries."""
 
 _RETRYABLE_STATUSES = frozenset({408, 429})
 _RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error"})

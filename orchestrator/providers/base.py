@@ -15,7 +15,7 @@ Errors::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
@@ -112,11 +112,17 @@ class ProviderStreamError(ProviderError):
     retryable = True
 
 
+AlertCallback = Callable[[str, str], None]
+"""Receives ``(level, message)``: something a person should see, e.g. a retry."""
+
+
 class Provider(Protocol):
     """A source of model responses."""
 
     name: str
     model: str
+    on_alert: AlertCallback | None
+    """Set by the pod when None: where retries and other notices go."""
 
     def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream one response; the last event is :class:`ResponseComplete`."""

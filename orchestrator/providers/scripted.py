@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from orchestrator.history import Block, TextBlock, ThinkingBlock, ToolUseBlock
 from orchestrator.providers.base import (
+    AlertCallback,
     ProviderError,
     ProviderRejectedError,
     ProviderRequest,
@@ -86,6 +87,8 @@ class ScriptedProvider:
     model: str = "scripted-demo"
     name: str = "scripted"
     requests: list[ProviderRequest] = field(default_factory=list)
+    on_alert: AlertCallback | None = None
+    """Unused: the scripted provider never retries."""
     _next_id: int = 0
     _session_tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     _validator: IncrementalValidator = field(default_factory=IncrementalValidator)

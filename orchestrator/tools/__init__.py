@@ -7,7 +7,7 @@ reaches files only through ``ctx.fs``; the content cap is applied by the runner,
 from orchestrator.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from orchestrator.tools.bash import BashTool
 from orchestrator.tools.files import EditFileTool, ReadFileTool, WriteFileTool
-from orchestrator.tools.registry import ToolRegistry, content_cap, default_registry
+from orchestrator.tools.registry import ToolRegistry, default_registry
 from orchestrator.tools.search import GlobTool, GrepTool
 
 __all__ = [
@@ -22,6 +22,5 @@ __all__ = [
     "ToolOutput",
     "ToolRegistry",
     "WriteFileTool",
-    "content_cap",
     "default_registry",
 ]

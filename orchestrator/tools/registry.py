@@ -56,11 +56,6 @@ class ToolRegistry:
         return len(self._tools)
 
 
-def content_cap(config: PodConfig, tool_name: str) -> int:
-    """The content cap for one tool: its override, else the pod-wide cap."""
-    return config.tool_output_overrides.get(tool_name, config.tool_output_max_bytes)
-
-
 def default_registry(config: PodConfig, extra: Sequence[Tool] = ()) -> ToolRegistry:
     """The built-in tools (``bash`` only with ``allow_bash``) plus ``extra``.
 
@@ -69,11 +64,11 @@ def default_registry(config: PodConfig, extra: Sequence[Tool] = ()) -> ToolRegis
     """
     registry = ToolRegistry(
         [
-            ReadFileTool(max_bytes=content_cap(config, ReadFileTool.name)),
+            ReadFileTool(max_bytes=config.content_cap(ReadFileTool.name)),
             WriteFileTool(),
             EditFileTool(),
             GlobTool(),
-            GrepTool(max_bytes=content_cap(config, GrepTool.name)),
+            GrepTool(max_bytes=config.content_cap(GrepTool.name)),
         ]
     )
     if config.allow_bash:

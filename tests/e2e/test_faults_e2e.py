@@ -144,3 +144,31 @@ async def test_child_reports_upward_but_not_on_pause(workspace: Path, short_dir:
         # A user pause sends nothing upward; the shutdown does.
         assert notes == ["[Pod event] child pod 't' shut_down"]
         await watcher.close()
+
+
+async def test_start_up_alerts_reach_clients_that_connect_later(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    from orchestrator.history import History, UserMessage
+    from orchestrator.session import SessionWriter
+
+    session = tmp_path / "torn.jsonl"
+    writer = SessionWriter(session, pod="t", workspace=workspace)
+    history = History()
+    history.new_turn()
+    writer.append_item(history.append(UserMessage(text="before the crash")))
+    writer.close()
+    with session.open("ab") as f:
+        f.write(b'{"type": "item", "item": {"kind": "assis')  # cut off mid-write
+    async with running_pod(
+        workspace, short_dir, replies=[ScriptedReply(text="ok")], continue_=True, session=session
+    ) as pod:
+        for _ in range(2):  # every client, whenever it connects
+            c = await pod.client()
+            history = (await c.request("get_history")).data
+            assert [(a["level"], a["source"], a["message"]) for a in history["alerts"]] == [
+                ("warn", "pod", "torn.jsonl:3: torn last line (the pod stopped mid-write) ignored")
+            ]
+            assert [i["text"] for i in history["items"]] == ["before the crash"]
+            assert (await c.request("get_status")).data["status"] == "paused"
+            await c.close()

@@ -244,7 +244,12 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
     "run_end": {"result": "paused"},
     "error": {"code": "not_running", "message": "cannot pause while idle", "id": None},
     "alert": {"level": "warn", "source": "file_ref", "message": "m", "timestamp_ms": 1},
-    "history": {"items": [{"kind": "system_message"}], "greeting": "hi", "id": "h"},
+    "history": {
+        "items": [{"kind": "system_message"}],
+        "greeting": "hi",
+        "alerts": [{"level": "warn", "source": "pod", "message": "m", "timestamp_ms": 1}],
+        "id": "h",
+    },
     "file_completions": {"prefix": "s", "candidates": ["src/"], "id": 1},
     "shutdown": {},
 }

@@ -347,3 +347,13 @@ def test_events_already_in_the_replayed_history_are_skipped() -> None:
     # ...while a later commit is drawn.
     assert model.apply("user_message", {"segments": [{"kind": "text", "text": "next"}], "seq": 2})
     assert len(model.entries) == drawn + 1
+
+
+def test_start_up_alerts_from_the_history_reply_are_drawn() -> None:
+    from cli.tui.model import AlertEntry, ChatModel
+
+    model = ChatModel()
+    alert = {"level": "warn", "source": "pod", "message": "s.jsonl:3: torn last line ignored"}
+    model.load_history([], "pod t", [alert])
+    assert [e.message for e in model.entries if isinstance(e, AlertEntry)] == [alert["message"]]
+    assert model.pod.last_alert == alert["message"]
