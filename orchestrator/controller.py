@@ -21,7 +21,6 @@ from pydantic import BaseModel
 from statemachine.exceptions import TransitionNotAllowed
 
 from orchestrator.config import PodConfig
-from orchestrator.errors import PodRuntimeError
 from orchestrator.file_refs import preread_files, resolve_segments
 from orchestrator.history import (
     AssistantMessage,
@@ -84,10 +83,6 @@ from states import REJECTION_CODES, PodLifecycle, PublicStatus, leaf_state, publ
 log = logging.getLogger(__name__)
 
 Send = Callable[[bytes], None]
-
-
-class InputRejected(PodRuntimeError):
-    """A ``run`` whose input cannot become a user message (e.g. nothing but whitespace)."""
 
 
 @dataclass
@@ -223,12 +218,6 @@ class Controller:
                         message=f"cannot {event} while {state}",
                         id=request_id,
                     ),
-                )
-            )
-        except InputRejected as exc:
-            reply(
-                encode_event(
-                    "error", ErrorData(code="invalid_request", message=str(exc), id=request_id)
                 )
             )
 
@@ -373,9 +362,10 @@ class Controller:
     # -- machine actions (states.LifecycleModel) -------------------------------------------
 
     def stash_file_refs(self, segments: list[Segment]) -> None:
-        """Resolve the submit's refs now; failures become alerts and placeholders."""
-        if not any(getattr(s, "text", "").strip() or not hasattr(s, "text") for s in segments):
-            raise InputRejected("run input is empty")
+        """Resolve the submit's refs now; failures become alerts and placeholders.
+
+        Blank input never gets here: the protocol refuses it with ``invalid_request``.
+        """
         for seg in segments:
             if isinstance(seg, UnknownSegment):
                 self.alert(

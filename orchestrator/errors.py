@@ -11,7 +11,6 @@
     │   └── DiagramError           (diagram)     Graphviz missing for svg/png
     └── PodRuntimeError            something failed while the pod runs; the pod keeps running
         ├── ProtocolError          (protocol)    a client line is not a valid method
-        ├── InputRejected          (controller)  a run whose input cannot become a message
         ├── TurnError              (turn)        a turn failed (provider, internal)
         ├── ProviderError          (providers)   a model request failed (retryable or not)
         ├── ToolError              (tools)       a tool failure the model reads as is_error

@@ -9,6 +9,7 @@ item belongs to (pruning counts turns).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -168,7 +169,7 @@ class History:
     def __len__(self) -> int:
         return len(self._items)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[Item]:
         return iter(self._items)
 
     @property

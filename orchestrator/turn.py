@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from orchestrator.errors import PodRuntimeError
-from orchestrator.history import AssistantMessage, History, Item
+from orchestrator.history import AssistantMessage, History, Item, ToolUseBlock
 from orchestrator.interceptors import ContinueWithMessages, InterceptorChain, Pause
 from orchestrator.protocol import (
     TextData,
@@ -90,7 +90,7 @@ class Turn:
         """Run rounds until the model ends the turn, a limit, or an interceptor's pause."""
         try:
             return await self._rounds()
-        except TurnPaused:
+        except ToolsPaused:  # a pre-tool interceptor said Pause; the calls stay pending
             return "paused"
 
     async def _rounds(self) -> TurnResult:
@@ -126,12 +126,9 @@ class Turn:
             return None
         return "finished"
 
-    async def _run_tools(self, calls: list[Any]) -> None:
+    async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         self.host.signal("tools_started")
-        try:
-            await self.tools.run_calls(calls, self.host.commit)
-        except ToolsPaused as exc:
-            raise TurnPaused(exc.reason) from None
+        await self.tools.run_calls(calls, self.host.commit)
         self.host.signal("round_done")
 
     async def _request(self) -> AssistantMessage | None:
@@ -188,7 +185,3 @@ class Turn:
         stored = self.host.commit(message)
         assert isinstance(stored, AssistantMessage)
         return stored
-
-
-class TurnPaused(Exception):
-    """An interceptor paused the turn before a tool call."""

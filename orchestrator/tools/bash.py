@@ -15,8 +15,8 @@ import os
 import signal
 from typing import Any
 
+from orchestrator.tools.args import str_arg
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
-from orchestrator.tools.files import str_arg
 
 KILL_GRACE_S = 0.2
 """Between SIGTERM and SIGKILL: long enough to flush and exit, short enough to feel instant."""

@@ -20,8 +20,8 @@ from typing import Any
 from orchestrator.config import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.globs import glob_regex
 from orchestrator.scoped_fs import BinaryFile, FsError, NotADirectory, ScopedFS
+from orchestrator.tools.args import bool_arg, str_arg
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
-from orchestrator.tools.files import bool_arg, str_arg
 
 GLOB_MAX_SHOWN = 500
 """Matches listed in a glob result; the summary still gives the full count."""
