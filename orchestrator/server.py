@@ -66,7 +66,6 @@ class PodServer:
         self.max_line_bytes = max_line_bytes
         self._clients: set[_Client] = set()
         self._server: asyncio.AbstractServer | None = None
-        self._closed = asyncio.Event()
 
     async def start(self) -> None:
         """Create the socket (0600 in a 0700 directory) and start accepting."""
@@ -87,11 +86,6 @@ class PodServer:
         for client in self._clients:
             client.send(line)
 
-    @property
-    def client_count(self) -> int:
-        """Connected clients."""
-        return len(self._clients)
-
     async def close(self) -> None:
         """Flush what clients have queued, disconnect them and remove the socket."""
         if self._server is not None:
@@ -103,15 +97,10 @@ class PodServer:
                 await asyncio.wait_for(self._all_gone(), timeout=2.0)
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-        self._closed.set()
 
     async def _all_gone(self) -> None:
         while self._clients:
             await asyncio.sleep(0.01)
-
-    async def wait_closed(self) -> None:
-        """Wait until :meth:`close` has finished."""
-        await self._closed.wait()
 
     async def _serve_client(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
