@@ -75,7 +75,7 @@ from orchestrator.repair import (
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.session import SessionWriter
 from orchestrator.tool_runner import ToolRunner
-from orchestrator.turn import Turn, TurnError, TurnResult
+from orchestrator.turn import Turn, TurnError
 from orchestrator.validator import IncrementalValidator
 from orchestrator.wire import WireBuilder
 from states import REJECTION_CODES, PodLifecycle, PublicStatus, leaf_state, public_status
@@ -504,53 +504,69 @@ class Controller:
             max_rounds=self.config.max_rounds,
             validator=self._validator,
         )
-        self._task = asyncio.get_running_loop().create_task(
+        task = asyncio.get_running_loop().create_task(
             self._drive(turn, preread or [], cancelled, failure), name=f"turn-{self.history.turn}"
         )
+        self._task = task
+        # The outcome is reported from the task's done callback, not from inside the task: a
+        # task cancelled before its first step (``run`` and ``pause`` in one read) never runs
+        # its body, and the machine must still learn that the turn ended.
+        task.add_done_callback(self._turn_done)
 
     async def _drive(
         self, turn: Turn, preread: list[str], cancelled: str | None, failure: str | None
-    ) -> None:
-        event: str
-        kwargs: dict[str, Any] = {}
-        run_result: str
+    ) -> tuple[str, str | None]:
+        """Run the turn; returns the machine event for how it ended and its result."""
         try:
             if failure is not None:
                 raise TurnError(failure, code="internal")
             if cancelled is not None:
-                result: TurnResult | str = "cancelled"
-            else:
-                if preread:
-                    await self._preread(preread)
-                result = await turn.run()
+                return "turn_finished", "cancelled"
+            if preread:
+                await self._preread(preread)
+            result = await turn.run()
         except asyncio.CancelledError:
-            event, kwargs = "turn_interrupted", {"result": "cancelled"}
+            return "turn_interrupted", "cancelled"
         except TurnError as exc:
             self.emit("error", ErrorData(code=exc.code, message=str(exc)))  # type: ignore[arg-type]
             self.alert("error", "turn", str(exc))
-            event, kwargs = "turn_failed", {"result": "errored"}
+            return "turn_failed", "errored"
         except Exception as exc:  # a bug in the loop must still end the turn cleanly
             log.exception("turn task crashed")
             message = f"internal error: {type(exc).__name__}: {exc}"
             self.emit("error", ErrorData(code="internal", message=message))
             self.alert("error", "turn", message)
-            event, kwargs = "turn_failed", {"result": "errored"}
-        else:
-            if result == "paused":
-                event = "turn_paused"
-            else:
-                event, kwargs = "turn_finished", {"result": result}
-        finally:
+            return "turn_failed", "errored"
+        if result == "paused":
+            return "turn_paused", None
+        return "turn_finished", result
+
+    def _turn_done(self, task: asyncio.Task[tuple[str, str | None]]) -> None:
+        """Tell the machine how the turn task ended, however it ended."""
+        if self._task is task:
             self._task = None
+        if task.cancelled():
+            event, result = "turn_interrupted", "cancelled"
+        else:
+            event, result = task.result()
+        try:
+            self._report_outcome(event, result)
+        except Exception:
+            # Raised in a loop callback nobody awaits: log it, never lose it silently.
+            log.exception("reporting the turn outcome failed")
+
+    def _report_outcome(self, event: str, result: str | None) -> None:
+        kwargs: dict[str, Any] = {} if result is None else {"result": result}
         source = self.state_id
         self.machine.send(event, **kwargs)
         status = self._status_key()[0]
+        run_result: str
         if source in ("cancelling", "stopping"):
             run_result = "cancelled"
         elif status == "paused":
             run_result = "paused"
         else:
-            run_result = kwargs.get("result", "finished")
+            run_result = result or "finished"
         self.emit("run_end", RunEndData(result=run_result))  # type: ignore[arg-type]
         if run_result == "errored" and self.upward is not None:
             self.upward("errored", "the turn failed")
@@ -601,5 +617,7 @@ class Controller:
 
     async def wait_idle(self) -> None:
         """Wait for the current turn task, if any, to finish (tests and shutdown)."""
-        while self._task is not None:
-            await asyncio.wait({self._task})
+        while (task := self._task) is not None:
+            await asyncio.wait({task})
+            if self._task is task:
+                await asyncio.sleep(0)  # let its done callback report the outcome
