@@ -83,6 +83,8 @@ from states import REJECTION_CODES, PodLifecycle, PublicStatus, leaf_state, publ
 log = logging.getLogger(__name__)
 
 Send = Callable[[bytes], None]
+Outcome = tuple[str, str | None]
+"""How a turn task ended: the machine event to send and the turn's result, if any."""
 
 
 @dataclass
@@ -155,7 +157,7 @@ class Controller:
         tools.interceptors = self.interceptors
         self._pending: PendingInput | None = None
         self._notes: list[SystemMessage] = []
-        self._task: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[Outcome] | None = None
         self._wire = WireBuilder()
         self._validator = IncrementalValidator()
         self._item_json: list[str] = []
@@ -515,7 +517,7 @@ class Controller:
 
     async def _drive(
         self, turn: Turn, preread: list[str], cancelled: str | None, failure: str | None
-    ) -> tuple[str, str | None]:
+    ) -> Outcome:
         """Run the turn; returns the machine event for how it ended and its result."""
         try:
             if failure is not None:
@@ -541,14 +543,11 @@ class Controller:
             return "turn_paused", None
         return "turn_finished", result
 
-    def _turn_done(self, task: asyncio.Task[tuple[str, str | None]]) -> None:
+    def _turn_done(self, task: asyncio.Task[Outcome]) -> None:
         """Tell the machine how the turn task ended, however it ended."""
         if self._task is task:
             self._task = None
-        if task.cancelled():
-            event, result = "turn_interrupted", "cancelled"
-        else:
-            event, result = task.result()
+        event, result = ("turn_interrupted", "cancelled") if task.cancelled() else task.result()
         try:
             self._report_outcome(event, result)
         except Exception:
