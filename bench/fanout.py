@@ -166,7 +166,7 @@ async def _pod_only(root: Path, deltas: int) -> dict[str, Any]:
     pod.controller.handle("run", params, None, sink)
     await pod.controller.wait_idle()
     elapsed = time.perf_counter() - start
-    pod.controller.session.close()
+    pod.controller.transcript.session.close()
     return {"deltas": count, "events_per_s": count / elapsed}
 
 

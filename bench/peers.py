@@ -168,7 +168,7 @@ async def ours_pause_resume(root: Path, samples: int) -> dict[str, Any]:
             raise RuntimeError(f"pause left the pod {controller.state_id}")
     controller.handle("shutdown", None, None, _drop)
     await controller.wait_idle()
-    controller.session.close()
+    controller.transcript.session.close()
     return {"pause_to_control": latency_stats(pauses), "resume_to_model": latency_stats(resumes)}
 
 

@@ -102,7 +102,7 @@ class OverheadPod:
 
     def close(self) -> None:
         """Close the session file."""
-        self.controller.session.close()
+        self.controller.transcript.session.close()
 
     def _sink(self, line: bytes) -> None:
         if line.startswith(b'{"event": "run_end"'):
@@ -113,7 +113,8 @@ class OverheadPod:
         from orchestrator.history import History
         from orchestrator.providers.scripted import ScriptedReply, ScriptedToolCall
 
-        self.controller.history = History(list(self.items))
+        history = History(list(self.items))
+        self.controller.history = self.controller.transcript.history = history
         tool_round = ScriptedReply(tool_calls=[ScriptedToolCall(name="noop")])
         self.provider.replies = [tool_round] * (self.rounds - 1) + [ScriptedReply(text="done")]
         self.provider.requests.clear()
@@ -142,7 +143,7 @@ class OverheadPod:
             (c._validator, "validate", "validator (turn)"),
             (self.provider._validator, "validate", "validator (scripted provider)"),
             (c.machine, "send", "machine transitions"),
-            (c.session, "_write", "session write+fsync"),
+            (c.transcript.session, "_write", "session write+fsync"),
             (c, "emit", "emit (encode+broadcast)"),
         ]
         for owner, attr, label in targets:

@@ -10,9 +10,7 @@ interleave; the only concurrency is the turn task, which is interrupted by cance
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,14 +22,11 @@ from orchestrator.config import PodConfig
 from orchestrator.file_refs import preread_files, resolve_segments
 from orchestrator.history import (
     AssistantMessage,
-    History,
     Item,
     SystemMessage,
-    TextBlock,
     ToolResult,
     ToolUseBlock,
     UserMessage,
-    item_to_json,
 )
 from orchestrator.interceptors import (
     BaseInterceptor,
@@ -43,7 +38,6 @@ from orchestrator.interceptors import (
 from orchestrator.knowledge import resolve_knowledge_refs
 from orchestrator.mentions import segments_from_text
 from orchestrator.protocol import (
-    AlertData,
     ErrorData,
     FileCompletionsData,
     FileRefSegment,
@@ -51,15 +45,9 @@ from orchestrator.protocol import (
     RunEndData,
     Segment,
     StatusData,
-    SystemNoteData,
-    TextData,
-    ToolCallDoneData,
-    ToolCallStartData,
-    ToolResultData,
     TurnEndData,
     TurnStartData,
     UnknownSegment,
-    UserMessageData,
     WorkflowInvokeSegment,
     encode_event,
     flatten_segments,
@@ -73,8 +61,9 @@ from orchestrator.repair import (
     prune_before_turn,
 )
 from orchestrator.scoped_fs import ScopedFS
-from orchestrator.session import SessionWriter
+from orchestrator.session import SessionWriteError
 from orchestrator.tool_runner import ToolRunner
+from orchestrator.transcript import Transcript
 from orchestrator.turn import Turn, TurnError
 from orchestrator.validator import IncrementalValidator
 from orchestrator.wire import WireBuilder
@@ -129,10 +118,8 @@ class Controller:
         provider: Provider,
         tools: ToolRunner,
         fs: ScopedFS,
-        session: SessionWriter,
-        history: History,
+        transcript: Transcript,
         system_prompt: str,
-        broadcast: Send,
         start_paused: bool = False,
         interceptors: InterceptorChain | None = None,
         on_stopped: Callable[[], None] | None = None,
@@ -142,10 +129,9 @@ class Controller:
         self.provider = provider
         self.tools = tools
         self.fs = fs
-        self.session = session
-        self.history = history
+        self.transcript = transcript
+        self.history = transcript.history
         self.system_prompt = system_prompt
-        self.broadcast = broadcast
         self.on_stopped = on_stopped
         self.upward = upward
         self._stash = _FileRefStash()
@@ -160,8 +146,6 @@ class Controller:
         self._task: asyncio.Task[Outcome] | None = None
         self._wire = WireBuilder()
         self._validator = IncrementalValidator()
-        self._item_json: list[str] = []
-        self._startup_alerts: list[dict[str, Any]] = []
         self._prune_bound = 0
         self._last_status: tuple[PublicStatus, str] | None = None
         self.usage = {"input_tokens": 0, "output_tokens": 0}
@@ -230,22 +214,11 @@ class Controller:
         if event == "usage" and isinstance(data, BaseModel):
             self.usage["input_tokens"] += data.input_tokens  # type: ignore[attr-defined]
             self.usage["output_tokens"] += data.output_tokens  # type: ignore[attr-defined]
-        self.broadcast(encode_event(event, data))
+        self.transcript.emit(event, data)
 
     def alert(self, level: str, source: str, message: str) -> None:
         """Broadcast an alert a person should see."""
-        data = AlertData(
-            level=level,  # type: ignore[arg-type]
-            source=source,
-            message=message,
-            timestamp_ms=int(time.time() * 1000),
-        )
-        if source == "pod":
-            # Raised while the pod was being built, before anyone could listen: kept for the
-            # ``history`` reply (what an attaching client asks first) and logged.
-            self._startup_alerts.append(data.model_dump(mode="json"))
-            log.warning("%s", message)
-        self.emit("alert", data)
+        self.transcript.alert(level, source, message)
 
     @property
     def state_id(self) -> str:
@@ -288,73 +261,27 @@ class Controller:
             greeting += " · offline: no ANTHROPIC_API_KEY, answers come from the scripted provider"
         return greeting
 
-    def _encoded_items(self) -> list[str]:
-        """Each item's JSON, encoded once (items are frozen) and reused for every reply."""
-        items = self.history.items
-        cache = self._item_json
-        for item in items[len(cache) :]:
-            cache.append(json.dumps(item_to_json(item), ensure_ascii=False))
-        return cache
-
     def history_line(self, request_id: Any = None) -> bytes:
-        """The ``history`` event line, assembled from cached item JSON (no re-serialising)."""
-        rest: dict[str, Any] = {"greeting": self.greeting(), "alerts": self._startup_alerts}
+        """The ``history`` event line (items as committed, greeting, start-up alerts)."""
+        extra: dict[str, Any] = {"greeting": self.greeting()}
         if request_id is not None:
-            rest["id"] = request_id
-        fields = json.dumps(rest, ensure_ascii=False)[1:-1]  # '"greeting": ..., "id": ...'
-        items = ",".join(self._encoded_items())
-        line = f'{{"event": "history", "data": {{"items": [{items}], {fields}}}}}\n'
-        return line.encode("utf-8", "backslashreplace")
+            extra["id"] = request_id
+        return self.transcript.history_line(extra)
 
     # -- committing -----------------------------------------------------------------------
 
     def commit(self, item: Item) -> Item:
-        """Append to history, persist (fsync) and tell clients, in that order."""
-        stored = self.history.append(item)
-        encoded = self._encoded_items()[-1]
-        self.session.append_item(stored, encoded=encoded)
-        if isinstance(stored, UserMessage):
-            self.emit("user_message", UserMessageData(segments=stored.segments, seq=stored.seq))
-        elif isinstance(stored, AssistantMessage):
-            for block in stored.blocks:
-                if isinstance(block, TextBlock):
-                    self.emit("text_done", TextData(text=block.text, seq=stored.seq))
-                elif isinstance(block, ToolUseBlock):
-                    if stored.synthetic:
-                        self.emit(
-                            "tool_call_start", ToolCallStartData(id=block.id, name=block.name)
-                        )
-                    self.emit(
-                        "tool_call_done",
-                        ToolCallDoneData(
-                            id=block.id, name=block.name, arguments=block.input, seq=stored.seq
-                        ),
-                    )
-        elif isinstance(stored, ToolResult):
-            self.emit(
-                "tool_result",
-                ToolResultData(
-                    id=stored.call_id,
-                    summary=stored.summary,
-                    content=stored.content,
-                    is_error=stored.is_error,
-                    synthetic=stored.synthetic,
-                    seq=stored.seq,
-                ),
-            )
-        else:
-            self.emit(
-                "system_note",
-                SystemNoteData(text=stored.text, origin=stored.origin, seq=stored.seq),
-            )
-        return stored
+        """Commit through the transcript: on disk, then in history, then announced."""
+        return self.transcript.commit(item)
 
     def wire_messages(self) -> list[dict[str, Any]]:
         """Wire messages for the next request, pruned by turn age, built incrementally."""
         bound = prune_before_turn(self.history.turn, self.config.prune_keep_turns)
         if bound != self._prune_bound:
             self._prune_bound = bound
-            self.session.prune(bound, prunable_tokens(self.history.items, bound))
+            self.transcript.record_prune(bound, prunable_tokens(self.history.items, bound))
+        # Never ask the model about a history the session file does not hold.
+        self.transcript.require_durable()
         return self._wire.build(self.history.items, prune_before_turn=bound)
 
     def signal(self, event: str) -> None:
@@ -459,7 +386,7 @@ class Controller:
 
     def close_orphans(self) -> None:
         """Answer unanswered tool calls with synthetic ``[Interrupted by user]`` results."""
-        for result in close_orphans(self.history.items):
+        for result in close_orphans(self.transcript.view()):
             self.commit(result)
 
     def inject_interrupt_note(self) -> None:
@@ -481,7 +408,7 @@ class Controller:
         """Close the current turn for good: persist and announce ``turn_end``."""
         if getattr(source, "id", "") in ("cancelling", "stopping", "paused"):
             result = "cancelled"
-        self.session.turn_end(self.history.turn, result)
+        self.transcript.end_turn(self.history.turn, result)
         self.emit("turn_end", TurnEndData(turn=self.history.turn, result=result))  # type: ignore[arg-type]
         if self.upward is not None and result in ("finished", "limit_reached"):
             self.upward("turn_ended", result)
@@ -532,6 +459,10 @@ class Controller:
         except TurnError as exc:
             self.emit("error", ErrorData(code=exc.code, message=str(exc)))  # type: ignore[arg-type]
             self.alert("error", "turn", str(exc))
+            return "turn_failed", "errored"
+        except SessionWriteError as exc:
+            # The transcript has alerted already; what it could not write waits in memory.
+            self.emit("error", ErrorData(code="session_write", message=str(exc)))
             return "turn_failed", "errored"
         except Exception as exc:  # a bug in the loop must still end the turn cleanly
             log.exception("turn task crashed")

@@ -185,7 +185,10 @@ class History:
 
     def append(self, item: Item) -> Item:
         """Commit one item; returns it as stored (with ``seq`` and ``turn``)."""
-        stored = self.stamp(item)
+        return self.add(self.stamp(item))
+
+    def add(self, stored: Item) -> Item:
+        """Append an item :meth:`stamp` already numbered (once it is safely on disk)."""
         self._items.append(stored)
         self._note_ids(stored)
         return stored

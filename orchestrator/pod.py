@@ -36,6 +36,7 @@ from orchestrator.tool_runner import ToolRunner
 from orchestrator.tools.base import Tool
 from orchestrator.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
 from orchestrator.tools.registry import default_registry
+from orchestrator.transcript import Transcript
 
 log = logging.getLogger(__name__)
 
@@ -96,8 +97,13 @@ def build_pod(
     continue_: bool = False,
     interceptors: InterceptorChain | None = None,
     upward: Callable[[str, str], None] | None = None,
+    holder: dict[str, str] | None = None,
 ) -> Pod:
-    """Build every part of a pod around a broadcast function."""
+    """Build every part of a pod around a broadcast function.
+
+    ``holder`` describes this pod in the session's lock file (e.g. its socket), so a second
+    pod on the same session is told who holds it.
+    """
     fs = ScopedFS(config.workspace, read_roots=config.read_roots, write_roots=config.write_roots)
     session_path, loaded = open_session(config, continue_=continue_)
     alerts: list[tuple[str, str]] = []
@@ -119,16 +125,17 @@ def build_pod(
         interceptors=InterceptorChain(),
     )
     history = History(loaded.items if loaded else [])
-    session = SessionWriter(session_path, pod=config.pod_name(), workspace=config.workspace)
+    session = SessionWriter(
+        session_path, pod=config.pod_name(), workspace=config.workspace, holder=holder
+    )
+    transcript = Transcript(history=history, session=session, broadcast=broadcast)
     controller = Controller(
         config=config,
         provider=provider,
         tools=runner,
         fs=fs,
-        session=session,
-        history=history,
+        transcript=transcript,
         system_prompt=prompt.text,
-        broadcast=broadcast,
         start_paused=bool(loaded and loaded.cut_off),
         interceptors=interceptors,
         upward=upward,
@@ -222,6 +229,7 @@ async def serve_pod(
         continue_=continue_,
         upward=upward,
         interceptors=interceptors,
+        holder={"socket": str(socket_path)},
     )
     controller = pod.controller
     controller.on_stopped = stopped.set
@@ -241,7 +249,7 @@ async def serve_pod(
         if upward is not None:
             await upward.flush()
         await server.close()
-        controller.session.close()
+        controller.transcript.session.close()
         with contextlib.suppress(FileNotFoundError):
             info.unlink()
         for sig in (signal.SIGTERM, signal.SIGINT):

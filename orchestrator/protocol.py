@@ -284,6 +284,8 @@ ErrorCode = Literal[
     "invalid_request",
     "provider_error",
     "tool_error",
+    "session_write",
+    "queue_full",
     "internal",
 ]
 RunResult = Literal["finished", "paused", "cancelled", "limit_reached", "errored"]
@@ -405,7 +407,7 @@ class ErrorData(_Data):
 class AlertData(_Data):
     """Something a person should see: a warning or an error that did not stop the pod."""
 
-    level: Literal["warn", "error"]
+    level: Literal["info", "warn", "error"]
     source: str
     message: str
     timestamp_ms: int

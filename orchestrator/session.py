@@ -1,16 +1,27 @@
 """The session file: an append-only JSONL record of everything committed.
 
 Line 1 is a :class:`SessionHeader`; every later line is one record: ``item`` (a committed
-history item), ``turn_end`` (a turn closed for good) or ``prune`` (the prune bound moved, so
-what the model saw can be reconstructed). Each line is flushed and fdatasync'd before the pod
-reports the commit, so a crash loses at most a line that was never reported. A torn last line
-(a crash mid-write) is ignored on load and reported.
+history item), ``turn_end`` (a turn closed for good), ``prune`` (the prune bound moved, so
+what the model saw can be reconstructed) or ``tool_start`` (a tool with side effects is about
+to run: the write-ahead record that keeps Resume from running it twice after a crash).
+
+Each line is written whole and fdatasync'd before the pod reports the commit. A write that
+fails part-way (a full disk) is cut back off the file, so no torn line is left behind and the
+caller learns of it as :class:`SessionWriteError`. A torn last line from a crash mid-write is
+ignored on load and reported.
+
+One pod at a time writes a session: the writer holds an exclusive ``flock`` on a ``.lock``
+file beside it, which names the holder, so a second pod gets :class:`SessionLocked` naming the
+first instead of splicing two conversations into one file.
 
 Files are created 0600 in 0700 directories: sessions hold source code and conversations.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -21,7 +32,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from orchestrator.errors import SetupError
+from orchestrator.errors import PodRuntimeError, SetupError
 from orchestrator.history import Item, item_from_json, item_to_json
 from orchestrator.paths import state_dir
 
@@ -30,6 +41,20 @@ SESSION_VERSION = 1
 
 class SessionError(SetupError):
     """A session file cannot be created or read; the message names the file."""
+
+
+class SessionLocked(SessionError):
+    """Another live pod writes this session; the message names it."""
+
+
+class SessionWriteError(PodRuntimeError):
+    """A record could not be written (disk full, I/O error); nothing of it is left on disk."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        reason = exc.strerror or str(exc)
+        super().__init__(f"cannot write the session file {path}: {reason}")
+        self.path = path
+        self.errno = exc.errno
 
 
 class SessionHeader(BaseModel):
@@ -67,7 +92,24 @@ class PruneRecord(BaseModel):
     prunable_tokens: int = 0
 
 
-Record = Annotated[ItemRecord | TurnEndRecord | PruneRecord, Field(discriminator="type")]
+class ToolStartRecord(BaseModel):
+    """A tool call with side effects is about to start (written and synced before it does).
+
+    On load, a start without a result means the pod died while the call ran: the call is
+    closed with a result that says so, and Resume never runs it again.
+    """
+
+    type: Literal["tool_start"] = "tool_start"
+    call_id: str
+    name: str
+    started_ms: int
+    spool: str | None = None
+    """File (beside the session) that the call's output is copied to while it runs."""
+
+
+Record = Annotated[
+    ItemRecord | TurnEndRecord | PruneRecord | ToolStartRecord, Field(discriminator="type")
+]
 _RECORD: TypeAdapter[Record] = TypeAdapter(Record)
 
 
@@ -119,6 +161,10 @@ class LoadedSession:
     items: list[Item]
     turn_results: dict[int, str] = field(default_factory=dict)
     prune_before_turn: int = 0
+    started_calls: dict[str, ToolStartRecord] = field(default_factory=dict)
+    """Write-ahead records of tool calls with side effects, by call id."""
+    last_write_ms: int = 0
+    """When the file was last written (its mtime): the pod's last sign of life."""
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -144,7 +190,7 @@ def load_session(path: Path) -> LoadedSession:
         header = SessionHeader.model_validate_json(lines[0])
     except ValidationError:
         raise SessionError(f"{path}: line 1 is not a session header") from None
-    session = LoadedSession(header=header, items=[])
+    session = LoadedSession(header=header, items=[], last_write_ms=_mtime_ms(path))
     seen: set[int] = set()
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
@@ -171,40 +217,148 @@ def load_session(path: Path) -> LoadedSession:
             session.items.append(item)
         elif isinstance(record, TurnEndRecord):
             session.turn_results[record.turn] = record.result
+        elif isinstance(record, ToolStartRecord):
+            session.started_calls[record.call_id] = record
         else:
             session.prune_before_turn = record.before_turn
     return session
 
 
-class SessionWriter:
-    """Appends records to a session file, one fsync'd line each."""
+def _mtime_ms(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns // 1_000_000
+    except OSError:
+        return 0
 
-    def __init__(self, path: Path, *, pod: str, workspace: Path) -> None:
+
+def spool_dir(session_path: Path) -> Path:
+    """Where running tools copy their output, beside the session (``<name>.out/``)."""
+    return session_path.with_suffix(".out")
+
+
+def lock_path(session_path: Path) -> Path:
+    """The lock file a live pod holds for its session."""
+    return session_path.with_name(session_path.name + ".lock")
+
+
+def session_holder(session_path: Path) -> dict[str, Any] | None:
+    """Who holds the session's lock (``pid``, ``pod``, ``socket``), or None if nobody."""
+    try:
+        fd = os.open(lock_path(session_path), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read_holder(fd)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_holder(fd: int) -> dict[str, Any]:
+    try:
+        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class SessionLock:
+    """An exclusive, advisory lock on one session, released when the holder exits (any way)."""
+
+    def __init__(self, session_path: Path, *, holder: dict[str, Any]) -> None:
+        path = lock_path(session_path)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise SessionError(f"cannot lock session {session_path}: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            other = _read_holder(fd)
+            os.close(fd)
+            who = ", ".join(f"{k} {other[k]}" for k in ("pod", "pid", "socket") if k in other)
+            raise SessionLocked(
+                f"session {session_path.name} is in use by another pod ({who or 'unknown'}); "
+                "attach to it, or start with --new"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(holder).encode(), 0)
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        """Give the lock up (closing the file releases it)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class SessionWriter:
+    """Appends records to a session file, one whole, fsync'd line each, under the session lock."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        pod: str,
+        workspace: Path,
+        holder: dict[str, Any] | None = None,
+    ) -> None:
         self.path = path
         ensure_private_dir(path.parent)
-        exists = path.exists() and path.stat().st_size > 0
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._lock = SessionLock(path, holder={"pod": pod, "pid": os.getpid(), **(holder or {})})
+        try:
+            exists = path.exists() and path.stat().st_size > 0
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            self._lock.release()
+            raise SessionError(f"cannot open session {path}: {exc.strerror}") from None
         os.fchmod(fd, 0o600)
-        self._file = os.fdopen(fd, "ab", buffering=0)
-        if exists:
-            self._repair_torn_tail()
-        else:
-            header = SessionHeader(
-                pod=pod, workspace=str(workspace), created_ms=int(time.time() * 1000)
-            )
-            self._write(header.model_dump_json().encode())
+        self._fd = fd
+        self._size = os.fstat(fd).st_size
+        self._torn = False
+        try:
+            if exists:
+                self._repair_torn_tail()
+            else:
+                header = SessionHeader(
+                    pod=pod, workspace=str(workspace), created_ms=int(time.time() * 1000)
+                )
+                self._write(header.model_dump_json().encode())
+        except SessionWriteError as exc:
+            self.close()
+            raise SessionError(str(exc)) from None
 
     def _repair_torn_tail(self) -> None:
         # A torn last line would glue itself to the next record; end it first.
-        with self.path.open("rb") as f:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":
-                self._write(b"")
+        if os.pread(self._fd, 1, self._size - 1) != b"\n":
+            self._torn = True
 
     def _write(self, line: bytes) -> None:
-        self._file.write(line + b"\n")
-        # fdatasync flushes the data and the new size (all a reload needs), not timestamps.
-        os.fdatasync(self._file.fileno())
+        """Write one whole line and sync it, or leave the file as it was and raise."""
+        data = (b"\n" if self._torn else b"") + line + b"\n"
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+            # fdatasync flushes the data and the new size (all a reload needs), not timestamps.
+            os.fdatasync(self._fd)
+        except OSError as exc:
+            self._cut_back()
+            raise SessionWriteError(self.path, exc) from None
+        self._size += len(data)
+        self._torn = False
+
+    def _cut_back(self) -> None:
+        """Remove a partly written line, so the file ends where the last whole record did."""
+        try:
+            os.ftruncate(self._fd, self._size)
+        except OSError:
+            # The next write starts with a newline, so the fragment stays one bad line.
+            self._torn = True
 
     def append_item(self, item: Item, *, encoded: str | None = None) -> None:
         """Persist one committed item (``encoded``: its JSON, when the caller already has it)."""
@@ -220,6 +374,19 @@ class SessionWriter:
         record = PruneRecord(before_turn=before_turn, prunable_tokens=prunable_tokens)
         self._write(record.model_dump_json().encode())
 
+    def tool_start(self, record: ToolStartRecord) -> None:
+        """Persist that a tool call with side effects is about to start."""
+        self._write(record.model_dump_json().encode())
+
     def close(self) -> None:
-        """Close the file."""
-        self._file.close()
+        """Close the file and release the lock."""
+        if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = -1
+        self._lock.release()
+
+
+def is_disk_full(exc: SessionWriteError) -> bool:
+    """True when the write failed for lack of space or quota (it may succeed later)."""
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,10 +15,12 @@ from orchestrator.history import AssistantMessage, History, TextBlock, ToolResul
 from orchestrator.protocol import TextSegment
 from orchestrator.session import (
     SessionError,
+    SessionLocked,
     SessionWriter,
     latest_session,
     load_session,
     new_session_path,
+    session_holder,
     sessions_dir,
 )
 
@@ -121,3 +126,35 @@ def test_paths_are_per_workspace_and_latest_is_newest(tmp_path: Path) -> None:
     SessionWriter(second, pod="a", workspace=ws_a).close()
     os.utime(first, (1, 1))
     assert latest_session(ws_a) == second
+
+
+def test_a_second_writer_is_refused_and_told_who_holds_the_session(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    first = SessionWriter(path, pod="alpha", workspace=tmp_path, holder={"socket": "/x/a.sock"})
+    assert session_holder(path) == {"pod": "alpha", "pid": os.getpid(), "socket": "/x/a.sock"}
+    with pytest.raises(SessionLocked, match=r"in use by another pod \(pod alpha, pid \d+"):
+        SessionWriter(path, pod="beta", workspace=tmp_path)
+    first.close()
+    assert session_holder(path) is None
+    second = SessionWriter(path, pod="beta", workspace=tmp_path)
+    second.close()
+    assert len(path.read_text().splitlines()) == 1  # one header: the refused writer wrote nothing
+
+
+def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    code = (
+        "import sys, time; from pathlib import Path; "
+        "from orchestrator.session import SessionWriter; "
+        f"SessionWriter(Path({str(path)!r}), pod='held', workspace=Path('.')); "
+        "print('ready', flush=True); time.sleep(60)"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        with pytest.raises(SessionLocked, match="pod held"):
+            SessionWriter(path, pod="p", workspace=tmp_path)
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    SessionWriter(path, pod="p", workspace=tmp_path).close()

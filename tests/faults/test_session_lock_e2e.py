@@ -1,0 +1,33 @@
+"""Two pods on one session file: the second is refused with the name of the first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator.session import SessionLocked, load_session
+from tests.e2e.harness import ScriptedReply, collect_until, running_pod
+
+
+async def test_a_second_pod_on_a_live_session_is_refused(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    session = tmp_path / "shared.jsonl"
+    other_dir = short_dir / "b"
+    other_dir.mkdir()
+    replies = [ScriptedReply(text="one"), ScriptedReply(text="two")]
+    async with running_pod(workspace, short_dir, replies=replies, session=session) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "first"})
+        await collect_until(c, "run_end")
+        with pytest.raises(SessionLocked, match=f"pod t, pid \\d+, socket {pod.socket}"):
+            async with running_pod(workspace, other_dir, session=session, continue_=True):
+                pass
+        # The first pod is unaffected and keeps numbering its own items.
+        await c.send("run", {"input": "second"})
+        await collect_until(c, "run_end")
+        await c.close()
+    loaded = load_session(session)
+    assert not loaded.warnings
+    assert [i.seq for i in loaded.items] == [1, 2, 3, 4]
