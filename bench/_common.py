@@ -227,6 +227,7 @@ class NoopTool:
     """A trivial in-process tool: isolates the orchestrator's cost from any real tool's."""
 
     name = "noop"
+    side_effects = False
     description = "Does nothing and says ok."
     input_schema: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
 

@@ -109,6 +109,7 @@ class _WaitTool:
     """A tool that waits until it is interrupted (like a call waiting for approval)."""
 
     name = "wait"
+    side_effects = False
     description = "Waits until interrupted."
     input_schema: dict[str, Any] = {"type": "object", "properties": {}}  # noqa: RUF012
 

@@ -19,14 +19,16 @@ from pathlib import Path
 from orchestrator.config import PodConfig
 from orchestrator.controller import Controller
 from orchestrator.errors import SetupError
-from orchestrator.history import History
+from orchestrator.history import History, ToolResult
 from orchestrator.interceptors import InterceptorChain
 from orchestrator.providers.base import Provider, ProviderConfigError
+from orchestrator.repair import CrashedCall, close_crashed_calls
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.server import PodServer
 from orchestrator.session import (
     LoadedSession,
     SessionWriter,
+    ToolSpools,
     latest_session,
     load_session,
     new_session_path,
@@ -116,6 +118,17 @@ def build_pod(
     prompt = build_system_prompt(config, fs)
     for warning in prompt.warnings:
         alerts.append(("warn", warning))
+    history = History(loaded.items if loaded else [])
+    session = SessionWriter(
+        session_path, pod=config.pod_name(), workspace=config.workspace, holder=holder
+    )
+    transcript = Transcript(history=history, session=session, broadcast=broadcast)
+    spools = ToolSpools(session_path)
+    if loaded is not None:
+        for result in crash_results(loaded, spools, config):
+            transcript.commit(result)
+        if transcript.durable:
+            spools.clear()
     runner = ToolRunner(
         registry=registry,
         fs=fs,
@@ -123,12 +136,9 @@ def build_pod(
         scratch_dir=config.workspace / ".pod" / "scratch",
         cap_for=config.content_cap,
         interceptors=InterceptorChain(),
+        journal=transcript,
+        spools=spools,
     )
-    history = History(loaded.items if loaded else [])
-    session = SessionWriter(
-        session_path, pod=config.pod_name(), workspace=config.workspace, holder=holder
-    )
-    transcript = Transcript(history=history, session=session, broadcast=broadcast)
     controller = Controller(
         config=config,
         provider=provider,
@@ -148,6 +158,32 @@ def build_pod(
     for level, message in alerts:
         controller.alert(level, "pod", message)
     return Pod(controller=controller, session_path=session_path, loaded=loaded)
+
+
+def crash_results(loaded: LoadedSession, spools: ToolSpools, config: PodConfig) -> list[ToolResult]:
+    """Results for calls the pod was running when it died, with what they printed.
+
+    Once these are committed, no call of the session is running, so every spool is spent.
+    """
+    crashed: dict[str, CrashedCall] = {}
+    answered = {item.call_id for item in loaded.items if isinstance(item, ToolResult)}
+    for call_id, record in loaded.started_calls.items():
+        if call_id in answered:
+            continue
+        output = (
+            spools.read(record.spool, config.content_cap(record.name)) if record.spool else None
+        )
+        last_alive = loaded.last_write_ms
+        if record.spool:
+            last_alive = max(last_alive, spools.mtime_ms(record.spool))
+        crashed[call_id] = CrashedCall(
+            call_id=call_id,
+            name=record.name,
+            ran_for_s=max(0, last_alive - record.started_ms) / 1000,
+            output=output[0] if output else None,
+            output_bytes=output[1] if output else 0,
+        )
+    return close_crashed_calls(loaded.items, crashed, max_bytes=config.tool_output_max_bytes)
 
 
 def write_pod_info(socket_path: Path, config: PodConfig, session_path: Path) -> Path:

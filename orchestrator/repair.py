@@ -7,6 +7,8 @@ yields nothing more.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from orchestrator.history import (
     INTERRUPT_NOTE,
     INTERRUPTED_SUMMARY,
@@ -16,6 +18,8 @@ from orchestrator.history import (
     ToolResult,
     ToolUseBlock,
 )
+from orchestrator.tool_output import cap_content
+from orchestrator.tools.base import ToolOutput
 
 
 def pending_tool_calls(items: list[Item]) -> list[ToolUseBlock]:
@@ -60,3 +64,58 @@ def prunable_tokens(items: list[Item], before_turn: int) -> int:
         for item in items
         if isinstance(item, ToolResult) and item.content is not None and item.turn < before_turn
     )
+
+
+CRASH_SUMMARY = "[Interrupted by a pod crash]"
+
+
+@dataclass(frozen=True, slots=True)
+class CrashedCall:
+    """What is known of a call that was running when the pod died."""
+
+    call_id: str
+    name: str
+    ran_for_s: float
+    """From its start to the pod's last sign of life (the session or its output file)."""
+    output: str | None = None
+    """Output captured before the crash (a prefix of it), if any was."""
+    output_bytes: int = 0
+    """How much output there was in all."""
+
+
+def close_crashed_calls(
+    items: list[Item], crashed: dict[str, CrashedCall], *, max_bytes: int
+) -> list[ToolResult]:
+    """A truthful result for each unanswered call that had started when the pod died.
+
+    Only calls with a write-ahead record are in ``crashed``; the others never started and stay
+    pending, so Resume runs them. A crashed call is never run again: it may have done its work.
+    """
+    results: list[ToolResult] = []
+    for call in pending_tool_calls(items):
+        info = crashed.get(call.id)
+        if info is None:
+            continue
+        summary = (
+            f"{CRASH_SUMMARY} {call.name} was still running when the pod stopped, "
+            f"{info.ran_for_s:.1f} s after it started; it may have run partly or completely. "
+            "It was not run again: check its effects before repeating it."
+        )
+        if info.output:
+            dropped = info.output_bytes - len(info.output.encode("utf-8"))
+            content = f"Output captured before the crash:\n{info.output}"
+            if dropped > 0:
+                content += f"\n[{dropped} more bytes of output were captured but are not shown]"
+        else:
+            content = "No output was captured before the crash."
+        output = cap_content(ToolOutput(summary=summary, content=content, is_error=True), max_bytes)
+        results.append(
+            ToolResult(
+                call_id=call.id,
+                summary=output.summary,
+                content=output.content,
+                is_error=True,
+                synthetic=True,
+            )
+        )
+    return results

@@ -4,21 +4,30 @@ Each call's result is committed the moment it finishes. If the turn is interrupt
 that had started gets a result saying so (``[Interrupted by user]``, how long it ran, the output
 so far) before the cancellation propagates; calls that never started stay unanswered, so
 Resume runs them and Cancel / Paused→Run close them.
+
+A call of a tool with side effects first gets a synced ``tool_start`` record in the session
+(the write-ahead record) and copies its output to a spool file while it runs. If the pod dies
+mid-call, the next start finds the record without a result and closes the call truthfully
+(:func:`orchestrator.repair.close_crashed_calls`), so Resume never runs it a second time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from orchestrator.history import Item, ToolResult, ToolUseBlock
 from orchestrator.interceptors import Deny, InterceptorChain, Pause
 from orchestrator.scoped_fs import ScopedFS
+from orchestrator.session import SessionWriteError, ToolSpools, ToolStartRecord
 from orchestrator.tool_output import cap_content, interrupted_output, to_tool_output
-from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
+from orchestrator.tools.base import PartialOutput, Tool, ToolContext, ToolError, ToolOutput
 from orchestrator.tools.registry import ToolRegistry
 
 
@@ -28,6 +37,19 @@ class ToolsPaused(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class ToolJournal(Protocol):
+    """Where the runner writes its write-ahead records (the pod's transcript)."""
+
+    def record_tool_start(self, record: ToolStartRecord) -> None:
+        """Write and sync the record; raise :class:`SessionWriteError` if the disk refuses."""
+        ...
+
+    @property
+    def durable(self) -> bool:
+        """True when everything committed is on disk."""
+        ...
 
 
 @dataclass(slots=True, kw_only=True)
@@ -41,6 +63,10 @@ class ToolRunner:
     cap_for: Callable[[str], int]
     """The content cap of a tool by name (``PodConfig.content_cap``)."""
     interceptors: InterceptorChain
+    journal: ToolJournal | None = None
+    """Write-ahead records for tools with side effects; None runs without them (tests)."""
+    spools: ToolSpools | None = None
+    """Where such calls copy their output while they run."""
 
     async def run_calls(self, calls: list[ToolUseBlock], commit: Callable[[Item], Item]) -> None:
         """Run calls concurrently, committing each result as it arrives."""
@@ -65,8 +91,9 @@ class ToolRunner:
         tasks = [asyncio.ensure_future(self._run_one(call, commit)) for call in calls]
         try:
             await asyncio.gather(*tasks)
-        except asyncio.CancelledError:
-            # gather cancels the children; wait for each to commit its interrupted result.
+        except BaseException:
+            # An interrupt, or one call that could not be recorded: stop the others too and
+            # wait for each to commit its result, so nothing is committed after the turn ends.
             for task in tasks:
                 task.cancel()
             await asyncio.wait(tasks)
@@ -75,8 +102,9 @@ class ToolRunner:
     async def _run_one(self, call: ToolUseBlock, commit: Callable[[Item], Item]) -> None:
         ctx = ToolContext(fs=self.fs, workspace=self.workspace, scratch_dir=self.scratch_dir)
         cap = self.cap_for(call.name)
-        started = time.monotonic()
         tool = self.registry.get(call.name)
+        spool = self._begin(call, tool, ctx, commit)
+        started = time.monotonic()
         try:
             if tool is None:
                 known = ", ".join(self.registry.names())
@@ -88,6 +116,7 @@ class ToolRunner:
         except asyncio.CancelledError:
             output = interrupted_output(time.monotonic() - started, ctx.partial, cap)
             commit(_result(call, output))
+            self._finish(spool, ctx)
             raise
         except ToolError as exc:
             output = ToolOutput(summary=f"{call.name}: {exc}", is_error=True)
@@ -96,6 +125,55 @@ class ToolRunner:
                 summary=f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True
             )
         commit(_result(call, cap_content(output, cap)))
+        self._finish(spool, ctx)
+
+    def _begin(
+        self,
+        call: ToolUseBlock,
+        tool: Tool | None,
+        ctx: ToolContext,
+        commit: Callable[[Item], Item],
+    ) -> str | None:
+        """Write the call's write-ahead record when its tool has side effects; its spool name."""
+        if tool is None or not tool.side_effects or self.journal is None:
+            return None
+        spool: str | None = None
+        if self.spools is not None:
+            with contextlib.suppress(OSError):  # output copies are a bonus, records are not
+                spool, fd = self.spools.create(call.id)
+                ctx.partial = PartialOutput(fd)
+        record = ToolStartRecord(
+            call_id=call.id, name=call.name, started_ms=int(time.time() * 1000), spool=spool
+        )
+        try:
+            self.journal.record_tool_start(record)
+        except SessionWriteError as exc:
+            # Never run a command the session cannot remember starting; say so truthfully.
+            self._close_spool(spool, ctx)
+            commit(
+                ToolResult(
+                    call_id=call.id,
+                    summary=f"{call.name}: not run — {exc}",
+                    is_error=True,
+                )
+            )
+            raise
+        return spool
+
+    def _finish(self, spool: str | None, ctx: ToolContext) -> None:
+        """The result is committed; once it is on disk the spool has served its purpose."""
+        if self.journal is not None and self.journal.durable:
+            self._close_spool(spool, ctx)
+        else:
+            self._close_spool(None, ctx)  # kept: a crash before the result is written needs it
+
+    def _close_spool(self, spool: str | None, ctx: ToolContext) -> None:
+        if ctx.partial.spool_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(ctx.partial.spool_fd)
+            ctx.partial.spool_fd = None
+        if spool is not None and self.spools is not None:
+            self.spools.remove(spool)
 
 
 def _result(call: ToolUseBlock, output: ToolOutput) -> ToolResult:

@@ -119,6 +119,11 @@ class Transcript:
             self._failed(exc)
             raise
 
+    @property
+    def durable(self) -> bool:
+        """True when everything committed is on disk."""
+        return not self._waiting
+
     def require_durable(self) -> None:
         """Raise :class:`SessionWriteError` unless everything committed is on disk."""
         self.flush()

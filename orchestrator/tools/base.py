@@ -8,6 +8,7 @@ a process kills it and re-raises; output produced so far goes to ``ctx.partial``
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -31,6 +32,23 @@ class ToolError(PodRuntimeError):
     """A failure the model should read as an ``is_error`` tool result."""
 
 
+class PartialOutput(list[str]):
+    """Output a running tool produced so far, copied to a spool file when the call has one."""
+
+    def __init__(self, spool_fd: int | None = None) -> None:
+        super().__init__()
+        self.spool_fd = spool_fd
+
+    def append(self, text: str) -> None:
+        """Keep one piece of output (and copy it to the spool, best effort)."""
+        super().append(text)
+        if self.spool_fd is not None:
+            try:
+                os.write(self.spool_fd, text.encode("utf-8", "replace"))
+            except OSError:
+                self.spool_fd = None  # a full disk must not stop the tool; the copy is a bonus
+
+
 @dataclass(slots=True, kw_only=True)
 class ToolContext:
     """What a running tool may use."""
@@ -41,7 +59,7 @@ class ToolContext:
     """The pod's workspace root (the working directory of processes)."""
     scratch_dir: Path
     """Where tools write large outputs for later reading (inside the workspace)."""
-    partial: list[str] = field(default_factory=list)
+    partial: PartialOutput = field(default_factory=PartialOutput)
     """Output produced so far; kept in the result if the tool is interrupted."""
 
 
@@ -51,6 +69,10 @@ class Tool(Protocol):
     name: str
     description: str
     input_schema: dict[str, Any]
+    side_effects: bool
+    """True when running the call twice could do harm (a command, a write). Such a call gets a
+    synced ``tool_start`` record in the session before it starts, so after a crash it is
+    reported as interrupted instead of being run again. Read-only tools simply re-run."""
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput | str:
         """Do the work; a plain string is summarised by the output chokepoint."""

@@ -77,6 +77,7 @@ class BashTool:
     """Run a shell command with a timeout; the whole process group is killed on stop."""
 
     name = "bash"
+    side_effects = True
     description = (
         "Run a command with /bin/bash -c in the workspace directory. stdout and stderr are "
         "merged; stdin is empty, so interactive programs will not wait for input. Returns the "

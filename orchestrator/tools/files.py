@@ -67,6 +67,7 @@ class ReadFileTool:
     """Read a text file as numbered lines, whole, by range, or as head and tail when huge."""
 
     name = "read_file"
+    side_effects = False
     description = (
         "Read a text file from the workspace. Returns numbered lines (`   12\\tcode`). "
         "Use offset (1-based first line) and limit (number of lines) to read part of a "
@@ -161,6 +162,7 @@ class WriteFileTool:
     """Create or overwrite a text file (parent directories are created inside scope)."""
 
     name = "write_file"
+    side_effects = True
     description = (
         "Write a text file in the workspace, replacing it if it exists and creating parent "
         "directories as needed. Prefer edit_file for changing part of an existing file."
@@ -194,6 +196,7 @@ class EditFileTool:
     """Replace an exact string in a file; it must occur once unless ``replace_all``."""
 
     name = "edit_file"
+    side_effects = True
     description = (
         "Replace old_string with new_string in a file. old_string must match the file exactly "
         "(including indentation) and occur exactly once, unless replace_all is true. Include "

@@ -27,6 +27,7 @@ class KnowledgeSearchTool:
     """Find knowledge records by case-insensitive terms over slug, description and body."""
 
     name: str = "knowledge_search"
+    side_effects: bool = False
     description: str = (
         "Search the knowledge records (knowledge/*.md) by keywords. Matches any term, "
         "case-insensitively, in a record's slug, description and body; returns the best "
@@ -81,6 +82,7 @@ class MemoryReadTool:
     """Read the full body of one knowledge record by slug."""
 
     name: str = "memory_read"
+    side_effects: bool = False
     description: str = (
         "Read the full body of a knowledge record by its slug (the file name of "
         "knowledge/<slug>.md without the extension), as listed under Resident knowledge "

@@ -148,6 +148,7 @@ class GlobTool:
     """Find paths matching a glob pattern, sorted; hidden and ``.gitignore``-d entries skipped."""
 
     name = "glob"
+    side_effects = False
     description = (
         "List files matching a glob pattern below path (default: the workspace), sorted. "
         "`*` and `?` match within one path segment, `**` across directories, `{a,b}` either "
@@ -218,6 +219,7 @@ class GrepTool:
     """Search file contents for a regular expression, line by line."""
 
     name = "grep"
+    side_effects = False
     description = (
         "Search files for a Python regular expression, line by line, below path (a directory "
         "or one file; default: the workspace). Optional glob filters files (`*.py` matches the "

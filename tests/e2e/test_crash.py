@@ -81,19 +81,78 @@ async def test_kill_9_mid_tool_then_continue(workspace: Path, short_dir: Path) -
         status = await c.request("get_status")
         assert status.data["status"] == "paused"
         after = (await c.request("get_history")).data["items"]
-        assert after == before  # nothing committed was lost or duplicated
+        assert after[: len(before)] == before  # nothing committed was lost or duplicated
+        # The running command had a write-ahead record: it is closed as crashed, not re-run.
+        [closing] = after[len(before) :]
+        assert closing["kind"] == "tool_result" and closing["is_error"]
+        assert closing["summary"].startswith("[Interrupted by a pod crash] bash was still running")
         await c.send("run", {"input": "what happened?"})
         events = await collect_until(c, "run_end")
         # The scripted provider rejects wire-invalid requests like the API: finished means valid.
         assert events[-1].data == {"result": "finished"}
         final = (await c.request("get_history")).data["items"]
-        assert final[: len(before)] == before
-        closing = final[len(before)]
-        assert closing["kind"] == "tool_result" and closing["summary"] == "[Interrupted by user]"
-        assert final[len(before) + 1]["origin"] == "interrupt"
+        assert final[: len(after)] == after
+        assert final[len(after)]["origin"] == "interrupt"
         await c.send("shutdown")
         await c.close()
         proc.wait(10)
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+async def test_a_command_interrupted_by_a_crash_never_runs_twice(
+    workspace: Path, short_dir: Path
+) -> None:
+    """The reproduction of issue 11: kill -9 while bash sleeps, restart, resume: one line."""
+    command = "echo started; echo ran >> counter.txt; sleep 30"
+    script = short_dir / "script.json"
+    script.write_text(
+        json.dumps(
+            {
+                "replies": [
+                    {"tool_calls": [{"name": "bash", "input": {"command": command}}]},
+                    {"text": "done"},
+                ]
+            }
+        )
+    )
+    socket = short_dir / "p.sock"
+    session = short_dir / "session.jsonl"
+    proc = _start(workspace, socket, session, script)
+    try:
+        c = await PodClient.connect(socket)
+        await c.send("run", {"input": "count"})
+        await c.wait_for("status", state="executing_tools")
+        deadline = time.monotonic() + 10
+        while not (workspace / "counter.txt").exists():
+            assert time.monotonic() < deadline, "the command never ran"
+            time.sleep(0.02)
+        time.sleep(0.3)  # let it print and sleep: the pod dies mid-command
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        await c.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+    script.write_text(json.dumps({"replies": [{"text": "done"}]}))
+    proc = _start(workspace, socket, session, script, "--continue")
+    try:
+        c = await PodClient.connect(socket)
+        assert (await c.request("get_status")).data["status"] == "paused"
+        await c.send("resume")
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "finished"}
+        history = (await c.request("get_history")).data["items"]
+        [result] = [i for i in history if i["kind"] == "tool_result"]
+        assert result["summary"].startswith("[Interrupted by a pod crash]")
+        assert "started" in result["content"]  # the output it printed before the crash
+        await c.send("shutdown")
+        await c.close()
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert (workspace / "counter.txt").read_text() == "ran\n"
+    assert not list((short_dir / "session.out").glob("*"))  # spools are cleaned up

@@ -20,6 +20,8 @@ from orchestrator.history import (
 )
 from orchestrator.protocol import TextSegment
 from orchestrator.repair import (
+    CrashedCall,
+    close_crashed_calls,
     close_orphans,
     interrupt_note,
     pending_tool_calls,
@@ -129,3 +131,42 @@ def test_prunable_tokens_counts_content_of_older_turns() -> None:
     assert prunable_tokens(items, before_turn=2) == 10
     assert prunable_tokens(items, before_turn=3) == 110
     assert prunable_tokens(items, before_turn=0) == 0
+
+
+def test_crashed_calls_get_a_truthful_result_and_unstarted_ones_stay_pending() -> None:
+    history = History()
+    history.new_turn()
+    history.extend([user_message([TextSegment(text="go")]), asks("started", "never")])
+    crashed = {
+        "started": CrashedCall(
+            call_id="started", name="Bash", ran_for_s=12.34, output="step 1\n", output_bytes=9
+        ),
+        "gone": CrashedCall(call_id="gone", name="Bash", ran_for_s=1.0),  # already answered
+    }
+    [result] = close_crashed_calls(history.items, crashed, max_bytes=1000)
+    assert result.call_id == "started" and result.is_error and result.synthetic
+    assert result.summary == (
+        "[Interrupted by a pod crash] Bash was still running when the pod stopped, 12.3 s after "
+        "it started; it may have run partly or completely. It was not run again: check its "
+        "effects before repeating it."
+    )
+    assert result.content == (
+        "Output captured before the crash:\nstep 1\n"
+        "\n[2 more bytes of output were captured but are not shown]"
+    )
+    history.append(result)
+    assert [c.id for c in pending_tool_calls(history.items)] == ["never"]
+    assert close_crashed_calls(history.items, crashed, max_bytes=1000) == []  # idempotent
+
+
+def test_a_crashed_call_without_output_says_so_and_is_capped() -> None:
+    history = History()
+    history.new_turn()
+    history.extend([user_message([TextSegment(text="go")]), asks("a")])
+    quiet = {"a": CrashedCall(call_id="a", name="Bash", ran_for_s=0.5)}
+    [result] = close_crashed_calls(history.items, quiet, max_bytes=1000)
+    assert result.content == "No output was captured before the crash."
+    loud = {"a": CrashedCall(call_id="a", name="Bash", ran_for_s=0.5, output="x" * 5000)}
+    [capped] = close_crashed_calls(history.items, loud, max_bytes=100)
+    assert capped.content is not None and len(capped.content.encode()) < 200
+    assert "truncated" in capped.content

@@ -26,6 +26,7 @@ class EchoTool:
     def __init__(self, name: str = "echo") -> None:
         self.name = name
         self.description = "Echo the text."
+        self.side_effects = False
         self.input_schema: dict[str, Any] = {
             "type": "object",
             "properties": {"text": {"type": "string"}},
