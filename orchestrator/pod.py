@@ -19,10 +19,10 @@ from pathlib import Path
 from orchestrator.config import PodConfig
 from orchestrator.controller import Controller
 from orchestrator.errors import SetupError
-from orchestrator.history import History, ToolResult
+from orchestrator.history import History, Item, ToolResult
 from orchestrator.interceptors import InterceptorChain
 from orchestrator.providers.base import Provider, ProviderConfigError
-from orchestrator.repair import CrashedCall, close_crashed_calls
+from orchestrator.repair import CrashedCall, close_crashed_calls, repair_loaded
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.server import PodServer
 from orchestrator.session import (
@@ -118,14 +118,20 @@ def build_pod(
     prompt = build_system_prompt(config, fs)
     for warning in prompt.warnings:
         alerts.append(("warn", warning))
-    history = History(loaded.items if loaded else [])
+    items: list[Item] = []
+    if loaded is not None:
+        alerts.extend(("warn", warning) for warning in loaded.warnings)
+        repair = repair_loaded(loaded.items, turn_closed=not loaded.cut_off)
+        items = repair.items
+        alerts.extend(("warn", f"{session_path.name}: {note}") for note in repair.notes)
+    history = History(items)
     session = SessionWriter(
         session_path, pod=config.pod_name(), workspace=config.workspace, holder=holder
     )
     transcript = Transcript(history=history, session=session, broadcast=broadcast)
     spools = ToolSpools(session_path)
     if loaded is not None:
-        for result in crash_results(loaded, spools, config):
+        for result in crash_results(loaded, history.items, spools, config):
             transcript.commit(result)
         if transcript.durable:
             spools.clear()
@@ -150,9 +156,6 @@ def build_pod(
         interceptors=interceptors,
         upward=upward,
     )
-    if loaded is not None:
-        for warning in loaded.warnings:
-            alerts.append(("warn", warning))
     if provider.on_alert is None:
         provider.on_alert = lambda level, message: controller.alert(level, "provider", message)
     for level, message in alerts:
@@ -160,13 +163,15 @@ def build_pod(
     return Pod(controller=controller, session_path=session_path, loaded=loaded)
 
 
-def crash_results(loaded: LoadedSession, spools: ToolSpools, config: PodConfig) -> list[ToolResult]:
+def crash_results(
+    loaded: LoadedSession, items: list[Item], spools: ToolSpools, config: PodConfig
+) -> list[ToolResult]:
     """Results for calls the pod was running when it died, with what they printed.
 
     Once these are committed, no call of the session is running, so every spool is spent.
     """
     crashed: dict[str, CrashedCall] = {}
-    answered = {item.call_id for item in loaded.items if isinstance(item, ToolResult)}
+    answered = {item.call_id for item in items if isinstance(item, ToolResult)}
     for call_id, record in loaded.started_calls.items():
         if call_id in answered:
             continue
@@ -183,7 +188,7 @@ def crash_results(loaded: LoadedSession, spools: ToolSpools, config: PodConfig) 
             output=output[0] if output else None,
             output_bytes=output[1] if output else 0,
         )
-    return close_crashed_calls(loaded.items, crashed, max_bytes=config.tool_output_max_bytes)
+    return close_crashed_calls(items, crashed, max_bytes=config.tool_output_max_bytes)
 
 
 def write_pod_info(socket_path: Path, config: PodConfig, session_path: Path) -> Path:

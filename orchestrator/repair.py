@@ -7,7 +7,7 @@ yields nothing more.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from orchestrator.history import (
     INTERRUPT_NOTE,
@@ -15,11 +15,14 @@ from orchestrator.history import (
     AssistantMessage,
     Item,
     SystemMessage,
+    TextBlock,
+    ThinkingBlock,
     ToolResult,
     ToolUseBlock,
 )
 from orchestrator.tool_output import cap_content
 from orchestrator.tools.base import ToolOutput
+from orchestrator.validator import well_formed_tool_use
 
 
 def pending_tool_calls(items: list[Item]) -> list[ToolUseBlock]:
@@ -119,3 +122,121 @@ def close_crashed_calls(
             )
         )
     return results
+
+
+LOST_RESULT_SUMMARY = "[Result lost: the session file was damaged]"
+LOST_START_NOTE = "[Earlier messages of this conversation were lost: the session file was damaged]"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadRepair:
+    """A loaded history made wire-valid, and what was changed to get there."""
+
+    items: list[Item]
+    notes: list[str]
+    """One line per change, for an alert."""
+
+
+def repair_loaded(items: list[Item], *, turn_closed: bool) -> LoadRepair:
+    """Make a history read from a damaged session file wire-valid again.
+
+    Lines can be missing, repeated, swapped or garbled. Items are put back in ``seq`` order;
+    a malformed tool call is dropped from its message; a result that answers no open call is
+    dropped; a call left without a result gets a synthetic one saying it was lost; and a
+    history that no longer starts with the user gets a note saying what is missing. Items the
+    repair adds are not in the file: they carry ``seq`` 0 and are derived again at each load.
+    Calls still open at the end stay open when the last turn never closed (Resume runs them).
+    Deterministic and idempotent.
+    """
+    notes: list[str] = []
+    keys = _seq_keys(items)
+    ordered = sorted(items, key=lambda item: keys[id(item)])
+    if ordered != items:
+        notes.append("items were out of order and have been put back in sequence")
+    out: list[Item] = []
+    seen_ids: set[str] = set()
+    open_calls: list[ToolUseBlock] = []
+    answered: set[str] = set()
+
+    def close_open() -> None:
+        for call in open_calls:
+            if call.id not in answered:
+                out.append(_lost_result(call, out))
+                notes.append(f"tool call {call.id} ({call.name}) had no result: marked as lost")
+        open_calls.clear()
+        answered.clear()
+
+    last_turn = 0
+    for original in ordered:
+        item = original
+        if item.turn < last_turn:
+            # Turns only grow along a history (pruning relies on it); a garbled one is raised.
+            item = replace(item, turn=last_turn)
+            notes.append(f"item {item.seq}: its turn number was out of order and was raised")
+        last_turn = item.turn
+        if isinstance(item, AssistantMessage):
+            close_open()
+            fixed = _well_formed(item, seen_ids, notes)
+            if fixed is None:
+                continue
+            if not out:
+                out.append(SystemMessage(text=LOST_START_NOTE, origin="repair", turn=fixed.turn))
+                notes.append("the conversation no longer started with the user: a note says so")
+            out.append(fixed)
+            open_calls.extend(fixed.tool_uses)
+        elif isinstance(item, ToolResult):
+            if any(c.id == item.call_id for c in open_calls) and item.call_id not in answered:
+                answered.add(item.call_id)
+                out.append(item)
+            else:
+                notes.append(
+                    f"item {item.seq}: a result for {item.call_id} that answers no open call was dropped"
+                )
+        elif not item.text.strip():
+            notes.append(f"item {item.seq}: an empty {item.kind} was dropped")
+        else:
+            out.append(item)
+    if turn_closed:
+        close_open()
+    return LoadRepair(items=out if notes else items, notes=notes)
+
+
+def _seq_keys(items: list[Item]) -> dict[int, int]:
+    """Sort keys by identity: an item's seq; a repair's own (seq 0) stays after its neighbour."""
+    keys: dict[int, int] = {}
+    last = 0
+    for item in items:
+        last = item.seq or last
+        keys[id(item)] = last
+    return keys
+
+
+def _well_formed(
+    item: AssistantMessage, seen_ids: set[str], notes: list[str]
+) -> AssistantMessage | None:
+    """The message without tool calls the API would refuse (bad or repeated ids)."""
+    blocks = []
+    for block in item.blocks:
+        if isinstance(block, ToolUseBlock):
+            if not well_formed_tool_use(block.id, block.name, block.input) or block.id in seen_ids:
+                notes.append(f"item {item.seq}: a malformed or repeated tool call was dropped")
+                continue
+            seen_ids.add(block.id)
+        blocks.append(block)
+    if not any(
+        isinstance(b, ToolUseBlock)
+        or (isinstance(b, TextBlock) and b.text.strip())
+        or isinstance(b, ThinkingBlock)
+        for b in blocks
+    ):
+        if item.blocks:
+            notes.append(f"item {item.seq}: an assistant message left empty was dropped")
+        return None
+    return item if len(blocks) == len(item.blocks) else replace(item, blocks=blocks)
+
+
+def _lost_result(call: ToolUseBlock, out: list[Item]) -> ToolResult:
+    turn = out[-1].turn if out else 0
+    return ToolResult(
+        call_id=call.id, summary=LOST_RESULT_SUMMARY, is_error=True, synthetic=True, turn=turn
+    )

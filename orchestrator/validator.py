@@ -12,7 +12,7 @@ The rules this encodes (each has a test in ``tests/orchestrator/test_validator.p
 ``stray_tool_result`` a tool_result answers a tool_use of the immediately previous message
 ``duplicate_result``  a tool_use is answered once
 ``duplicate_tool_use_id``   tool_use ids are unique in the conversation
-``bad_tool_use``      a tool_use has a non-empty id and name and an object input
+``bad_tool_use``      a tool_use has an id and a name of the API's characters and an object input
 
 Consecutive messages with the same role are merged first, as the API does; the pairing rules
 are checked on the merged messages, which is how the API applies them.
@@ -20,11 +20,29 @@ are checked on the merged messages, which is how the API applies them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.errors import PodRuntimeError
+
+TOOL_USE_ID = re.compile(r"[A-Za-z0-9_-]+\Z")
+"""The characters the API accepts in a ``tool_use`` id (and so in a result's ``tool_use_id``)."""
+
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,128}\Z")
+"""The characters and length the API accepts in a tool name."""
+
+
+def well_formed_tool_use(call_id: object, name: object, tool_input: object) -> bool:
+    """Whether the API would accept a ``tool_use`` block with these fields."""
+    return (
+        isinstance(call_id, str)
+        and TOOL_USE_ID.match(call_id) is not None
+        and isinstance(name, str)
+        and TOOL_NAME.match(name) is not None
+        and isinstance(tool_input, dict)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,10 +227,13 @@ def _check_assistant(
         if kind == "tool_use":
             saw_tool_use = True
             call_id, name = block.get("id"), block.get("name")
-            if not call_id or not name or not isinstance(block.get("input"), dict):
+            if not well_formed_tool_use(call_id, name, block.get("input")):
                 out.append(
                     WireViolation(
-                        "bad_tool_use", index, "tool_use needs an id, a name, an object input"
+                        "bad_tool_use",
+                        index,
+                        f"tool_use {call_id!r} ({name!r}) needs an id and a name of letters, "
+                        "digits, '_' and '-', and an object input",
                     )
                 )
             if call_id in seen_ids:
