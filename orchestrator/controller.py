@@ -37,6 +37,7 @@ from orchestrator.interceptors import (
 )
 from orchestrator.knowledge import resolve_knowledge_refs
 from orchestrator.mentions import segments_from_text
+from orchestrator.notes import NoteQueue, NotesFull
 from orchestrator.protocol import (
     ErrorData,
     FileCompletionsData,
@@ -108,6 +109,16 @@ class _Observer:
         self.controller.status_changed()
 
 
+def _note(method: str, params: Any) -> SystemMessage:
+    """The system note a ``notify`` or ``pod_event`` becomes."""
+    if method == "notify":
+        return SystemMessage(text=f"[Notification] {params.message}", origin="notify")
+    detail = f": {params.message}" if params.message else ""
+    return SystemMessage(
+        text=f"[Pod event] child pod {params.pod!r} {params.kind}{detail}", origin="pod_event"
+    )
+
+
 class Controller:
     """Owns one pod's lifecycle machine, history and turn task."""
 
@@ -142,7 +153,7 @@ class Controller:
         )
         tools.interceptors = self.interceptors
         self._pending: PendingInput | None = None
-        self._notes: list[SystemMessage] = []
+        self._notes = NoteQueue()
         self._task: asyncio.Task[Outcome] | None = None
         self._wire = WireBuilder()
         self._validator = IncrementalValidator()
@@ -177,16 +188,18 @@ class Controller:
             if params.plain:
                 segments = segments_from_text(params.segments[0].text, exists=self.fs.exists)
             self._send("run", reply, request_id, segments=segments)
-        elif method == "notify":
-            note = SystemMessage(text=f"[Notification] {params.message}", origin="notify")
-            self._send("notify", reply, request_id, note=note)
-        elif method == "pod_event":
-            detail = f": {params.message}" if params.message else ""
-            note = SystemMessage(
-                text=f"[Pod event] child pod {params.pod!r} {params.kind}{detail}",
-                origin="pod_event",
-            )
-            self._send("pod_event", reply, request_id, note=note)
+        elif method in ("notify", "pod_event"):
+            note = _note(method, params)
+            try:
+                self._notes.check(note)
+            except NotesFull as exc:
+                reply(
+                    encode_event(
+                        "error", ErrorData(code="queue_full", message=str(exc), id=request_id)
+                    )
+                )
+                return
+            self._send(method, reply, request_id, note=note)
         else:
             self._send(method, reply, request_id)
 
@@ -396,12 +409,11 @@ class Controller:
     def queue_note(self, note: SystemMessage | None = None) -> None:
         """Keep a notify / pod_event note for the next round boundary."""
         if note is not None:
-            self._notes.append(note)
+            self._notes.add(note)
 
     def inject_queued_notes(self) -> None:
         """Commit queued notes as system messages."""
-        notes, self._notes = self._notes, []
-        for note in notes:
+        for note in self._notes.take():
             self.commit(note)
 
     def end_turn(self, result: str = "finished", source: Any = None) -> None:
