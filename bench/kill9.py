@@ -12,10 +12,13 @@ restart:
   and ``get_history`` equals what the session file holds;
 * the status is ``paused`` exactly when the session was cut off mid-turn, else ``idle``;
 * a cut-off turn is continued (``resume``) or replaced (``run``) and must finish: the scripted
-  provider rejects invalid requests like the API, so ``finished`` proves the request was valid.
+  provider rejects invalid requests like the API, so ``finished`` proves the request was valid;
+* every bash command logs its call id when it runs: at the end no id is in the log twice (a
+  command killed mid-run is closed as crashed, never run again by Resume).
 
 Prints one JSON line: turns, kills, items checked, lost (must be 0), invalid requests (must
-be 0), elapsed seconds, and what happened where.
+be 0), executions and commands that ran twice (must be 0), calls closed as crashed, elapsed
+seconds, and what happened where.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ class Kill9:
         self.socket = root / "p.sock"
         self.script = root / "script.json"
         self.stderr_path = root / "pod.stderr"
+        self.executions = root / "executions.log"
         self.generation = 0
         self.proc: subprocess.Popen[bytes] | None = None
         self.stats: Counter[str] = Counter()
@@ -90,7 +94,12 @@ class Kill9:
                         "name": "bash",
                         # Ids unique across processes: the provider's own counter restarts.
                         "id": f"toolu_g{self.generation}_{n}_{k}",
-                        "input": {"command": f"echo step {k}; sleep {rng.uniform(0.2, 0.6):.2f}"},
+                        # Each command logs its id: the log counts executions, not items.
+                        "input": {
+                            "command": f"echo step {k}; "
+                            f"echo toolu_g{self.generation}_{n}_{k} >> {self.executions}; "
+                            f"sleep {rng.uniform(0.2, 0.6):.2f}"
+                        },
                     }
                     for k in range(rng.randint(1, 2))
                 ]
@@ -167,6 +176,21 @@ class Kill9:
                 self.problems.append(f"{what}: error {e.data}")
         if end != "finished":
             self.problems.append(f"{what}: run ended {end}")
+
+    def _count_executions(self, items: list[Any]) -> None:
+        """Every command ran at most once; crashed ones say so in their result."""
+        ran = self.executions.read_text().split() if self.executions.exists() else []
+        counts = Counter(ran)
+        self.stats["executions"] = len(ran)
+        self.stats["executed_twice"] = sum(1 for n in counts.values() if n > 1)
+        if self.stats["executed_twice"]:
+            twice = sorted(i for i, n in counts.items() if n > 1)
+            self.problems.append(f"commands ran twice: {twice[:5]}")
+        self.stats["crash_closed"] = sum(
+            1
+            for item in items
+            if getattr(item, "summary", "").startswith("[Interrupted by a pod crash]")
+        )
 
     # -- driving ------------------------------------------------------------------------------
 
@@ -266,6 +290,7 @@ class Kill9:
             items = [json.loads(json.dumps(item_to_json(i))) for i in final.items]
             self._check_wire(items, paused=False)
             self.stats["final_items"] = len(items)
+            self._count_executions(final.items)
         finally:
             if self.proc is not None and self.proc.poll() is None:
                 self.proc.kill()
@@ -292,6 +317,9 @@ def run(turns: int, seed: int) -> dict[str, Any]:
         "kills": s["kills"],
         "items_checked": s["items_checked"],
         "lost": s["lost"],
+        "executions": s["executions"],
+        "executed_twice": s["executed_twice"],
+        "crash_closed": s["crash_closed"],
         "invalid_requests": s["invalid_requests"],
         "wrong_status": s["wrong_status"],
         "restarted_paused": s["restarted_paused"],

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.client import PodClient
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 
 SLOW = ScriptedReply(text="y" * 200, chunk_size=4, chunk_delay_s=0.01)
@@ -101,3 +102,43 @@ async def test_run_with_tools_then_pause_and_resume_in_one_write(
         assert events[-1].data["result"] == "finished"
         pod.assert_all_requests_valid()
         await c.close()
+
+
+async def test_four_clients_with_random_gaps_never_lock_the_pod(
+    workspace: Path, short_dir: Path
+) -> None:
+    import random
+
+    rng = random.Random(4)
+    tool = ScriptedReply(
+        tool_calls=[ScriptedToolCall(name="read_file", input={"path": "README.md"})]
+    )
+    async with running_pod(workspace, short_dir, replies=[SLOW, tool] * 200) as pod:
+        clients = [await pod.client() for _ in range(4)]
+
+        async def hammer(c: PodClient, seed: int) -> None:
+            local = random.Random(seed)
+            for _ in range(40):
+                method = local.choice(["run", "pause", "resume", "cancel", "notify"])
+                params = {"run": {"input": "go"}, "notify": {"message": "n"}}.get(method, {})
+                await c.send(method, params)
+                await asyncio.sleep(local.uniform(0, 0.05))
+
+        await asyncio.gather(*(hammer(c, rng.randrange(2**32)) for c in clients))
+        # However the methods interleaved, the pod settles and still answers a new turn.
+        watcher = await pod.client()
+        for _ in range(200):
+            state = (await watcher.request("get_status")).data["state"]
+            if state not in ("pausing", "cancelling", "stopping"):
+                break
+            await asyncio.sleep(0.05)
+        assert state not in ("pausing", "cancelling", "stopping")
+        if state in ("requesting", "executing_tools"):
+            await watcher.send("cancel")
+            await watcher.wait_for("run_end", timeout=10)
+        await watcher.send("run", {"input": "final"})
+        events = await collect_until(watcher, "run_end", timeout=10)
+        assert events[-1].data["result"] in ("finished", "limit_reached")
+        pod.assert_all_requests_valid()
+        for c in [*clients, watcher]:
+            await c.close()

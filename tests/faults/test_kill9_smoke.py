@@ -24,6 +24,7 @@ def test_kill9_five_turns() -> None:
     assert result["turns"] == 5
     assert result["kills"] >= 1, result
     assert result["lost"] == 0, result
+    assert result["executed_twice"] == 0, result
     assert result["invalid_requests"] == 0, result
     assert result["wrong_status"] == 0, result
     assert result["problems"] == [], result

@@ -3,8 +3,10 @@
 A hypothesis ``RuleBasedStateMachine`` drives one in-process pod on a real Unix socket through
 its own private event loop. The scripted provider's responder makes random but valid replies
 (text streamed in small delayed chunks, 0–3 ``read_file`` / ``glob`` / ``bash sleep`` calls,
-occasional stream / rejected / overloaded errors). Rules send ``run`` (sometimes with an
-``@README.md`` ref), ``pause``, ``resume``, ``cancel``, ``notify`` and ``get_history``,
+occasional stream / rejected / overloaded errors). Each bash call appends its id to an
+executions log, so a command that runs twice is caught. Rules send ``run`` (sometimes with an
+``@README.md`` ref), ``pause``, ``resume``, ``cancel``, ``notify`` and ``get_history``, bursts
+of 2-4 methods in one write (a turn task interrupted before it starts must still end),
 connect and drop extra clients, wait for the pod to reach a point (next ``text_delta``,
 ``executing_tools``, ``run_end``, a nap), and "crash" it (the fsync'd session file is copied
 at an arbitrary moment, the pod is shut down, a fresh pod continues from the copy).
@@ -18,7 +20,9 @@ After every step:
 * an idle pod holds no unanswered tool call and its history plus a new user message is
   wire-valid; a paused one is wire-valid once repaired the way ``run`` repairs it;
 * no ``internal`` error ever; every upward ``errored`` pod_event matches a provider error
-  (``run_end: errored``), never a pause.
+  (``run_end: errored``), never a pause;
+* no command ran twice (crash included: a started command is closed as crashed, never re-run),
+  and a burst never leaves the pod pausing, cancelling or stopping.
 
 The default profile is short (CI); ``POD_FUZZ_STEPS=10000`` runs at least that many steps and
 writes a summary to ``bench/results/fuzz.json``.
@@ -86,6 +90,10 @@ def _reset_stats() -> None:
         items_checked=0,
         history_checks=0,
         upward_errored=0,
+        bursts=0,
+        executions=0,
+        executed_twice=0,
+        lock_ups=0,
         lost=0,
     )
 
@@ -105,8 +113,9 @@ def _fresh_id(prefix: str = "toolu_fz") -> str:
 class RandomResponder:
     """Random but valid scripted replies; tool loops end after a few rounds."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, executions: Path) -> None:
         self.rng = rng
+        self.executions = executions
 
     def __call__(self, request: ProviderRequest) -> ScriptedReply:
         rng = self.rng
@@ -136,11 +145,20 @@ class RandomResponder:
                 kind = rng.choice(["read_file", "glob", "bash", "bash"])
                 if kind == "read_file":
                     args: dict[str, Any] = {"path": rng.choice(["README.md", "src/app.py"])}
+                    calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
                 elif kind == "glob":
                     args = {"pattern": rng.choice(["*", "**/*.py"])}
+                    calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
+                    calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
                 else:
-                    args = {"command": f"echo go; sleep {rng.uniform(0.05, 0.3):.2f}"}
-                calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
+                    # Each command appends its call id to a log outside the workspace: that log
+                    # counts executions, so a command that ran twice is caught.
+                    call_id = _fresh_id()
+                    args = {
+                        "command": f"echo go; echo {call_id} >> {self.executions}; "
+                        f"sleep {rng.uniform(0.05, 0.3):.2f}"
+                    }
+                    calls.append(ScriptedToolCall(name=kind, input=args, id=call_id))
         if not calls and not text.strip():
             text = "done"
         return ScriptedReply(
@@ -258,7 +276,8 @@ class PodFuzz(RuleBasedStateMachine):
         (self.ws / "README.md").write_text("# Fuzz\n\nA tiny project.\n")
         (self.ws / "src" / "app.py").write_text("def main():\n    return 42\n")
         self.rng = random.Random(0)
-        self.responder = RandomResponder(self.rng)
+        self.executions = self.root / "executions.log"
+        self.responder = RandomResponder(self.rng, self.executions)
         self.generation = 0
         self.stack: contextlib.AsyncExitStack | None = None
         self.pod: RunningPod | None = None
@@ -270,6 +289,7 @@ class PodFuzz(RuleBasedStateMachine):
         self.prev_items: list[dict[str, Any]] = []
         self.status: str = "idle"
         self.validated = 0
+        self.counted_executions = 0
         self.run_ends_errored = 0
         self.parent = ParentListener(self.root / "parent.sock")
         self.session_path = self.root / "s0.jsonl"
@@ -425,6 +445,36 @@ class PodFuzz(RuleBasedStateMachine):
         self._go(asyncio.sleep(wait))
         if self._go(self._method("pause")):
             STATS["pauses_accepted"] += 1
+
+    @rule(
+        methods=st.lists(
+            st.sampled_from(["run", "pause", "resume", "cancel", "notify"]), min_size=2, max_size=4
+        )
+    )
+    def burst(self, methods: list[str]) -> None:
+        """Methods back-to-back in one write: a turn task may be interrupted before it starts."""
+        STATS["bursts"] += 1
+        params = {"run": {"input": "burst"}, "notify": {"message": "burst note"}}
+        data = b"".join(
+            json.dumps({"method": m, "params": params.get(m, {})}).encode() + b"\n" for m in methods
+        )
+        assert self.driver is not None
+        self._go(self.driver.send_raw(data))
+        self._go(self._settled())
+
+    async def _settled(self) -> None:
+        """A pod is never left pausing, cancelling or stopping: each ends once its turn does."""
+        assert self.obs is not None
+        deadline = time.monotonic() + 10
+        while True:
+            reply, before = await self.obs.request("get_status")
+            self._absorb(before)
+            if reply.data["state"] not in ("pausing", "cancelling", "stopping"):
+                return
+            if time.monotonic() > deadline:
+                STATS["lock_ups"] += 1
+                raise AssertionError(f"stuck in {reply.data['state']}: {self._recent()}")
+            await asyncio.sleep(0.02)
 
     @rule()
     def pause(self) -> None:
@@ -594,6 +644,16 @@ class PodFuzz(RuleBasedStateMachine):
         self._count_validated()
         self._go(self._check())
 
+    @invariant()
+    def no_command_ran_twice(self) -> None:
+        ids = self.executions.read_text().split() if self.executions.exists() else []
+        twice = {i for i in ids if ids.count(i) > 1}
+        STATS["executions"] = STATS["executions"] - self.counted_executions + len(ids)
+        self.counted_executions = len(ids)
+        if twice:
+            STATS["executed_twice"] += len(twice)
+        assert not twice, f"commands ran twice: {sorted(twice)}"
+
     # -- teardown ---------------------------------------------------------------------------
 
     def teardown(self) -> None:
@@ -685,6 +745,7 @@ def test_lifecycle_fuzz_short() -> None:
     )
     print(json.dumps({"profile": "short", **STATS}))
     assert STATS["lost"] == 0
+    assert STATS["executed_twice"] == 0
     assert STATS["steps"] > 0
 
 
@@ -724,3 +785,5 @@ def test_lifecycle_fuzz_long() -> None:
     out.write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary))
     assert STATS["lost"] == 0
+    assert STATS["executed_twice"] == 0
+    assert STATS["lock_ups"] == 0
