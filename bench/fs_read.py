@@ -11,13 +11,12 @@ symlink; a bare ``open``/``read`` by path with no checks at all as the floor; an
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench._common import Result, latency_stats, main_for, row, scratch_workspace
+from bench._common import Result, latency_stats, main_for, row, scratch_workspace, timed
 
 NAME = "fs_read"
 READS = 10_000
@@ -26,15 +25,6 @@ WRITES = 1_000
 QUICK_WRITES = 20
 FILE = "a/b/c/d/small.txt"
 BODY = "x = 1  # a small file\n" * 8
-
-
-def _samples(fn: Callable[[], Any], n: int) -> list[float]:
-    out: list[float] = []
-    for _ in range(n):
-        start = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - start)
-    return out
 
 
 @contextmanager
@@ -75,14 +65,14 @@ def measure(ws: Path, reads: int, writes: int) -> dict[str, Any]:
 
     figures: dict[str, Any] = {
         "openat2_available": scoped_fs._openat2_fn() is not None,
-        "bare_open_read": _figures(_samples(bare, reads)),
+        "bare_open_read": _figures(timed(bare, reads)),
     }
     if figures["openat2_available"]:
-        figures["read_text_openat2"] = _figures(_samples(lambda: fs.read_text(FILE), reads))
+        figures["read_text_openat2"] = _figures(timed(lambda: fs.read_text(FILE), reads))
     with _walk_only():
-        figures["read_text_walk"] = _figures(_samples(lambda: fs.read_text(FILE), reads))
-    figures["read_text_via_symlink"] = _figures(_samples(lambda: fs.read_text(via_link), reads))
-    figures["write_text"] = _figures(_samples(lambda: fs.write_text(FILE, BODY), writes))
+        figures["read_text_walk"] = _figures(timed(lambda: fs.read_text(FILE), reads))
+    figures["read_text_via_symlink"] = _figures(timed(lambda: fs.read_text(via_link), reads))
+    figures["write_text"] = _figures(timed(lambda: fs.write_text(FILE, BODY), writes))
     return figures
 
 

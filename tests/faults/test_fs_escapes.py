@@ -126,6 +126,16 @@ class Tally:
     refused: int = 0
     unclean: list[BaseException] = field(default_factory=list)
 
+    def count(self, outcome: bool | BaseException, clean: type[BaseException]) -> None:
+        """Count one attempt: whether it escaped, or what it raised."""
+        if isinstance(outcome, clean):
+            self.refused += 1
+        elif isinstance(outcome, BaseException):
+            self.unclean.append(outcome)
+        else:
+            self.succeeded += 1
+            self.escapes += outcome
+
     def check(self, arena: Arena) -> None:
         assert self.escapes == 0, f"{self.escapes} of {ATTEMPTS} attempts escaped"
         assert self.unclean == [], f"failures that are not clean errors: {self.unclean[:3]}"
@@ -137,15 +147,10 @@ class Tally:
 def attempt(tally: Tally, clean: type[BaseException], fn: Callable[[], bool]) -> None:
     """Run one attempt; ``fn`` returns whether it escaped."""
     try:
-        escaped = fn()
-    except clean:
-        tally.refused += 1
-        return
+        outcome: bool | BaseException = fn()
     except BaseException as exc:
-        tally.unclean.append(exc)
-        return
-    tally.succeeded += 1
-    tally.escapes += escaped
+        outcome = exc
+    tally.count(outcome, clean)
 
 
 async def attempt_async(
@@ -153,15 +158,10 @@ async def attempt_async(
 ) -> None:
     """The same for a coroutine."""
     try:
-        escaped = await fn()
-    except clean:
-        tally.refused += 1
-        return
+        outcome: bool | BaseException = await fn()
     except BaseException as exc:
-        tally.unclean.append(exc)
-        return
-    tally.succeeded += 1
-    tally.escapes += escaped
+        outcome = exc
+    tally.count(outcome, clean)
 
 
 # -- through ScopedFS ---------------------------------------------------------------------------
