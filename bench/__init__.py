@@ -7,6 +7,7 @@
 BENCHMARKS: tuple[str, ...] = (
     "startup",
     "context",
+    "fs_read",
     "memory",
     "round_overhead",
     "fanout",

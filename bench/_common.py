@@ -57,6 +57,16 @@ def latency_stats(samples_s: list[float]) -> dict[str, float]:
     }
 
 
+def timed(fn: Callable[[], Any], n: int) -> list[float]:
+    """The wall time of ``n`` calls of ``fn``, one sample (in seconds) per call."""
+    out: list[float] = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - start)
+    return out
+
+
 def median(values: list[float]) -> float:
     """The median of a non-empty list."""
     return float(statistics.median(values))

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from bench._common import (
     main_for,
     row,
     scratch_workspace,
+    timed,
 )
 
 NAME = "context"
@@ -36,15 +36,6 @@ QUICK_ITEMS = 600
 KEEP_TURNS = 3
 TARGET_REFS_MS = 10.0
 TARGET_PRUNE_MS = 5.0
-
-
-def _samples(fn: Callable[[], Any], n: int) -> list[float]:
-    out: list[float] = []
-    for _ in range(n):
-        start = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - start)
-    return out
 
 
 def file_refs(root: Path, repeats: int) -> dict[str, Any]:
@@ -65,7 +56,7 @@ def file_refs(root: Path, repeats: int) -> dict[str, Any]:
     if len(result.items) != REFS or result.failures:
         raise RuntimeError(f"refs did not resolve: {result.failures}")
     stats = latency_stats(
-        _samples(lambda: resolve_segments(fs, segments, max_bytes=REF_BYTES), repeats)
+        timed(lambda: resolve_segments(fs, segments, max_bytes=REF_BYTES), repeats)
     )
     return {
         "refs": REFS,
@@ -110,9 +101,9 @@ def pruning(n: int, repeats: int) -> dict[str, Any]:
         for b in m["content"]
         if b.get("type") == "tool_result" and "\n" not in str(b.get("content"))
     )
-    bound_stats = latency_stats(_samples(bound_only, repeats))
-    full_stats = latency_stats(_samples(full, repeats))
-    validate_stats = latency_stats(_samples(lambda: validate_wire(wire), max(3, repeats // 4)))
+    bound_stats = latency_stats(timed(bound_only, repeats))
+    full_stats = latency_stats(timed(full, repeats))
+    validate_stats = latency_stats(timed(lambda: validate_wire(wire), max(3, repeats // 4)))
 
     builder = WireBuilder()
     builder.build(items, prune_before_turn=bound)

@@ -106,20 +106,20 @@ class _Body:
 def _read_body(fs: ScopedFS, path: str, *, max_bytes: int) -> _Body:
     """The capped body of a file or directory ref; raises FileRefError."""
     try:
-        real = fs.resolve_read(path)
-        if real.is_dir():
+        if fs.lookup(path).is_dir:
             listing = fs.list_dir(path, limit=DIR_LIST_LIMIT)
             body = "\n".join(listing.entries) if listing.entries else "(empty directory)"
             if listing.truncated:
                 body = _with_marker(body, DIR_TRUNCATION_MARKER.format(total=listing.total))
-            return _Body(real, True, body, len(listing.entries), listing.truncated, listing.total)
+            entries = len(listing.entries)
+            return _Body(listing.path, True, body, entries, listing.truncated, listing.total)
         text = fs.read_text(path, max_bytes=max_bytes)
     except FsError as exc:
         raise FileRefError(path, exc.reason, cause=exc) from exc
     body = text.text
     if text.truncated:
         body = _with_marker(body, TRUNCATION_MARKER.format(total=text.total_bytes))
-    return _Body(real, False, body, _line_count(text.text), text.truncated, text.total_bytes)
+    return _Body(text.path, False, body, _line_count(text.text), text.truncated, text.total_bytes)
 
 
 def _line_count(text: str) -> int:

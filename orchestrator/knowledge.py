@@ -21,7 +21,6 @@ unknown slug, an empty query); :func:`lint_knowledge` reports problems as values
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -183,27 +182,20 @@ def record_files(fs: ScopedFS, memory_root: Path) -> list[Path]:
     Empty when the folder is absent; raises :class:`KnowledgeError` when it cannot be listed.
     """
     folder = knowledge_dir(memory_root)
+    # Not ScopedFS.list_dir: it hides .gitignore-d entries, and a private knowledge/ folder is
+    # often git-ignored; it also leaves out links that leave the root, which lint must report.
+    # Every file is then read through ``fs``, so such a link is reported rather than followed.
     try:
-        real = fs.resolve_read(folder)
+        entries = fs.scan_dir(folder)
     except NotFound:
         return []
     except FsError as exc:
         raise KnowledgeError(f"cannot list {KNOWLEDGE_DIR}/: {exc.reason}", path=folder) from None
-    # Not ScopedFS.list_dir: it hides .gitignore-d entries, and a private knowledge/ folder is
-    # often git-ignored. The folder was scope-checked above; every file is read through ``fs``,
-    # so a symlink that leaves the root is reported rather than followed.
-    try:
-        with os.scandir(real) as entries:
-            names = [
-                entry.name
-                for entry in entries
-                if entry.name.endswith(".md")
-                and not entry.name.startswith(".")
-                and not entry.is_dir()
-            ]
-    except OSError as exc:
-        message = f"cannot list {KNOWLEDGE_DIR}/: {exc.strerror or exc}"
-        raise KnowledgeError(message, path=folder) from None
+    names = [
+        entry.name
+        for entry in entries
+        if entry.name.endswith(".md") and not entry.name.startswith(".") and not entry.is_dir
+    ]
     return [folder / name for name in sorted(names)[:MAX_RECORDS]]
 
 

@@ -21,6 +21,7 @@ from bench import (
     STANDALONE,
     context,
     fanout,
+    fs_read,
     memory,
     pause_latency,
     peers,
@@ -166,6 +167,18 @@ def test_context_quick() -> None:
     assert prune["prune_before_turn"] > 0 and prune["pruned_results"] > 0
     assert_latency(prune["full_build"], 5)
     assert_latency(prune["incremental_build"], 5)
+
+
+def test_fs_read_quick() -> None:
+    result = fs_read.run(quick=True)
+    assert_shape(result, "fs_read")
+    figures = result["results"]
+    keys = ["bare_open_read", "read_text_walk", "read_text_via_symlink"]
+    if figures["openat2_available"]:
+        keys.append("read_text_openat2")
+    for key in keys:
+        assert_latency(figures[key], fs_read.QUICK_READS)
+    assert_latency(figures["write_text"], fs_read.QUICK_WRITES)
 
 
 def test_peers_quick() -> None:

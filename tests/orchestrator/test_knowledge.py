@@ -145,7 +145,7 @@ def test_collector_reports_a_knowledge_file_that_is_not_a_folder(tmp_path: Path)
     found = collect_resident_knowledge(memory_fs(tmp_path), tmp_path)
 
     assert found.entries == []
-    assert [issue.message for issue in found.skipped] == ["cannot list knowledge/: Not a directory"]
+    assert [issue.message for issue in found.skipped] == ["cannot list knowledge/: not a directory"]
 
 
 # -- load_record --------------------------------------------------------------------------------

@@ -28,6 +28,9 @@ from orchestrator.scoped_fs import (
     parse_gitignore,
 )
 
+# Every test runs twice: through openat2 (where the kernel has it) and through the walk.
+pytestmark = pytest.mark.usefixtures("fs_resolver")
+
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
@@ -172,6 +175,178 @@ def test_symlink_loop_is_broken(fs: ScopedFS, ws: Path) -> None:
     (ws / "b").symlink_to(ws / "a")
     with pytest.raises(BrokenSymlink):
         fs.read_text("a")
+
+
+# -- the resolver: links, chains, loops, roots ------------------------------------------------------
+
+
+def test_relative_and_absolute_links_inside_are_followed(fs: ScopedFS, ws: Path) -> None:
+    (ws / "rel").symlink_to("src/app.py")
+    (ws / "src" / "abs").symlink_to(ws / "README.md")
+    (ws / "src" / "up").symlink_to("../README.md")
+    assert fs.read_text("rel").path == ws.resolve() / "src" / "app.py"
+    assert fs.read_text("src/abs").text == "# readme\n"
+    assert fs.read_text("src/up").display == "README.md"
+
+
+def test_a_chain_of_links_is_followed_to_its_end(fs: ScopedFS, ws: Path) -> None:
+    (ws / "c").symlink_to(ws / "src" / "app.py")
+    (ws / "src" / "b").symlink_to("../c")
+    (ws / "a").symlink_to("src/b")
+    assert fs.read_text("a").path == ws.resolve() / "src" / "app.py"
+    assert fs.resolve_write("a") == ws.resolve() / "src" / "app.py"
+
+
+def test_a_long_chain_is_followed_but_a_loop_is_broken(fs: ScopedFS, ws: Path) -> None:
+    (ws / "l0").symlink_to("README.md")
+    for n in range(1, 30):
+        (ws / f"l{n}").symlink_to(f"l{n - 1}")
+    assert fs.read_text("l29").text == "# readme\n"
+    (ws / "self").symlink_to("self")
+    with pytest.raises(BrokenSymlink, match="loop"):
+        fs.read_text("self")
+    (ws / "d").mkdir()
+    (ws / "d" / "x").symlink_to("../d/x")
+    with pytest.raises(BrokenSymlink, match="loop"):
+        fs.read_text("d/x/y")
+    with pytest.raises(BrokenSymlink, match="loop"):
+        fs.write_text("self", "x")
+
+
+def test_a_dangling_link_in_a_chain_is_named(fs: ScopedFS, ws: Path) -> None:
+    (ws / "end").symlink_to("nowhere.txt")
+    (ws / "start").symlink_to("end")
+    with pytest.raises(BrokenSymlink, match=r"broken symlink \(end -> nowhere.txt\)"):
+        fs.read_text("start")
+    assert not fs.exists("start")
+
+
+def test_a_write_through_a_dangling_link_inside_creates_its_target(fs: ScopedFS, ws: Path) -> None:
+    (ws / "later").symlink_to("made/later.txt")
+    assert fs.write_text("later", "x") == ws.resolve() / "made" / "later.txt"
+    assert (ws / "made" / "later.txt").read_text() == "x"
+
+
+def test_dotdot_after_a_link_leaves_the_link_target(fs: ScopedFS, ws: Path) -> None:
+    # As the kernel does: ``deep/..`` is the parent of where ``deep`` leads, not the workspace.
+    (ws / "deep").symlink_to(ws / "src" / "apps", target_is_directory=True)
+    assert fs.read_text("deep/../app.py").path == ws.resolve() / "src" / "app.py"
+    assert fs.write_text("deep/../new.py", "y") == ws.resolve() / "src" / "new.py"
+    assert not (ws / "new.py").exists()
+
+
+def test_dotdot_through_a_link_cannot_climb_out(fs: ScopedFS, ws: Path, outside: Path) -> None:
+    (ws / "up").symlink_to("src/apps/../../..", target_is_directory=True)
+    with pytest.raises(SymlinkEscape):
+        fs.read_text("up/outside/secret.txt")
+    with pytest.raises(SymlinkEscape):
+        fs.write_text("up/outside/new.txt", "x")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+def test_dotdot_below_a_missing_name_is_taken_as_written(fs: ScopedFS, ws: Path) -> None:
+    assert fs.read_text("nope/../README.md").display == "README.md"
+    assert fs.write_text("made/../also.txt", "z") == ws.resolve() / "also.txt"
+    assert not (ws / "made").exists()
+    with pytest.raises(OutOfScope):
+        fs.read_text("nope/../../outside/secret.txt")
+
+
+def test_a_link_that_passes_outside_and_comes_back_is_inside(
+    fs: ScopedFS, ws: Path, outside: Path
+) -> None:
+    # Only where a path ends counts, as with realpath: nothing outside is read or written.
+    (outside / "hop").symlink_to(ws / "src" / "app.py")
+    (ws / "bounce").symlink_to(outside / "hop")
+    assert fs.read_text("bounce").path == ws.resolve() / "src" / "app.py"
+
+
+def test_links_across_two_roots(tmp_path: Path, ws: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("guide\n")
+    (docs / "back").symlink_to(ws / "src", target_is_directory=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    fs = ScopedFS(ws, read_roots=[docs], write_roots=[out])
+    (ws / "docs").symlink_to(docs, target_is_directory=True)
+    (ws / "out").symlink_to(out, target_is_directory=True)
+    assert fs.read_text("docs/guide.md").text == "guide\n"
+    assert fs.read_text("docs/back/app.py").path == ws.resolve() / "src" / "app.py"
+    assert fs.write_text("docs/back/via-docs.py", "v") == ws.resolve() / "src" / "via-docs.py"
+    assert fs.write_text("out/built/result.txt", "r") == out.resolve() / "built" / "result.txt"
+    assert (out / "built" / "result.txt").read_text() == "r"
+    assert fs.list_dir("").entries == ["README.md", "docs/", "out/", "src/"]
+
+
+def test_a_link_into_a_read_only_root_is_refused_for_writes(tmp_path: Path, ws: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("guide\n")
+    fs = ScopedFS(ws, read_roots=[docs])
+    (ws / "guide.md").symlink_to(docs / "guide.md")
+    (ws / "docs").symlink_to(docs, target_is_directory=True)
+    assert fs.read_text("guide.md").text == "guide\n"
+    with pytest.raises(OutOfScope, match="read-only"):
+        fs.write_text("guide.md", "changed")
+    with pytest.raises(OutOfScope, match="read-only"):
+        fs.write_text("docs/new/file.md", "new")
+    assert (docs / "guide.md").read_text() == "guide\n"
+    assert sorted(p.name for p in docs.iterdir()) == ["guide.md"]
+
+
+def test_a_write_root_inside_a_read_root(tmp_path: Path, ws: Path) -> None:
+    home = tmp_path / "home"
+    (home / "proj" / "out").mkdir(parents=True)
+    (home / "notes.txt").write_text("n")
+    fs = ScopedFS(ws, read_roots=[home], write_roots=[home / "proj" / "out"])
+    assert fs.write_text(home / "proj" / "out" / "a.txt", "a") == (home / "proj" / "out" / "a.txt")
+    with pytest.raises(OutOfScope, match="read-only"):
+        fs.write_text(home / "proj" / "out" / ".." / "b.txt", "b")
+    with pytest.raises(OutOfScope, match="read-only"):
+        fs.write_text(home / "notes.txt", "changed")
+    assert not (home / "proj" / "b.txt").exists()
+
+
+def test_a_missing_write_root_is_not_created(tmp_path: Path, ws: Path) -> None:
+    fs = ScopedFS(ws, write_roots=[tmp_path / "later"])
+    with pytest.raises(NotFound, match="root does not exist"):
+        fs.write_text(tmp_path / "later" / "x.txt", "x")
+    assert not (tmp_path / "later").exists()
+
+
+def test_a_fifo_on_the_way_is_not_a_directory(fs: ScopedFS, ws: Path) -> None:
+    os.mkfifo(ws / "pipe")
+    error = finishes_quickly(lambda: fs.read_text("pipe/x"))
+    assert isinstance(error, NotFound)
+    error = finishes_quickly(lambda: fs.write_text("pipe/x", "x"))
+    assert isinstance(error, NotADirectory)
+
+
+def test_the_workspace_itself(fs: ScopedFS, ws: Path) -> None:
+    assert fs.lookup("").path == ws.resolve()
+    assert fs.lookup(".").is_dir
+    assert not fs.lookup("README.md").is_dir
+    with pytest.raises(IsADirectory):
+        fs.write_text("", "x")
+    with pytest.raises(OutOfScope):
+        fs.lookup("/")
+
+
+def test_no_file_descriptor_is_left_open(fs: ScopedFS, ws: Path, outside: Path) -> None:
+    (ws / "leak").symlink_to(outside / "secret.txt")
+    (ws / "loop").symlink_to("loop")
+    os.mkfifo(ws / "pipe")
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(20):
+        fs.read_text("src/app.py")
+        fs.write_text("new/deeper/file.txt", "x")
+        fs.list_dir("src")
+        fs.complete("src/a")
+        for bad in ("leak", "loop", "pipe", "missing/x", "src", "../outside/secret.txt"):
+            with pytest.raises(FsError):
+                fs.read_text(bad)
+    assert len(os.listdir("/proc/self/fd")) == before
 
 
 def test_errors_share_one_root() -> None:
@@ -376,6 +551,47 @@ def test_write_to_a_fifo(fs: ScopedFS, ws: Path) -> None:
 def test_write_below_a_file(fs: ScopedFS) -> None:
     with pytest.raises(NotADirectory):
         fs.write_text("README.md/inner.txt", "x")
+
+
+def test_write_replaces_the_file_and_leaves_no_temporary_behind(fs: ScopedFS, ws: Path) -> None:
+    target = ws / "src" / "app.py"
+    target.chmod(0o750)
+    before = target.stat().st_ino
+    fs.write_text("src/app.py", "new\n")
+    assert target.read_text() == "new\n"
+    assert target.stat().st_ino != before
+    assert target.stat().st_mode & 0o777 == 0o750
+    assert sorted(p.name for p in (ws / "src").iterdir()) == ["app.py", "apps"]
+
+
+def test_a_failed_write_keeps_the_old_file(
+    fs: ScopedFS, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def disk_full(*_args: object) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", disk_full)
+    with pytest.raises(FsIOError, match="No space left"):
+        fs.write_text("src/app.py", "new\n")
+    monkeypatch.undo()
+    assert (ws / "src" / "app.py").read_text() == "print('hi')\n"
+    assert sorted(p.name for p in (ws / "src").iterdir()) == ["app.py", "apps"]
+
+
+def test_write_into_a_directory_that_replaced_the_file(fs: ScopedFS, ws: Path) -> None:
+    (ws / "gone.txt").mkdir()
+    with pytest.raises(IsADirectory):
+        fs.write_text("gone.txt", "x")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes files whatever their mode")
+def test_a_read_only_file_is_not_replaced(fs: ScopedFS, ws: Path) -> None:
+    locked = ws / "locked.txt"
+    locked.write_text("keep")
+    locked.chmod(0o444)
+    with pytest.raises(PermissionDenied):
+        fs.write_text("locked.txt", "x")
+    assert locked.read_text() == "keep"
 
 
 # -- listing --------------------------------------------------------------------------------------
