@@ -99,14 +99,17 @@ class _FileRefStash(BaseInterceptor):
 
 
 class _Observer:
-    """Machine listener: broadcasts status changes and reacts to the final state."""
+    """Machine listener: tells clients the status whenever the pod comes to a new state."""
 
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
+        self.active = False
+        """Off while the machine enters its initial state (the controller is being built)."""
 
-    def after_transition(self, event: str, source: Any, target: Any) -> None:
-        """Tell clients whenever the status or the precise state changed."""
-        self.controller.status_changed()
+    def on_enter_state(self, target: Any) -> None:
+        """Announce the status on entering a leaf state (before the edge's ``after`` actions)."""
+        if self.active and target.is_atomic:
+            self.controller.status_changed()
 
 
 def _note(method: str, params: Any) -> SystemMessage:
@@ -160,12 +163,14 @@ class Controller:
         self._prune_bound = 0
         self._last_status: tuple[PublicStatus, str] | None = None
         self.usage = {"input_tokens": 0, "output_tokens": 0}
+        observer = _Observer(self)
         self.machine = PodLifecycle(
             model=self,
             start_value="paused" if start_paused else None,
-            listeners=[_Observer(self)],
+            listeners=[observer],
         )
         self._last_status = self._status_key()
+        observer.active = True
 
     # -- protocol ------------------------------------------------------------------------
 
@@ -243,14 +248,12 @@ class Controller:
         return public_status(values), leaf_state(values)
 
     def status_changed(self) -> None:
-        """Broadcast ``status`` if it changed; react to reaching ``stopped``."""
+        """Broadcast ``status`` if it changed."""
         key = self._status_key()
         if key == self._last_status:
             return
         self._last_status = key
         self.emit("status", self.status_data())
-        if key[0] == "stopped":
-            self._stopped()
 
     def status_data(self, request_id: Any = None) -> StatusData:
         """The ``status`` event payload."""
@@ -363,7 +366,6 @@ class Controller:
             self._launch(failure=f"internal error starting the turn: {type(exc).__name__}: {exc}")
 
     def _begin_turn(self) -> None:
-        self.status_changed()
         turn = self.history.new_turn()
         self.emit("turn_start", TurnStartData(turn=turn))
         self.inject_queued_notes()
@@ -386,7 +388,6 @@ class Controller:
 
     def resume_turn(self) -> None:
         """Run the paused turn again from where its history stands."""
-        self.status_changed()
         self.emit("turn_start", TurnStartData(turn=self.history.turn, resumed=True))
         if not pending_tool_calls(self.history.items):
             self.inject_queued_notes()
@@ -406,24 +407,42 @@ class Controller:
         """Tell the model its previous turn was interrupted."""
         self.commit(interrupt_note())
 
-    def queue_note(self, note: SystemMessage | None = None) -> None:
+    def queue_note(self, note: SystemMessage) -> None:
         """Keep a notify / pod_event note for the next round boundary."""
-        if note is not None:
-            self._notes.add(note)
+        self._notes.add(note)
 
     def inject_queued_notes(self) -> None:
         """Commit queued notes as system messages."""
         for note in self._notes.take():
             self.commit(note)
 
-    def end_turn(self, result: str = "finished", source: Any = None) -> None:
+    def has_queued_notes(self) -> bool:
+        """Whether notes wait for a turn."""
+        return bool(self._notes)
+
+    def end_turn(self, result: str) -> None:
         """Close the current turn for good: persist and announce ``turn_end``."""
-        if getattr(source, "id", "") in ("cancelling", "stopping", "paused"):
-            result = "cancelled"
         self.transcript.end_turn(self.history.turn, result)
         self.emit("turn_end", TurnEndData(turn=self.history.turn, result=result))  # type: ignore[arg-type]
         if self.upward is not None and result in ("finished", "limit_reached"):
             self.upward("turn_ended", result)
+
+    def end_run(self, result: str) -> None:
+        """Tell clients how the run they started ended."""
+        self.emit("run_end", RunEndData(result=result))  # type: ignore[arg-type]
+        if result == "errored" and self.upward is not None:
+            self.upward("errored", "the turn failed")
+
+    def on_enter_stopped(self) -> None:
+        """The pod stopped: keep undelivered notes, say goodbye, let the process end."""
+        if self._notes:
+            # Notes that never reached a turn are kept in the session, not dropped.
+            self.inject_queued_notes()
+        if self.upward is not None:
+            self.upward("shut_down", "")
+        self.emit("shutdown", {})
+        if self.on_stopped is not None:
+            self.on_stopped()
 
     # -- the turn task ------------------------------------------------------------------------
 
@@ -487,34 +506,18 @@ class Controller:
         return "turn_finished", result
 
     def _turn_done(self, task: asyncio.Task[Outcome]) -> None:
-        """Tell the machine how the turn task ended, however it ended."""
+        """Tell the machine how the turn task ended, however it ended; it decides the rest."""
         if self._task is task:
             self._task = None
         event, result = ("turn_interrupted", "cancelled") if task.cancelled() else task.result()
         try:
-            self._report_outcome(event, result)
+            if result is None:
+                self.machine.send(event)
+            else:
+                self.machine.send(event, result=result)
         except Exception:
             # Raised in a loop callback nobody awaits: log it, never lose it silently.
             log.exception("reporting the turn outcome failed")
-
-    def _report_outcome(self, event: str, result: str | None) -> None:
-        kwargs: dict[str, Any] = {} if result is None else {"result": result}
-        source = self.state_id
-        self.machine.send(event, **kwargs)
-        status = self._status_key()[0]
-        run_result: str
-        if source in ("cancelling", "stopping"):
-            run_result = "cancelled"
-        elif status == "paused":
-            run_result = "paused"
-        else:
-            run_result = result or "finished"
-        self.emit("run_end", RunEndData(result=run_result))  # type: ignore[arg-type]
-        if run_result == "errored" and self.upward is not None:
-            self.upward("errored", "the turn failed")
-        if status == "idle" and self._notes:
-            # Notes that arrived after the last round boundary start the next turn.
-            self.machine.send("notify", note=None)
 
     async def _preread(self, paths: list[str]) -> None:
         """The synthetic-read style: a Read tool call and its results, committed together."""
@@ -546,16 +549,6 @@ class Controller:
             )
             for output in outputs:
                 self.commit(output)
-
-    def _stopped(self) -> None:
-        if self._notes:
-            # Notes that never reached a turn are kept in the session, not dropped.
-            self.inject_queued_notes()
-        if self.upward is not None:
-            self.upward("shut_down", "")
-        self.emit("shutdown", {})
-        if self.on_stopped is not None:
-            self.on_stopped()
 
     async def wait_idle(self) -> None:
         """Wait for the current turn task, if any, to finish (tests and shutdown)."""

@@ -12,6 +12,7 @@ Reading guide::
     running ──pause──▶ pausing ──turn_*──▶ paused ──resume──▶ running
     paused ──run──▶ interrupted ──(at once)──▶ running      (orphans closed, note injected)
     running ──cancel──▶ cancelling ──turn_*──▶ idle           (orphans closed)
+    idle ──(notes queued)──▶ running                            (notes start a turn)
     any ──shutdown──▶ stopping/stopped                         (orphans closed)
 """
 
@@ -98,12 +99,30 @@ class LifecycleModel(Protocol):
     def inject_queued_notes(self) -> None:
         """Append all queued notes to history as system messages."""
 
-    def end_turn(self, result: str = "finished") -> None:
-        """Close the current turn for good (``turn_end``); interrupted ones end ``cancelled``."""
+    def has_queued_notes(self) -> bool:
+        """Whether notes wait for a turn (an idle pod then starts one at once)."""
+
+    def end_turn(self, result: str) -> None:
+        """Close the current turn for good with this result (``turn_end``)."""
+
+    def end_run(self, result: str) -> None:
+        """Tell clients the run they started is over, and how (``run_end``)."""
+
+    def on_enter_stopped(self) -> None:
+        """The pod has stopped: deliver what is left and let the process end."""
+
+
+CLOSE_AS_REPORTED: Final = ["close_orphans", "end_turn_as_reported"]
+CLOSE_CANCELLED: Final = ["close_orphans", "end_turn_cancelled"]
 
 
 class PodLifecycle(StateMachine):
-    """Idle, Running, Paused, Interrupted→Run and Stopped, with the history surgery on edges."""
+    """Idle, Running, Paused, Interrupted→Run and Stopped, with the history surgery on edges.
+
+    The machine alone decides what an outcome means: each edge names how it closes the turn
+    (``end_turn_*``) and how it ends the client's run (``end_run_*``), so the runtime only
+    reports how its turn task ended and never compares state names.
+    """
 
     # An exception in a history action must reach the controller, not become an
     # ``error.execution`` event that leaves the machine in a state nobody checked.
@@ -144,7 +163,7 @@ class PodLifecycle(StateMachine):
         interrupted,
         before="stash_file_refs",
         # The paused turn is over: answer its orphans, close it, then tell the model why.
-        on=["close_orphans", "end_turn", "inject_interrupt_note"],
+        on=["close_orphans", "end_turn_cancelled", "inject_interrupt_note"],
     )
     interrupted.to(running, after="start_turn")
 
@@ -153,6 +172,8 @@ class PodLifecycle(StateMachine):
     paused.to.itself(internal=True, event="notify pod_event", on="queue_note")
     pausing.to.itself(internal=True, event="notify pod_event", on="queue_note")
     cancelling.to.itself(internal=True, event="notify pod_event", on="queue_note")
+    # Notes that arrived after the last round boundary start the next turn on their own.
+    idle.to(running, cond="has_queued_notes", after="start_turn")
 
     resume = paused.to(running, after="resume_turn")
 
@@ -177,36 +198,60 @@ class PodLifecycle(StateMachine):
         | cancelling.to(stopping)
         | stopping.to.itself(internal=True)
         | idle.to(stopped)
-        | paused.to(stopped, on=["close_orphans", "end_turn"])
+        | paused.to(stopped, on=["close_orphans", "end_turn_cancelled"])
     )
 
     # -- worker outcomes -------------------------------------------------------------------
+    # ``as_reported``: the turn task's own result (finished, limit_reached, errored). A turn
+    # that was being cancelled or stopped ends ``cancelled`` whatever the task reported.
     turn_finished = (
-        running.to(idle, on=["close_orphans", "end_turn"])
-        | pausing.to(idle, on=["close_orphans", "end_turn"])
-        | cancelling.to(idle, on=["close_orphans", "end_turn"])
-        | stopping.to(stopped, on=["close_orphans", "end_turn"])
+        running.to(idle, on=CLOSE_AS_REPORTED, after="end_run_as_reported")
+        | pausing.to(idle, on=CLOSE_AS_REPORTED, after="end_run_as_reported")
+        | cancelling.to(idle, on=CLOSE_CANCELLED, after="end_run_cancelled")
+        | stopping.to(stopped, on=CLOSE_CANCELLED, after="end_run_cancelled")
     )
     turn_paused = (
-        running.to(paused)
-        | pausing.to(paused)
-        | cancelling.to(idle, on=["close_orphans", "end_turn"])
-        | stopping.to(stopped, on=["close_orphans", "end_turn"])
+        running.to(paused, after="end_run_paused")
+        | pausing.to(paused, after="end_run_paused")
+        | cancelling.to(idle, on=CLOSE_CANCELLED, after="end_run_cancelled")
+        | stopping.to(stopped, on=CLOSE_CANCELLED, after="end_run_cancelled")
     )
     turn_interrupted = (
         # Nobody asked for this interruption (e.g. the event loop is closing): treat it as a
         # cancel, so the turn still ends with a wire-valid history.
-        running.to(idle, on=["close_orphans", "end_turn"])
-        | pausing.to(paused)
-        | cancelling.to(idle, on=["close_orphans", "end_turn"])
-        | stopping.to(stopped, on=["close_orphans", "end_turn"])
+        running.to(idle, on=CLOSE_CANCELLED, after="end_run_cancelled")
+        | pausing.to(paused, after="end_run_paused")
+        | cancelling.to(idle, on=CLOSE_CANCELLED, after="end_run_cancelled")
+        | stopping.to(stopped, on=CLOSE_CANCELLED, after="end_run_cancelled")
     )
     turn_failed = (
-        running.to(idle, on=["close_orphans", "end_turn"])
-        | pausing.to(idle, on=["close_orphans", "end_turn"])
-        | cancelling.to(idle, on=["close_orphans", "end_turn"])
-        | stopping.to(stopped, on=["close_orphans", "end_turn"])
+        running.to(idle, on=CLOSE_AS_REPORTED, after="end_run_as_reported")
+        | pausing.to(idle, on=CLOSE_AS_REPORTED, after="end_run_as_reported")
+        | cancelling.to(idle, on=CLOSE_CANCELLED, after="end_run_cancelled")
+        | stopping.to(stopped, on=CLOSE_CANCELLED, after="end_run_cancelled")
     )
+
+    # -- how an edge ends the turn and the run (results are the machine's to decide) ----------
+
+    def end_turn_as_reported(self, result: str = "finished") -> None:
+        """Close the turn with the result the turn task reported."""
+        self.model.end_turn(result)
+
+    def end_turn_cancelled(self) -> None:
+        """Close the turn as cancelled."""
+        self.model.end_turn("cancelled")
+
+    def end_run_as_reported(self, result: str = "finished") -> None:
+        """End the client's run with the turn task's result."""
+        self.model.end_run(result)
+
+    def end_run_paused(self) -> None:
+        """End the client's run: the turn is paused and can be resumed."""
+        self.model.end_run("paused")
+
+    def end_run_cancelled(self) -> None:
+        """End the client's run: the turn was cancelled."""
+        self.model.end_run("cancelled")
 
 
 def public_status(active_state_ids: set[str] | frozenset[str]) -> PublicStatus:

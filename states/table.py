@@ -67,8 +67,11 @@ TABLE_END: Final = "<!-- transition-table:end -->"
 class RecordingModel:
     """A :class:`~states.lifecycle.LifecycleModel` that only records which actions ran."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, notes_queued: bool = False) -> None:
         self.actions: list[str] = []
+        self.turn_end: str | None = None
+        self.run_end: str | None = None
+        self.notes_queued = notes_queued
 
     def stash_file_refs(self, segments: Any) -> None:
         """Record the call."""
@@ -102,9 +105,23 @@ class RecordingModel:
         """Record the call."""
         self.actions.append("inject_queued_notes")
 
-    def end_turn(self, result: str = "finished") -> None:
-        """Record the call."""
+    def has_queued_notes(self) -> bool:
+        """Whether the table row starts with notes waiting."""
+        return self.notes_queued
+
+    def end_turn(self, result: str) -> None:
+        """Record the call and the result the machine chose."""
         self.actions.append("end_turn")
+        self.turn_end = result
+
+    def end_run(self, result: str) -> None:
+        """Record the call and the result the machine chose."""
+        self.actions.append("end_run")
+        self.run_end = result
+
+    def on_enter_stopped(self) -> None:
+        """Record the call."""
+        self.actions.append("stop")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,6 +146,10 @@ class TransitionRow:
     """False when the machine raised ``TransitionNotAllowed``."""
     error: str | None
     """The protocol error code of a rejected method; None when allowed or without a code."""
+    turn_end: str | None = None
+    """The result the turn was closed with (``turn_end``), when this edge closes it."""
+    run_end: str | None = None
+    """The result the client's run ended with (``run_end``), when this edge ends it."""
 
     @property
     def noop(self) -> bool:
@@ -155,6 +176,7 @@ def transition_row(state: str, event: str) -> TransitionRow:
     """Send ``event`` to a fresh machine started in ``state`` and record what happens."""
     model = RecordingModel()
     machine = PodLifecycle(model=model, start_value=state)
+    model.actions.clear()  # starting in ``stopped`` runs its entry action; not this event's
     before = _active_ids(machine)
     if leaf_state(before) != state:
         raise ValueError(f"cannot start the machine in {state!r} (got {sorted(before)})")
@@ -183,6 +205,8 @@ def transition_row(state: str, event: str) -> TransitionRow:
         actions=tuple(model.actions),
         allowed=True,
         error=None,
+        turn_end=model.turn_end,
+        run_end=model.run_end,
     )
 
 
@@ -210,14 +234,23 @@ def _status_cell(row: TransitionRow) -> str:
     return f"{row.status_before} → **{row.status_after}**"
 
 
+def _ends_cell(row: TransitionRow) -> str:
+    parts = []
+    if row.turn_end is not None:
+        parts.append(f"turn `{row.turn_end}`")
+    if row.run_end is not None:
+        parts.append(f"run `{row.run_end}`")
+    return ", ".join(parts) or "—"
+
+
 def render_markdown_table(
     rows: Sequence[TransitionRow], events: Iterable[str] = METHOD_EVENTS
 ) -> str:
     """A Markdown table of the rows whose event is in ``events``, one line per pair."""
     wanted = set(events)
     lines = [
-        "| State | Event | Result | Actions, in order | Status |",
-        "| --- | --- | --- | --- | --- |",
+        "| State | Event | Result | Actions, in order | Status | Ends |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for row in rows:
         if row.event not in wanted:
@@ -225,7 +258,7 @@ def render_markdown_table(
         actions = ", ".join(f"`{name}`" for name in row.actions) or "—"
         lines.append(
             f"| `{row.state}` | `{row.event}` | {_outcome_cell(row)} | {actions} "
-            f"| {_status_cell(row)} |"
+            f"| {_status_cell(row)} | {_ends_cell(row)} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -1,15 +1,12 @@
 """The lifecycle machine: its table against a hand-written one, the seed's rules, properties.
 
-The history simulation at the end drives the machine with a model built on the real history
-functions and a simulated turn task, and checks after every step that the next request the pod
-could send is one the Messages API accepts.
+Only ``states`` is imported here; the history simulation that drives the machine with the
+runtime's real history functions lives in ``tests/orchestrator/test_lifecycle_history.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -17,30 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statemachine.exceptions import TransitionNotAllowed
 
-from orchestrator.history import (
-    INTERRUPT_NOTE,
-    INTERRUPTED_SUMMARY,
-    AssistantMessage,
-    History,
-    Item,
-    SystemMessage,
-    TextBlock,
-    ThinkingBlock,
-    ToolResult,
-    ToolUseBlock,
-    user_message,
-)
-from orchestrator.protocol import (
-    FileRefSegment,
-    ProtocolError,
-    RunParams,
-    Segment,
-    TextSegment,
-    parse_request,
-)
-from orchestrator.repair import close_orphans, interrupt_note, pending_tool_calls
-from orchestrator.validator import validate_wire
-from orchestrator.wire import WireBuilder, to_wire
 from states.lifecycle import (
     METHOD_EVENTS,
     OUTCOME_EVENTS,
@@ -98,7 +71,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "resume": err("idle", NOT_PAUSED),
         "pause": err("idle", NOT_RUNNING),
         "cancel": err("idle", NOT_RUNNING),
-        "shutdown": ok("stopped"),
+        "shutdown": ok("stopped", "stop"),
     },
     "requesting": _running_leaf("requesting"),
     "executing_tools": _running_leaf("executing_tools"),
@@ -144,7 +117,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "resume": ok("requesting", "resume_turn"),
         "pause": ok("paused"),
         "cancel": err("paused", NOT_RUNNING),
-        "shutdown": ok("stopped", "close_orphans", "end_turn"),
+        "shutdown": ok("stopped", "close_orphans", "end_turn", "stop"),
     },
     "stopped": {
         "run": err("stopped", ALREADY_RUNNING),
@@ -158,24 +131,47 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
     },
 }
 
-END = ("close_orphans", "end_turn")
+END = ("close_orphans", "end_turn", "end_run")
+PAUSED = ("end_run",)
+STOP = ("close_orphans", "end_turn", "stop", "end_run")
 EXPECTED_OUTCOMES: dict[str, dict[str, tuple[str, tuple[str, ...]] | None]] = {
     "requesting": {
         "turn_finished": ("idle", END),
-        "turn_paused": ("paused", ()),
+        "turn_paused": ("paused", PAUSED),
         "turn_failed": ("idle", END),
         # An interruption nobody asked for is handled like a cancel.
         "turn_interrupted": ("idle", END),
     },
     "pausing": {
         "turn_finished": ("idle", END),
-        "turn_paused": ("paused", ()),
+        "turn_paused": ("paused", PAUSED),
         "turn_failed": ("idle", END),
-        "turn_interrupted": ("paused", ()),
+        "turn_interrupted": ("paused", PAUSED),
     },
     "cancelling": {event: ("idle", END) for event in OUTCOME_EVENTS},
-    "stopping": {event: ("stopped", END) for event in OUTCOME_EVENTS},
+    "stopping": {event: ("stopped", STOP) for event in OUTCOME_EVENTS},
 }
+
+# (turn_end, run_end) of each outcome: the machine, not the runtime, decides them.
+FINISHED, ERRORED, CANCELLED = ("finished",) * 2, ("errored",) * 2, ("cancelled",) * 2
+EXPECTED_RESULTS: dict[str, dict[str, tuple[str | None, str | None]]] = {
+    "requesting": {
+        "turn_finished": FINISHED,
+        "turn_paused": (None, "paused"),
+        "turn_failed": ERRORED,
+        "turn_interrupted": CANCELLED,
+    },
+    "pausing": {
+        # The turn ended before the pause took: it ends as it ended.
+        "turn_finished": FINISHED,
+        "turn_paused": (None, "paused"),
+        "turn_failed": ERRORED,
+        "turn_interrupted": (None, "paused"),
+    },
+    "cancelling": dict.fromkeys(OUTCOME_EVENTS, CANCELLED),
+    "stopping": dict.fromkeys(OUTCOME_EVENTS, CANCELLED),
+}
+EXPECTED_RESULTS["executing_tools"] = EXPECTED_RESULTS["requesting"]
 EXPECTED_OUTCOMES["executing_tools"] = EXPECTED_OUTCOMES["requesting"]
 for _resting in ("idle", "paused", "stopped"):
     EXPECTED_OUTCOMES[_resting] = dict.fromkeys(OUTCOME_EVENTS)
@@ -214,6 +210,36 @@ def test_outcomes_match_hand_written_table(
         for event in OUTCOME_EVENTS
     }
     assert actual == EXPECTED_OUTCOMES[state]
+
+
+@pytest.mark.parametrize("state", list(EXPECTED_RESULTS))
+def test_the_machine_decides_turn_end_and_run_end(
+    state: str, table: dict[tuple[str, str], TransitionRow]
+) -> None:
+    actual = {
+        event: (table[state, event].turn_end, table[state, event].run_end)
+        for event in OUTCOME_EVENTS
+    }
+    assert actual == EXPECTED_RESULTS[state]
+
+
+def test_closing_a_paused_turn_ends_it_cancelled_without_a_run_end(
+    table: dict[tuple[str, str], TransitionRow],
+) -> None:
+    for event in ("run", "shutdown"):
+        row = table["paused", event]
+        assert (row.turn_end, row.run_end) == ("cancelled", None)
+    # Methods never end a run themselves: only the turn task's outcome does.
+    assert all(r.run_end is None for r in table.values() if r.kind == "method")
+
+
+def test_queued_notes_start_a_turn_from_idle_on_their_own() -> None:
+    machine = PodLifecycle(model=RecordingModel(notes_queued=True), start_value="executing_tools")
+    model: RecordingModel = machine.model
+    machine.send("turn_finished", result="finished")
+    # The run ends, then the eventless idle → running edge starts the next turn.
+    assert model.actions == ["close_orphans", "end_turn", "end_run", "start_turn"]
+    assert leaf(machine) == "requesting"
 
 
 def test_round_events_only_move_inside_running(table: dict[tuple[str, str], TransitionRow]) -> None:
@@ -337,51 +363,53 @@ def test_cancel_mid_tool_closes_orphans_when_the_turn_ends() -> None:
     send(machine, "turn_interrupted")
     assert (leaf(machine), model.actions) == (
         "idle",
-        ["interrupt_turn", "close_orphans", "end_turn"],
+        ["interrupt_turn", "close_orphans", "end_turn", "end_run"],
     )
+    assert (model.turn_end, model.run_end) == ("cancelled", "cancelled")
 
 
 def test_pause_mid_tool_keeps_orphans_for_resume() -> None:
     machine, model = machine_in("executing_tools")
     send(machine, "pause")
     send(machine, "turn_interrupted")
-    assert (leaf(machine), model.actions) == ("paused", ["interrupt_turn"])
+    assert (leaf(machine), model.actions) == ("paused", ["interrupt_turn", "end_run"])
+    assert (model.turn_end, model.run_end) == (None, "paused")
 
 
 @pytest.mark.parametrize(
     ("state", "path"),
     [
-        ("idle", [("shutdown", "stopped", [])]),
+        ("idle", [("shutdown", "stopped", ["stop"])]),
         (
             "requesting",
             [
                 ("shutdown", "stopping", ["interrupt_turn"]),
-                ("turn_interrupted", "stopped", ["interrupt_turn", "close_orphans", "end_turn"]),
+                ("turn_interrupted", "stopped", ["interrupt_turn", *STOP]),
             ],
         ),
         (
             "executing_tools",
             [
                 ("shutdown", "stopping", ["interrupt_turn"]),
-                ("turn_finished", "stopped", ["interrupt_turn", "close_orphans", "end_turn"]),
+                ("turn_finished", "stopped", ["interrupt_turn", *STOP]),
             ],
         ),
         (
             "pausing",
             [
                 ("shutdown", "stopping", []),
-                ("turn_interrupted", "stopped", ["close_orphans", "end_turn"]),
+                ("turn_interrupted", "stopped", list(STOP)),
             ],
         ),
         (
             "cancelling",
             [
                 ("shutdown", "stopping", []),
-                ("turn_failed", "stopped", ["close_orphans", "end_turn"]),
+                ("turn_failed", "stopped", list(STOP)),
             ],
         ),
-        ("stopping", [("shutdown", "stopping", []), ("turn_paused", "stopped", END)]),
-        ("paused", [("shutdown", "stopped", ["close_orphans", "end_turn"])]),
+        ("stopping", [("shutdown", "stopping", []), ("turn_paused", "stopped", STOP)]),
+        ("paused", [("shutdown", "stopped", ["close_orphans", "end_turn", "stop"])]),
     ],
 )
 def test_shutdown_from_each_state_ends_stopped(
@@ -428,7 +456,15 @@ def protocol_methods(cls: type) -> dict[str, inspect.Signature]:
 
 
 def test_every_callback_the_machine_names_is_in_lifecycle_model() -> None:
-    assert machine_callback_names() == set(protocol_methods(LifecycleModel))
+    own = set(vars(PodLifecycle))
+    named = machine_callback_names()
+    model_named = named - own
+    protocol = set(protocol_methods(LifecycleModel))
+    assert model_named <= protocol
+    # The rest are reached through the machine's own result adapters (end_turn_*,
+    # end_run_*, which it names) or by convention (on_enter_stopped).
+    assert {"end_turn_as_reported", "end_run_paused"} <= named & own
+    assert protocol - model_named == {"end_turn", "end_run", "on_enter_stopped"}
 
 
 def test_recording_model_matches_lifecycle_model_signatures() -> None:
@@ -476,304 +512,3 @@ def test_random_events_stay_in_declared_states(events: list[str]) -> None:
 
 
 _TABLE = transition_table()
-
-
-# -- property: history simulation ------------------------------------------------------------
-
-
-@dataclass
-class TurnTask:
-    """The simulated turn task: which part of a round it is in and whether it was told to stop."""
-
-    phase: str = "request"
-    interrupted: bool = False
-    in_flight: str | None = None
-
-
-class SimPod:
-    """A LifecycleModel on the real history functions, plus a simulated turn task."""
-
-    def __init__(self) -> None:
-        self.history = History()
-        self.pending: list[Segment] | None = None
-        self.stash: list[Item] = []
-        self.notes: list[str] = []
-        self.task: TurnTask | None = None
-        self.results: list[str] = []
-        self.calls = 0
-        self.machine = PodLifecycle(model=self)
-
-    # -- LifecycleModel ----------------------------------------------------------------------
-
-    def stash_file_refs(self, segments: Any) -> None:
-        self.pending = list(segments)
-        self.stash = [
-            SystemMessage(text=f"<file {s.path}>\nbody\n</file>", origin="file_ref")
-            for s in segments
-            if isinstance(s, FileRefSegment)
-        ]
-
-    def start_turn(self) -> None:
-        self.history.new_turn()
-        if self.pending is not None:
-            self.history.append(user_message(self.pending))
-            self.history.extend(self.stash)
-            self.pending, self.stash = None, []
-        self.inject_queued_notes()
-        self.task = TurnTask()
-
-    def resume_turn(self) -> None:
-        # Never-started calls are run first, as the Rust worker's resume did.
-        pending = pending_tool_calls(self.history.items)
-        self.task = TurnTask(phase="tools" if pending else "request")
-
-    def interrupt_turn(self) -> None:
-        assert self.task is not None
-        self.task.interrupted = True
-
-    def close_orphans(self) -> None:
-        self.history.extend(list(close_orphans(self.history.items)))
-
-    def inject_interrupt_note(self) -> None:
-        self.history.append(interrupt_note())
-
-    def queue_note(self, note: Any) -> None:
-        self.notes.append(str(note))
-
-    def inject_queued_notes(self) -> None:
-        self.history.extend([SystemMessage(text=n, origin="note") for n in self.notes])
-        self.notes = []
-
-    def end_turn(self, result: str = "cancelled") -> None:
-        self.results.append(result)
-
-    # -- the simulated turn task -------------------------------------------------------------
-
-    @property
-    def leaf(self) -> str:
-        return leaf(self.machine)
-
-    def _end(self, outcome: str, result: str) -> None:
-        self.task = None
-        self.machine.send(outcome, result=result)
-
-    def step(self, choice: int) -> None:
-        """Let the turn task make one move; ``choice`` picks which."""
-        task = self.task
-        if task is None:
-            return
-        if task.phase == "request":
-            self._step_request(task, choice)
-        else:
-            self._step_tools(task, choice)
-
-    def _step_request(self, task: TurnTask, choice: int) -> None:
-        if task.interrupted:
-            self._end("turn_interrupted", "cancelled")  # the partial stream is dropped
-            return
-        if choice % 7 == 0:
-            self._end("turn_failed", "errored")
-            return
-        calls = []
-        for _ in range(choice // 7 % 4):
-            self.calls += 1
-            calls.append(ToolUseBlock(id=f"toolu_{self.calls}", name="Read", input={"n": 1}))
-        blocks: list[Any] = []
-        if choice % 2:
-            blocks.append(ThinkingBlock(thinking="think", signature="sig"))
-        blocks.append(TextBlock(text=" " if choice % 5 == 0 else "answer"))
-        self.history.append(
-            AssistantMessage(blocks=blocks + calls, stop_reason="tool_use" if calls else "end")
-        )
-        if not calls:
-            self._end("turn_finished", "finished")
-            return
-        task.phase = "tools"
-        self.machine.send("tools_started")
-
-    def _step_tools(self, task: TurnTask, choice: int) -> None:
-        if task.interrupted:
-            if task.in_flight is not None:
-                # A started tool gets a truthful result; never-started calls stay open.
-                self.history.append(
-                    ToolResult(call_id=task.in_flight, summary=INTERRUPTED_SUMMARY, is_error=True)
-                )
-            self._end("turn_interrupted", "cancelled")
-            return
-        if self.leaf == "requesting":  # resumed straight into tools
-            self.machine.send("tools_started")
-        pending = pending_tool_calls(self.history.items)
-        if task.in_flight is None and choice % 5 == 0:
-            self._end("turn_paused", "paused")  # an interceptor pauses before the next tool
-            return
-        if task.in_flight is None and choice % 5 == 1:
-            task.in_flight = pending[0].id
-            return
-        self.history.append(
-            ToolResult(
-                call_id=pending[0].id,
-                summary=f"Read {pending[0].id}",
-                content=None if choice % 3 == 0 else "content",
-                is_error=choice % 11 == 0,
-            )
-        )
-        task.in_flight = None
-        if not pending_tool_calls(self.history.items):
-            task.phase = "request"
-            self.machine.send("round_done")
-
-
-PROBE = user_message([TextSegment(text="probe")])
-
-
-def next_requests(pod: SimPod) -> list[list[Item]]:
-    """The requests the pod may send next, each as the history it would be built from."""
-    items = list(pod.history.items)
-    answered = items + list(close_orphans(items))  # the shape of results still to come
-    if pod.task is not None:
-        return [answered if pod.task.phase == "tools" else items]
-    if pod.leaf == "paused":
-        # Resume runs what is pending and asks again; run closes, notes, then asks.
-        return [answered, [*answered, interrupt_note(), PROBE]]
-    assert pending_tool_calls(items) == [], "a resting pod keeps no unanswered tool call"
-    return [[*items, PROBE]]
-
-
-RUN_INPUTS = st.sampled_from(
-    [
-        '{"method":"run","params":{"input":"hello"}}',
-        '{"method":"run","params":{"input":"  "}}',
-        '{"method":"run","params":{"segments":[{"kind":"text","text":"see "},'
-        '{"kind":"file_ref","path":"src/a.py"}]}}',
-        '{"method":"run","params":{"segments":[{"kind":"future","x":1}]}}',
-    ]
-)
-ACTIONS = st.one_of(
-    st.tuples(st.just("run"), RUN_INPUTS),
-    st.tuples(st.sampled_from(["notify", "pod_event"]), st.sampled_from(["note", " "])),
-    st.tuples(st.sampled_from(["resume", "pause", "cancel", "shutdown"]), st.none()),
-    st.tuples(st.just("step"), st.integers(min_value=0, max_value=10_000)),
-    st.tuples(st.just("step"), st.integers(min_value=0, max_value=10_000)),
-)
-
-
-def _method_arguments(action: str, arg: Any) -> dict[str, Any] | None:
-    """The event arguments a method line yields, or None when the line is refused."""
-    if action == "run":
-        try:
-            _, params = parse_request(arg)
-        except ProtocolError:
-            return None
-        assert isinstance(params, RunParams)
-        return {"segments": params.segments}
-    if action == "notify":
-        line = f'{{"method":"notify","params":{{"message":"{arg}"}}}}'
-        try:
-            parse_request(line)
-        except ProtocolError:
-            return None
-        return {"note": arg}
-    if action == "pod_event":
-        return {"note": f"[child pod turn_ended] {arg}"}
-    return {}
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(ACTIONS, max_size=60))
-def test_history_stays_wire_valid_through_any_interrupt(
-    actions: list[tuple[str, Any]],
-) -> None:
-    pod = SimPod()
-    builder = WireBuilder()
-    for action, arg in actions:
-        if pod.machine.is_terminated:
-            break
-        if action == "step":
-            pod.step(arg)
-        else:
-            arguments = _method_arguments(action, arg)
-            if arguments is not None:
-                with contextlib.suppress(TransitionNotAllowed):
-                    pod.machine.send(action, **arguments)
-        assert pod.leaf in TABLE_STATES
-        for request in next_requests(pod):
-            wire = to_wire(request)
-            assert validate_wire(wire) == [], (action, arg, request)
-        assert builder.build(pod.history.items) == to_wire(pod.history.items)
-
-
-def test_paused_run_appends_results_note_then_user_message() -> None:
-    pod = SimPod()
-    pod.machine.send("run", segments=[TextSegment(text="go")])
-    pod.step(7 * 2 + 1)  # an assistant message with two tool calls
-    pod.step(2)  # the first tool completes
-    pod.step(1)  # the second tool starts
-    pod.machine.send("pause")
-    pod.step(0)  # the task stops: the started tool gets a truthful result
-    assert pod.leaf == "paused"
-    before = len(pod.history)
-    pod.machine.send("run", segments=[TextSegment(text="something else")])
-    added = [
-        (type(i).__name__, getattr(i, "text", getattr(i, "summary", "")))
-        for i in pod.history.items[before:]
-    ]
-    assert added == [
-        ("SystemMessage", INTERRUPT_NOTE),
-        ("UserMessage", "something else"),
-    ]
-    results = [i for i in pod.history.items if isinstance(i, ToolResult)]
-    assert [(r.call_id, r.summary, r.synthetic) for r in results] == [
-        ("toolu_1", "Read toolu_1", False),
-        ("toolu_2", INTERRUPTED_SUMMARY, False),
-    ]
-
-
-def test_paused_run_closes_never_started_calls_with_synthetic_results() -> None:
-    pod = SimPod()
-    pod.machine.send("run", segments=[TextSegment(text="go")])
-    pod.step(7 * 2 + 1)  # two tool calls, neither started
-    pod.machine.send("pause")
-    pod.step(2)
-    before = len(pod.history)
-    pod.machine.send("run", segments=[TextSegment(text="next")])
-    added = pod.history.items[before:]
-    assert [(type(i).__name__, i.turn) for i in added] == [
-        ("ToolResult", 1),
-        ("ToolResult", 1),
-        ("SystemMessage", 1),
-        ("UserMessage", 2),
-    ]
-    assert added[:2] == [
-        ToolResult(
-            seq=added[0].seq,
-            turn=1,
-            call_id="toolu_1",
-            summary=INTERRUPTED_SUMMARY,
-            content=None,
-            synthetic=True,
-        ),
-        ToolResult(
-            seq=added[1].seq,
-            turn=1,
-            call_id="toolu_2",
-            summary=INTERRUPTED_SUMMARY,
-            content=None,
-            synthetic=True,
-        ),
-    ]
-    assert validate_wire(to_wire(pod.history.items)) == []
-
-
-def test_resume_runs_never_started_calls() -> None:
-    pod = SimPod()
-    pod.machine.send("run", segments=[TextSegment(text="go")])
-    pod.step(7 * 1 + 1)  # one tool call
-    pod.machine.send("pause")
-    pod.step(2)
-    pod.machine.send("resume")
-    pod.step(2)  # the tool runs; the round completes
-    assert pod.leaf == "requesting"
-    results = [i for i in pod.history.items if isinstance(i, ToolResult)]
-    assert [(r.call_id, r.summary, r.synthetic) for r in results] == [
-        ("toolu_1", "Read toolu_1", False)
-    ]

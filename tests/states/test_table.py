@@ -100,26 +100,27 @@ def test_event_kind() -> None:
 def test_render_markdown_table_whole_text() -> None:
     rows = transition_table(states=["idle", "paused", "requesting"], events=["pause", "run"])
     assert render_markdown_table(rows, events=["pause", "run"]) == (
-        "| State | Event | Result | Actions, in order | Status |\n"
-        "| --- | --- | --- | --- | --- |\n"
-        "| `idle` | `pause` | error `not_running` | — | idle |\n"
+        "| State | Event | Result | Actions, in order | Status | Ends |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| `idle` | `pause` | error `not_running` | — | idle | — |\n"
         "| `idle` | `run` | → `requesting` | `stash_file_refs`, `start_turn` "
-        "| idle → **running** |\n"
-        "| `paused` | `pause` | no-op | — | paused |\n"
+        "| idle → **running** | — |\n"
+        "| `paused` | `pause` | no-op | — | paused | — |\n"
         "| `paused` | `run` | → `requesting` | `stash_file_refs`, `close_orphans`, "
-        "`end_turn`, `inject_interrupt_note`, `start_turn` | paused → **running** |\n"
-        "| `requesting` | `pause` | → `pausing` | `interrupt_turn` | running |\n"
-        "| `requesting` | `run` | error `already_running` | — | running |\n"
+        "`end_turn`, `inject_interrupt_note`, `start_turn` | paused → **running** "
+        "| turn `cancelled` |\n"
+        "| `requesting` | `pause` | → `pausing` | `interrupt_turn` | running | — |\n"
+        "| `requesting` | `run` | error `already_running` | — | running | — |\n"
     )
 
 
 def test_render_filters_events_and_marks_stays_and_not_allowed() -> None:
     rows = transition_table(states=["requesting"], events=["notify", "round_done"])
     assert render_markdown_table(rows, events=["notify", "round_done"]) == (
-        "| State | Event | Result | Actions, in order | Status |\n"
-        "| --- | --- | --- | --- | --- |\n"
-        "| `requesting` | `notify` | stays | `queue_note` | running |\n"
-        "| `requesting` | `round_done` | not allowed | — | running |\n"
+        "| State | Event | Result | Actions, in order | Status | Ends |\n"
+        "| --- | --- | --- | --- | --- | --- |\n"
+        "| `requesting` | `notify` | stays | `queue_note` | running | — |\n"
+        "| `requesting` | `round_done` | not allowed | — | running | — |\n"
     )
     assert render_markdown_table(rows, events=[]).count("\n") == 2
 
