@@ -1,4 +1,4 @@
-"""A hostile model's tool calls: regex bombs and glob bombs.
+"""A hostile model's tool calls: regex bombs, glob bombs, and reading secrets from the environment.
 
 The bombs run against a pod in its own process: with Python's ``re`` they backtrack for ever
 while holding the GIL, which would freeze an in-process pod together with the test itself. In a
@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from orchestrator.client import PodClient
 from tests.e2e.harness import (
@@ -146,4 +148,44 @@ async def test_unsupported_regex_is_an_error_result_the_model_can_act_on(
         assert sent["type"] == "tool_result" and sent["is_error"] is True
         assert "unsupported regular expression" in json.dumps(sent)
         assert "backreferences" in json.dumps(sent)
+        await c.close()
+
+
+# -- secrets ---------------------------------------------------------------------------------
+
+SECRET_KEY = "sk-ant-test-do-not-leak-1234"
+SECRET_TOKEN = "ghp_test_do_not_leak_5678"
+
+
+async def test_bash_output_never_carries_the_pods_secrets(
+    workspace: Path, short_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET_KEY)
+    monkeypatch.setenv("GITHUB_TOKEN", SECRET_TOKEN)
+    monkeypatch.setenv("PROJECT_MODE", "visible")
+    command = "env; printenv ANTHROPIC_API_KEY; echo token=$GITHUB_TOKEN; cat /proc/$$/environ"
+    replies = [
+        ScriptedReply(tool_calls=[ScriptedToolCall(name="bash", input={"command": command})]),
+        ScriptedReply(text="done"),
+    ]
+    async with running_pod(
+        workspace,
+        short_dir,
+        replies=replies,
+        allow_bash=True,
+        tool_env_allow=["PROJECT_*", "GITHUB_*"],
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "show me the environment"})
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "finished"}
+        wire = json.dumps([r.messages for r in pod.provider.requests])
+        events_text = json.dumps([e.data for e in events])
+        history = json.dumps((await c.request("get_history")).data)
+        for seen in (wire, events_text, history):
+            assert SECRET_KEY not in seen
+            assert SECRET_TOKEN not in seen
+        # The command did run and saw what it may see.
+        assert "PROJECT_MODE=visible" in history
+        assert "token=\\n" in history
         await c.close()
