@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from orchestrator.errors import SetupError
 
@@ -80,6 +80,33 @@ class PodConfig(BaseModel):
     socket: Path | None = None
     parent_socket: Path | None = None
 
+    # -- the environment of tool processes (orchestrator/tools/environment.py) --
+    tool_env_allow: list[str] = Field(default_factory=list)
+    """Variables of the pod's environment that tool processes (bash) may see, beyond the
+    defaults (PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TERM, TZ, TMPDIR).
+    ``NAME`` or ``PREFIX*``; a secret-looking name (``*_TOKEN``, ``*_KEY``, ``*_SECRET``,
+    ``AWS_*``, ``ANTHROPIC_*``, …) passes only when listed by its exact name."""
+    tool_env: dict[str, str] = Field(default_factory=dict)
+    """Variables set for tool processes, after the allow-list (e.g. ``{CI = "1"}``)."""
+
+    @field_validator("tool_env_allow")
+    @classmethod
+    def _env_allow_entries(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            if not (entry == "*" or _is_env_name(entry.removesuffix("*"))):
+                raise ValueError(f"{entry!r} is not a variable name or a NAME_PREFIX* glob")
+        return entries
+
+    @field_validator("tool_env")
+    @classmethod
+    def _env_values(cls, env: dict[str, str]) -> dict[str, str]:
+        for name, value in env.items():
+            if not _is_env_name(name):
+                raise ValueError(f"{name!r} is not a variable name")
+            if "\0" in value:
+                raise ValueError(f"the value of {name} contains a NUL byte")
+        return env
+
     @model_validator(mode="after")
     def _absolute_roots(self) -> PodConfig:
         # Relative roots mean "relative to the workspace", whatever the pod's cwd is.
@@ -105,6 +132,11 @@ class PodConfig(BaseModel):
     def memory_root(self) -> Path:
         """The directory that holds ``knowledge/``."""
         return (self.memory.workspace_root or self.workspace).resolve()
+
+
+def _is_env_name(name: str) -> bool:
+    # ASCII identifiers are exactly the portable names: [A-Za-z_][A-Za-z0-9_]*.
+    return name.isascii() and name.isidentifier()
 
 
 def config_file(workspace: Path) -> Path:

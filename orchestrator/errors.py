@@ -15,6 +15,7 @@
         ├── ProviderError          (providers)   a model request failed (retryable or not)
         ├── ToolError              (tools)       a tool failure the model reads as is_error
         ├── FsError                (scoped_fs)   a path is out of scope, missing, binary, special…
+        ├── PatternError           (safe_regex)  a regex or glob is invalid or unsupported by RE2
         ├── FileRefError           (file_refs)   an @file ref could not be attached
         ├── KnowledgeError         (knowledge)   a knowledge record is malformed
         ├── WireInvalidError       (validator)   a request the API would reject

@@ -2,11 +2,16 @@
 
 ``*`` and ``?`` stay inside one path segment, ``**`` crosses segments, ``[...]`` is a class
 (``[!...]`` negated), a backslash escapes, and with ``braces`` ``{a,b}`` is an alternative.
+Globs come from the model and from the workspace, so they are matched with RE2
+(:mod:`orchestrator.safe_regex`): with Python's ``re``, ``*a*a*a*a*a*a*a*a*b`` against a long
+name backtracks for ever and freezes the pod.
 """
 
 from __future__ import annotations
 
 import re
+
+from orchestrator.safe_regex import PatternError, WholeMatch, compile_whole
 
 
 def glob_regex(pattern: str, *, braces: bool = False) -> str:
@@ -57,6 +62,15 @@ def glob_regex(pattern: str, *, braces: bool = False) -> str:
     if depth:
         raise ValueError(f"unbalanced '{{' in glob pattern {pattern!r}")
     return "".join(out)
+
+
+def compile_glob(pattern: str, *, braces: bool = False) -> WholeMatch:
+    """A glob compiled for whole-path matching; PatternError when it is malformed."""
+    try:
+        source = glob_regex(pattern, braces=braces)
+    except ValueError as exc:
+        raise PatternError(str(exc)) from None
+    return compile_whole(source, label=f"glob pattern {pattern!r}")
 
 
 def _class_end(pattern: str, start: int) -> int:

@@ -55,7 +55,6 @@ import errno
 import functools
 import os
 import platform
-import re
 import secrets
 import stat
 import sys
@@ -64,7 +63,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.errors import PodRuntimeError
-from orchestrator.globs import glob_regex
+from orchestrator.globs import compile_glob
+from orchestrator.safe_regex import PatternError, WholeMatchSet
 
 _READ_CHUNK = 64 * 1024
 _GITIGNORE_MAX_BYTES = 256 * 1024
@@ -173,14 +173,45 @@ class DirEntry:
 
 @dataclass(frozen=True)
 class _IgnoreRule:
-    regex: re.Pattern[str]
+    source: str
+    """The rule's regex (from :func:`glob_regex`), matched against a whole subject."""
     negate: bool
     dir_only: bool
     anchored: bool
 
 
-def parse_gitignore(text: str) -> list[_IgnoreRule]:
-    """The rules of a ``.gitignore`` file (a practical subset: globs, ``!``, ``/``, ``**``)."""
+class IgnoreRules:
+    """Parsed ``.gitignore`` rules; the last rule that matches a path decides.
+
+    The rules are matched with RE2 sets, one call per subject for all rules: the file is the
+    workspace's (or the model's, through write_file), so a rule must not be able to freeze the
+    pod by backtracking, and it is checked for every path a walk lists.
+    """
+
+    def __init__(self, rules: Sequence[_IgnoreRule] = ()) -> None:
+        self._rules = list(rules)
+        self._by_name = [i for i, rule in enumerate(self._rules) if not rule.anchored]
+        self._by_path = [i for i, rule in enumerate(self._rules) if rule.anchored]
+        self._names = WholeMatchSet([self._rules[i].source for i in self._by_name])
+        self._paths = WholeMatchSet([self._rules[i].source for i in self._by_path])
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    def last_match(self, name: str, rel: str, is_dir: bool) -> _IgnoreRule | None:
+        """The last rule matching an entry (``name``, workspace-relative ``rel``), if any."""
+        hits = [self._by_name[i] for i in self._names.matching(name)]
+        hits += [self._by_path[i] for i in self._paths.matching(rel)]
+        hits = [i for i in hits if is_dir or not self._rules[i].dir_only]
+        return self._rules[max(hits)] if hits else None
+
+
+def parse_gitignore(text: str) -> IgnoreRules:
+    """The rules of a ``.gitignore`` file (a practical subset: globs, ``!``, ``/``, ``**``).
+
+    A line that is not a valid pattern is skipped, as git does, instead of breaking every
+    listing.
+    """
     rules: list[_IgnoreRule] = []
     for raw in text.splitlines():
         line = raw.rstrip()
@@ -196,24 +227,25 @@ def parse_gitignore(text: str) -> list[_IgnoreRule]:
         line = line.lstrip("/")
         if not line:
             continue
-        regex = re.compile(glob_regex(line) + r"\Z", re.DOTALL)
-        rules.append(_IgnoreRule(regex, negate, dir_only, anchored))
-    return rules
+        try:
+            compiled = compile_glob(line)
+        except PatternError:
+            continue
+        rules.append(_IgnoreRule(compiled.source, negate, dir_only, anchored))
+    try:
+        return IgnoreRules(rules)
+    except PatternError:
+        # Too many rules for RE2's memory budget (the file is capped at 256 KiB): show
+        # everything rather than fail every listing.
+        return IgnoreRules()
 
 
-def is_ignored(rules: Sequence[_IgnoreRule], parts: Sequence[str], is_dir: bool) -> bool:
+def is_ignored(rules: IgnoreRules, parts: Sequence[str], is_dir: bool) -> bool:
     """Whether a workspace-relative path is ignored; an ignored directory hides its contents."""
     for depth in range(1, len(parts) + 1):
         prefix_is_dir = depth < len(parts) or is_dir
-        rel = "/".join(parts[:depth])
-        ignored = False
-        for rule in rules:
-            if rule.dir_only and not prefix_is_dir:
-                continue
-            subject = rel if rule.anchored else parts[depth - 1]
-            if rule.regex.match(subject):
-                ignored = not rule.negate
-        if ignored:
+        rule = rules.last_match(parts[depth - 1], "/".join(parts[:depth]), prefix_is_dir)
+        if rule is not None and not rule.negate:
             return True
     return False
 
@@ -549,7 +581,7 @@ class ScopedFS:
         given = [Path(workspace), *write_roots, *read_roots]
         self._lexical_roots = [Path(os.path.normpath(Path(r).absolute())) for r in given]
         self._ignore_key: tuple[int, int] | None = None
-        self._ignore_rules: list[_IgnoreRule] = []
+        self._ignore_rules = IgnoreRules()
 
     # -- resolution
 
@@ -796,14 +828,14 @@ class ScopedFS:
 
     # -- directories
 
-    def _gitignore_rules(self) -> list[_IgnoreRule]:
+    def _gitignore_rules(self) -> IgnoreRules:
         # A stat by path is enough here: it only keys the cache; the rules are read via read_text.
         path = self.workspace / ".gitignore"
         try:
             st = os.stat(path)
         except OSError:
-            self._ignore_key, self._ignore_rules = None, []
-            return []
+            self._ignore_key, self._ignore_rules = None, IgnoreRules()
+            return self._ignore_rules
         key = (st.st_mtime_ns, st.st_size)
         if key != self._ignore_key:
             try:

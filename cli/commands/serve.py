@@ -100,6 +100,10 @@ def register(app: typer.Typer) -> None:
             pod = await task
             sys.stderr.write(f"pod {config.pod_name()} stopped; session {pod.session_path}\n")
 
+        # Tool processes are the pod's children: keep them out of its /proc environ and memory.
+        from orchestrator.tools.environment import forbid_inspection
+
+        forbid_inspection()
         try:
             asyncio.run(main())
         except (PodSetupError, ServerError, SessionError, ConfigError) as exc:

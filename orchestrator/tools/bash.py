@@ -3,7 +3,8 @@
 The process group is the unit of cleanup. On timeout or cancellation the whole group gets
 SIGTERM, then SIGKILL after a short grace, so grandchildren (``make`` → ``cc``, ``sleep 60 &``)
 die with the shell instead of outliving the pod. Output is streamed into ``ctx.partial`` as it
-arrives, so an interrupted call still shows what it printed.
+arrives, so an interrupted call still shows what it printed. The shell gets an allow-listed
+environment (``tools/environment.py``), never the pod's secrets such as ``ANTHROPIC_API_KEY``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import codecs
 import contextlib
 import os
 import signal
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from orchestrator.tools.args import str_arg
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
+from orchestrator.tools.environment import tool_environment
 
 KILL_GRACE_S = 0.2
 """Between SIGTERM and SIGKILL: long enough to flush and exit, short enough to feel instant."""
@@ -85,9 +88,20 @@ class BashTool:
         "timeout_s seconds."
     )
 
-    def __init__(self, *, default_timeout_s: float = 120.0, max_timeout_s: float = 600.0) -> None:
+    def __init__(
+        self,
+        *,
+        default_timeout_s: float = 120.0,
+        max_timeout_s: float = 600.0,
+        env_allow: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         if default_timeout_s <= 0 or max_timeout_s <= 0:
             raise ValueError("bash timeouts must be positive")
+        self.env_allow = tuple(env_allow)
+        """Pod variables passed on beyond the defaults (``PodConfig.tool_env_allow``)."""
+        self.env = dict(env or {})
+        """Variables set for every command (``PodConfig.tool_env``)."""
         self.max_timeout_s = max_timeout_s
         self.default_timeout_s = min(default_timeout_s, max_timeout_s)
         self.input_schema: dict[str, Any] = {
@@ -131,8 +145,7 @@ class BashTool:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
-                # Pagers would wait on a terminal that is not there.
-                env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
+                env=tool_environment(os.environ, allow=self.env_allow, fixed=self.env),
             )
         except OSError as exc:
             raise ToolError(f"could not start /bin/bash: {exc}") from None

@@ -75,7 +75,12 @@ def default_registry(config: PodConfig, extra: Sequence[Tool] = ()) -> ToolRegis
         # The configured timeout is both the default and the ceiling: the model may only
         # ask for less.
         registry.register(
-            BashTool(default_timeout_s=config.bash_timeout_s, max_timeout_s=config.bash_timeout_s)
+            BashTool(
+                default_timeout_s=config.bash_timeout_s,
+                max_timeout_s=config.bash_timeout_s,
+                env_allow=config.tool_env_allow,
+                env=config.tool_env,
+            )
         )
     for tool in extra:
         registry.register(tool)

@@ -1,14 +1,18 @@
-"""Search tools: ``glob`` (paths by pattern) and ``grep`` (lines by regex), pure Python.
+"""Search tools: ``glob`` (paths by pattern) and ``grep`` (lines by regex).
 
 Both walk directories with ``ctx.fs.list_dir``, so hidden entries, ``.gitignore``-d paths and
 symlinks leading out of scope are skipped the same way everywhere. A grep result too large for
 the context is written to ``ctx.scratch_dir`` and the model gets a map of it instead.
+
+Patterns and globs are the model's, so they are matched with RE2 (``orchestrator.safe_regex``):
+linear time, and the GIL is released while a line is matched. The search runs in a worker
+thread that checks its stop flag before every line, so a cancelled search stops within one
+line's work and the event loop is never blocked meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 import uuid
 from collections import Counter
@@ -18,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.config import TOOL_OUTPUT_MAX_BYTES
-from orchestrator.globs import glob_regex
+from orchestrator.globs import compile_glob
+from orchestrator.safe_regex import PatternError, SearchPattern, WholeMatch, compile_search
 from orchestrator.scoped_fs import BinaryFile, FsError, NotADirectory, ScopedFS
 from orchestrator.tools.args import bool_arg, str_arg
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
@@ -51,12 +56,12 @@ SUMMARY_PATTERN_CHARS = 80
 # -- glob patterns ----------------------------------------------------------------------------
 
 
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
+def glob_to_regex(pattern: str) -> WholeMatch:
     """Compile a path glob (``{a,b}`` alternatives allowed); ToolError when it is malformed."""
     try:
-        return re.compile(glob_regex(pattern, braces=True) + r"\Z", re.DOTALL)
-    except (ValueError, re.error) as exc:
-        raise ToolError(f"invalid glob pattern {pattern!r}: {exc}") from None
+        return compile_glob(pattern, braces=True)
+    except PatternError as exc:
+        raise ToolError(str(exc)) from None
 
 
 # -- walking ----------------------------------------------------------------------------------
@@ -179,14 +184,14 @@ class GlobTool:
         return result
 
     def _glob(
-        self, stop: threading.Event, fs: ScopedFS, regex: re.Pattern[str], pattern: str, path: str
+        self, stop: threading.Event, fs: ScopedFS, regex: WholeMatch, pattern: str, path: str
     ) -> ToolOutput:
         root, display_root = _resolve_dir(fs, path)
         walk = _Walk(fs, stop)
         matches = sorted(
             shown
             for rel, shown in walk.files(root, display_root)
-            if regex.match(rel) or (rel.endswith("/") and regex.match(rel[:-1]))
+            if regex.matches(rel) or (rel.endswith("/") and regex.matches(rel[:-1]))
         )
         where = _where(pattern, path)
         if not matches:
@@ -221,15 +226,17 @@ class GrepTool:
     name = "grep"
     side_effects = False
     description = (
-        "Search files for a Python regular expression, line by line, below path (a directory "
-        "or one file; default: the workspace). Optional glob filters files (`*.py` matches the "
-        "file name, `src/**/*.py` the path). Binary, hidden and .gitignore'd files are "
-        "skipped. Returns `path:line:text`; a large result is saved to a file and summarised."
+        "Search files for a regular expression (RE2 syntax), line by line, below path (a "
+        "directory or one file; default: the workspace). Optional glob filters files (`*.py` "
+        "matches the file name, `src/**/*.py` the path). Binary, hidden and .gitignore'd files "
+        "are skipped. Returns `path:line:text`; a large result is saved to a file and "
+        "summarised. RE2 has no backreferences or lookaround; \\d \\w \\s \\b are ASCII-only "
+        "(use \\pL, \\pN for other scripts)."
     )
     input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Regular expression (Python syntax)."},
+            "pattern": {"type": "string", "description": "Regular expression (RE2 syntax)."},
             "path": {"type": "string", "default": ".", "description": "Directory or file."},
             "glob": {"type": "string", "description": "Only search files matching this glob."},
             "case_insensitive": {"type": "boolean", "default": False},
@@ -249,11 +256,10 @@ class GrepTool:
         glob = args.get("glob")
         if glob is not None:
             glob = str_arg(args, "glob").strip() or None
-        flags = re.IGNORECASE if bool_arg(args, "case_insensitive") else 0
         try:
-            regex = re.compile(pattern, flags)
-        except re.error as exc:
-            raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+            regex = compile_search(pattern, ignore_case=bool_arg(args, "case_insensitive"))
+        except PatternError as exc:
+            raise ToolError(str(exc)) from None
         file_filter = None if glob is None else glob_to_regex(glob.removeprefix("./"))
         match_name = glob is not None and "/" not in glob
         found: _GrepResult = await _in_thread(
@@ -265,9 +271,9 @@ class GrepTool:
         self,
         stop: threading.Event,
         fs: ScopedFS,
-        regex: re.Pattern[str],
+        regex: SearchPattern,
         path: str,
-        file_filter: re.Pattern[str] | None,
+        file_filter: WholeMatch | None,
         match_name: bool,
     ) -> _GrepResult:
         found = _GrepResult()
@@ -288,9 +294,9 @@ class GrepTool:
             if file_filter is not None:
                 # A path glob may be relative to the search path or to the workspace.
                 subjects = [rel.rsplit("/", 1)[-1]] if match_name else [rel, shown]
-                if not any(file_filter.match(subject) for subject in subjects):
+                if not any(file_filter.matches(subject) for subject in subjects):
                     continue
-            if self._search_file(fs, regex, shown, found):
+            if self._search_file(stop, fs, regex, shown, found):
                 found.capped = True
                 break
         if walk is not None:
@@ -302,7 +308,9 @@ class GrepTool:
         return found
 
     @staticmethod
-    def _search_file(fs: ScopedFS, regex: re.Pattern[str], shown: str, found: _GrepResult) -> bool:
+    def _search_file(
+        stop: threading.Event, fs: ScopedFS, regex: SearchPattern, shown: str, found: _GrepResult
+    ) -> bool:
         """Add one file's hits; True once the hit cap is reached."""
         try:
             file = fs.read_text(shown, max_bytes=GREP_FILE_MAX_BYTES)
@@ -316,6 +324,9 @@ class GrepTool:
         if file.truncated:
             found.partly_searched.append(shown)
         for number, line in enumerate(file.text.split("\n"), start=1):
+            # Per line, not per file: one file may hold 4 MiB of lines that are slow to match.
+            if stop.is_set():
+                raise _Stopped
             line = line.removesuffix("\r")
             if regex.search(line):
                 found.hits.append((shown, number, line))

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +18,7 @@ from orchestrator.interceptors import InterceptorChain
 from orchestrator.pod import Pod, serve_pod
 from orchestrator.providers.base import Provider
 from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
+from orchestrator.server import socket_is_live
 from orchestrator.validator import validate_wire
 
 
@@ -83,6 +87,33 @@ async def running_pod(
             task.cancel()
 
 
+def start_pod_process(
+    workspace: Path, socket: Path, session: Path, script: Path, *extra: str
+) -> subprocess.Popen[bytes]:
+    """``pod serve`` in its own process with a scripted provider and bash, once it listens.
+
+    For what an in-process pod cannot survive: a kill -9, or a regression that freezes the
+    whole interpreter (a regex holding the GIL), which must fail the test, not hang it.
+    """
+    args = [
+        sys.executable, "-m", "cli", "serve",
+        "--workspace", str(workspace),
+        "--socket", str(socket),
+        "--session", str(session),
+        "--provider", "scripted",
+        "--script", str(script),
+        "--allow-bash",
+        *extra,
+    ]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while not socket_is_live(socket):
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        assert time.monotonic() < deadline, "pod did not start"
+        time.sleep(0.05)
+    return proc
+
+
 async def collect_until(
     client: PodClient, event: str, *, timeout: float = 10.0, **match: Any
 ) -> list[PodEvent]:
@@ -119,4 +150,5 @@ __all__ = [
     "collect_until",
     "names",
     "running_pod",
+    "start_pod_process",
 ]

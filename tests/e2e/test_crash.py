@@ -5,36 +5,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from orchestrator.client import PodClient
-from orchestrator.server import socket_is_live
-from tests.e2e.harness import collect_until
-
-
-def _start(
-    workspace: Path, socket: Path, session: Path, script: Path, *extra: str
-) -> subprocess.Popen[bytes]:
-    args = [
-        sys.executable, "-m", "cli", "serve",
-        "--workspace", str(workspace),
-        "--socket", str(socket),
-        "--session", str(session),
-        "--provider", "scripted",
-        "--script", str(script),
-        "--allow-bash",
-        *extra,
-    ]  # fmt: skip
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while not socket_is_live(socket):
-        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-        assert time.monotonic() < deadline, "pod did not start"
-        time.sleep(0.05)
-    return proc
+from tests.e2e.harness import collect_until, start_pod_process
 
 
 async def test_kill_9_mid_tool_then_continue(workspace: Path, short_dir: Path) -> None:
@@ -55,7 +30,7 @@ async def test_kill_9_mid_tool_then_continue(workspace: Path, short_dir: Path) -
     )
     socket = short_dir / "p.sock"
     session = short_dir / "session.jsonl"
-    proc = _start(workspace, socket, session, script)
+    proc = start_pod_process(workspace, socket, session, script)
     try:
         c = await PodClient.connect(socket)
         await c.send("run", {"input": "hello"})
@@ -75,7 +50,7 @@ async def test_kill_9_mid_tool_then_continue(workspace: Path, short_dir: Path) -
     ]  # fmt: skip
     assert socket.exists()  # a kill -9 leaves a stale socket; the restart must clear it
     script.write_text(json.dumps({"replies": [{"text": "after the crash"}]}))
-    proc = _start(workspace, socket, session, script, "--continue")
+    proc = start_pod_process(workspace, socket, session, script, "--continue")
     try:
         c = await PodClient.connect(socket)
         status = await c.request("get_status")
@@ -119,7 +94,7 @@ async def test_a_command_interrupted_by_a_crash_never_runs_twice(
     )
     socket = short_dir / "p.sock"
     session = short_dir / "session.jsonl"
-    proc = _start(workspace, socket, session, script)
+    proc = start_pod_process(workspace, socket, session, script)
     try:
         c = await PodClient.connect(socket)
         await c.send("run", {"input": "count"})
@@ -137,7 +112,7 @@ async def test_a_command_interrupted_by_a_crash_never_runs_twice(
             proc.kill()
 
     script.write_text(json.dumps({"replies": [{"text": "done"}]}))
-    proc = _start(workspace, socket, session, script, "--continue")
+    proc = start_pod_process(workspace, socket, session, script, "--continue")
     try:
         c = await PodClient.connect(socket)
         assert (await c.request("get_status")).data["status"] == "paused"

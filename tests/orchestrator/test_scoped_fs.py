@@ -663,6 +663,20 @@ def test_gitignore_matching(rules: str, path: str, is_dir: bool, ignored: bool) 
     assert is_ignored(parse_gitignore(rules), path.split("/"), is_dir) is ignored
 
 
+def test_an_invalid_gitignore_line_is_skipped_not_fatal(fs: ScopedFS, ws: Path) -> None:
+    (ws / ".gitignore").write_text("[z-a]\n*.log\n")
+    (ws / "debug.log").write_text("")
+    assert fs.list_dir("").entries == ["README.md", "src/"]
+    assert fs.complete("d") == []
+
+
+def test_gitignore_matches_undecodable_names(fs: ScopedFS, ws: Path) -> None:
+    (ws / ".gitignore").write_text("*.log\n")
+    os.close(os.open(os.fsencode(ws) + b"/caf\xe9.log", os.O_CREAT | os.O_WRONLY))
+    os.close(os.open(os.fsencode(ws) + b"/caf\xe9.txt", os.O_CREAT | os.O_WRONLY))
+    assert fs.list_dir("").entries == ["README.md", "caf\ufffd.txt", "src/"]
+
+
 # -- completion -----------------------------------------------------------------------------------
 
 

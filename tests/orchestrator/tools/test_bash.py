@@ -187,3 +187,49 @@ def test_schema_states_the_maximum() -> None:
     assert tool.default_timeout_s == 90
     assert tool.input_schema["properties"]["timeout_s"]["maximum"] == 90
     assert tool.input_schema["required"] == ["command"]
+
+
+# -- environment ------------------------------------------------------------------------------
+
+
+def _env_lines(output: ToolOutput) -> dict[str, str]:
+    assert output.content is not None
+    return dict(line.split("=", 1) for line in output.content.splitlines() if "=" in line)
+
+
+async def test_the_pods_secrets_never_reach_the_command(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+    monkeypatch.setenv("UNRELATED", "not allow-listed either")
+    monkeypatch.setenv("LC_TIME", "C")
+    output = await BashTool().run(
+        {"command": "env; printenv ANTHROPIC_API_KEY || echo no key"}, ctx
+    )
+    assert output.content is not None
+    for secret in ("sk-ant-secret", "ghp-secret", "aws-secret", "not allow-listed"):
+        assert secret not in output.content
+    assert output.content.endswith("no key\n")
+    env = _env_lines(output)
+    assert env["PATH"] == os.environ["PATH"]
+    assert env["HOME"] == os.environ["HOME"]
+    assert env["LC_TIME"] == "C"  # the default LC_* glob
+    assert (env["PAGER"], env["GIT_PAGER"]) == ("cat", "cat")
+
+
+async def test_allow_list_globs_pass_variables_but_not_secret_looking_ones(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROJECT_MODE", "dev")
+    monkeypatch.setenv("PROJECT_TOKEN", "glob-must-not-pass-this")
+    monkeypatch.setenv("NPM_TOKEN", "named-exactly")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    tool = BashTool(env_allow=["PROJECT_*", "NPM_TOKEN", "*"], env={"CI": "1", "PAGER": "less"})
+    env = _env_lines(await tool.run({"command": "env"}, ctx))
+    assert env["PROJECT_MODE"] == "dev"
+    assert "PROJECT_TOKEN" not in env
+    assert "ANTHROPIC_API_KEY" not in env  # even `*` does not let it through
+    assert env["NPM_TOKEN"] == "named-exactly"
+    assert (env["CI"], env["PAGER"]) == ("1", "less")

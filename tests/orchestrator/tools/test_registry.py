@@ -9,6 +9,7 @@ import pytest
 
 import orchestrator.tools
 from orchestrator.config import PodConfig
+from orchestrator.scoped_fs import ScopedFS
 from orchestrator.tools import (
     BashTool,
     GrepTool,
@@ -84,6 +85,21 @@ def test_default_registry_with_bash_uses_the_configured_timeout(tmp_path: Path) 
     bash = registry.get("bash")
     assert isinstance(bash, BashTool)
     assert (bash.default_timeout_s, bash.max_timeout_s) == (45, 45)
+
+
+async def test_default_registry_gives_bash_the_configured_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROJECT_MODE", "dev")
+    monkeypatch.setenv("OTHER_MODE", "hidden")
+    config = PodConfig(
+        workspace=tmp_path, allow_bash=True, tool_env_allow=["PROJECT_*"], tool_env={"CI": "1"}
+    )
+    bash = default_registry(config).get("bash")
+    assert bash is not None
+    ctx = ToolContext(fs=ScopedFS(tmp_path), workspace=tmp_path, scratch_dir=tmp_path / "s")
+    output = await bash.run({"command": "echo $PROJECT_MODE/$OTHER_MODE/$CI"}, ctx)
+    assert isinstance(output, ToolOutput) and output.content == "dev//1\n"
 
 
 def test_default_registry_applies_per_tool_caps(tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ def ctx(ws: Path) -> ToolContext:
     ],
 )
 def test_glob_to_regex(pattern: str, matches: bool) -> None:
-    assert bool(glob_to_regex(pattern).match("src/app.py")) is matches
+    assert glob_to_regex(pattern).matches("src/app.py") is matches
 
 
 async def test_glob_lists_sorted_skipping_hidden_and_ignored(ctx: ToolContext) -> None:
@@ -206,3 +206,17 @@ async def test_grep_on_one_unsearchable_file_is_an_error(tmp_path: Path) -> None
         await GrepTool().run({"pattern": "x", "path": "blob.bin"}, ctx)
     with pytest.raises(ToolError, match=r"cannot search pipe \(.*regular file"):
         await GrepTool().run({"pattern": "x", "path": "pipe"}, ctx)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "named"),
+    [(r"(TODO)\1", "backreferences"), (r"TODO(?=:)", "lookahead"), (r"(?<=# )TODO", "lookbehind")],
+)
+async def test_grep_refuses_what_re2_cannot_do_and_says_what_to_write(
+    ctx: ToolContext, pattern: str, named: str
+) -> None:
+    with pytest.raises(ToolError) as caught:
+        await GrepTool().run({"pattern": pattern}, ctx)
+    message = str(caught.value)
+    assert message.startswith(f"unsupported regular expression {pattern!r}: {named}"), message
+    assert "grep a wider pattern" in message

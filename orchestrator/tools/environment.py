@@ -1,0 +1,109 @@
+"""The environment of tool processes: an allow-list over the pod's own, never its secrets.
+
+The pod's environment holds ``ANTHROPIC_API_KEY`` and whatever else the user's shell exported
+(``GITHUB_TOKEN``, ``AWS_*``, …). A command the model writes must not see them: what it prints
+goes into the session and to the API, and the command itself can send it anywhere. So a tool
+process gets only the variables on an allow-list: :data:`DEFAULT_ALLOW` plus the pod config's
+``tool_env_allow``, then the config's ``tool_env`` values. A name that looks like a secret
+(:data:`SECRET_NAMES`) passes only when the allow-list names it exactly, never through a
+``PREFIX*`` entry.
+
+A clean environment is not enough on its own: a tool process is the pod's child, running as
+the same user, so ``cat /proc/$PPID/environ`` would show the environment the pod started with.
+:func:`forbid_inspection` closes that: the pod process becomes non-dumpable, so processes of
+the same (non-root) user can read neither its ``/proc`` environment nor its memory.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
+
+DEFAULT_ALLOW: tuple[str, ...] = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+)
+"""What every tool process may inherit: where programs are, who and where the user is, the
+locale, the terminal type and the time zone. bash sets ``PWD``, ``SHLVL`` and ``HOSTNAME``
+itself; the working directory is always the workspace."""
+
+SECRET_NAMES: tuple[str, ...] = (
+    "ANTHROPIC_*",
+    "AWS_*",
+    "*_KEY",
+    "*_KEYS",
+    "*_KEY_ID",
+    "*_TOKEN",
+    "*_TOKENS",
+    "*_SECRET",
+    "*_SECRETS",
+    "*_SECRET_*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*_CREDENTIALS",
+    "*_AUTH",
+    "*_PAT",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+)
+"""Name globs (matched case-insensitively) that a ``PREFIX*`` allow entry never lets through."""
+
+FIXED: dict[str, str] = {"PAGER": "cat", "GIT_PAGER": "cat"}
+"""Always set (``tool_env`` may override): pagers would wait for a terminal that is not there."""
+
+
+def looks_secret(name: str) -> bool:
+    """Whether an environment variable's name looks like it holds a credential."""
+    upper = name.upper()
+    return any(fnmatchcase(upper, pattern) for pattern in SECRET_NAMES)
+
+
+def tool_environment(
+    environ: Mapping[str, str],
+    *,
+    allow: Sequence[str] = (),
+    fixed: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment for a tool process.
+
+    Variables of ``environ`` named by :data:`DEFAULT_ALLOW` or ``allow`` (``NAME`` exactly, or
+    ``PREFIX*``), except secret-looking names that only a ``PREFIX*`` entry matched; then
+    :data:`FIXED`; then ``fixed``.
+    """
+    entries = (*DEFAULT_ALLOW, *allow)
+    exact = {entry for entry in entries if not entry.endswith("*")}
+    prefixes = tuple(entry[:-1] for entry in entries if entry.endswith("*"))
+    env = {
+        name: value
+        for name, value in environ.items()
+        if name in exact or (name.startswith(prefixes) and not looks_secret(name))
+    }
+    env.update(FIXED)
+    env.update(fixed or {})
+    return env
+
+
+_PR_SET_DUMPABLE = 4
+
+
+def forbid_inspection() -> bool:
+    """Make this process non-dumpable (Linux); whether that worked.
+
+    Called once by ``pod serve``, not by the library: it is a property of the whole process
+    (no core dumps, no debugger attach without root).
+    """
+    if sys.platform != "linux":
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    return bool(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
