@@ -8,6 +8,7 @@
     │   ├── PodSetupError          (pod)         provider or workspace unusable
     │   ├── ServerError            (server)      socket path in use, too long, not permitted
     │   ├── SessionError           (session)     session file unreadable
+    │   ├── UnsafePathError        (paths)       runtime dir or log not private (shared, a link)
     │   └── DiagramError           (diagram)     Graphviz missing for svg/png
     └── PodRuntimeError            something failed while the pod runs; the pod keeps running
         ├── ProtocolError          (protocol)    a client line is not a valid method
