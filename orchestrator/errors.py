@@ -4,7 +4,7 @@
 
     OrchestratorError
     ├── SetupError                 the pod cannot start as configured; fix the config or the machine
-    │   ├── ConfigError            (config)      bad .pod/config.toml or option
+    │   ├── ConfigError            (config)      bad config file or option
     │   ├── PodSetupError          (pod)         provider or workspace unusable
     │   ├── ServerError            (server)      socket path in use, too long, not permitted
     │   ├── SessionError           (session)     session file unreadable

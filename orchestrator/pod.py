@@ -100,7 +100,7 @@ def build_pod(
     """Build every part of a pod around a broadcast function."""
     fs = ScopedFS(config.workspace, read_roots=config.read_roots, write_roots=config.write_roots)
     session_path, loaded = open_session(config, continue_=continue_)
-    alerts: list[tuple[str, str]] = []
+    alerts: list[tuple[str, str]] = [("warn", warning) for warning in config.load_warnings]
     if provider is None:
         provider = make_provider(config)
     extra: list[Tool] = []
