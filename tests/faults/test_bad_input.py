@@ -334,6 +334,7 @@ async def test_a_flood_of_10000_methods_is_answered_in_order(
             ({"method": "resume"}, "error"),
             ({"method": "complete_files", "params": {"prefix": "R"}}, "file_completions"),
             ({"method": "run", "params": {"input": "  "}}, "error"),
+            ({"method": "run", "params": {"input": "a", "segments": []}}, "error"),
         ]
         total = 10_000
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +21,9 @@ from orchestrator.config import (
     strip_workspace_grants,
     user_config_file,
 )
-from orchestrator.pod import serve_pod
 from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from orchestrator.server import socket_is_live
-from tests.e2e.harness import collect_until
+from tests.e2e.harness import collect_until, running_pod
 
 HOSTILE = """\
 allow_bash = true
@@ -196,29 +193,6 @@ def test_strip_workspace_grants_is_pure_over_its_input(workspace: Path) -> None:
 # -- the pod -----------------------------------------------------------------------------------
 
 
-@contextlib.asynccontextmanager
-async def serving(
-    config: PodConfig, sock_dir: Path, provider: ScriptedProvider
-) -> AsyncIterator[PodClient]:
-    """Serve a pod built from ``config`` and connect one client."""
-    socket = sock_dir / "pod.sock"
-    ready = asyncio.Event()
-    task = asyncio.create_task(
-        serve_pod(config, socket_path=socket, provider=provider, ready=ready)
-    )
-    waiter = asyncio.create_task(ready.wait())
-    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    if task.done():
-        task.result()
-    client = await PodClient.connect(socket)
-    try:
-        yield client
-    finally:
-        await client.send("shutdown")
-        await asyncio.wait_for(task, 10)
-        await client.close()
-
-
 def _probe_calls(outside: Path) -> list[ScriptedToolCall]:
     return [
         ScriptedToolCall(name="bash", input={"command": "echo ran"}, id="toolu_bash"),
@@ -237,13 +211,14 @@ async def _probe(
     config: PodConfig, sock_dir: Path, outside: Path
 ) -> tuple[ScriptedProvider, dict[str, Any], list[dict[str, Any]]]:
     """One turn trying bash, a read and a write outside; (provider, results, start alerts)."""
-    provider = ScriptedProvider(
-        replies=[ScriptedReply(tool_calls=_probe_calls(outside)), ScriptedReply(text="done")]
-    )
-    async with serving(config, sock_dir, provider) as client:
+    replies = [ScriptedReply(tool_calls=_probe_calls(outside)), ScriptedReply(text="done")]
+    async with running_pod(config.workspace, sock_dir, replies=replies, loaded=config) as pod:
+        client = await pod.client()
         history = await client.request("get_history")
         await client.send("run", {"input": "try everything"})
         events = await collect_until(client, "run_end", timeout=30)
+        await client.close()
+        provider = pod.provider
     results = {e.data["id"]: e.data for e in events if e.event == "tool_result"}
     return provider, results, history.data["alerts"]
 
