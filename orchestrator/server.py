@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from orchestrator.errors import SetupError
 from orchestrator.protocol import (
@@ -53,6 +54,7 @@ Handler = Callable[[str, object, object, Callable[[bytes], None]], None]
 class _Client:
     writer: asyncio.StreamWriter
     max_queued_bytes: int
+    peer_pid: int | None = None
     lines: deque[bytes] = field(default_factory=deque)
     queued_bytes: int = 0
     """Bytes in ``lines``."""
@@ -87,7 +89,8 @@ class _Client:
     def drop(self, waiting: int) -> None:
         """Disconnect now and release everything queued for this client."""
         log.warning(
-            "client disconnected: %d bytes queued and unread, over the bound of %d bytes",
+            "client (pid %s) disconnected: %d bytes queued and unread, over the bound of %d bytes",
+            self.peer_pid if self.peer_pid is not None else "unknown",
             waiting,
             self.max_queued_bytes,
         )
@@ -116,14 +119,14 @@ class _Client:
         return b"".join(batch)
 
 
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end of a Unix socket; None where unsupported."""
+def peer_credentials(sock: socket.socket) -> tuple[int, int] | None:
+    """(pid, uid) of the process at the other end of a Unix socket; None where unsupported."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
     creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return int(uid)
+    pid, uid, _gid = struct.unpack("3i", creds)
+    return int(pid), int(uid)
 
 
 class PodServer:
@@ -187,9 +190,10 @@ class PodServer:
     async def _serve_client(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        if not await self._peer_allowed(writer):
+        creds = await self._peer_allowed(writer)
+        if creds is False:
             return
-        client = _Client(writer, self.client_max_queued_bytes)
+        client = _Client(writer, self.client_max_queued_bytes, peer_pid=creds[0] if creds else None)
         self._clients.add(client)
         writer_task = asyncio.create_task(self._write_loop(client))
         try:
@@ -201,19 +205,24 @@ class PodServer:
             await writer_task
             self._clients.discard(client)
 
-    async def _peer_allowed(self, writer: asyncio.StreamWriter) -> bool:
-        """Refuse, with an error line, a peer running as another user than the pod."""
+    async def _peer_allowed(
+        self, writer: asyncio.StreamWriter
+    ) -> tuple[int, int] | Literal[False] | None:
+        """The peer's (pid, uid), None when unknown; False (after an error line) for another uid."""
         sock = writer.get_extra_info("socket")
         try:
-            uid = peer_uid(sock) if sock is not None else None
+            creds = peer_credentials(sock) if sock is not None else None
         except OSError as exc:
             log.warning("refused a client whose credentials cannot be read: %s", exc)
             writer.transport.abort()
             return False
         me = os.getuid()
-        if uid is None or uid == me:
-            return True
-        log.warning("refused a client running as uid %d (this pod serves uid %d only)", uid, me)
+        if creds is None or creds[1] == me:
+            return creds
+        pid, uid = creds
+        log.warning(
+            "refused a client running as uid %d, pid %d (this pod serves uid %d only)", uid, pid, me
+        )
         error = ErrorData(
             code="forbidden",
             message=f"this pod serves uid {me} only; the connection comes from uid {uid}",
