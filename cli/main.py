@@ -12,6 +12,7 @@ import typer
 
 from cli.commands import register_all
 from cli.errors import CliError, print_error
+from orchestrator.errors import OrchestratorError
 
 app = typer.Typer(
     name="pod",
@@ -44,6 +45,9 @@ def main() -> None:
     except CliError as exc:
         print_error(str(exc))
         sys.exit(exc.exit_code)
+    except OrchestratorError as exc:  # the runtime's messages already say what to change
+        print_error(str(exc))
+        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:  # the one place an unexpected error becomes a message

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cli.errors import CliError
-from orchestrator.paths import runtime_dir
+from orchestrator.paths import UnsafePathError, open_private_log, runtime_dir
 
 
 @dataclass(frozen=True)
@@ -110,10 +110,9 @@ def spawn_pod(
 ) -> PodInfo:
     """Start ``pod serve`` for a workspace as a background process that outlives the caller."""
     name = default_name(workspace)
-    socket = runtime_dir() / f"{name}.sock"
-    log_dir = runtime_dir()
-    log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    log_path = log_dir / f"{name}.log"
+    base = runtime_dir()
+    socket = base / f"{name}.sock"
+    log_path = base / f"{name}.log"
     args = [
         sys.executable,
         "-m",
@@ -127,7 +126,11 @@ def spawn_pod(
         str(socket),
         *(extra_args or []),
     ]
-    with open(log_path, "ab") as log:
+    try:
+        log_fd = open_private_log(log_path)
+    except UnsafePathError as exc:
+        raise CliError(str(exc)) from None
+    with os.fdopen(log_fd, "ab") as log:
         proc = subprocess.Popen(
             args,
             stdin=subprocess.DEVNULL,

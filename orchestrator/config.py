@@ -1,4 +1,23 @@
-"""Pod configuration: defaults, ``<workspace>/.pod/config.toml``, then command-line overrides.
+"""Pod configuration: defaults, the user's config, the workspace's config, the command line.
+
+Load order, each source overriding the ones before it key by key (tables such as ``[memory]``
+merge key by key too):
+
+1. the defaults below;
+2. the user's config, ``$XDG_CONFIG_HOME/pod/config.toml`` (``~/.config/pod/config.toml`` when
+   ``XDG_CONFIG_HOME`` is unset);
+3. the workspace's config, ``<workspace>/.pod/config.toml``, for ordinary keys;
+4. the command line: every option that was given (``--no-allow-bash`` is given, and False).
+
+**Grants** are the settings that widen what the model can reach, or where the pod writes and
+connects on its behalf (:data:`GRANTS`): ``allow_bash = true``; ``read_roots`` and
+``write_roots`` entries outside the workspace; ``memory.workspace_root``, ``session``,
+``socket`` and ``parent_socket`` outside the workspace. They come only from the user's config
+or the command line. A workspace's config ships with the repository being worked on (a clone
+can carry one), so when it sets a grant the value is ignored and the pod raises a ``warn``
+alert at start naming the file, the keys, and how to grant them. A workspace value that only
+narrows or stays inside the workspace (``allow_bash = false``, a root inside it) is kept, and
+relative paths in the workspace's file are relative to the workspace.
 
 Every knob that changes what the model sees lives here, so a session can be explained from its
 config alone.
@@ -8,10 +27,19 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from orchestrator.errors import SetupError
 
@@ -107,13 +135,22 @@ class PodConfig(BaseModel):
                 raise ValueError(f"the value of {name} contains a NUL byte")
         return env
 
+    _load_warnings: list[str] = PrivateAttr(default_factory=list)
+
     @model_validator(mode="after")
     def _absolute_roots(self) -> PodConfig:
         # Relative roots mean "relative to the workspace", whatever the pod's cwd is.
         ws = self.workspace
         self.read_roots = [(ws / p).resolve() for p in self.read_roots]
         self.write_roots = [(ws / p).resolve() for p in self.write_roots]
+        if self.memory.workspace_root is not None:
+            self.memory.workspace_root = (ws / self.memory.workspace_root).resolve()
         return self
+
+    @property
+    def load_warnings(self) -> list[str]:
+        """What loading ignored and a person should hear about (the pod raises them as alerts)."""
+        return self._load_warnings
 
     def content_cap(self, tool_name: str) -> int:
         """The content cap for one tool: its override, else the pod-wide cap."""
@@ -139,25 +176,154 @@ def _is_env_name(name: str) -> bool:
     return name.isascii() and name.isidentifier()
 
 
+GRANTS: dict[str, str | None] = {
+    "allow_bash": "--allow-bash",
+    "read_roots": "--read-root PATH",
+    "write_roots": "--write-root PATH",
+    "memory.workspace_root": None,
+    "session": "--session PATH",
+    "socket": "--socket PATH",
+    "parent_socket": "--parent-socket PATH",
+    "tool_env_allow": None,
+    "tool_env": None,
+}
+"""Keys a workspace's config cannot widen, and the command-line option that grants each."""
+
+
 def config_file(workspace: Path) -> Path:
     """Where a workspace keeps its pod configuration."""
     return workspace / ".pod" / "config.toml"
 
 
-def load_config(workspace: Path, **overrides: Any) -> PodConfig:
-    """Defaults, then the workspace's config file, then non-None overrides."""
-    data: dict[str, Any] = {}
-    path = config_file(workspace)
-    if path.is_file():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: {exc}") from None
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    data["workspace"] = workspace.resolve()
+def user_config_file() -> Path:
+    """The user's own pod configuration (``$XDG_CONFIG_HOME/pod/config.toml``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "pod" / "config.toml"
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
     try:
-        return PodConfig.model_validate(data)
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from None
+
+
+def _inside(path: str, workspace: Path) -> Path | None:
+    """``path`` (relative to the workspace) made absolute, or None when it leads outside."""
+    resolved = (workspace / path).resolve()
+    return resolved if resolved == workspace or workspace in resolved.parents else None
+
+
+def _contained(value: Any, workspace: Path) -> tuple[bool, Any]:
+    """(may the workspace set it, the value to use) for one path-valued grant.
+
+    Values of the wrong type are passed on untouched so validation names them.
+    """
+    if isinstance(value, str):
+        inside = _inside(value, workspace)
+        return inside is not None, str(inside) if inside is not None else value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        paths = [_inside(v, workspace) for v in value]
+        if any(p is None for p in paths):
+            return False, value
+        return True, [str(p) for p in paths]
+    return True, value
+
+
+def strip_workspace_grants(
+    data: Mapping[str, Any], workspace: Path
+) -> tuple[dict[str, Any], list[str]]:
+    """A workspace file's settings without the grants it may not give, and those grants' keys.
+
+    ``workspace`` must be resolved. Kept paths come back absolute.
+    """
+    kept = dict(data)
+    refused: list[str] = []
+    if "allow_bash" in kept and kept["allow_bash"] is not False:
+        del kept["allow_bash"]
+        refused.append("allow_bash")
+    for key in ("read_roots", "write_roots", "session", "socket", "parent_socket"):
+        if key in kept:
+            allowed, kept[key] = _contained(kept[key], workspace)
+            if not allowed:
+                del kept[key]
+                refused.append(key)
+    for key in ("tool_env_allow", "tool_env"):
+        # What reaches tool processes (a secret by name, a PATH or LD_PRELOAD) is the
+        # user's call, never a cloned repository's.
+        if kept.get(key):
+            del kept[key]
+            refused.append(key)
+    memory = kept.get("memory")
+    if isinstance(memory, Mapping) and "workspace_root" in memory:
+        memory = dict(memory)
+        allowed, memory["workspace_root"] = _contained(memory["workspace_root"], workspace)
+        if not allowed:
+            del memory["workspace_root"]
+            refused.append("memory.workspace_root")
+        kept["memory"] = memory
+    return kept, refused
+
+
+def refused_grants_warning(path: Path, keys: list[str], user_file: Path) -> str:
+    """The start-up alert for grants a workspace's config tried to give."""
+    flags = [flag for key in keys if (flag := GRANTS.get(key))]
+    how = (
+        f"pass {', '.join(flags)} on the command line or set them in {user_file}"
+        if flags
+        else f"set them in {user_file}"
+    )
+    return (
+        f"{path} sets {', '.join(keys)}, which would widen what the model can reach; a "
+        f"workspace's config cannot grant that, so they are ignored. To grant them, {how}."
+    )
+
+
+def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """``top`` over ``base``, tables merged key by key."""
+    merged = dict(base)
+    for key, value in top.items():
+        below = merged.get(key)
+        if isinstance(below, dict) and isinstance(value, Mapping):
+            merged[key] = _merge(below, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def load_config(workspace: Path, **overrides: Any) -> PodConfig:
+    """Defaults, the user's file, the workspace's file (no grants), then non-None overrides.
+
+    Grants the workspace's file tried to give are listed in :attr:`PodConfig.load_warnings`.
+    """
+    ws = workspace.resolve()
+    user_path = user_config_file()
+    ws_path = config_file(workspace)
+    user_data = _read_toml(user_path)
+    ws_data, refused = strip_workspace_grants(_read_toml(ws_path), ws)
+    given = {k: v for k, v in overrides.items() if v is not None}
+    data = _merge(_merge(user_data, ws_data), given)
+    data["workspace"] = ws
+    try:
+        config = PodConfig.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+        top = str(first["loc"][0]) if first["loc"] else ""
+        source = (
+            "command line"
+            if top in given
+            else str(ws_path)
+            if top in ws_data
+            else str(user_path)
+            if top in user_data
+            else "config"
+        )
+        raise ConfigError(f"{source}: {where}: {first['msg']}") from None
+    if refused:
+        config._load_warnings.append(refused_grants_warning(ws_path, refused, user_path))
+    return config

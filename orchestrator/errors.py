@@ -4,10 +4,11 @@
 
     OrchestratorError
     ├── SetupError                 the pod cannot start as configured; fix the config or the machine
-    │   ├── ConfigError            (config)      bad .pod/config.toml or option
+    │   ├── ConfigError            (config)      bad config file or option
     │   ├── PodSetupError          (pod)         provider or workspace unusable
     │   ├── ServerError            (server)      socket path in use, too long, not permitted
     │   ├── SessionError           (session)     session file unreadable
+    │   ├── UnsafePathError        (paths)       runtime dir or log not private (shared, a link)
     │   └── DiagramError           (diagram)     Graphviz missing for svg/png
     └── PodRuntimeError            something failed while the pod runs; the pod keeps running
         ├── ProtocolError          (protocol)    a client line is not a valid method

@@ -1,9 +1,25 @@
-"""Where pods keep things on this machine (light: the CLI imports it before anything else)."""
+"""Where pods keep things on this machine (light: the CLI imports it before anything else).
+
+The runtime directory holds sockets, ``pod ls`` info files and background pods' logs. When
+``XDG_RUNTIME_DIR`` is unset it falls back to ``<tmp>/pod-<uid>``, in a folder every local user
+can write to, so another user could pre-create it, plant a symlink where a log goes, or put a
+socket of their own there. Before use the directory is created 0700 and then checked with
+``lstat``: it must be a real directory, ours, with no group or other permission bits; anything
+else is refused. Logs are opened with ``O_NOFOLLOW`` and are 0600.
+"""
 
 from __future__ import annotations
 
 import os
+import stat
+import tempfile
 from pathlib import Path
+
+from orchestrator.errors import SetupError
+
+
+class UnsafePathError(SetupError):
+    """A runtime directory or log is not private to this user (someone else's, shared, a link)."""
 
 
 def state_dir() -> Path:
@@ -13,13 +29,103 @@ def state_dir() -> Path:
 
 
 def runtime_dir() -> Path:
-    """Where pod sockets live: ``$XDG_RUNTIME_DIR/pod``, else ``/tmp/pod-<uid>``."""
+    """Where pod sockets live, created and checked private.
+
+    ``$XDG_RUNTIME_DIR/pod``, else ``<tmp>/pod-<uid>`` (``<tmp>`` is ``$TMPDIR`` or ``/tmp``).
+    Raises :class:`UnsafePathError` when the directory is not safe to use.
+    """
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base and Path(base).is_dir():
-        return Path(base) / "pod"
-    return Path(f"/tmp/pod-{os.getuid()}")
+        path = Path(base) / "pod"
+    else:
+        path = Path(tempfile.gettempdir()) / f"pod-{os.getuid()}"
+    return ensure_private_dir(path)
 
 
 def default_socket(name: str) -> Path:
     """The default socket path of a pod name."""
     return runtime_dir() / f"{name}.sock"
+
+
+def private_dir_problem(st: os.stat_result, uid: int) -> str | None:
+    """What makes a directory (its ``lstat``) unsafe for ``uid``'s private files, or None."""
+    if stat.S_ISLNK(st.st_mode):
+        return "it is a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a directory"
+    if st.st_uid != uid:
+        return f"it is owned by uid {st.st_uid}, not by uid {uid}"
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & 0o077:
+        return f"its mode is {mode:04o}: other users have access (it must be 0700)"
+    return None
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` 0700 if missing, then refuse it unless it is our own private directory."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass  # checked below, whoever made it
+    except OSError as exc:
+        raise UnsafePathError(
+            f"cannot create the runtime directory {path}: {exc.strerror}"
+        ) from None
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise UnsafePathError(
+            f"cannot inspect the runtime directory {path}: {exc.strerror}"
+        ) from None
+    problem = private_dir_problem(st, os.getuid())
+    if problem is not None:
+        raise UnsafePathError(
+            f"refusing the runtime directory {path}: {problem}. Remove it (or set "
+            "XDG_RUNTIME_DIR to a private directory) and try again"
+        )
+    return path
+
+
+def open_private_log(path: Path) -> int:
+    """Open a log file for appending and return its descriptor: 0600, ours, never via a link.
+
+    An existing symlink, FIFO or other non-regular file, or a file of another user, is refused
+    with :class:`UnsafePathError` and left untouched.
+    """
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    # O_NONBLOCK: a FIFO planted at the path must fail the open, not hang it.
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK, 0o600)
+    except OSError as exc:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            mode = 0
+        if stat.S_ISLNK(mode):
+            raise UnsafePathError(
+                f"refusing to write the log {path}: it is a symbolic link"
+            ) from None
+        if mode and not stat.S_ISREG(mode):
+            raise UnsafePathError(
+                f"refusing to write the log {path}: it is not a regular file"
+            ) from None
+        raise UnsafePathError(f"cannot open the log {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePathError(f"refusing to write the log {path}: it is not a regular file")
+        if st.st_uid != os.getuid():
+            raise UnsafePathError(
+                f"refusing to write the log {path}: it is owned by uid {st.st_uid}"
+            )
+        if st.st_nlink > 1:
+            raise UnsafePathError(
+                f"refusing to write the log {path}: it has other hard links ({st.st_nlink})"
+            )
+        if stat.S_IMODE(st.st_mode) != 0o600:
+            os.fchmod(fd, 0o600)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

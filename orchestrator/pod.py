@@ -108,7 +108,7 @@ def build_pod(
     """
     fs = ScopedFS(config.workspace, read_roots=config.read_roots, write_roots=config.write_roots)
     session_path, loaded = open_session(config, continue_=continue_)
-    alerts: list[tuple[str, str]] = []
+    alerts: list[tuple[str, str]] = [("warn", warning) for warning in config.load_warnings]
     if provider is None:
         provider = make_provider(config)
     extra: list[Tool] = []
@@ -201,7 +201,8 @@ def write_pod_info(socket_path: Path, config: PodConfig, session_path: Path) -> 
         "workspace": str(config.workspace),
         "session": str(session_path),
     }
-    fd = os.open(info, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # O_NOFOLLOW: a link planted beside the socket must not redirect the write.
+    fd = os.open(info, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as f:
         json.dump(data, f)
     return info
@@ -276,7 +277,14 @@ async def serve_pod(
     controller.on_stopped = stopped.set
     server = PodServer(socket_path, controller.handle)
     await server.start()
-    info = write_pod_info(socket_path, config, pod.session_path)
+    try:
+        info = write_pod_info(socket_path, config, pod.session_path)
+    except OSError as exc:
+        await server.close()
+        controller.transcript.session.close()
+        raise PodSetupError(
+            f"cannot write {socket_path.with_suffix('.json')}: {exc.strerror}"
+        ) from None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):

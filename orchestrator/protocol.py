@@ -143,7 +143,7 @@ class NoParams(_Params):
 
 
 class RunParams(_Params):
-    """Submit user input; ``input`` is shorthand for one text segment."""
+    """Submit user input: ``segments``, or ``input`` as shorthand for one text segment (never both)."""
 
     segments: list[Segment] = Field(default_factory=list)
     input: str | None = None
@@ -156,9 +156,11 @@ class RunParams(_Params):
 
     @model_validator(mode="after")
     def _input_or_segments(self) -> RunParams:
+        # The keys are exclusive whatever their values: ``"segments": []`` or ``"input": null``
+        # beside the other key is a client bug, and guessing which one it meant hides it.
+        if {"input", "segments"} <= self.model_fields_set:
+            raise ValueError("give either 'input' or 'segments', not both")
         if self.input is not None:
-            if self.segments:
-                raise ValueError("give either 'input' or 'segments', not both")
             self.segments = [TextSegment(text=self.input)]
             self.input = None
             self._plain = True
@@ -287,6 +289,7 @@ ErrorCode = Literal[
     "session_write",
     "queue_full",
     "internal",
+    "forbidden",
 ]
 RunResult = Literal["finished", "paused", "cancelled", "limit_reached", "errored"]
 

@@ -1,9 +1,13 @@
 """The pod's Unix-socket server: JSON lines in, events out, any number of clients.
 
-Each client has a reader (lines → :meth:`Controller.handle`) and a writer task fed by a
-queue, so a slow client never stalls the pod or the others; a client whose queue overflows is
-disconnected. A bad line (not JSON, not UTF-8, unknown method, wrong types, too long) gets an
-``invalid_request`` error to that client only.
+Each client has a reader (lines → :meth:`Controller.handle`) and a writer task fed by a queue,
+so a slow client never stalls the pod or the others. The queue is bounded by bytes: everything
+waiting behind the reply being delivered must fit in ``client_max_queued_bytes``, else the
+client is disconnected and its bytes are released (a client that asks for the history again and
+again without reading would otherwise grow the pod by gigabytes). A bad line (not JSON, not
+UTF-8, unknown method, wrong types, too long) gets an ``invalid_request`` error to that client
+only; a last line without ``\n`` is read when the client closes its side. Peers running as
+another user are refused with an error line (``SO_PEERCRED``), whatever the socket's mode.
 """
 
 from __future__ import annotations
@@ -13,9 +17,12 @@ import contextlib
 import logging
 import os
 import socket
+import struct
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from orchestrator.errors import SetupError
 from orchestrator.protocol import (
@@ -28,10 +35,12 @@ from orchestrator.protocol import (
 
 log = logging.getLogger(__name__)
 
-CLIENT_QUEUE_LIMIT = 50_000
-"""Events buffered for one client before it is considered stuck and dropped."""
+CLIENT_MAX_QUEUED_BYTES = 64 * 1024 * 1024
+"""Bytes one client may have waiting behind the reply in flight before it is disconnected."""
 
 _READ_CHUNK = 64 * 1024
+_BATCH_BYTES = 1024 * 1024
+"""Queued lines joined into one write; a single longer line is written alone."""
 
 
 class ServerError(SetupError):
@@ -44,28 +53,104 @@ Handler = Callable[[str, object, object, Callable[[bytes], None]], None]
 @dataclass(eq=False)
 class _Client:
     writer: asyncio.StreamWriter
-    queue: asyncio.Queue[bytes | None] = field(default_factory=asyncio.Queue)
+    max_queued_bytes: int
+    peer_pid: int | None = None
+    lines: deque[bytes] = field(default_factory=deque)
+    queued_bytes: int = 0
+    """Bytes in ``lines``."""
+    in_flight: int = 0
+    """Bytes handed to the transport and not yet drained."""
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    closing: bool = False
+    """Deliver what is queued, then close."""
     dropped: bool = False
+    """Over its bound: closed at once, nothing more is queued."""
+
+    @property
+    def held_bytes(self) -> int:
+        """What the pod holds in memory for this client."""
+        return self.queued_bytes + self.in_flight
 
     def send(self, line: bytes) -> None:
-        if self.dropped:
+        if self.dropped or self.closing:
             return
-        if self.queue.qsize() >= CLIENT_QUEUE_LIMIT:
-            self.dropped = True
-            self.queue.put_nowait(None)
-            return
-        self.queue.put_nowait(line)
+        if self.lines or self.in_flight:
+            # The reply being delivered may be larger than the bound (a long history to a
+            # client that reads); only what waits behind it counts.
+            delivering = 0 if self.in_flight else len(self.lines[0])
+            waiting = self.queued_bytes - delivering
+            if waiting + len(line) > self.max_queued_bytes:
+                self.drop(waiting + len(line))
+                return
+        self.lines.append(line)
+        self.queued_bytes += len(line)
+        self.wake.set()
+
+    def drop(self, waiting: int) -> None:
+        """Disconnect now and release everything queued for this client."""
+        log.warning(
+            "client (pid %s) disconnected: %d bytes queued and unread, over the bound of %d bytes",
+            self.peer_pid if self.peer_pid is not None else "unknown",
+            waiting,
+            self.max_queued_bytes,
+        )
+        self.dropped = True
+        self.lines.clear()
+        self.queued_bytes = 0
+        self.in_flight = 0
+        # abort, not close: close would keep the unsent buffer until the peer reads it.
+        self.writer.transport.abort()
+        self.wake.set()
+
+    def close_when_flushed(self) -> None:
+        self.closing = True
+        self.wake.set()
+
+    def next_batch(self) -> bytes:
+        """Take queued lines for one write: up to ``_BATCH_BYTES``, at least one line."""
+        batch = [self.lines.popleft()]
+        size = len(batch[0])
+        while self.lines and size + len(self.lines[0]) <= _BATCH_BYTES:
+            line = self.lines.popleft()
+            batch.append(line)
+            size += len(line)
+        self.queued_bytes -= size
+        self.in_flight = size
+        return b"".join(batch)
+
+
+def peer_credentials(sock: socket.socket) -> tuple[int, int] | None:
+    """(pid, uid) of the process at the other end of a Unix socket; None where unsupported."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    pid, uid, _gid = struct.unpack("3i", creds)
+    return int(pid), int(uid)
 
 
 class PodServer:
     """Serves one controller on a Unix socket."""
 
-    def __init__(self, path: Path, handler: Handler, *, max_line_bytes: int = MAX_LINE_BYTES):
+    def __init__(
+        self,
+        path: Path,
+        handler: Handler,
+        *,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        client_max_queued_bytes: int = CLIENT_MAX_QUEUED_BYTES,
+    ):
         self.path = path
         self.handler = handler
         self.max_line_bytes = max_line_bytes
+        self.client_max_queued_bytes = client_max_queued_bytes
         self._clients: set[_Client] = set()
         self._server: asyncio.AbstractServer | None = None
+
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes held for all clients: queued plus written but not yet taken by the peer."""
+        return sum(client.held_bytes for client in self._clients)
 
     async def start(self) -> None:
         """Create the socket (0600 in a 0700 directory) and start accepting."""
@@ -91,7 +176,7 @@ class PodServer:
         if self._server is not None:
             self._server.close()
         for client in list(self._clients):
-            client.queue.put_nowait(None)
+            client.close_when_flushed()
         if self._clients:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._all_gone(), timeout=2.0)
@@ -105,7 +190,10 @@ class PodServer:
     async def _serve_client(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        client = _Client(writer)
+        creds = await self._peer_allowed(writer)
+        if creds is False:
+            return
+        client = _Client(writer, self.client_max_queued_bytes, peer_pid=creds[0] if creds else None)
         self._clients.add(client)
         writer_task = asyncio.create_task(self._write_loop(client))
         try:
@@ -113,9 +201,37 @@ class PodServer:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
-            self._clients.discard(client)
-            client.queue.put_nowait(None)
+            client.close_when_flushed()
             await writer_task
+            self._clients.discard(client)
+
+    async def _peer_allowed(
+        self, writer: asyncio.StreamWriter
+    ) -> tuple[int, int] | Literal[False] | None:
+        """The peer's (pid, uid), None when unknown; False (after an error line) for another uid."""
+        sock = writer.get_extra_info("socket")
+        try:
+            creds = peer_credentials(sock) if sock is not None else None
+        except OSError as exc:
+            log.warning("refused a client whose credentials cannot be read: %s", exc)
+            writer.transport.abort()
+            return False
+        me = os.getuid()
+        if creds is None or creds[1] == me:
+            return creds
+        pid, uid = creds
+        log.warning(
+            "refused a client running as uid %d, pid %d (this pod serves uid %d only)", uid, pid, me
+        )
+        error = ErrorData(
+            code="forbidden",
+            message=f"this pod serves uid {me} only; the connection comes from uid {uid}",
+        )
+        with contextlib.suppress(Exception):
+            writer.write(encode_event("error", error))
+            await asyncio.wait_for(writer.drain(), timeout=2.0)
+        writer.close()
+        return False
 
     async def _read_loop(self, reader: asyncio.StreamReader, client: _Client) -> None:
         buffer = bytearray()
@@ -123,9 +239,12 @@ class PodServer:
         while not client.dropped:
             chunk = await reader.read(_READ_CHUNK)
             if not chunk:
+                # The client closed its side: a last line without "\n" is still a line.
+                if buffer.strip() and not discarding:
+                    self._dispatch(bytes(buffer), client)
                 return
             buffer += chunk
-            while True:
+            while not client.dropped:
                 newline = buffer.find(b"\n")
                 if newline < 0:
                     if len(buffer) > self.max_line_bytes:
@@ -171,28 +290,22 @@ class PodServer:
     async def _write_loop(self, client: _Client) -> None:
         writer = client.writer
         try:
-            while True:
-                line = await client.queue.get()
-                if line is None:
+            while not client.dropped:
+                if client.lines:
+                    writer.write(client.next_batch())
+                    await writer.drain()
+                    client.in_flight = 0
+                elif client.closing:
                     break
-                batch = [line]
-                # Drain what is already queued into one write: deltas arrive in bursts.
-                while not client.queue.empty() and len(batch) < 512:
-                    nxt = client.queue.get_nowait()
-                    if nxt is None:
-                        writer.write(b"".join(batch))
-                        await writer.drain()
-                        return
-                    batch.append(nxt)
-                writer.write(b"".join(batch))
-                await writer.drain()
+                else:
+                    client.wake.clear()
+                    await client.wake.wait()
         except (ConnectionError, OSError):
             pass
         finally:
+            client.in_flight = 0
             with contextlib.suppress(Exception):
                 writer.close()
-            if client.dropped:
-                self._clients.discard(client)
 
 
 def prepare_socket_path(path: Path) -> None:

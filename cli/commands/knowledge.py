@@ -40,6 +40,8 @@ def register(app: typer.Typer) -> None:
             config = load_config(workspace)
         except ConfigError as exc:
             raise CliError(str(exc)) from None
+        for warning in config.load_warnings:
+            typer.echo(f"pod: warning: {warning}", err=True)
         root = config.memory_root()
         folder = knowledge_dir(root)
         if not folder.is_dir():

@@ -40,7 +40,23 @@ def register(app: typer.Typer) -> None:
         continue_: Annotated[
             bool, typer.Option("--continue", help="Reload the session file, or the latest one.")
         ] = False,
-        allow_bash: Annotated[bool, typer.Option(help="Enable the bash tool.")] = False,
+        allow_bash: Annotated[
+            bool | None,
+            typer.Option(
+                "--allow-bash/--no-allow-bash",
+                help="Enable (or force off) the bash tool, whatever the config files say.",
+            ),
+        ] = None,
+        read_root: Annotated[
+            list[Path] | None,
+            typer.Option(help="Let the pod read this folder too (repeatable).", show_default=False),
+        ] = None,
+        write_root: Annotated[
+            list[Path] | None,
+            typer.Option(
+                help="Let the pod write this folder too (repeatable).", show_default=False
+            ),
+        ] = None,
         parent_socket: Annotated[
             Path | None, typer.Option(help="Report turn ends, errors and shutdown to this pod.")
         ] = None,
@@ -72,7 +88,10 @@ def register(app: typer.Typer) -> None:
                 provider=provider,
                 model=model,
                 session=session,
-                allow_bash=allow_bash or None,
+                allow_bash=allow_bash,
+                # Given on a command line, a relative path means the shell's folder.
+                read_roots=[p.resolve() for p in read_root] if read_root else None,
+                write_roots=[p.resolve() for p in write_root] if write_root else None,
                 parent_socket=parent_socket,
                 scripted_script=script,
                 file_ref_style=file_ref_style,

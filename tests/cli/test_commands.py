@@ -143,3 +143,14 @@ def test_help_does_not_import_the_sdk_or_the_ui(env: dict[str, str]) -> None:
     )
     assert done.stdout.strip().splitlines()[-1] == "[]"
     assert "Commands" in done.stdout
+
+
+def test_an_unsafe_runtime_dir_is_one_line_naming_it(env: dict[str, str], short_dir: Path) -> None:
+    shared = short_dir / "pod"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    for args in (("ls",), ("attach", "demo")):
+        done = pod(env, *args)
+        assert done.returncode == 1, done
+        assert done.stderr.startswith(f"pod: error: refusing the runtime directory {shared}: ")
+        assert "0777" in done.stderr and done.stderr.count("\n") == 1

@@ -120,7 +120,23 @@ def test_no_knowledge_folder_json(tmp_path: Path) -> None:
     assert json.loads(result.output) == {"root": str(tmp_path.resolve()), "files": 0, "issues": []}
 
 
-def test_memory_root_comes_from_the_workspace_config(tmp_path: Path) -> None:
+def test_memory_root_inside_the_workspace_comes_from_its_config(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / ".pod").mkdir(parents=True)
+    (workspace / ".pod" / "config.toml").write_text(
+        '[memory]\nworkspace_root = "notes"\n', encoding="utf-8"
+    )
+    write(workspace / "notes", "broken.md", "no frontmatter\n")
+
+    result = lint("-w", str(workspace), "--json")
+
+    assert result.exit_code == 1
+    assert json.loads(result.output)["root"] == str((workspace / "notes").resolve())
+
+
+def test_memory_root_outside_comes_only_from_the_user_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     workspace = tmp_path / "ws"
     memory = tmp_path / "memory"
     (workspace / ".pod").mkdir(parents=True)
@@ -129,10 +145,18 @@ def test_memory_root_comes_from_the_workspace_config(tmp_path: Path) -> None:
     )
     write(memory, "broken.md", "no frontmatter\n")
 
-    result = lint("-w", str(workspace), "--json")
+    ignored = lint("-w", str(workspace), "--json")
+    assert ignored.exit_code == 0
+    assert json.loads(ignored.stdout)["root"] == str(workspace.resolve())
+    assert "memory.workspace_root" in ignored.stderr and "ignored" in ignored.stderr
 
-    assert result.exit_code == 1
-    assert json.loads(result.output)["root"] == str(memory.resolve())
+    user = tmp_path / "cfg"
+    (user / "pod").mkdir(parents=True)
+    (user / "pod" / "config.toml").write_text(f'[memory]\nworkspace_root = "{memory}"\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(user))
+    granted = lint("-w", str(workspace), "--json")
+    assert granted.exit_code == 1
+    assert json.loads(granted.stdout)["root"] == str(memory.resolve())
 
 
 def test_bad_config_is_a_cli_error(tmp_path: Path) -> None:

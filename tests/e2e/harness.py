@@ -51,11 +51,15 @@ async def running_pod(
     continue_: bool = False,
     interceptors: InterceptorChain | None = None,
     provider: Provider | None = None,
+    loaded: PodConfig | None = None,
     **config: Any,
 ) -> AsyncIterator[RunningPod]:
-    """Serve a pod (scripted provider unless one is given) for the duration of the block."""
+    """Serve a pod (scripted provider unless one is given) for the duration of the block.
+
+    ``loaded`` is a config built elsewhere (e.g. by ``load_config``); ``config`` keys build one.
+    """
     scripted = ScriptedProvider(replies=list(replies or []))
-    cfg = PodConfig(workspace=workspace, name="t", provider="scripted", **config)
+    cfg = loaded or PodConfig(workspace=workspace, name="t", provider="scripted", **config)
     socket = sock_dir / "pod.sock"
     ready = asyncio.Event()
     task = asyncio.create_task(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import socket
 import stat
@@ -130,6 +131,8 @@ _WRONG_TYPES: list[tuple[str, dict[str, Any]]] = [
     ("run", {"input": 5}),
     ("run", {"input": None, "segments": None}),
     ("run", {"input": "x", "segments": [{"kind": "text", "text": "y"}]}),
+    ("run", {"input": "x", "segments": []}),
+    ("run", {"input": None, "segments": [{"kind": "text", "text": "y"}]}),
     ("run", {"input": "   \n\t"}),
     ("run", {}),
     ("notify", {"message": 5}),
@@ -331,6 +334,7 @@ async def test_a_flood_of_10000_methods_is_answered_in_order(
             ({"method": "resume"}, "error"),
             ({"method": "complete_files", "params": {"prefix": "R"}}, "file_completions"),
             ({"method": "run", "params": {"input": "  "}}, "error"),
+            ({"method": "run", "params": {"input": "a", "segments": []}}, "error"),
         ]
         total = 10_000
 
@@ -350,6 +354,64 @@ async def test_a_flood_of_10000_methods_is_answered_in_order(
         await flooder.write(b'{"method": "get_status", "id": "last"}\n')
         assert (await flooder.reply()).data["status"] == "idle"
         await flooder.close()
+
+
+async def test_an_unterminated_last_line_is_not_dropped(workspace: Path, short_dir: Path) -> None:
+    replies = [ScriptedReply(text="noted")]
+    async with running_pod(workspace, short_dir, replies=replies) as pod:
+        watcher = await pod.client()
+        # A script that writes one line without "\n" and hangs up (printf ... | socat).
+        _, writer = await asyncio.open_unix_connection(str(pod.socket))
+        writer.write(b'{"method": "notify", "params": {"message": "build finished"}}')
+        await writer.drain()
+        writer.close()
+        events = await collect_until(watcher, "run_end", timeout=10)
+        assert events[-1].data == {"result": "finished"}
+        history = await _history(watcher)
+        assert history[0]["kind"] == "system_message" and "build finished" in history[0]["text"]
+        # A client that half-closes still gets the reply to its unterminated last line.
+        half = await RawClient.connect(pod.socket)
+        await half.write(b'{"method": "get_status", "id": "tail"}')
+        half.writer.write_eof()
+        status = await half.reply()
+        assert status.event == "status" and status.data["id"] == "tail"
+        await half.close()
+        await watcher.close()
+
+
+async def test_a_client_that_never_reads_is_disconnected_while_another_streams(
+    workspace: Path, short_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    big = ScriptedReply(text="h" * 500_000, chunk_size=500_000)
+    async with running_pod(workspace, short_dir, replies=[big] * 4) as pod:
+        grower = await pod.client()
+        for n in range(4):
+            await grower.send("run", {"input": f"grow {n}"})
+            await collect_until(grower, "run_end", timeout=30)
+        await grower.close()
+        pod.provider.responder = _slow
+        control = await _control(pod)
+        hog = await RawClient.connect(pod.socket)
+        caplog.set_level(logging.WARNING, logger="orchestrator.server")
+
+        async def misbehave() -> None:
+            # 150 copies of a 2 MB history would be 300 MB held for a client that never reads.
+            lines = [json.dumps({"method": "get_history", "id": n}).encode() for n in range(150)]
+            await hog.write(b"\n".join(lines) + b"\n")
+            for _ in range(500):
+                if "disconnected" in caplog.text:
+                    break
+                await asyncio.sleep(0.01)
+
+        streamed = await _alongside(pod, misbehave)
+        assert streamed == control
+        assert "disconnected: " in caplog.text and "over the bound" in caplog.text
+        # The hog reads what reached its socket, then the end of the connection.
+        with contextlib.suppress(ConnectionResetError):
+            while await asyncio.wait_for(hog.reader.read(1024 * 1024), 10):
+                pass
+        await hog.close()
+        pod.assert_all_requests_valid()
 
 
 # -- paths that must never be read --------------------------------------------------------------

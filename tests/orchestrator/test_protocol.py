@@ -144,6 +144,14 @@ def test_input_shorthand_is_one_text_segment() -> None:
             "invalid run request: params: Value error, give either 'input' or 'segments', not both",
         ),
         (
+            '{"method":"run","params":{"input":"a","segments":[]}}',
+            "invalid run request: params: Value error, give either 'input' or 'segments', not both",
+        ),
+        (
+            '{"method":"run","params":{"input":null,"segments":[{"kind":"text","text":"b"}]}}',
+            "invalid run request: params: Value error, give either 'input' or 'segments', not both",
+        ),
+        (
             '{"method":"run","params":{"input":5}}',
             "invalid run request: input: Input should be a valid string",
         ),

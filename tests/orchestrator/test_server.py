@@ -1,0 +1,240 @@
+"""The socket server over a real Unix socket: framing at EOF, per-client byte bounds, peer uid."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.client import PodClient
+from orchestrator.config import PodConfig
+from orchestrator.pod import build_pod
+from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply
+from orchestrator.server import PodServer
+from tests.e2e.harness import collect_until, running_pod
+
+
+async def _read_to_eof(reader: asyncio.StreamReader, timeout: float = 10.0) -> list[Any]:
+    data = await asyncio.wait_for(reader.read(), timeout)
+    return [json.loads(line) for line in data.splitlines()]
+
+
+# -- a last line without a newline ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tail,expected",
+    [
+        (b'{"method": "get_status", "id": "last"}', ("status", "last")),
+        (b'{"method": "get_status", "id": "crlf"}\r', ("status", "crlf")),
+        (b'{"method": "explode", "id": "bad"}', ("error", "bad")),
+        (b"{not json", ("error", None)),
+    ],
+)
+async def test_a_last_line_without_newline_is_answered_at_eof(
+    workspace: Path, short_dir: Path, tail: bytes, expected: tuple[str, object]
+) -> None:
+    async with running_pod(workspace, short_dir, replies=[]) as pod:
+        reader, writer = await asyncio.open_unix_connection(str(pod.socket))
+        writer.write(b'{"method": "get_status", "id": "first"}\n' + tail)
+        await writer.drain()
+        writer.write_eof()  # the client is done sending; it still reads
+        lines = await _read_to_eof(reader)
+        replies = [(m["event"], m["data"].get("id")) for m in lines if "id" in m["data"]]
+        assert replies == [("status", "first"), expected]
+        writer.close()
+
+
+async def test_blank_or_oversized_unterminated_tails_are_not_methods(
+    workspace: Path, short_dir: Path
+) -> None:
+    async with running_pod(workspace, short_dir, replies=[]) as pod:
+        reader, writer = await asyncio.open_unix_connection(str(pod.socket))
+        writer.write(b'{"method": "get_status", "id": 1}\n  \t ')
+        writer.write_eof()
+        lines = await _read_to_eof(reader)
+        assert [m["event"] for m in lines if "id" in m["data"]] == ["status"]
+        writer.close()
+
+
+# -- a client that never reads -------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def _served(
+    workspace: Path, sock_dir: Path, replies: list[ScriptedReply], **server: int
+) -> AsyncIterator[tuple[PodServer, ScriptedProvider]]:
+    """A real pod (controller, session, tools) on a server whose bounds the test chooses."""
+    provider = ScriptedProvider(replies=replies)
+    config = PodConfig(workspace=workspace, name="t", provider="scripted")
+    holder: list[PodServer] = []
+    pod = build_pod(config, broadcast=lambda line: holder[0].broadcast(line), provider=provider)
+    srv = PodServer(sock_dir / "pod.sock", pod.controller.handle, **server)
+    holder.append(srv)
+    await srv.start()
+    try:
+        yield srv, provider
+    finally:
+        await srv.close()
+        pod.controller.transcript.session.close()
+
+
+async def test_a_client_that_never_reads_is_disconnected_and_its_bytes_released(
+    workspace: Path, short_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    bound = 8 * 1024 * 1024
+    big = ScriptedReply(text="h" * 500_000, chunk_size=500_000)
+    replies = [big] * 4 + [ScriptedReply(text="still streaming " * 20, chunk_size=8)]
+    async with _served(workspace, short_dir, replies, client_max_queued_bytes=bound) as (
+        srv,
+        _,
+    ):
+        streamer = await PodClient.connect(srv.path)
+        for n in range(4):
+            await streamer.send("run", {"input": f"grow the history {n}"})
+            await collect_until(streamer, "run_end", timeout=30)
+        history = await streamer.request("get_history", timeout=30)
+        size = len(json.dumps({"event": "history", "data": history.data}).encode())
+        assert size > 2_000_000  # a history big enough that 150 copies would be 300 MB
+
+        # 150 get_history in one write, and never a read.
+        hog = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        hog.connect(str(srv.path))
+        hog.setblocking(False)
+        lines = b"".join(
+            json.dumps({"method": "get_history", "id": n}).encode() + b"\n" for n in range(150)
+        )
+        caplog.set_level(logging.WARNING, logger="orchestrator.server")
+        await asyncio.get_running_loop().sock_sendall(hog, lines)
+
+        peak = 0
+        for _ in range(200):
+            peak = max(peak, srv.queued_bytes)
+            if "queued" in caplog.text:
+                break
+            await asyncio.sleep(0.01)
+        peak = max(peak, srv.queued_bytes)
+        # What the pod held for the hog: at most the bound behind the one reply in flight.
+        assert peak <= bound + 2 * size, f"{peak} bytes queued"
+        assert srv.queued_bytes < size + 1024 * 1024
+        assert "disconnected" in caplog.text and "queued" in caplog.text
+
+        # The hog's connection is closed: after what reached its socket buffer, EOF or reset.
+        hog.setblocking(True)
+        hog.settimeout(10)
+        with contextlib.suppress(ConnectionResetError):
+            while hog.recv(1024 * 1024):
+                pass
+        hog.close()
+
+        # The other client still streams a whole turn.
+        await streamer.send("run", {"input": "and now?"})
+        events = await collect_until(streamer, "run_end", timeout=30)
+        assert events[-1].data == {"result": "finished"}
+        text = "".join(e.data["text"] for e in events if e.event == "text_delta")
+        assert text == "still streaming " * 20
+        assert srv.queued_bytes < 1024 * 1024
+        await streamer.close()
+
+
+async def test_a_reading_client_gets_a_reply_larger_than_the_bound(
+    workspace: Path, short_dir: Path
+) -> None:
+    bound = 512 * 1024
+    # Each turn's burst of events fits in the bound; the history of all four does not.
+    replies = [ScriptedReply(text="x" * 200_000, chunk_size=200_000)] * 4
+    async with _served(workspace, short_dir, replies, client_max_queued_bytes=bound) as (srv, _):
+        client = await PodClient.connect(srv.path)
+        for n in range(4):
+            await client.send("run", {"input": f"a big answer {n}"})
+            await collect_until(client, "run_end", timeout=30)
+        # One reply bigger than the bound is delivered to a client that reads, and what
+        # follows it right away is queued behind it.
+        await client.send_raw(
+            b'{"method": "get_history", "id": "h"}\n{"method": "get_status", "id": "s"}\n'
+        )
+        history = await client.wait_for("history", id="h", timeout=30)
+        assert len(json.dumps(history.data)) > bound
+        assert len(history.data["items"]) == 8
+        status = await client.wait_for("status", id="s", timeout=30)
+        assert status.data["status"] == "idle"
+        await client.close()
+
+
+# -- peers running as another user ---------------------------------------------------------------
+
+
+def _connect_as(uid: int, path: Path) -> tuple[int, bytes]:
+    """Fork a child that becomes ``uid``, sends get_status and reads to EOF; (status, bytes)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: no asyncio, no logging, only the socket and the pipe
+        code = 0
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            peer.settimeout(5)
+            peer.connect(str(path))
+            with contextlib.suppress(OSError):
+                peer.sendall(b'{"method": "get_status", "id": "intruder"}\n')
+            received = b""
+            # A timeout means the pod kept the connection open: report what was served.
+            with contextlib.suppress(ConnectionResetError, TimeoutError):
+                while chunk := peer.recv(65536):
+                    received += chunk
+            os.write(write_end, received)
+        except BaseException as exc:  # report it to the parent, which fails the test
+            os.write(write_end, f"child failed: {exc!r}".encode())
+            code = 3
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    data = b""
+    while chunk := os.read(read_end, 65536):
+        data += chunk
+    os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), data
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="becoming another user needs root")
+async def test_a_peer_running_as_another_user_is_refused(
+    workspace: Path, short_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A directory and socket anyone can reach: the file modes no longer protect the pod, so the
+    # peer check is what stands between another user and the conversation.
+    open_dir = short_dir / "open"
+    open_dir.mkdir()
+    os.chmod(open_dir, 0o777)
+    os.chmod(short_dir, 0o755)
+    async with running_pod(workspace, open_dir, replies=[ScriptedReply(text="hi")]) as pod:
+        os.chmod(pod.socket, 0o666)
+        assert stat.S_IMODE(pod.socket.stat().st_mode) == 0o666
+        caplog.set_level(logging.WARNING, logger="orchestrator.server")
+        code, data = await asyncio.to_thread(_connect_as, 65534, pod.socket)
+        assert code == 0, data
+        lines = [json.loads(line) for line in data.splitlines()]
+        assert len(lines) == 1, lines
+        assert lines[0]["event"] == "error"
+        assert lines[0]["data"]["code"] == "forbidden"
+        assert "uid 65534" in lines[0]["data"]["message"]
+        assert "uid 65534" in caplog.text and "refused" in caplog.text
+        # Our own user is served as before.
+        c = await pod.client()
+        await c.send("run", {"input": "hello"})
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "finished"}
+        assert (await c.request("get_status")).data["status"] == "idle"
+        await c.close()
