@@ -274,7 +274,7 @@ def history_items(n: int) -> list[Any]:
         ToolUseBlock,
         UserMessage,
     )
-    from orchestrator.protocol import TextSegment
+    from orchestrator.segments import TextSegment
 
     items: list[Any] = []
     turn = 0

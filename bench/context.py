@@ -41,8 +41,8 @@ TARGET_PRUNE_MS = 5.0
 def file_refs(root: Path, repeats: int) -> dict[str, Any]:
     """Resolve a submit with REFS ``@file`` refs of REF_BYTES each."""
     from orchestrator.file_refs import resolve_segments
-    from orchestrator.protocol import FileRefSegment, Segment, TextSegment
     from orchestrator.scoped_fs import ScopedFS
+    from orchestrator.segments import FileRefSegment, Segment, TextSegment
 
     ws = root / "ws"
     line = "x = compute(alpha, beta)  # a line of code in a sixteen kilobyte file\n"

@@ -41,17 +41,11 @@ from orchestrator.notes import NoteQueue, NotesFull
 from orchestrator.protocol import (
     ErrorData,
     FileCompletionsData,
-    FileRefSegment,
-    KnowledgeRefSegment,
     RunEndData,
-    Segment,
     StatusData,
     TurnEndData,
     TurnStartData,
-    UnknownSegment,
-    WorkflowInvokeSegment,
     encode_event,
-    flatten_segments,
 )
 from orchestrator.providers.base import Provider
 from orchestrator.repair import (
@@ -62,6 +56,14 @@ from orchestrator.repair import (
     prune_before_turn,
 )
 from orchestrator.scoped_fs import ScopedFS
+from orchestrator.segments import (
+    FileRefSegment,
+    KnowledgeRefSegment,
+    Segment,
+    UnknownSegment,
+    WorkflowInvokeSegment,
+    flatten_segments,
+)
 from orchestrator.session import SessionWriteError
 from orchestrator.tool_runner import ToolRunner
 from orchestrator.transcript import Transcript

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from orchestrator.errors import PodRuntimeError
 from orchestrator.history import SystemMessage
-from orchestrator.protocol import FileRefSegment, Segment, flatten_segments
 from orchestrator.scoped_fs import FsError, ScopedFS
+from orchestrator.segments import FileRefSegment, Segment, flatten_segments
 from orchestrator.tools.base import ToolOutput
 
 TRUNCATION_MARKER = "[...truncated, {total} bytes total — use read_file for the rest]"

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, TypeAdapter
 
-from orchestrator.protocol import Segment, flatten_segments
+from orchestrator.segments import Segment, flatten_segments
 
 INTERRUPTED_SUMMARY = "[Interrupted by user]"
 INTERRUPT_NOTE = "[The previous turn was interrupted by the user. The user's next request follows.]"

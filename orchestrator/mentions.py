@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from orchestrator.protocol import FileRefSegment, Segment, TextSegment
+from orchestrator.segments import FileRefSegment, Segment, TextSegment
 
 
 def _words(text: str) -> frozenset[str]:

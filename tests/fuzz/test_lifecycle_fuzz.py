@@ -55,9 +55,9 @@ from hypothesis.stateful import (
 
 from orchestrator.client import PodClient, PodEvent
 from orchestrator.history import UserMessage, item_from_json, item_to_json
-from orchestrator.protocol import TextSegment
 from orchestrator.providers.base import ProviderRequest
 from orchestrator.repair import close_orphans, interrupt_note, pending_tool_calls
+from orchestrator.segments import TextSegment
 from orchestrator.session import load_session
 from orchestrator.validator import validate_wire
 from orchestrator.wire import to_wire

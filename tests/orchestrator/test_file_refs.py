@@ -21,13 +21,6 @@ from orchestrator.file_refs import (
     resolve_segments,
 )
 from orchestrator.history import SystemMessage
-from orchestrator.protocol import (
-    FileRefSegment,
-    KnowledgeRefSegment,
-    PasteSegment,
-    Segment,
-    TextSegment,
-)
 from orchestrator.scoped_fs import (
     BinaryFile,
     NotFound,
@@ -35,6 +28,13 @@ from orchestrator.scoped_fs import (
     OutOfScope,
     ScopedFS,
     SymlinkEscape,
+)
+from orchestrator.segments import (
+    FileRefSegment,
+    KnowledgeRefSegment,
+    PasteSegment,
+    Segment,
+    TextSegment,
 )
 from orchestrator.tools.base import ToolOutput
 

@@ -20,7 +20,7 @@ from orchestrator.history import (
     item_to_json,
     user_message,
 )
-from orchestrator.protocol import (
+from orchestrator.segments import (
     FileRefSegment,
     KnowledgeRefSegment,
     PasteSegment,

@@ -27,15 +27,9 @@ from orchestrator.history import (
     ToolUseBlock,
     user_message,
 )
-from orchestrator.protocol import (
-    FileRefSegment,
-    ProtocolError,
-    RunParams,
-    Segment,
-    TextSegment,
-    parse_request,
-)
+from orchestrator.protocol import ProtocolError, RunParams, parse_request
 from orchestrator.repair import close_orphans, interrupt_note, pending_tool_calls
+from orchestrator.segments import FileRefSegment, Segment, TextSegment
 from orchestrator.validator import validate_wire
 from orchestrator.wire import WireBuilder, to_wire
 from states.lifecycle import PodLifecycle, leaf_state

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestrator.mentions import Mention, find_mentions, segments_from_text
-from orchestrator.protocol import FileRefSegment, TextSegment, flatten_segments
 from orchestrator.scoped_fs import ScopedFS
+from orchestrator.segments import FileRefSegment, TextSegment, flatten_segments
 
 POSITIVES = [
     ("explain @src/app.py", ["src/app.py"]),

@@ -12,22 +12,24 @@ from orchestrator.protocol import (
     MAX_LINE_BYTES,
     PARAMS_BY_METHOD,
     CompleteFilesParams,
-    FileRefSegment,
-    KnowledgeRefSegment,
     NoParams,
     NotifyParams,
-    PasteSegment,
     PodEventParams,
     ProtocolError,
     Request,
     RunParams,
-    TextSegment,
-    UnknownSegment,
-    WorkflowInvokeSegment,
     decode_event,
     encode_event,
     parse_request,
     protocol_schema,
+)
+from orchestrator.segments import (
+    FileRefSegment,
+    KnowledgeRefSegment,
+    PasteSegment,
+    TextSegment,
+    UnknownSegment,
+    WorkflowInvokeSegment,
 )
 
 VECTORS: list[tuple[str, Request, Any]] = [

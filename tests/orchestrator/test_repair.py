@@ -18,7 +18,6 @@ from orchestrator.history import (
     ToolUseBlock,
     user_message,
 )
-from orchestrator.protocol import TextSegment
 from orchestrator.repair import (
     CrashedCall,
     close_crashed_calls,
@@ -28,6 +27,7 @@ from orchestrator.repair import (
     prunable_tokens,
     prune_before_turn,
 )
+from orchestrator.segments import TextSegment
 from orchestrator.validator import validate_wire
 from orchestrator.wire import to_wire
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.history import AssistantMessage, History, TextBlock, ToolResult, UserMessage
-from orchestrator.protocol import TextSegment
+from orchestrator.segments import TextSegment
 from orchestrator.session import (
     SessionError,
     SessionLocked,

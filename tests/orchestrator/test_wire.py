@@ -18,7 +18,7 @@ from orchestrator.history import (
     ToolUseBlock,
     user_message,
 )
-from orchestrator.protocol import TextSegment
+from orchestrator.segments import TextSegment
 from orchestrator.wire import WireBuilder, assistant_blocks, to_wire, tool_result_block
 
 

@@ -27,7 +27,7 @@ from orchestrator.history import (
     UserMessage,
     item_to_json,
 )
-from orchestrator.protocol import FileRefSegment, PasteSegment, TextSegment
+from orchestrator.segments import FileRefSegment, PasteSegment, TextSegment
 
 # -- input ----------------------------------------------------------------------------------
 
