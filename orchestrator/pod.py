@@ -21,6 +21,7 @@ from orchestrator.controller import Controller
 from orchestrator.errors import SetupError
 from orchestrator.history import History, Item, ToolResult
 from orchestrator.interceptors import InterceptorChain
+from orchestrator.protocol import ToolOutputDeltaData
 from orchestrator.providers.base import Provider, ProviderConfigError
 from orchestrator.repair import CrashedCall, close_crashed_calls, repair_loaded
 from orchestrator.scoped_fs import ScopedFS
@@ -144,6 +145,9 @@ def build_pod(
         interceptors=InterceptorChain(),
         journal=transcript,
         spools=spools,
+        on_output=lambda call_id, text: transcript.emit(
+            "tool_output_delta", ToolOutputDeltaData(id=call_id, text=text)
+        ),
     )
     controller = Controller(
         config=config,

@@ -253,6 +253,13 @@ class ToolCallStartData(_Data):
     name: str
 
 
+class ToolOutputDeltaData(_Data):
+    """Output a running tool (``bash``) printed just now; the result still carries it all."""
+
+    id: str
+    text: str
+
+
 class ToolCallArgsDeltaData(_Data):
     """A fragment of a tool call's JSON arguments."""
 
@@ -361,6 +368,7 @@ EVENT_DATA: dict[str, type[_Data]] = {
     "thinking_delta": ThinkingData,
     "tool_call_start": ToolCallStartData,
     "tool_call_args_delta": ToolCallArgsDeltaData,
+    "tool_output_delta": ToolOutputDeltaData,
     "tool_call_done": ToolCallDoneData,
     "tool_result": ToolResultData,
     "system_note": SystemNoteData,
@@ -383,6 +391,7 @@ EventName = Literal[
     "thinking_delta",
     "tool_call_start",
     "tool_call_args_delta",
+    "tool_output_delta",
     "tool_call_done",
     "tool_result",
     "system_note",

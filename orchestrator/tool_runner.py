@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -67,6 +68,8 @@ class ToolRunner:
     """Write-ahead records for tools with side effects; None runs without them (tests)."""
     spools: ToolSpools | None = None
     """Where such calls copy their output while they run."""
+    on_output: Callable[[str, str], None] | None = None
+    """Receives ``(call_id, text)`` as a running tool prints (the pod broadcasts it)."""
 
     async def run_calls(self, calls: list[ToolUseBlock], commit: Callable[[Item], Item]) -> None:
         """Run calls concurrently, committing each result as it arrives."""
@@ -101,6 +104,8 @@ class ToolRunner:
 
     async def _run_one(self, call: ToolUseBlock, commit: Callable[[Item], Item]) -> None:
         ctx = ToolContext(fs=self.fs, workspace=self.workspace, scratch_dir=self.scratch_dir)
+        if self.on_output is not None:
+            ctx.partial.on_text = functools.partial(self.on_output, call.id)
         cap = self.cap_for(call.name)
         tool = self.registry.get(call.name)
         spool = self._begin(call, tool, ctx, commit)
@@ -141,7 +146,7 @@ class ToolRunner:
         if self.spools is not None:
             with contextlib.suppress(OSError):  # output copies are a bonus, records are not
                 spool, fd = self.spools.create(call.id)
-                ctx.partial = PartialOutput(fd)
+                ctx.partial = PartialOutput(fd, ctx.partial.on_text)
         record = ToolStartRecord(
             call_id=call.id, name=call.name, started_ms=int(time.time() * 1000), spool=spool
         )

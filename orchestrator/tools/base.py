@@ -9,6 +9,7 @@ a process kills it and re-raises; output produced so far goes to ``ctx.partial``
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -33,11 +34,18 @@ class ToolError(PodRuntimeError):
 
 
 class PartialOutput(list[str]):
-    """Output a running tool produced so far, copied to a spool file when the call has one."""
+    """Output a running tool produced so far.
 
-    def __init__(self, spool_fd: int | None = None) -> None:
+    Each piece is also copied to a spool file when the call has one (read back after a crash)
+    and passed to ``on_text`` when someone watches live (clients draw it as it comes).
+    """
+
+    def __init__(
+        self, spool_fd: int | None = None, on_text: Callable[[str], None] | None = None
+    ) -> None:
         super().__init__()
         self.spool_fd = spool_fd
+        self.on_text = on_text
 
     def append(self, text: str) -> None:
         """Keep one piece of output (and copy it to the spool, best effort)."""
@@ -47,6 +55,8 @@ class PartialOutput(list[str]):
                 os.write(self.spool_fd, text.encode("utf-8", "replace"))
             except OSError:
                 self.spool_fd = None  # a full disk must not stop the tool; the copy is a bonus
+        if self.on_text is not None:
+            self.on_text(text)
 
 
 @dataclass(slots=True, kw_only=True)

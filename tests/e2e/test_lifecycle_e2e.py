@@ -343,3 +343,18 @@ async def test_notes_queued_while_paused_survive_a_shutdown(
         ("user_message", "long"),
         ("system_message", "[Notification] deploy done"),
     ]
+
+
+async def test_bash_output_streams_live_before_its_result(workspace: Path, short_dir: Path) -> None:
+    call = ScriptedToolCall(name="bash", input={"command": "echo one; sleep 0.2; echo two"})
+    replies = [ScriptedReply(tool_calls=[call]), ScriptedReply(text="done")]
+    async with running_pod(workspace, short_dir, replies=replies, allow_bash=True) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "run it"})
+        events = await collect_until(c, "tool_result")
+        deltas = [e.data for e in events if e.event == "tool_output_delta"]
+        assert "".join(d["text"] for d in deltas) == "one\ntwo\n"
+        assert len(deltas) >= 2  # the first line arrived while the command still ran
+        assert {d["id"] for d in deltas} == {events[-1].data["id"]}
+        await collect_until(c, "run_end")
+        await c.close()

@@ -240,6 +240,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
     "thinking_delta": {"text": "hm"},
     "tool_call_start": {"id": "t1", "name": "Read"},
     "tool_call_args_delta": {"id": "t1", "json": '{"pa'},
+    "tool_output_delta": {"id": "t1", "text": "compiling...\n"},
     "tool_call_done": {"id": "t1", "name": "Read", "arguments": {"path": "a"}},
     "tool_result": {
         "id": "t1",
