@@ -164,7 +164,10 @@ async def test_request_body_has_system_tools_and_no_sampling_params(api: FakeAnt
         "model": "claude-test",
         "max_tokens": 256,
         "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "hello", "cache_control": marker}]}
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "hello", "cache_control": marker}],
+            }
         ],
         "stream": True,
         "system": [{"type": "text", "text": "Be brief.", "cache_control": marker}],
