@@ -10,7 +10,7 @@ import asyncio
 from typing import Any
 
 from orchestrator.config import TOOL_OUTPUT_MAX_BYTES
-from orchestrator.scoped_fs import FsError
+from orchestrator.scoped_fs import FsError, ScopedFS
 from orchestrator.tools.args import bool_arg, int_arg, str_arg
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 
@@ -63,6 +63,74 @@ def _fit(lines: list[str], order: range, budget: int) -> int:
     return count
 
 
+def read_file_output(
+    fs: ScopedFS,
+    path: str,
+    *,
+    max_bytes: int,
+    offset: int | None = None,
+    limit: int | None = None,
+) -> ToolOutput:
+    """What ``read_file`` returns for ``path`` (blocking): numbered lines, a range, or head and tail.
+
+    ``max_bytes`` is the content budget above which a whole-file read becomes head and tail.
+    The pod's synthetic reads of ``@`` files call this too, so they look exactly like real ones.
+    Raises :class:`FsError` when the file cannot be read, :class:`ToolError` for a bad range.
+    """
+    file = fs.read_text(path, max_bytes=READ_MAX_BYTES)
+    lines = split_lines(file.text)
+    total = len(lines)
+    where = f"read_file: {file.display} — {total} lines"
+    note = ""
+    if file.truncated:
+        where += f" in the first {READ_MAX_BYTES} of {file.total_bytes} bytes"
+        note = (
+            f"[only the first {READ_MAX_BYTES} bytes of this {file.total_bytes}-byte file "
+            "can be read; search the rest with grep or bash]\n"
+        )
+    if total == 0:
+        return ToolOutput(summary=f"{where} (empty)")
+
+    if offset is None and limit is None:
+        whole = number_lines(lines, 1)
+        if len(whole.encode()) <= max_bytes:
+            return ToolOutput(summary=where, content=note + whole)
+        return _head_and_tail(where, note, lines, file.total_bytes, max_bytes)
+
+    first = offset or 1
+    if first > total:
+        raise ToolError(f"offset {first} is past the end of {file.display} ({total} lines)")
+    last = total if limit is None else min(total, first + limit - 1)
+    shown = number_lines(lines[first - 1 : last], first)
+    if first == 1 and last == total:
+        return ToolOutput(summary=where, content=note + shown)
+    return ToolOutput(summary=f"{where} (showing {first}-{last})", content=note + shown)
+
+
+def _head_and_tail(
+    where: str, note: str, lines: list[str], total_bytes: int, max_bytes: int
+) -> ToolOutput:
+    total = len(lines)
+    # Leave room for the note between the halves; the head gets the larger share.
+    budget = max(max_bytes - 512, 1024)
+    head_n = _fit(lines, range(total), budget * 3 // 5)
+    head = "".join(_numbered_short(i + 1, lines[i]) for i in range(head_n))
+    tail_n = _fit(lines, range(total - 1, head_n - 1, -1), budget - len(head.encode()))
+    tail_first = total - tail_n + 1
+    tail = "".join(_numbered_short(i + 1, lines[i]) for i in range(tail_first - 1, total))
+    if tail_first == head_n + 1:
+        # Everything fits once long lines are shortened: nothing in between is skipped.
+        middle = f"[lines longer than {HEAD_TAIL_LINE_CHARS} characters are shortened]\n"
+        return ToolOutput(summary=where, content=note + head + middle + tail)
+    middle = (
+        f"… lines {head_n + 1}-{tail_first - 1} not shown: the file ({total} lines, "
+        f"{total_bytes} bytes) is too large to read whole. Read a range with offset and "
+        f"limit (e.g. offset={head_n + 1}, limit=200) or search it with grep. …\n"
+    )
+    summary = f"{where} (showing 1-{head_n} and {tail_first}-{total})"
+    return ToolOutput(summary=summary, content=note + head + middle + tail)
+
+
 class ReadFileTool:
     """Read a text file as numbered lines, whole, by range, or as head and tail when huge."""
 
@@ -93,66 +161,13 @@ class ReadFileTool:
         path = str_arg(args, "path")
         offset = int_arg(args, "offset")
         limit = int_arg(args, "limit")
-        # Reading and numbering a large file takes a while: all of it stays off the event loop.
-        return await asyncio.to_thread(self._read, ctx, path, offset, limit)
-
-    def _read(
-        self, ctx: ToolContext, path: str, offset: int | None, limit: int | None
-    ) -> ToolOutput:
         try:
-            file = ctx.fs.read_text(path, max_bytes=READ_MAX_BYTES)
+            # Reading and numbering a large file takes a while: all of it stays off the event loop.
+            return await asyncio.to_thread(
+                read_file_output, ctx.fs, path, max_bytes=self.max_bytes, offset=offset, limit=limit
+            )
         except FsError as exc:
             raise ToolError(str(exc)) from None
-        lines = split_lines(file.text)
-        total = len(lines)
-        where = f"read_file: {file.display} — {total} lines"
-        note = ""
-        if file.truncated:
-            where += f" in the first {READ_MAX_BYTES} of {file.total_bytes} bytes"
-            note = (
-                f"[only the first {READ_MAX_BYTES} bytes of this {file.total_bytes}-byte file "
-                "can be read; search the rest with grep or bash]\n"
-            )
-        if total == 0:
-            return ToolOutput(summary=f"{where} (empty)")
-
-        if offset is None and limit is None:
-            whole = number_lines(lines, 1)
-            if len(whole.encode()) <= self.max_bytes:
-                return ToolOutput(summary=where, content=note + whole)
-            return self._head_and_tail(where, note, lines, file.total_bytes)
-
-        first = offset or 1
-        if first > total:
-            raise ToolError(f"offset {first} is past the end of {file.display} ({total} lines)")
-        last = total if limit is None else min(total, first + limit - 1)
-        shown = number_lines(lines[first - 1 : last], first)
-        if first == 1 and last == total:
-            return ToolOutput(summary=where, content=note + shown)
-        return ToolOutput(summary=f"{where} (showing {first}-{last})", content=note + shown)
-
-    def _head_and_tail(
-        self, where: str, note: str, lines: list[str], total_bytes: int
-    ) -> ToolOutput:
-        total = len(lines)
-        # Leave room for the note between the halves; the head gets the larger share.
-        budget = max(self.max_bytes - 512, 1024)
-        head_n = _fit(lines, range(total), budget * 3 // 5)
-        head = "".join(_numbered_short(i + 1, lines[i]) for i in range(head_n))
-        tail_n = _fit(lines, range(total - 1, head_n - 1, -1), budget - len(head.encode()))
-        tail_first = total - tail_n + 1
-        tail = "".join(_numbered_short(i + 1, lines[i]) for i in range(tail_first - 1, total))
-        if tail_first == head_n + 1:
-            # Everything fits once long lines are shortened: nothing in between is skipped.
-            middle = f"[lines longer than {HEAD_TAIL_LINE_CHARS} characters are shortened]\n"
-            return ToolOutput(summary=where, content=note + head + middle + tail)
-        middle = (
-            f"… lines {head_n + 1}-{tail_first - 1} not shown: the file ({total} lines, "
-            f"{total_bytes} bytes) is too large to read whole. Read a range with offset and "
-            f"limit (e.g. offset={head_n + 1}, limit=200) or search it with grep. …\n"
-        )
-        summary = f"{where} (showing 1-{head_n} and {tail_first}-{total})"
-        return ToolOutput(summary=summary, content=note + head + middle + tail)
 
 
 # -- write_file -------------------------------------------------------------------------------
