@@ -115,10 +115,11 @@ def _join(display_root: str, rel: str) -> str:
 
 
 def _resolve_dir(fs: ScopedFS, path: str) -> tuple[Path, str]:
-    real = fs.resolve_read(path)
-    if not real.is_dir():
+    # The kind comes from the same check as the path: a second stat could see another entry.
+    found = fs.lookup(path)
+    if not found.is_dir:
         raise NotADirectory(path, "not a directory")
-    return real, fs.display(real)
+    return found.path, fs.display(found.path)
 
 
 async def _in_thread(work: Any, *args: Any) -> Any:
@@ -277,8 +278,9 @@ class GrepTool:
         match_name: bool,
     ) -> _GrepResult:
         found = _GrepResult()
-        real = fs.resolve_read(path)
-        if real.is_dir():
+        target = fs.lookup(path)
+        real = target.path
+        if target.is_dir:
             walk = _Walk(fs, stop)
             candidates: Iterator[tuple[str, str]] = (
                 (rel, shown)
