@@ -1,17 +1,18 @@
 """File tools: ``read_file``, ``write_file`` and ``edit_file``, all through ``ctx.fs``.
 
-Also the small argument readers the other tool modules share: each turns a bad argument into a
-:class:`ToolError` naming it, so the model can fix its call.
+:func:`read_file_output` is ``read_file``'s reader on its own, so the pod's synthetic reads of
+``@`` files (``orchestrator.file_refs``) are the same as the tool's.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+
+from pydantic import Field
 
 from orchestrator.config import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.scoped_fs import FsError, ScopedFS
-from orchestrator.tools.args import bool_arg, int_arg, str_arg
+from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 
 READ_MAX_BYTES = 64 * 1024 * 1024
@@ -22,8 +23,7 @@ HEAD_TAIL_LINE_CHARS = 400
 
 EDIT_CONTEXT_LINES = 3
 
-
-# -- arguments --------------------------------------------------------------------------------
+WORKSPACE_PATH = "File path, relative to the workspace."
 
 
 # -- read_file --------------------------------------------------------------------------------
@@ -131,7 +131,15 @@ def _head_and_tail(
     return ToolOutput(summary=summary, content=note + head + middle + tail)
 
 
-class ReadFileTool:
+class ReadFileArgs(ToolArgs):
+    """``read_file``'s arguments."""
+
+    path: str = Field(description=WORKSPACE_PATH)
+    offset: int | None = Field(None, ge=1, description="First line (1-based).")
+    limit: int | None = Field(None, ge=1, description="Number of lines.")
+
+
+class ReadFileTool(TypedTool[ReadFileArgs]):
     """Read a text file as numbered lines, whole, by range, or as head and tail when huge."""
 
     name = "read_file"
@@ -141,30 +149,24 @@ class ReadFileTool:
         "Use offset (1-based first line) and limit (number of lines) to read part of a "
         "large file; a file too large to show whole is returned as its head and tail."
     )
-    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace."},
-            "offset": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines."},
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    }
+    args_model = ReadFileArgs
 
     def __init__(self, *, max_bytes: int = TOOL_OUTPUT_MAX_BYTES) -> None:
+        super().__init__()
         self.max_bytes = max_bytes
         """Content budget: above it a whole-file read turns into head and tail."""
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def execute(self, args: ReadFileArgs, ctx: ToolContext) -> ToolOutput:
         """Read the file and number its lines."""
-        path = str_arg(args, "path")
-        offset = int_arg(args, "offset")
-        limit = int_arg(args, "limit")
         try:
             # Reading and numbering a large file takes a while: all of it stays off the event loop.
             return await asyncio.to_thread(
-                read_file_output, ctx.fs, path, max_bytes=self.max_bytes, offset=offset, limit=limit
+                read_file_output,
+                ctx.fs,
+                args.path,
+                max_bytes=self.max_bytes,
+                offset=args.offset,
+                limit=args.limit,
             )
         except FsError as exc:
             raise ToolError(str(exc)) from None
@@ -173,7 +175,14 @@ class ReadFileTool:
 # -- write_file -------------------------------------------------------------------------------
 
 
-class WriteFileTool:
+class WriteFileArgs(ToolArgs):
+    """``write_file``'s arguments."""
+
+    path: str = Field(description=WORKSPACE_PATH)
+    content: str = Field(description="The whole new file content.")
+
+
+class WriteFileTool(TypedTool[WriteFileArgs]):
     """Create or overwrite a text file (parent directories are created inside scope)."""
 
     name = "write_file"
@@ -182,32 +191,33 @@ class WriteFileTool:
         "Write a text file in the workspace, replacing it if it exists and creating parent "
         "directories as needed. Prefer edit_file for changing part of an existing file."
     )
-    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace."},
-            "content": {"type": "string", "description": "The whole new file content."},
-        },
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    }
+    args_model = WriteFileArgs
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def execute(self, args: WriteFileArgs, ctx: ToolContext) -> ToolOutput:
         """Write the file."""
-        path = str_arg(args, "path")
-        content = str_arg(args, "content")
         try:
-            written = await asyncio.to_thread(ctx.fs.write_text, path, content)
+            written = await asyncio.to_thread(ctx.fs.write_text, args.path, args.content)
         except FsError as exc:
             raise ToolError(str(exc)) from None
-        size = len(content.encode("utf-8"))
+        size = len(args.content.encode("utf-8"))
         return ToolOutput(summary=f"write_file: {ctx.fs.display(written)} — {size} bytes")
 
 
 # -- edit_file --------------------------------------------------------------------------------
 
 
-class EditFileTool:
+class EditFileArgs(ToolArgs):
+    """``edit_file``'s arguments."""
+
+    path: str = Field(description=WORKSPACE_PATH)
+    old_string: str = Field(description="Exact text to replace.")
+    new_string: str = Field(description="Replacement text.")
+    replace_all: bool = Field(
+        False, description="Replace every occurrence instead of requiring exactly one."
+    )
+
+
+class EditFileTool(TypedTool[EditFileArgs]):
     """Replace an exact string in a file; it must occur once unless ``replace_all``."""
 
     name = "edit_file"
@@ -217,34 +227,17 @@ class EditFileTool:
         "(including indentation) and occur exactly once, unless replace_all is true. Include "
         "enough surrounding lines to make it unique."
     )
-    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace."},
-            "old_string": {"type": "string", "description": "Exact text to replace."},
-            "new_string": {"type": "string", "description": "Replacement text."},
-            "replace_all": {
-                "type": "boolean",
-                "default": False,
-                "description": "Replace every occurrence instead of requiring exactly one.",
-            },
-        },
-        "required": ["path", "old_string", "new_string"],
-        "additionalProperties": False,
-    }
+    args_model = EditFileArgs
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def execute(self, args: EditFileArgs, ctx: ToolContext) -> ToolOutput:
         """Apply the replacement and show the edited region."""
-        path = str_arg(args, "path")
-        old = str_arg(args, "old_string")
-        new = str_arg(args, "new_string")
-        replace_all = bool_arg(args, "replace_all")
+        old, new = args.old_string, args.new_string
         if not old:
             raise ToolError("old_string is empty; use write_file to create a file")
         if old == new:
             raise ToolError("old_string and new_string are identical; nothing to change")
         try:
-            return await asyncio.to_thread(self._edit, ctx, path, old, new, replace_all)
+            return await asyncio.to_thread(self._edit, ctx, args.path, old, new, args.replace_all)
         except FsError as exc:
             raise ToolError(str(exc)) from None
 
