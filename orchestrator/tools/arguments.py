@@ -1,7 +1,7 @@
 """Tool arguments as pydantic models: one model gives both the schema the model reads and the check.
 
 Each built-in tool declares a :class:`ToolArgs` model and derives from :class:`TypedTool`. Its
-``input_schema`` is :func:`input_schema` of that model: the plain JSON schema the Messages API
+``input_schema`` is :func:`schema_of` that model: the plain JSON schema the Messages API
 wants, with every key in a fixed order so each request is byte-identical (prompt caching
 depends on it). ``run`` validates the call's JSON against the same model; a mistake becomes a
 :class:`ToolError` that names the argument and says what it must be.
@@ -61,7 +61,7 @@ class ToolArgs(BaseModel):
         return value
 
 
-def input_schema(
+def schema_of(
     model: type[ToolArgs], overrides: Mapping[str, Mapping[str, Any]] | None = None
 ) -> dict[str, Any]:
     """The Messages API ``input_schema`` of ``model``; ``overrides`` replace keys per property.
@@ -120,7 +120,7 @@ def parse_args(model: type[A], args: Any, schema: Mapping[str, Any] | None = Non
     try:
         return model.model_validate(args)
     except ValidationError as exc:
-        properties = (schema or input_schema(model))["properties"]
+        properties = (schema or schema_of(model))["properties"]
         raise ToolError("; ".join(_explain(e, properties) for e in exc.errors())) from None
 
 
@@ -189,7 +189,7 @@ class TypedTool(Generic[A]):
     args_model: type[A]
 
     def __init__(self, *, schema_overrides: Mapping[str, Mapping[str, Any]] | None = None) -> None:
-        self.input_schema: dict[str, Any] = input_schema(self.args_model, schema_overrides)
+        self.input_schema: dict[str, Any] = schema_of(self.args_model, schema_overrides)
         """Sent with every request; per instance, as limits may come from the config."""
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:

@@ -14,7 +14,7 @@ from pydantic import Field
 
 from orchestrator.config import PodConfig
 from orchestrator.scoped_fs import ScopedFS
-from orchestrator.tools.arguments import ToolArgs, TypedTool, input_schema, parse_args
+from orchestrator.tools.arguments import ToolArgs, TypedTool, parse_args, schema_of
 from orchestrator.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from orchestrator.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
 from orchestrator.tools.registry import default_registry
@@ -83,13 +83,13 @@ class Sample(ToolArgs):
 
 
 def test_schema_of_optional_arguments_is_their_plain_type() -> None:
-    assert input_schema(Sample)["properties"] == {
+    assert schema_of(Sample)["properties"] == {
         "name": {"type": "string", "description": "A name."},
         "count": {"type": "integer", "minimum": 1, "maximum": 9, "description": "How many."},
         "seconds": {"type": "number", "exclusiveMinimum": 0, "description": "How long."},
         "flag": {"type": "boolean", "default": False, "description": "Whether."},
     }
-    assert input_schema(Sample)["required"] == ["name"]
+    assert schema_of(Sample)["required"] == ["name"]
 
 
 @pytest.mark.parametrize(
@@ -148,12 +148,12 @@ def test_a_schema_without_descriptions_is_refused() -> None:
         path: str
 
     with pytest.raises(TypeError, match=r"Bare\.path has no description"):
-        input_schema(Bare)
+        schema_of(Bare)
 
 
 def test_overrides_must_name_an_argument() -> None:
     with pytest.raises(TypeError, match="no argument 'nmae'"):
-        input_schema(Sample, {"nmae": {"maximum": 3}})
+        schema_of(Sample, {"nmae": {"maximum": 3}})
 
 
 # -- the typed tool base ----------------------------------------------------------------------
