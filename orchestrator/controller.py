@@ -362,7 +362,8 @@ class Controller:
         results = await preread_files(
             self.fs,
             self._preread,
-            max_bytes=self.config.file_ref_max_bytes,
+            # A synthetic read must look exactly like a real one, cap included.
+            max_bytes=self.config.content_cap("read_file"),
             max_files=self.config.max_preread_files,
         )
         calls: list[ToolUseBlock] = []
