@@ -110,11 +110,14 @@ class OverheadPod:
 
     def reset(self) -> None:
         """Give the controller the preloaded history again and queue one turn's replies."""
+        from orchestrator.context import Context
         from orchestrator.history import History
         from orchestrator.providers.scripted import ScriptedReply, ScriptedToolCall
 
         history = History(list(self.items))
-        self.controller.history = self.controller.transcript.history = history
+        c = self.controller
+        c.history = c.transcript.history = history
+        c.context = c.compactor.context = Context(config=c.config, history=history)
         tool_round = ScriptedReply(tool_calls=[ScriptedToolCall(name="noop")])
         self.provider.replies = [tool_round] * (self.rounds - 1) + [ScriptedReply(text="done")]
         self.provider.requests.clear()

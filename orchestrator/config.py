@@ -42,6 +42,7 @@ from pydantic import (
 )
 
 from orchestrator.errors import SetupError
+from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
 
 TOOL_OUTPUT_MAX_BYTES = 16 * 1024
 """Default cap on a tool result's content and on a resolved ``@file`` body."""
@@ -89,6 +90,23 @@ class PodConfig(BaseModel):
     """Per-tool content caps, by tool name."""
     prune_keep_turns: int | None = 3
     """Tool results of older turns send their summary only; None keeps everything."""
+    prune_step_tokens: int = Field(default=20_000, ge=0)
+    """Pruning waits until it would drop this many tokens, then drops them all at once: every
+    prune rewrites history the prompt cache holds, so it happens in steps, not every turn."""
+
+    # -- context economy (orchestrator/context.py, orchestrator/compaction.py) --
+    context_window: int | None = Field(default=None, gt=0)
+    """The model's context window in tokens; learned from the Models API when unset."""
+    compact_at: float = Field(default=0.8, gt=0, le=1)
+    """Compact before a request whose estimated input passes this share of the window."""
+    compact_keep_tokens: int | None = Field(default=None, gt=0)
+    """Recent history kept verbatim after a compaction; a tenth of the window when unset."""
+    compact_max_files: int = Field(default=5, ge=0)
+    """Files read or referenced in the compacted part that are read again and attached."""
+    prompt_cache: Literal["5m", "1h", "off"] = "5m"
+    """How long prompt-cache entries live (``1h`` costs more to write, survives long pauses)."""
+    prices: dict[str, Prices] = Field(default_factory=dict)
+    """Dollars per million tokens by model-name prefix, over the built-in table."""
 
     file_ref_style: Literal["system_message", "synthetic_read"] = "system_message"
     file_ref_max_bytes: int = TOOL_OUTPUT_MAX_BYTES
@@ -155,6 +173,10 @@ class PodConfig(BaseModel):
     def content_cap(self, tool_name: str) -> int:
         """The content cap for one tool: its override, else the pod-wide cap."""
         return self.tool_output_overrides.get(tool_name, self.tool_output_max_bytes)
+
+    def model_prices(self, model: str) -> Prices | None:
+        """The prices of ``model``: the config's table over the built-in one."""
+        return prices_for(model, {**DEFAULT_PRICES, **self.prices})
 
     def resolved_provider(self) -> Literal["anthropic", "scripted"]:
         """The provider to use, falling back to the offline scripted one without an API key."""

@@ -12,15 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from dataclasses import asdict
 from typing import Any
 
 from pydantic import BaseModel
 
+from orchestrator.compaction import CompactionError, CompactionRequest, Compactor
 from orchestrator.config import PodConfig
+from orchestrator.context import Context, usage_of
 from orchestrator.file_refs import preread_files
 from orchestrator.history import (
     AssistantMessage,
+    Compaction,
     Item,
     SystemMessage,
     ToolResult,
@@ -29,19 +33,18 @@ from orchestrator.history import (
 from orchestrator.interceptors import Cancel, ContinueWith, InterceptorChain
 from orchestrator.notes import NoteQueue
 from orchestrator.protocol import (
+    ContextData,
     ErrorData,
     RunEndData,
     StatusData,
     TurnEndData,
     TurnStartData,
 )
-from orchestrator.providers.base import Provider
+from orchestrator.providers.base import Provider, ProviderError
 from orchestrator.repair import (
     close_orphans,
     interrupt_note,
     pending_tool_calls,
-    prunable_tokens,
-    prune_before_turn,
 )
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import Segment
@@ -50,8 +53,8 @@ from orchestrator.submit import Submission, resolve_submission
 from orchestrator.tool_runner import ToolRunner
 from orchestrator.transcript import Transcript
 from orchestrator.turn import Turn, TurnError
+from orchestrator.usage import TokenUsage
 from orchestrator.validator import IncrementalValidator
-from orchestrator.wire import WireBuilder
 from states import PodLifecycle, PublicStatus, leaf_state, public_status
 
 log = logging.getLogger(__name__)
@@ -87,6 +90,7 @@ class Controller:
         fs: ScopedFS,
         transcript: Transcript,
         system_prompt: str,
+        context: Context,
         start_paused: bool = False,
         interceptors: InterceptorChain,
         on_stopped: Callable[[], None] | None = None,
@@ -103,15 +107,22 @@ class Controller:
         self.on_stopped = on_stopped
         self.upward = upward
         self.notes = NoteQueue()
+        self.context = context
+        self.compactor = Compactor(
+            config=config, context=context, provider=provider, fs=fs, commit=self.commit
+        )
+        self._compaction_request: CompactionRequest | None = None
+        self._turn_is_open = start_paused
+        self._window_learned = False
+        self.session_usage = usage_of(self.history.items)
+        self._turn_usage = TokenUsage()
         self._submission: Submission | None = None
         self._preread: list[str] = []
         """Paths the open turn still has to pre-read (kept across a pause)."""
         self._task: asyncio.Task[Outcome] | None = None
-        self._wire = WireBuilder()
+        self._interrupted_event = "turn_interrupted"
         self._validator = IncrementalValidator()
-        self._prune_bound = 0
         self._last_status: tuple[PublicStatus, str] | None = None
-        self.usage = {"input_tokens": 0, "output_tokens": 0}
         observer = _Observer(self)
         self.machine = PodLifecycle(
             model=self,
@@ -125,9 +136,6 @@ class Controller:
 
     def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:
         """Broadcast one event to every client."""
-        if event == "usage" and isinstance(data, BaseModel):
-            self.usage["input_tokens"] += data.input_tokens  # type: ignore[attr-defined]
-            self.usage["output_tokens"] += data.output_tokens  # type: ignore[attr-defined]
         self.transcript.emit(event, data)
 
     def alert(self, level: str, source: str, message: str) -> None:
@@ -162,25 +170,82 @@ class Controller:
             provider=self.provider.name,
             workspace=str(self.config.workspace),
             turn=self.history.turn,
-            usage=dict(self.usage),
+            usage=asdict(self.session_usage),
+            context=self._context_data(),
+            cost_usd=self._cost(self.session_usage),
             id=request_id,
         )
+
+    def _context_data(self) -> ContextData:
+        size = self.context.size()
+        return ContextData(
+            used=size.used,
+            window=size.window,
+            percent=size.percent,
+            compact_at=round(100 * size.compact_at),
+        )
+
+    def _cost(self, usage: TokenUsage) -> float | None:
+        prices = self.config.model_prices(self.provider.model)
+        if prices is None:
+            return None
+        return round(prices.cost(usage, ttl=self.config.prompt_cache), 6)
 
     # -- committing -----------------------------------------------------------------------
 
     def commit(self, item: Item) -> Item:
         """Commit through the transcript: on disk, then in history, then announced."""
-        return self.transcript.commit(item)
+        stored = self.transcript.commit(item)
+        usage = getattr(stored, "usage", None)
+        if usage is not None:
+            self.session_usage += usage
+            self._turn_usage += usage
+            if isinstance(stored, AssistantMessage):
+                self.context.observe(usage)
+        if isinstance(stored, Compaction):
+            # The view's prefix changed anyway: prune now what waited for a step.
+            bound = self.context.prune_at_compaction()
+            if bound is not None:
+                self._move_prune_bound(bound, 0)
+        return stored
 
     def wire_messages(self) -> list[dict[str, Any]]:
-        """Wire messages for the next request, pruned by turn age, built incrementally."""
-        bound = prune_before_turn(self.history.turn, self.config.prune_keep_turns)
-        if bound != self._prune_bound:
-            self._prune_bound = bound
-            self.transcript.record_prune(bound, prunable_tokens(self.history.items, bound))
+        """Wire messages for the next request: the context's view, pruned in steps."""
+        move = self.context.prune_move()
+        if move is not None:
+            self._move_prune_bound(*move)
         # Never ask the model about a history the session file does not hold.
         self.transcript.require_durable()
-        return self._wire.build(self.history.items, prune_before_turn=bound)
+        return self.context.messages()
+
+    def _move_prune_bound(self, bound: int, tokens: int) -> None:
+        self.transcript.record_prune(bound, tokens)
+        self.context.apply_prune(bound)
+
+    def take_compaction_request(self) -> CompactionRequest | None:
+        """A compaction asked for since the last round boundary (and forget it)."""
+        request, self._compaction_request = self._compaction_request, None
+        return request
+
+    async def learn_window(self) -> None:
+        """Ask the provider for the model's context window once; fall back with an alert."""
+        if self._window_learned or self.config.context_window is not None:
+            return
+        self._window_learned = True
+        reason = "the provider does not say"
+        try:
+            window = await self.provider.context_window()
+        except ProviderError as exc:
+            window, reason = None, str(exc)
+        if window is None:
+            self.alert(
+                "warn",
+                "context",
+                f"the context window of {self.provider.model} is unknown ({reason}); assuming "
+                f"{self.context.window:,} tokens. Set context_window in .pod/config.toml "
+                "to the model's real window.",
+            )
+        self.context.learn_window(window)
 
     def signal(self, event: str) -> None:
         """A round event from the turn loop."""
@@ -206,6 +271,8 @@ class Controller:
 
     def _begin_turn(self) -> None:
         turn = self.history.new_turn()
+        self._turn_is_open = True
+        self._turn_usage = TokenUsage()
         self.emit("turn_start", TurnStartData(turn=turn))
         self.inject_queued_notes()
         submission, self._submission = self._submission, None
@@ -258,6 +325,18 @@ class Controller:
         """Whether notes wait for a turn."""
         return bool(self.notes)
 
+    def request_compaction(self, focus: str | None = None) -> None:
+        """Compact at the next chance: now between turns, or at the next round boundary."""
+        self._compaction_request = CompactionRequest(trigger="manual", focus=focus)
+
+    def start_compaction(self) -> None:
+        """Launch a compaction between turns; the machine waits in ``compacting``."""
+        self._start_task(self._drive_compaction(), interrupted="compaction_failed")
+
+    def turn_open(self) -> bool:
+        """Whether the last turn is still open (paused), so a compaction returns to paused."""
+        return self._turn_is_open
+
     def end_turn(self, result: str) -> None:
         """Close the current turn for good: persist and announce ``turn_end``."""
         if self._preread:
@@ -265,7 +344,15 @@ class Controller:
             self.alert("warn", "file_ref", f"the turn ended before {paths} could be read")
             self._preread = []
         self.transcript.end_turn(self.history.turn, result)
-        self.emit("turn_end", TurnEndData(turn=self.history.turn, result=result))  # type: ignore[arg-type]
+        self._turn_is_open = False
+        self.emit(
+            "turn_end",
+            TurnEndData(
+                turn=self.history.turn,
+                result=result,  # type: ignore[arg-type]
+                usage=asdict(self._turn_usage),
+            ),
+        )
         if self.upward is not None and result in ("finished", "limit_reached"):
             self.upward("turn_ended", result)
 
@@ -299,15 +386,43 @@ class Controller:
             max_tokens=self.config.max_tokens,
             max_rounds=self.config.max_rounds,
             validator=self._validator,
+            cache_ttl=None if self.config.prompt_cache == "off" else self.config.prompt_cache,
         )
-        task = asyncio.get_running_loop().create_task(
-            self._drive(turn, cancelled, failure), name=f"turn-{self.history.turn}"
-        )
+        self._start_task(self._drive(turn, cancelled, failure), interrupted="turn_interrupted")
+
+    def _start_task(self, work: Coroutine[Any, Any, Outcome], *, interrupted: str) -> None:
+        """Run the pod's one task; how it ended is reported from its done callback.
+
+        Not from inside the task: a task cancelled before its first step (``run`` and
+        ``pause`` in one read) never runs its body, and the machine must still learn that it
+        ended (``interrupted`` is the event for that).
+        """
+        task = asyncio.get_running_loop().create_task(work, name=f"turn-{self.history.turn}")
         self._task = task
-        # The outcome is reported from the task's done callback, not from inside the task: a
-        # task cancelled before its first step (``run`` and ``pause`` in one read) never runs
-        # its body, and the machine must still learn that the turn ended.
+        self._interrupted_event = interrupted
         task.add_done_callback(self._turn_done)
+
+    async def _drive_compaction(self) -> Outcome:
+        """A compaction between turns: ``compaction_done``, or ``compaction_failed``."""
+        request = self.take_compaction_request() or CompactionRequest(trigger="manual")
+        try:
+            await self.learn_window()
+            compaction = await self.compactor.compact(
+                request,
+                system=self.system_prompt,
+                tools=self.tools.registry.specs(),
+                model=self.provider.model,
+                max_tokens=self.config.max_tokens,
+            )
+        except asyncio.CancelledError:
+            return "compaction_failed", None
+        except (CompactionError, SessionWriteError) as exc:
+            self.emit("error", ErrorData(code="provider_error", message=str(exc)))
+            self.alert("error", "compaction", f"compaction failed: {exc}")
+            return "compaction_failed", None
+        if compaction is None:
+            self.alert("info", "compaction", "nothing to compact yet")
+        return "compaction_done", None
 
     async def _drive(self, turn: Turn, cancelled: str | None, failure: str | None) -> Outcome:
         """Run the turn; returns the machine event for how it ended and its result."""
@@ -343,7 +458,13 @@ class Controller:
         """Tell the machine how the turn task ended, however it ended; it decides the rest."""
         if self._task is task:
             self._task = None
-        event, result = ("turn_interrupted", "cancelled") if task.cancelled() else task.result()
+        if task.cancelled():
+            event, result = (
+                self._interrupted_event,
+                ("cancelled" if self._interrupted_event == "turn_interrupted" else None),
+            )
+        else:
+            event, result = task.result()
         try:
             if result is None:
                 self.machine.send(event)

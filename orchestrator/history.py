@@ -120,8 +120,58 @@ class SystemMessage:
     origin: str = "note"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttachedFile:
+    """A file read again at compaction time, so the model sees its current text."""
+
+    path: str
+    text: str
+    """The body as the model reads it (``[File: <path>]`` header included)."""
+
+
+COMPACTION_HEADER = (
+    "[Conversation summary: the earlier part of this conversation was compacted to save "
+    "context. The summary follows; the messages after it are kept verbatim.]"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compaction:
+    """The history up to ``last_seq`` summarised: the model's view starts here.
+
+    Committed as one item (written whole or not at all); everything it covers stays in the
+    history and the session file, only the wire view changes.
+    """
+
+    kind: Literal["compaction"] = "compaction"
+    seq: int = 0
+    turn: int = 0
+    summary: str
+    first_seq: int
+    """The first item the summary covers."""
+    last_seq: int
+    """The last item the summary covers; items after it are kept verbatim."""
+    tokens_before: int
+    """Estimated input tokens of the view the summary replaced."""
+    tokens_after: int
+    """Estimated input tokens of the view that starts here."""
+    files: list[AttachedFile] = field(default_factory=list)
+    trigger: Literal["auto", "manual", "recovery"] = "auto"
+    focus: str | None = None
+    usage: Annotated[TokenUsage | None, Field(exclude_if=lambda v: v is None)] = None
+    """What the summary request cost."""
+
+    @property
+    def text(self) -> str:
+        """What the model reads in place of the summarised history."""
+        parts = [COMPACTION_HEADER, self.summary.strip()]
+        parts += [f.text for f in self.files]
+        return "\n\n".join(parts)
+
+
 Item: TypeAlias = Annotated[
-    UserMessage | AssistantMessage | ToolResult | SystemMessage, Field(discriminator="kind")
+    UserMessage | AssistantMessage | ToolResult | SystemMessage | Compaction,
+    Field(discriminator="kind"),
 ]
 ITEM_ADAPTER: TypeAdapter[Item] = TypeAdapter(Item)
 ITEMS_ADAPTER: TypeAdapter[list[Item]] = TypeAdapter(list[Item])

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.config import PodConfig
+from orchestrator.context import Context
 from orchestrator.controller import Controller
 from orchestrator.errors import SetupError
 from orchestrator.history import History, Item, ToolResult
@@ -169,6 +170,11 @@ def build_pod(
         fs=fs,
         transcript=transcript,
         system_prompt=prompt.text,
+        context=Context(
+            config=config,
+            history=transcript.history,
+            prune_bound=loaded.prune_before_turn if loaded is not None else 0,
+        ),
         start_paused=bool(loaded and loaded.cut_off),
         interceptors=chain,
         upward=upward,

@@ -99,6 +99,13 @@ class CompleteFilesParams(_Params):
     limit: int = Field(default=50, ge=1, le=1000)
 
 
+class CompactParams(_Params):
+    """Compact the history now (between turns) or at the running turn's next round boundary."""
+
+    focus: str | None = Field(default=None, max_length=4000)
+    """What the summary should pay most attention to (e.g. "the failing test")."""
+
+
 MethodName = Literal[
     "run",
     "notify",
@@ -110,6 +117,7 @@ MethodName = Literal[
     "get_history",
     "get_status",
     "complete_files",
+    "compact",
 ]
 
 PARAMS_BY_METHOD: dict[str, type[_Params]] = {
@@ -123,6 +131,7 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "get_history": NoParams,
     "get_status": NoParams,
     "complete_files": CompleteFilesParams,
+    "compact": CompactParams,
 }
 
 
@@ -203,6 +212,18 @@ class _Data(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ContextData(_Data):
+    """How full the model's context window is."""
+
+    used: int
+    """Input tokens of the last request (or the estimate of the next, before any request)."""
+    window: int
+    """The model's ``max_input_tokens`` (learned from the Models API, or configured)."""
+    percent: int
+    compact_at: int
+    """The percentage at which the pod compacts on its own."""
+
+
 class StatusData(_Data):
     """The pod's coarse status, its precise machine state and what it runs on."""
 
@@ -214,7 +235,24 @@ class StatusData(_Data):
     workspace: str = ""
     turn: int = 0
     usage: dict[str, int] = Field(default_factory=dict)
+    """The session's tokens by kind (input, cache writes, cache reads, output), all turns."""
+    context: ContextData | None = None
+    cost_usd: float | None = None
+    """What the session's requests cost, from the price table; None for an unpriced model."""
     id: int | str | None = None
+
+
+class CompactionData(_Data):
+    """A compaction was committed: what it summarised and what it saved."""
+
+    seq: int
+    first_seq: int
+    last_seq: int
+    summary: str
+    tokens_before: int
+    tokens_after: int
+    files: list[str] = Field(default_factory=list)
+    trigger: Literal["auto", "manual", "recovery"] = "auto"
 
 
 class UserMessageData(_Data):
@@ -306,6 +344,8 @@ class TurnEndData(_Data):
 
     turn: int
     result: RunResult
+    usage: dict[str, int] = Field(default_factory=dict)
+    """The turn's tokens by kind, summed over its requests."""
 
 
 class RunEndData(_Data):
@@ -375,6 +415,7 @@ EVENT_DATA: dict[str, type[_Data]] = {
     "tool_call_done": ToolCallDoneData,
     "tool_result": ToolResultData,
     "system_note": SystemNoteData,
+    "compaction": CompactionData,
     "usage": UsageData,
     "turn_end": TurnEndData,
     "run_end": RunEndData,
@@ -398,6 +439,7 @@ EventName = Literal[
     "tool_call_done",
     "tool_result",
     "system_note",
+    "compaction",
     "usage",
     "turn_end",
     "run_end",

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from orchestrator.history import (
     AssistantMessage,
+    Compaction,
     History,
     Item,
     TextBlock,
@@ -37,6 +38,7 @@ from orchestrator.history import (
 )
 from orchestrator.protocol import (
     AlertData,
+    CompactionData,
     SystemNoteData,
     TextData,
     ToolCallDoneData,
@@ -231,6 +233,20 @@ class Transcript:
                     is_error=stored.is_error,
                     synthetic=stored.synthetic,
                     seq=stored.seq,
+                ),
+            )
+        elif isinstance(stored, Compaction):
+            self.emit(
+                "compaction",
+                CompactionData(
+                    seq=stored.seq,
+                    first_seq=stored.first_seq,
+                    last_seq=stored.last_seq,
+                    summary=stored.summary,
+                    tokens_before=stored.tokens_before,
+                    tokens_after=stored.tokens_after,
+                    files=[f.path for f in stored.files],
+                    trigger=stored.trigger,
                 ),
             )
         else:

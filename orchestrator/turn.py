@@ -14,9 +14,12 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from orchestrator.compaction import CompactionError, CompactionRequest, Compactor
+from orchestrator.context import Context
 from orchestrator.errors import PodRuntimeError
-from orchestrator.history import AssistantMessage, History, Item, ToolUseBlock
+from orchestrator.history import AssistantMessage, Compaction, History, Item, ToolUseBlock
 from orchestrator.interceptors import ContinueWithMessages, InterceptorChain, Pause
+from orchestrator.prompt_cache import CacheTTL
 from orchestrator.protocol import (
     TextData,
     ThinkingData,
@@ -25,6 +28,7 @@ from orchestrator.protocol import (
     UsageData,
 )
 from orchestrator.providers.base import (
+    PromptTooLongError,
     Provider,
     ProviderError,
     ProviderRequest,
@@ -39,6 +43,20 @@ from orchestrator.tool_runner import ToolRunner, ToolsPaused
 from orchestrator.validator import IncrementalValidator
 
 TurnResult = Literal["finished", "limit_reached", "paused"]
+
+_TOO_LONG = (
+    "the conversation does not fit the model's context window even after compacting "
+    "({detail}). Start a new session (pod chat --new), or compact with a narrower focus "
+    "(/compact <what matters>)."
+)
+
+
+def last_exchange(items: list[Item]) -> Item | None:
+    """The last item of the conversation itself (a compaction only changes the view)."""
+    for item in reversed(items):
+        if not isinstance(item, Compaction):
+            return item
+    return None
 
 
 class TurnError(PodRuntimeError):
@@ -70,6 +88,24 @@ class TurnHost(Protocol):
         """The wire messages for the next request (pruned, incrementally built)."""
         ...
 
+    @property
+    def context(self) -> Context:
+        """The model's view and how full its window is."""
+        ...
+
+    @property
+    def compactor(self) -> Compactor:
+        """Makes and commits compactions."""
+        ...
+
+    def take_compaction_request(self) -> CompactionRequest | None:
+        """A compaction someone asked for (``compact``) since the last round, if any."""
+        ...
+
+    async def learn_window(self) -> None:
+        """Make sure the model's context window is known (asks the provider once)."""
+        ...
+
 
 @dataclass(slots=True, kw_only=True)
 class Turn:
@@ -84,10 +120,13 @@ class Turn:
     max_tokens: int
     max_rounds: int
     validator: IncrementalValidator
+    cache_ttl: CacheTTL | None = "5m"
+    """Prompt-cache TTL of the turn's requests; None sends no breakpoints."""
     rounds: int = 0
 
     async def run(self) -> TurnResult:
         """Run rounds until the model ends the turn, a limit, or an interceptor's pause."""
+        await self.host.learn_window()
         try:
             return await self._rounds()
         except ToolsPaused:  # a pre-tool interceptor said Pause; the calls stay pending
@@ -100,13 +139,14 @@ class Turn:
             if pending:
                 # A resumed turn (or an interceptor pause) left calls that never started.
                 await self._run_tools(pending)
-            elif items and isinstance(items[-1], AssistantMessage):
+            elif isinstance(last_exchange(items), AssistantMessage):
                 # The model had already answered when the pod stopped (a crash between the
                 # commit and turn_end): the turn is over, asking again would be a prefill.
                 return self._turn_end_action() or "finished"
             if self.rounds >= self.max_rounds:
                 return "limit_reached"
-            message = await self._request()
+            messages = await self._compact_if_due()
+            message = await self._request_fitting(messages)
             self.rounds += 1
             if message is not None and message.tool_uses:
                 await self._run_tools(message.tool_uses)
@@ -126,13 +166,65 @@ class Turn:
             return None
         return "finished"
 
+    async def _compact_if_due(self) -> list[dict[str, Any]] | None:
+        """Compact before the request when asked to, or when it would not fit comfortably.
+
+        Returns the wire messages it sized the request with, or None after a compaction
+        (the view changed).
+        """
+        request = self.host.take_compaction_request()
+        messages = self.host.wire_messages()
+        if request is None:
+            context = self.host.context
+            estimate = context.estimate(self.system_prompt, self.tools.registry.specs(), messages)
+            if context.due(estimate):
+                request = CompactionRequest(trigger="auto")
+        if request is None:
+            return messages
+        await self._compact(request)
+        return None
+
+    async def _request_fitting(
+        self, messages: list[dict[str, Any]] | None
+    ) -> AssistantMessage | None:
+        """The request; if the API says it is too long, compact and try once more."""
+        try:
+            return await self._request(messages)
+        except PromptTooLongError as exc:
+            compacted = await self._compact(CompactionRequest(trigger="recovery"))
+            if compacted is None:
+                raise TurnError(_TOO_LONG.format(detail=exc), code="provider_error") from exc
+        try:
+            return await self._request()
+        except PromptTooLongError as exc:
+            raise TurnError(_TOO_LONG.format(detail=exc), code="provider_error") from exc
+
+    async def _compact(self, request: CompactionRequest) -> Compaction | None:
+        """One compaction between rounds; the machine shows it as ``summarizing``."""
+        self.host.signal("compaction_started")
+        try:
+            compaction = await self.host.compactor.compact(
+                request,
+                system=self.system_prompt,
+                tools=self.tools.registry.specs(),
+                model=self.model,
+                max_tokens=self.max_tokens,
+            )
+        except CompactionError as exc:
+            raise TurnError(f"compaction failed: {exc}", code="provider_error") from exc
+        self.host.signal("compaction_committed")
+        return compaction
+
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         self.host.signal("tools_started")
         await self.tools.run_calls(calls, self.host.commit)
         self.host.signal("round_done")
 
-    async def _request(self) -> AssistantMessage | None:
-        messages = self.host.wire_messages()
+    async def _request(
+        self, messages: list[dict[str, Any]] | None = None
+    ) -> AssistantMessage | None:
+        if messages is None:
+            messages = self.host.wire_messages()
         violations = self.validator.validate(messages)
         if violations:
             # Never send what the API would reject; this is our bug, so say so plainly.
@@ -147,6 +239,7 @@ class Turn:
             messages=messages,
             tools=tools,
             max_tokens=self.max_tokens,
+            cache_ttl=self.cache_ttl,
         )
         emit = self.host.emit
         try:
@@ -164,6 +257,8 @@ class Turn:
                 elif isinstance(event, ResponseComplete):
                     emit("usage", UsageData(**asdict(event.usage)))
                     return self._commit_response(event)
+        except PromptTooLongError:
+            raise  # the turn compacts and tries again
         except ProviderError as exc:
             raise TurnError(str(exc), code="provider_error") from exc
         raise TurnError("the provider's stream ended without a complete response")

@@ -10,6 +10,8 @@ Reading guide::
 
     idle ──run/notify/pod_event──▶ running{requesting ⇄ executing_tools}
     running ──pause──▶ pausing ──turn_*──▶ paused ──resume──▶ running
+    running{requesting ⇄ summarizing}                          (a turn compacts between rounds)
+    idle/paused ──compact──▶ compacting ──compaction_*──▶ idle/paused
     paused ──run──▶ interrupted ──(at once)──▶ running      (orphans closed, note injected)
     running ──cancel──▶ cancelling ──turn_*──▶ idle           (orphans closed)
     idle ──(notes queued)──▶ running                            (notes start a turn)
@@ -29,6 +31,8 @@ PUBLIC_STATUS: Final[dict[str, PublicStatus]] = {
     "running": "running",
     "requesting": "running",
     "executing_tools": "running",
+    "summarizing": "running",
+    "compacting": "running",
     "pausing": "running",
     "cancelling": "running",
     "stopping": "running",
@@ -46,6 +50,7 @@ REJECTION_CODES: Final[dict[str, str]] = {
     "notify": "not_running",
     "pod_event": "not_running",
     "shutdown": "not_running",
+    "compact": "already_running",
 }
 """Protocol error code for a method the machine rejects in the current state."""
 
@@ -57,6 +62,7 @@ METHOD_EVENTS: Final[tuple[str, ...]] = (
     "pause",
     "cancel",
     "shutdown",
+    "compact",
 )
 """Events that correspond one-to-one to state-changing protocol methods."""
 
@@ -65,11 +71,20 @@ OUTCOME_EVENTS: Final[tuple[str, ...]] = (
     "turn_paused",
     "turn_failed",
     "turn_interrupted",
+    "compaction_done",
+    "compaction_failed",
 )
-"""Events the runtime sends when the turn task ends, one per way it can end."""
+"""Events the runtime sends when its task ends: a turn task (one per way it can end), or a
+compaction between turns (committed, or not: failed or interrupted)."""
 
-ROUND_EVENTS: Final[tuple[str, ...]] = ("tools_started", "round_done")
-"""Events the turn loop sends inside ``running`` (twice per round that runs tools)."""
+ROUND_EVENTS: Final[tuple[str, ...]] = (
+    "tools_started",
+    "round_done",
+    "compaction_started",
+    "compaction_committed",
+)
+"""Events the turn loop sends inside ``running``: around each round that runs tools, and
+around a compaction between rounds."""
 
 
 class LifecycleModel(Protocol):
@@ -101,6 +116,15 @@ class LifecycleModel(Protocol):
 
     def has_queued_notes(self) -> bool:
         """Whether notes wait for a turn (an idle pod then starts one at once)."""
+
+    def request_compaction(self, focus: str | None = None) -> None:
+        """Remember that the history should be compacted (with optional focus instructions)."""
+
+    def start_compaction(self) -> None:
+        """Launch a compaction task between turns."""
+
+    def turn_open(self) -> bool:
+        """Whether the last turn is still open (paused), so a compaction returns to paused."""
 
     def end_turn(self, result: str) -> None:
         """Close the current turn for good with this result (``turn_end``)."""
@@ -139,22 +163,37 @@ class PodLifecycle(StateMachine):
         # truthful result for each started tool and leaves never-started calls orphaned.
         executing_tools = State("Executing tools")
 
+        # Between rounds the turn may compact its history (a summary request); an interrupt
+        # here commits nothing: the compaction is one item, written whole or not at all.
+        summarizing = State("Summarizing")
+
         tools_started = requesting.to(executing_tools)
         round_done = executing_tools.to(requesting, on="inject_queued_notes")
+        compaction_started = requesting.to(summarizing)
+        compaction_committed = summarizing.to(requesting)
         requesting.to.itself(internal=True, event="notify pod_event", on="queue_note")
         executing_tools.to.itself(internal=True, event="notify pod_event", on="queue_note")
+        summarizing.to.itself(internal=True, event="notify pod_event", on="queue_note")
+        # A compact asked for mid-turn happens at the turn's next round boundary.
+        requesting.to.itself(internal=True, event="compact", on="request_compaction")
+        executing_tools.to.itself(internal=True, event="compact", on="request_compaction")
+        summarizing.to.itself(internal=True, event="compact")
 
     pausing = State("Pausing")
     cancelling = State("Cancelling")
     stopping = State("Stopping")
     paused = State("Paused")
     interrupted = State("Interrupted")
+    # Compacting between turns (``compact`` while idle or paused); it returns where it came
+    # from, and an interrupt leaves the history exactly as it was.
+    compacting = State("Compacting")
     stopped = State("Stopped", final=True)
 
     # A round event that races an interrupt is dropped: the turn is already winding down.
-    pausing.to.itself(internal=True, event="tools_started round_done")
-    cancelling.to.itself(internal=True, event="tools_started round_done")
-    stopping.to.itself(internal=True, event="tools_started round_done")
+    _ROUNDS = "tools_started round_done compaction_started compaction_committed"
+    pausing.to.itself(internal=True, event=_ROUNDS)
+    cancelling.to.itself(internal=True, event=_ROUNDS)
+    stopping.to.itself(internal=True, event=_ROUNDS)
 
     # -- methods ---------------------------------------------------------------------------
     # Turns start in ``after`` actions: the new state is entered first, so clients learn the
@@ -172,10 +211,17 @@ class PodLifecycle(StateMachine):
     paused.to.itself(internal=True, event="notify pod_event", on="queue_note")
     pausing.to.itself(internal=True, event="notify pod_event", on="queue_note")
     cancelling.to.itself(internal=True, event="notify pod_event", on="queue_note")
+    compacting.to.itself(internal=True, event="notify pod_event", on="queue_note")
     # Notes that arrived after the last round boundary start the next turn on their own.
     idle.to(running, cond="has_queued_notes", after="start_turn")
 
     resume = paused.to(running, after="resume_turn")
+
+    compact = (
+        idle.to(compacting, on="request_compaction", after="start_compaction")
+        | paused.to(compacting, on="request_compaction", after="start_compaction")
+        | compacting.to.itself(internal=True)
+    )
 
     pause = (
         running.to(pausing, on="interrupt_turn")
@@ -183,6 +229,8 @@ class PodLifecycle(StateMachine):
         | paused.to.itself(internal=True)
         | cancelling.to.itself(internal=True)
         | stopping.to.itself(internal=True)
+        # Stopping a compaction between turns leaves the pod where it was.
+        | compacting.to.itself(internal=True, on="interrupt_turn")
     )
 
     cancel = (
@@ -190,6 +238,7 @@ class PodLifecycle(StateMachine):
         | pausing.to(cancelling)
         | cancelling.to.itself(internal=True)
         | stopping.to.itself(internal=True)
+        | compacting.to.itself(internal=True, on="interrupt_turn")
     )
 
     shutdown = (
@@ -199,6 +248,7 @@ class PodLifecycle(StateMachine):
         | stopping.to.itself(internal=True)
         | idle.to(stopped)
         | paused.to(stopped, on=["close_orphans", "end_turn_cancelled"])
+        | compacting.to(stopping, on="interrupt_turn")
     )
 
     # -- worker outcomes -------------------------------------------------------------------
@@ -229,6 +279,20 @@ class PodLifecycle(StateMachine):
         | pausing.to(idle, on=CLOSE_AS_REPORTED, after="end_run_as_reported")
         | cancelling.to(idle, on=CLOSE_CANCELLED, after="end_run_cancelled")
         | stopping.to(stopped, on=CLOSE_CANCELLED, after="end_run_cancelled")
+    )
+    # A compaction between turns ends where it began: with the paused turn still open, or
+    # idle. Either way it ends no turn and no run (there is none), and shutdown wins.
+    compaction_done = (
+        compacting.to(paused, cond="turn_open")
+        | compacting.to(idle)
+        | stopping.to(stopped, cond="turn_open", on=CLOSE_CANCELLED)
+        | stopping.to(stopped)
+    )
+    compaction_failed = (
+        compacting.to(paused, cond="turn_open")
+        | compacting.to(idle)
+        | stopping.to(stopped, cond="turn_open", on=CLOSE_CANCELLED)
+        | stopping.to(stopped)
     )
 
     # -- how an edge ends the turn and the run (results are the machine's to decide) ----------
@@ -264,7 +328,7 @@ def public_status(active_state_ids: set[str] | frozenset[str]) -> PublicStatus:
 
 def leaf_state(active_state_ids: set[str] | frozenset[str]) -> str:
     """The innermost active state id, the precise place the pod is in."""
-    for state_id in ("requesting", "executing_tools"):
+    for state_id in ("requesting", "executing_tools", "summarizing"):
         if state_id in active_state_ids:
             return state_id
     return next(iter(active_state_ids))

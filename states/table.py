@@ -36,6 +36,8 @@ TABLE_STATES: Final[tuple[str, ...]] = (
     "idle",
     "requesting",
     "executing_tools",
+    "summarizing",
+    "compacting",
     "pausing",
     "cancelling",
     "stopping",
@@ -67,11 +69,12 @@ TABLE_END: Final = "<!-- transition-table:end -->"
 class RecordingModel:
     """A :class:`~states.lifecycle.LifecycleModel` that only records which actions ran."""
 
-    def __init__(self, *, notes_queued: bool = False) -> None:
+    def __init__(self, *, notes_queued: bool = False, turn_is_open: bool = False) -> None:
         self.actions: list[str] = []
         self.turn_end: str | None = None
         self.run_end: str | None = None
         self.notes_queued = notes_queued
+        self.turn_is_open = turn_is_open
 
     def stash_file_refs(self, segments: Any) -> None:
         """Record the call."""
@@ -108,6 +111,18 @@ class RecordingModel:
     def has_queued_notes(self) -> bool:
         """Whether the table row starts with notes waiting."""
         return self.notes_queued
+
+    def request_compaction(self, focus: str | None = None) -> None:
+        """Record the call."""
+        self.actions.append("request_compaction")
+
+    def start_compaction(self) -> None:
+        """Record the call."""
+        self.actions.append("start_compaction")
+
+    def turn_open(self) -> bool:
+        """Whether the table row starts with a turn open."""
+        return self.turn_is_open
 
     def end_turn(self, result: str) -> None:
         """Record the call and the result the machine chose."""

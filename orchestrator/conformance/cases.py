@@ -133,9 +133,16 @@ class StateFacts:
             self.row(state, e).allowed and self.row(state, e).target != state for e in ROUND_EVENTS
         )
 
+    def is_compacting(self, state: str) -> bool:
+        """A compaction between turns runs: it ends with a compaction outcome, not a turn's."""
+        return (
+            self.row(state, "compaction_done").allowed
+            and not self.row(state, "turn_finished").allowed
+        )
+
     def is_winding(self, state: str) -> bool:
         """The turn task was told to stop and the pod waits for it to end."""
-        return not self.is_rest(state) and not self.is_round(state)
+        return not (self.is_rest(state) or self.is_round(state) or self.is_compacting(state))
 
     def settles_to(self, winding: str) -> str:
         """Where a winding state lands when the interrupted turn task ends."""
@@ -288,6 +295,12 @@ def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
         run_end = "finished"
         turn_end = "end_turn" in facts.row(target, "turn_finished").actions
         turn_end_forbidden = False
+    elif facts.is_compacting(target):
+        # A compaction between turns comes back to where it started; it ends no run.
+        settle = state
+        run_end = None
+        turn_end = False
+        turn_end_forbidden = True
     else:
         settle = target
         run_end = None
@@ -355,6 +368,10 @@ def build_cases(rows: Sequence[TransitionRow] | None = None) -> list[Case]:
         if row.kind != "method":
             family = "turn outcome" if row.kind == "outcome" else "round marker"
             reason = f"{family}, sent by the pod's runtime; {_passing_rows(facts, row)}"
+            cases.append(Case(row=row, setup=None, expect=None, skip_reason=reason))
+            continue
+        if row.state in ("summarizing", "compacting"):
+            reason = "compaction state: the kit drives it with compaction cases of its own"
             cases.append(Case(row=row, setup=None, expect=None, skip_reason=reason))
             continue
         setup = _setup(facts, row)

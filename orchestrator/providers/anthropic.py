@@ -36,6 +36,7 @@ from orchestrator.history import Block, TextBlock, ThinkingBlock, ToolUseBlock
 from orchestrator.prompt_cache import BlockPosition, place_breakpoints
 from orchestrator.providers.base import (
     AlertCallback,
+    PromptTooLongError,
     ProviderConfigError,
     ProviderError,
     ProviderRejectedError,
@@ -48,6 +49,7 @@ from orchestrator.providers.base import (
     ToolCallArgsDelta,
     ToolCallStart,
     Usage,
+    is_prompt_too_long,
 )
 
 __all__ = ["AlertCallback", "AnthropicProvider"]
@@ -104,10 +106,9 @@ def _classify_status(err: anthropic.APIStatusError) -> _Failure:
             reason=reason,
             retry_after=_retry_after(err.response.headers),
         )
+    kind = PromptTooLongError if is_prompt_too_long(status, message) else ProviderRejectedError
     return _Failure(
-        ProviderRejectedError(
-            f"provider rejected the request ({status}): {message}", status=status
-        ),
+        kind(f"provider rejected the request ({status}): {message}", status=status),
         retryable=False,
         reason=f"provider returned {status}",
     )
@@ -299,6 +300,7 @@ class AnthropicProvider:
         self._base_url = base_url
         self._client: anthropic.AsyncAnthropic | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._windows: dict[str, int | None] = {}
         self._previous_end: BlockPosition | None = None
         """Where the last request's newest cache breakpoint was: the next one reads it."""
 
@@ -324,6 +326,23 @@ class AnthropicProvider:
             )
         self._client, self._client_loop = client, loop
         return client
+
+    async def context_window(self) -> int | None:
+        """``max_input_tokens`` from the Models API, asked once per model.
+
+        Raises :class:`ProviderError` saying why when the endpoint cannot tell (unreachable,
+        an unknown model, a compatible server without it); None when it lists no window.
+        """
+        model = self.model
+        if model not in self._windows:
+            client = self._ensure_client()
+            try:
+                info = await client.models.retrieve(model, timeout=min(self.timeout_s, 10.0))
+            except (anthropic.AnthropicError, httpx2.TransportError) as err:
+                self._windows[model] = None
+                raise ProviderError(f"the Models API did not answer for {model}: {err}") from err
+            self._windows[model] = info.max_input_tokens
+        return self._windows[model]
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

@@ -10,6 +10,7 @@ Errors::
     ProviderError                 a request failed; ``retryable`` says whether trying again may help
     ├── ProviderConfigError       set-up is wrong (no key, unknown model); not retryable
     ├── ProviderRejectedError     the API refused the request (4xx other than 429)
+    │   └── PromptTooLongError    …because the prompt does not fit the context window
     └── ProviderStreamError       the connection or stream broke mid-response
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from orchestrator.errors import PodRuntimeError
 from orchestrator.history import Block
@@ -36,6 +37,8 @@ class ProviderRequest:
     max_tokens: int = 8192
     cache_ttl: CacheTTL | None = "5m"
     """Prompt-cache entries this request writes live this long; None sends no breakpoints."""
+    purpose: Literal["turn", "compaction"] = "turn"
+    """A turn's request, or the summary request of a compaction."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +109,15 @@ class ProviderRejectedError(ProviderError):
     """The API refused the request (a 4xx other than 429), e.g. an invalid history."""
 
 
+class PromptTooLongError(ProviderRejectedError):
+    """The prompt is longer than the model's context window (a 400 the pod can recover from)."""
+
+
+def is_prompt_too_long(status: int | None, message: str) -> bool:
+    """Whether an API refusal says the prompt does not fit the context window."""
+    return status == 400 and "prompt is too long" in message
+
+
 class ProviderStreamError(ProviderError):
     """The connection dropped or the stream ended before the response completed."""
 
@@ -126,4 +138,9 @@ class Provider(Protocol):
 
     def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream one response; the last event is :class:`ResponseComplete`."""
+        ...
+
+    async def context_window(self) -> int | None:
+        """The model's context window (``max_input_tokens``); None or a ProviderError when
+        it cannot tell."""
         ...

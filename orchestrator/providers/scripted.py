@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from orchestrator.history import Block, TextBlock, ThinkingBlock, ToolUseBlock
 from orchestrator.providers.base import (
     AlertCallback,
+    PromptTooLongError,
     ProviderError,
     ProviderRejectedError,
     ProviderRequest,
@@ -37,6 +38,7 @@ from orchestrator.providers.base import (
     ToolCallStart,
     Usage,
 )
+from orchestrator.tokens import estimate_request, estimate_text
 from orchestrator.validator import IncrementalValidator
 
 
@@ -89,6 +91,8 @@ class ScriptedProvider:
     requests: list[ProviderRequest] = field(default_factory=list)
     on_alert: AlertCallback | None = None
     """Unused: the scripted provider never retries."""
+    window: int = 200_000
+    """Its context window: a longer request is refused like the API refuses one."""
     _next_id: int = 0
     _session_tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     _validator: IncrementalValidator = field(default_factory=IncrementalValidator)
@@ -119,7 +123,15 @@ class ScriptedProvider:
             raise ProviderRejectedError(
                 "invalid request: " + "; ".join(str(v) for v in violations), status=400
             )
-        reply = self._reply_for(request)
+        tokens = estimate_request(request.system, request.tools, request.messages)
+        if tokens > self.window:
+            raise PromptTooLongError(
+                f"prompt is too long: {tokens} tokens > {self.window} maximum", status=400
+            )
+        if request.purpose == "compaction":
+            reply = ScriptedReply(text=scripted_summary(request))
+        else:
+            reply = self._reply_for(request)
         blocks: list[Block] = []
         chunks_sent = 0
 
@@ -149,12 +161,33 @@ class ScriptedProvider:
         if reply.error is not None:
             raise _scripted_error(reply)
         stop = "tool_use" if reply.tool_calls else "end_turn"
-        in_tokens = sum(len(json.dumps(m)) for m in request.messages[-2:]) // 4
         yield ResponseComplete(
             blocks=blocks,
             stop_reason=stop,
-            usage=Usage(input_tokens=in_tokens, output_tokens=max(1, len(reply.text) // 4)),
+            usage=Usage(input_tokens=tokens, output_tokens=max(1, estimate_text(reply.text))),
         )
+
+    async def context_window(self) -> int | None:
+        """The window it enforces."""
+        return self.window
+
+
+def scripted_summary(request: ProviderRequest) -> str:
+    """A deterministic summary of a compaction request: what the user asked, in order."""
+    asks: list[str] = []
+    for message in request.messages:
+        if message["role"] != "user":
+            continue
+        for block in message["content"]:
+            text = block.get("text", "") if isinstance(block, dict) else ""
+            # Pod-made text (file bodies, notes, the compaction request) starts with "[".
+            if text and not text.startswith("["):
+                asks.append(" ".join(text.split())[:120])
+    lines = [f"- {ask}" for ask in asks[-20:]] or ["- (no user requests)"]
+    return (
+        f"Scripted summary of {len(request.messages)} messages (offline provider).\n"
+        "User requests, oldest first:\n" + "\n".join(lines)
+    )
 
 
 def _scripted_error(reply: ScriptedReply) -> ProviderError:

@@ -60,6 +60,8 @@ def _running_leaf(leaf: str) -> dict[str, tuple[str, tuple[str, ...], str | None
         "pause": ok("pausing", "interrupt_turn"),
         "cancel": ok("cancelling", "interrupt_turn"),
         "shutdown": ok("stopping", "interrupt_turn"),
+        # Mid-turn, compaction waits for the next round boundary; already summarizing: no-op.
+        "compact": ok(leaf) if leaf == "summarizing" else ok(leaf, "request_compaction"),
     }
 
 
@@ -72,9 +74,23 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "pause": err("idle", NOT_RUNNING),
         "cancel": err("idle", NOT_RUNNING),
         "shutdown": ok("stopped", "stop"),
+        "compact": ok("compacting", "request_compaction", "start_compaction"),
     },
     "requesting": _running_leaf("requesting"),
     "executing_tools": _running_leaf("executing_tools"),
+    "summarizing": _running_leaf("summarizing"),
+    "compacting": {
+        "run": err("compacting", ALREADY_RUNNING),
+        "notify": ok("compacting", "queue_note"),
+        "pod_event": ok("compacting", "queue_note"),
+        "resume": err("compacting", NOT_PAUSED),
+        # Stopping a compaction between turns leaves the history as it was, and the pod
+        # where it was when the compaction ends.
+        "pause": ok("compacting", "interrupt_turn"),
+        "cancel": ok("compacting", "interrupt_turn"),
+        "shutdown": ok("stopping", "interrupt_turn"),
+        "compact": ok("compacting"),
+    },
     "pausing": {
         "run": err("pausing", ALREADY_RUNNING),
         "notify": ok("pausing", "queue_note"),
@@ -84,6 +100,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         # The turn task was already asked to stop; cancel only changes where it lands.
         "cancel": ok("cancelling"),
         "shutdown": ok("stopping"),
+        "compact": err("pausing", ALREADY_RUNNING),
     },
     "cancelling": {
         "run": err("cancelling", ALREADY_RUNNING),
@@ -93,6 +110,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "pause": ok("cancelling"),
         "cancel": ok("cancelling"),
         "shutdown": ok("stopping"),
+        "compact": err("cancelling", ALREADY_RUNNING),
     },
     "stopping": {
         "run": err("stopping", ALREADY_RUNNING),
@@ -102,6 +120,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "pause": ok("stopping"),
         "cancel": ok("stopping"),
         "shutdown": ok("stopping"),
+        "compact": err("stopping", ALREADY_RUNNING),
     },
     "paused": {
         "run": ok(
@@ -118,6 +137,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "pause": ok("paused"),
         "cancel": err("paused", NOT_RUNNING),
         "shutdown": ok("stopped", "close_orphans", "end_turn", "stop"),
+        "compact": ok("compacting", "request_compaction", "start_compaction"),
     },
     "stopped": {
         "run": err("stopped", ALREADY_RUNNING),
@@ -128,12 +148,16 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "cancel": err("stopped", NOT_RUNNING),
         # A final state takes no events; a second shutdown is told the pod is not running.
         "shutdown": err("stopped", NOT_RUNNING),
+        "compact": err("stopped", ALREADY_RUNNING),
     },
 }
 
 END = ("close_orphans", "end_turn", "end_run")
 PAUSED = ("end_run",)
 STOP = ("close_orphans", "end_turn", "stop", "end_run")
+TURN_OUTCOMES = ("turn_finished", "turn_paused", "turn_failed", "turn_interrupted")
+COMPACTION_OUTCOMES = ("compaction_done", "compaction_failed")
+NONE: dict[str, tuple[str, tuple[str, ...]] | None] = dict.fromkeys(COMPACTION_OUTCOMES)
 EXPECTED_OUTCOMES: dict[str, dict[str, tuple[str, tuple[str, ...]] | None]] = {
     "requesting": {
         "turn_finished": ("idle", END),
@@ -141,16 +165,31 @@ EXPECTED_OUTCOMES: dict[str, dict[str, tuple[str, tuple[str, ...]] | None]] = {
         "turn_failed": ("idle", END),
         # An interruption nobody asked for is handled like a cancel.
         "turn_interrupted": ("idle", END),
+        **NONE,
     },
     "pausing": {
         "turn_finished": ("idle", END),
         "turn_paused": ("paused", PAUSED),
         "turn_failed": ("idle", END),
         "turn_interrupted": ("paused", PAUSED),
+        **NONE,
     },
-    "cancelling": {event: ("idle", END) for event in OUTCOME_EVENTS},
-    "stopping": {event: ("stopped", STOP) for event in OUTCOME_EVENTS},
+    "cancelling": {**{event: ("idle", END) for event in TURN_OUTCOMES}, **NONE},
+    "stopping": {
+        **{event: ("stopped", STOP) for event in TURN_OUTCOMES},
+        # Shutdown during a compaction between turns: no turn to close when none was open.
+        **{event: ("stopped", ("stop",)) for event in COMPACTION_OUTCOMES},
+    },
+    "compacting": {
+        **dict.fromkeys(TURN_OUTCOMES),
+        # Where it returns depends on whether a paused turn was open (see the guard test).
+        **{event: ("idle", ()) for event in COMPACTION_OUTCOMES},
+    },
 }
+EXPECTED_OUTCOMES["executing_tools"] = EXPECTED_OUTCOMES["requesting"]
+EXPECTED_OUTCOMES["summarizing"] = EXPECTED_OUTCOMES["requesting"]
+for _resting in ("idle", "paused", "stopped"):
+    EXPECTED_OUTCOMES[_resting] = dict.fromkeys(OUTCOME_EVENTS)
 
 # (turn_end, run_end) of each outcome: the machine, not the runtime, decides them.
 FINISHED, ERRORED, CANCELLED = ("finished",) * 2, ("errored",) * 2, ("cancelled",) * 2
@@ -160,6 +199,7 @@ EXPECTED_RESULTS: dict[str, dict[str, tuple[str | None, str | None]]] = {
         "turn_paused": (None, "paused"),
         "turn_failed": ERRORED,
         "turn_interrupted": CANCELLED,
+        **dict.fromkeys(COMPACTION_OUTCOMES, (None, None)),
     },
     "pausing": {
         # The turn ended before the pause took: it ends as it ended.
@@ -167,14 +207,21 @@ EXPECTED_RESULTS: dict[str, dict[str, tuple[str | None, str | None]]] = {
         "turn_paused": (None, "paused"),
         "turn_failed": ERRORED,
         "turn_interrupted": (None, "paused"),
+        **dict.fromkeys(COMPACTION_OUTCOMES, (None, None)),
     },
-    "cancelling": dict.fromkeys(OUTCOME_EVENTS, CANCELLED),
-    "stopping": dict.fromkeys(OUTCOME_EVENTS, CANCELLED),
+    "cancelling": {
+        **dict.fromkeys(TURN_OUTCOMES, CANCELLED),
+        **dict.fromkeys(COMPACTION_OUTCOMES, (None, None)),
+    },
+    "stopping": {
+        **dict.fromkeys(TURN_OUTCOMES, CANCELLED),
+        **dict.fromkeys(COMPACTION_OUTCOMES, (None, None)),
+    },
+    # A compaction between turns ends no turn and no run.
+    "compacting": dict.fromkeys(OUTCOME_EVENTS, (None, None)),
 }
 EXPECTED_RESULTS["executing_tools"] = EXPECTED_RESULTS["requesting"]
-EXPECTED_OUTCOMES["executing_tools"] = EXPECTED_OUTCOMES["requesting"]
-for _resting in ("idle", "paused", "stopped"):
-    EXPECTED_OUTCOMES[_resting] = dict.fromkeys(OUTCOME_EVENTS)
+EXPECTED_RESULTS["summarizing"] = EXPECTED_RESULTS["requesting"]
 
 
 @pytest.fixture(scope="module")
@@ -233,6 +280,35 @@ def test_closing_a_paused_turn_ends_it_cancelled_without_a_run_end(
     assert all(r.run_end is None for r in table.values() if r.kind == "method")
 
 
+@pytest.mark.parametrize("event", ["compaction_done", "compaction_failed"])
+@pytest.mark.parametrize(("turn_is_open", "back_to"), [(True, "paused"), (False, "idle")])
+def test_a_compaction_between_turns_returns_where_it_began(
+    event: str, turn_is_open: bool, back_to: str
+) -> None:
+    start = "paused" if turn_is_open else "idle"
+    model = RecordingModel(turn_is_open=turn_is_open)
+    machine = PodLifecycle(model=model, start_value=start)
+    machine.send("compact")
+    assert leaf(machine) == "compacting"
+    machine.send("pause")  # stops the compaction task; the pod stays until it reports
+    assert leaf(machine) == "compacting"
+    machine.send(event)
+    assert leaf(machine) == back_to
+    assert model.actions == ["request_compaction", "start_compaction", "interrupt_turn"]
+    assert (model.turn_end, model.run_end) == (None, None)
+
+
+def test_shutdown_during_a_paused_turns_compaction_closes_the_turn() -> None:
+    model = RecordingModel(turn_is_open=True)
+    machine = PodLifecycle(model=model, start_value="paused")
+    machine.send("compact")
+    machine.send("shutdown")
+    machine.send("compaction_failed")
+    assert machine.is_terminated
+    assert model.actions[-3:] == ["close_orphans", "end_turn", "stop"]
+    assert model.turn_end == "cancelled"
+
+
 def test_queued_notes_start_a_turn_from_idle_on_their_own() -> None:
     machine = PodLifecycle(model=RecordingModel(notes_queued=True), start_value="executing_tools")
     model: RecordingModel = machine.model
@@ -254,6 +330,8 @@ def test_round_events_only_move_inside_running(table: dict[tuple[str, str], Tran
     assert rounds == {
         ("requesting", "tools_started"): ("executing_tools", ()),
         ("executing_tools", "round_done"): ("requesting", ("inject_queued_notes",)),
+        ("requesting", "compaction_started"): ("summarizing", ()),
+        ("summarizing", "compaction_committed"): ("requesting", ()),
         **winding_down,
     }
 

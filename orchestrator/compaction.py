@@ -1,0 +1,305 @@
+"""Compaction: replacing the older part of the model's view with a summary.
+
+:func:`plan_compaction` (pure) decides what to summarise and what to keep verbatim: the cut is
+always at the start of a user or assistant message, so a ``tool_use`` is never separated from
+its ``tool_result``, and a paused turn's unanswered calls stay in the kept part. The summary
+comes from a model request (:func:`summary_request`) over the current view plus
+:data:`COMPACTION_PROMPT`; its prefix is the one the last request sent, so it reads from the
+prompt cache. Files the summarised part read or referenced are read again, fresh, and attached
+to the summary (:func:`files_to_reattach`). :class:`Compactor` runs all of it and commits one
+:class:`~orchestrator.history.Compaction` item, which is written whole or not at all: an
+interrupted compaction leaves the history exactly as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from orchestrator.config import PodConfig
+from orchestrator.context import Context
+from orchestrator.errors import PodRuntimeError
+from orchestrator.file_refs import FileRefError, resolve_file_ref
+from orchestrator.history import (
+    AssistantMessage,
+    AttachedFile,
+    Compaction,
+    Item,
+    TextBlock,
+    UserMessage,
+)
+from orchestrator.providers.base import (
+    PromptTooLongError,
+    Provider,
+    ProviderError,
+    ProviderRequest,
+    ResponseComplete,
+)
+from orchestrator.repair import pending_tool_calls
+from orchestrator.scoped_fs import ScopedFS
+from orchestrator.segments import FileRefSegment
+from orchestrator.tokens import estimate_message, estimate_text
+from orchestrator.usage import TokenUsage
+from orchestrator.wire import to_wire
+
+COMPACTION_PROMPT = """\
+[Compaction request] This conversation is about to be replaced by your summary to save \
+context; after it, only the summary, the files listed below it and the most recent messages \
+remain. Write the summary you would need to continue the work without the earlier messages:
+
+1. The user's goals and explicit requests (quote short ones exactly).
+2. Decisions made, and why.
+3. Files read, created or changed, and what changed in each.
+4. Open tasks: what remains to do, and what was promised.
+5. The current turn: what you were doing when this summary was requested, and the next step.
+
+Be specific: names, paths, commands, error messages, numbers. Do not call tools; answer with \
+the summary only."""
+"""The instruction of the summary request (documented in docs/context.md)."""
+
+FILE_TOOLS = frozenset({"read_file", "write_file", "edit_file"})
+"""Tool calls whose ``path`` marks a file the summarised part worked on."""
+
+
+class CompactionError(PodRuntimeError):
+    """A compaction could not be made; the history is unchanged."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """What a compaction summarises and what it keeps verbatim."""
+
+    summarised: list[Item]
+    kept: list[Item]
+
+    @property
+    def first_seq(self) -> int:
+        return self.summarised[0].seq
+
+    @property
+    def last_seq(self) -> int:
+        return self.summarised[-1].seq
+
+
+def item_tokens(item: Item) -> int:
+    """Estimated tokens of one item as the model reads it."""
+    messages = to_wire([item])
+    return sum(estimate_message(m) for m in messages) or estimate_text(getattr(item, "text", ""))
+
+
+def plan_compaction(
+    body: list[Item], *, keep_tokens: int, tokens: Callable[[Item], int] = item_tokens
+) -> CompactionPlan | None:
+    """Where to cut the view's body (the view without an earlier summary); None: nothing to do.
+
+    The kept part is the longest tail that fits in ``keep_tokens`` and starts at a user or
+    assistant message; at least the last such message is kept. A paused turn's unanswered
+    calls are always kept, with the message that made them.
+    """
+    cuts = [
+        i for i, item in enumerate(body) if i and isinstance(item, UserMessage | AssistantMessage)
+    ]
+    if not cuts:
+        return None
+    latest = cuts[-1]
+    if pending_tool_calls(body):
+        # The message with the unanswered calls is the last assistant message: keep it.
+        opener = max(i for i, item in enumerate(body) if isinstance(item, AssistantMessage))
+        cuts = [i for i in cuts if i <= opener] or [opener]
+        latest = cuts[-1]
+    suffix = 0
+    sizes = [0] * (len(body) + 1)
+    for i in range(len(body) - 1, -1, -1):
+        suffix += tokens(body[i])
+        sizes[i] = suffix
+    fitting = [i for i in cuts if sizes[i] <= keep_tokens]
+    cut = fitting[0] if fitting else latest
+    if cut <= 0:
+        return None
+    return CompactionPlan(summarised=body[:cut], kept=body[cut:])
+
+
+def files_to_reattach(plan: CompactionPlan, *, limit: int) -> list[str]:
+    """Paths the summarised part read, wrote or referenced, newest first, that the kept part
+    does not show already; at most ``limit``."""
+    seen_kept = set(_paths(plan.kept))
+    out: list[str] = []
+    for path in reversed(list(_paths(plan.summarised))):
+        if path not in seen_kept and path not in out:
+            out.append(path)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _paths(items: list[Item]) -> list[str]:
+    paths: list[str] = []
+    for item in items:
+        if isinstance(item, UserMessage):
+            paths += [s.path for s in item.segments if isinstance(s, FileRefSegment)]
+        elif isinstance(item, AssistantMessage):
+            for call in item.tool_uses:
+                path = call.input.get("path")
+                if call.name in FILE_TOOLS and isinstance(path, str):
+                    paths.append(path)
+    return paths
+
+
+def summary_request_messages(
+    view_messages: list[dict[str, Any]], *, focus: str | None
+) -> list[dict[str, Any]]:
+    """The view's messages with the compaction instruction appended (nothing is mutated)."""
+    instruction = COMPACTION_PROMPT
+    if focus:
+        instruction += f"\n\nFocus especially on: {focus.strip()}"
+    block = {"type": "text", "text": instruction}
+    messages = list(view_messages)
+    if messages and messages[-1]["role"] == "user":
+        last = dict(messages[-1])
+        content = last["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        last["content"] = [*blocks, block]
+        messages[-1] = last
+    else:
+        messages.append({"role": "user", "content": [block]})
+    return messages
+
+
+def reduced_messages(items: list[Item], *, budget: int) -> list[dict[str, Any]]:
+    """The summarised part as a request that fits ``budget`` tokens: tool contents pruned,
+    then the oldest messages dropped (for a view already too long to send)."""
+    messages = to_wire(items, prune_before_turn=max((i.turn for i in items), default=0) + 1)
+    while len(messages) > 1 and sum(estimate_message(m) for m in messages) > budget:
+        messages = messages[1:]
+        # The API wants the first message from the user and never a stray tool result.
+        while messages and (
+            messages[0]["role"] != "user"
+            or any(b.get("type") == "tool_result" for b in messages[0]["content"])
+        ):
+            messages = messages[1:]
+    return messages
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionRequest:
+    """Everything a compaction needs from the turn that asks for it."""
+
+    trigger: Literal["auto", "manual", "recovery"]
+    focus: str | None = None
+
+
+class Compactor:
+    """Makes and commits compactions for one pod."""
+
+    def __init__(
+        self,
+        *,
+        config: PodConfig,
+        context: Context,
+        provider: Provider,
+        fs: ScopedFS,
+        commit: Callable[[Item], Item],
+    ) -> None:
+        self.config = config
+        self.context = context
+        self.provider = provider
+        self.fs = fs
+        self.commit = commit
+
+    def keep_tokens(self) -> int:
+        """How much recent history a compaction keeps verbatim."""
+        return self.config.compact_keep_tokens or max(1, self.context.window // 10)
+
+    async def compact(
+        self,
+        request: CompactionRequest,
+        *,
+        system: str,
+        tools: list[dict[str, Any]],
+        model: str,
+        max_tokens: int,
+    ) -> Compaction | None:
+        """Summarise, re-read files and commit one compaction; None when nothing to compact.
+
+        Raises :class:`CompactionError` when the summary cannot be made; cancellation
+        (pause, cancel, shutdown) propagates, and either way nothing is committed.
+        """
+        view = self.context.view()
+        body = self.context.body()
+        plan = plan_compaction(body, keep_tokens=self.keep_tokens())
+        if plan is None:
+            return None
+        view_messages = self.context.messages()
+        before = self.context.estimate(system, tools, view_messages)
+        if request.trigger == "recovery" or pending_tool_calls(body):
+            # The whole view is too long to send, or ends in calls still unanswered: ask
+            # about the summarised part alone (after an earlier summary, if any).
+            head = view[: len(view) - len(body)]
+            messages = reduced_messages(
+                [*head, *plan.summarised], budget=int(self.context.window * 0.8)
+            )
+        else:
+            messages = view_messages  # the last request's prefix: read from the cache
+        summary, usage = await self._summarise(
+            ProviderRequest(
+                model=model,
+                system=system,
+                messages=summary_request_messages(messages, focus=request.focus),
+                tools=tools,
+                max_tokens=max_tokens,
+                cache_ttl=None if self.config.prompt_cache == "off" else self.config.prompt_cache,
+                purpose="compaction",
+            )
+        )
+        files = await asyncio.to_thread(self._read_files, plan)
+        draft = Compaction(
+            summary=summary,
+            first_seq=plan.first_seq,
+            last_seq=plan.last_seq,
+            tokens_before=before,
+            tokens_after=0,
+            files=files,
+            trigger=request.trigger,
+            focus=request.focus,
+            usage=usage,
+        )
+        after = (
+            item_tokens(draft)
+            + sum(item_tokens(i) for i in plan.kept)
+            + (before - sum(estimate_message(m) for m in view_messages))  # tools and system
+        )
+        committed = self.commit(replace(draft, tokens_after=max(0, after)))
+        assert isinstance(committed, Compaction)
+        return committed
+
+    async def _summarise(self, request: ProviderRequest) -> tuple[str, TokenUsage]:
+        final: ResponseComplete | None = None
+        try:
+            async for event in self.provider.stream(request):
+                if isinstance(event, ResponseComplete):
+                    final = event
+        except PromptTooLongError as exc:
+            raise CompactionError(
+                f"the history is too long even to summarise ({exc}); start a new session "
+                "(pod chat --new) or compact with a narrower focus"
+            ) from exc
+        except ProviderError as exc:
+            raise CompactionError(f"the summary request failed: {exc}") from exc
+        if final is None:
+            raise CompactionError("the summary request ended without a response")
+        text = "\n".join(b.text for b in final.blocks if isinstance(b, TextBlock)).strip()
+        if not text:
+            raise CompactionError("the model answered the summary request with no text")
+        return text, final.usage
+
+    def _read_files(self, plan: CompactionPlan) -> list[AttachedFile]:
+        files: list[AttachedFile] = []
+        for path in files_to_reattach(plan, limit=self.config.compact_max_files):
+            try:
+                ref = resolve_file_ref(self.fs, path, max_bytes=self.config.file_ref_max_bytes)
+            except FileRefError:
+                continue  # deleted or out of scope since: the summary says what it was
+            files.append(AttachedFile(path=path, text=ref.text))
+        return files

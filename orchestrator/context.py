@@ -1,0 +1,193 @@
+"""What the model sees next, and how full its context window is.
+
+The **view** is the part of the history the next request is built from: everything, or, after
+a compaction, the compaction's summary (with its re-attached files) followed by the items it
+kept and everything since. Tool results of old turns are **pruned** to their summaries, in
+steps: the prune bound moves only once it would drop at least ``prune_step_tokens``, because
+every move rewrites history the prompt cache holds (see docs/context.md).
+
+The **size** of the next request is estimated from its wire form (:mod:`orchestrator.tokens`)
+and calibrated with the real input count the API reported for the previous request, so the
+estimate tracks the real tokenizer. Compaction is due when it passes ``compact_at`` of the
+window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from orchestrator.config import PodConfig
+from orchestrator.history import AssistantMessage, Compaction, History, Item, SystemMessage
+from orchestrator.repair import prunable_tokens, prune_before_turn
+from orchestrator.tokens import estimate_message, estimate_request
+from orchestrator.usage import TokenUsage, total
+from orchestrator.wire import WireBuilder
+
+DEFAULT_WINDOW = 200_000
+"""Assumed when neither the config nor the provider can tell the model's window."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSize:
+    """How full the window is: tokens used (or estimated) against the window."""
+
+    used: int
+    window: int
+    compact_at: float
+
+    @property
+    def percent(self) -> int:
+        return min(999, round(100 * self.used / self.window)) if self.window else 0
+
+
+class Context:
+    """The model's view of one pod's history, its pruning, and its size."""
+
+    def __init__(self, *, config: PodConfig, history: History, prune_bound: int = 0) -> None:
+        self.config = config
+        self.history = history
+        self.window: int = config.context_window or DEFAULT_WINDOW
+        self.window_known = config.context_window is not None
+        self._builder = WireBuilder()
+        self._prune_bound = prune_bound
+        self._compaction_index: int | None = None
+        self._head: SystemMessage | None = None
+        self._kept_from = 0
+        self._estimates: dict[int, tuple[dict[str, Any], int]] = {}
+        self._calibration = 1.0
+        self._last_estimate: int | None = None
+        self._scanned = 0
+        self._refresh_compaction()
+
+    # -- the view -------------------------------------------------------------------------
+
+    def _refresh_compaction(self) -> None:
+        """Take in a compaction committed since the last look (only new items are scanned)."""
+        items = self.history.items
+        start, self._scanned = self._scanned, len(items)
+        for index in range(len(items) - 1, start - 1, -1):
+            item = items[index]
+            if isinstance(item, Compaction):
+                self._compaction_index = index
+                # Turn 0: the head stays first when pruning bisects the view by turn.
+                self._head = SystemMessage(
+                    text=item.text, origin="compaction", seq=item.seq, turn=0
+                )
+                kept = index
+                while kept > 0 and items[kept - 1].seq > item.last_seq:
+                    kept -= 1
+                self._kept_from = kept
+                return
+
+    def view(self) -> list[Item]:
+        """The items the next request is built from, in order."""
+        self._refresh_compaction()
+        items = self.history.items
+        if self._compaction_index is None or self._head is None:
+            return items
+        ci = self._compaction_index
+        return [self._head, *items[self._kept_from : ci], *items[ci + 1 :]]
+
+    @property
+    def compaction(self) -> Compaction | None:
+        """The latest compaction, if any."""
+        if self._compaction_index is None:
+            return None
+        item = self.history.items[self._compaction_index]
+        return item if isinstance(item, Compaction) else None
+
+    def body(self) -> list[Item]:
+        """The view without the compaction head: what a new compaction may summarise."""
+        view = self.view()
+        return view[1:] if self._head is not None and view and view[0] is self._head else view
+
+    # -- pruning ---------------------------------------------------------------------------
+
+    def prune_move(self) -> tuple[int, int] | None:
+        """A new prune bound and the tokens it drops, when a step is due; else None."""
+        candidate = prune_before_turn(self.history.turn, self.config.prune_keep_turns)
+        if candidate <= self._prune_bound:
+            return None
+        view = self.view()
+        gain = prunable_tokens(view, candidate) - prunable_tokens(view, self._prune_bound)
+        if gain < self.config.prune_step_tokens:
+            return None
+        return candidate, gain
+
+    def apply_prune(self, bound: int) -> None:
+        """Move the prune bound (after it was recorded in the session)."""
+        self._prune_bound = bound
+
+    def prune_at_compaction(self) -> int | None:
+        """The bound to move to right after a compaction: the prefix changed anyway."""
+        candidate = prune_before_turn(self.history.turn, self.config.prune_keep_turns)
+        return candidate if candidate > self._prune_bound else None
+
+    @property
+    def prune_bound(self) -> int:
+        """Tool results of turns before this one send their summary only."""
+        return self._prune_bound
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The wire messages of the view, built incrementally."""
+        return self._builder.build(self.view(), prune_before_turn=self._prune_bound)
+
+    # -- size ------------------------------------------------------------------------------
+
+    def estimate(
+        self, system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+    ) -> int:
+        """The next request's input tokens, estimated and calibrated by the last real count."""
+        raw = estimate_request(system, tools, []) + sum(self._message_tokens(m) for m in messages)
+        self._last_estimate = raw
+        return round(raw * self._calibration)
+
+    def _message_tokens(self, message: dict[str, Any]) -> int:
+        # Messages the builder reused are the same objects: estimate each once.
+        cached = self._estimates.get(id(message))
+        if cached is not None and cached[0] is message:
+            return cached[1]
+        tokens = estimate_message(message)
+        self._estimates[id(message)] = (message, tokens)
+        if len(self._estimates) > 4 * (len(self.history) + 16):
+            self._estimates.clear()  # old views' messages are gone; keep memory bounded
+        return tokens
+
+    def observe(self, usage: TokenUsage) -> None:
+        """The API's real count for the request last estimated: calibrate against it."""
+        if self._last_estimate and usage.context_tokens:
+            ratio = usage.context_tokens / self._last_estimate
+            self._calibration = min(2.0, max(0.5, ratio))
+
+    def due(self, estimate: int) -> bool:
+        """Whether a request of this size should be preceded by a compaction."""
+        return estimate > self.config.compact_at * self.window
+
+    def size(self) -> ContextSize:
+        """How full the window is: the last request's real input, else the estimate."""
+        last = self.last_usage()
+        used = last.context_tokens if last is not None else 0
+        return ContextSize(used=used, window=self.window, compact_at=self.config.compact_at)
+
+    def last_usage(self) -> TokenUsage | None:
+        """What the last request (of a turn or a compaction) used."""
+        for item in reversed(self.history.items):
+            if isinstance(item, AssistantMessage | Compaction) and item.usage is not None:
+                return item.usage
+        return None
+
+    def learn_window(self, window: int | None) -> None:
+        """Take the window the provider reported, unless the config sets one."""
+        if self.config.context_window is None and window:
+            self.window = window
+            self.window_known = True
+
+
+def usage_of(items: list[Item]) -> TokenUsage:
+    """The tokens every request behind these items used, by kind."""
+    return total(
+        item.usage
+        for item in items
+        if isinstance(item, AssistantMessage | Compaction) and item.usage is not None
+    )

@@ -1,0 +1,57 @@
+"""Estimating tokens without a tokenizer: sizes the pod plans with before the API counts.
+
+Claude's tokenizer is not public, so the pod estimates from UTF-8 size: about 3.5 bytes per
+token for English and code, slightly more tokens than that for dense text, which is the safe
+side for a budget. The context module calibrates the estimate with the real counts the API
+reports (``usage``) after each request, so the error does not grow with the session.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+BYTES_PER_TOKEN = 3.5
+BLOCK_OVERHEAD = 4
+"""Tokens the API spends on each block's framing (role, type markers)."""
+
+
+def estimate_text(text: str) -> int:
+    """Tokens of a piece of text."""
+    return math.ceil(len(text.encode("utf-8", "replace")) / BYTES_PER_TOKEN)
+
+
+def estimate_block(block: dict[str, Any]) -> int:
+    """Tokens of one content block, framing included."""
+    kind = block.get("type")
+    if kind == "text":
+        body = str(block.get("text", ""))
+    elif kind == "tool_result":
+        content = block.get("content")
+        body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    elif kind == "thinking":
+        body = str(block.get("thinking", ""))
+    else:
+        body = json.dumps(
+            {k: v for k, v in block.items() if k != "cache_control"}, ensure_ascii=False
+        )
+    return estimate_text(body) + BLOCK_OVERHEAD
+
+
+def estimate_message(message: dict[str, Any]) -> int:
+    """Tokens of one message."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return estimate_text(content) + BLOCK_OVERHEAD
+    return sum(estimate_block(b) for b in content or [] if isinstance(b, dict))
+
+
+def estimate_request(
+    system: str, tools: Iterable[dict[str, Any]], messages: Iterable[dict[str, Any]]
+) -> int:
+    """Tokens of a whole request: tools, system prompt and messages."""
+    total = estimate_text(system) + BLOCK_OVERHEAD if system else 0
+    total += sum(estimate_text(json.dumps(tool, ensure_ascii=False)) for tool in tools)
+    return total + sum(estimate_message(m) for m in messages)
