@@ -3,13 +3,13 @@
 A :class:`PodProcess` is one pod under test: the command given by the user (placeholders
 ``{socket}``, ``{base_url}``, ``{workspace}`` filled in), started in its own session with
 ``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY`` pointing at a private
-:class:`~orchestrator.conformance.fake_api.FakeAnthropic`. The fake answers from a
+:class:`~conformance.fake_api.FakeAnthropic`. The fake answers from a
 :class:`Stimuli` responder: a user text carrying ``[[kit:slow-text:N]]`` gets a slow streamed
 reply, ``[[kit:slow-tool:N]]`` a reply calling the slow tool twice, anything else a short
 echo. A :class:`PodPool` keeps pods warming in the background and reuses a pod a row left
 idle, so a full run takes seconds per stopping row, not per row.
 
-:func:`run_case` drives one :class:`~orchestrator.conformance.cases.Case`: setup, the
+:func:`run_case` drives one :class:`~conformance.cases.Case`: setup, the
 method (with a ``get_status`` in the same write as a sync point), checks, settle, one more
 ``run`` to see the next request on the wire, then the wire checks.
 """
@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.conformance.cases import Case, Expectation
-from orchestrator.conformance.fake_api import FakeAnthropic, RecordedRequest, Reply, Step, ToolCall
-from orchestrator.conformance.report import CaseResult
+from conformance.cases import Case, Expectation
+from conformance.fake_api import FakeAnthropic, RecordedRequest, Reply, Step, ToolCall
+from conformance.report import CaseResult
 from orchestrator.history import INTERRUPT_NOTE
 from states.table import TABLE_STATES
 

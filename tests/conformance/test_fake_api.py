@@ -14,8 +14,8 @@ import anthropic
 import httpx2
 import pytest
 
-import orchestrator.conformance.fake_api as fake_api
-from orchestrator.conformance.fake_api import (
+import conformance.fake_api as fake_api
+from conformance.fake_api import (
     Drop,
     FakeAnthropic,
     Fault,
@@ -502,7 +502,7 @@ def test_load_script(tmp_path: Path) -> None:
 def test_standalone_server_serves_the_script(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"type": "reply", "text": "from the file"}]))
-    command = [sys.executable, "-m", "orchestrator.conformance.fake_api", "--script", str(script)]
+    command = [sys.executable, "-m", "conformance.fake_api", "--script", str(script)]
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         try:
             assert process.stdout is not None

@@ -42,7 +42,7 @@ Use from sync or async tests (the server runs in its own threads)::
 Or standalone, for pods written in any language; the script file holds the JSON form of the
 steps (see :func:`step_from_json`)::
 
-    python -m orchestrator.conformance.fake_api --port 8765 --script script.json
+    python -m conformance.fake_api --port 8765 --script script.json
 
     [{"type": "fault", "status": 429, "retry_after": 1},
      {"type": "reply", "text": "Reading it.", "tool_calls": [{"name": "read", "input": {}}]},
@@ -1006,7 +1006,7 @@ class FakeAnthropic:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the fake API until interrupted, printing its base URL on the first line."""
     parser = argparse.ArgumentParser(
-        prog="python -m orchestrator.conformance.fake_api",
+        prog="python -m conformance.fake_api",
         description="A fake Anthropic Messages API on 127.0.0.1 for conformance tests.",
     )
     parser.add_argument("--port", type=int, default=0, help="port to bind (0: any free port)")
