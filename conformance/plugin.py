@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from conformance.cases import Case
-    from conformance.driver import KitOptions, PodPool
+    from conformance.driver import KitOptions
+    from conformance.process import PodPool
     from conformance.report import CaseResult
 
 __all__ = ["ConformanceFile", "RowFailed", "RowItem"]
@@ -65,7 +66,7 @@ class _Kit:
     """The session's options, pool and results."""
 
     def __init__(self, options: KitOptions) -> None:
-        from conformance.driver import PodPool
+        from conformance.process import PodPool
 
         self.options = options
         self.pool: PodPool = PodPool(options)
