@@ -1,0 +1,404 @@
+"""The fake Messages API server: records every request, validates it, answers from a script.
+
+:class:`FakeAnthropic` serves ``POST /v1/messages`` on 127.0.0.1 (streaming and not). Each
+request is recorded (:class:`RecordedRequest`), checked by
+:func:`~conformance.validation.validate_request`, and a valid one takes the next step of the
+script (:mod:`conformance.script`), rendered by :mod:`conformance.sse` and written through
+:mod:`conformance.transport`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal, TypeAlias
+
+from conformance.script import (
+    Drop,
+    Fault,
+    Hang,
+    Reply,
+    Responder,
+    Step,
+    StreamError,
+    echo_reply,
+)
+from conformance.sse import PlannedReply, SseEvent, plan_reply
+from conformance.transport import ClientGone, Handler, HttpServer, Stopping, error_body
+from conformance.validation import Rejected, validate_request
+
+__all__ = ["FakeAnthropic", "Outcome", "RecordedRequest"]
+
+_STATUS_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+_STATUS_MESSAGES = {
+    429: "Number of request tokens has exceeded your per-minute rate limit",
+    500: "Internal server error",
+    529: "Overloaded",
+}
+
+
+Outcome: TypeAlias = Literal[
+    "pending", "complete", "rejected", "fault", "dropped", "stream_error", "hung", "client_gone"
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedRequest:
+    """One request the server received, and how it was answered."""
+
+    request_id: str
+    method: str
+    path: str
+    headers: dict[str, str]
+    """Header names lower-cased."""
+    body: Any
+    """The parsed JSON body, or ``None`` if it was not JSON."""
+    valid: bool
+    """Whether the request passed validation."""
+    error: str | None = None
+    """The message of the error response, if the server sent one."""
+    status: int = 0
+    """The HTTP status sent (0 before the headers went out)."""
+    outcome: Outcome = "pending"
+    """How the exchange ended; ``client_gone`` means the client closed the connection first."""
+
+
+@dataclass(slots=True)
+class _Record:
+    request_id: str
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    valid: bool = True
+    error: str | None = None
+    status: int = 0
+    outcome: Outcome = "pending"
+
+    def snapshot(self) -> RecordedRequest:
+        return RecordedRequest(
+            request_id=self.request_id,
+            method=self.method,
+            path=self.path,
+            headers=dict(self.headers),
+            body=copy.deepcopy(self.body),
+            valid=self.valid,
+            error=self.error,
+            status=self.status,
+            outcome=self.outcome,
+        )
+
+
+class FakeAnthropic:
+    """A scripted Anthropic Messages API on 127.0.0.1; see the module docstring.
+
+    ``port=0`` picks a free port. ``responder`` answers when the script is empty.
+    ``check_signatures`` rejects thinking blocks whose signature this fake did not issue.
+    """
+
+    def __init__(
+        self,
+        script: Iterable[Step] = (),
+        *,
+        responder: Responder | None = None,
+        port: int = 0,
+        check_signatures: bool = True,
+    ) -> None:
+        self._queue: deque[Step] = deque(script)
+        self.responder = responder
+        self.check_signatures = check_signatures
+        self._port = port
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._records: list[_Record] = []
+        self._counters = {"msg": 0, "toolu": 0, "req": 0}
+        self._connections: set[socket.socket] = set()
+        self._stopping = threading.Event()
+        self._server: HttpServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> FakeAnthropic:
+        """Bind and serve in a background thread; returns ``self``."""
+        if self._server is not None:
+            return self
+        self._stopping.clear()
+        self._server = HttpServer(
+            self._port, answer=self._handle, track=self._track, stopping=self._stopping
+        )
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"fake-anthropic:{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close every open connection (streams in flight end abruptly)."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping.set()
+        server.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> FakeAnthropic:
+        return self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        """The bound port (raises if the server is not running)."""
+        if self._server is None:
+            raise RuntimeError("the fake API is not running; call start() first")
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>``, the value for an SDK's ``base_url``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- script and records -----------------------------------------------------------------
+
+    def push(self, *steps: Step) -> None:
+        """Append steps to the script; each answers one future valid request."""
+        with self._lock:
+            self._queue.extend(steps)
+
+    @property
+    def pending(self) -> int:
+        """How many scripted steps are still unused."""
+        with self._lock:
+            return len(self._queue)
+
+    def reset(self) -> None:
+        """Forget recorded requests and unused steps (ids keep counting, so stay unique)."""
+        with self._lock:
+            self._queue.clear()
+            self._records.clear()
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Copies of every request received so far, oldest first."""
+        with self._lock:
+            return [r.snapshot() for r in self._records]
+
+    def wait_until(
+        self, predicate: Callable[[list[RecordedRequest]], bool], timeout: float = 5.0
+    ) -> list[RecordedRequest]:
+        """Block until ``predicate(requests)`` holds; raises ``TimeoutError`` after ``timeout``.
+
+        From async code call it through ``asyncio.to_thread`` unless the client is already done.
+        """
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                snapshot = [r.snapshot() for r in self._records]
+                if predicate(snapshot):
+                    return snapshot
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"condition not met within {timeout} s: {snapshot!r}")
+                self._changed.wait(remaining)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _track(self, connection: socket.socket, add: bool) -> None:
+        with self._lock:
+            if add:
+                self._connections.add(connection)
+            else:
+                self._connections.discard(connection)
+
+    def _next_id(self, kind: str) -> str:
+        with self._lock:
+            self._counters[kind] += 1
+            return f"{kind}_fake_{self._counters[kind]:04d}"
+
+    def _update(self, record: _Record, **changes: Any) -> None:
+        with self._changed:
+            for name, value in changes.items():
+                setattr(record, name, value)
+            self._changed.notify_all()
+
+    def _next_step(self, body: dict[str, Any]) -> Step:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        try:
+            step = self.responder(body) if self.responder is not None else None
+        except Exception as err:
+            # A broken responder is a bug in the test; say so in the response, visibly.
+            return Fault(status=500, message=f"fake API responder failed: {err!r}")
+        if step is None:
+            step = echo_reply(body)
+        return step
+
+    def _handle(self, handler: Handler) -> None:
+        raw = handler.read_body()
+        request_id = self._next_id("req")
+        headers = {name.lower(): value for name, value in handler.headers.items()}
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        record = _Record(request_id, "POST", handler.path, headers, body)
+        with self._changed:
+            self._records.append(record)
+            self._changed.notify_all()
+        path = handler.path.split("?", 1)[0].rstrip("/")
+        try:
+            if path != "/v1/messages":
+                raise Rejected(404, "not_found_error", f"Not found: {handler.path}")
+            validate_request(headers, body, check_signatures=self.check_signatures)
+        except Rejected as rejected:
+            self._update(
+                record,
+                valid=False,
+                error=rejected.message,
+                status=rejected.status,
+                outcome="rejected",
+            )
+            handler.send_json(
+                rejected.status,
+                error_body(rejected.error_type, rejected.message, request_id),
+                {"request-id": request_id},
+            )
+            return
+        step = self._next_step(body)
+        try:
+            self._answer(handler, record, step, body)
+        except (ClientGone, OSError):
+            self._update(record, outcome="client_gone")
+            handler.close_connection = True
+        except Stopping:
+            handler.cut()
+
+    def _answer(self, handler: Handler, record: _Record, step: Step, body: dict[str, Any]) -> None:
+        stream = bool(body.get("stream"))
+        request_id = record.request_id
+        if isinstance(step, Fault):
+            error_type = step.error_type or _STATUS_ERROR_TYPES.get(step.status, "api_error")
+            message = step.message or _STATUS_MESSAGES.get(step.status, f"HTTP {step.status}")
+            extra = {"request-id": request_id}
+            if step.retry_after is not None:
+                extra["retry-after"] = f"{step.retry_after:g}"
+            self._update(record, status=step.status, error=message, outcome="fault")
+            handler.send_json(step.status, error_body(error_type, message, request_id), extra)
+            return
+        if isinstance(step, Hang):
+            if stream:
+                handler.start_stream(request_id)
+            else:
+                handler.send_response(200)
+                handler.send_header("content-type", "application/json")
+                handler.send_header("content-length", "1000")
+                handler.end_headers()
+            self._update(record, status=200)
+            handler.pause(step.seconds)
+            self._update(record, outcome="hung")
+            handler.cut()
+            return
+        if isinstance(step, StreamError) and not stream:
+            self._update(record, status=529, error=step.message, outcome="stream_error")
+            handler.send_json(
+                529,
+                error_body(step.error_type, step.message, request_id),
+                {"request-id": request_id},
+            )
+            return
+        reply = step if isinstance(step, Reply) else step.reply
+        planned = plan_reply(reply, body, self._next_id)
+        if not stream:
+            data = json.dumps(planned.message()).encode()
+            if isinstance(step, Drop):
+                handler.send_response(200)
+                handler.send_header("content-type", "application/json")
+                handler.send_header("content-length", str(len(data)))
+                handler.end_headers()
+                self._update(record, status=200, outcome="dropped")
+                handler.wfile.write(data[: len(data) // 2])
+                handler.cut()
+                return
+            # Recorded before the last write, so a client that has the answer sees it recorded.
+            self._update(record, status=200, outcome="complete")
+            handler.send_json(200, planned.message(), {"request-id": request_id})
+            return
+        self._stream(handler, record, step, planned)
+
+    def _stream(self, handler: Handler, record: _Record, step: Step, planned: PlannedReply) -> None:
+        handler.start_stream(record.request_id)
+        self._update(record, status=200)
+        limit = step.after_events if isinstance(step, Drop | StreamError) else None
+        events = list(planned.events())
+        for sent, event in enumerate(events):
+            if limit is not None and sent >= limit:
+                break
+            if event.delay_before > 0:
+                handler.pause(event.delay_before)
+            elif handler.client_gone():
+                raise ClientGone
+            if limit is None and sent == len(events) - 1:
+                # Recorded before the last write, so a client that has the answer sees it.
+                self._update(record, outcome="complete")
+            handler.write_chunk(event.encode())
+        if limit is None:
+            handler.end_stream()
+            return
+        # A limit past the last event still ends the exchange the scripted way.
+        if isinstance(step, Drop):
+            self._update(record, outcome="dropped")
+            handler.cut()
+            return
+        assert isinstance(step, StreamError)
+        self._update(record, error=step.message, outcome="stream_error")
+        error = SseEvent("error", error_body(step.error_type, step.message, ""))
+        handler.write_chunk(error.encode())
+        handler.end_stream()
