@@ -2,8 +2,9 @@
 
 This module is the fake's public face and its command line; the parts live beside it:
 :mod:`~conformance.script` (the steps), :mod:`~conformance.validation` (the API's request
-rules), :mod:`~conformance.sse` (rendering a reply), :mod:`~conformance.transport` (HTTP)
-and :mod:`~conformance.server` (:class:`FakeAnthropic`).
+rules), :mod:`~conformance.sse` (rendering a reply), :mod:`~conformance.answer` (answering
+one step), :mod:`~conformance.transport` (HTTP) and :mod:`~conformance.server`
+(:class:`FakeAnthropic`).
 
 Point any client at :attr:`FakeAnthropic.base_url` (the official SDKs take it as ``base_url``
 or the ``ANTHROPIC_BASE_URL`` environment variable) and it behaves like the real endpoint:

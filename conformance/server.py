@@ -21,39 +21,18 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
+from conformance.answer import answer_step
 from conformance.script import (
-    Drop,
     Fault,
-    Hang,
-    Reply,
     Responder,
     Step,
-    StreamError,
     echo_reply,
 )
-from conformance.sse import PlannedReply, SseEvent, plan_reply
+from conformance.sse import plan_reply
 from conformance.transport import ClientGone, Handler, HttpServer, Stopping, error_body
 from conformance.validation import Rejected, validate_request
 
 __all__ = ["FakeAnthropic", "Outcome", "RecordedRequest"]
-
-_STATUS_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    402: "billing_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    500: "api_error",
-    529: "overloaded_error",
-}
-_STATUS_MESSAGES = {
-    429: "Number of request tokens has exceeded your per-minute rate limit",
-    500: "Internal server error",
-    529: "Overloaded",
-}
-
 
 Outcome: TypeAlias = Literal[
     "pending", "complete", "rejected", "fault", "dropped", "stream_error", "hung", "client_gone"
@@ -313,92 +292,21 @@ class FakeAnthropic:
             )
             return
         step = self._next_step(body)
+
+        def update(**changes: Any) -> None:
+            self._update(record, **changes)
+
         try:
-            self._answer(handler, record, step, body)
+            answer_step(
+                handler,
+                step,
+                stream=bool(body.get("stream")),
+                request_id=request_id,
+                plan=lambda reply: plan_reply(reply, body, self._next_id),
+                update=update,
+            )
         except (ClientGone, OSError):
             self._update(record, outcome="client_gone")
             handler.close_connection = True
         except Stopping:
             handler.cut()
-
-    def _answer(self, handler: Handler, record: _Record, step: Step, body: dict[str, Any]) -> None:
-        stream = bool(body.get("stream"))
-        request_id = record.request_id
-        if isinstance(step, Fault):
-            error_type = step.error_type or _STATUS_ERROR_TYPES.get(step.status, "api_error")
-            message = step.message or _STATUS_MESSAGES.get(step.status, f"HTTP {step.status}")
-            extra = {"request-id": request_id}
-            if step.retry_after is not None:
-                extra["retry-after"] = f"{step.retry_after:g}"
-            self._update(record, status=step.status, error=message, outcome="fault")
-            handler.send_json(step.status, error_body(error_type, message, request_id), extra)
-            return
-        if isinstance(step, Hang):
-            if stream:
-                handler.start_stream(request_id)
-            else:
-                handler.send_response(200)
-                handler.send_header("content-type", "application/json")
-                handler.send_header("content-length", "1000")
-                handler.end_headers()
-            self._update(record, status=200)
-            handler.pause(step.seconds)
-            self._update(record, outcome="hung")
-            handler.cut()
-            return
-        if isinstance(step, StreamError) and not stream:
-            self._update(record, status=529, error=step.message, outcome="stream_error")
-            handler.send_json(
-                529,
-                error_body(step.error_type, step.message, request_id),
-                {"request-id": request_id},
-            )
-            return
-        reply = step if isinstance(step, Reply) else step.reply
-        planned = plan_reply(reply, body, self._next_id)
-        if not stream:
-            data = json.dumps(planned.message()).encode()
-            if isinstance(step, Drop):
-                handler.send_response(200)
-                handler.send_header("content-type", "application/json")
-                handler.send_header("content-length", str(len(data)))
-                handler.end_headers()
-                self._update(record, status=200, outcome="dropped")
-                handler.wfile.write(data[: len(data) // 2])
-                handler.cut()
-                return
-            # Recorded before the last write, so a client that has the answer sees it recorded.
-            self._update(record, status=200, outcome="complete")
-            handler.send_json(200, planned.message(), {"request-id": request_id})
-            return
-        self._stream(handler, record, step, planned)
-
-    def _stream(self, handler: Handler, record: _Record, step: Step, planned: PlannedReply) -> None:
-        handler.start_stream(record.request_id)
-        self._update(record, status=200)
-        limit = step.after_events if isinstance(step, Drop | StreamError) else None
-        events = list(planned.events())
-        for sent, event in enumerate(events):
-            if limit is not None and sent >= limit:
-                break
-            if event.delay_before > 0:
-                handler.pause(event.delay_before)
-            elif handler.client_gone():
-                raise ClientGone
-            if limit is None and sent == len(events) - 1:
-                # Recorded before the last write, so a client that has the answer sees it.
-                self._update(record, outcome="complete")
-            handler.write_chunk(event.encode())
-        if limit is None:
-            handler.end_stream()
-            return
-        # A limit past the last event still ends the exchange the scripted way.
-        if isinstance(step, Drop):
-            self._update(record, outcome="dropped")
-            handler.cut()
-            return
-        assert isinstance(step, StreamError)
-        self._update(record, error=step.message, outcome="stream_error")
-        error = SseEvent("error", error_body(step.error_type, step.message, ""))
-        handler.write_chunk(error.encode())
-        handler.end_stream()
