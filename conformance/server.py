@@ -24,11 +24,13 @@ from typing import Any, Literal, TypeAlias
 from conformance.answer import answer_step
 from conformance.script import (
     Fault,
+    Reply,
     Responder,
     Step,
     echo_reply,
 )
-from conformance.sse import plan_reply
+from conformance.sse import PlannedReply, plan_reply
+from conformance.tokens import count_input_tokens
 from conformance.transport import ClientGone, Handler, HttpServer, Stopping, error_body
 from conformance.validation import Rejected, validate_request
 
@@ -86,6 +88,12 @@ class _Record:
         )
 
 
+_ROUTES = {
+    ("POST", "/v1/messages"): "messages",
+    ("POST", "/v1/messages/count_tokens"): "count_tokens",
+}
+
+
 class FakeAnthropic:
     """A scripted Anthropic Messages API on 127.0.0.1; see the module docstring.
 
@@ -108,6 +116,7 @@ class FakeAnthropic:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._records: list[_Record] = []
+        self._lookups: list[_Record] = []
         self._counters = {"msg": 0, "toolu": 0, "req": 0}
         self._connections: set[socket.socket] = set()
         self._stopping = threading.Event()
@@ -202,12 +211,19 @@ class FakeAnthropic:
         with self._lock:
             self._queue.clear()
             self._records.clear()
+            self._lookups.clear()
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """Copies of every request received so far, oldest first."""
+        """Copies of every Messages request received so far (any POST but a count), oldest first."""
         with self._lock:
             return [r.snapshot() for r in self._records]
+
+    @property
+    def lookups(self) -> list[RecordedRequest]:
+        """Copies of the other requests (token counts, model lookups, any GET), oldest first."""
+        with self._lock:
+            return [r.snapshot() for r in self._lookups]
 
     def wait_until(
         self, predicate: Callable[[list[RecordedRequest]], bool], timeout: float = 5.0
@@ -268,14 +284,24 @@ class FakeAnthropic:
             body: Any = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        record = _Record(request_id, "POST", handler.path, headers, body)
-        with self._changed:
-            self._records.append(record)
-            self._changed.notify_all()
         path = handler.path.split("?", 1)[0].rstrip("/")
+        route = _ROUTES.get((handler.command, path))
+        record = _Record(request_id, handler.command, handler.path, headers, body)
+        # Messages requests (and stray POSTs) in one list, lookups in another, so that a
+        # client's model lookups and token counts do not shift the requests tests index.
+        messages = route == "messages" or (route is None and handler.command == "POST")
+        log = self._records if messages else self._lookups
+        with self._changed:
+            log.append(record)
+            self._changed.notify_all()
         try:
-            if path != "/v1/messages":
+            if route is None:
                 raise Rejected(404, "not_found_error", f"Not found: {handler.path}")
+            if route != "messages":
+                payload = self._lookup(route, headers, body)
+                self._update(record, status=200, outcome="complete")
+                handler.send_json(200, payload, {"request-id": request_id})
+                return
             validate_request(headers, body, check_signatures=self.check_signatures)
         except Rejected as rejected:
             self._update(
@@ -291,18 +317,36 @@ class FakeAnthropic:
                 {"request-id": request_id},
             )
             return
+        self._messages(handler, record, body)
+
+    def _lookup(self, route: str, headers: dict[str, str], body: Any) -> dict[str, Any]:
+        """The JSON answer of an endpoint that reads, not generates."""
+        if route == "count_tokens":
+            validate_request(headers, body, check_signatures=self.check_signatures, counting=True)
+            return {"input_tokens": count_input_tokens(body)}
+        raise Rejected(404, "not_found_error", f"Not found: {route}")
+
+    def _messages(self, handler: Handler, record: _Record, body: dict[str, Any]) -> None:
         step = self._next_step(body)
 
         def update(**changes: Any) -> None:
             self._update(record, **changes)
+
+        def plan(reply: Reply) -> PlannedReply:
+            return plan_reply(
+                reply,
+                model=str(body["model"]),
+                input_tokens=count_input_tokens(body),
+                next_id=self._next_id,
+            )
 
         try:
             answer_step(
                 handler,
                 step,
                 stream=bool(body.get("stream")),
-                request_id=request_id,
-                plan=lambda reply: plan_reply(reply, body, self._next_id),
+                request_id=record.request_id,
+                plan=plan,
                 update=update,
             )
         except (ClientGone, OSError):

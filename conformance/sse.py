@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.script import Reply, fake_signature
+from conformance.tokens import count_output_tokens
 
 __all__ = ["PlannedReply", "SseEvent", "plan_reply"]
 
@@ -24,10 +25,6 @@ __all__ = ["PlannedReply", "SseEvent", "plan_reply"]
 def _chunks(text: str, size: int) -> list[str]:
     size = max(1, size)
     return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def _estimate_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
 
 
 @dataclass(slots=True)
@@ -136,8 +133,14 @@ class PlannedReply:
         return out
 
 
-def plan_reply(reply: Reply, body: dict[str, Any], next_id: Callable[[str], str]) -> PlannedReply:
-    """Fix a reply's ids (``next_id("msg")``, ``next_id("toolu")``) and counts for ``body``."""
+def plan_reply(
+    reply: Reply, *, model: str, input_tokens: int, next_id: Callable[[str], str]
+) -> PlannedReply:
+    """Fix a reply's ids (``next_id("msg")``, ``next_id("toolu")``) and token counts.
+
+    ``input_tokens`` is what the request's prompt counts; the reply's own ``input_tokens``
+    and ``output_tokens``, when set, win over the counter.
+    """
     blocks: list[dict[str, Any]] = []
     if reply.thinking is not None:
         signature = reply.signature
@@ -155,16 +158,14 @@ def plan_reply(reply: Reply, body: dict[str, Any], next_id: Callable[[str], str]
                 "input": dict(call.input),
             }
         )
-    prompt = json.dumps(body.get("messages")) + json.dumps(body.get("system", ""))
-    produced = json.dumps(blocks)
     stop_reason = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
     return PlannedReply(
         message_id=next_id("msg"),
-        model=str(body.get("model")),
+        model=model,
         blocks=blocks,
         stop_reason=stop_reason,
-        input_tokens=reply.input_tokens or _estimate_tokens(prompt),
-        output_tokens=reply.output_tokens or _estimate_tokens(produced),
+        input_tokens=reply.input_tokens or input_tokens,
+        output_tokens=reply.output_tokens or count_output_tokens(blocks),
         chunk_size=reply.chunk_size,
         delay_s=reply.delay_s,
     )

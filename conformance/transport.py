@@ -80,12 +80,11 @@ class Handler(BaseHTTPRequestHandler):
         """Stay quiet; the recorded requests say what happened."""
 
     def do_GET(self) -> None:
-        """Only ``/v1/messages`` exists here."""
-        self.read_body()
-        self.send_json(404, error_body("not_found_error", f"Not found: {self.path}", ""))
+        """Route to the ``answer`` callable."""
+        self.server.answer(self)
 
     def do_POST(self) -> None:
-        """Answer ``/v1/messages``; other paths get a 404 error body."""
+        """Route to the ``answer`` callable."""
         self.server.answer(self)
 
     def read_body(self) -> bytes:

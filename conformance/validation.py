@@ -37,17 +37,23 @@ def check_api_key(headers: dict[str, str]) -> None:
         raise Rejected(401, "authentication_error", "x-api-key header is required")
 
 
-def validate_request(headers: dict[str, str], body: Any, *, check_signatures: bool) -> None:
-    """Raise :class:`Rejected` for anything the real API would refuse."""
+def validate_request(
+    headers: dict[str, str], body: Any, *, check_signatures: bool, counting: bool = False
+) -> None:
+    """Raise :class:`Rejected` for anything the real API would refuse.
+
+    ``counting`` is for ``/v1/messages/count_tokens``, which takes no ``max_tokens``.
+    """
     check_api_key(headers)
     if not isinstance(body, dict):
         raise Rejected(400, "invalid_request_error", "The request body is not valid JSON.")
-    for name in ("model", "max_tokens", "messages"):
+    required = ("model", "messages") if counting else ("model", "max_tokens", "messages")
+    for name in required:
         if name not in body:
             raise Rejected(400, "invalid_request_error", f"{name}: Field required")
     if not isinstance(body["model"], str) or not body["model"]:
         raise Rejected(400, "invalid_request_error", "model: Input should be a valid string")
-    max_tokens = body["max_tokens"]
+    max_tokens = body.get("max_tokens", 1)
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
         raise Rejected(
             400, "invalid_request_error", "max_tokens: Input should be a positive integer"
