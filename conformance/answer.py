@@ -15,7 +15,7 @@ from conformance.script import Drop, Fault, Hang, Reply, Step, StreamError
 from conformance.sse import PlannedReply, SseEvent
 from conformance.transport import ClientGone, Handler, error_body
 
-__all__ = ["answer_step"]
+__all__ = ["answer_fault", "answer_step"]
 
 _STATUS_ERROR_TYPES = {
     400: "invalid_request_error",
@@ -35,6 +35,19 @@ _STATUS_MESSAGES = {
 }
 
 
+def answer_fault(
+    handler: Handler, fault: Fault, *, request_id: str, update: Callable[..., None]
+) -> None:
+    """An HTTP error with the real API's error type and message for its status."""
+    error_type = fault.error_type or _STATUS_ERROR_TYPES.get(fault.status, "api_error")
+    message = fault.message or _STATUS_MESSAGES.get(fault.status, f"HTTP {fault.status}")
+    extra = {"request-id": request_id}
+    if fault.retry_after is not None:
+        extra["retry-after"] = f"{fault.retry_after:g}"
+    update(status=fault.status, error=message, outcome="fault")
+    handler.send_json(fault.status, error_body(error_type, message, request_id), extra)
+
+
 def answer_step(
     handler: Handler,
     step: Step,
@@ -52,13 +65,7 @@ def answer_step(
     :class:`~conformance.transport.Stopping` when the server stops mid-answer.
     """
     if isinstance(step, Fault):
-        error_type = step.error_type or _STATUS_ERROR_TYPES.get(step.status, "api_error")
-        message = step.message or _STATUS_MESSAGES.get(step.status, f"HTTP {step.status}")
-        extra = {"request-id": request_id}
-        if step.retry_after is not None:
-            extra["retry-after"] = f"{step.retry_after:g}"
-        update(status=step.status, error=message, outcome="fault")
-        handler.send_json(step.status, error_body(error_type, message, request_id), extra)
+        answer_fault(handler, step, request_id=request_id, update=update)
         return
     if isinstance(step, Hang):
         if stream:

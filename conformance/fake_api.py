@@ -68,6 +68,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from conformance.models import DEFAULT_MODELS, ModelSpec
 from conformance.script import (
     DEFAULT_ECHO_CHARS,
     Drop,
@@ -88,10 +89,12 @@ from conformance.server import FakeAnthropic, Outcome, RecordedRequest
 
 __all__ = [
     "DEFAULT_ECHO_CHARS",
+    "DEFAULT_MODELS",
     "Drop",
     "FakeAnthropic",
     "Fault",
     "Hang",
+    "ModelSpec",
     "Outcome",
     "RecordedRequest",
     "Reply",

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
-from conformance.answer import answer_step
+from conformance.answer import answer_fault, answer_step
+from conformance.lookups import lookup, route_of
+from conformance.models import DEFAULT_MODELS, ModelSpec
 from conformance.script import (
     Fault,
     Reply,
@@ -88,17 +90,14 @@ class _Record:
         )
 
 
-_ROUTES = {
-    ("POST", "/v1/messages"): "messages",
-    ("POST", "/v1/messages/count_tokens"): "count_tokens",
-}
-
-
 class FakeAnthropic:
     """A scripted Anthropic Messages API on 127.0.0.1; see the module docstring.
 
     ``port=0`` picks a free port. ``responder`` answers when the script is empty.
     ``check_signatures`` rejects thinking blocks whose signature this fake did not issue.
+    ``models`` are the models the Models API lists (:data:`~conformance.models.
+    DEFAULT_MODELS` unless given), with the limits Messages requests for them get. Set
+    :attr:`models_fault` to make every Models API request fail that way.
     """
 
     def __init__(
@@ -108,10 +107,16 @@ class FakeAnthropic:
         responder: Responder | None = None,
         port: int = 0,
         check_signatures: bool = True,
+        models: Iterable[ModelSpec] | None = None,
     ) -> None:
         self._queue: deque[Step] = deque(script)
         self.responder = responder
         self.check_signatures = check_signatures
+        self.models: dict[str, ModelSpec] = {
+            spec.id: spec for spec in (DEFAULT_MODELS if models is None else models)
+        }
+        self.models_fault: Fault | None = None
+        """When set, the Models API answers every request with this fault (for fallbacks)."""
         self._port = port
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -284,8 +289,9 @@ class FakeAnthropic:
             body: Any = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        path = handler.path.split("?", 1)[0].rstrip("/")
-        route = _ROUTES.get((handler.command, path))
+        path, _, query = handler.path.partition("?")
+        path = path.rstrip("/")
+        route = route_of(handler.command, path)
         record = _Record(request_id, handler.command, handler.path, headers, body)
         # Messages requests (and stray POSTs) in one list, lookups in another, so that a
         # client's model lookups and token counts do not shift the requests tests index.
@@ -297,8 +303,24 @@ class FakeAnthropic:
         try:
             if route is None:
                 raise Rejected(404, "not_found_error", f"Not found: {handler.path}")
+            if route in ("models", "model") and self.models_fault is not None:
+                answer_fault(
+                    handler,
+                    self.models_fault,
+                    request_id=request_id,
+                    update=lambda **changes: self._update(record, **changes),
+                )
+                return
             if route != "messages":
-                payload = self._lookup(route, headers, body)
+                payload = lookup(
+                    route,
+                    path,
+                    query,
+                    headers,
+                    body,
+                    models=self.models,
+                    check_signatures=self.check_signatures,
+                )
                 self._update(record, status=200, outcome="complete")
                 handler.send_json(200, payload, {"request-id": request_id})
                 return
@@ -318,13 +340,6 @@ class FakeAnthropic:
             )
             return
         self._messages(handler, record, body)
-
-    def _lookup(self, route: str, headers: dict[str, str], body: Any) -> dict[str, Any]:
-        """The JSON answer of an endpoint that reads, not generates."""
-        if route == "count_tokens":
-            validate_request(headers, body, check_signatures=self.check_signatures, counting=True)
-            return {"input_tokens": count_input_tokens(body)}
-        raise Rejected(404, "not_found_error", f"Not found: {route}")
 
     def _messages(self, handler: Handler, record: _Record, body: dict[str, Any]) -> None:
         step = self._next_step(body)

@@ -8,7 +8,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from conformance.fake_api import FakeAnthropic
+from conformance.fake_api import FakeAnthropic, Fault, ModelSpec
 from conformance.tokens import count_input_tokens
 
 MODEL = "claude-test"
@@ -67,3 +67,52 @@ def test_count_tokens_validates_like_messages(client: anthropic.Anthropic) -> No
     ]
     with pytest.raises(anthropic.BadRequestError, match="`tool_use` ids were found without"):
         client.messages.count_tokens(model=MODEL, messages=unanswered)  # type: ignore[arg-type]
+
+
+# -- the Models API -----------------------------------------------------------------------------
+
+
+def test_models_retrieve_returns_the_configured_limits() -> None:
+    small = ModelSpec(
+        id="small-model", display_name="Small", context_window=8_000, max_tokens=1_000
+    )
+    with (
+        FakeAnthropic(models=[small]) as api,
+        anthropic.Anthropic(api_key="k", base_url=api.base_url, max_retries=0) as client,
+    ):
+        info = client.models.retrieve("small-model")
+        assert (info.id, info.type, info.display_name) == ("small-model", "model", "Small")
+        assert (info.max_input_tokens, info.max_tokens) == (8_000, 1_000)
+        assert info.lifecycle == "active"
+        with pytest.raises(anthropic.NotFoundError) as caught:
+            client.models.retrieve("claude-sonnet-4-5")  # not configured on this fake
+        assert isinstance(caught.value.body, dict)
+        assert caught.value.body["error"] == {
+            "type": "not_found_error",
+            "message": "model: claude-sonnet-4-5",
+        }
+        assert [r.status for r in api.lookups] == [200, 404]
+        assert api.requests == []
+
+
+def test_the_default_models_are_listed_newest_first_and_page(client: anthropic.Anthropic) -> None:
+    sonnet = client.models.retrieve("claude-sonnet-4-5")
+    assert (sonnet.max_input_tokens, sonnet.max_tokens) == (200_000, 64_000)
+    everything = [model.id for model in client.models.list()]
+    assert everything == ["claude-opus-4-5", "claude-haiku-4-5", "claude-sonnet-4-5"]
+    first = client.models.list(limit=1)
+    assert ([m.id for m in first.data], first.has_more) == (["claude-opus-4-5"], True)
+    assert [m.id for page in first.iter_pages() for m in page.data] == everything
+
+
+def test_a_failing_models_endpoint_answers_its_fault(
+    api: FakeAnthropic, client: anthropic.Anthropic
+) -> None:
+    api.models_fault = Fault(status=500)
+    with pytest.raises(anthropic.InternalServerError):
+        client.models.retrieve("claude-sonnet-4-5")
+    with pytest.raises(anthropic.InternalServerError):
+        client.models.list()
+    api.models_fault = None
+    assert client.models.retrieve("claude-sonnet-4-5").max_input_tokens == 200_000
+    assert [r.outcome for r in api.lookups] == ["fault", "fault", "complete"]
