@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeAlias
 
 from conformance.answer import answer_fault, answer_step
 from conformance.lookups import lookup, route_of
-from conformance.models import DEFAULT_MODELS, ModelSpec
+from conformance.models import DEFAULT_MODELS, ModelSpec, spec_for
 from conformance.script import (
     Fault,
     Reply,
@@ -32,9 +32,9 @@ from conformance.script import (
     echo_reply,
 )
 from conformance.sse import PlannedReply, plan_reply
-from conformance.tokens import count_input_tokens
+from conformance.tokens import PromptBlock, prompt_blocks
 from conformance.transport import ClientGone, Handler, HttpServer, Stopping, error_body
-from conformance.validation import Rejected, validate_request
+from conformance.validation import Rejected, check_context_window, validate_request
 
 __all__ = ["FakeAnthropic", "Outcome", "RecordedRequest"]
 
@@ -325,6 +325,9 @@ class FakeAnthropic:
                 handler.send_json(200, payload, {"request-id": request_id})
                 return
             validate_request(headers, body, check_signatures=self.check_signatures)
+            spec = spec_for(self.models, body["model"])
+            prompt = prompt_blocks(body)
+            check_context_window(sum(block.tokens for block in prompt), spec.context_window)
         except Rejected as rejected:
             self._update(
                 record,
@@ -339,9 +342,11 @@ class FakeAnthropic:
                 {"request-id": request_id},
             )
             return
-        self._messages(handler, record, body)
+        self._messages(handler, record, body, prompt)
 
-    def _messages(self, handler: Handler, record: _Record, body: dict[str, Any]) -> None:
+    def _messages(
+        self, handler: Handler, record: _Record, body: dict[str, Any], prompt: list[PromptBlock]
+    ) -> None:
         step = self._next_step(body)
 
         def update(**changes: Any) -> None:
@@ -351,7 +356,7 @@ class FakeAnthropic:
             return plan_reply(
                 reply,
                 model=str(body["model"]),
-                input_tokens=count_input_tokens(body),
+                input_tokens=sum(block.tokens for block in prompt),
                 next_id=self._next_id,
             )
 

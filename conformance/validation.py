@@ -15,7 +15,7 @@ from typing import Any
 from conformance.script import fake_signature
 from orchestrator.validator import WireViolation, merge_same_role, validate_wire
 
-__all__ = ["Rejected", "check_api_key", "validate_request"]
+__all__ = ["Rejected", "check_api_key", "check_context_window", "validate_request"]
 
 _SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
 
@@ -35,6 +35,16 @@ def check_api_key(headers: dict[str, str]) -> None:
     authorization = headers.get("authorization", "")
     if not headers.get("x-api-key") and not authorization.lower().startswith("bearer "):
         raise Rejected(401, "authentication_error", "x-api-key header is required")
+
+
+def check_context_window(input_tokens: int, window: int) -> None:
+    """A prompt over the model's window is refused, in the real API's words."""
+    if input_tokens > window:
+        raise Rejected(
+            400,
+            "invalid_request_error",
+            f"prompt is too long: {input_tokens} tokens > {window} maximum",
+        )
 
 
 def validate_request(

@@ -8,7 +8,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from conformance.fake_api import FakeAnthropic, Fault, ModelSpec
+from conformance.fake_api import FakeAnthropic, Fault, ModelSpec, Reply
 from conformance.tokens import count_input_tokens
 
 MODEL = "claude-test"
@@ -116,3 +116,36 @@ def test_a_failing_models_endpoint_answers_its_fault(
     api.models_fault = None
     assert client.models.retrieve("claude-sonnet-4-5").max_input_tokens == 200_000
     assert [r.outcome for r in api.lookups] == ["fault", "fault", "complete"]
+
+
+# -- the context window -------------------------------------------------------------------------
+
+
+def test_a_prompt_over_the_window_is_refused_in_the_real_wording() -> None:
+    messages: list[Any] = [{"role": "user", "content": [text("x" * 400)]}]
+    size = count_input_tokens({"messages": messages})
+    tight = ModelSpec(id="tight", context_window=size)
+    with (
+        FakeAnthropic([Reply(text="fits")], models=[tight]) as api,
+        anthropic.Anthropic(api_key="k", base_url=api.base_url, max_retries=0) as client,
+    ):
+        fits = client.messages.create(model="tight", max_tokens=5, messages=messages)
+        assert fits.usage.input_tokens == size
+        messages.append({"role": "assistant", "content": "ok"})
+        messages.append({"role": "user", "content": "more"})
+        longer = count_input_tokens({"messages": messages})
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            client.messages.create(model="tight", max_tokens=5, messages=messages)
+        expected = f"prompt is too long: {longer} tokens > {size} maximum"
+        assert isinstance(caught.value.body, dict)
+        assert caught.value.body["error"] == {"type": "invalid_request_error", "message": expected}
+        assert (api.requests[-1].valid, api.requests[-1].error) == (False, expected)
+        # Counting is not refused: it is how a client finds out how far over it is.
+        assert client.messages.count_tokens(model="tight", messages=messages).input_tokens == longer
+        # A model nobody configured has a 200,000-token window.
+        client.messages.create(model="anything", max_tokens=5, messages=messages)
+        huge = [{"role": "user", "content": "y" * 800_100}]
+        with pytest.raises(
+            anthropic.BadRequestError, match=r"prompt is too long: 200\d{3} tokens > 200000 maximum"
+        ):
+            client.messages.create(model="anything", max_tokens=5, messages=huge)  # type: ignore[arg-type]
