@@ -22,7 +22,14 @@ or the ``ANTHROPIC_BASE_URL`` environment variable) and it behaves like the real
   with HTTP 400 ``{"type": "error", "error": {"type": "invalid_request_error", "message":
   "messages.N: ..."}}``, the index counted after same-role messages are merged.
 * Every request is recorded (:attr:`FakeAnthropic.requests`): headers, parsed body, whether
-  it was valid and how the answer ended.
+  it was valid and how the answer ended. Token counts and model lookups are recorded apart
+  (:attr:`FakeAnthropic.lookups`).
+* The context rules of the real API: a prompt cache with breakpoints, the 20-block
+  lookback, a per-model minimum and TTLs (:mod:`~conformance.cache`), usage reported with
+  cache reads and writes, a per-model context window (``prompt is too long: N tokens > M
+  maximum``), ``POST /v1/messages/count_tokens`` and ``GET /v1/models[/{id}]``
+  (:mod:`~conformance.models`). Tokens are counted by one documented rule
+  (:func:`count_input_tokens`, :mod:`~conformance.tokens`).
 
 Answers come from a **script**: a list of steps, each answering one valid request, in order.
 
@@ -68,6 +75,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from conformance.cache import ManualClock
 from conformance.models import DEFAULT_MODELS, ModelSpec
 from conformance.script import (
     DEFAULT_ECHO_CHARS,
@@ -86,6 +94,7 @@ from conformance.script import (
     step_from_json,
 )
 from conformance.server import FakeAnthropic, Outcome, RecordedRequest
+from conformance.tokens import count_block_tokens, count_input_tokens
 
 __all__ = [
     "DEFAULT_ECHO_CHARS",
@@ -94,6 +103,7 @@ __all__ = [
     "FakeAnthropic",
     "Fault",
     "Hang",
+    "ManualClock",
     "ModelSpec",
     "Outcome",
     "RecordedRequest",
@@ -104,6 +114,8 @@ __all__ = [
     "Step",
     "StreamError",
     "ToolCall",
+    "count_block_tokens",
+    "count_input_tokens",
     "fake_signature",
     "load_script",
     "main",

@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
 from conformance.answer import answer_fault, answer_step
+from conformance.cache import Breakpoint, PromptCache, cache_breakpoints
 from conformance.lookups import lookup, route_of
 from conformance.models import DEFAULT_MODELS, ModelSpec, spec_for
 from conformance.script import (
@@ -97,7 +98,9 @@ class FakeAnthropic:
     ``check_signatures`` rejects thinking blocks whose signature this fake did not issue.
     ``models`` are the models the Models API lists (:data:`~conformance.models.
     DEFAULT_MODELS` unless given), with the limits Messages requests for them get. Set
-    :attr:`models_fault` to make every Models API request fail that way.
+    :attr:`models_fault` to make every Models API request fail that way. ``clock`` (seconds,
+    monotonic) times the prompt cache's entries; pass a :class:`~conformance.cache.
+    ManualClock` to let them expire in a test.
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class FakeAnthropic:
         port: int = 0,
         check_signatures: bool = True,
         models: Iterable[ModelSpec] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._queue: deque[Step] = deque(script)
         self.responder = responder
@@ -117,6 +121,8 @@ class FakeAnthropic:
         }
         self.models_fault: Fault | None = None
         """When set, the Models API answers every request with this fault (for fallbacks)."""
+        self.cache = PromptCache(clock)
+        """The prompt cache's entries (``len(api.cache)``, ``api.cache.clear()``)."""
         self._port = port
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -327,6 +333,7 @@ class FakeAnthropic:
             validate_request(headers, body, check_signatures=self.check_signatures)
             spec = spec_for(self.models, body["model"])
             prompt = prompt_blocks(body)
+            points = cache_breakpoints(prompt, body.get("cache_control"))
             check_context_window(sum(block.tokens for block in prompt), spec.context_window)
         except Rejected as rejected:
             self._update(
@@ -342,10 +349,16 @@ class FakeAnthropic:
                 {"request-id": request_id},
             )
             return
-        self._messages(handler, record, body, prompt)
+        self._messages(handler, record, body, spec, prompt, points)
 
     def _messages(
-        self, handler: Handler, record: _Record, body: dict[str, Any], prompt: list[PromptBlock]
+        self,
+        handler: Handler,
+        record: _Record,
+        body: dict[str, Any],
+        spec: ModelSpec,
+        prompt: list[PromptBlock],
+        points: list[Breakpoint],
     ) -> None:
         step = self._next_step(body)
 
@@ -353,12 +366,11 @@ class FakeAnthropic:
             self._update(record, **changes)
 
         def plan(reply: Reply) -> PlannedReply:
-            return plan_reply(
-                reply,
-                model=str(body["model"]),
-                input_tokens=sum(block.tokens for block in prompt),
-                next_id=self._next_id,
+            # Accounted only when a reply starts: a fault or a hang caches nothing.
+            usage = self.cache.account(
+                body["model"], prompt, points, min_tokens=spec.min_cacheable_tokens
             )
+            return plan_reply(reply, model=body["model"], usage=usage, next_id=self._next_id)
 
         try:
             answer_step(

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from conformance.cache import CacheUsage
 from conformance.script import Reply, fake_signature
 from conformance.tokens import count_output_tokens
 
@@ -48,7 +49,7 @@ class PlannedReply:
     model: str
     blocks: list[dict[str, Any]]
     stop_reason: str
-    input_tokens: int
+    usage: CacheUsage
     output_tokens: int
     chunk_size: int
     delay_s: float
@@ -63,15 +64,18 @@ class PlannedReply:
             "content": self.blocks,
             "stop_reason": self.stop_reason,
             "stop_sequence": None,
-            "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
+            "usage": self._usage(self.output_tokens),
         }
+
+    def _usage(self, output_tokens: int) -> dict[str, Any]:
+        return self.usage.fields() | {"output_tokens": output_tokens, "service_tier": "standard"}
 
     def events(self) -> list[SseEvent]:
         """The stream's events, in order."""
         start = self.message() | {
             "content": [],
             "stop_reason": None,
-            "usage": {"input_tokens": self.input_tokens, "output_tokens": 1},
+            "usage": self._usage(1),
         }
         out = [
             SseEvent("message_start", {"type": "message_start", "message": start}),
@@ -85,7 +89,13 @@ class PlannedReply:
                 {
                     "type": "message_delta",
                     "delta": {"stop_reason": self.stop_reason, "stop_sequence": None},
-                    "usage": {"output_tokens": self.output_tokens},
+                    # Cumulative counts, input included, as the API sends them at the end.
+                    "usage": {
+                        "input_tokens": self.usage.input_tokens,
+                        "cache_creation_input_tokens": self.usage.cache_creation_input_tokens,
+                        "cache_read_input_tokens": self.usage.cache_read_input_tokens,
+                        "output_tokens": self.output_tokens,
+                    },
                 },
             )
         )
@@ -134,12 +144,13 @@ class PlannedReply:
 
 
 def plan_reply(
-    reply: Reply, *, model: str, input_tokens: int, next_id: Callable[[str], str]
+    reply: Reply, *, model: str, usage: CacheUsage, next_id: Callable[[str], str]
 ) -> PlannedReply:
     """Fix a reply's ids (``next_id("msg")``, ``next_id("toolu")``) and token counts.
 
-    ``input_tokens`` is what the request's prompt counts; the reply's own ``input_tokens``
-    and ``output_tokens``, when set, win over the counter.
+    ``usage`` is the request's input as the prompt cache accounted it; the reply's own
+    ``input_tokens`` (the uncached part) and ``output_tokens``, when set, win over it and
+    over the counter.
     """
     blocks: list[dict[str, Any]] = []
     if reply.thinking is not None:
@@ -164,7 +175,9 @@ def plan_reply(
         model=model,
         blocks=blocks,
         stop_reason=stop_reason,
-        input_tokens=reply.input_tokens or input_tokens,
+        usage=usage
+        if reply.input_tokens is None
+        else replace(usage, input_tokens=reply.input_tokens),
         output_tokens=reply.output_tokens or count_output_tokens(blocks),
         chunk_size=reply.chunk_size,
         delay_s=reply.delay_s,

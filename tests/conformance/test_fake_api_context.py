@@ -8,10 +8,13 @@ from typing import Any
 import anthropic
 import pytest
 
+from conformance.cache import ManualClock
 from conformance.fake_api import FakeAnthropic, Fault, ModelSpec, Reply
 from conformance.tokens import count_input_tokens
 
 MODEL = "claude-test"
+MARK: dict[str, Any] = {"type": "ephemeral"}
+SYSTEM = "You are a careful coding agent working in a small repository. " * 90  # ~1,400 tokens
 
 
 @pytest.fixture
@@ -31,6 +34,32 @@ def client(api: FakeAnthropic) -> Iterator[anthropic.Anthropic]:
 def text(value: str, **extra: Any) -> dict[str, Any]:
     """A text block."""
     return {"type": "text", "text": value, **extra}
+
+
+def chat(turns: int, *, system: str = SYSTEM) -> dict[str, Any]:
+    """A request body: the system prompt and ``turns`` user turns with answers between them.
+
+    The system prompt and the newest block carry a breakpoint, as a client that caches a
+    whole conversation would send them.
+    """
+    messages: list[dict[str, Any]] = []
+    for n in range(turns):
+        if n:
+            messages.append({"role": "assistant", "content": [text(f"Answer {n}. " * 20)]})
+        messages.append({"role": "user", "content": [text(f"Question {n}? " * 20)]})
+    messages[-1]["content"][-1]["cache_control"] = MARK
+    return {
+        "model": MODEL,
+        "max_tokens": 10,
+        "system": [text(system, cache_control=MARK)],
+        "messages": messages,
+    }
+
+
+def usage_of(message: Any) -> tuple[int, int, int]:
+    """(cache read, cache write, plain input) of a response."""
+    usage = message.usage
+    return usage.cache_read_input_tokens, usage.cache_creation_input_tokens, usage.input_tokens
 
 
 # -- count_tokens -------------------------------------------------------------------------------
@@ -149,3 +178,146 @@ def test_a_prompt_over_the_window_is_refused_in_the_real_wording() -> None:
             anthropic.BadRequestError, match=r"prompt is too long: 200\d{3} tokens > 200000 maximum"
         ):
             client.messages.create(model="anything", max_tokens=5, messages=huge)  # type: ignore[arg-type]
+
+
+# -- the prompt cache ---------------------------------------------------------------------------
+
+
+def test_a_moving_breakpoint_reads_the_previous_request_from_the_cache(
+    api: FakeAnthropic, client: anthropic.Anthropic
+) -> None:
+    first, second, third = chat(1), chat(2), chat(3)
+    assert usage_of(client.messages.create(**first)) == (0, count_input_tokens(first), 0)
+    previous = count_input_tokens(first)
+    assert usage_of(client.messages.create(**second)) == (
+        previous,
+        count_input_tokens(second) - previous,
+        0,
+    )
+    # Streamed, the usage comes in message_start and message_delta; the SDK assembles it.
+    with client.messages.stream(**third) as stream:
+        final = stream.get_final_message()
+    previous = count_input_tokens(second)
+    assert usage_of(final) == (previous, count_input_tokens(third) - previous, 0)
+    assert final.usage.cache_creation is not None
+    assert (
+        final.usage.cache_creation.ephemeral_5m_input_tokens
+        == final.usage.cache_creation_input_tokens
+    )
+    # Two entries per request: the system prompt's and the conversation's.
+    assert len(api.cache) == 4
+
+
+def test_the_part_after_the_last_breakpoint_is_plain_input(client: anthropic.Anthropic) -> None:
+    body = chat(2)
+    tail = {"role": "user", "content": [text("And one more thing, uncached.")]}
+    body["messages"][-1]["content"].append(tail["content"][0])
+    marked = count_input_tokens(body) - count_input_tokens({"messages": [tail]})
+    read, written, plain = usage_of(client.messages.create(**body))
+    assert (read, written, plain) == (0, marked, count_input_tokens(body) - marked)
+
+
+def test_a_changed_system_prompt_invalidates_everything_after_it(
+    client: anthropic.Anthropic,
+) -> None:
+    client.messages.create(**chat(2))
+    changed = chat(3, system=SYSTEM.replace("careful", "cautious"))
+    assert usage_of(client.messages.create(**changed)) == (0, count_input_tokens(changed), 0)
+    # The old entries are still there for a client that did not change its prompt.
+    same = chat(3)
+    assert usage_of(client.messages.create(**same))[0] == count_input_tokens(chat(2))
+
+
+@pytest.mark.parametrize(("added", "hit"), [(20, True), (21, False)])
+def test_a_breakpoint_finds_an_entry_at_most_twenty_blocks_back(
+    client: anthropic.Anthropic, added: int, hit: bool
+) -> None:
+    system = [text(SYSTEM)]  # no breakpoint of its own: only the lookback can find a hit
+    first = {
+        "model": MODEL,
+        "max_tokens": 10,
+        "system": system,
+        "messages": [{"role": "user", "content": [text("Look at these.", cache_control=MARK)]}],
+    }
+    client.messages.create(**first)
+    blocks = [text("Look at these.")] + [text(f"File {n}.") for n in range(added)]
+    blocks[-1]["cache_control"] = MARK
+    later = first | {"messages": [{"role": "user", "content": blocks}]}
+    read, written, _ = usage_of(client.messages.create(**later))
+    expected_read = count_input_tokens(first) if hit else 0
+    assert (read, written) == (expected_read, count_input_tokens(later) - expected_read)
+
+
+def test_nothing_is_cached_below_the_model_minimum(
+    api: FakeAnthropic, client: anthropic.Anthropic
+) -> None:
+    short = chat(1, system="Be brief.")
+    assert count_input_tokens(short) < 1_024
+    for _ in range(2):
+        assert usage_of(client.messages.create(**short)) == (0, 0, count_input_tokens(short))
+    assert len(api.cache) == 0
+
+
+def test_the_minimum_is_a_setting_of_each_model() -> None:
+    body = chat(1)
+    size = count_input_tokens(body)
+    assert 1_024 <= size < 4_096
+    models = [
+        ModelSpec(id="sonnet-class", min_cacheable_tokens=1_024),
+        ModelSpec(id="haiku-class", min_cacheable_tokens=4_096),
+    ]
+    with (
+        FakeAnthropic(models=models) as api,
+        anthropic.Anthropic(api_key="k", base_url=api.base_url, max_retries=0) as client,
+    ):
+        assert usage_of(client.messages.create(**body | {"model": "haiku-class"})) == (0, 0, size)
+        assert usage_of(client.messages.create(**body | {"model": "sonnet-class"})) == (0, size, 0)
+
+
+def test_entries_expire_after_their_ttl_unless_read_again() -> None:
+    clock = ManualClock()
+    body = chat(1)
+    hour = chat(1)
+    hour["messages"][-1]["content"][-1]["cache_control"] = MARK | {"ttl": "1h"}
+    hour["system"][0]["cache_control"] = MARK | {"ttl": "1h"}
+    size = count_input_tokens(body)
+    with (
+        FakeAnthropic(clock=clock) as api,
+        anthropic.Anthropic(api_key="k", base_url=api.base_url, max_retries=0) as client,
+    ):
+        assert usage_of(client.messages.create(**body))[0] == 0
+        clock.advance(290)
+        assert usage_of(client.messages.create(**body))[0] == size  # renewed for 5 min more
+        clock.advance(290)
+        assert usage_of(client.messages.create(**body))[0] == size
+        clock.advance(301)
+        assert usage_of(client.messages.create(**body)) == (0, size, 0)
+        # An hour-long entry outlives five minutes, and reports its writes as 1h.
+        written = client.messages.create(**hour | {"model": "other"})
+        assert written.usage.cache_creation is not None
+        assert written.usage.cache_creation.ephemeral_1h_input_tokens == size
+        clock.advance(1_800)
+        assert usage_of(client.messages.create(**hour | {"model": "other"}))[0] == size
+        clock.advance(3_601)
+        assert usage_of(client.messages.create(**hour | {"model": "other"}))[0] == 0
+
+
+def test_five_breakpoints_are_refused_like_the_real_api(
+    api: FakeAnthropic, client: anthropic.Anthropic
+) -> None:
+    body = chat(3)
+    for message in body["messages"][:3]:
+        message["content"][-1]["cache_control"] = MARK
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        client.messages.create(**body)
+    expected = "A maximum of 4 blocks with cache_control may be provided. Found 5."
+    assert isinstance(caught.value.body, dict)
+    assert caught.value.body["error"] == {"type": "invalid_request_error", "message": expected}
+    # Four in all is fine; a request-level cache_control on an unmarked last block is a fifth.
+    body["messages"][0]["content"][-1].pop("cache_control")
+    client.messages.create(**body)
+    body["messages"][-1]["content"][-1].pop("cache_control")
+    body["messages"][0]["content"][-1]["cache_control"] = MARK
+    with pytest.raises(anthropic.BadRequestError, match="Found 5"):
+        client.messages.create(**body, cache_control=MARK | {"ttl": "5m"})
+    assert [r.valid for r in api.requests] == [False, True, False]
