@@ -76,7 +76,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from conformance.cache import ManualClock
-from conformance.models import DEFAULT_MODELS, ModelSpec
+from conformance.models import DEFAULT_MODELS, ModelSpec, load_models
 from conformance.script import (
     DEFAULT_ECHO_CHARS,
     Drop,
@@ -135,6 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port to bind (0: any free port)")
     parser.add_argument("--script", type=Path, help="JSON file: a list of steps")
     parser.add_argument(
+        "--models",
+        type=Path,
+        help="JSON file: a list of models (ModelSpec fields) instead of the default ones",
+    )
+    parser.add_argument(
         "--no-signature-check",
         action="store_true",
         help="accept thinking blocks whatever their signature",
@@ -145,7 +150,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError) as err:
         print(f"fake_api: cannot load script: {err}", file=sys.stderr)
         return 2
-    api = FakeAnthropic(script, port=args.port, check_signatures=not args.no_signature_check)
+    try:
+        models = load_models(args.models) if args.models else None
+    except (OSError, ValueError) as err:
+        print(f"fake_api: cannot load models: {err}", file=sys.stderr)
+        return 2
+    api = FakeAnthropic(
+        script,
+        port=args.port,
+        check_signatures=not args.no_signature_check,
+        models=models,
+    )
     with api:
         print(api.base_url, flush=True)
         try:

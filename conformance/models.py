@@ -9,8 +9,10 @@ limits of :func:`spec_for` (a Sonnet-class model).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from conformance.validation import Rejected
@@ -18,6 +20,7 @@ from conformance.validation import Rejected
 __all__ = [
     "DEFAULT_MODELS",
     "ModelSpec",
+    "load_models",
     "model_page",
     "spec_for",
 ]
@@ -117,3 +120,22 @@ def model_page(models: Iterable[ModelSpec], query: Mapping[str, str]) -> dict[st
         "first_id": page[0].id if page else None,
         "last_id": page[-1].id if page else None,
     }
+
+
+def load_models(path: str | Path) -> list[ModelSpec]:
+    """Read a JSON list of models, each an object of :class:`ModelSpec` fields.
+
+    Raises ``ValueError`` saying which entry is wrong.
+    """
+    data = json.loads(Path(path).read_text())
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: a models file is a JSON list of objects")
+    specs: list[ModelSpec] = []
+    for n, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise ValueError(f"{path}: entry {n} is not an object")
+        try:
+            specs.append(ModelSpec(**item))
+        except TypeError as err:
+            raise ValueError(f"{path}: entry {n}: {err}") from None
+    return specs

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -321,3 +325,40 @@ def test_five_breakpoints_are_refused_like_the_real_api(
     with pytest.raises(anthropic.BadRequestError, match="Found 5"):
         client.messages.create(**body, cache_control=MARK | {"ttl": "5m"})
     assert [r.valid for r in api.requests] == [False, True, False]
+
+
+# -- the standalone server ----------------------------------------------------------------------
+
+
+def test_the_standalone_server_takes_a_models_file(tmp_path: Path) -> None:
+    models = tmp_path / "models.json"
+    models.write_text(json.dumps([{"id": "tiny", "context_window": 50, "max_tokens": 10}]))
+    command = [sys.executable, "-m", "conformance.fake_api", "--models", str(models)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None
+            base_url = process.stdout.readline().strip()
+            with anthropic.Anthropic(api_key="k", base_url=base_url, max_retries=0) as client:
+                assert client.models.retrieve("tiny").max_input_tokens == 50
+                with pytest.raises(anthropic.BadRequestError, match="prompt is too long"):
+                    client.messages.create(
+                        model="tiny",
+                        max_tokens=5,
+                        messages=[{"role": "user", "content": "x" * 400}],
+                    )
+        finally:
+            process.terminate()
+
+
+def test_a_bad_models_file_is_a_one_line_error(tmp_path: Path) -> None:
+    models = tmp_path / "models.json"
+    models.write_text(json.dumps([{"id": "tiny", "window": 50}]))
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance.fake_api", "--models", str(models)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("fake_api: cannot load models: ")
+    assert "entry 0" in done.stderr and "window" in done.stderr
