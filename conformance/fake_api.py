@@ -31,15 +31,9 @@ or the ``ANTHROPIC_BASE_URL`` environment variable) and it behaves like the real
   (:mod:`~conformance.models`). Tokens are counted by one documented rule
   (:func:`count_input_tokens`, :mod:`~conformance.tokens`).
 
-Answers come from a **script**: a list of steps, each answering one valid request, in order.
-
-========================  ==================================================================
-:class:`Reply`            a normal response: thinking, text, tool calls, streamed in chunks
-:class:`Fault`            an HTTP error (429 with ``retry-after``, 500, 529 overloaded, 4xx)
-:class:`Drop`             stream some events of a reply, then cut the TCP connection
-:class:`StreamError`      stream some events, then an SSE ``error`` event (mid-stream 529)
-:class:`Hang`             send the response headers, then nothing (for read timeouts)
-========================  ==================================================================
+Answers come from a **script**: a list of steps, each answering one valid request, in order:
+:class:`Reply`, :class:`Fault`, :class:`Drop`, :class:`StreamError` and :class:`Hang` (see
+:mod:`conformance.script`).
 
 When the script is empty a ``responder`` callable (request body → step or ``None``) is asked;
 failing that the default reply echoes the last user message: ``"ok: <first 40 chars>"``.

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.client import MAX_LINE_BYTES, BadLine, read_events
+from orchestrator.client import MAX_LINE_BYTES, BadLine, close_connection, read_events
 
 __all__ = ["Mismatch", "Recorder", "Seen"]
 
@@ -164,9 +164,4 @@ class Recorder:
 
     async def close(self) -> None:
         """Close the connection."""
-        self._writer.close()
-        with contextlib.suppress(Exception):
-            await self._writer.wait_closed()
-        self._pump.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._pump
+        await close_connection(self._writer, self._pump)

@@ -24,6 +24,7 @@ __all__ = [
     "ClientError",
     "PodClient",
     "PodEvent",
+    "close_connection",
     "decode_line",
     "read_events",
 ]
@@ -78,6 +79,16 @@ async def read_events(reader: asyncio.StreamReader) -> AsyncIterator[PodEvent | 
         if not line:
             return
         yield decode_line(line)
+
+
+async def close_connection(writer: asyncio.StreamWriter, reader_task: asyncio.Task[None]) -> None:
+    """Close a connection, then stop the task reading it; neither may raise."""
+    writer.close()
+    with contextlib.suppress(Exception):
+        await writer.wait_closed()
+    reader_task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await reader_task
 
 
 class PodClient:
@@ -182,9 +193,4 @@ class PodClient:
 
     async def close(self) -> None:
         """Close the connection."""
-        self._writer.close()
-        with contextlib.suppress(Exception):
-            await self._writer.wait_closed()
-        self._pump.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._pump
+        await close_connection(self._writer, self._pump)
