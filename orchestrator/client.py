@@ -18,6 +18,20 @@ from typing import Any
 
 from orchestrator.errors import PodRuntimeError
 
+__all__ = [
+    "MAX_LINE_BYTES",
+    "BadLine",
+    "ClientError",
+    "PodClient",
+    "PodEvent",
+    "close_connection",
+    "decode_line",
+    "read_events",
+]
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest event line a client reads (a ``history`` reply can be large)."""
+
 _ids = itertools.count(1)
 _REPLY_EVENTS = frozenset({"status", "history", "file_completions", "error"})
 
@@ -32,6 +46,49 @@ class PodEvent:
 
     event: str
     data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    """A line from the pod that is not an event: not JSON, or no ``event`` name."""
+
+    text: str
+
+
+def decode_line(line: bytes) -> PodEvent | BadLine:
+    """One line as an event, without checking its data against the protocol's models."""
+    try:
+        raw = json.loads(line)
+    except ValueError:
+        raw = None
+    if not isinstance(raw, dict) or not isinstance(raw.get("event"), str):
+        return BadLine(line.decode(errors="replace"))
+    data = raw.get("data") or {}
+    if not isinstance(data, dict):
+        return BadLine(line.decode(errors="replace"))
+    return PodEvent(raw["event"], data)
+
+
+async def read_events(reader: asyncio.StreamReader) -> AsyncIterator[PodEvent | BadLine]:
+    """Events from the pod, one per line, until it closes the connection.
+
+    Connection errors, and a line longer than the reader's limit, propagate to the caller.
+    """
+    while True:
+        line = await reader.readline()
+        if not line:
+            return
+        yield decode_line(line)
+
+
+async def close_connection(writer: asyncio.StreamWriter, reader_task: asyncio.Task[None]) -> None:
+    """Close a connection, then stop the task reading it; neither may raise."""
+    writer.close()
+    with contextlib.suppress(Exception):
+        await writer.wait_closed()
+    reader_task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await reader_task
 
 
 class PodClient:
@@ -49,7 +106,7 @@ class PodClient:
         """Connect to a pod's socket."""
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_unix_connection(str(path), limit=64 * 1024 * 1024), timeout
+                asyncio.open_unix_connection(str(path), limit=MAX_LINE_BYTES), timeout
             )
         except (OSError, TimeoutError) as exc:
             raise ClientError(f"no pod is listening on {path} ({exc})") from None
@@ -57,12 +114,9 @@ class PodClient:
 
     async def _read_loop(self) -> None:
         try:
-            while True:
-                line = await self._reader.readline()
-                if not line:
-                    break
-                raw = json.loads(line)
-                event = PodEvent(raw["event"], raw.get("data") or {})
+            async for event in read_events(self._reader):
+                if isinstance(event, BadLine):
+                    break  # a pod that sends garbage is a broken connection to this client
                 waiter = (
                     self._waiters.pop(event.data.get("id"), None)
                     if event.event in _REPLY_EVENTS
@@ -139,9 +193,4 @@ class PodClient:
 
     async def close(self) -> None:
         """Close the connection."""
-        self._writer.close()
-        with contextlib.suppress(Exception):
-            await self._writer.wait_closed()
-        self._pump.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._pump
+        await close_connection(self._writer, self._pump)

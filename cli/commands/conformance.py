@@ -60,9 +60,9 @@ def register(app: typer.Typer) -> None:
 
         from rich.console import Console
 
-        from orchestrator.conformance.cases import build_cases
-        from orchestrator.conformance.driver import DEFAULT_SLOW_TOOL, KitOptions, run_cases
-        from orchestrator.conformance.report import CaseResult, counts, print_report, to_json
+        from conformance.cases import build_cases
+        from conformance.driver import DEFAULT_SLOW_TOOL, KitOptions, run_cases
+        from conformance.report import CaseResult, counts, print_report, to_json
 
         try:
             tool = json.loads(slow_tool) if slow_tool else dict(DEFAULT_SLOW_TOOL)

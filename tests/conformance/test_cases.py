@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestrator.conformance.cases import StateFacts, build_cases
+from conformance.cases import StateFacts, build_cases
 from states.table import transition_table
 
 

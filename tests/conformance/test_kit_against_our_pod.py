@@ -11,7 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from cli.commands.conformance import register
-from orchestrator.conformance.cases import build_cases
+from conformance.cases import build_cases
 
 pytest_plugins = ["pytester"]
 
@@ -67,7 +67,7 @@ def test_every_row_passes_against_our_pod(pytester: pytest.Pytester) -> None:
         "--pod-command",
         " ".join(OUR_POD),
         "--pyargs",
-        "orchestrator.conformance",
+        "conformance",
         "-p",
         "no:cacheprovider",
         timeout=240,
@@ -78,7 +78,7 @@ def test_every_row_passes_against_our_pod(pytester: pytest.Pytester) -> None:
 
 def test_without_pod_command_the_plugin_adds_nothing(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(
-        "--pyargs", "orchestrator.conformance", "--collect-only", "-q", "-p", "no:cacheprovider"
+        "--pyargs", "conformance", "--collect-only", "-q", "-p", "no:cacheprovider"
     )
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     assert "pod conformance" not in result.stdout.str()

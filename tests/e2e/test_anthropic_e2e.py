@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.conformance.fake_api import Drop, FakeAnthropic, Fault, Reply, ToolCall
+from conformance.fake_api import Drop, FakeAnthropic, Fault, Reply, ToolCall
 from orchestrator.prompt_cache import without_breakpoints
 from orchestrator.providers.anthropic import AnthropicProvider
 from tests.e2e.harness import collect_until, running_pod

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.conformance.fake_api import (
+from conformance.fake_api import (
     Drop,
     FakeAnthropic,
     Fault,

@@ -14,8 +14,9 @@ import anthropic
 import httpx2
 import pytest
 
-import orchestrator.conformance.fake_api as fake_api
-from orchestrator.conformance.fake_api import (
+import conformance.fake_api as fake_api
+from conformance import script, server
+from conformance.fake_api import (
     Drop,
     FakeAnthropic,
     Fault,
@@ -28,6 +29,7 @@ from orchestrator.conformance.fake_api import (
     load_script,
     step_from_json,
 )
+from conformance.tokens import count_input_tokens
 
 HELLO: list[Any] = [{"role": "user", "content": "hello"}]
 
@@ -115,7 +117,17 @@ def test_streamed_text_is_the_exact_anthropic_event_sequence(api: FakeAnthropic)
                     "content": [],
                     "stop_reason": None,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": 12, "output_tokens": 1},
+                    "usage": {
+                        "input_tokens": 12,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                        "cache_creation": {
+                            "ephemeral_5m_input_tokens": 0,
+                            "ephemeral_1h_input_tokens": 0,
+                        },
+                        "output_tokens": 1,
+                        "service_tier": "standard",
+                    },
                 },
             },
         ),
@@ -137,7 +149,12 @@ def test_streamed_text_is_the_exact_anthropic_event_sequence(api: FakeAnthropic)
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": 4},
+                "usage": {
+                    "input_tokens": 12,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "output_tokens": 4,
+                },
             },
         ),
         ("message_stop", {"type": "message_stop"}),
@@ -224,9 +241,15 @@ def test_non_streaming_request_gets_one_json_message(api: FakeAnthropic) -> None
         ],
         "stop_reason": "tool_use",
         "stop_sequence": None,
-        "usage": {"input_tokens": message["usage"]["input_tokens"], "output_tokens": 7},
+        "usage": {
+            "input_tokens": count_input_tokens(body()),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+            "output_tokens": 7,
+            "service_tier": "standard",
+        },
     }
-    assert message["usage"]["input_tokens"] >= 1
 
 
 def test_default_reply_echoes_the_last_user_message(api: FakeAnthropic) -> None:
@@ -502,7 +525,7 @@ def test_load_script(tmp_path: Path) -> None:
 def test_standalone_server_serves_the_script(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"type": "reply", "text": "from the file"}]))
-    command = [sys.executable, "-m", "orchestrator.conformance.fake_api", "--script", str(script)]
+    command = [sys.executable, "-m", "conformance.fake_api", "--script", str(script)]
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         try:
             assert process.stdout is not None
@@ -519,11 +542,9 @@ def test_standalone_server_serves_the_script(tmp_path: Path) -> None:
             process.terminate()
 
 
-def test_public_names_are_listed_and_sorted() -> None:
+def test_the_facade_offers_the_whole_public_api() -> None:
     assert fake_api.__all__ == sorted(fake_api.__all__)
-    public = {
-        name
-        for name, value in vars(fake_api).items()
-        if not name.startswith("_") and getattr(value, "__module__", None) == fake_api.__name__
-    }
-    assert public <= set(fake_api.__all__)
+    for name in fake_api.__all__:
+        assert getattr(fake_api, name) is not None, name
+    for module in (script, server):
+        assert set(module.__all__) - {"echo_reply", "last_user_text"} <= set(fake_api.__all__)

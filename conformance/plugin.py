@@ -4,12 +4,12 @@ Inactive unless ``--pod-command`` is given, so installing the package changes no
 other test suites: no items, no fixtures, no hooks that act. With it::
 
     pytest --pod-command 'my-pod --socket {socket} --workspace {workspace}' \\
-        --pyargs orchestrator.conformance
+        --pyargs conformance
 
-collects one item per transition-table row from :mod:`orchestrator.conformance.cases`
+collects one item per transition-table row from :mod:`conformance.cases`
 (ids ``cases.py::<state>-<event>``; select with ``-k``). Rows a client cannot send (turn
 outcomes, round markers) are collected as skipped, with the reason. Each item runs the row
-against a pod from a session-wide :class:`~orchestrator.conformance.driver.PodPool`.
+against a pod from a session-wide :class:`~conformance.driver.PodPool`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from orchestrator.conformance.cases import Case
-    from orchestrator.conformance.driver import KitOptions, PodPool
-    from orchestrator.conformance.report import CaseResult
+    from conformance.cases import Case
+    from conformance.driver import KitOptions
+    from conformance.process import PodPool
+    from conformance.report import CaseResult
 
 __all__ = ["ConformanceFile", "RowFailed", "RowItem"]
 
@@ -42,7 +43,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help=(
             "Command that starts the pod under test; {socket}, {base_url} and {workspace} "
-            "are filled in. Enables the kit: collect it with --pyargs orchestrator.conformance."
+            "are filled in. Enables the kit: collect it with --pyargs conformance."
         ),
     )
     group.addoption(
@@ -65,14 +66,14 @@ class _Kit:
     """The session's options, pool and results."""
 
     def __init__(self, options: KitOptions) -> None:
-        from orchestrator.conformance.driver import PodPool
+        from conformance.process import PodPool
 
         self.options = options
         self.pool: PodPool = PodPool(options)
         self.results: list[CaseResult] = []
 
     def run(self, case: Case) -> CaseResult:
-        from orchestrator.conformance.driver import run_case
+        from conformance.driver import run_case
 
         result = asyncio.run(run_case(case, self.pool, self.options))
         self.results.append(result)
@@ -84,7 +85,7 @@ _KIT = pytest.StashKey[_Kit]()
 
 def kit_options(command: str, slow_tool: str | None, timeout: float) -> KitOptions:
     """Options from the command-line strings; ``UsageError`` when they make no sense."""
-    from orchestrator.conformance.driver import DEFAULT_SLOW_TOOL, KitOptions
+    from conformance.driver import DEFAULT_SLOW_TOOL, KitOptions
 
     try:
         tool: Any = json.loads(slow_tool) if slow_tool else dict(DEFAULT_SLOW_TOOL)
@@ -118,7 +119,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """Claim ``orchestrator/conformance/cases.py`` as the kit's suite (only when enabled)."""
+    """Claim ``conformance/cases.py`` as the kit's suite (only when enabled)."""
     if _KIT not in parent.config.stash:
         return None
     if file_path.name != _CASES_FILE.name or file_path.resolve() != _CASES_FILE:
@@ -131,7 +132,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     kit = config.stash.get(_KIT, None)
     if kit is None or not kit.results:
         return
-    from orchestrator.conformance.report import counts
+    from conformance.report import counts
 
     terminalreporter.section("pod conformance")
     for result in kit.results:
@@ -153,7 +154,7 @@ class ConformanceFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         """Items in table order; runtime-only rows are marked skipped with their reason."""
-        from orchestrator.conformance.cases import build_cases
+        from conformance.cases import build_cases
 
         for case in build_cases():
             item = RowItem.from_parent(self, name=case.id, case=case)

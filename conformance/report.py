@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from orchestrator.conformance.cases import Case
+    from conformance.cases import Case
 
 __all__ = ["CaseResult", "Outcome", "counts", "print_report", "render_table", "to_json"]
 

@@ -1,0 +1,350 @@
+"""Driving conformance cases against pods: setup, the method, settling, the next request.
+
+:func:`run_case` drives one :class:`~conformance.cases.Case` against a pod from a
+:class:`~conformance.process.PodPool`: setup, the method (with a ``get_status`` in the same
+write as a sync point), the checks of :mod:`conformance.checks`, settle, one more ``run`` to
+see the next request on the wire, then the wire checks. :func:`run_cases` runs many from
+synchronous code. This is the kit's entry point from Python, so it also offers
+:class:`~conformance.process.KitOptions` and the default slow tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from conformance.cases import Case
+from conformance.checks import (
+    Row,
+    check_reply,
+    check_settled,
+    check_target,
+    check_wire,
+    open_calls,
+    request_text,
+)
+from conformance.process import DEFAULT_SLOW_TOOL, KitOptions, PodPool, PodStartError
+from conformance.recorder import Mismatch, Recorder, Seen
+from conformance.report import CaseResult
+
+__all__ = ["DEFAULT_SLOW_TOOL", "KitOptions", "run_case", "run_cases"]
+
+REST_STATUSES = frozenset({"idle", "paused", "stopped"})
+_NOTE_PREFIX = "kit-note"
+
+
+def _method_message(method: str, request_id: str, note: str) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if method == "run":
+        params = {"input": f"Conformance input {note}."}
+    elif method == "notify":
+        params = {"message": f"Conformance note {note}."}
+    elif method == "pod_event":
+        params = {"kind": "turn_ended", "pod": "conformance", "message": f"note {note}"}
+    message: dict[str, Any] = {"method": method, "id": request_id}
+    if params:
+        message["params"] = params
+    return message
+
+
+async def _hold(row: Row) -> None:
+    """Bring the pod into the setup's held state: nothing, a slow stream or a slow tool."""
+    setup = row.case.setup
+    assert setup is not None
+    conn, stimuli = row.conn, row.pod.stimuli
+    if setup.hold == "idle":
+        return
+    kind = "slow-text" if setup.hold == "requesting" else "slow-tool"
+    marker = stimuli.token(kind)
+    mark = await conn.send(
+        {"method": "run", "params": {"input": f"Conformance setup {marker}"}, "id": "kit-setup"}
+    )
+    if setup.hold == "requesting":
+        await conn.wait_for(
+            lambda e: e.event == "text_delta" or _is_error(e),
+            start=mark,
+            timeout=row.timeout,
+            what="the first text_delta of the slow stream (setup)",
+        )
+    else:
+        await conn.wait_for(
+            lambda e: (
+                (e.event == "status" and e.data.get("state") == "executing_tools") or _is_error(e)
+            ),
+            start=mark,
+            timeout=row.timeout,
+            what="status state=executing_tools after the slow tool call (setup)",
+        )
+    _raise_on_error(row, mark, "setup")
+
+
+def _is_error(seen: Seen) -> bool:
+    return seen.event == "error"
+
+
+def _raise_on_error(row: Row, start: int, phase: str) -> None:
+    for seen in row.events[start:]:
+        if seen.event == "error":
+            raise Mismatch(f"{phase}: the pod answered with an error: {seen.data}")
+
+
+async def _setup(row: Row) -> list[dict[str, Any]]:
+    """Run the setup; returns the lines that must precede the method in the same write."""
+    setup = row.case.setup
+    assert setup is not None
+    conn = row.conn
+    await _hold(row)
+    if setup.method is None:
+        return []
+    if setup.pipelined:
+        return [{"method": setup.method, "id": "kit-setup-method"}]
+    mark = await conn.send({"method": setup.method, "id": "kit-setup-method"})
+    state = row.case.row.state
+    index = await conn.wait_for(
+        lambda e: (
+            (e.event == "status" and e.data.get("state") == state)
+            or e.event == "run_end"
+            or _is_error(e)
+        ),
+        start=mark,
+        timeout=row.timeout,
+        what=f"status state={state} after {setup.method} (setup)",
+    )
+    _raise_on_error(row, mark, "setup")
+    if conn.events[index].event == "run_end":
+        raise Mismatch(
+            f"setup ({setup.describe()}): the turn ended with run_end "
+            f"{conn.events[index].data} before the pod reported state {state!r}"
+        )
+    # Let the turn task's end arrive (run_end) before the row's method goes out.
+    await conn.wait_for(
+        lambda e: e.event == "run_end", start=mark, timeout=row.timeout, what="run_end (setup)"
+    )
+    return []
+
+
+async def _confirm_source(row: Row) -> None:
+    """For a non-pipelined setup, the pod must report the row's source state right now."""
+    setup = row.case.setup
+    assert setup is not None
+    if setup.pipelined:
+        return
+    seen = await row.conn.status(row.timeout)
+    state = row.case.row.state
+    if seen.data.get("state") != state:
+        raise Mismatch(
+            f"setup ({setup.describe()}): expected the pod in {state!r}, "
+            f"get_status says {seen.data.get('state')!r}"
+        )
+
+
+async def _send_method(row: Row, prefix: list[dict[str, Any]]) -> None:
+    event = row.case.row.event
+    row.method_id = row.conn.next_id(event)
+    row.note = f"{_NOTE_PREFIX}-{row.method_id}"
+    row.orphans = open_calls(row.events)
+    row.requests_at_method = len(row.pod.api.requests)
+    sync_id = row.conn.next_id("sync")
+    method = _method_message(event, row.method_id, row.note)
+    row.setup_mark = len(row.events)
+    mark = await row.conn.send(*prefix, method, {"method": "get_status", "id": sync_id})
+    row.method_mark = mark
+    settle_stopped = row.expect.settle == "stopped"
+
+    def is_sync(e: Seen) -> bool:
+        return e.event == "status" and e.data.get("id") == sync_id
+
+    try:
+        row.sync_index = await row.conn.wait_for(
+            is_sync, start=mark, timeout=row.timeout, what=f"the reply to get_status after {event}"
+        )
+    except Mismatch:
+        if not (settle_stopped and row.conn.closed):
+            raise
+        row.sync_index = None  # a stopping pod may close the connection without answering
+    if prefix:
+        # The method's own effects start after the setup method's status change.
+        state = row.case.row.state
+        found = next(
+            (
+                i
+                for i in range(
+                    mark, row.sync_index if row.sync_index is not None else len(row.events)
+                )
+                if row.events[i].event == "status"
+                and "id" not in row.events[i].data
+                and row.events[i].data.get("state") == state
+            ),
+            None,
+        )
+        if found is None:
+            setup = row.case.setup
+            assert setup is not None
+            raise Mismatch(
+                f"setup ({setup.describe()}): the pod never reported state {state!r} "
+                f"after {setup.method}"
+            )
+        row.method_mark = found + 1
+
+
+async def _settle(row: Row) -> Seen:
+    """Wait for the pod to come to rest (interrupting a held stimulus first, if needed)."""
+    expect, conn = row.expect, row.conn
+    start = row.method_mark
+    if expect.kit_interrupt is not None:
+        start = await conn.send({"method": expect.kit_interrupt, "id": "kit-settle"})
+    if expect.settle == "stopped":
+        index = await conn.wait_for(
+            lambda e: e.event == "status" and e.data.get("status") == "stopped",
+            start=row.setup_mark,
+            timeout=row.timeout,
+            what="status stopped",
+        )
+        # Everything the pod says while stopping (run_end, shutdown) precedes the close.
+        await conn.wait_closed(row.timeout)
+        return row.events[index]
+    while True:
+        index = await conn.wait_for(
+            lambda e: e.event == "status" and e.data.get("status") in REST_STATUSES,
+            start=start,
+            timeout=row.timeout,
+            what=f"the pod to come to rest ({expect.settle})",
+        )
+        seen = await conn.status(row.timeout)
+        if seen.data.get("status") in REST_STATUSES:
+            return seen
+        # The pod started another turn on its own (a queued note): wait for it too.
+        start = index + 1
+
+
+async def _next_request(row: Row, rest: Seen) -> None:
+    """One more ``run`` from rest, so the request after the row is seen on the wire."""
+    if rest.data.get("status") not in ("idle", "paused"):
+        return
+    token = f"{_NOTE_PREFIX}-next-{row.conn.next_id('next')}"
+    mark = await row.conn.send(
+        {"method": "run", "params": {"input": f"Conformance next {token}."}, "id": "kit-next"}
+    )
+    await row.conn.wait_for(
+        lambda e: e.event == "run_end" or (e.event == "error" and e.data.get("id") == "kit-next"),
+        start=mark,
+        timeout=row.timeout,
+        what="run_end of the kit's follow-up run",
+    )
+    _raise_on_error(row, mark, "follow-up run")
+    if not any(token in request_text(r) for r in row.pod.api.requests[row.requests_at_method :]):
+        row.fail("the follow-up run's input never reached the API")
+    rest = await _settle_plain(row, mark)
+    if rest.data.get("status") != "idle":
+        row.fail(f"after the follow-up run the pod must be idle, it is {rest.data.get('state')!r}")
+
+
+async def _settle_plain(row: Row, start: int) -> Seen:
+    while True:
+        index = await row.conn.wait_for(
+            lambda e: e.event == "status" and e.data.get("status") in REST_STATUSES,
+            start=start,
+            timeout=row.timeout,
+            what="the pod to come to rest after the follow-up run",
+        )
+        seen = await row.conn.status(row.timeout)
+        if seen.data.get("status") in REST_STATUSES:
+            return seen
+        start = index + 1
+
+
+async def _finish_stopped(row: Row) -> None:
+    if not any(e.event == "shutdown" for e in row.events[row.setup_mark :]):
+        await row.conn.wait_for(
+            lambda e: e.event == "shutdown",
+            start=row.setup_mark,
+            timeout=row.timeout,
+            what="the shutdown event",
+        )
+    if not await row.conn.wait_closed(row.timeout):
+        row.fail("the pod kept the connection open after stopping")
+    code = await row.pod.wait_exit(row.timeout)
+    if code is None:
+        row.fail(f"the pod process was still running {row.timeout:g} s after stopping")
+
+
+async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult:
+    """Run one case against a pod from ``pool``; never raises for a pod's misbehaviour."""
+    started = time.monotonic()
+    if case.skip_reason is not None or case.expect is None or case.setup is None:
+        return CaseResult.skipped(case, case.skip_reason or "not runnable")
+    try:
+        pod = await pool.take()
+    except PodStartError as exc:
+        return CaseResult.failed(case, [str(exc)], time.monotonic() - started)
+    try:
+        conn = await Recorder.connect(pod.socket)
+    except OSError as exc:
+        pod.stop()
+        return CaseResult.failed(
+            case, [f"cannot connect to {pod.socket}: {exc}"], time.monotonic() - started
+        )
+    row = Row(case=case, expect=case.expect, pod=pod, conn=conn, timeout=options.timeout_s)
+    row.requests_at_start = len(pod.api.requests)
+    pod.rows += 1
+    healthy = False
+    try:
+        prefix = await _setup(row)
+        await _confirm_source(row)
+        await _send_method(row, prefix)
+        check_reply(row)
+        check_target(row)
+        row.check_or_stop()
+        rest = await _settle(row)
+        check_settled(row, rest)
+        row.check_or_stop()
+        if case.expect.settle == "stopped":
+            await _finish_stopped(row)
+        else:
+            await _next_request(row, rest)
+        check_wire(row)
+        healthy = not row.problems and case.expect.settle != "stopped"
+    except Mismatch as exc:
+        row.problems.append(str(exc))
+    except Exception as exc:  # a kit bug must still report the row, not kill the run
+        row.problems.append(f"kit error: {type(exc).__name__}: {exc}")
+    finally:
+        await conn.close()
+        if healthy and pod.proc.poll() is None:
+            pool.give_back(pod)
+        else:
+            pod.stop()
+    duration = time.monotonic() - started
+    if row.problems:
+        detail = ["events since the row began:", *conn.tail(0)]
+        log = pod.log_tail()
+        if log and pod.proc.returncode not in (0, None):
+            detail += ["pod output:", log]
+        return CaseResult.failed(case, row.problems, duration, notes=row.notes, detail=detail)
+    return CaseResult.passed(case, duration, notes=row.notes)
+
+
+def run_cases(
+    cases: Sequence[Case],
+    options: KitOptions,
+    *,
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> list[CaseResult]:
+    """Run cases in order with one pool, from synchronous code."""
+
+    async def main() -> list[CaseResult]:
+        pool = PodPool(options)
+        results: list[CaseResult] = []
+        try:
+            for case in cases:
+                result = await run_case(case, pool, options)
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
+        finally:
+            pool.close()
+        return results
+
+    return asyncio.run(main())

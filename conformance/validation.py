@@ -1,0 +1,154 @@
+"""The real API's rules for a Messages request, and the words it refuses them with.
+
+:func:`validate_request` raises :class:`Rejected` (status, error type, message) for anything
+the real endpoint would refuse: a missing API key, missing or malformed fields, sampling
+parameters the SDK's API version no longer accepts, malformed tools, the conversation rules
+of :func:`orchestrator.validator.validate_wire` (worded as the API words them, the index
+counted after same-role messages are merged) and thinking signatures this fake did not
+issue.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.script import fake_signature
+from orchestrator.validator import WireViolation, merge_same_role, validate_wire
+
+__all__ = ["Rejected", "check_api_key", "check_context_window", "validate_request"]
+
+_SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
+
+
+class Rejected(Exception):
+    """A request the real API would refuse."""
+
+    def __init__(self, status: int, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error_type = error_type
+        self.message = message
+
+
+def check_api_key(headers: dict[str, str]) -> None:
+    """Every endpoint wants ``x-api-key`` (or ``Authorization: Bearer``, as SDK 2.x sends)."""
+    authorization = headers.get("authorization", "")
+    if not headers.get("x-api-key") and not authorization.lower().startswith("bearer "):
+        raise Rejected(401, "authentication_error", "x-api-key header is required")
+
+
+def check_context_window(input_tokens: int, window: int) -> None:
+    """A prompt over the model's window is refused, in the real API's words."""
+    if input_tokens > window:
+        raise Rejected(
+            400,
+            "invalid_request_error",
+            f"prompt is too long: {input_tokens} tokens > {window} maximum",
+        )
+
+
+def validate_request(
+    headers: dict[str, str], body: Any, *, check_signatures: bool, counting: bool = False
+) -> None:
+    """Raise :class:`Rejected` for anything the real API would refuse.
+
+    ``counting`` is for ``/v1/messages/count_tokens``, which takes no ``max_tokens``.
+    """
+    check_api_key(headers)
+    if not isinstance(body, dict):
+        raise Rejected(400, "invalid_request_error", "The request body is not valid JSON.")
+    required = ("model", "messages") if counting else ("model", "max_tokens", "messages")
+    for name in required:
+        if name not in body:
+            raise Rejected(400, "invalid_request_error", f"{name}: Field required")
+    if not isinstance(body["model"], str) or not body["model"]:
+        raise Rejected(400, "invalid_request_error", "model: Input should be a valid string")
+    max_tokens = body.get("max_tokens", 1)
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise Rejected(
+            400, "invalid_request_error", "max_tokens: Input should be a positive integer"
+        )
+    for name in _SAMPLING_PARAMS:
+        if name in body:
+            raise Rejected(400, "invalid_request_error", f"{name}: Extra inputs are not permitted")
+    messages = body["messages"]
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise Rejected(400, "invalid_request_error", "messages: Input should be a valid list")
+    _validate_tools(body.get("tools"))
+    violations = validate_wire(messages)
+    if violations:
+        raise Rejected(400, "invalid_request_error", _violation_message(messages, violations))
+    if check_signatures:
+        _validate_signatures(messages)
+
+
+def _validate_tools(tools: Any) -> None:
+    if tools is None:
+        return
+    if not isinstance(tools, list):
+        raise Rejected(400, "invalid_request_error", "tools: Input should be a valid list")
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            raise Rejected(400, "invalid_request_error", f"tools.{i}.name: Field required")
+        if not isinstance(tool.get("input_schema"), dict):
+            raise Rejected(
+                400, "invalid_request_error", f"tools.{i}.custom.input_schema: Field required"
+            )
+
+
+def _tool_use_ids(message: dict[str, Any]) -> list[str]:
+    return [str(b.get("id")) for b in message["content"] if b.get("type") == "tool_use"]
+
+
+def _result_ids(message: dict[str, Any]) -> set[str]:
+    return {str(b.get("tool_use_id")) for b in message["content"] if b.get("type") == "tool_result"}
+
+
+def _violation_message(messages: list[dict[str, Any]], violations: list[WireViolation]) -> str:
+    """The real API reports one problem; pick the earliest and word it as the API does."""
+    merged = merge_same_role(messages)
+    worded: list[tuple[int, str]] = []
+    for v in violations:
+        if v.rule == "unanswered_tool_use":
+            # The API names the assistant message whose calls went unanswered.
+            if merged[v.index]["role"] == "assistant":
+                index, missing = v.index, _tool_use_ids(merged[v.index])
+            else:
+                index = v.index - 1
+                answered = _result_ids(merged[v.index])
+                missing = [i for i in _tool_use_ids(merged[index]) if i not in answered]
+            worded.append(
+                (
+                    index,
+                    f"messages.{index}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {', '.join(missing)}. Each `tool_use` block must have "
+                    "a corresponding `tool_result` block in the next message.",
+                )
+            )
+        elif v.rule == "stray_tool_result":
+            previous = _tool_use_ids(merged[v.index - 1]) if v.index > 0 else []
+            stray = sorted(_result_ids(merged[v.index]) - set(previous))
+            worded.append(
+                (
+                    v.index,
+                    f"messages.{v.index}: unexpected `tool_use_id` found in `tool_result` "
+                    f"blocks: {', '.join(stray)}. Each `tool_result` block must have a "
+                    "corresponding `tool_use` block in the previous message.",
+                )
+            )
+        else:
+            worded.append((v.index, f"messages.{v.index}: {v.message}"))
+    return min(worded, key=lambda pair: pair[0])[1]
+
+
+def _validate_signatures(messages: list[dict[str, Any]]) -> None:
+    for index, message in enumerate(merge_same_role(messages)):
+        for position, block in enumerate(message["content"]):
+            if block.get("type") != "thinking":
+                continue
+            if block.get("signature") != fake_signature(str(block.get("thinking", ""))):
+                raise Rejected(
+                    400,
+                    "invalid_request_error",
+                    f"messages.{index}.content.{position}: Invalid `signature` in `thinking` block",
+                )
