@@ -80,6 +80,8 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         created_at="2025-11-24T00:00:00Z",
         line="opus",
     ),
+    # The model the kit and the tests start pods with: a Sonnet-class stand-in.
+    ModelSpec(id="fake-model", display_name="Fake model", created_at="2025-01-01T00:00:00Z"),
 )
 """What a fake serves unless told otherwise (published limits, as of late 2025)."""
 

@@ -171,6 +171,7 @@ class Controller:
             workspace=str(self.config.workspace),
             turn=self.history.turn,
             usage=asdict(self.session_usage),
+            turn_usage=asdict(self._turn_usage),
             context=self._context_data(),
             cost_usd=self._cost(self.session_usage),
             id=request_id,
@@ -345,14 +346,7 @@ class Controller:
             self._preread = []
         self.transcript.end_turn(self.history.turn, result)
         self._turn_is_open = False
-        self.emit(
-            "turn_end",
-            TurnEndData(
-                turn=self.history.turn,
-                result=result,  # type: ignore[arg-type]
-                usage=asdict(self._turn_usage),
-            ),
-        )
+        self.emit("turn_end", TurnEndData(turn=self.history.turn, result=result))  # type: ignore[arg-type]
         if self.upward is not None and result in ("finished", "limit_reached"):
             self.upward("turn_ended", result)
 

@@ -62,6 +62,8 @@ def make_provider(config: PodConfig, *, on_alert: AlertCallback | None = None) -
             else ScriptedProvider()
         )
         scripted.on_alert = on_alert
+        if config.context_window is not None:
+            scripted.window = config.context_window  # the offline model's window is ours to set
         return scripted
     from orchestrator.providers.anthropic import AnthropicProvider
 

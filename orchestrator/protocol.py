@@ -236,6 +236,8 @@ class StatusData(_Data):
     turn: int = 0
     usage: dict[str, int] = Field(default_factory=dict)
     """The session's tokens by kind (input, cache writes, cache reads, output), all turns."""
+    turn_usage: dict[str, int] = Field(default_factory=dict)
+    """The current (or last) turn's tokens by kind."""
     context: ContextData | None = None
     cost_usd: float | None = None
     """What the session's requests cost, from the price table; None for an unpriced model."""
@@ -344,8 +346,6 @@ class TurnEndData(_Data):
 
     turn: int
     result: RunResult
-    usage: dict[str, int] = Field(default_factory=dict)
-    """The turn's tokens by kind, summed over its requests."""
 
 
 class RunEndData(_Data):

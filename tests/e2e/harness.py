@@ -60,6 +60,8 @@ async def running_pod(
     """
     scripted = ScriptedProvider(replies=list(replies or []))
     cfg = loaded or PodConfig(workspace=workspace, name="t", provider="scripted", **config)
+    if cfg.context_window is not None:
+        scripted.window = cfg.context_window
     socket = sock_dir / "pod.sock"
     ready = asyncio.Event()
     task = asyncio.create_task(

@@ -135,7 +135,9 @@ async def test_old_tool_results_are_pruned_on_the_wire_but_kept_on_disk(
         return [ScriptedReply(tool_calls=[call]), ScriptedReply(text=f"turn {n} done")]
 
     replies = reading_turn(1) + reading_turn(2) + reading_turn(3)
-    async with running_pod(workspace, short_dir, replies=replies, prune_keep_turns=1) as pod:
+    async with running_pod(
+        workspace, short_dir, replies=replies, prune_keep_turns=1, prune_step_tokens=0
+    ) as pod:
         c = await pod.client()
         for n in range(1, 4):
             await c.send("run", {"input": f"turn {n}"})

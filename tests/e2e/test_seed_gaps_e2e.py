@@ -78,7 +78,9 @@ async def test_file_bodies_survive_pruning(workspace: Path, short_dir: Path) -> 
         return [ScriptedReply(tool_calls=[call]), ScriptedReply(text=f"turn {n}")]
 
     replies = turn(1) + turn(2) + turn(3)
-    async with running_pod(workspace, short_dir, replies=replies, prune_keep_turns=1) as pod:
+    async with running_pod(
+        workspace, short_dir, replies=replies, prune_keep_turns=1, prune_step_tokens=0
+    ) as pod:
         c = await pod.client()
         await c.send("run", {"segments": [{"kind": "file_ref", "path": "src/app.py"}]})
         await collect_until(c, "run_end")

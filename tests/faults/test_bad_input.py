@@ -383,7 +383,9 @@ async def test_a_client_that_never_reads_is_disconnected_while_another_streams(
     workspace: Path, short_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     big = ScriptedReply(text="h" * 500_000, chunk_size=500_000)
-    async with running_pod(workspace, short_dir, replies=[big] * 4) as pod:
+    async with running_pod(
+        workspace, short_dir, replies=[big] * 4, context_window=10_000_000
+    ) as pod:
         grower = await pod.client()
         for n in range(4):
             await grower.send("run", {"input": f"grow {n}"})

@@ -108,6 +108,15 @@ class SimPod:
     def has_queued_notes(self) -> bool:
         return bool(self.notes)
 
+    def request_compaction(self, focus: str | None = None) -> None:
+        pass  # compaction replaces the view, not the history: nothing to simulate here
+
+    def start_compaction(self) -> None:
+        pass
+
+    def turn_open(self) -> bool:
+        return len(self.results) < self.history.turn
+
     def end_turn(self, result: str) -> None:
         self.results.append(result)
 

@@ -11,6 +11,7 @@ from orchestrator.protocol import (
     EVENT_DATA,
     MAX_LINE_BYTES,
     PARAMS_BY_METHOD,
+    CompactParams,
     CompleteFilesParams,
     NoParams,
     NotifyParams,
@@ -60,6 +61,11 @@ VECTORS: list[tuple[str, Request, Any]] = [
         '{"method":"complete_files","params":{"prefix":"src/","limit":5}}',
         Request(method="complete_files", params={"prefix": "src/", "limit": 5}),
         CompleteFilesParams(prefix="src/", limit=5),
+    ),
+    (
+        '{"method":"compact","params":{"focus":"the failing test"}}',
+        Request(method="compact", params={"focus": "the failing test"}),
+        CompactParams(focus="the failing test"),
     ),
 ]
 
@@ -127,11 +133,11 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact",
         ),
         (
             '{"method":"run","params":{}}',
@@ -231,6 +237,9 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "workspace": "/w",
         "turn": 3,
         "usage": {"input_tokens": 1},
+        "turn_usage": {"output_tokens": 2},
+        "context": {"used": 1200, "window": 200000, "percent": 1, "compact_at": 80},
+        "cost_usd": 0.0036,
         "id": 4,
     },
     "user_message": {"segments": [{"kind": "text", "text": "hi"}, {"kind": "new", "a": 1}]},
@@ -257,6 +266,16 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "cache_read_input_tokens": 30000,
     },
     "turn_end": {"turn": 2, "result": "cancelled"},
+    "compaction": {
+        "seq": 40,
+        "first_seq": 1,
+        "last_seq": 31,
+        "summary": "The user asked for a refactor of app.py.",
+        "tokens_before": 160000,
+        "tokens_after": 21000,
+        "files": ["src/app.py"],
+        "trigger": "auto",
+    },
     "run_end": {"result": "paused"},
     "error": {"code": "not_running", "message": "cannot pause while idle", "id": None},
     "alert": {"level": "warn", "source": "file_ref", "message": "m", "timestamp_ms": 1},

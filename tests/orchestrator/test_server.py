@@ -74,8 +74,11 @@ async def _served(
     workspace: Path, sock_dir: Path, replies: list[ScriptedReply], **server: int
 ) -> AsyncIterator[tuple[PodServer, ScriptedProvider]]:
     """A real pod (controller, session, tools) on a server whose bounds the test chooses."""
-    provider = ScriptedProvider(replies=replies)
-    config = PodConfig(workspace=workspace, name="t", provider="scripted")
+    # Big answers: a window that holds them, so the test is about the socket, not compaction.
+    provider = ScriptedProvider(replies=replies, window=10_000_000)
+    config = PodConfig(
+        workspace=workspace, name="t", provider="scripted", context_window=10_000_000
+    )
     holder: list[PodServer] = []
     pod = build_pod(config, broadcast=lambda line: holder[0].broadcast(line), provider=provider)
     srv = PodServer(sock_dir / "pod.sock", pod.methods.handle, **server)

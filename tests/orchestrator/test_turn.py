@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from orchestrator.compaction import CompactionRequest, Compactor
+from orchestrator.config import PodConfig
+from orchestrator.context import Context
 from orchestrator.history import (
     AssistantMessage,
     History,
@@ -25,16 +28,27 @@ from orchestrator.tools.files import ReadFileTool
 from orchestrator.tools.registry import ToolRegistry
 from orchestrator.turn import Turn, TurnError
 from orchestrator.validator import IncrementalValidator
-from orchestrator.wire import to_wire
 
 
 class Host:
-    """What the controller gives a turn: history, commit, events, round signals, wire."""
+    """What the controller gives a turn: history, commit, events, round signals, wire,
+    the context and its compactor."""
 
-    def __init__(self, items: list[Item] | None = None) -> None:
+    def __init__(self, items: list[Item] | None = None, window: int = 200_000) -> None:
         self.history = History(items or [])
         self.events: list[str] = []
         self.signals: list[str] = []
+        self.requested: CompactionRequest | None = None
+        config = PodConfig(workspace=Path("/nonexistent"), context_window=window)
+        self.context = Context(config=config, history=self.history)
+        self.compactor: Compactor | None = None
+
+    def take_compaction_request(self) -> CompactionRequest | None:
+        request, self.requested = self.requested, None
+        return request
+
+    async def learn_window(self) -> None:
+        return None
 
     def commit(self, item: Item) -> Item:
         return self.history.append(item)
@@ -46,14 +60,22 @@ class Host:
         self.signals.append(event)
 
     def wire_messages(self) -> list[dict[str, Any]]:
-        return to_wire(self.history.items)
+        return self.context.messages()
 
 
 def _turn(host: Host, workspace: Path, replies: list[ScriptedReply], max_rounds: int = 10) -> Turn:
     chain = InterceptorChain()
+    provider = ScriptedProvider(replies=replies)
+    host.compactor = Compactor(
+        config=host.context.config,
+        context=host.context,
+        provider=provider,
+        fs=ScopedFS(workspace),
+        commit=host.commit,
+    )
     return Turn(
-        host=host,
-        provider=ScriptedProvider(replies=replies),
+        host=host,  # type: ignore[arg-type]
+        provider=provider,
         tools=ToolRunner(
             registry=ToolRegistry([ReadFileTool()]),
             fs=ScopedFS(workspace),
