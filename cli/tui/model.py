@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from pydantic import ValidationError
 
@@ -152,15 +152,43 @@ class NoteEntry:
     origin: str = "note"
 
 
-def compaction_note(
-    first_seq: int, last_seq: int, before: int, after: int, trigger: str, summary: str
-) -> NoteEntry:
+class _Compacted(Protocol):
+    """What a compaction says about itself, as a history item or as the live event."""
+
+    @property
+    def first_seq(self) -> int: ...
+    @property
+    def last_seq(self) -> int: ...
+    @property
+    def tokens_before(self) -> int: ...
+    @property
+    def tokens_after(self) -> int: ...
+    @property
+    def trigger(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+
+
+class _Answered(Protocol):
+    """A tool call's result, as a history item or as the live event."""
+
+    @property
+    def summary(self) -> str: ...
+    @property
+    def content(self) -> str | None: ...
+    @property
+    def is_error(self) -> bool: ...
+    @property
+    def synthetic(self) -> bool: ...
+
+
+def compaction_note(done: _Compacted) -> NoteEntry:
     """A compaction as a card: what it covered and saved, then the summary the model reads."""
     head = (
-        f"Compacted items {first_seq}-{last_seq} ({trigger}): "
-        f"about {_k(before)} → {_k(after)} tokens of context"
+        f"Compacted items {done.first_seq}-{done.last_seq} ({done.trigger}): "
+        f"about {_k(done.tokens_before)} → {_k(done.tokens_after)} tokens of context"
     )
-    return NoteEntry(text=f"{head}\n{summary}", origin="compaction")
+    return NoteEntry(text=f"{head}\n{done.summary}", origin="compaction")
 
 
 @dataclass
@@ -356,30 +384,13 @@ class ChatModel:
                                 )
                             )
             case ToolResult():
-                self._result(
-                    item.call_id,
-                    summary=item.summary,
-                    content=item.content,
-                    is_error=item.is_error,
-                    synthetic=item.synthetic,
-                )
+                self._result(item.call_id, item)
             case SystemMessage(text=text, origin=origin):
                 self.entries.append(NoteEntry(text=text, origin=origin))
             case Compaction():
-                self.entries.append(
-                    compaction_note(
-                        item.first_seq,
-                        item.last_seq,
-                        item.tokens_before,
-                        item.tokens_after,
-                        item.trigger,
-                        item.summary,
-                    )
-                )
+                self.entries.append(compaction_note(item))
 
-    def _result(
-        self, call_id: str, *, summary: str, content: str | None, is_error: bool, synthetic: bool
-    ) -> Change:
+    def _result(self, call_id: str, result: _Answered) -> Change:
         index = self._tools.get(call_id)
         if index is None:
             # A result whose call we never saw (e.g. attached mid-turn): draw it alone.
@@ -391,11 +402,11 @@ class ChatModel:
             kind = "updated"
         entry = self.entries[index]
         assert isinstance(entry, ToolEntry)
-        entry.summary = summary
-        entry.content = content
+        entry.summary = result.summary
+        entry.content = result.content
         entry.output = ""
-        entry.is_error = is_error
-        entry.synthetic = entry.synthetic or synthetic
+        entry.is_error = result.is_error
+        entry.synthetic = entry.synthetic or result.synthetic
         return Change(kind, index)
 
     # -- live events -------------------------------------------------------------------------
@@ -433,27 +444,11 @@ class ChatModel:
             case _, ToolCallDoneData(id=call_id, name=name, arguments=arguments):
                 return self._tool_call_done(call_id, name, arguments)
             case _, ToolResultData() as result:
-                return [
-                    self._result(
-                        result.id,
-                        summary=result.summary,
-                        content=result.content,
-                        is_error=result.is_error,
-                        synthetic=result.synthetic,
-                    )
-                ]
+                return [self._result(result.id, result)]
             case _, SystemNoteData(text=text, origin=origin):
                 return [self._add(NoteEntry(text=text, origin=origin))]
             case _, CompactionData() as done:
-                note = compaction_note(
-                    done.first_seq,
-                    done.last_seq,
-                    done.tokens_before,
-                    done.tokens_after,
-                    done.trigger,
-                    done.summary,
-                )
-                return [self._add(note)]
+                return [self._add(compaction_note(done))]
             case _, AlertData() as alert:
                 return [self._alert(alert)]
             case _, TurnEndData() | RunEndData():
