@@ -1,71 +1,100 @@
-"""Rendering history items (session file format) for people, with rich."""
+"""Rendering history items (session file format) for people, with rich.
+
+Items are parsed with the history's own models; an item of a kind this version does not
+know is named rather than dropped. Text from the conversation is printed as
+:class:`~rich.text.Text`, never as markup, so brackets and backslashes show as written.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.text import Text
 
-from cli.tui.model import segment_label
+from cli.tui.input import segment_text
+from orchestrator.history import (
+    AssistantMessage,
+    Item,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResult,
+    ToolUseBlock,
+    UserMessage,
+    item_from_json,
+)
 
 
-def segment_text(segment: dict[str, Any]) -> str:
-    """How a user-message segment reads in a transcript: its text, or its chip label."""
-    label = segment_label(segment)
-    return str(segment.get("text", "")) if label is None else label
+def _items(raw_items: list[dict[str, Any]]) -> list[Item | str]:
+    """Typed items; an unreadable one becomes the line that says so."""
+    out: list[Item | str] = []
+    for raw in raw_items:
+        try:
+            out.append(item_from_json(raw))
+        except ValidationError:
+            out.append(f"(an item of kind {raw.get('kind')!r} this version cannot show)")
+    return out
+
+
+def _user_text(item: UserMessage) -> str:
+    return "".join(segment_text(s) for s in item.segments) or item.text
 
 
 def render_items(console: Console, items: list[dict[str, Any]]) -> None:
     """Print a conversation: user, assistant, tool calls and results, system notes."""
-    for item in items:
-        kind = item["kind"]
-        if kind == "user_message":
-            text = "".join(segment_text(s) for s in item.get("segments", [])) or item.get(
-                "text", ""
-            )
-            console.print(
-                Panel(Text(text), title=f"you · turn {item['turn']}", border_style="cyan")
-            )
-        elif kind == "assistant":
-            for block in item.get("blocks", []):
-                if block["type"] == "text":
-                    console.print(Markdown(block["text"]))
-                elif block["type"] == "thinking":
-                    console.print(Text(block["thinking"], style="dim italic"))
-                elif block["type"] == "tool_use":
-                    mark = " (synthetic)" if item.get("synthetic") else ""
-                    console.print(Text(f"⚙ {block['name']} {block['input']}{mark}", style="yellow"))
-        elif kind == "tool_result":
-            style = "red" if item.get("is_error") else "green"
-            mark = " (synthetic)" if item.get("synthetic") else ""
-            console.print(Text(f"  ↳ {item['summary']}{mark}", style=style))
-        elif kind == "system_message":
-            first = item["text"].splitlines()[0] if item["text"] else ""
-            console.print(Text(f"· system ({item.get('origin')}): {first}", style="magenta"))
+    for item in _items(items):
+        match item:
+            case str():
+                console.print(Text(item, style="dim"))
+            case UserMessage():
+                console.print(
+                    Panel(
+                        Text(_user_text(item)), title=f"you · turn {item.turn}", border_style="cyan"
+                    )
+                )
+            case AssistantMessage(blocks=blocks, synthetic=synthetic):
+                for block in blocks:
+                    match block:
+                        case TextBlock(text=text):
+                            console.print(Markdown(text))
+                        case ThinkingBlock(thinking=thinking):
+                            console.print(Text(thinking, style="dim italic"))
+                        case ToolUseBlock(name=name, input=arguments):
+                            mark = " (synthetic)" if synthetic else ""
+                            console.print(Text(f"⚙ {name} {arguments}{mark}", style="yellow"))
+            case ToolResult():
+                style = "red" if item.is_error else "green"
+                mark = " (synthetic)" if item.synthetic else ""
+                console.print(Text(f"  ↳ {item.summary}{mark}", style=style))
+            case SystemMessage(text=text, origin=origin):
+                first = text.splitlines()[0] if text else ""
+                console.print(Text(f"· system ({origin}): {first}", style="magenta"))
 
 
 def items_to_markdown(items: list[dict[str, Any]]) -> str:
     """A Markdown transcript of a conversation (for ``pod sessions export``)."""
     out: list[str] = []
-    for item in items:
-        kind = item["kind"]
-        if kind == "user_message":
-            text = "".join(segment_text(s) for s in item.get("segments", []))
-            out.append(f"## You (turn {item['turn']})\n\n{text}\n")
-        elif kind == "assistant":
-            parts = []
-            for block in item.get("blocks", []):
-                if block["type"] == "text":
-                    parts.append(block["text"])
-                elif block["type"] == "tool_use":
-                    parts.append(f"`{block['name']}` `{block['input']}`")
-            out.append("## Assistant\n\n" + "\n\n".join(parts) + "\n")
-        elif kind == "tool_result":
-            body = item.get("content") or ""
-            out.append(f"> **{item['summary']}**\n" + (f"\n```\n{body}\n```\n" if body else ""))
-        elif kind == "system_message":
-            out.append(f"> _system ({item.get('origin')})_: {item['text'][:500]}\n")
+    for item in _items(items):
+        match item:
+            case str():
+                out.append(f"_{item}_\n")
+            case UserMessage():
+                out.append(f"## You (turn {item.turn})\n\n{_user_text(item)}\n")
+            case AssistantMessage(blocks=blocks):
+                parts = []
+                for block in blocks:
+                    if isinstance(block, TextBlock):
+                        parts.append(block.text)
+                    elif isinstance(block, ToolUseBlock):
+                        parts.append(f"`{block.name}` `{block.input}`")
+                out.append("## Assistant\n\n" + "\n\n".join(parts) + "\n")
+            case ToolResult():
+                body = item.content or ""
+                out.append(f"> **{item.summary}**\n" + (f"\n```\n{body}\n```\n" if body else ""))
+            case SystemMessage(text=text, origin=origin):
+                out.append(f"> _system ({origin})_: {text[:500]}\n")
     return "\n".join(out)

@@ -1,8 +1,16 @@
-"""A small asyncio client for the pod protocol (used by the CLI, the TUI and the tests).
+"""A small asyncio client for the pod protocol (used by the CLI, the TUI, the kit and the tests).
 
-Events arrive on :meth:`PodClient.events`; :meth:`PodClient.request` sends a method with an
-id and waits for the direct reply carrying that id (``status``, ``history``,
-``file_completions`` or ``error``).
+Events arrive on :meth:`PodClient.events` as :class:`PodEvent`: the event's name, the data as
+sent (``data``), and that data typed by the protocol's own pydantic models (``payload``).
+:meth:`PodClient.request` sends a method with an id and waits for the direct reply carrying
+that id (``status``, ``history``, ``file_completions`` or ``error``); :meth:`PodClient.status`,
+:meth:`PodClient.history` and :meth:`PodClient.complete_files` return the typed reply.
+
+A client must keep working against a newer pod: an event it does not know, or one whose data
+does not validate, arrives with an :class:`UnknownEvent` payload instead of breaking the
+connection, and fields a newer pod added to a known event are ignored. A line that is not an
+event at all (not JSON, no name) is a :class:`BadLine`; :class:`PodClient` takes it for a
+broken connection.
 """
 
 from __future__ import annotations
@@ -14,16 +22,43 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from orchestrator.errors import PodRuntimeError
+from orchestrator.protocol import (
+    EVENT_DATA,
+    AlertData,
+    CompactionData,
+    ErrorData,
+    FileCompletionsData,
+    HistoryData,
+    RunEndData,
+    ShutdownData,
+    StatusData,
+    SystemNoteData,
+    TextData,
+    ThinkingData,
+    ToolCallArgsDeltaData,
+    ToolCallDoneData,
+    ToolCallStartData,
+    ToolOutputDeltaData,
+    ToolResultData,
+    TurnEndData,
+    TurnStartData,
+    UsageData,
+    UserMessageData,
+)
 
 __all__ = [
     "MAX_LINE_BYTES",
     "BadLine",
     "ClientError",
+    "EventData",
     "PodClient",
     "PodEvent",
+    "UnknownEvent",
     "close_connection",
     "decode_line",
     "read_events",
@@ -37,15 +72,87 @@ _REPLY_EVENTS = frozenset({"status", "history", "file_completions", "error"})
 
 
 class ClientError(PodRuntimeError):
-    """The pod cannot be reached or the connection broke."""
+    """The pod cannot be reached, the connection broke, or a request was refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownEvent:
+    """An event this client cannot type: a newer pod's event, or data that does not validate."""
+
+    problem: str
+    """Why it could not be typed, for logs and error messages."""
+
+
+EventData: TypeAlias = (
+    StatusData
+    | UserMessageData
+    | TurnStartData
+    | TextData
+    | ThinkingData
+    | ToolCallStartData
+    | ToolCallArgsDeltaData
+    | ToolOutputDeltaData
+    | ToolCallDoneData
+    | ToolResultData
+    | SystemNoteData
+    | UsageData
+    | TurnEndData
+    | RunEndData
+    | ErrorData
+    | AlertData
+    | HistoryData
+    | FileCompletionsData
+    | ShutdownData
+    | CompactionData
+    | UnknownEvent
+)
+"""The typed data of any event (``text_delta`` and ``text_done`` share :class:`TextData`)."""
+
+D = TypeVar("D", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
 class PodEvent:
-    """One event from the pod."""
+    """One event from the pod: its name, ``data`` as sent, and ``payload``, the data typed."""
 
     event: str
     data: dict[str, Any] = field(default_factory=dict)
+    """The wire view: exactly the keys the pod sent (tests and ``--json`` output read it)."""
+    payload: EventData = field(init=False, repr=False, compare=False)
+    """The protocol's model for this event's data, or :class:`UnknownEvent`."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "payload", _typed(self.event, self.data))
+
+    def expect(self, model: type[D]) -> D:
+        """The payload as ``model``; an ``error`` reply or another event raises ClientError."""
+        if isinstance(self.payload, model):
+            return self.payload
+        if isinstance(self.payload, ErrorData):
+            raise ClientError(f"the pod refused: {self.payload.code}: {self.payload.message}")
+        raise ClientError(f"expected {model.__name__}, the pod sent {self.event!r}")
+
+
+def _typed(event: str, data: dict[str, Any]) -> EventData:
+    """Type one event's data leniently: see the module's docstring."""
+    model = EVENT_DATA.get(event)
+    if model is None:
+        return UnknownEvent(f"unknown event {event!r}")
+    try:
+        return model.model_validate(data)  # type: ignore[return-value]
+    except ValidationError as exc:
+        error = exc
+    # A newer pod may add fields to a known event: drop the ones this client does not know.
+    known = set(model.model_fields) | {f.alias for f in model.model_fields.values() if f.alias}
+    trimmed = {k: v for k, v in data.items() if k in known}
+    if len(trimmed) < len(data):
+        try:
+            return model.model_validate(trimmed)  # type: ignore[return-value]
+        except ValidationError as exc:
+            error = exc
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "data"
+    return UnknownEvent(f"{event!r} data does not validate: {where}: {first['msg']}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +163,7 @@ class BadLine:
 
 
 def decode_line(line: bytes) -> PodEvent | BadLine:
-    """One line as an event, without checking its data against the protocol's models."""
+    """One line as an event, typed leniently (data that does not validate is still an event)."""
     try:
         raw = json.loads(line)
     except ValueError:
@@ -163,6 +270,23 @@ class PodClient:
             return await asyncio.wait_for(future, timeout)
         finally:
             self._waiters.pop(request_id, None)
+
+    async def status(self, *, timeout: float = 10.0) -> StatusData:
+        """``get_status``, typed."""
+        return (await self.request("get_status", timeout=timeout)).expect(StatusData)
+
+    async def history(self, *, timeout: float = 10.0) -> HistoryData:
+        """``get_history``, typed."""
+        return (await self.request("get_history", timeout=timeout)).expect(HistoryData)
+
+    async def complete_files(
+        self, prefix: str, *, limit: int = 50, timeout: float = 10.0
+    ) -> list[str]:
+        """The pod's ``@`` completion candidates for ``prefix``."""
+        reply = await self.request(
+            "complete_files", {"prefix": prefix, "limit": limit}, timeout=timeout
+        )
+        return reply.expect(FileCompletionsData).candidates
 
     async def next_event(self, timeout: float | None = None) -> PodEvent | None:
         """The next broadcast event, or None when the connection closed."""

@@ -13,14 +13,22 @@ pins (``@1.2.3``, ``@^2.0``), commit hashes (``@a1b2c3d``), URLs, people (``@ali
 anything inside ``` code fences ``` or `inline code` (``@decorators``). Trailing punctuation
 is not part of the path (``@src/app.py,`` → ``src/app.py``).
 
-``@scope/name`` (one slash, no extension, no trailing slash) is ambiguous: an npm scope
-(``@types/node``), a GitHub team (``@org/team``) or a directory. It is a mention only when an
-``exists`` predicate is given and says the path exists; write ``@src/utils/`` to mean the
-directory unambiguously.
+Two kinds of token are mentions only when an ``exists`` predicate is given and says the path
+exists (the pod passes its scoped file system's):
+
+* ``@scope/name`` (one slash, no extension, no trailing slash): an npm scope (``@types/node``),
+  a GitHub team (``@org/team``) or a directory; write ``@src/utils/`` to mean the directory;
+* ``@name.ext`` whose extension is not in the list (``@data.bin``, ``@pytest.fixture``): an
+  existing file is attached, or refused with a warning when it is binary, never silently
+  left as text.
+
+:func:`expand_mentions` is the one rule every client's text goes through: ``pod run``'s
+plain input and the text segments of the terminal UI alike.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -65,10 +73,12 @@ _TRAILING = ".,;:!?)]}>'\"”’»…"
 _VERSION = re.compile(r"[v^~=<>]*\d+(?:\.\d+|\.[xX*])*(?:[-+][\w.]+)?")
 _HEX = re.compile(r"[0-9a-fA-F]{7,40}")
 _SCOPE_LIKE = re.compile(r"\w[\w.-]*/[\w.-]+")
-_FENCE = re.compile(
-    r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}\1[`~]*[ \t]*(?:\n|\Z)|\Z)", re.M | re.S
-)
-_INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`).+?(?<!`)\1(?!`)", re.S)
+# Every scan below is linear in the text: the pod runs it on client input of up to 8 MiB on
+# its event loop, so a backtracking pattern (an unclosed run of backticks) would freeze it.
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^\n]*)", re.M)
+_BACKTICKS = re.compile(r"`+")
+_DOT_FILE = re.compile(r"\.\w[\w.-]*")
+_NAME_WITH_EXTENSION = re.compile(r"[\w-][\w.-]*\.\w+")
 
 
 @dataclass(frozen=True)
@@ -80,16 +90,76 @@ class Mention:
     end: int
 
 
+def _fenced_blocks(text: str) -> list[tuple[int, int]]:
+    """Spans of fenced code blocks; an unclosed fence runs to the end of the text.
+
+    A fence closes on a line of the same character, at least as long, with nothing after it
+    (CommonMark's rule, as is the one that a backtick fence's info string holds no backtick).
+    Every fence-like line is found by one regex pass, then paired in one walk.
+    """
+    spans: list[tuple[int, int]] = []
+    opened: tuple[int, str] | None = None
+    for line in _FENCE_LINE.finditer(text):
+        fence, rest = line.group(1), line.group(2)
+        if opened is None:
+            if fence[0] == "`" and "`" in rest:
+                continue  # inline code such as ```x```: an info string never holds a backtick
+            opened = (line.start(), fence)
+            continue
+        start, opener = opened
+        if fence[0] == opener[0] and len(fence) >= len(opener) and not rest.strip():
+            end = line.end() + 1 if line.end() < len(text) else line.end()
+            spans.append((start, end))
+            opened = None
+    if opened is not None:
+        spans.append((opened[0], len(text)))
+    return spans
+
+
+def _inline_code(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of inline code in ``text[start:end]``: a run of N backticks up to the next run of N.
+
+    A run with no closing run of its length is literal. Runs are grouped by length, and each
+    group is walked with one forward cursor, so the whole scan is linear in the number of runs.
+    """
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text, start, end)]
+    by_length: dict[int, list[int]] = {}
+    for index, (run_start, run_end) in enumerate(runs):
+        by_length.setdefault(run_end - run_start, []).append(index)
+    cursor: dict[int, int] = dict.fromkeys(by_length, 0)
+    spans: list[tuple[int, int]] = []
+    index = 0
+    while index < len(runs):
+        length = runs[index][1] - runs[index][0]
+        same, at = by_length[length], cursor[length]
+        while at < len(same) and same[at] <= index:
+            at += 1
+        cursor[length] = at
+        if at == len(same):
+            index += 1  # no closing run of this length after here: literal backticks
+            continue
+        closer = same[at]
+        spans.append((runs[index][0], runs[closer][1]))
+        index = closer + 1
+    return spans
+
+
 def _code_spans(text: str) -> list[tuple[int, int]]:
-    """Spans of fenced blocks and inline code, where ``@`` is code, not a mention."""
-    spans = [m.span() for m in _FENCE.finditer(text)]
+    """Sorted, disjoint spans of fenced blocks and inline code, where ``@`` is code."""
+    spans: list[tuple[int, int]] = []
     pos = 0
-    for start, end in [*spans, (len(text), len(text))]:
-        spans.extend(
-            (pos + m.start(), pos + m.end()) for m in _INLINE_CODE.finditer(text[pos:start])
-        )
+    for start, end in [*_fenced_blocks(text), (len(text), len(text))]:
+        spans.extend(_inline_code(text, pos, start))
+        if end > start:
+            spans.append((start, end))
         pos = end
     return spans
+
+
+def _inside(spans: list[tuple[int, int]], starts: list[int], position: int) -> bool:
+    """Whether ``position`` falls in one of the sorted, disjoint ``spans``."""
+    at = bisect.bisect_right(starts, position) - 1
+    return at >= 0 and position < spans[at][1]
 
 
 def _has_known_extension(name: str) -> bool:
@@ -108,15 +178,24 @@ def classify(path: str) -> bool | None:
     if _has_known_extension(path) or path in KNOWN_EXTENSIONLESS_NAMES:
         return True
     # Dot-files (.gitignore, .env.local), but not "." or "..".
-    return re.fullmatch(r"\.\w[\w.-]*", path) is not None
+    if _DOT_FILE.fullmatch(path):
+        return True
+    # ``@data.bin``: a name with an extension we do not list is a file when one exists, so it
+    # is attached, or refused with a warning (binary), never silently left as text.
+    return None if _NAME_WITH_EXTENSION.fullmatch(path) else False
 
 
 def find_mentions(text: str, *, exists: Callable[[str], bool] | None = None) -> list[Mention]:
-    """The ``@path`` mentions of ``text``, in order; ``exists`` settles ``@scope/name`` tokens."""
+    """The ``@path`` mentions of ``text``, in order; ``exists`` settles the tokens that only
+    existence can tell from prose (``@scope/name``, ``@name.unknown-extension``)."""
+    candidates = list(_MENTION.finditer(text))
+    if not candidates:
+        return []
     code = _code_spans(text)
+    starts = [start for start, _ in code]
     found: list[Mention] = []
-    for match in _MENTION.finditer(text):
-        if any(start <= match.start() < end for start, end in code):
+    for match in candidates:
+        if _inside(code, starts, match.start()):
             continue
         path = match.group(1).rstrip(_TRAILING)
         verdict = classify(path)
@@ -139,3 +218,19 @@ def segments_from_text(text: str, *, exists: Callable[[str], bool] | None = None
     if pos < len(text):
         segments.append(TextSegment(text=text[pos:]))
     return segments
+
+
+def expand_mentions(
+    segments: list[Segment], *, exists: Callable[[str], bool] | None = None
+) -> list[Segment]:
+    """Split every text segment at its ``@path`` mentions; other segments pass unchanged.
+
+    Pastes are left whole: a paste chip is content the user dropped in, not typed refs.
+    """
+    out: list[Segment] = []
+    for segment in segments:
+        if isinstance(segment, TextSegment):
+            out.extend(segments_from_text(segment.text, exists=exists))
+        else:
+            out.append(segment)
+    return out

@@ -52,7 +52,7 @@ class Methods:
             data = FileCompletionsData(prefix=params.prefix, candidates=candidates, id=request_id)
             reply(encode_event("file_completions", data))
         elif method == "run":
-            segments = run_segments(params.segments, plain=params.plain, exists=c.fs.exists)
+            segments = run_segments(params.segments, exists=c.fs.exists)
             self._event("run", reply, request_id, segments=segments)
         elif method in ("notify", "pod_event"):
             note = note_for(method, params)

@@ -14,7 +14,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    PrivateAttr,
     TypeAdapter,
     ValidationError,
     model_validator,
@@ -52,12 +51,6 @@ class RunParams(_Params):
 
     segments: list[Segment] = Field(default_factory=list)
     input: str | None = None
-    _plain: bool = PrivateAttr(default=False)
-
-    @property
-    def plain(self) -> bool:
-        """True when the client sent plain ``input``: the pod scans it for ``@`` refs."""
-        return self._plain
 
     @model_validator(mode="after")
     def _input_or_segments(self) -> RunParams:
@@ -68,7 +61,6 @@ class RunParams(_Params):
         if self.input is not None:
             self.segments = [TextSegment(text=self.input)]
             self.input = None
-            self._plain = True
         if not self.segments:
             raise ValueError("run needs 'segments' or 'input'")
         # A blank user message maps to empty wire content, which the API rejects on every

@@ -86,18 +86,26 @@ Segment: TypeAlias = Annotated[
 """Any segment of a ``run``; unknown kinds parse into :class:`UnknownSegment`."""
 
 
+def ref_label(segment: Segment) -> str | None:
+    """How a reference segment reads as text (``@path``, ``@knowledge:slug``, ``/slug``, or a
+    placeholder for a kind this side does not know); None for text and pastes.
+
+    The model reads this in the user message, and clients draw the same words on chips.
+    """
+    if isinstance(segment, TextSegment | PasteSegment):
+        return None
+    if isinstance(segment, FileRefSegment):
+        return f"@{segment.path}"
+    if isinstance(segment, KnowledgeRefSegment):
+        return f"@knowledge:{segment.slug}"
+    if isinstance(segment, WorkflowInvokeSegment):
+        return f"/{segment.slug}"
+    return f"[unsupported segment: {segment.kind}]"
+
+
 def flatten_segments(segments: list[Segment]) -> str:
     """The text the model sees for a user message: refs stay as readable placeholders."""
-    parts: list[str] = []
-    for seg in segments:
-        if isinstance(seg, TextSegment | PasteSegment):
-            parts.append(seg.text)
-        elif isinstance(seg, FileRefSegment):
-            parts.append(f"@{seg.path}")
-        elif isinstance(seg, KnowledgeRefSegment):
-            parts.append(f"@knowledge:{seg.slug}")
-        elif isinstance(seg, WorkflowInvokeSegment):
-            parts.append(f"/{seg.slug}")
-        else:
-            parts.append(f"[unsupported segment: {seg.kind}]")
-    return "".join(parts)
+    return "".join(
+        seg.text if isinstance(seg, TextSegment | PasteSegment) else ref_label(seg) or ""
+        for seg in segments
+    )

@@ -16,7 +16,7 @@ from orchestrator.config import PodConfig
 from orchestrator.file_refs import resolve_segments
 from orchestrator.history import Item, UserMessage
 from orchestrator.knowledge import resolve_knowledge_refs
-from orchestrator.mentions import segments_from_text
+from orchestrator.mentions import expand_mentions
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import (
     FileRefSegment,
@@ -55,13 +55,13 @@ class Submission:
         return UserMessage(segments=self.segments, text=self.text)
 
 
-def run_segments(
-    segments: list[Segment], *, plain: bool, exists: Callable[[str], bool]
-) -> list[Segment]:
-    """A ``run``'s segments; plain ``input`` is scanned for ``@path`` mentions first."""
-    if plain:
-        return segments_from_text(flatten_segments(segments), exists=exists)
-    return segments
+def run_segments(segments: list[Segment], *, exists: Callable[[str], bool]) -> list[Segment]:
+    """A ``run``'s segments with the ``@path`` mentions of its text split out as file refs.
+
+    Every client's text goes through the same rule, so ``pod run "see @a.py"`` and the same
+    words typed (or pasted) in the terminal UI attach the same files.
+    """
+    return expand_mentions(segments, exists=exists)
 
 
 def resolve_submission(segments: list[Segment], *, fs: ScopedFS, config: PodConfig) -> Submission:

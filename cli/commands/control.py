@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from cli.errors import CliError
+
+if TYPE_CHECKING:
+    from orchestrator.client import PodClient
 
 TargetArg = Annotated[
     str | None, typer.Argument(help="Pod name or socket path (default: this workspace's pod).")
@@ -39,12 +42,10 @@ def register(app: typer.Typer) -> None:
         """Show a pod's state, model, turn and token usage."""
         from cli.client_sync import with_client
 
-        async def body(client: Any) -> dict[str, Any]:
-            reply = await client.request("get_status")
-            return dict(reply.data)
+        async def body(client: PodClient) -> dict[str, Any]:
+            return (await client.status()).model_dump(exclude={"id"})
 
         data = with_client(_socket(target, socket, workspace), body)
-        data.pop("id", None)
         if json_out:
             typer.echo(json.dumps(data))
             return
@@ -67,11 +68,11 @@ def register(app: typer.Typer) -> None:
             if not pod.alive:
                 continue
 
-            async def body(client: Any) -> dict[str, Any]:
-                return dict((await client.request("get_status", timeout=2.0)).data)
+            async def body(client: PodClient) -> str:
+                return (await client.status(timeout=2.0)).status
 
             try:
-                state = with_client(pod.socket, body)["status"]
+                state = with_client(pod.socket, body)
             except CliError:
                 state = "unreachable"
             rows.append(
@@ -107,8 +108,8 @@ def register(app: typer.Typer) -> None:
         from cli.client_sync import with_client
         from cli.render import render_items
 
-        async def body(client: Any) -> list[dict[str, Any]]:
-            return list((await client.request("get_history")).data["items"])
+        async def body(client: PodClient) -> list[dict[str, Any]]:
+            return (await client.history()).items
 
         items = with_client(_socket(target, socket, workspace), body)
         if json_out:
@@ -125,18 +126,20 @@ def register(app: typer.Typer) -> None:
             timeout: Annotated[float, typer.Option(help="Seconds to wait for the effect.")] = 10.0,
         ) -> None:
             from cli.client_sync import with_client
+            from orchestrator.protocol import ErrorData, ShutdownData, StatusData
 
-            async def body(client: Any) -> str:
+            async def body(client: PodClient) -> str:
                 await client.send(method, id="cmd")
 
                 async def outcome() -> str:
                     async for event in client.events():
-                        if event.event == "error" and event.data.get("id") == "cmd":
-                            raise CliError(f"{event.data['code']}: {event.data['message']}")
-                        if event.event == "status" and event.data["status"] in wait_for:
-                            return str(event.data["status"])
-                        if event.event == "shutdown":
-                            return "stopped"
+                        match event.payload:
+                            case ErrorData(id="cmd", code=code, message=message):
+                                raise CliError(f"{code}: {message}")
+                            case StatusData(status=status) if status in wait_for:
+                                return status
+                            case ShutdownData():
+                                return "stopped"
                     return "stopped"
 
                 return await asyncio.wait_for(outcome(), timeout)

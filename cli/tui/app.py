@@ -1,44 +1,55 @@
 """The chat UI: one Textual app attached to one pod over the JSON-lines protocol.
 
-A background worker connects, replays the pod's history and status, then turns every
-broadcast event into a message for the app; the app applies it to the pure
-:class:`~cli.tui.model.ChatModel` and draws what changed. Keys follow the pause/resume spec
-(see ``docs/tui-keybindings.md``); the double-press windows use an injectable clock.
+A background worker connects, replays the pod's history and status, then turns every typed
+event into a message for the app; the app applies it to the pure
+:class:`~cli.tui.model.ChatModel` and draws what changed. What a key does in each status is
+:func:`~cli.tui.model.decide`; the app carries the decision out (``docs/tui-keybindings.md``).
+The double-press windows and notice lifetimes read an injectable clock.
 """
 
 from __future__ import annotations
 
-import contextlib
+import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from textual import events, on, work
-from textual.actions import SkipAction
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.events import DescendantFocus
 from textual.message import Message
-from textual.widget import Widget
-from textual.widgets import TextArea
-from textual.worker import WorkerCancelled, WorkerFailed
 
+from cli.tui.editor import ChipEditor, CompletionList, PromptInput
+from cli.tui.input import (
+    SLASH_COMMANDS,
+    InputChips,
+    PromptHistory,
+    SlashLine,
+    parse_slash,
+    run_params,
+    unescape_slash,
+)
 from cli.tui.model import (
+    DOUBLE_PRESS_S,
     AssistantEntry,
     Change,
     ChatModel,
-    InputChips,
+    Decision,
+    Key,
+    Notice,
+    NoticeBoard,
     ThinkingEntry,
     ToolEntry,
-    UserEntry,
-    completion_query,
-    is_blank,
+    decide,
+    step_card,
 )
 from cli.tui.widgets import (
     AssistantView,
-    ChipEditor,
-    CompletionList,
+    Card,
+    Conversation,
+    EntryView,
     NoticeLine,
     StatusBar,
     ThinkingView,
@@ -46,159 +57,24 @@ from cli.tui.widgets import (
     view_for,
 )
 from orchestrator.client import ClientError, PodClient, PodEvent
+from orchestrator.protocol import ErrorData, HistoryData, ShutdownData, StatusData, UserMessageData
+from orchestrator.segments import Segment
 
-DOUBLE_PRESS_S = 3.0
-"""The second Ctrl-C (quit) or Ctrl-D (shutdown while running) must come within this window."""
+TICK_S = 0.25
+"""How often notices and the status line's alert are checked for expiry."""
 
-QUIT_WARNING = "Press Ctrl-C again to quit; the pod keeps running"
-SHUTDOWN_WARNING = "A turn is running: press Ctrl-D again to shut the pod down"
-KEPT_INPUT = "A turn is running: your input is kept. Ctrl-C pauses, then Enter sends it."
-
-
-APP_CSS = """
-/* Narrow-terminal friendly: one column, nothing fixed-width, works in 80x24. */
-
-Screen {
-    layout: vertical;
-}
-
-#conversation {
-    height: 1fr;
-    padding: 0 0;
-}
-
-.user {
-    background: $boost;
-    padding: 0 1;
-    margin: 1 0 0 0;
-}
-
-AssistantView {
-    padding: 0 1;
-    margin: 1 0 0 0;
-}
-
-AssistantView MarkdownBlock:last-child {
-    margin-bottom: 0;
-}
-
-/* Textual's headers take three blank rows; a 24-row terminal cannot spare them. */
-AssistantView MarkdownHeader {
-    margin: 1 0 0 0;
-}
-
-AssistantView MarkdownHeader:first-child {
-    margin-top: 0;
-}
-
-AssistantView.-interrupted {
-    border-bottom: dashed $warning;
-    border-subtitle-color: $warning;
-}
-
-.thinking {
-    color: $text-muted;
-    text-style: italic;
-    padding: 0 1;
-}
-
-Collapsible.tool, Collapsible.note {
-    border-top: none;
-    padding: 0;
-    margin: 0;
-    background: transparent;
-}
-
-Collapsible.tool CollapsibleTitle, Collapsible.note CollapsibleTitle {
-    padding: 0 1;
-}
-
-Collapsible.tool Contents, Collapsible.note Contents {
-    padding: 0 1 0 3;
-}
-
-Collapsible.tool.-synthetic CollapsibleTitle {
-    color: $accent;
-    text-style: italic;
-}
-
-Collapsible.tool.-error CollapsibleTitle {
-    color: $error;
-}
-
-Collapsible.note CollapsibleTitle {
-    color: $text-muted;
-    text-style: italic;
-}
-
-.alert {
-    padding: 0 1;
-}
-
-.alert.-warn {
-    color: $text-warning;
-    background: $warning-muted;
-}
-
-.alert.-error {
-    color: $text-error;
-    background: $error-muted;
-}
-
-.info {
-    color: $text-muted;
-    padding: 0 1;
-}
-
-#completions {
-    height: auto;
-    max-height: 8;
-    display: none;
-    border: none;
-    padding: 0;
-}
-
-#completions.-open {
-    display: block;
-}
-
-#notice {
-    height: auto;
-    padding: 0 1;
-}
-
-#notice.-empty {
-    display: none;
-}
-
-#notice.-warn {
-    color: $text-warning;
-}
-
-#notice.-error {
-    color: $text-error;
-}
-
-#editor {
-    height: auto;
-    min-height: 3;
-    max-height: 10;
-}
-
-#status {
-    height: auto;
-    padding: 0 1;
-    background: $panel;
-}
-
-#status.-running {
-    background: $primary-muted;
-}
-
-#status.-paused {
-    background: $warning-muted;
-}
-"""
+KEYS_HELP = """\
+Keys:
+  Enter      send; on an empty line while Paused: resume
+  Ctrl-J     a new line
+  Ctrl-C     pause a running turn; otherwise, twice: leave the UI
+  Ctrl-X     cancel the running turn
+  Ctrl-D     shut the pod down (twice while a turn runs)
+  @          attach a file (Tab completes)
+  Up/Down    earlier prompts
+  Tab        tool cards: Up/Down choose, Enter expands, Esc returns
+  PgUp/PgDn  scroll the conversation
+Start a message with // to send one that begins with /."""
 
 
 class PodLink(Protocol):
@@ -209,10 +85,16 @@ class PodLink(Protocol):
     ) -> None:
         """Send a method without waiting."""
 
-    async def request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 10.0
-    ) -> PodEvent:
-        """Send a method and wait for its direct reply."""
+    async def status(self, *, timeout: float = 10.0) -> StatusData:
+        """``get_status``."""
+
+    async def history(self, *, timeout: float = 10.0) -> HistoryData:
+        """``get_history``."""
+
+    async def complete_files(
+        self, prefix: str, *, limit: int = 50, timeout: float = 10.0
+    ) -> list[str]:
+        """``complete_files``."""
 
     def events(self) -> AsyncIterator[PodEvent]:
         """Broadcast events until the connection closes."""
@@ -227,7 +109,7 @@ Connector = Callable[[], Awaitable[PodLink]]
 class Attached(Message):
     """The connection is up; status and history were fetched."""
 
-    def __init__(self, status: dict[str, Any], history: dict[str, Any]) -> None:
+    def __init__(self, status: StatusData, history: HistoryData) -> None:
         super().__init__()
         self.status = status
         self.history = history
@@ -252,24 +134,17 @@ class PodGone(Message):
 class PodApp(App[str]):
     """The interactive UI of one pod; the result says how it ended (``detached``, ``shutdown``)."""
 
-    # Inline rather than a .tcss file, so an installed wheel cannot lose it.
-    CSS = APP_CSS
+    CSS = "Screen { layout: vertical; }"
     ENABLE_COMMAND_PALETTE = False
     TITLE = "pod"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        # Priority so the editor's own ctrl+c (copy), ctrl+x (cut), ctrl+d (delete) and Enter
-        # (newline) never see these keys, and Textual's ctrl+c/ctrl+q defaults do not act.
-        Binding("ctrl+c", "interrupt", "Pause / quit", priority=True),
-        Binding("ctrl+x", "cancel_turn", "Cancel turn", priority=True),
-        Binding("ctrl+d", "shutdown_pod", "Shut down", priority=True),
-        Binding("enter", "submit", "Send", priority=True),
-        Binding("shift+enter,ctrl+j,alt+enter", "newline", "Newline", priority=True),
-        Binding("tab", "complete", show=False, priority=True),
-        Binding("up", "completion_move(-1)", show=False, priority=True),
-        Binding("down", "completion_move(1)", show=False, priority=True),
-        Binding("escape", "escape", show=False, priority=True),
-        # The spec retires Ctrl-R (resume is Enter) and Esc; Ctrl-Q would quit on one press.
+        # Priority so the editor's own ctrl+c (copy), ctrl+x (cut) and ctrl+d (delete) never
+        # see these keys, and Textual's ctrl+c/ctrl+q defaults do not act.
+        Binding("ctrl+c", "press('ctrl+c')", "Pause / quit", priority=True),
+        Binding("ctrl+x", "press('ctrl+x')", "Cancel turn", priority=True),
+        Binding("ctrl+d", "press('ctrl+d')", "Shut down", priority=True),
+        # The spec retires Ctrl-R (resume is Enter); Ctrl-Q would quit on one press.
         Binding("ctrl+r,ctrl+q", "nothing", show=False, priority=True),
         Binding("pageup", "scroll_conversation(-1)", show=False, priority=True),
         Binding("pagedown", "scroll_conversation(1)", show=False, priority=True),
@@ -280,40 +155,48 @@ class PodApp(App[str]):
         connect: Connector,
         *,
         clock: Callable[[], float] = time.monotonic,
+        notices: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self._connect = connect
         self._clock = clock
+        self._startup_notices = list(notices)
+        """Warnings from the command line, drawn once the conversation is."""
         self.model = ChatModel()
         self.chips = InputChips()
+        self.prompts = PromptHistory()
         self.link: PodLink | None = None
         self.error_message = ""
-        self._views: dict[int, Widget] = {}
-        self._armed: dict[str, float] = {}
+        self._views: dict[int, EntryView] = {}
+        self._armed: dict[Key, float] = {}
+        self._board = NoticeBoard()
         self._shutdown_requested = False
-        self._runs: dict[str, tuple[str, dict[str, dict[str, Any]]]] = {}
+        self._runs: dict[str, tuple[str, dict[str, Segment]]] = {}
         self._run_seq = 0
-        self._completion_prefix: str | None = None
-        self._transient_notice = False
+        self._selected_card: int | None = None
         self.attached = False
         """True once history and status were drawn (tests wait for it)."""
 
     # -- layout ------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        """Conversation, completions, notice, editor and the status line, top to bottom."""
-        yield VerticalScroll(id="conversation")
-        yield CompletionList(id="completions")
+        """Conversation, notice, completions and editor, and the status line, top to bottom."""
+        yield Conversation(id="conversation")
         yield NoticeLine(id="notice", classes="-empty")
-        yield ChipEditor(self.chips, id="editor")
+        yield PromptInput(self.chips, self.prompts, submit=self._submit, complete=self._complete)
         yield StatusBar(id="status")
 
     def on_mount(self) -> None:
-        """Start at the bottom of the conversation with the editor focused, then connect."""
-        self.query_one("#conversation", VerticalScroll).anchor()
+        """Editor focused, status drawn, then connect."""
         self.status_bar.show(self.model.pod)
         self.editor.focus()
+        self.set_interval(TICK_S, self._tick)
         self._session()
+
+    @property
+    def conversation(self) -> Conversation:
+        """The scrolling conversation."""
+        return self.query_one(Conversation)
 
     @property
     def editor(self) -> ChipEditor:
@@ -335,10 +218,17 @@ class PodApp(App[str]):
         """The ``@`` completion list."""
         return self.query_one(CompletionList)
 
+    def on_descendant_focus(self, event: DescendantFocus) -> None:
+        """Only the editor takes keys; anything else that grabs focus hands it back."""
+        if event.widget is not self.editor:
+            self.editor.focus(scroll_visible=False)
+
     # -- the connection ------------------------------------------------------------------------
 
     @work(exclusive=True, group="pod")
     async def _session(self) -> None:
+        # Everything the pod says becomes a message, so it is drawn in the app's own queue,
+        # in order with the keys.
         try:
             link = await self._connect()
         except ClientError as exc:
@@ -346,12 +236,12 @@ class PodApp(App[str]):
             return
         self.link = link
         try:
-            status = await link.request("get_status")
-            history = await link.request("get_history")
+            status = await link.status()
+            history = await link.history()
         except (ClientError, TimeoutError) as exc:
             self.post_message(PodGone(f"the pod did not answer: {exc}"))
             return
-        self.post_message(Attached(status.data, history.data))
+        self.post_message(Attached(status, history))
         async for event in link.events():
             self.post_message(PodEventReceived(event))
         self.post_message(PodGone())
@@ -366,22 +256,23 @@ class PodApp(App[str]):
         if self._closing_down:
             return
         self.model.pod.update(message.status)
-        self.model.load_history(
-            list(message.history.get("items") or []),
-            str(message.history.get("greeting", "")),
-            list(message.history.get("alerts") or []),
-        )
-        for entry in self.model.entries:
-            if isinstance(entry, UserEntry):
-                self.chips.saw(entry.segments)
-        conversation = self.query_one("#conversation", VerticalScroll)
-        await conversation.remove_children()
+        self.model.load_history(message.history)
+        for segments in self.model.user_prompts():
+            self.chips.saw(segments)
+            self.prompts.add(segments)
+        for text in self._startup_notices:  # below the replayed conversation, where eyes land
+            self.model.info(text)
+        conversation = self.conversation
+        await conversation.clear_entries()
         self._views = {i: view_for(entry) for i, entry in enumerate(self.model.entries)}
         if self._views:
             await conversation.mount_all(self._views.values())
+        conversation.follow()
         if self._closing_down:
             return
-        self.status_bar.show(self.model.pod)
+        self._show_status()
+        if self._startup_notices:
+            self._say(Notice(self._startup_notices[-1], "warn", ttl=None, while_status=False))
         self.attached = True
 
     async def on_pod_event_received(self, message: PodEventReceived) -> None:
@@ -389,22 +280,23 @@ class PodApp(App[str]):
         if self._closing_down:
             return
         event = message.event
-        if event.event == "error":
-            self._on_error(event.data)
+        payload = event.payload
+        if isinstance(payload, ErrorData):
+            self._on_error(payload)
             return
-        if event.event in ("history", "file_completions"):
-            return  # replies to requests that timed out; nothing to draw
-        if event.event == "user_message":
+        if isinstance(payload, UserMessageData):
+            # Up/Down recall what the conversation holds, as committed (a typed @path comes
+            # back as a chip), whichever client sent it.
             self._runs.clear()
-            self.chips.saw(list(event.data.get("segments") or []))
-        await self._draw(self.model.apply(event.event, event.data))
+            self.chips.saw(list(payload.segments))
+            if payload.seq is None or payload.seq > self.model.replayed_seq:
+                self.prompts.add(list(payload.segments))
+        self.model.now = self._clock()
+        await self._draw(self.model.apply(event))
         if self._closing_down:
             return
-        self.status_bar.show(self.model.pod)
-        if event.event == "status" and self._transient_notice:
-            # "Pausing…" and the like are answered by the status line itself.
-            self._say("")
-        if event.event == "shutdown" and self._shutdown_requested:
+        self._show_status()
+        if isinstance(payload, ShutdownData) and self._shutdown_requested:
             self.exit("shutdown")
 
     async def on_pod_gone(self, message: PodGone) -> None:
@@ -418,40 +310,40 @@ class PodApp(App[str]):
         await self._draw(self.model.disconnected())
         if self._closing_down:
             return
-        self.status_bar.show(self.model.pod)
+        self._show_status()
         if self._shutdown_requested:
             self.exit("shutdown")
             return
         await self._draw([self.model.info("The connection to the pod closed.")])
-        self._say("The pod is gone: press Ctrl-C to quit", level="warn")
+        self._say(Notice("The pod is gone: press Ctrl-C to quit", "warn", ttl=None))
 
     async def _draw(self, changes: list[Change]) -> None:
-        conversation = self.query_one("#conversation", VerticalScroll)
+        conversation = self.conversation
         for change in changes:
             if self._closing_down:
                 return
             entry = self.model.entries[change.index]
             if change.kind == "added":
-                view: Widget = view_for(entry)
+                view = view_for(entry)
                 self._views[change.index] = view
                 await conversation.mount(view)
                 continue
-            view = self._views[change.index]
-            if isinstance(entry, AssistantEntry) and isinstance(view, AssistantView):
+            current = self._views[change.index]
+            if isinstance(entry, AssistantEntry) and isinstance(current, AssistantView):
                 if change.kind == "appended":
-                    view.stream(change.text)
+                    current.stream(change.text)
                     continue
                 if not entry.streaming:
-                    view.finish(entry.text)
-                view.refresh_from(entry)
-            elif isinstance(entry, ToolEntry) and isinstance(view, ToolCard):
+                    current.finish(entry.text)
+                current.refresh_from(entry)
+            elif isinstance(entry, ToolEntry) and isinstance(current, ToolCard):
                 # Separate branches keep each refresh_from call type-checked.
-                view.refresh_from(entry)
-            elif isinstance(entry, ThinkingEntry) and isinstance(view, ThinkingView):
-                view.refresh_from(entry)
+                current.refresh_from(entry)
+            elif isinstance(entry, ThinkingEntry) and isinstance(current, ThinkingView):
+                current.refresh_from(entry)
 
-    def _on_error(self, data: dict[str, Any]) -> None:
-        run = self._runs.pop(str(data.get("id")), None)
+    def _on_error(self, error: ErrorData) -> None:
+        run = self._runs.pop(str(error.id), None)
         if run is not None and not self.editor.text.strip():
             # The pod refused our run (e.g. another client started a turn first): give the
             # input back rather than losing it.
@@ -459,245 +351,248 @@ class PodApp(App[str]):
             self.chips.chips.update(chips)
             self.editor.load_text(text)
             self.editor.move_cursor(self.editor.document.end)
-        self._say(f"pod: {data.get('message', 'error')}", level="error")
+        self._say(Notice(f"pod: {error.message}", "error"))
 
     async def _send(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> bool:
         if self.link is None or not self.model.pod.connected:
-            self._say("Not connected to a pod", level="error")
+            self._say(Notice("Not connected to a pod", "error"))
             return False
         try:
             await self.link.send(method, params, **kw)
         except ClientError as exc:
-            self._say(str(exc), level="error")
+            self._say(Notice(str(exc), "error"))
             return False
         return True
 
-    def _say(self, text: str, *, level: str = "info", transient: bool = False) -> None:
-        self._transient_notice = transient
-        self.notice.say(text, level=level)
+    async def _complete(self, prefix: str) -> list[str]:
+        if self.link is None:
+            return []
+        try:
+            return await self.link.complete_files(prefix, limit=20)
+        except (ClientError, TimeoutError):
+            return []
 
     async def on_unmount(self) -> None:
         """Close the connection; the pod itself keeps running."""
         if self.link is not None:
             await self.link.close()
 
+    # -- notices and the status line ------------------------------------------------------------
+
+    def _say(self, notice: Notice | None) -> None:
+        """Show a notice (None clears the line) until it expires or the state moves on."""
+        self._board.show(notice, status=self.model.pod.key_status, now=self._clock())
+        self._show_notice()
+
+    def _show_notice(self) -> None:
+        notice = self._board.current(status=self.model.pod.key_status, now=self._clock())
+        if notice is None:
+            self.notice.say("")
+        else:
+            self.notice.say(notice.text, level=notice.level)
+
+    def _show_status(self) -> None:
+        self.status_bar.show(self.model.pod, self._clock())
+        self._show_notice()
+
+    def _tick(self) -> None:
+        if not self._closing_down:
+            self._show_status()
+
     # -- keys --------------------------------------------------------------------------------
 
-    @property
-    def _status(self) -> str:
-        pod = self.model.pod
-        return pod.status if pod.connected else "disconnected"
+    async def action_press(self, key: str) -> None:
+        """Ctrl-C, Ctrl-X, Ctrl-D: whatever :func:`decide` says for the pod's status."""
+        await self._carry_out(self._decide(Key(key)))
 
-    def _second_press(self, key: str) -> bool:
-        """True when ``key`` was already pressed within the window; otherwise arm it."""
+    def _decide(self, key: Key, *, blank: bool = True) -> Decision:
         now = self._clock()
-        last = self._armed.pop(key, None)
-        if last is not None and now - last <= DOUBLE_PRESS_S:
-            return True
-        self._armed[key] = now
-        return False
+        opened = self._armed.pop(key, None)
+        repeated = opened is not None and now - opened <= DOUBLE_PRESS_S
+        decision = decide(key, self.model.pod.key_status, repeated=repeated, blank=blank)
+        if decision.arm:
+            self._armed[key] = now
+        return decision
 
-    async def action_interrupt(self) -> None:
-        """Ctrl-C: pause a running turn; otherwise warn, and quit the UI on a second press."""
-        status = self._status
-        if status in ("disconnected", "stopped"):
-            self.exit("detached")
-            return
-        if status == "running":
-            self._armed.pop("ctrl+c", None)
-            if await self._send("pause"):
-                self._say("Pausing…", transient=True)
-            return
-        if self._second_press("ctrl+c"):
-            self.exit("detached")
-            return
-        self._say(QUIT_WARNING, level="warn")
+    async def _carry_out(
+        self, decision: Decision, params: dict[str, Any] | None = None, *, id: str | None = None
+    ) -> bool:
+        """Do what a key decided; True when its method was sent."""
+        if decision.exit is not None:
+            self.exit(decision.exit)
+            return False
+        sent = False
+        if decision.send is not None:
+            self._shutdown_requested = decision.send == "shutdown"
+            sent = await self._send(decision.send, params, id=id)
+            if not sent:
+                self._shutdown_requested = False
+                return False
+        if sent or decision.notice is not None:
+            self._say(decision.notice)
+        return sent
 
-    async def action_shutdown_pod(self) -> None:
-        """Ctrl-D: shut the pod down (a running turn asks for a second press first)."""
-        status = self._status
-        if status in ("disconnected", "stopped"):
-            self.exit("shutdown")
-            return
-        if status == "running" and not self._second_press("ctrl+d"):
-            self._say(SHUTDOWN_WARNING, level="warn")
-            return
-        self._shutdown_requested = True
-        if await self._send("shutdown"):
-            self._say("Shutting the pod down…")
-        else:
-            self._shutdown_requested = False
-
-    async def action_cancel_turn(self) -> None:
-        """Ctrl-X: cancel (discard) a running turn."""
-        status = self._status
-        if status != "running":
-            self._say(f"Nothing to cancel: the pod is {status}", level="error")
-            return
-        if await self._send("cancel"):
-            self._say("Cancelling the turn…", transient=True)
-
-    # Keys the app binds with priority are handled at once, while typed characters are
-    # still queued for the editor; the actions that read or edit the editor therefore run
-    # in the editor's own queue (call_later), after every key typed before them.
-
-    def action_submit(self) -> None:
-        """Enter: accept a completion, send ``run``, or ``resume`` a paused turn."""
-        if self.focused is not self.editor and not self._completion_open:
-            raise SkipAction()  # let a focused tool card toggle
-        self.editor.call_later(self._submit)
-
-    async def _submit(self) -> None:
-        if self._completion_open:
-            self._accept_completion(descend=False)
-            return
-        text = self.editor.text.strip()
-        segments = self.chips.segments(text)
-        blank = is_blank(segments)
-        status = self._status
-        if status == "running":
-            if not blank:
-                self._say(KEPT_INPUT, level="warn")
-            return
-        if status != "idle" and status != "paused":
-            self._say(f"Cannot send: the pod is {status}", level="error")
-            return
-        if blank:
-            if status == "paused" and await self._send("resume"):
-                self._say("")
-            return
+    async def _submit(self, text: str) -> bool:
+        """Enter in the editor: a slash command, ``run``, or ``resume``; True takes the text."""
+        slash = parse_slash(text)
+        if slash is not None:
+            return await self._slash(slash)
+        message = unescape_slash(text).strip()
+        segments = self.chips.segments(message)
+        params = run_params(segments)
+        decision = self._decide(Key.SUBMIT, blank=params is None)
+        if decision.send != "run" or params is None:
+            await self._carry_out(decision)
+            return False
         self._run_seq += 1
         run_id = f"ui-run-{self._run_seq}"
-        self._runs[run_id] = (self.editor.text, dict(self.chips.chips))
-        if await self._send("run", {"segments": segments}, id=run_id):
-            self.editor.clear()
-            self.chips.clear()
-            self._say("")
+        self._runs[run_id] = (text, dict(self.chips.chips))
+        wire = params.model_dump(mode="json", exclude={"input"})
+        if not await self._carry_out(decision, wire, id=run_id):
+            self._runs.pop(run_id, None)
+            return False
+        self.model.pod.last_alert = ""  # alerts about the previous turn are no longer news
+        self.conversation.follow()
+        return True
 
-    def action_newline(self) -> None:
-        """Shift+Enter / Ctrl+J: a newline in the editor."""
-        if self.focused is not self.editor:
-            raise SkipAction()
-        self.editor.call_later(self.editor.insert_text, "\n")
+    async def _slash(self, line: SlashLine) -> bool:
+        """Run a slash command in the UI; it is never sent to the model."""
+        command = line.command
+        if command is None:
+            self._say(
+                Notice(
+                    f"Unknown command /{line.name}: /help lists the commands "
+                    f"(type //{line.name} to send it as a message)",
+                    "error",
+                )
+            )
+            return False
+        if command.key is not None:
+            await self.action_press(command.key)
+        elif command.method is not None:
+            params = {command.argument: line.argument} if command.argument and line.argument else {}
+            if await self._send(command.method, params):
+                self._say(Notice(f"/{command.name} sent"))
+        elif command.view is not None:
+            self._show_view(command.view)
+        return True
 
-    def on_key(self, event: events.Key) -> None:
-        """Typing while a tool card or the conversation has focus goes to the editor."""
-        if event.is_printable and event.character and self.focused is not self.editor:
-            self.editor.focus()
-            self.editor.insert_text(event.character)
-            event.stop()
+    @work(group="views")
+    async def _show_view(self, view: str) -> None:
+        pod = self.model.pod
+        if view == "help":
+            commands = "\n".join(f"  /{c.name:<9} {c.summary}" for c in SLASH_COMMANDS)
+            text = f"Commands (never sent to the model):\n{commands}\n{KEYS_HELP}"
+        elif view == "status":
+            if self.link is not None and pod.connected:
+                try:
+                    pod.update(await self.link.status())
+                except (ClientError, TimeoutError) as exc:
+                    self._say(Notice(f"no status: {exc}", "error"))
+                    return
+            text = (
+                f"pod {pod.name} · {pod.state_label} ({pod.state or pod.status}) · turn "
+                f"{pod.turn}\n{pod.provider}/{pod.model} · tokens in {pod.input_tokens} out "
+                f"{pod.output_tokens}\nworkspace {pod.workspace}"
+            )
+        elif view == "model":
+            text = (
+                f"model {pod.model or '?'} · provider {pod.provider or '?'}\n"
+                "The pod keeps its model while it runs: start one with --model NAME, or set "
+                'model = "..." in .pod/config.toml.'
+            )
+        else:
+            text = await asyncio.to_thread(_sessions_text, pod.workspace)
+        self._show_status()
+        await self._draw([self.model.info(text)])
+        self.conversation.follow()
+
+    # -- tool cards ------------------------------------------------------------------------------
+
+    @on(ChipEditor.CardKey)
+    def _card_key(self, message: ChipEditor.CardKey) -> None:
+        cards = self.model.card_indices()
+        previous = self._selected_card
+        if message.action == "leave":
+            self._selected_card = None
+        elif message.action == "toggle":
+            card = self._card(previous)
+            if card is not None:
+                card.toggle()
+                card.scroll_visible(animate=False)
+            return
+        elif not cards:
+            self.editor.leave_cards()
+            self._say(Notice("No tool cards yet"))
+            return
+        else:
+            step = {"start": 0, "up": -1, "down": 1}[message.action]
+            self._selected_card = step_card(cards, previous if step else None, step)
+        old, new = self._card(previous), self._card(self._selected_card)
+        if old is not None:
+            old.remove_class("-selected")
+        if new is not None:
+            new.add_class("-selected")
+            new.scroll_visible(animate=False)
+            self._say(
+                Notice(
+                    "Tool cards: Up/Down choose · Enter expands · Esc returns",
+                    ttl=None,
+                    while_status=False,
+                )
+            )
+        elif old is not None:
+            self._say(None)  # the hint about card keys is no longer true
+
+    def _card(self, index: int | None) -> Card | None:
+        view = self._views.get(index) if index is not None else None
+        return view if isinstance(view, Card) else None
 
     def action_nothing(self) -> None:
         """Keys the spec retires (Ctrl-R, and Ctrl-Q so one press never quits)."""
 
-    def action_escape(self) -> None:
-        """Esc only closes the completion list; it never quits or resumes."""
-        self._close_completions()
-
     def action_scroll_conversation(self, pages: int) -> None:
         """PageUp/PageDown scroll the conversation, since the editor is short."""
-        conversation = self.query_one("#conversation", VerticalScroll)
         if pages < 0:
-            conversation.scroll_page_up()
+            self.conversation.scroll_page_up(animate=False)
         else:
-            conversation.scroll_page_down()
-
-    # -- @ completion ------------------------------------------------------------------------
-
-    @property
-    def _completion_open(self) -> bool:
-        return self.completions.has_class("-open")
-
-    def _close_completions(self) -> None:
-        self._completion_prefix = None
-        self.completions.remove_class("-open")
-        self.completions.clear_options()
-
-    @on(TextArea.Changed, "#editor")
-    @on(TextArea.SelectionChanged, "#editor")
-    def _input_moved(self) -> None:
-        row, column = self.editor.cursor_location
-        query = completion_query(self.editor.document[row][:column])
-        if query is None:
-            if self._completion_prefix is not None:
-                self._close_completions()
-            return
-        if query != self._completion_prefix:
-            self._completion_prefix = query
-            self._fetch_completions(query)
-
-    @work(exclusive=True, group="complete")
-    async def _fetch_completions(self, prefix: str) -> None:
-        if self.link is None:
-            return
-        try:
-            reply = await self.link.request("complete_files", {"prefix": prefix, "limit": 20})
-        except (ClientError, TimeoutError):
-            return
-        if prefix != self._completion_prefix:
-            return
-        candidates = [str(c) for c in reply.data.get("candidates") or []]
-        completions = self.completions
-        completions.clear_options()
-        if not candidates:
-            completions.remove_class("-open")
-            return
-        completions.add_options(candidates)
-        completions.highlighted = 0
-        completions.add_class("-open")
-
-    def action_complete(self) -> None:
-        """Tab: accept the highlighted candidate (a directory is entered, not chipped)."""
-        if self.focused is not self.editor and not self._completion_open:
-            raise SkipAction()
-        self.editor.call_later(self._complete_now)
-
-    async def _complete_now(self) -> None:
-        if not self._completion_open:
-            # Typed faster than the candidates arrived: fetch them now.
-            row, column = self.editor.cursor_location
-            query = completion_query(self.editor.document[row][:column])
-            if query is None:
-                self.screen.focus_next()  # no @ at the cursor: Tab moves focus as usual
-                return
-            self._completion_prefix = query
-            with contextlib.suppress(WorkerCancelled, WorkerFailed):
-                await self._fetch_completions(query).wait()
-            if not self._completion_open:
-                return
-        self._accept_completion(descend=True)
-
-    def action_completion_move(self, step: int) -> None:
-        """Up/Down move in the completion list while it is open."""
-        if not self._completion_open:
-            raise SkipAction()
-        completions = self.completions
-        count = completions.option_count
-        current = completions.highlighted or 0
-        completions.highlighted = (current + step) % count if count else None
-
-    def _accept_completion(self, *, descend: bool) -> None:
-        completions = self.completions
-        index = completions.highlighted
-        prefix = self._completion_prefix
-        if index is None or prefix is None:
-            self._close_completions()
-            return
-        candidate = str(completions.get_option_at_index(index).prompt)
-        row, column = self.editor.cursor_location
-        start = (row, column - len(prefix) - 1)  # the '@' itself goes too
-        self._close_completions()
-        if descend and candidate.endswith("/"):
-            self.editor.replace(f"@{candidate}", start, (row, column))
-            self.editor.move_cursor((row, start[1] + len(candidate) + 1))
-            return
-        token = self.chips.file_ref(candidate.rstrip("/") or candidate)
-        self.editor.replace(f"{token} ", start, (row, column))
-        self.editor.move_cursor((row, start[1] + len(token) + 1))
+            self.conversation.scroll_page_down(animate=False)
 
 
-def run_ui(socket: Path) -> str:
-    """Run the UI attached to the pod on ``socket``; returns how it ended."""
+def _sessions_text(workspace: str) -> str:
+    """``/sessions``: the workspace's session files, newest last (``pod sessions ls`` has more)."""
+    from orchestrator.session import sessions_dir
+
+    if not workspace:
+        return "The pod did not say which workspace it serves."
+    base = sessions_dir(Path(workspace))
+    try:
+        stats = [(p, p.stat()) for p in base.glob("*.jsonl")] if base.is_dir() else []
+    except OSError as exc:
+        return f"Cannot list the sessions in {base}: {exc.strerror or exc}"
+    if not stats:
+        return f"No sessions for {workspace}."
+    stats.sort(key=lambda found: found[1].st_mtime_ns)
+    files = [p for p, _ in stats]
+    rows = [
+        f"  {p.stem}  {time.strftime('%Y-%m-%d %H:%M', time.localtime(st.st_mtime))}"
+        f"  {st.st_size // 1024} KiB"
+        for p, st in stats[-10:]
+    ]
+    more = f" (the last 10 of {len(files)})" if len(files) > 10 else ""
+    return (
+        f"Sessions of {workspace}{more}, newest last:\n"
+        + "\n".join(rows)
+        + "\n`pod sessions show NAME` prints one."
+    )
+
+
+def run_ui(socket: Path, *, notices: Sequence[str] = ()) -> str:
+    """Run the UI attached to the pod on ``socket``; returns how it ended.
+
+    ``notices`` are warnings the command line has for the user (e.g. an option a running pod
+    cannot apply): printed before the UI takes the screen they would be lost, so it draws them.
+    """
     from cli.errors import CliError
     from orchestrator.server import socket_is_live
 
@@ -708,7 +603,7 @@ def run_ui(socket: Path) -> str:
     async def connect() -> PodLink:
         return await PodClient.connect(socket)
 
-    app = PodApp(connect)
+    app = PodApp(connect, notices=notices)
     result = app.run()
     if app.return_code:
         raise CliError(app.error_message or "the UI failed")

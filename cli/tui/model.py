@@ -1,156 +1,62 @@
-"""UI-free state of the chat UI: the input's chips, the conversation and the status line.
+"""UI-free state of the chat UI: the conversation, the status line, notices and key decisions.
 
-Everything here is plain data built from protocol events and ``get_history`` items, so the
-behaviour of the UI can be tested without a terminal. The Textual widgets only draw it.
+Everything here is plain data built from typed protocol events and ``get_history`` items, so
+the behaviour of the UI can be tested without a terminal; the Textual widgets only draw it.
+:func:`decide` is the whole status × key table of ``docs/tui-keybindings.md``.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal, Protocol, TypeAlias
 
-CHIP_OPEN = "⟦"
-CHIP_CLOSE = "⟧"
-PASTE_CHIP_MIN_CHARS = 200
-"""A single-line paste longer than this becomes a chip instead of inline text."""
+from pydantic import ValidationError
 
-_TOKEN_AT_END = re.compile(rf"{CHIP_OPEN}[^{CHIP_OPEN}{CHIP_CLOSE}\n]*{CHIP_CLOSE}$")
-_TOKEN_AT_START = re.compile(rf"^{CHIP_OPEN}[^{CHIP_OPEN}{CHIP_CLOSE}\n]*{CHIP_CLOSE}")
-_COMPLETION_QUERY = re.compile(rf"(?:^|\s)@([^\s{CHIP_OPEN}{CHIP_CLOSE}]*)$")
+from cli.tui.input import segment_text
+from orchestrator.client import PodEvent
+from orchestrator.history import (
+    AssistantMessage,
+    Compaction,
+    Item,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResult,
+    ToolUseBlock,
+    UserMessage,
+    item_from_json,
+)
+from orchestrator.protocol import (
+    AlertData,
+    CompactionData,
+    HistoryData,
+    RunEndData,
+    ShutdownData,
+    StatusData,
+    SystemNoteData,
+    TextData,
+    ThinkingData,
+    ToolCallArgsDeltaData,
+    ToolCallDoneData,
+    ToolCallStartData,
+    ToolOutputDeltaData,
+    ToolResultData,
+    TurnEndData,
+    UsageData,
+    UserMessageData,
+)
+from orchestrator.segments import Segment
 
+NOT_KEPT = "interrupted · not kept in history"
+"""How text or a tool call that was streamed but never committed is marked."""
 
-# -- input ----------------------------------------------------------------------------------
+LIVE_OUTPUT_KEEP = 32 * 1024
+"""Characters of a running tool's live output kept for its card (the result has it all)."""
 
-
-def should_chip_paste(text: str) -> bool:
-    """A paste of more than one line or of more than 200 characters becomes a chip."""
-    return len(text) > PASTE_CHIP_MIN_CHARS or len(text.rstrip("\n").splitlines()) > 1
-
-
-def paste_label(paste_id: int | str, text: str) -> str:
-    """How a paste is shown to people: ``Clipboard #N | X chars, Y lines``."""
-    lines = max(1, len(text.splitlines()))
-    return f"Clipboard #{paste_id} | {len(text)} chars, {lines} lines"
-
-
-def segment_label(segment: dict[str, Any]) -> str | None:
-    """The chip text of a non-text segment, or None for plain text."""
-    kind = segment.get("kind")
-    if kind == "text":
-        return None
-    if kind == "paste":
-        return f"[{paste_label(segment.get('id', '?'), str(segment.get('text', '')))}]"
-    if kind == "file_ref":
-        return f"@{segment.get('path', '')}"
-    if kind == "knowledge_ref":
-        return f"@knowledge:{segment.get('slug', '')}"
-    if kind == "workflow_invoke":
-        return f"/{segment.get('slug', '')}"
-    return f"[{kind}]"
-
-
-def completion_query(line_before_cursor: str) -> str | None:
-    """The ``@`` prefix being typed at the cursor, or None when no completion applies."""
-    match = _COMPLETION_QUERY.search(line_before_cursor)
-    return match.group(1) if match else None
-
-
-@dataclass
-class InputChips:
-    """The chips of the input editor: placeholder tokens in the text mapped to segments.
-
-    The editor holds plain text in which each chip is a token such as ``⟦@src/app.py⟧``;
-    :meth:`segments` maps the text back to protocol segments on submit.
-    """
-
-    chips: dict[str, dict[str, Any]] = field(default_factory=dict)
-    next_paste: int = 1
-
-    def paste(self, text: str) -> str:
-        """Register a paste and return its token."""
-        paste_id = self.next_paste
-        self.next_paste += 1
-        token = f"{CHIP_OPEN}{paste_label(paste_id, text)}{CHIP_CLOSE}"
-        self.chips[token] = {"kind": "paste", "id": paste_id, "text": text}
-        return token
-
-    def file_ref(self, path: str) -> str:
-        """Register a file reference and return its token."""
-        token = f"{CHIP_OPEN}@{path}{CHIP_CLOSE}"
-        self.chips[token] = {"kind": "file_ref", "path": path}
-        return token
-
-    def knowledge_ref(self, slug: str) -> str:
-        """Register a knowledge reference and return its token."""
-        token = f"{CHIP_OPEN}@knowledge:{slug}{CHIP_CLOSE}"
-        self.chips[token] = {"kind": "knowledge_ref", "slug": slug}
-        return token
-
-    def token_before(self, line_before_cursor: str) -> str | None:
-        """The chip token that ends exactly at the cursor, if any."""
-        match = _TOKEN_AT_END.search(line_before_cursor)
-        if match and match.group(0) in self.chips:
-            return match.group(0)
-        return None
-
-    def token_after(self, line_after_cursor: str) -> str | None:
-        """The chip token that starts exactly at the cursor, if any."""
-        match = _TOKEN_AT_START.match(line_after_cursor)
-        if match and match.group(0) in self.chips:
-            return match.group(0)
-        return None
-
-    def token_around(self, line: str, column: int) -> tuple[int, int] | None:
-        """The (start, end) columns of a chip token strictly containing ``column``."""
-        for token in self.chips:
-            start = line.find(token)
-            while start != -1:
-                end = start + len(token)
-                if start < column < end:
-                    return start, end
-                start = line.find(token, end)
-        return None
-
-    def segments(self, text: str) -> list[dict[str, Any]]:
-        """The protocol segments of the editor text; unknown tokens stay literal text."""
-        out: list[dict[str, Any]] = []
-        pending: list[str] = []
-        pos = 0
-        tokens = sorted(self.chips, key=len, reverse=True)
-        while pos < len(text):
-            token = next((t for t in tokens if text.startswith(t, pos)), None)
-            if token is None:
-                pending.append(text[pos])
-                pos += 1
-                continue
-            if pending:
-                out.append({"kind": "text", "text": "".join(pending)})
-                pending = []
-            out.append(dict(self.chips[token]))
-            pos += len(token)
-        if pending:
-            out.append({"kind": "text", "text": "".join(pending)})
-        return out
-
-    def clear(self) -> None:
-        """Forget the chips after a submit; paste numbers keep counting up."""
-        self.chips.clear()
-
-    def saw(self, segments: list[dict[str, Any]]) -> None:
-        """Number new pastes after those already in the conversation, so chips stay unique."""
-        for seg in segments:
-            if seg.get("kind") == "paste" and isinstance(seg.get("id"), int):
-                self.next_paste = max(self.next_paste, int(seg["id"]) + 1)
-
-
-def is_blank(segments: list[dict[str, Any]]) -> bool:
-    """True when the segments carry nothing but whitespace."""
-    for seg in segments:
-        if seg.get("kind") != "text" or str(seg.get("text", "")).strip():
-            return False
-    return True
+ALERT_TTL_S = 20.0
+"""How long the status line shows the last alert; the conversation keeps every alert."""
 
 
 # -- conversation ---------------------------------------------------------------------------
@@ -160,7 +66,7 @@ def is_blank(segments: list[dict[str, Any]]) -> bool:
 class UserEntry:
     """A committed user message with its segments."""
 
-    segments: list[dict[str, Any]]
+    segments: list[Segment]
 
 
 @dataclass
@@ -181,20 +87,27 @@ class ThinkingEntry:
 
 @dataclass
 class ToolEntry:
-    """One tool call and, once it arrived, its result."""
+    """One tool call, what it printed while it ran, and, once it arrived, its result."""
 
     id: str
     name: str
     arguments: dict[str, Any] | None = None
     args_json: str = ""
+    output: str = ""
+    """The tail of the live output (``tool_output_delta``) while the tool runs."""
     summary: str | None = None
     content: str | None = None
     is_error: bool = False
     synthetic: bool = False
 
     @property
+    def running(self) -> bool:
+        """True until the result (or the mark that none will come) arrived."""
+        return self.summary is None
+
+    @property
     def title(self) -> str:
-        """Name, arguments and summary on one line (the collapsible card's title)."""
+        """Name, arguments and summary on one line (the card's title)."""
         args = self.arguments if self.arguments is not None else _loose_json(self.args_json)
         parts = [f"⚙ {self.name}({_short_args(args)})"]
         if self.summary is not None:
@@ -214,13 +127,21 @@ class ToolEntry:
         args = self.arguments if self.arguments is not None else _loose_json(self.args_json)
         if args:
             lines.append(json.dumps(args, ensure_ascii=False, indent=2))
-        if self.summary is not None:
-            lines.append(self.summary)
+        if self.summary is None:
+            lines.append(self.output or "(no result yet)")
+            return "\n".join(lines)
+        lines.append(self.summary)
         if self.content:
             lines.append(self.content)
-        elif self.summary is not None and self.content is None:
+        elif self.content is None:
             lines.append("(content pruned or not kept)")
-        return "\n".join(lines) or "(no result yet)"
+        return "\n".join(lines)
+
+    def live_tail(self, lines: int = 3) -> str:
+        """The last lines a running tool printed, shown under its title until the result."""
+        if not self.running or not self.output:
+            return ""
+        return "\n".join(self.output.rstrip("\n").splitlines()[-lines:])
 
 
 @dataclass
@@ -229,6 +150,45 @@ class NoteEntry:
 
     text: str
     origin: str = "note"
+
+
+class _Compacted(Protocol):
+    """What a compaction says about itself, as a history item or as the live event."""
+
+    @property
+    def first_seq(self) -> int: ...
+    @property
+    def last_seq(self) -> int: ...
+    @property
+    def tokens_before(self) -> int: ...
+    @property
+    def tokens_after(self) -> int: ...
+    @property
+    def trigger(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+
+
+class _Answered(Protocol):
+    """A tool call's result, as a history item or as the live event."""
+
+    @property
+    def summary(self) -> str: ...
+    @property
+    def content(self) -> str | None: ...
+    @property
+    def is_error(self) -> bool: ...
+    @property
+    def synthetic(self) -> bool: ...
+
+
+def compaction_note(done: _Compacted) -> NoteEntry:
+    """A compaction as a card: what it covered and saved, then the summary the model reads."""
+    head = (
+        f"Compacted items {done.first_seq}-{done.last_seq} ({done.trigger}): "
+        f"about {_k(done.tokens_before)} → {_k(done.tokens_after)} tokens of context"
+    )
+    return NoteEntry(text=f"{head}\n{done.summary}", origin="compaction")
 
 
 @dataclass
@@ -242,7 +202,7 @@ class AlertEntry:
 
 @dataclass
 class InfoEntry:
-    """A line from the UI itself (greeting, connection changes)."""
+    """A line from the UI itself (greeting, connection changes, the answer to a command)."""
 
     text: str
 
@@ -280,6 +240,9 @@ def _short_args(args: dict[str, Any] | None, limit: int = 48) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# -- status line ------------------------------------------------------------------------------
+
+
 @dataclass
 class PodView:
     """The pod's status as the status line shows it."""
@@ -287,25 +250,38 @@ class PodView:
     name: str = ""
     model: str = ""
     provider: str = ""
+    workspace: str = ""
     status: str = "connecting"
+    state: str = ""
     turn: int = 0
+    context_percent: int | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     last_alert: str = ""
+    alert_at: float = 0.0
     connected: bool = False
 
-    def update(self, data: dict[str, Any]) -> None:
+    def update(self, data: StatusData) -> None:
         """Take a ``status`` event (broadcast or reply)."""
         self.connected = True
-        self.status = str(data.get("status", self.status))
-        self.name = str(data.get("name") or self.name)
-        self.model = str(data.get("model") or self.model)
-        self.provider = str(data.get("provider") or self.provider)
-        self.turn = int(data.get("turn", self.turn))
-        usage = data.get("usage") or {}
-        if usage:
-            self.input_tokens = int(usage.get("input_tokens", self.input_tokens))
-            self.output_tokens = int(usage.get("output_tokens", self.output_tokens))
+        self.status = data.status
+        self.state = data.state
+        self.name = data.name or self.name
+        self.model = data.model or self.model
+        self.provider = data.provider or self.provider
+        self.workspace = data.workspace or self.workspace
+        self.turn = data.turn
+        if data.context is not None:
+            self.context_percent = data.context.percent
+        if data.usage:
+            # Input counts every kind the model read: uncached, cache writes, cache reads.
+            self.input_tokens = sum(n for k, n in data.usage.items() if k.endswith("input_tokens"))
+            self.output_tokens = data.usage.get("output_tokens", self.output_tokens)
+
+    @property
+    def key_status(self) -> str:
+        """The status the keys act on: the pod's, or ``disconnected``."""
+        return self.status if self.connected else "disconnected"
 
     @property
     def state_label(self) -> str:
@@ -316,15 +292,27 @@ class PodView:
             return "Paused — Enter to resume, type to start new turn"
         return self.status.capitalize()
 
-    def text(self) -> str:
+    def alert(self, message: str, now: float) -> None:
+        """Show an alert's first line on the status line for :data:`ALERT_TTL_S`."""
+        self.last_alert = message.splitlines()[0] if message else ""
+        self.alert_at = now
+
+    def alert_expires(self) -> float | None:
+        """When the status line's alert goes away, if one is shown."""
+        return self.alert_at + ALERT_TTL_S if self.last_alert else None
+
+    def text(self, now: float | None = None) -> str:
         """The status line as plain text; it wraps rather than overflowing 80 columns."""
         parts = [p for p in (self.name, self.model) if p]
         if self.provider == "scripted":
             parts.append("offline (scripted provider)")
         parts.append(self.state_label)
         parts.append(f"{_k(self.input_tokens)}↑ {_k(self.output_tokens)}↓ tokens")
+        if self.context_percent is not None:
+            parts.append(f"context {self.context_percent}%")
         line = " · ".join(parts)
-        if self.last_alert:
+        expires = self.alert_expires()
+        if expires is not None and (now is None or now < expires):
             line += f"\n⚠ {self.last_alert}"
         return line
 
@@ -333,12 +321,17 @@ def _k(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
 
 
+# -- the conversation model -------------------------------------------------------------------
+
+
 class ChatModel:
     """The conversation and status of one attached UI, fed by history and events."""
 
     def __init__(self) -> None:
         self.entries: list[Entry] = []
         self.pod = PodView()
+        self.now = 0.0
+        """The UI's clock at the event being applied (the app sets it)."""
         self._stream: int | None = None
         self._unconfirmed: list[int] = []
         self._streamed_calls: list[int] = []
@@ -348,63 +341,56 @@ class ChatModel:
 
     # -- history replay --------------------------------------------------------------------
 
-    def load_history(
-        self,
-        items: list[dict[str, Any]],
-        greeting: str = "",
-        alerts: list[dict[str, Any]] | None = None,
-    ) -> None:
+    def load_history(self, history: HistoryData) -> None:
         """Replace the conversation with committed history (the ``history`` reply)."""
         self.entries = []
         self._stream = None
         self._unconfirmed = []
         self._streamed_calls = []
         self._tools = {}
-        if greeting:
-            self.entries.append(InfoEntry(greeting))
-        for item in items:
+        if history.greeting:
+            self.entries.append(InfoEntry(history.greeting))
+        for raw in history.items:
+            try:
+                item = item_from_json(raw)
+            except ValidationError:
+                # A newer pod's kind of item: say so rather than drop it unseen.
+                self.entries.append(InfoEntry(f"(an item of kind {raw.get('kind')!r} not shown)"))
+                continue
             self._add_item(item)
-        for alert in alerts or []:  # raised at the pod's start-up, before we could listen
-            self._on_alert(alert)
-        self.replayed_seq = max((int(item.get("seq", 0)) for item in items), default=0)
+        for alert in history.alerts:  # raised at the pod's start-up, before we could listen
+            self._alert(alert)
+        self.replayed_seq = max((int(raw.get("seq", 0)) for raw in history.items), default=0)
 
-    def _add_item(self, item: dict[str, Any]) -> None:
-        kind = item.get("kind")
-        if kind == "user_message":
-            self.entries.append(UserEntry(list(item.get("segments") or [])))
-        elif kind == "assistant":
-            for block in item.get("blocks") or []:
-                btype = block.get("type")
-                if btype == "text":
-                    self.entries.append(AssistantEntry(text=str(block.get("text", ""))))
-                elif btype == "thinking":
-                    self.entries.append(ThinkingEntry(text=str(block.get("thinking", ""))))
-                elif btype == "tool_use":
-                    self._tools[str(block.get("id"))] = len(self.entries)
-                    self.entries.append(
-                        ToolEntry(
-                            id=str(block.get("id")),
-                            name=str(block.get("name", "")),
-                            arguments=dict(block.get("input") or {}),
-                            synthetic=bool(item.get("synthetic")),
-                        )
-                    )
-        elif kind == "tool_result":
-            self._result(
-                str(item.get("call_id")),
-                summary=str(item.get("summary", "")),
-                content=item.get("content"),
-                is_error=bool(item.get("is_error")),
-                synthetic=bool(item.get("synthetic")),
-            )
-        elif kind == "system_message":
-            self.entries.append(
-                NoteEntry(text=str(item.get("text", "")), origin=str(item.get("origin", "")))
-            )
+    def _add_item(self, item: Item) -> None:
+        match item:
+            case UserMessage(segments=segments):
+                self.entries.append(UserEntry(list(segments)))
+            case AssistantMessage(blocks=blocks, synthetic=synthetic):
+                for block in blocks:
+                    match block:
+                        case TextBlock(text=text):
+                            self.entries.append(AssistantEntry(text=text))
+                        case ThinkingBlock(thinking=thinking):
+                            self.entries.append(ThinkingEntry(text=thinking))
+                        case ToolUseBlock(id=call_id, name=name, input=arguments):
+                            self._tools[call_id] = len(self.entries)
+                            self.entries.append(
+                                ToolEntry(
+                                    id=call_id,
+                                    name=name,
+                                    arguments=dict(arguments),
+                                    synthetic=synthetic,
+                                )
+                            )
+            case ToolResult():
+                self._result(item.call_id, item)
+            case SystemMessage(text=text, origin=origin):
+                self.entries.append(NoteEntry(text=text, origin=origin))
+            case Compaction():
+                self.entries.append(compaction_note(item))
 
-    def _result(
-        self, call_id: str, *, summary: str, content: Any, is_error: bool, synthetic: bool
-    ) -> Change:
+    def _result(self, call_id: str, result: _Answered) -> Change:
         index = self._tools.get(call_id)
         if index is None:
             # A result whose call we never saw (e.g. attached mid-turn): draw it alone.
@@ -416,64 +402,91 @@ class ChatModel:
             kind = "updated"
         entry = self.entries[index]
         assert isinstance(entry, ToolEntry)
-        entry.summary = summary
-        entry.content = content if isinstance(content, str) else None
-        entry.is_error = is_error
-        entry.synthetic = entry.synthetic or synthetic
+        entry.summary = result.summary
+        entry.content = result.content
+        entry.output = ""
+        entry.is_error = result.is_error
+        entry.synthetic = entry.synthetic or result.synthetic
         return Change(kind, index)
 
     # -- live events -------------------------------------------------------------------------
+
+    def apply(self, event: PodEvent) -> list[Change]:
+        """Apply one broadcast event; returns what changed in the conversation."""
+        seq = getattr(event.payload, "seq", None)
+        if isinstance(seq, int) and seq <= self.replayed_seq:
+            # Committed before the history reply was made: the replay already drew it.
+            return []
+        match event.event, event.payload:
+            case _, StatusData() as status:
+                self.pod.update(status)
+            case _, UsageData() as used:
+                self.pod.input_tokens += (
+                    used.input_tokens
+                    + used.cache_creation_input_tokens
+                    + used.cache_read_input_tokens
+                )
+                self.pod.output_tokens += used.output_tokens
+            case _, UserMessageData(segments=segments):
+                return [self._add(UserEntry(list(segments)))]
+            case "text_delta", TextData(text=text):
+                return self._text_delta(text)
+            case "text_done", TextData(text=text):
+                return self._text_done(text)
+            case _, ThinkingData(text=text):
+                return self._thinking(text)
+            case _, ToolCallStartData(id=call_id, name=name):
+                return self._tool_call_start(call_id, name)
+            case _, ToolCallArgsDeltaData(id=call_id) as delta:
+                return self._tool_args(call_id, delta.json_)
+            case _, ToolOutputDeltaData(id=call_id, text=text):
+                return self._tool_output(call_id, text)
+            case _, ToolCallDoneData(id=call_id, name=name, arguments=arguments):
+                return self._tool_call_done(call_id, name, arguments)
+            case _, ToolResultData() as result:
+                return [self._result(result.id, result)]
+            case _, SystemNoteData(text=text, origin=origin):
+                return [self._add(NoteEntry(text=text, origin=origin))]
+            case _, CompactionData() as done:
+                return [self._add(compaction_note(done))]
+            case _, AlertData() as alert:
+                return [self._alert(alert)]
+            case _, TurnEndData() | RunEndData():
+                # Whatever streamed and was not confirmed by now was never committed: on a
+                # cancel the pod sends turn_end first, so this is where it gets its mark.
+                return self._end_stream()
+            case _, ShutdownData():
+                changes = self._end_stream()
+                self.pod.status = "stopped"
+                changes.append(self._add(InfoEntry("The pod has shut down.")))
+                return changes
+        return []  # turn_start, replies and events this UI does not know draw nothing
 
     def _add(self, entry: Entry) -> Change:
         self.entries.append(entry)
         return Change("added", len(self.entries) - 1)
 
-    def _end_stream(self, *, interrupted: bool) -> list[Change]:
-        """Streamed text not confirmed by ``text_done`` was never committed: mark it."""
+    def _end_stream(self) -> list[Change]:
+        """Streamed text and calls not confirmed by their commit were never kept: mark them."""
         self._stream = None
         changes = []
         for index in self._unconfirmed:
             entry = self.entries[index]
             assert isinstance(entry, AssistantEntry)
             entry.streaming = False
-            entry.interrupted = interrupted
+            entry.interrupted = True
             changes.append(Change("updated", index))
         self._unconfirmed = []
         for index in self._streamed_calls:
             tool = self.entries[index]
             assert isinstance(tool, ToolEntry)
-            if interrupted and tool.summary is None:
-                tool.summary = "interrupted · not kept in history"
+            if tool.summary is None:
+                tool.summary = NOT_KEPT
                 changes.append(Change("updated", index))
         self._streamed_calls = []
         return changes
 
-    def apply(self, event: str, data: dict[str, Any]) -> list[Change]:
-        """Apply one broadcast event; returns what changed in the conversation."""
-        handler = getattr(self, f"_on_{event}", None)
-        if handler is None:
-            return []  # turn_start, replies and unknown events draw nothing
-        seq = data.get("seq")
-        if isinstance(seq, int) and seq <= self.replayed_seq:
-            # Committed before the history reply was made: the replay already drew it.
-            return []
-        changes: list[Change] = handler(data)
-        return changes
-
-    def _on_status(self, data: dict[str, Any]) -> list[Change]:
-        self.pod.update(data)
-        return []
-
-    def _on_usage(self, data: dict[str, Any]) -> list[Change]:
-        self.pod.input_tokens += int(data.get("input_tokens", 0))
-        self.pod.output_tokens += int(data.get("output_tokens", 0))
-        return []
-
-    def _on_user_message(self, data: dict[str, Any]) -> list[Change]:
-        return [self._add(UserEntry(list(data.get("segments") or [])))]
-
-    def _on_text_delta(self, data: dict[str, Any]) -> list[Change]:
-        delta = str(data.get("text", ""))
+    def _text_delta(self, delta: str) -> list[Change]:
         if self._stream is None:
             self._stream = len(self.entries)
             self._unconfirmed.append(self._stream)
@@ -483,8 +496,7 @@ class ChatModel:
         entry.text += delta
         return [Change("appended", self._stream, delta)]
 
-    def _on_text_done(self, data: dict[str, Any]) -> list[Change]:
-        text = str(data.get("text", ""))
+    def _text_done(self, text: str) -> list[Change]:
         if not self._unconfirmed:
             return [self._add(AssistantEntry(text=text))]
         index = self._unconfirmed.pop(0)
@@ -497,12 +509,12 @@ class ChatModel:
         entry.streaming = False
         return [Change("updated", index, "replace" if changed else "")]
 
-    def _on_thinking_delta(self, data: dict[str, Any]) -> list[Change]:
+    def _thinking(self, text: str) -> list[Change]:
         last = self.entries[-1] if self.entries else None
         if isinstance(last, ThinkingEntry):
-            last.text += str(data.get("text", ""))
+            last.text += text
             return [Change("updated", len(self.entries) - 1)]
-        return [self._add(ThinkingEntry(text=str(data.get("text", ""))))]
+        return [self._add(ThinkingEntry(text=text))]
 
     def _tool(self, call_id: str, name: str) -> tuple[ToolEntry, Change]:
         index = self._tools.get(call_id)
@@ -514,75 +526,56 @@ class ChatModel:
         assert isinstance(found, ToolEntry)
         return found, Change("updated", index)
 
-    def _on_tool_call_start(self, data: dict[str, Any]) -> list[Change]:
+    def _tool_call_start(self, call_id: str, name: str) -> list[Change]:
         # Text after this call belongs to a new block; the streamed one awaits its text_done.
         self._stream = None
-        call_id = str(data.get("id"))
         self._tools.pop(call_id, None)
-        change = self._tool(call_id, str(data.get("name", "")))[1]
+        change = self._tool(call_id, name)[1]
         self._streamed_calls.append(change.index)
         return [change]
 
-    def _on_tool_call_args_delta(self, data: dict[str, Any]) -> list[Change]:
-        if str(data.get("id")) not in self._tools:
+    def _tool_args(self, call_id: str, fragment: str) -> list[Change]:
+        if call_id not in self._tools:
             return []
-        tool, change = self._tool(str(data.get("id")), "")
-        tool.args_json += str(data.get("json", ""))
+        tool, change = self._tool(call_id, "")
+        tool.args_json += fragment
         return [change]
 
-    def _on_tool_call_done(self, data: dict[str, Any]) -> list[Change]:
-        tool, change = self._tool(str(data.get("id")), str(data.get("name", "")))
-        tool.arguments = dict(data.get("arguments") or {})
+    def _tool_output(self, call_id: str, text: str) -> list[Change]:
+        if call_id not in self._tools:
+            return []  # output of a call this UI never saw start: its result will show
+        tool, change = self._tool(call_id, "")
+        tool.output = (tool.output + text)[-LIVE_OUTPUT_KEEP:]
+        return [change]
+
+    def _tool_call_done(self, call_id: str, name: str, arguments: dict[str, Any]) -> list[Change]:
+        tool, change = self._tool(call_id, name)
+        tool.arguments = dict(arguments)
         if change.index in self._streamed_calls:
             self._streamed_calls.remove(change.index)  # committed
         return [change]
 
-    def _on_tool_result(self, data: dict[str, Any]) -> list[Change]:
-        change = self._result(
-            str(data.get("id")),
-            summary=str(data.get("summary", "")),
-            content=data.get("content"),
-            is_error=bool(data.get("is_error")),
-            synthetic=bool(data.get("synthetic")),
-        )
-        return [change]
-
-    def _on_system_note(self, data: dict[str, Any]) -> list[Change]:
-        note = NoteEntry(text=str(data.get("text", "")), origin=str(data.get("origin", "")))
-        return [self._add(note)]
-
-    def _on_alert(self, data: dict[str, Any]) -> list[Change]:
-        message = str(data.get("message", ""))
-        self.pod.last_alert = message.splitlines()[0] if message else ""
-        alert = AlertEntry(
-            level=str(data.get("level", "warn")),
-            source=str(data.get("source", "")),
-            message=message,
-        )
-        return [self._add(alert)]
-
-    def _on_run_end(self, data: dict[str, Any]) -> list[Change]:
-        # Deltas of a paused or cancelled stream were never committed: say so.
-        return self._end_stream(interrupted=data.get("result") != "finished")
-
-    def _on_turn_end(self, data: dict[str, Any]) -> list[Change]:
-        return self._end_stream(interrupted=False)
-
-    def _on_shutdown(self, data: dict[str, Any]) -> list[Change]:
-        changes = self._end_stream(interrupted=True)
-        self.pod.status = "stopped"
-        changes.append(self._add(InfoEntry("The pod has shut down.")))
-        return changes
+    def _alert(self, alert: AlertData) -> Change:
+        self.pod.alert(alert.message, self.now)
+        return self._add(AlertEntry(level=alert.level, source=alert.source, message=alert.message))
 
     def disconnected(self) -> list[Change]:
         """The connection ended (EOF)."""
         self.pod.connected = False
         self.pod.status = "disconnected"
-        return self._end_stream(interrupted=True)
+        return self._end_stream()
 
     def info(self, text: str) -> Change:
         """Add a line from the UI itself."""
         return self._add(InfoEntry(text))
+
+    def card_indices(self) -> list[int]:
+        """The entries drawn as expandable cards (tool calls and system messages), in order."""
+        return [i for i, e in enumerate(self.entries) if isinstance(e, ToolEntry | NoteEntry)]
+
+    def user_prompts(self) -> list[list[Segment]]:
+        """The segments of every user message shown, oldest first (for Up/Down recall)."""
+        return [e.segments for e in self.entries if isinstance(e, UserEntry)]
 
     # -- comparisons ------------------------------------------------------------------------
 
@@ -593,7 +586,8 @@ class ChatModel:
             if isinstance(entry, UserEntry):
                 out.append("user: " + "".join(segment_text(s) for s in entry.segments))
             elif isinstance(entry, AssistantEntry):
-                out.append("assistant: " + entry.text)
+                mark = f" [{NOT_KEPT}]" if entry.interrupted else ""
+                out.append("assistant: " + entry.text + mark)
             elif isinstance(entry, ThinkingEntry):
                 out.append("thinking: " + entry.text)
             elif isinstance(entry, ToolEntry):
@@ -607,7 +601,138 @@ class ChatModel:
         return out
 
 
-def segment_text(segment: dict[str, Any]) -> str:
-    """A segment as one string: its text, or its chip label."""
-    label = segment_label(segment)
-    return str(segment.get("text", "")) if label is None else label
+# -- notices ------------------------------------------------------------------------------------
+
+NoticeLevel: TypeAlias = Literal["info", "warn", "error"]
+
+NOTICE_TTL_S = 6.0
+"""How long an answer to a key stays on the notice line when nothing replaces it sooner."""
+
+DOUBLE_PRESS_S = 3.0
+"""The second Ctrl-C (quit) or Ctrl-D (shutdown while running) must come within this window."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One line above the editor, true for a while: ``ttl`` seconds, or while the status holds.
+
+    A notice about the pod's state (``Nothing to cancel: the pod is idle``) stops being true
+    when the state changes; one about a key window (``press Ctrl-C again``) when the window
+    closes. ``ttl=None`` keeps it until the status changes.
+    """
+
+    text: str
+    level: NoticeLevel = "info"
+    ttl: float | None = NOTICE_TTL_S
+    while_status: bool = True
+
+
+@dataclass
+class NoticeBoard:
+    """The notice on screen, with when and in which status it was shown."""
+
+    notice: Notice | None = None
+    shown_at: float = 0.0
+    shown_in: str = ""
+
+    def show(self, notice: Notice | None, *, status: str, now: float) -> None:
+        """Replace the notice (None clears it)."""
+        self.notice, self.shown_at, self.shown_in = notice, now, status
+
+    def current(self, *, status: str, now: float) -> Notice | None:
+        """The notice still true at ``now`` in ``status``; a stale one is dropped."""
+        notice = self.notice
+        if notice is None:
+            return None
+        expired = notice.ttl is not None and now >= self.shown_at + notice.ttl
+        if expired or (notice.while_status and status != self.shown_in):
+            self.notice = None
+        return self.notice
+
+    def expires(self) -> float | None:
+        """When the current notice runs out, if it has a time limit."""
+        if self.notice is None or self.notice.ttl is None:
+            return None
+        return self.shown_at + self.notice.ttl
+
+
+# -- keys -----------------------------------------------------------------------------------------
+
+
+class Key(StrEnum):
+    """The keys whose meaning depends on the pod's status."""
+
+    INTERRUPT = "ctrl+c"
+    CANCEL = "ctrl+x"
+    SHUTDOWN = "ctrl+d"
+    SUBMIT = "enter"
+
+
+QUIT_WARNING = "Press Ctrl-C again to quit; the pod keeps running"
+SHUTDOWN_WARNING = "A turn is running: press Ctrl-D again to shut the pod down"
+KEPT_INPUT = "A turn is running: your input is kept. Ctrl-C pauses, then Enter sends it."
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What one key press does: a method to send, a notice, leaving the UI, a press window."""
+
+    send: Literal["pause", "cancel", "shutdown", "run", "resume"] | None = None
+    notice: Notice | None = None
+    exit: Literal["detached", "shutdown"] | None = None
+    arm: bool = False
+    """Open this key's double-press window (a second press within it acts)."""
+    keep_input: bool = True
+    """False when the editor's text is sent and leaves the editor."""
+
+
+def decide(key: Key, status: str, *, repeated: bool = False, blank: bool = True) -> Decision:
+    """The status × key table: ``repeated`` says the key's window is open, ``blank`` the input.
+
+    ``status`` is ``idle``, ``running``, ``paused``, ``stopped``, ``disconnected`` or
+    ``connecting``.
+    """
+    gone = status in ("disconnected", "stopped")
+    at_rest = status in ("idle", "paused")
+    if key is Key.INTERRUPT:
+        if gone:
+            return Decision(exit="detached")
+        if status == "running":
+            return Decision(send="pause", notice=Notice("Pausing…", ttl=None))
+        if repeated:
+            return Decision(exit="detached")
+        return Decision(arm=True, notice=Notice(QUIT_WARNING, "warn", DOUBLE_PRESS_S, False))
+    if key is Key.SHUTDOWN:
+        if gone:
+            return Decision(exit="shutdown")
+        if status == "running" and not repeated:
+            return Decision(arm=True, notice=Notice(SHUTDOWN_WARNING, "warn", DOUBLE_PRESS_S))
+        return Decision(send="shutdown", notice=Notice("Shutting the pod down…", ttl=None))
+    if key is Key.CANCEL:
+        if status == "running":
+            return Decision(send="cancel", notice=Notice("Cancelling the turn…", ttl=None))
+        return Decision(notice=Notice(f"Nothing to cancel: the pod is {status}", "error"))
+    # Enter
+    if status == "running":
+        return Decision() if blank else Decision(notice=Notice(KEPT_INPUT, "warn", ttl=None))
+    if not at_rest:
+        return Decision(notice=Notice(f"Cannot send: the pod is {status}", "error"))
+    if blank:
+        return Decision(send="resume") if status == "paused" else Decision()
+    return Decision(send="run", keep_input=False)
+
+
+# -- tool cards -------------------------------------------------------------------------------------
+
+
+def step_card(cards: list[int], selected: int | None, step: int) -> int | None:
+    """Move the card selection ``step`` cards (negative: up); None selects the newest card.
+
+    The selection stays within the list: past the oldest or the newest it stops there.
+    """
+    if not cards:
+        return None
+    if selected is None or selected not in cards:
+        return cards[-1]
+    position = min(max(cards.index(selected) + step, 0), len(cards) - 1)
+    return cards[position]

@@ -1,26 +1,37 @@
-"""The widgets of the chat UI: conversation entries, the chip-aware editor and the status line."""
+"""The conversation's widgets: entries, expandable cards, the scroll view, the status line.
+
+Each widget carries its own CSS (``DEFAULT_CSS``). Text that comes from the pod, the model or
+a tool is always drawn as plain :class:`~rich.text.Text`, never parsed as markup, so
+``[Interrupted by user]``, ``echo [Hello World]``, ``[bold]`` and backslashes show as written.
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual import events
-from textual.markup import escape
-from textual.widgets import Collapsible, Markdown, OptionList, Static, TextArea
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
 
+from cli.tui.input import segment_label
 from cli.tui.model import (
+    NOT_KEPT,
     AlertEntry,
     AssistantEntry,
     Entry,
     InfoEntry,
-    InputChips,
     NoteEntry,
+    NoticeLevel,
     PodView,
     ThinkingEntry,
     ToolEntry,
     UserEntry,
-    segment_label,
-    should_chip_paste,
 )
+from orchestrator.segments import TextSegment
 
 CHIP_STYLE = "bold #1c1c1c on #87afd7"
 """Chips are drawn as light-blue blocks, readable on dark and light themes alike."""
@@ -33,89 +44,7 @@ def _clip(text: str, limit: int = TITLE_LIMIT) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-# -- input ----------------------------------------------------------------------------------
-
-
-class ChipEditor(TextArea):
-    """A multi-line editor whose chip tokens behave as single characters.
-
-    Backspace or Delete next to a chip removes it whole and the cursor steps over it; a long
-    or multi-line paste is inserted as a paste chip instead of its text.
-    """
-
-    def __init__(self, chips: InputChips, *, id: str | None = None) -> None:
-        super().__init__(
-            id=id,
-            soft_wrap=True,
-            show_line_numbers=False,
-            tab_behavior="focus",
-            placeholder="Message · Enter sends · Ctrl+J newline · @ attaches a file",
-        )
-        self.chips = chips
-
-    def _around_cursor(self) -> tuple[int, int, str]:
-        row, column = self.cursor_location
-        return row, column, self.document[row]
-
-    def insert_text(self, token: str) -> None:
-        """Insert text or a chip token at the cursor (replacing any selection)."""
-        result = self.replace(token, *self.selection, maintain_selection_offset=False)
-        self.move_cursor(result.end_location)
-
-    def action_delete_left(self) -> None:
-        """Delete one character, or the whole chip that ends at the cursor."""
-        if self.selection.is_empty:
-            row, column, line = self._around_cursor()
-            token = self.chips.token_before(line[:column])
-            if token is not None:
-                self.delete((row, column - len(token)), (row, column))
-                return
-        super().action_delete_left()
-
-    def action_delete_right(self) -> None:
-        """Delete one character, or the whole chip that starts at the cursor."""
-        if self.selection.is_empty:
-            row, column, line = self._around_cursor()
-            token = self.chips.token_after(line[column:])
-            if token is not None:
-                self.delete((row, column), (row, column + len(token)))
-                return
-        super().action_delete_right()
-
-    def action_cursor_left(self, select: bool = False) -> None:
-        """Step over a chip as if it were one character."""
-        row, column, line = self._around_cursor()
-        token = self.chips.token_before(line[:column])
-        if token is not None and not select:
-            self.move_cursor((row, column - len(token)))
-            return
-        super().action_cursor_left(select)
-
-    def action_cursor_right(self, select: bool = False) -> None:
-        """Step over a chip as if it were one character."""
-        row, column, line = self._around_cursor()
-        token = self.chips.token_after(line[column:])
-        if token is not None and not select:
-            self.move_cursor((row, column + len(token)))
-            return
-        super().action_cursor_right(select)
-
-    async def _on_paste(self, event: events.Paste) -> None:
-        if self.read_only or not should_chip_paste(event.text):
-            return  # TextArea's own handler inserts short pastes as text
-        event.prevent_default()
-        event.stop()
-        self.insert_text(self.chips.paste(event.text))
-        self.focus()
-
-
-class CompletionList(OptionList):
-    """``@`` file candidates; never focused, so typing continues in the editor."""
-
-    can_focus = False
-
-
-# -- conversation ---------------------------------------------------------------------------
+# -- conversation entries ------------------------------------------------------------------------
 
 
 def user_text(entry: UserEntry) -> Text:
@@ -124,7 +53,7 @@ def user_text(entry: UserEntry) -> Text:
     for seg in entry.segments:
         label = segment_label(seg)
         if label is None:
-            text.append(str(seg.get("text", "")))
+            text.append(seg.text if isinstance(seg, TextSegment) else "")
         else:
             text.append(label, style=CHIP_STYLE)
     return text
@@ -133,8 +62,16 @@ def user_text(entry: UserEntry) -> Text:
 class UserView(Static):
     """A user message."""
 
+    DEFAULT_CSS = """
+    UserView {
+        background: $boost;
+        padding: 0 1;
+        margin: 1 0 0 0;
+    }
+    """
+
     def __init__(self, entry: UserEntry) -> None:
-        super().__init__(user_text(entry), classes="user")
+        super().__init__(user_text(entry))
 
 
 class AssistantView(Markdown):
@@ -144,10 +81,31 @@ class AssistantView(Markdown):
     raises ``CancelledError`` into the caller; a timer owned by the widget cannot.
     """
 
+    DEFAULT_CSS = """
+    AssistantView {
+        padding: 0 1;
+        margin: 1 0 0 0;
+    }
+    AssistantView MarkdownBlock:last-child {
+        margin-bottom: 0;
+    }
+    /* Textual's headers take three blank rows; a 24-row terminal cannot spare them. */
+    AssistantView MarkdownHeader {
+        margin: 1 0 0 0;
+    }
+    AssistantView MarkdownHeader:first-child {
+        margin-top: 0;
+    }
+    AssistantView.-interrupted {
+        border-bottom: dashed $warning;
+        border-subtitle-color: $warning;
+    }
+    """
+
     FLUSH_S = 0.05
 
     def __init__(self, entry: AssistantEntry) -> None:
-        super().__init__(entry.text, classes="assistant")
+        super().__init__(entry.text)
         self._pending = ""
         self._flushing = False
         self.refresh_from(entry)
@@ -177,65 +135,193 @@ class AssistantView(Markdown):
         """Reflect the entry's flags (interrupted streams stay visible, marked)."""
         self.set_class(entry.streaming, "-streaming")
         self.set_class(entry.interrupted, "-interrupted")
-        self.border_subtitle = "interrupted · not kept in history" if entry.interrupted else ""
+        self.border_subtitle = NOT_KEPT if entry.interrupted else ""
 
 
 class ThinkingView(Static):
     """Assistant thinking, dimmed."""
 
+    DEFAULT_CSS = """
+    ThinkingView {
+        color: $text-muted;
+        text-style: italic;
+        padding: 0 1;
+    }
+    """
+
     def __init__(self, entry: ThinkingEntry) -> None:
-        super().__init__(Text(entry.text), classes="thinking")
+        super().__init__(Text(entry.text))
 
     def refresh_from(self, entry: ThinkingEntry) -> None:
         """Show the thinking text so far."""
         self.update(Text(entry.text))
 
 
-class ToolCard(Collapsible):
-    """A tool call: name, arguments and summary in the title, details when expanded."""
+class Card(Widget):
+    """A one-line title that expands to its body: Enter on the selected card, or a click.
+
+    Cards never take focus (the editor keeps it, so no keystroke is ever delivered to a
+    card); the app selects one with Tab and the arrow keys instead.
+    """
+
+    DEFAULT_CSS = """
+    Card {
+        height: auto;
+    }
+    Card > .card--title {
+        padding: 0 1;
+    }
+    Card > .card--tail {
+        color: $text-muted;
+        padding: 0 1 0 4;
+    }
+    Card > .card--body {
+        display: none;
+        padding: 0 1 0 4;
+    }
+    Card.-expanded > .card--body {
+        display: block;
+    }
+    Card:hover > .card--title {
+        background: $block-hover-background;
+    }
+    Card.-selected > .card--title {
+        background: $block-cursor-background;
+        color: $block-cursor-foreground;
+        text-style: $block-cursor-text-style;
+    }
+    """
+
+    expanded: reactive[bool] = reactive(False, init=False)
+
+    def __init__(self, title: str, body: str, *, tail: str = "") -> None:
+        super().__init__()
+        self._title_text = title
+        self._title = Static(classes="card--title")
+        self._tail = Static(Text(tail), classes="card--tail")
+        self._tail.display = bool(tail)
+        self._body = Static(Text(body), classes="card--body")
+        self._show_title()
+
+    def compose(self) -> ComposeResult:
+        """Title, the live tail, and the body."""
+        yield self._title
+        yield self._tail
+        yield self._body
+
+    @property
+    def title_text(self) -> str:
+        """The title as drawn, without the expander symbol."""
+        return self._title_text
+
+    def set_content(self, title: str, body: str, tail: str = "") -> None:
+        """Replace title, body and live tail."""
+        self._title_text = title
+        self._show_title()
+        self._body.update(Text(body))
+        self._tail.update(Text(tail))
+        self._tail.display = bool(tail)
+
+    def _show_title(self) -> None:
+        symbol = "▼" if self.expanded else "▶"
+        self._title.update(Text(f"{symbol} {_clip(self._title_text)}"))
+
+    def toggle(self) -> None:
+        """Expand or collapse."""
+        self.expanded = not self.expanded
+
+    def watch_expanded(self, expanded: bool) -> None:
+        """Show or hide the body."""
+        self.set_class(expanded, "-expanded")
+        self._show_title()
+
+    def on_click(self, event: events.Click) -> None:
+        """A click toggles the card."""
+        event.stop()
+        self.toggle()
+
+
+class ToolCard(Card):
+    """A tool call: name, arguments and summary in the title, its live output while it runs."""
+
+    DEFAULT_CSS = """
+    ToolCard.-synthetic > .card--title {
+        color: $accent;
+        text-style: italic;
+    }
+    ToolCard.-error > .card--title {
+        color: $error;
+    }
+    """
 
     def __init__(self, entry: ToolEntry) -> None:
-        self._body = Static(Text(entry.body), classes="tool-body")
-        super().__init__(self._body, title=escape(_clip(entry.title)), collapsed=True)
-        self.add_class("tool")
-        self.set_class(entry.synthetic, "-synthetic")
-        self.set_class(entry.is_error, "-error")
+        super().__init__(entry.title, entry.body, tail=entry.live_tail())
+        self.refresh_from(entry)
 
     def refresh_from(self, entry: ToolEntry) -> None:
-        """Update title and body as arguments and the result arrive."""
-        self.title = escape(_clip(entry.title))
-        self._body.update(Text(entry.body))
+        """Update title, body and live output as arguments, output and the result arrive."""
+        self.set_content(entry.title, entry.body, entry.live_tail())
         self.set_class(entry.synthetic, "-synthetic")
         self.set_class(entry.is_error, "-error")
+        self.set_class(entry.running, "-running")
 
 
-class NoteView(Collapsible):
+class NoteView(Card):
     """A system message (file body, notification, interrupt marker), collapsed to one line."""
+
+    DEFAULT_CSS = """
+    NoteView > .card--title {
+        color: $text-muted;
+        text-style: italic;
+    }
+    """
 
     def __init__(self, entry: NoteEntry) -> None:
         first = _clip(entry.text, TITLE_LIMIT - 12)
-        title = f"✎ system ({entry.origin}): {first}"
-        super().__init__(Static(Text(entry.text)), title=escape(title), collapsed=True)
-        self.add_class("note")
+        super().__init__(f"✎ system ({entry.origin}): {first}", entry.text)
 
 
 class AlertView(Static):
     """An alert from the pod, in a distinct style per level."""
 
+    DEFAULT_CSS = """
+    AlertView {
+        padding: 0 1;
+    }
+    AlertView.-warn {
+        color: $text-warning;
+        background: $warning-muted;
+    }
+    AlertView.-error {
+        color: $text-error;
+        background: $error-muted;
+    }
+    """
+
     def __init__(self, entry: AlertEntry) -> None:
         icon = "✖" if entry.level == "error" else "⚠"
-        super().__init__(Text(f"{icon} {entry.source}: {entry.message}"), classes="alert")
+        super().__init__(Text(f"{icon} {entry.source}: {entry.message}"))
         self.add_class(f"-{entry.level}")
 
 
 class InfoView(Static):
     """A line from the UI itself."""
 
+    DEFAULT_CSS = """
+    InfoView {
+        color: $text-muted;
+        padding: 0 1;
+    }
+    """
+
     def __init__(self, entry: InfoEntry) -> None:
-        super().__init__(Text(entry.text), classes="info")
+        super().__init__(Text(entry.text))
 
 
-def view_for(entry: Entry) -> Static | Markdown | Collapsible:
+EntryView = UserView | AssistantView | ThinkingView | ToolCard | NoteView | AlertView | InfoView
+
+
+def view_for(entry: Entry) -> EntryView:
     """The widget that draws one conversation entry."""
     if isinstance(entry, UserEntry):
         return UserView(entry)
@@ -252,18 +338,121 @@ def view_for(entry: Entry) -> Static | Markdown | Collapsible:
     return InfoView(entry)
 
 
-# -- status ---------------------------------------------------------------------------------
+# -- the scroll view ---------------------------------------------------------------------------
+
+
+class NewOutputMarker(Static):
+    """``new output ↓``: shown over the bottom row while the user reads further up."""
+
+    DEFAULT_CSS = """
+    NewOutputMarker {
+        dock: bottom;
+        width: auto;
+        offset-x: 1;
+        padding: 0 1;
+        background: $accent;
+        color: $text;
+        display: none;
+    }
+    """
+
+    class Clicked(Message):
+        """The marker was clicked: jump to the end."""
+
+    def __init__(self) -> None:
+        super().__init__(Text("new output ↓ (PageDown)"))
+
+    def on_click(self, event: events.Click) -> None:
+        """Ask the conversation to follow the stream again."""
+        event.stop()
+        self.post_message(self.Clicked())
+
+
+class Conversation(VerticalScroll, can_focus=False):
+    """The scrolling conversation: it follows new output unless the user scrolled up.
+
+    Following is a fact about the position, read whenever the user (or anything) scrolls: at
+    the bottom the view follows; scrolled up it stays put and shows :class:`NewOutputMarker`
+    when something new arrives below. It never takes focus, so the editor keeps every key.
+    """
+
+    DEFAULT_CSS = """
+    Conversation {
+        height: 1fr;
+    }
+    Conversation.-unseen > NewOutputMarker {
+        display: block;
+    }
+    """
+
+    following: reactive[bool] = reactive(True, init=False)
+
+    def compose(self) -> ComposeResult:
+        """The marker; entries are mounted after it (it is docked, out of the flow)."""
+        yield NewOutputMarker()
+
+    @property
+    def entries(self) -> list[Widget]:
+        """The entry widgets, in order."""
+        return [w for w in self.children if not isinstance(w, NewOutputMarker)]
+
+    async def clear_entries(self) -> None:
+        """Remove every entry widget (before a history replay)."""
+        await self.remove_children(self.entries)
+
+    def follow(self) -> None:
+        """Jump to the end and follow new output again."""
+        self.following = True
+        self.scroll_end(animate=False)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """Whether the view follows is where the user left it: at the bottom or not."""
+        super().watch_scroll_y(old_value, new_value)
+        self.following = new_value >= self.max_scroll_y - 1
+
+    def watch_following(self, following: bool) -> None:
+        """Back at the bottom: nothing unseen any more."""
+        if following:
+            self.remove_class("-unseen")
+
+    def watch_virtual_size(self, old: Size, new: Size) -> None:
+        """The content grew or shrank: keep the end in view, or mark that there is more."""
+        if self.following:
+            self.scroll_end(animate=False, immediate=True)
+        elif new.height > old.height:
+            self.add_class("-unseen")
+
+    def on_new_output_marker_clicked(self) -> None:
+        """The marker was clicked."""
+        self.follow()
+
+
+# -- status and notices ------------------------------------------------------------------------
 
 
 class StatusBar(Static):
     """The bottom line: pod, model, state (with the paused hint), tokens, last alert."""
 
+    DEFAULT_CSS = """
+    StatusBar {
+        height: auto;
+        padding: 0 1;
+        background: $panel;
+    }
+    StatusBar.-running {
+        background: $primary-muted;
+    }
+    StatusBar.-paused {
+        background: $warning-muted;
+    }
+    """
+
     plain: str = ""
     """The status line as plain text (what tests read)."""
 
-    def show(self, pod: PodView) -> None:
+    def show(self, pod: PodView, now: float | None = None) -> None:
         """Redraw from the pod view (only when something changed: this runs per event)."""
-        text = pod.text()
+        text = pod.text(now)
         self.set_class(pod.status == "paused", "-paused")
         self.set_class(pod.status == "running", "-running")
         if text != self.plain:
@@ -272,12 +461,30 @@ class StatusBar(Static):
 
 
 class NoticeLine(Static):
-    """One transient line above the editor: warnings about keys, kept input, errors."""
+    """One line above the editor: answers to keys, kept input, errors; empty when none."""
+
+    DEFAULT_CSS = """
+    NoticeLine {
+        height: auto;
+        padding: 0 1;
+    }
+    NoticeLine.-empty {
+        display: none;
+    }
+    NoticeLine.-warn {
+        color: $text-warning;
+    }
+    NoticeLine.-error {
+        color: $text-error;
+    }
+    """
 
     plain: str = ""
 
-    def say(self, text: str, *, level: str = "info") -> None:
+    def say(self, text: str, *, level: NoticeLevel = "info") -> None:
         """Show a notice (empty text hides the line)."""
+        if text == self.plain and self.has_class(f"-{level}"):
+            return
         self.plain = text
         self.set_class(not text, "-empty")
         for name in ("info", "warn", "error"):

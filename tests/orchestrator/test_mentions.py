@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.mentions import Mention, find_mentions, segments_from_text
+from orchestrator.mentions import Mention, expand_mentions, find_mentions, segments_from_text
 from orchestrator.scoped_fs import ScopedFS
-from orchestrator.segments import FileRefSegment, TextSegment, flatten_segments
+from orchestrator.segments import FileRefSegment, PasteSegment, TextSegment, flatten_segments
 
 POSITIVES = [
     ("explain @src/app.py", ["src/app.py"]),
@@ -121,3 +124,80 @@ def test_segments_from_text() -> None:
 @given(st.text(alphabet=st.sampled_from(list("ab./@ `\n,(py")), max_size=60))
 def test_segments_flatten_back_to_the_text(text: str) -> None:
     assert flatten_segments(segments_from_text(text)) == text
+
+
+def test_unlisted_extensions_need_existence(tmp_path: Path) -> None:
+    (tmp_path / "data.bin").write_bytes(b"\x00")
+    fs = ScopedFS(tmp_path)
+    text = "load @data.bin, not @pytest.fixture or @missing.bin"
+    assert [m.path for m in find_mentions(text, exists=fs.exists)] == ["data.bin"]
+    assert find_mentions(text) == []
+
+
+def test_inline_triple_backticks_are_code_not_a_fence() -> None:
+    # A backtick fence's info string cannot hold a backtick (CommonMark), so this line is
+    # inline code and the lines after it are prose.
+    text = "```x``` then @a.py\n@b.py\n``` ``@c.py`` ```"
+    assert [m.path for m in find_mentions(text)] == ["a.py", "b.py"]
+
+
+def test_a_fence_closes_only_on_the_same_character_at_least_as_long() -> None:
+    text = "````\n@a.py\n```\n@b.py\n~~~~\n@c.py\n`````\n@d.py"
+    assert [m.path for m in find_mentions(text)] == ["d.py"]
+
+
+def test_expand_mentions_splits_text_segments_only() -> None:
+    segments = [
+        TextSegment(text="see @a.py"),
+        PasteSegment(id=1, text="@b.py"),
+        FileRefSegment(path="c.py"),
+    ]
+    assert expand_mentions(segments) == [
+        TextSegment(text="see "),
+        FileRefSegment(path="a.py"),
+        PasteSegment(id=1, text="@b.py"),
+        FileRefSegment(path="c.py"),
+    ]
+
+
+SCAN_BOUND_S = 60
+"""Each scan below takes well under a second when linear; a quadratic scan needs minutes."""
+
+_ADVERSARIAL = r"""
+import json, sys
+from orchestrator.mentions import find_mentions
+n = 1024 * 1024
+shapes = {
+    # Inline runs without a closer: the old pattern retried every shorter run length.
+    "one long run": "x " + "`" * n + " @a.py",
+    # A fence-like line of n backticks with no newline to end it.
+    "long fence line": "`" * n + " @a.py",
+    # One single backtick, then n/3 runs of two: no closer for the first one.
+    "unpaired": "x `" + "``y" * (n // 3) + " @a.py",
+    # Run lengths 1, 2, 3, ... none of which closes.
+    "growing runs": "x " + "".join("`" * k + "y" for k in range(1, 1400)) + " @a.py",
+    # As many code spans as mentions: each mention was checked against every span.
+    "spans and mentions": "`c` @x.py " * (n // 10),
+}
+print(json.dumps({name: [m.path for m in find_mentions(text)][-2:] for name, text in shapes.items()}))
+"""
+
+
+def test_the_scan_is_linear_on_hostile_input() -> None:
+    # Client input reaches the scan on the pod's event loop; a backtracking pattern there froze
+    # the pod (80,000 backticks took 2 s, an 8 MiB line hours). A subprocess turns a regression
+    # into a failed bound instead of a test that never ends.
+    done = subprocess.run(
+        [sys.executable, "-c", _ADVERSARIAL],
+        capture_output=True,
+        text=True,
+        timeout=SCAN_BOUND_S,
+        check=True,
+    )
+    assert json.loads(done.stdout) == {
+        "one long run": ["a.py"],
+        "long fence line": [],
+        "unpaired": ["a.py"],
+        "growing runs": ["a.py"],
+        "spans and mentions": ["x.py", "x.py"],
+    }

@@ -115,11 +115,7 @@ def test_run_with_every_segment_kind_and_an_unknown_one() -> None:
 def test_input_shorthand_is_one_text_segment() -> None:
     _, params = parse_request('{"method":"run","params":{"input":"hello"}}')
     assert isinstance(params, RunParams)
-    assert (params.segments, params.input, params.plain) == (
-        [TextSegment(text="hello")],
-        None,
-        True,
-    )
+    assert (params.segments, params.input) == ([TextSegment(text="hello")], None)
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import (
     FileRefSegment,
     KnowledgeRefSegment,
+    PasteSegment,
     TextSegment,
     UnknownSegment,
     WorkflowInvokeSegment,
@@ -67,9 +68,44 @@ def test_segments_the_pod_cannot_take_are_reported(workspace: Path) -> None:
     assert sub.attach == [] and sub.alerts[0].source == "knowledge_ref"
 
 
-def test_plain_input_is_scanned_for_mentions(workspace: Path) -> None:
+def test_text_segments_are_scanned_for_mentions_pastes_are_not(workspace: Path) -> None:
+    # One rule for every client: plain ``input`` arrives as one text segment, the UI's typed
+    # text as text segments between its chips; both attach the same files.
     fs = ScopedFS(workspace)
-    plain = run_segments([TextSegment(text="explain @src/app.py")], plain=True, exists=fs.exists)
-    assert plain == [TextSegment(text="explain "), FileRefSegment(path="src/app.py")]
     typed = [TextSegment(text="explain @src/app.py")]
-    assert run_segments(typed, plain=False, exists=fs.exists) == typed
+    assert run_segments(typed, exists=fs.exists) == [
+        TextSegment(text="explain "),
+        FileRefSegment(path="src/app.py"),
+    ]
+    chips = [
+        TextSegment(text="compare "),
+        FileRefSegment(path="README.md"),
+        TextSegment(text=" with @src/app.py"),
+        PasteSegment(id=1, text="trace: @src/app.py"),
+    ]
+    assert run_segments(chips, exists=fs.exists) == [
+        TextSegment(text="compare "),
+        FileRefSegment(path="README.md"),
+        TextSegment(text=" with "),
+        FileRefSegment(path="src/app.py"),
+        PasteSegment(id=1, text="trace: @src/app.py"),
+    ]
+
+
+def test_an_existing_file_with_an_unlisted_extension_is_attached_or_warned(
+    workspace: Path,
+) -> None:
+    # ``.bin`` is not a known extension: before, "@data.bin" stayed text with no warning.
+    (workspace / "data.bin").write_bytes(b"\x00\x01\x02")
+    (workspace / "notes.v2").write_text("second draft\n")
+    fs = ScopedFS(workspace)
+    segments = run_segments(
+        [TextSegment(text="see @data.bin and @notes.v2, not @pytest.fixture")], exists=fs.exists
+    )
+    assert [s.path for s in segments if isinstance(s, FileRefSegment)] == ["data.bin", "notes.v2"]
+    sub = resolve_submission(segments, fs=fs, config=PodConfig(workspace=workspace))
+    assert [i.text for i in sub.attach if isinstance(i, SystemMessage)] == [
+        "[File: notes.v2]\nsecond draft\n"
+    ]
+    assert [(a.level, a.source) for a in sub.alerts] == [("warn", "file_ref")]
+    assert "@data.bin" in sub.alerts[0].message and "binary" in sub.alerts[0].message

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
 
 from cli.tui.app import PodApp, PodLink
@@ -45,9 +46,15 @@ async def wait_until(
         await pilot.pause(0.02)
 
 
+def screen_text(app: App[object]) -> str:
+    """The characters on screen, row by row: what a person reads (colours aside)."""
+    # The compositor is Textual's own; it is what the terminal is sent, minus the styles.
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
 async def pod_status(probe: PodClient) -> str:
     """The pod's coarse status, asked over a separate connection."""
-    return str((await probe.request("get_status")).data["status"])
+    return (await probe.status()).status
 
 
 async def eventually_status(probe: PodClient, expected: str, *, timeout: float = 5.0) -> None:
@@ -63,8 +70,7 @@ async def eventually_status(probe: PodClient, expected: str, *, timeout: float =
 
 async def history_kinds(probe: PodClient) -> list[str]:
     """The kinds of the committed history items."""
-    items = (await probe.request("get_history")).data["items"]
-    return [str(i["kind"]) for i in items]
+    return [str(i["kind"]) for i in (await probe.history()).items]
 
 
 @dataclass
@@ -86,6 +92,11 @@ class Session:
     def notice(self) -> str:
         """The notice line as drawn."""
         return self.app.notice.plain
+
+    @property
+    def screen(self) -> str:
+        """The screen's text."""
+        return screen_text(self.app)
 
     async def until(self, predicate: Callable[[], bool], what: str = "") -> None:
         """Wait for a UI condition."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from cli.tui.app import PodApp, PodLink
 from orchestrator.client import PodEvent
+from orchestrator.protocol import HistoryData, StatusData
 
 STATUS = {
     "name": "demo",
@@ -86,7 +87,7 @@ CONVERSATION: list[dict[str, Any]] = [
 class FakeLink:
     """Answers ``get_status`` / ``get_history`` from fixed data, then replays ``events``."""
 
-    status: dict[str, Any]
+    status_data: dict[str, Any]
     items: list[dict[str, Any]]
     events_to_send: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     sent: list[tuple[str, dict[str, Any] | None]] = field(default_factory=list)
@@ -98,16 +99,16 @@ class FakeLink:
     ) -> None:
         self.sent.append((method, params))
 
-    async def request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 10.0
-    ) -> PodEvent:
-        if method == "get_status":
-            return PodEvent("status", dict(self.status))
-        if method == "get_history":
-            return PodEvent("history", {"items": self.items, "greeting": GREETING})
-        prefix = str((params or {}).get("prefix", ""))
-        candidates = [c for c in ("src/", "setup.py", "README.md") if c.startswith(prefix)]
-        return PodEvent("file_completions", {"prefix": prefix, "candidates": candidates})
+    async def status(self, *, timeout: float = 10.0) -> StatusData:
+        return StatusData.model_validate(self.status_data)
+
+    async def history(self, *, timeout: float = 10.0) -> HistoryData:
+        return HistoryData(items=self.items, greeting=GREETING)
+
+    async def complete_files(
+        self, prefix: str, *, limit: int = 50, timeout: float = 10.0
+    ) -> list[str]:
+        return [c for c in ("src/", "setup.py", "README.md") if c.startswith(prefix)]
 
     async def events(self) -> AsyncIterator[PodEvent]:
         for name, data in self.events_to_send:
@@ -122,7 +123,7 @@ class FakeLink:
 def idle_link() -> FakeLink:
     """A finished turn with a file ref, a paste, a system note, a tool call and an alert."""
     return FakeLink(
-        status={**STATUS, "status": "idle", "state": "idle"},
+        status_data={**STATUS, "status": "idle", "state": "idle"},
         items=CONVERSATION,
         events_to_send=[
             (
@@ -141,7 +142,7 @@ def idle_link() -> FakeLink:
 def paused_link() -> FakeLink:
     """A second turn paused mid-stream, with a synthetic read before it."""
     return FakeLink(
-        status={**STATUS, "status": "running", "state": "requesting", "turn": 2},
+        status_data={**STATUS, "status": "running", "state": "requesting", "turn": 2},
         items=[
             *CONVERSATION,
             {
@@ -189,3 +190,72 @@ def build_app(link: FakeLink) -> PodApp:
         return link
 
     return PodApp(connect, clock=lambda: 0.0)
+
+
+BRACKETS_COMMAND = r"echo [Hello World] && echo 'C:\temp\ [bold]not bold[/bold]'"
+BRACKETS_OUTPUT = "[Hello World]\nC:\\temp\\ [bold]not bold[/bold]\n"
+
+
+def brackets_link() -> FakeLink:
+    """Text that markup would eat: brackets, ``[bold]`` literals, backslashes."""
+    return FakeLink(
+        status_data={**STATUS, "status": "idle", "state": "idle"},
+        items=[
+            {
+                "kind": "user_message",
+                "seq": 1,
+                "turn": 1,
+                "segments": [{"kind": "text", "text": r"why does [bold]x[/bold] print C:\path\ ?"}],
+                "text": "",
+            },
+            {
+                "kind": "assistant",
+                "seq": 2,
+                "turn": 1,
+                "blocks": [
+                    {
+                        "type": "tool_use",
+                        "id": "b1",
+                        "name": "bash",
+                        "input": {"command": BRACKETS_COMMAND},
+                    }
+                ],
+                "stop_reason": "tool_use",
+                "synthetic": False,
+            },
+            {
+                "kind": "tool_result",
+                "seq": 3,
+                "turn": 1,
+                "call_id": "b1",
+                "summary": "[exit 0] [Hello World]",
+                "content": BRACKETS_OUTPUT,
+                "is_error": False,
+                "synthetic": False,
+            },
+            {
+                "kind": "system_message",
+                "seq": 4,
+                "turn": 1,
+                "text": "[The previous turn was interrupted by the user.]",
+                "origin": "interrupt",
+            },
+        ],
+        events_to_send=[
+            ("tool_call_start", {"id": "g1", "name": "grep"}),
+            (
+                "tool_call_done",
+                {"id": "g1", "name": "grep", "arguments": {"pattern": r"\[x\]"}},
+            ),
+            (
+                "tool_result",
+                {
+                    "id": "g1",
+                    "summary": "[Interrupted by user]",
+                    "content": None,
+                    "is_error": False,
+                    "synthetic": True,
+                },
+            ),
+        ],
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cli.tui.conftest import attach, eventually_status, pod_status
+from tests.cli.tui.conftest import attach, eventually_status, history_kinds, pod_status
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, running_pod
 
 TOOL_TURN = [
@@ -72,9 +72,19 @@ async def test_tool_cards_expand_from_the_keyboard(workspace: Path, short_dir: P
         await eventually_status(ui.probe, "idle")
         await ui.ui_status("idle")
         card = ui.app.query_one(ToolCard)
-        assert card.collapsed
-        while ui.app.focused is None or card not in ui.app.focused.ancestors_with_self:
-            await ui.pilot.press("tab")
+        assert not card.expanded
+        await ui.pilot.press("tab")
+        await ui.until(lambda: card.has_class("-selected"), "the card chosen")
         await ui.pilot.press("enter")
-        assert not card.collapsed
+        await ui.until(lambda: card.expanded, "the card expanded")
+        assert "README.md — 3 lines" in ui.screen
         assert await pod_status(ui.probe) == "idle"  # Enter on a card sends nothing
+        assert await history_kinds(ui.probe) == [
+            "user_message",
+            "assistant",
+            "tool_result",
+            "assistant",
+        ]
+        # Esc leaves the cards; Enter sends again.
+        await ui.pilot.press("escape")
+        assert not card.has_class("-selected") and ui.app.focused is ui.app.editor

@@ -1,4 +1,5 @@
-"""The real ``pod chat`` in a pseudo-terminal (tmux): attach a file, pause mid-stream, resume.
+"""The real ``pod chat`` in a pseudo-terminal (tmux): attach a file, /help, pause mid-stream,
+resume, recall a prompt.
 
 It starts a background pod through ``ensure_pod`` exactly as a person would, so it also checks
 that the pod outlives the UI and can be shut down afterwards.
@@ -153,6 +154,16 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
             "assistant",
         ], f"{items}\n{screen}"
         assert {"kind": "file_ref", "path": "README.md"} in items[0]["segments"]
+
+        # /help is answered by the UI itself: nothing reaches the pod's history.
+        tmux.type("/help")
+        tmux.keys("Enter")
+        tmux.wait(lambda s: "/sessions" in s and "Start a message with //" in flat(s), "the help")
+        assert len(ask(sock, "get_history")["items"]) == len(items)  # type: ignore[arg-type]
+
+        # Up brings the last prompt back into the editor (drawn between its borders).
+        tmux.keys("Up")
+        tmux.wait(lambda s: "▊ now answer slowly" in s, "the recalled prompt")
 
         # Ctrl-C twice leaves the UI; the pod keeps running until it is shut down.
         tmux.keys("C-c")

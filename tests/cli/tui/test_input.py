@@ -146,10 +146,14 @@ async def test_tab_before_the_candidates_arrived_still_completes(session: Sessio
     await session.until(lambda: session.app.editor.text == "⟦@src/app.py⟧ x", "the chip")
 
 
-async def test_tab_without_an_at_moves_focus_and_typing_comes_back(session: Session) -> None:
+async def test_tab_without_an_at_goes_to_the_cards_and_typing_comes_back(
+    session: Session,
+) -> None:
     app = session.app
     await session.pilot.press(*"ab", "tab")
-    await session.until(lambda: app.focused is not app.editor, "focus to move")
+    # No card yet: it says so and the editor keeps the keys.
+    await session.until(lambda: session.notice == "No tool cards yet", "the notice")
+    assert not app.editor.cards_active
     await session.pilot.press("c")
     assert app.focused is app.editor
     assert app.editor.text == "abc"

@@ -6,18 +6,22 @@ from typing import Any
 
 import pytest
 
+from cli.tui.input import (
+    InputChips,
+    completion_query,
+    paste_label,
+    run_params,
+    should_chip_paste,
+)
 from cli.tui.model import (
+    AlertEntry,
     AssistantEntry,
     Change,
     ChatModel,
-    InputChips,
     PodView,
     ToolEntry,
-    completion_query,
-    is_blank,
-    paste_label,
-    should_chip_paste,
 )
+from orchestrator.client import PodEvent
 from orchestrator.history import (
     AssistantMessage,
     SystemMessage,
@@ -27,7 +31,13 @@ from orchestrator.history import (
     UserMessage,
     item_to_json,
 )
-from orchestrator.segments import FileRefSegment, PasteSegment, TextSegment
+from orchestrator.protocol import AlertData, HistoryData, StatusData
+from orchestrator.segments import (
+    FileRefSegment,
+    KnowledgeRefSegment,
+    PasteSegment,
+    TextSegment,
+)
 
 # -- input ----------------------------------------------------------------------------------
 
@@ -58,12 +68,12 @@ def test_chips_map_back_to_segments() -> None:
     know = chips.knowledge_ref("style")
     text = f"look {ref} and {paste}{know} ⟦not a chip⟧"
     assert chips.segments(text) == [
-        {"kind": "text", "text": "look "},
-        {"kind": "file_ref", "path": "src/app.py"},
-        {"kind": "text", "text": " and "},
-        {"kind": "paste", "id": 1, "text": "a\nb"},
-        {"kind": "knowledge_ref", "slug": "style"},
-        {"kind": "text", "text": " ⟦not a chip⟧"},
+        TextSegment(text="look "),
+        FileRefSegment(path="src/app.py"),
+        TextSegment(text=" and "),
+        PasteSegment(id=1, text="a\nb"),
+        KnowledgeRefSegment(slug="style"),
+        TextSegment(text=" ⟦not a chip⟧"),
     ]
 
 
@@ -83,8 +93,6 @@ def test_tokens_at_the_cursor() -> None:
     assert chips.token_before("x ⟦@unregistered⟧") is None
     assert chips.token_after(f"{ref} tail") == ref
     assert chips.token_after(f" {ref}") is None
-    assert chips.token_around(f"ab{ref}", 4) == (2, 2 + len(ref))
-    assert chips.token_around(f"ab{ref}", 2) is None
 
 
 @pytest.mark.parametrize(
@@ -103,11 +111,13 @@ def test_completion_query(line: str, query: str | None) -> None:
     assert completion_query(line) == query
 
 
-def test_is_blank() -> None:
-    assert is_blank([{"kind": "text", "text": "  \n"}])
-    assert is_blank([])
-    assert not is_blank([{"kind": "text", "text": " a "}])
-    assert not is_blank([{"kind": "file_ref", "path": "a"}])
+def test_blank_input_is_the_protocols_rule() -> None:
+    # The UI used to call a whitespace-only paste "not blank" and send it; the pod refuses it.
+    assert run_params([TextSegment(text="  \n")]) is None
+    assert run_params([]) is None
+    assert run_params([PasteSegment(id=1, text=" \n\t")]) is None
+    assert run_params([TextSegment(text=" a ")]) is not None
+    assert run_params([FileRefSegment(path="a")]) is not None
 
 
 # -- conversation from events ---------------------------------------------------------------
@@ -116,7 +126,7 @@ def test_is_blank() -> None:
 def feed(model: ChatModel, events: list[tuple[str, dict[str, Any]]]) -> list[Change]:
     changes: list[Change] = []
     for name, data in events:
-        changes.extend(model.apply(name, data))
+        changes.extend(model.apply(PodEvent(name, data)))
     return changes
 
 
@@ -186,7 +196,7 @@ def test_a_tool_call_streamed_but_never_committed_is_marked() -> None:
         ],
     )
     assert model.transcript() == [
-        "assistant: Let me",
+        "assistant: Let me [interrupted · not kept in history]",
         "tool: ⚙ glob() → interrupted · not kept in history",
     ]
 
@@ -222,7 +232,13 @@ def test_synthetic_results_notes_and_alerts_are_marked() -> None:
             ("tool_call_done", {"id": "p1", "name": "read_file", "arguments": {"path": "a"}}),
             (
                 "tool_result",
-                {"id": "p1", "summary": "1 line", "content": "x", "synthetic": True},
+                {
+                    "id": "p1",
+                    "summary": "1 line",
+                    "content": "x",
+                    "is_error": False,
+                    "synthetic": True,
+                },
             ),
             ("system_note", {"text": "[Notification] hello", "origin": "notify"}),
             (
@@ -241,7 +257,7 @@ def test_synthetic_results_notes_and_alerts_are_marked() -> None:
 
 def test_shutdown_and_disconnect() -> None:
     model = ChatModel()
-    model.pod.update({"status": "idle", "name": "p"})
+    model.pod.update(StatusData(status="idle", state="idle", name="p"))
     feed(model, [("text_delta", {"text": "x"}), ("shutdown", {})])
     assert model.transcript()[-1] == "info: The pod has shut down."
     model.disconnected()
@@ -270,7 +286,7 @@ def test_history_replay_matches_the_live_events() -> None:
         UserMessage(seq=6, turn=2, segments=[PasteSegment(id=2, text="p\nq")], text="p\nq"),
     ]
     replayed = ChatModel()
-    replayed.load_history([item_to_json(i) for i in items], greeting="hello")
+    replayed.load_history(HistoryData(items=[item_to_json(i) for i in items], greeting="hello"))
     live = ChatModel()
     live.entries.append(replayed.entries[0])  # the greeting comes with history only
     feed(
@@ -282,7 +298,10 @@ def test_history_replay_matches_the_live_events() -> None:
             ("tool_call_start", {"id": "t1", "name": "grep"}),
             ("text_done", {"text": "Reading."}),
             ("tool_call_done", {"id": "t1", "name": "grep", "arguments": {}}),
-            ("tool_result", {"id": "t1", "summary": "no matches", "content": None}),
+            (
+                "tool_result",
+                {"id": "t1", "summary": "no matches", "content": None, "is_error": False},
+            ),
             ("text_done", {"text": "Done."}),
             ("user_message", {"segments": item_to_json(items[5])["segments"]}),
         ],
@@ -306,54 +325,224 @@ def test_status_line_states() -> None:
     pod = PodView()
     assert pod.text().startswith("Connecting")
     pod.update(
-        {
-            "status": "paused",
-            "name": "demo",
-            "model": "scripted-demo",
-            "provider": "scripted",
-            "usage": {"input_tokens": 12345, "output_tokens": 6},
-        }
+        StatusData(
+            status="paused",
+            state="paused",
+            name="demo",
+            model="scripted-demo",
+            provider="scripted",
+            usage={"input_tokens": 12345, "output_tokens": 6},
+        )
     )
     assert pod.text() == (
         "demo · scripted-demo · offline (scripted provider) · "
         "Paused — Enter to resume, type to start new turn · 12.3k↑ 6↓ tokens"
     )
-    pod.update({"status": "running", "provider": "anthropic", "model": "claude"})
+    pod.update(
+        StatusData(status="running", state="requesting", provider="anthropic", model="claude")
+    )
     pod.last_alert = "rate limited"
     assert pod.text() == "demo · claude · Running · 12.3k↑ 6↓ tokens\n⚠ rate limited"
 
 
 def test_events_already_in_the_replayed_history_are_skipped() -> None:
-    from cli.tui.model import ChatModel
-
     model = ChatModel()
     model.load_history(
-        [
-            {
-                "kind": "user_message",
-                "seq": 1,
-                "turn": 1,
-                "segments": [{"kind": "text", "text": "hi"}],
-                "text": "hi",
-            }
-        ]
+        HistoryData(
+            items=[
+                {
+                    "kind": "user_message",
+                    "seq": 1,
+                    "turn": 1,
+                    "segments": [{"kind": "text", "text": "hi"}],
+                    "text": "hi",
+                }
+            ]
+        )
     )
     drawn = len(model.entries)
     # The same commit arriving as a live event after the replay draws nothing new...
-    assert (
-        model.apply("user_message", {"segments": [{"kind": "text", "text": "hi"}], "seq": 1}) == []
-    )
+    again = {"segments": [{"kind": "text", "text": "hi"}], "seq": 1}
+    assert model.apply(PodEvent("user_message", again)) == []
     assert len(model.entries) == drawn
     # ...while a later commit is drawn.
-    assert model.apply("user_message", {"segments": [{"kind": "text", "text": "next"}], "seq": 2})
+    later = {"segments": [{"kind": "text", "text": "next"}], "seq": 2}
+    assert model.apply(PodEvent("user_message", later))
     assert len(model.entries) == drawn + 1
 
 
 def test_start_up_alerts_from_the_history_reply_are_drawn() -> None:
-    from cli.tui.model import AlertEntry, ChatModel
+    model = ChatModel()
+    alert = AlertData(
+        level="warn", source="pod", message="s.jsonl:3: torn last line ignored", timestamp_ms=1
+    )
+    model.load_history(HistoryData(items=[], greeting="pod t", alerts=[alert]))
+    assert [e.message for e in model.entries if isinstance(e, AlertEntry)] == [alert.message]
+    assert model.pod.last_alert == alert.message
+
+
+# -- what the conversation must never hide ---------------------------------------------------
+
+
+def test_a_cancelled_stream_is_marked_although_turn_end_comes_first() -> None:
+    # On cancel the pod sends turn_end before run_end; the model used to forget the stream
+    # at turn_end, so the half answer was left looking like a kept one.
+    model = ChatModel()
+    feed(
+        model,
+        [
+            ("user_message", USER),
+            ("text_delta", {"text": "half an ans"}),
+            ("turn_end", {"turn": 1, "result": "cancelled"}),
+            ("run_end", {"result": "cancelled"}),
+        ],
+    )
+    entry = model.entries[1]
+    assert isinstance(entry, AssistantEntry)
+    assert (entry.text, entry.streaming, entry.interrupted) == ("half an ans", False, True)
+
+
+def test_a_finished_turn_marks_nothing() -> None:
+    model = ChatModel()
+    feed(
+        model,
+        [
+            ("text_delta", {"text": "All"}),
+            ("text_done", {"text": "All done."}),
+            ("turn_end", {"turn": 1, "result": "finished"}),
+            ("run_end", {"result": "finished"}),
+        ],
+    )
+    assert model.transcript() == ["assistant: All done."]
+
+
+def test_a_running_tool_streams_its_output_into_its_card() -> None:
+    model = ChatModel()
+    changes = feed(
+        model,
+        [
+            ("tool_call_start", {"id": "b1", "name": "bash"}),
+            ("tool_call_done", {"id": "b1", "name": "bash", "arguments": {"command": "make"}}),
+            ("tool_output_delta", {"id": "b1", "text": "step 1\nstep 2\n"}),
+            ("tool_output_delta", {"id": "b1", "text": "step 3\nstep 4\n"}),
+            ("tool_output_delta", {"id": "unseen", "text": "not ours\n"}),
+        ],
+    )
+    tool = model.entries[0]
+    assert isinstance(tool, ToolEntry)
+    assert tool.running and tool.live_tail() == "step 2\nstep 3\nstep 4"
+    assert tool.body.endswith("step 1\nstep 2\nstep 3\nstep 4\n")
+    assert changes[-2:] == [Change("updated", 0), Change("updated", 0)]
+    feed(
+        model,
+        [
+            (
+                "tool_result",
+                {"id": "b1", "summary": "exit 0", "content": "all of it", "is_error": False},
+            )
+        ],
+    )
+    assert not tool.running and tool.live_tail() == "" and tool.output == ""
+
+
+def test_live_output_is_bounded() -> None:
+    from cli.tui.model import LIVE_OUTPUT_KEEP
 
     model = ChatModel()
-    alert = {"level": "warn", "source": "pod", "message": "s.jsonl:3: torn last line ignored"}
-    model.load_history([], "pod t", [alert])
-    assert [e.message for e in model.entries if isinstance(e, AlertEntry)] == [alert["message"]]
-    assert model.pod.last_alert == alert["message"]
+    feed(model, [("tool_call_start", {"id": "b1", "name": "bash"})])
+    chunk = "y" * 1000 + "\n"
+    feed(model, [("tool_output_delta", {"id": "b1", "text": chunk})] * 100)
+    tool = model.entries[0]
+    assert isinstance(tool, ToolEntry)
+    assert len(tool.output) == LIVE_OUTPUT_KEEP and tool.output.endswith(chunk)
+
+
+def test_events_this_ui_cannot_type_draw_nothing() -> None:
+    model = ChatModel()
+    assert model.apply(PodEvent("sparkle", {"x": 1})) == []
+    assert model.apply(PodEvent("text_delta", {"text": 5})) == []
+    assert model.entries == []
+
+
+def test_a_history_item_of_an_unknown_kind_is_named_not_dropped() -> None:
+    model = ChatModel()
+    model.load_history(HistoryData(items=[{"kind": "hologram", "seq": 1}]))
+    assert model.transcript() == ["info: (an item of kind 'hologram' not shown)"]
+    assert model.replayed_seq == 1
+
+
+def test_the_status_lines_alert_expires() -> None:
+    from cli.tui.model import ALERT_TTL_S
+
+    model = ChatModel()
+    model.pod.update(StatusData(status="idle", state="idle", name="p"))
+    model.now = 100.0
+    feed(
+        model,
+        [("alert", {"level": "warn", "source": "s", "message": "slow\nmore", "timestamp_ms": 1})],
+    )
+    assert model.pod.text(100.0 + ALERT_TTL_S - 1).endswith("\n⚠ slow")
+    assert "⚠" not in model.pod.text(100.0 + ALERT_TTL_S)
+    # The conversation keeps it.
+    assert model.transcript() == ["alert[warn]: slow\nmore"]
+
+
+def test_cards_are_chosen_from_the_newest() -> None:
+    from cli.tui.model import step_card
+
+    cards = [2, 5, 9]
+    assert step_card(cards, None, 0) == 9
+    assert step_card(cards, 9, -1) == 5
+    assert step_card(cards, 2, -1) == 2
+    assert step_card(cards, 9, 1) == 9
+    assert step_card([], None, 0) is None
+    assert step_card(cards, 7, -1) == 9  # a selection that went away starts over
+
+
+def test_a_compaction_reads_the_same_replayed_and_live() -> None:
+    item = {
+        "kind": "compaction",
+        "seq": 7,
+        "turn": 2,
+        "summary": "We fixed [the parser].",
+        "first_seq": 1,
+        "last_seq": 6,
+        "tokens_before": 12_000,
+        "tokens_after": 900,
+        "trigger": "manual",
+    }
+    replayed = ChatModel()
+    replayed.load_history(HistoryData(items=[item]))
+    live = ChatModel()
+    event = {k: v for k, v in item.items() if k not in ("kind", "turn")}
+    feed(live, [("compaction", event)])
+    assert (
+        replayed.transcript()
+        == live.transcript()
+        == [
+            "note[compaction]: Compacted items 1-6 (manual): about 12.0k → 900 tokens of context\n"
+            "We fixed [the parser]."
+        ]
+    )
+
+
+def test_the_status_line_shows_how_full_the_context_is() -> None:
+    pod = PodView()
+    context = {"used": 45_000, "window": 100_000, "percent": 45, "compact_at": 80}
+    pod.update(
+        StatusData.model_validate(
+            {
+                "status": "idle",
+                "state": "idle",
+                "name": "p",
+                "usage": {
+                    "input_tokens": 10,
+                    "cache_creation_input_tokens": 100,
+                    "cache_read_input_tokens": 1000,
+                    "output_tokens": 7,
+                },
+                "context": context,
+            }
+        )
+    )
+    assert pod.text() == "p · Idle · 1110↑ 7↓ tokens · context 45%"

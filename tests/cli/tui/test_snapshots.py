@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from tests.cli.tui.fake_pod import FakeLink, build_app, idle_link, paused_link
+from tests.cli.tui.fake_pod import FakeLink, brackets_link, build_app, idle_link, paused_link
 
 
 def settle(link: FakeLink) -> Callable[[Pilot[Any]], Any]:
@@ -49,6 +49,17 @@ def test_typing_with_chips_and_completion_list(snap_compare: Any) -> None:
         await pilot.press("space", "@", "s")
         while not app.query_one("#completions").has_class("-open"):
             await pilot.pause(0.02)
+        await pilot.pause(0.1)
+
+    assert snap_compare(build_app(link), run_before=run_before)
+
+
+def test_tool_text_as_written_with_a_card_open(snap_compare: Any) -> None:
+    link = brackets_link()
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await settle(link)(pilot)
+        await pilot.press("tab", "up", "up", "enter")  # the bash card, chosen and open
         await pilot.pause(0.1)
 
     assert snap_compare(build_app(link), run_before=run_before)

@@ -1,0 +1,118 @@
+"""Slash commands and prompt recall, against a real pod: nothing here reaches the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli.tui.model import InfoEntry
+from orchestrator.session import sessions_dir
+from tests.cli.tui.conftest import QUICK, Session, attach, eventually_status, history_kinds
+from tests.e2e.harness import running_pod
+
+
+def _infos(session: Session) -> list[str]:
+    return [e.text for e in session.app.model.entries if isinstance(e, InfoEntry)]
+
+
+async def _command(session: Session, text: str) -> None:
+    before = len(session.app.model.entries)
+    await session.pilot.press(*text, "enter")
+    await session.until(lambda: len(session.app.model.entries) > before, f"{text} answered")
+
+
+async def test_help_is_answered_by_the_ui_never_by_the_model(session: Session) -> None:
+    await _command(session, "/help")
+    help_text = _infos(session)[-1]
+    assert "Commands (never sent to the model):" in help_text
+    for name in ("/help", "/status", "/cancel", "/sessions", "/model"):
+        assert name in help_text
+    assert "Ctrl-C" in help_text and "earlier prompts" in help_text
+    assert session.app.editor.text == ""
+    assert await history_kinds(session.probe) == []
+    assert session.pod.provider.requests == []
+
+
+async def test_status_model_and_sessions(session: Session) -> None:
+    await _command(session, "/status")
+    status = _infos(session)[-1]
+    assert status.startswith("pod t · Idle (idle) · turn 0")
+    assert "scripted/scripted-demo" in status and str(session.pod.config.workspace) in status
+    await _command(session, "/model")
+    assert _infos(session)[-1].startswith("model scripted-demo · provider scripted")
+    await _command(session, "/sessions")
+    listing = _infos(session)[-1]
+    names = [p.stem for p in sessions_dir(session.pod.config.workspace).glob("*.jsonl")]
+    assert names and all(name in listing for name in names)
+    assert await history_kinds(session.probe) == []
+
+
+async def test_cancel_acts_as_ctrl_x(session: Session) -> None:
+    await session.pilot.press(*"/cancel", "enter")
+    assert session.notice == "Nothing to cancel: the pod is idle"
+    await session.to_state("running")
+    await session.pilot.press(*"/cancel", "enter")
+    await eventually_status(session.probe, "idle")
+    assert await history_kinds(session.probe) == ["user_message"]
+
+
+async def test_an_unknown_command_is_refused_and_kept(session: Session) -> None:
+    await session.pilot.press(*"/frobnicate now", "enter")
+    assert session.notice.startswith("Unknown command /frobnicate: /help lists the commands")
+    assert session.app.editor.text == "/frobnicate now"
+    assert await history_kinds(session.probe) == []
+
+
+async def test_a_double_slash_sends_a_message_starting_with_a_slash(
+    workspace: Path, short_dir: Path
+) -> None:
+    async with running_pod(workspace, short_dir, replies=[QUICK]) as pod, attach(pod) as ui:
+        await ui.pilot.press(*"//help is a word", "enter")
+        await eventually_status(ui.probe, "idle")
+        first = (await ui.probe.history()).items[0]
+        assert first["text"] == "/help is a word"
+
+
+async def test_up_and_down_recall_earlier_prompts(workspace: Path, short_dir: Path) -> None:
+    async with running_pod(workspace, short_dir, replies=[QUICK, QUICK]) as pod, attach(pod) as ui:
+        editor = ui.app.editor
+        for prompt in ("first question", "see @README.md"):
+            # Esc closes the completion list: the ref is left as typed text.
+            await ui.pilot.press(*prompt, "escape", "enter")
+            await eventually_status(ui.probe, "idle")
+            await ui.ui_status("idle")
+        # Typed text is scanned by the pod like `pod run`'s: the file was attached.
+        assert await history_kinds(ui.probe) == [
+            "user_message",
+            "assistant",
+            "user_message",
+            "system_message",
+            "assistant",
+        ]
+        await ui.pilot.press(*"draft")
+        await ui.pilot.press("up")
+        # The pod turned the typed ref into a file ref: it comes back as a chip.
+        assert editor.text == "see ⟦@README.md⟧"
+        await ui.pilot.press("up")
+        assert editor.text == "first question"
+        await ui.pilot.press("up")
+        assert editor.text == "first question"
+        await ui.pilot.press("down", "down")
+        assert editor.text == "draft"
+        # A recalled prompt is sent like a typed one, chips included.
+        await ui.pilot.press("up", "enter")
+        await ui.until(lambda: editor.text == "", "sent")
+        await ui.until(lambda: ui.app.model.transcript().count("user: see @README.md") == 2)
+
+
+async def test_compact_sends_the_method_with_its_focus() -> None:
+    from tests.cli.tui.conftest import SIZE, wait_until
+    from tests.cli.tui.fake_pod import build_app, idle_link
+
+    link = idle_link()
+    app = build_app(link)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.attached and link.drained, what="replay")
+        await pilot.press(*"/compact", "enter")
+        await pilot.press(*"/compact the failing test", "enter")
+        await wait_until(pilot, lambda: len(link.sent) == 2, what="two sends")
+    assert link.sent == [("compact", {}), ("compact", {"focus": "the failing test"})]
