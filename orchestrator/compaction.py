@@ -40,7 +40,7 @@ from orchestrator.providers.base import (
 from orchestrator.repair import pending_tool_calls
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import FileRefSegment
-from orchestrator.tokens import estimate_message, estimate_text
+from orchestrator.tokens import BYTES_PER_TOKEN, estimate_message, estimate_text
 from orchestrator.usage import TokenUsage
 from orchestrator.wire import to_wire
 
@@ -121,30 +121,37 @@ def plan_compaction(
     return CompactionPlan(summarised=body[:cut], kept=body[cut:])
 
 
-def files_to_reattach(plan: CompactionPlan, *, limit: int) -> list[str]:
-    """Paths the summarised part read, wrote or referenced, newest first, that the kept part
-    does not show already; at most ``limit``."""
-    seen_kept = set(_paths(plan.kept))
+def files_to_reattach(
+    plan: CompactionPlan, *, limit: int, earlier: list[str] | None = None
+) -> list[str]:
+    """Files to read again and attach to the summary, most important first, at most ``limit``:
+    the ones the user ``@``-referenced in the summarised part (newest first), then those an
+    earlier compaction attached (its summary is being summarised again), then those the
+    model's tools read or changed (newest first). What the kept part shows is left out."""
+    refs, touched = _paths(plan.summarised)
+    seen_kept = set().union(*_paths(plan.kept))
     out: list[str] = []
-    for path in reversed(list(_paths(plan.summarised))):
-        if path not in seen_kept and path not in out:
-            out.append(path)
+    for path in [*reversed(refs), *(earlier or []), *reversed(touched)]:
         if len(out) >= limit:
             break
+        if path not in seen_kept and path not in out:
+            out.append(path)
     return out
 
 
-def _paths(items: list[Item]) -> list[str]:
-    paths: list[str] = []
+def _paths(items: list[Item]) -> tuple[list[str], list[str]]:
+    """Paths of ``@file`` refs, and paths of file tool calls, in history order."""
+    refs: list[str] = []
+    touched: list[str] = []
     for item in items:
         if isinstance(item, UserMessage):
-            paths += [s.path for s in item.segments if isinstance(s, FileRefSegment)]
+            refs += [s.path for s in item.segments if isinstance(s, FileRefSegment)]
         elif isinstance(item, AssistantMessage):
             for call in item.tool_uses:
                 path = call.input.get("path")
                 if call.name in FILE_TOOLS and isinstance(path, str):
-                    paths.append(path)
-    return paths
+                    touched.append(path)
+    return refs, touched
 
 
 def summary_request_messages(
@@ -228,12 +235,17 @@ class Compactor:
         """
         view = self.context.view()
         body = self.context.body()
-        plan = plan_compaction(body, keep_tokens=self.keep_tokens())
+        keep = self.keep_tokens()
+        if request.trigger == "manual":
+            # Asked for by a person: compact for real, even a history far below the window.
+            keep = min(keep, sum(item_tokens(i) for i in body) // 4)
+        plan = plan_compaction(body, keep_tokens=keep)
         if plan is None:
             return None
         view_messages = self.context.messages()
         before = self.context.estimate(system, tools, view_messages)
-        if request.trigger == "recovery" or pending_tool_calls(body):
+        room = self.context.window - estimate_text(COMPACTION_PROMPT) - self.config.max_tokens // 8
+        if request.trigger == "recovery" or pending_tool_calls(body) or before > room:
             # The whole view is too long to send, or ends in calls still unanswered: ask
             # about the summarised part alone (after an earlier summary, if any).
             head = view[: len(view) - len(body)]
@@ -295,11 +307,24 @@ class Compactor:
         return text, final.usage
 
     def _read_files(self, plan: CompactionPlan) -> list[AttachedFile]:
+        """Read the files again, newest first, within a share of the window (each capped
+        like an ``@file`` ref, the last one cut to what is left)."""
+        earlier = self.context.compaction
+        paths = files_to_reattach(
+            plan,
+            limit=self.config.compact_max_files,
+            earlier=[f.path for f in earlier.files] if earlier is not None else [],
+        )
+        budget = int(self.keep_tokens() * BYTES_PER_TOKEN)
         files: list[AttachedFile] = []
-        for path in files_to_reattach(plan, limit=self.config.compact_max_files):
+        for path in paths:
+            cap = min(self.config.file_ref_max_bytes, budget)
+            if cap < 256:
+                break  # too little room left for a useful file
             try:
-                ref = resolve_file_ref(self.fs, path, max_bytes=self.config.file_ref_max_bytes)
+                ref = resolve_file_ref(self.fs, path, max_bytes=cap)
             except FileRefError:
                 continue  # deleted or out of scope since: the summary says what it was
             files.append(AttachedFile(path=path, text=ref.text))
+            budget -= len(ref.text.encode("utf-8"))
         return files

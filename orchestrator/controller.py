@@ -338,6 +338,10 @@ class Controller:
         """Whether the last turn is still open (paused), so a compaction returns to paused."""
         return self._turn_is_open
 
+    def compaction_requested(self) -> bool:
+        """Whether a ``compact`` waits (asked mid-turn; the turn ended before a round boundary)."""
+        return self._compaction_request is not None
+
     def end_turn(self, result: str) -> None:
         """Close the current turn for good: persist and announce ``turn_end``."""
         if self._preread:

@@ -63,6 +63,8 @@ class Methods:
                 reply(encode_event("error", error))
                 return
             self._event(method, reply, request_id, note=note)
+        elif method == "compact":
+            self._event("compact", reply, request_id, focus=params.focus)
         else:
             self._event(method, reply, request_id)
 

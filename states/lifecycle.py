@@ -126,6 +126,9 @@ class LifecycleModel(Protocol):
     def turn_open(self) -> bool:
         """Whether the last turn is still open (paused), so a compaction returns to paused."""
 
+    def compaction_requested(self) -> bool:
+        """Whether a ``compact`` is waiting (asked mid-turn, and the turn ended first)."""
+
     def end_turn(self, result: str) -> None:
         """Close the current turn for good with this result (``turn_end``)."""
 
@@ -212,7 +215,10 @@ class PodLifecycle(StateMachine):
     pausing.to.itself(internal=True, event="notify pod_event", on="queue_note")
     cancelling.to.itself(internal=True, event="notify pod_event", on="queue_note")
     compacting.to.itself(internal=True, event="notify pod_event", on="queue_note")
-    # Notes that arrived after the last round boundary start the next turn on their own.
+    # A compaction asked for during a turn that then ended happens now, before anything else;
+    # notes that arrived after the last round boundary then start the next turn on their own.
+    idle.to(compacting, cond="compaction_requested", after="start_compaction")
+    paused.to(compacting, cond="compaction_requested", after="start_compaction")
     idle.to(running, cond="has_queued_notes", after="start_turn")
 
     resume = paused.to(running, after="resume_turn")

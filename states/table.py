@@ -55,6 +55,7 @@ EVENT_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
     "run": {"segments": []},
     "notify": {"note": "note"},
     "pod_event": {"note": "note"},
+    "compact": {"focus": None},
     "turn_finished": {"result": "finished"},
     "turn_paused": {"result": "paused"},
     "turn_failed": {"result": "errored"},
@@ -123,6 +124,10 @@ class RecordingModel:
     def turn_open(self) -> bool:
         """Whether the table row starts with a turn open."""
         return self.turn_is_open
+
+    def compaction_requested(self) -> bool:
+        """No compaction waits in a table row."""
+        return False
 
     def end_turn(self, result: str) -> None:
         """Record the call and the result the machine chose."""

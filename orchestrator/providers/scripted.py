@@ -75,6 +75,8 @@ class Script(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     replies: list[ScriptedReply] = Field(default_factory=list)
+    summary_delay_s: float = Field(default=0.0, ge=0)
+    """Pause between the chunks of a compaction summary."""
 
 
 Responder = Callable[[ProviderRequest], ScriptedReply]
@@ -93,6 +95,8 @@ class ScriptedProvider:
     """Unused: the scripted provider never retries."""
     window: int = 200_000
     """Its context window: a longer request is refused like the API refuses one."""
+    summary_delay_s: float = 0.0
+    """Pause between the chunks of a compaction summary (to interrupt one in a test or demo)."""
     _next_id: int = 0
     _session_tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     _validator: IncrementalValidator = field(default_factory=IncrementalValidator)
@@ -101,7 +105,7 @@ class ScriptedProvider:
     def from_file(cls, path: Path) -> ScriptedProvider:
         """Load a JSON script (``{"replies": [...]}``)."""
         script = Script.model_validate_json(path.read_text(encoding="utf-8"))
-        return cls(replies=list(script.replies))
+        return cls(replies=list(script.replies), summary_delay_s=script.summary_delay_s)
 
     def _reply_for(self, request: ProviderRequest) -> ScriptedReply:
         if self.replies:
@@ -129,7 +133,9 @@ class ScriptedProvider:
                 f"prompt is too long: {tokens} tokens > {self.window} maximum", status=400
             )
         if request.purpose == "compaction":
-            reply = ScriptedReply(text=scripted_summary(request))
+            reply = ScriptedReply(
+                text=scripted_summary(request), chunk_size=16, chunk_delay_s=self.summary_delay_s
+            )
         else:
             reply = self._reply_for(request)
         blocks: list[Block] = []

@@ -117,6 +117,9 @@ class SimPod:
     def turn_open(self) -> bool:
         return len(self.results) < self.history.turn
 
+    def compaction_requested(self) -> bool:
+        return False
+
     def end_turn(self, result: str) -> None:
         self.results.append(result)
 
