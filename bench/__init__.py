@@ -7,6 +7,7 @@
 BENCHMARKS: tuple[str, ...] = (
     "startup",
     "context",
+    "context_economy",
     "fs_read",
     "memory",
     "round_overhead",

@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
 from conformance.answer import answer_fault, answer_step
-from conformance.cache import Breakpoint, PromptCache, cache_breakpoints
+from conformance.cache import Breakpoint, CacheUsage, PromptCache, cache_breakpoints
 from conformance.lookups import lookup, route_of
 from conformance.models import DEFAULT_MODELS, ModelSpec, spec_for
 from conformance.script import (
@@ -63,6 +63,8 @@ class RecordedRequest:
     """The HTTP status sent (0 before the headers went out)."""
     outcome: Outcome = "pending"
     """How the exchange ended; ``client_gone`` means the client closed the connection first."""
+    usage: dict[str, int] | None = None
+    """The token counts the reply reported (prompt-cache accounting included), if it started."""
 
 
 @dataclass(slots=True)
@@ -76,6 +78,7 @@ class _Record:
     error: str | None = None
     status: int = 0
     outcome: Outcome = "pending"
+    usage: dict[str, int] | None = None
 
     def snapshot(self) -> RecordedRequest:
         return RecordedRequest(
@@ -88,7 +91,16 @@ class _Record:
             error=self.error,
             status=self.status,
             outcome=self.outcome,
+            usage=dict(self.usage) if self.usage is not None else None,
         )
+
+
+def _usage_counts(usage: CacheUsage) -> dict[str, int]:
+    return {
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+    }
 
 
 class FakeAnthropic:
@@ -370,6 +382,7 @@ class FakeAnthropic:
             usage = self.cache.account(
                 body["model"], prompt, points, min_tokens=spec.min_cacheable_tokens
             )
+            update(usage=_usage_counts(usage))
             return plan_reply(reply, model=body["model"], usage=usage, next_id=self._next_id)
 
         try:

@@ -96,29 +96,34 @@ def plan_compaction(
 
     The kept part is the longest tail that fits in ``keep_tokens`` and starts at a user or
     assistant message; at least the last such message is kept. A paused turn's unanswered
-    calls are always kept, with the message that made them.
+    calls are always kept, with the message that made them. Only the kept tail is sized, so
+    planning costs the same on a history of ten items or ten thousand.
     """
-    cuts = [
-        i for i, item in enumerate(body) if i and isinstance(item, UserMessage | AssistantMessage)
-    ]
-    if not cuts:
+    latest = _last_cut(body)
+    if latest is None:
         return None
-    latest = cuts[-1]
-    if pending_tool_calls(body):
-        # The message with the unanswered calls is the last assistant message: keep it.
-        opener = max(i for i, item in enumerate(body) if isinstance(item, AssistantMessage))
-        cuts = [i for i in cuts if i <= opener] or [opener]
-        latest = cuts[-1]
-    suffix = 0
-    sizes = [0] * (len(body) + 1)
-    for i in range(len(body) - 1, -1, -1):
-        suffix += tokens(body[i])
-        sizes[i] = suffix
-    fitting = [i for i in cuts if sizes[i] <= keep_tokens]
-    cut = fitting[0] if fitting else latest
-    if cut <= 0:
-        return None
+    cut = latest
+    size = sum(tokens(item) for item in body[latest:])
+    for i in range(latest - 1, 0, -1):
+        size += tokens(body[i])
+        if size > keep_tokens:
+            break
+        if isinstance(body[i], UserMessage | AssistantMessage):
+            cut = i
     return CompactionPlan(summarised=body[:cut], kept=body[cut:])
+
+
+def _last_cut(body: list[Item]) -> int | None:
+    """The latest index the kept part may start at (a user or assistant message, not the
+    first item; never after a paused turn's message with unanswered calls)."""
+    pending = bool(pending_tool_calls(body))
+    for i in range(len(body) - 1, 0, -1):
+        item = body[i]
+        if isinstance(item, AssistantMessage):
+            return i  # the last assistant message: with its calls, answered or not
+        if isinstance(item, UserMessage) and not pending:
+            return i
+    return None
 
 
 def files_to_reattach(
@@ -235,15 +240,15 @@ class Compactor:
         """
         view = self.context.view()
         body = self.context.body()
+        view_messages = self.context.messages()
+        before = self.context.estimate(system, tools, view_messages)
         keep = self.keep_tokens()
         if request.trigger == "manual":
             # Asked for by a person: compact for real, even a history far below the window.
-            keep = min(keep, sum(item_tokens(i) for i in body) // 4)
+            keep = min(keep, before // 4)
         plan = plan_compaction(body, keep_tokens=keep)
         if plan is None:
             return None
-        view_messages = self.context.messages()
-        before = self.context.estimate(system, tools, view_messages)
         room = self.context.window - estimate_text(COMPACTION_PROMPT) - self.config.max_tokens // 8
         if request.trigger == "recovery" or pending_tool_calls(body) or before > room:
             # The whole view is too long to send, or ends in calls still unanswered: ask

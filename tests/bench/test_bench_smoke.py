@@ -20,6 +20,7 @@ from bench import (
     BENCHMARKS,
     STANDALONE,
     context,
+    context_economy,
     fanout,
     fs_read,
     memory,
@@ -167,6 +168,18 @@ def test_context_quick() -> None:
     assert prune["prune_before_turn"] > 0 and prune["pruned_results"] > 0
     assert_latency(prune["full_build"], 5)
     assert_latency(prune["incremental_build"], 5)
+
+
+def test_context_economy_quick() -> None:
+    result = context_economy.run(quick=True)
+    assert_shape(result, "context_economy")
+    figures = result["results"]
+    for cache in (figures["cache"], figures["cache_long_session"]):
+        assert 0 < cache["hit_ratio"] <= cache["best_hit_ratio"] + 1e-9
+        assert cache["input_cost_vs_uncached"] < 1
+    assert figures["window"]["refused_400"] == 0
+    assert figures["window"]["run_end"] == {"finished": figures["window"]["turns"]}
+    assert figures["compaction"]["build_ms_median"] > 0
 
 
 def test_fs_read_quick() -> None:
