@@ -13,6 +13,7 @@ restart:
 * the status is ``paused`` exactly when the session was cut off mid-turn, else ``idle``;
 * a cut-off turn is continued (``resume``) or replaced (``run``) and must finish: the scripted
   provider rejects invalid requests like the API, so ``finished`` proves the request was valid;
+* a kill in the middle of a compaction leaves it whole or absent (no torn line, nothing lost);
 * every bash command logs its call id when it runs: at the end no id is in the log twice (a
   command killed mid-run is closed as crashed, never run again by Resume).
 
@@ -52,8 +53,16 @@ from orchestrator.session import load_session  # noqa: E402
 from orchestrator.validator import validate_wire  # noqa: E402
 from orchestrator.wire import to_wire  # noqa: E402
 
-KILL_POINTS = ("none", "right_after_run", "mid_stream", "mid_tool", "between_rounds", "after_run")
-WEIGHTS = (4, 1, 2, 2, 1, 1)
+KILL_POINTS = (
+    "none",
+    "right_after_run",
+    "mid_stream",
+    "mid_tool",
+    "between_rounds",
+    "after_run",
+    "mid_compaction",
+)
+WEIGHTS = (4, 1, 2, 2, 1, 1, 2)
 
 
 class Kill9:
@@ -66,6 +75,9 @@ class Kill9:
         (self.ws / "src").mkdir(parents=True)
         (self.ws / "README.md").write_text("# kill9\n\nA tiny project.\n")
         (self.ws / "src" / "app.py").write_text("def main():\n    return 42\n")
+        # A small window: long runs also compact on their own.
+        (self.ws / ".pod").mkdir()
+        (self.ws / ".pod" / "config.toml").write_text("context_window = 20000\n")
         self.session = root / "session.jsonl"
         self.socket = root / "p.sock"
         self.script = root / "script.json"
@@ -104,7 +116,8 @@ class Kill9:
                     for k in range(rng.randint(1, 2))
                 ]
             replies.append(reply)
-        self.script.write_text(json.dumps({"replies": replies}))
+        # Summaries stream slowly, so a kill can land in the middle of a compaction.
+        self.script.write_text(json.dumps({"replies": replies, "summary_delay_s": 0.01}))
 
     def start(self, *, continue_: bool) -> None:
         self._write_script()
@@ -241,6 +254,13 @@ class Kill9:
                 )
         elif point == "after_run":
             await self._until(c, lambda e: False, timeout=60)
+        elif point == "mid_compaction":
+            await self._until(c, lambda e: False, timeout=60)
+            await c.send("compact")
+            reached, _ = await self._until(
+                c, lambda e: e.event == "status" and e.data.get("state") == "compacting"
+            )
+            await asyncio.sleep(self.rng.uniform(0, 0.3))
         before = (await c.request("get_history")).data["items"]
         self.points[point if reached else f"{point}_missed"] += 1
         self.kill()
@@ -290,6 +310,7 @@ class Kill9:
             items = [json.loads(json.dumps(item_to_json(i))) for i in final.items]
             self._check_wire(items, paused=False)
             self.stats["final_items"] = len(items)
+            self.stats["compactions"] = sum(1 for i in items if i["kind"] == "compaction")
             self._count_executions(final.items)
         finally:
             if self.proc is not None and self.proc.poll() is None:
@@ -328,6 +349,7 @@ def run(turns: int, seed: int) -> dict[str, Any]:
         "run_end": {k[8:]: v for k, v in s.items() if k.startswith("run_end_")},
         "kill_points": dict(bench.points),
         "final_items": s["final_items"],
+        "compactions": s["compactions"],
         "problems": bench.problems[:20],
         "elapsed_s": round(time.monotonic() - started, 1),
     }

@@ -91,6 +91,8 @@ def _reset_stats() -> None:
         history_checks=0,
         upward_errored=0,
         bursts=0,
+        compacts_accepted=0,
+        compactions=0,
         executions=0,
         executed_twice=0,
         lock_ups=0,
@@ -315,6 +317,8 @@ class PodFuzz(RuleBasedStateMachine):
                 parent_socket=self.parent.path,
                 session=session,
                 bash_timeout_s=10.0,
+                # Small enough that long examples compact on their own, too.
+                context_window=12_000,
             )
         )
         self.pod.provider.responder = self.responder
@@ -348,6 +352,8 @@ class PodFuzz(RuleBasedStateMachine):
                     # The turn failed because the provider did: the error says so.
                     errors = [x for x in self.log[-40:] if x.event == "error"]
                     assert errors and errors[-1].data["code"] == "provider_error", errors
+            elif e.event == "compaction":
+                STATS["compactions"] += 1
             elif e.event == "error":
                 assert e.data["code"] != "internal", e.data
                 assert "invalid request" not in e.data["message"], e.data
@@ -448,7 +454,9 @@ class PodFuzz(RuleBasedStateMachine):
 
     @rule(
         methods=st.lists(
-            st.sampled_from(["run", "pause", "resume", "cancel", "notify"]), min_size=2, max_size=4
+            st.sampled_from(["run", "pause", "resume", "cancel", "notify", "compact"]),
+            min_size=2,
+            max_size=4,
         )
     )
     def burst(self, methods: list[str]) -> None:
@@ -490,6 +498,12 @@ class PodFuzz(RuleBasedStateMachine):
     def cancel(self) -> None:
         if self._go(self._method("cancel")):
             STATS["cancels_accepted"] += 1
+
+    @rule(focus=st.sampled_from([None, "the files read"]))
+    def compact(self, focus: str | None) -> None:
+        """A compaction now (idle, paused) or at the running turn's next round boundary."""
+        if self._go(self._method("compact", {"focus": focus} if focus else {})):
+            STATS["compacts_accepted"] += 1
 
     @rule(message=st.sampled_from(["CI finished", "tests are green", "ping ✓"]))
     def notify(self, message: str) -> None:
