@@ -370,8 +370,8 @@ def build_cases(rows: Sequence[TransitionRow] | None = None) -> list[Case]:
             reason = f"{family}, sent by the pod's runtime; {_passing_rows(facts, row)}"
             cases.append(Case(row=row, setup=None, expect=None, skip_reason=reason))
             continue
-        if row.state in ("summarizing", "compacting"):
-            reason = "compaction state: the kit drives it with compaction cases of its own"
+        if row.state in ("summarizing", "compacting", "awaiting_approval"):
+            reason = "compaction or approval state: reached by cases of their own"
             cases.append(Case(row=row, setup=None, expect=None, skip_reason=reason))
             continue
         setup = _setup(facts, row)

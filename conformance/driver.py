@@ -43,6 +43,9 @@ def _method_message(method: str, request_id: str, note: str) -> dict[str, Any]:
         params = {"message": f"Conformance note {note}."}
     elif method == "pod_event":
         params = {"kind": "turn_ended", "pod": "conformance", "message": f"note {note}"}
+    elif method in ("approve", "deny"):
+        # Outside ``awaiting_approval`` the pod must refuse the answer whatever it names.
+        params = {"id": f"toolu_kit_{note}"}
     message: dict[str, Any] = {"method": method, "id": request_id}
     if params:
         message["params"] = params

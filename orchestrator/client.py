@@ -30,6 +30,8 @@ from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
     EVENT_DATA,
     AlertData,
+    ApprovalRequestData,
+    ApprovalResolvedData,
     CompactionData,
     ErrorData,
     FileCompletionsData,
@@ -104,6 +106,8 @@ EventData: TypeAlias = (
     | FileCompletionsData
     | ShutdownData
     | CompactionData
+    | ApprovalRequestData
+    | ApprovalResolvedData
     | UnknownEvent
 )
 """The typed data of any event (``text_delta`` and ``text_done`` share :class:`TextData`)."""

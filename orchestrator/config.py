@@ -42,6 +42,7 @@ from pydantic import (
 )
 
 from orchestrator.errors import SetupError
+from orchestrator.permissions import WIDENING_MODES, PermissionsConfig, Policy
 from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
 
 TOOL_OUTPUT_MAX_BYTES = 16 * 1024
@@ -83,6 +84,9 @@ class PodConfig(BaseModel):
     """A JSON script for the scripted provider; its built-in demo when unset."""
 
     allow_bash: bool = False
+    """Let ``bash`` run without asking (a shortcut for an ``allow = ["bash"]`` rule)."""
+    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    """Which tool calls run, ask first, or are denied (docs/permissions.md)."""
     bash_timeout_s: float = 120.0
 
     tool_output_max_bytes: int = TOOL_OUTPUT_MAX_BYTES
@@ -170,6 +174,14 @@ class PodConfig(BaseModel):
         """What loading ignored and a person should hear about (the pod raises them as alerts)."""
         return self._load_warnings
 
+    def permission_policy(self) -> Policy:
+        """A new permission policy from ``[permissions]`` and ``allow_bash``."""
+        return Policy.from_config(self.permissions, extra_allow=["bash"] if self.allow_bash else [])
+
+    def bash_offered(self) -> bool:
+        """Whether the model is offered ``bash`` (not when every command would be denied)."""
+        return self.permission_policy().offered("bash", "execute")
+
     def content_cap(self, tool_name: str) -> int:
         """The content cap for one tool: its override, else the pod-wide cap."""
         return self.tool_output_overrides.get(tool_name, self.tool_output_max_bytes)
@@ -208,6 +220,8 @@ GRANTS: dict[str, str | None] = {
     "parent_socket": "--parent-socket PATH",
     "tool_env_allow": None,
     "tool_env": None,
+    "permissions.mode": "--permission-mode",
+    "permissions.allow": "--permission-mode yolo, or [permissions] allow in your own config",
 }
 """Keys a workspace's config cannot widen, and the command-line option that grants each."""
 
@@ -280,6 +294,17 @@ def strip_workspace_grants(
         if kept.get(key):
             del kept[key]
             refused.append(key)
+    permissions = kept.get("permissions")
+    if isinstance(permissions, Mapping):
+        # A repository may narrow what runs without asking (deny, ask, read-only), never widen.
+        permissions = dict(permissions)
+        if permissions.get("mode") in WIDENING_MODES:
+            del permissions["mode"]
+            refused.append("permissions.mode")
+        if permissions.get("allow"):
+            del permissions["allow"]
+            refused.append("permissions.allow")
+        kept["permissions"] = permissions
     memory = kept.get("memory")
     if isinstance(memory, Mapping) and "workspace_root" in memory:
         memory = dict(memory)
@@ -305,16 +330,23 @@ def refused_grants_warning(path: Path, keys: list[str], user_file: Path) -> str:
     )
 
 
-def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    """``top`` over ``base``, tables merged key by key."""
+def _merge(base: dict[str, Any], top: Mapping[str, Any], *, path: str = "") -> dict[str, Any]:
+    """``top`` over ``base``, tables merged key by key; ``deny`` and ``ask`` rules add up
+    (a later file may add restrictions, never drop an earlier file's)."""
     merged = dict(base)
     for key, value in top.items():
         below = merged.get(key)
+        where = f"{path}.{key}" if path else key
         if isinstance(below, dict) and isinstance(value, Mapping):
-            merged[key] = _merge(below, value)
+            merged[key] = _merge(below, value, path=where)
+        elif where in _ADDITIVE and isinstance(below, list) and isinstance(value, list):
+            merged[key] = [*below, *(v for v in value if v not in below)]
         else:
             merged[key] = value
     return merged
+
+
+_ADDITIVE = frozenset({"permissions.deny", "permissions.ask"})
 
 
 def load_config(workspace: Path, **overrides: Any) -> PodConfig:

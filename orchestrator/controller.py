@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from orchestrator.approvals import Answer, Approvals
 from orchestrator.compaction import CompactionError, CompactionRequest, Compactor
 from orchestrator.config import PodConfig
 from orchestrator.context import Context, usage_of
@@ -91,6 +92,7 @@ class Controller:
         transcript: Transcript,
         system_prompt: str,
         context: Context,
+        approvals: Approvals,
         start_paused: bool = False,
         interceptors: InterceptorChain,
         on_stopped: Callable[[], None] | None = None,
@@ -108,6 +110,7 @@ class Controller:
         self.upward = upward
         self.notes = NoteQueue()
         self.context = context
+        self.approvals = approvals
         self.compactor = Compactor(
             config=config, context=context, provider=provider, fs=fs, commit=self.commit
         )
@@ -174,6 +177,7 @@ class Controller:
             turn_usage=asdict(self._turn_usage),
             context=self._context_data(),
             cost_usd=self._cost(self.session_usage),
+            approvals=self.approvals.pending(),
             id=request_id,
         )
 
@@ -333,6 +337,16 @@ class Controller:
     def start_compaction(self) -> None:
         """Launch a compaction between turns; the machine waits in ``compacting``."""
         self._start_task(self._drive_compaction(), interrupted="compaction_failed")
+
+    def approve_call(self, call_id: str, scope: str = "once") -> None:
+        """Let a waiting tool call run (``session``: and calls like it from now on)."""
+        self.approvals.answer(
+            call_id, Answer(allow=True, scope="session" if scope == "session" else "once")
+        )
+
+    def deny_call(self, call_id: str, message: str = "") -> None:
+        """Refuse a waiting tool call; the model reads the message."""
+        self.approvals.answer(call_id, Answer(allow=False, message=message))
 
     def turn_open(self) -> bool:
         """Whether the last turn is still open (paused), so a compaction returns to paused."""

@@ -65,6 +65,15 @@ class Methods:
             self._event(method, reply, request_id, note=note)
         elif method == "compact":
             self._event("compact", reply, request_id, focus=params.focus)
+        elif method in ("approve", "deny"):
+            if c.state_id == "awaiting_approval" and not c.approvals.waiting_for(params.id):
+                error = ErrorData(
+                    code="invalid_request", message=c.approvals.unknown(params.id), id=request_id
+                )
+                reply(encode_event("error", error))
+                return
+            extra = {"scope": params.scope} if method == "approve" else {"message": params.message}
+            self._event(method, reply, request_id, call_id=params.id, **extra)
         else:
             self._event(method, reply, request_id)
 

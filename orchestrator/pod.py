@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.approvals import Approvals
 from orchestrator.config import PodConfig
 from orchestrator.context import Context
 from orchestrator.controller import Controller
@@ -152,6 +153,8 @@ def build_pod(
     prompt = build_system_prompt(config, fs)
     alerts.extend(("warn", warning) for warning in prompt.warnings)
     chain = interceptors or InterceptorChain()
+    policy = config.permission_policy()
+    approvals = Approvals(policy=policy, emit=transcript.emit)
     runner = ToolRunner(
         registry=default_registry(config, extra=extra),
         fs=fs,
@@ -164,6 +167,8 @@ def build_pod(
         on_output=lambda call_id, text: transcript.emit(
             "tool_output_delta", ToolOutputDeltaData(id=call_id, text=text)
         ),
+        policy=policy,
+        approvals=approvals,
     )
     controller = Controller(
         config=config,
@@ -177,6 +182,7 @@ def build_pod(
             history=transcript.history,
             prune_bound=loaded.prune_before_turn if loaded is not None else 0,
         ),
+        approvals=approvals,
         start_paused=bool(loaded and loaded.cut_off),
         interceptors=chain,
         upward=upward,

@@ -91,6 +91,24 @@ class CompleteFilesParams(_Params):
     limit: int = Field(default=50, ge=1, le=1000)
 
 
+class ApproveParams(_Params):
+    """Let a tool call that waits for approval run."""
+
+    id: str = Field(min_length=1)
+    """The tool call's id (from ``approval_request``)."""
+    scope: Literal["once", "session"] = "once"
+    """``session``: also allow calls like this one (the same command, or the same file tool)
+    for the rest of the pod's life."""
+
+
+class DenyParams(_Params):
+    """Refuse a tool call that waits for approval; the model reads why."""
+
+    id: str = Field(min_length=1)
+    message: str = Field(default="", max_length=4000)
+    """What the model is told (``denied by user: <message>``)."""
+
+
 class CompactParams(_Params):
     """Compact the history now (between turns) or at the running turn's next round boundary."""
 
@@ -110,6 +128,8 @@ MethodName = Literal[
     "get_status",
     "complete_files",
     "compact",
+    "approve",
+    "deny",
 ]
 
 PARAMS_BY_METHOD: dict[str, type[_Params]] = {
@@ -124,6 +144,8 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "get_status": NoParams,
     "complete_files": CompleteFilesParams,
     "compact": CompactParams,
+    "approve": ApproveParams,
+    "deny": DenyParams,
 }
 
 
@@ -194,6 +216,7 @@ ErrorCode = Literal[
     "tool_error",
     "session_write",
     "queue_full",
+    "not_awaiting_approval",
     "internal",
     "forbidden",
 ]
@@ -233,7 +256,32 @@ class StatusData(_Data):
     context: ContextData | None = None
     cost_usd: float | None = None
     """What the session's requests cost, from the price table; None for an unpriced model."""
+    approvals: list[ApprovalRequestData] = Field(default_factory=list)
+    """Tool calls waiting for approval now (for a client that attaches)."""
     id: int | str | None = None
+
+
+class ApprovalRequestData(_Data):
+    """A tool call waits for a person's approval before it runs."""
+
+    id: str
+    """The tool call's id: answer with ``approve`` / ``deny`` naming it."""
+    tool: str
+    kind: Literal["read", "edit", "execute", "other"]
+    arguments: dict[str, Any]
+    summary: str
+    """What it would do, in one line (the command, the file)."""
+    reason: str
+    """Why it asks (the mode or the rule)."""
+    diff: str | None = None
+    """For an edit: the unified diff it would apply."""
+
+
+class ApprovalResolvedData(_Data):
+    """A waiting approval is over: approved, denied, or withdrawn by an interrupt."""
+
+    id: str
+    decision: Literal["approved", "denied", "withdrawn"]
 
 
 class CompactionData(_Data):
@@ -408,6 +456,8 @@ EVENT_DATA: dict[str, type[_Data]] = {
     "tool_result": ToolResultData,
     "system_note": SystemNoteData,
     "compaction": CompactionData,
+    "approval_request": ApprovalRequestData,
+    "approval_resolved": ApprovalResolvedData,
     "usage": UsageData,
     "turn_end": TurnEndData,
     "run_end": RunEndData,
@@ -432,6 +482,8 @@ EventName = Literal[
     "tool_result",
     "system_note",
     "compaction",
+    "approval_request",
+    "approval_resolved",
     "usage",
     "turn_end",
     "run_end",

@@ -23,12 +23,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from orchestrator.approvals import Approvals
 from orchestrator.history import Item, ToolResult, ToolUseBlock
 from orchestrator.interceptors import Deny, InterceptorChain, Pause
+from orchestrator.permissions import Decision, Policy
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.session import SessionWriteError, ToolSpools, ToolStartRecord
 from orchestrator.tool_output import cap_content, interrupted_output, to_tool_output
-from orchestrator.tools.base import PartialOutput, Tool, ToolContext, ToolError, ToolOutput
+from orchestrator.tools.base import (
+    PartialOutput,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    tool_kind,
+)
 from orchestrator.tools.registry import ToolRegistry
 
 
@@ -70,10 +79,23 @@ class ToolRunner:
     """Where such calls copy their output while they run."""
     on_output: Callable[[str, str], None] | None = None
     """Receives ``(call_id, text)`` as a running tool prints (the pod broadcasts it)."""
+    policy: Policy | None = None
+    """Which calls run, ask first, or are denied; None runs everything (tests)."""
+    approvals: Approvals | None = None
+    """Where calls that ask wait for a person's answer."""
 
-    async def run_calls(self, calls: list[ToolUseBlock], commit: Callable[[Item], Item]) -> None:
-        """Run calls concurrently, committing each result as it arrives."""
-        allowed: list[ToolUseBlock] = []
+    async def run_calls(
+        self,
+        calls: list[ToolUseBlock],
+        commit: Callable[[Item], Item],
+        signal: Callable[[str], None] | None = None,
+    ) -> None:
+        """Run calls concurrently, committing each result as it arrives.
+
+        Calls the policy denies get a result saying so; calls that ask wait for an answer
+        (``signal`` tells the machine) while the others run.
+        """
+        ready: list[tuple[ToolUseBlock, Decision | None]] = []
         for call in calls:
             action = self.interceptors.tool(call)
             if isinstance(action, Deny):
@@ -82,16 +104,44 @@ class ToolRunner:
                 )
             elif isinstance(action, Pause):
                 # Calls already allowed run first; this one and later stay pending for Resume.
-                if allowed:
-                    await self._gather(allowed, commit)
+                if ready:
+                    await self._gather(ready, commit, signal)
                 raise ToolsPaused(action.reason)
             else:
-                allowed.append(call)
-        if allowed:
-            await self._gather(allowed, commit)
+                decision = self._decide(call)
+                if decision is not None and decision.verdict == "deny":
+                    commit(
+                        ToolResult(
+                            call_id=call.id,
+                            summary=f"{call.name}: not run — {decision.reason}",
+                            is_error=True,
+                        )
+                    )
+                else:
+                    ready.append((call, decision))
+        if ready:
+            await self._gather(ready, commit, signal)
 
-    async def _gather(self, calls: list[ToolUseBlock], commit: Callable[[Item], Item]) -> None:
-        tasks = [asyncio.ensure_future(self._run_one(call, commit)) for call in calls]
+    def _decide(self, call: ToolUseBlock) -> Decision | None:
+        tool = self.registry.get(call.name)
+        if self.policy is None or tool is None:
+            return None  # an unknown tool answers for itself
+        return self.policy.decide(call.name, tool_kind(tool), call.input)
+
+    async def _gather(
+        self,
+        ready: list[tuple[ToolUseBlock, Decision | None]],
+        commit: Callable[[Item], Item],
+        signal: Callable[[str], None] | None,
+    ) -> None:
+        tasks = [
+            asyncio.ensure_future(
+                self._ask_then_run(call, decision, commit, signal)
+                if decision is not None and decision.verdict == "ask"
+                else self._run_one(call, commit)
+            )
+            for call, decision in ready
+        ]
         try:
             await asyncio.gather(*tasks)
         except BaseException:
@@ -131,6 +181,37 @@ class ToolRunner:
             )
         commit(_result(call, cap_content(output, cap)))
         self._finish(spool, ctx)
+
+    async def _ask_then_run(
+        self,
+        call: ToolUseBlock,
+        decision: Decision,
+        commit: Callable[[Item], Item],
+        signal: Callable[[str], None] | None,
+    ) -> None:
+        """Wait for a person's answer, then run the call or say it was denied.
+
+        An interrupt while waiting commits nothing: the call never started, so Resume asks
+        again and a new turn closes it like any unanswered call.
+        """
+        if self.approvals is None:
+            await self._run_one(call, commit)
+            return
+        tool = self.registry.get(call.name)
+        preview = getattr(tool, "preview", None)
+        diff = await asyncio.to_thread(preview, call.input, self.fs) if preview else None
+        answer = await self.approvals.ask(
+            call,
+            kind=tool_kind(tool),
+            reason=decision.reason,
+            diff=diff,
+            signal=signal or (lambda event: None),
+        )
+        if answer.allow:
+            await self._run_one(call, commit)
+        else:
+            reason = answer.message.strip() or "no reason given"
+            commit(ToolResult(call_id=call.id, summary=f"denied by user: {reason}", is_error=True))
 
     def _begin(
         self,

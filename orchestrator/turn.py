@@ -217,7 +217,7 @@ class Turn:
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         self.host.signal("tools_started")
-        await self.tools.run_calls(calls, self.host.commit)
+        await self.tools.run_calls(calls, self.host.commit, self.host.signal)
         self.host.signal("round_done")
 
     async def _request(

@@ -11,6 +11,7 @@ Reading guide::
     idle ──run/notify/pod_event──▶ running{requesting ⇄ executing_tools}
     running ──pause──▶ pausing ──turn_*──▶ paused ──resume──▶ running
     running{requesting ⇄ summarizing}                          (a turn compacts between rounds)
+    running{executing_tools ⇄ awaiting_approval}               (a call waits for a person)
     idle/paused ──compact──▶ compacting ──compaction_*──▶ idle/paused
     paused ──run──▶ interrupted ──(at once)──▶ running      (orphans closed, note injected)
     running ──cancel──▶ cancelling ──turn_*──▶ idle           (orphans closed)
@@ -32,6 +33,7 @@ PUBLIC_STATUS: Final[dict[str, PublicStatus]] = {
     "requesting": "running",
     "executing_tools": "running",
     "summarizing": "running",
+    "awaiting_approval": "running",
     "compacting": "running",
     "pausing": "running",
     "cancelling": "running",
@@ -51,6 +53,8 @@ REJECTION_CODES: Final[dict[str, str]] = {
     "pod_event": "not_running",
     "shutdown": "not_running",
     "compact": "already_running",
+    "approve": "not_awaiting_approval",
+    "deny": "not_awaiting_approval",
 }
 """Protocol error code for a method the machine rejects in the current state."""
 
@@ -63,6 +67,8 @@ METHOD_EVENTS: Final[tuple[str, ...]] = (
     "cancel",
     "shutdown",
     "compact",
+    "approve",
+    "deny",
 )
 """Events that correspond one-to-one to state-changing protocol methods."""
 
@@ -82,6 +88,8 @@ ROUND_EVENTS: Final[tuple[str, ...]] = (
     "round_done",
     "compaction_started",
     "compaction_committed",
+    "approval_needed",
+    "approval_settled",
 )
 """Events the turn loop sends inside ``running``: around each round that runs tools, and
 around a compaction between rounds."""
@@ -129,6 +137,12 @@ class LifecycleModel(Protocol):
     def compaction_requested(self) -> bool:
         """Whether a ``compact`` is waiting (asked mid-turn, and the turn ended first)."""
 
+    def approve_call(self, call_id: str, scope: str = "once") -> None:
+        """Let a waiting tool call run (``session``: and calls like it from now on)."""
+
+    def deny_call(self, call_id: str, message: str = "") -> None:
+        """Refuse a waiting tool call; the model reads the message."""
+
     def end_turn(self, result: str) -> None:
         """Close the current turn for good with this result (``turn_end``)."""
 
@@ -169,17 +183,26 @@ class PodLifecycle(StateMachine):
         # Between rounds the turn may compact its history (a summary request); an interrupt
         # here commits nothing: the compaction is one item, written whole or not at all.
         summarizing = State("Summarizing")
+        # A call of the round waits for a person's approval (others may run meanwhile);
+        # an interrupt withdraws the request, and the call never started.
+        awaiting_approval = State("Awaiting approval")
 
         tools_started = requesting.to(executing_tools)
+        approval_needed = executing_tools.to(awaiting_approval)
+        approval_settled = awaiting_approval.to(executing_tools)
+        approve = awaiting_approval.to.itself(internal=True, on="approve_call")
+        deny = awaiting_approval.to.itself(internal=True, on="deny_call")
         round_done = executing_tools.to(requesting, on="inject_queued_notes")
         compaction_started = requesting.to(summarizing)
         compaction_committed = summarizing.to(requesting)
         requesting.to.itself(internal=True, event="notify pod_event", on="queue_note")
         executing_tools.to.itself(internal=True, event="notify pod_event", on="queue_note")
         summarizing.to.itself(internal=True, event="notify pod_event", on="queue_note")
+        awaiting_approval.to.itself(internal=True, event="notify pod_event", on="queue_note")
         # A compact asked for mid-turn happens at the turn's next round boundary.
         requesting.to.itself(internal=True, event="compact", on="request_compaction")
         executing_tools.to.itself(internal=True, event="compact", on="request_compaction")
+        awaiting_approval.to.itself(internal=True, event="compact", on="request_compaction")
         summarizing.to.itself(internal=True, event="compact")
 
     pausing = State("Pausing")
@@ -193,7 +216,10 @@ class PodLifecycle(StateMachine):
     stopped = State("Stopped", final=True)
 
     # A round event that races an interrupt is dropped: the turn is already winding down.
-    _ROUNDS = "tools_started round_done compaction_started compaction_committed"
+    _ROUNDS = (
+        "tools_started round_done compaction_started compaction_committed "
+        "approval_needed approval_settled"
+    )
     pausing.to.itself(internal=True, event=_ROUNDS)
     cancelling.to.itself(internal=True, event=_ROUNDS)
     stopping.to.itself(internal=True, event=_ROUNDS)
@@ -334,7 +360,7 @@ def public_status(active_state_ids: set[str] | frozenset[str]) -> PublicStatus:
 
 def leaf_state(active_state_ids: set[str] | frozenset[str]) -> str:
     """The innermost active state id, the precise place the pod is in."""
-    for state_id in ("requesting", "executing_tools", "summarizing"):
+    for state_id in ("requesting", "executing_tools", "summarizing", "awaiting_approval"):
         if state_id in active_state_ids:
             return state_id
     return next(iter(active_state_ids))

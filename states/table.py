@@ -36,6 +36,7 @@ TABLE_STATES: Final[tuple[str, ...]] = (
     "idle",
     "requesting",
     "executing_tools",
+    "awaiting_approval",
     "summarizing",
     "compacting",
     "pausing",
@@ -56,6 +57,8 @@ EVENT_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
     "notify": {"note": "note"},
     "pod_event": {"note": "note"},
     "compact": {"focus": None},
+    "approve": {"call_id": "toolu_1", "scope": "once"},
+    "deny": {"call_id": "toolu_1", "message": ""},
     "turn_finished": {"result": "finished"},
     "turn_paused": {"result": "paused"},
     "turn_failed": {"result": "errored"},
@@ -128,6 +131,14 @@ class RecordingModel:
     def compaction_requested(self) -> bool:
         """No compaction waits in a table row."""
         return False
+
+    def approve_call(self, call_id: str, scope: str = "once") -> None:
+        """Record the call."""
+        self.actions.append("approve_call")
+
+    def deny_call(self, call_id: str, message: str = "") -> None:
+        """Record the call."""
+        self.actions.append("deny_call")
 
     def end_turn(self, result: str) -> None:
         """Record the call and the result the machine chose."""

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -45,6 +45,12 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--allow-bash/--no-allow-bash",
                 help="Enable (or force off) the bash tool, whatever the config files say.",
+            ),
+        ] = None,
+        permission_mode: Annotated[
+            str | None,
+            typer.Option(
+                help="default (ask before edits and commands), accept-edits, yolo or read-only."
             ),
         ] = None,
         read_root: Annotated[
@@ -89,6 +95,7 @@ def register(app: typer.Typer) -> None:
                 model=model,
                 session=session,
                 allow_bash=allow_bash,
+                permissions=_permissions(permission_mode, allow_bash),
                 # Given on a command line, a relative path means the shell's folder.
                 read_roots=[p.resolve() for p in read_root] if read_root else None,
                 write_roots=[p.resolve() for p in write_root] if write_root else None,
@@ -127,3 +134,13 @@ def register(app: typer.Typer) -> None:
             asyncio.run(main())
         except (PodSetupError, ServerError, SessionError, ConfigError) as exc:
             raise CliError(str(exc)) from None
+
+
+def _permissions(mode: str | None, allow_bash: bool | None) -> dict[str, Any] | None:
+    """The ``[permissions]`` the command line sets: a mode, and ``--no-allow-bash`` as a deny."""
+    table: dict[str, Any] = {}
+    if mode:
+        table["mode"] = mode
+    if allow_bash is False:
+        table["deny"] = ["bash"]  # forced off: not offered, whatever a config allows
+    return table or None

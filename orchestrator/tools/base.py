@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orchestrator.errors import PodRuntimeError
+from orchestrator.permissions import ToolKind
 
 if TYPE_CHECKING:
     from orchestrator.scoped_fs import ScopedFS
@@ -74,6 +75,14 @@ class ToolContext:
     """Where tools write large outputs for later reading (inside the workspace)."""
     partial: PartialOutput = field(default_factory=PartialOutput)
     """Output produced so far; kept in the result if the tool is interrupted."""
+
+
+def tool_kind(tool: object) -> ToolKind:
+    """What a tool does, for permissions: its ``kind``, else read-only or not."""
+    kind = getattr(tool, "kind", None)
+    if kind in ("read", "edit", "execute", "other"):
+        return kind  # type: ignore[no-any-return]
+    return "execute" if getattr(tool, "side_effects", True) else "read"
 
 
 class Tool(Protocol):

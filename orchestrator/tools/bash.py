@@ -89,6 +89,7 @@ class BashTool(TypedTool[BashArgs]):
 
     name = "bash"
     side_effects = True
+    kind = "execute"
     description = (
         "Run a command with /bin/bash -c in the workspace directory. stdout and stderr are "
         "merged; stdin is empty, so interactive programs will not wait for input. Returns the "

@@ -7,8 +7,10 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
+from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from orchestrator.config import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.scoped_fs import FsError, ScopedFS
@@ -144,6 +146,7 @@ class ReadFileTool(TypedTool[ReadFileArgs]):
 
     name = "read_file"
     side_effects = False
+    kind = "read"
     description = (
         "Read a text file from the workspace. Returns numbered lines (`   12\\tcode`). "
         "Use offset (1-based first line) and limit (number of lines) to read part of a "
@@ -187,6 +190,7 @@ class WriteFileTool(TypedTool[WriteFileArgs]):
 
     name = "write_file"
     side_effects = True
+    kind = "edit"
     description = (
         "Write a text file in the workspace, replacing it if it exists and creating parent "
         "directories as needed. Prefer edit_file for changing part of an existing file."
@@ -201,6 +205,19 @@ class WriteFileTool(TypedTool[WriteFileArgs]):
             raise ToolError(str(exc)) from None
         size = len(args.content.encode("utf-8"))
         return ToolOutput(summary=f"write_file: {ctx.fs.display(written)} — {size} bytes")
+
+    def preview(self, arguments: dict[str, Any], fs: ScopedFS) -> str | None:
+        """The unified diff this call would apply (for an approval), or None if it would fail."""
+        try:
+            args = WriteFileArgs.model_validate(arguments)
+        except ValidationError:
+            return None
+        try:
+            current = fs.read_text(args.path, max_bytes=READ_MAX_BYTES)
+            before, display = current.text, current.display
+        except FsError:
+            before, display = "", args.path  # a new file
+        return unified_diff(display, before, args.content)
 
 
 # -- edit_file --------------------------------------------------------------------------------
@@ -222,6 +239,7 @@ class EditFileTool(TypedTool[EditFileArgs]):
 
     name = "edit_file"
     side_effects = True
+    kind = "edit"
     description = (
         "Replace old_string with new_string in a file. old_string must match the file exactly "
         "(including indentation) and occur exactly once, unless replace_all is true. Include "
@@ -247,25 +265,55 @@ class EditFileTool(TypedTool[EditFileArgs]):
         file = ctx.fs.read_text(path, max_bytes=READ_MAX_BYTES)
         if file.truncated:
             raise ToolError(f"{file.display} is too large to edit ({file.total_bytes} bytes)")
-        text = file.text
-        count = text.count(old)
-        if count == 0 and "\r\n" in text and "\n" in old:
-            # read_file shows lines without their \r; match the file's CRLF endings instead.
-            old, new = _crlf(old), _crlf(new)
-            count = text.count(old)
-        if count == 0:
-            raise ToolError(f"old_string not found in {file.display}")
-        if count > 1 and not replace_all:
-            raise ToolError(
-                f"old_string occurs {count} times in {file.display}; include more surrounding "
-                "context to make it unique, or set replace_all to true"
-            )
-        start = text.index(old)
-        edited = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        edited, count, start, length = apply_edit(file.text, old, new, replace_all, file.display)
         ctx.fs.write_text(file.path, edited)
         noun = "occurrence" if count == 1 else "occurrences"
         summary = f"edit_file: {file.display} — replaced {count} {noun}"
-        return ToolOutput(summary=summary, content=_snippet(edited, start, len(new)))
+        return ToolOutput(summary=summary, content=_snippet(edited, start, length))
+
+    def preview(self, arguments: dict[str, Any], fs: ScopedFS) -> str | None:
+        """The unified diff this call would apply (for an approval), or None if it would fail."""
+        try:
+            args = EditFileArgs.model_validate(arguments)
+            file = fs.read_text(args.path, max_bytes=READ_MAX_BYTES)
+            edited, *_ = apply_edit(
+                file.text, args.old_string, args.new_string, args.replace_all, file.display
+            )
+        except (ValidationError, ToolError, FsError):
+            return None
+        return unified_diff(file.display, file.text, edited)
+
+
+def apply_edit(
+    text: str, old: str, new: str, replace_all: bool, display: str
+) -> tuple[str, int, int, int]:
+    """The edited text, the number of replacements, where the first is, and its length."""
+    count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old:
+        # read_file shows lines without their \r; match the file's CRLF endings instead.
+        old, new = _crlf(old), _crlf(new)
+        count = text.count(old)
+    if count == 0:
+        raise ToolError(f"old_string not found in {display}")
+    if count > 1 and not replace_all:
+        raise ToolError(
+            f"old_string occurs {count} times in {display}; include more surrounding "
+            "context to make it unique, or set replace_all to true"
+        )
+    start = text.index(old)
+    edited = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    return edited, count, start, len(new)
+
+
+def unified_diff(display: str, before: str, after: str) -> str:
+    """``before`` → ``after`` as a unified diff of ``display``."""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{display}",
+        tofile=f"b/{display}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
 def _crlf(text: str) -> str:

@@ -47,6 +47,7 @@ class KnowledgeSearchTool(TypedTool[KnowledgeSearchArgs]):
 
     name = "knowledge_search"
     side_effects = False
+    kind = "read"
     description = (
         "Search the knowledge records (knowledge/*.md) by keywords. Matches any term, "
         "case-insensitively, in a record's slug, description and body; returns the best "
@@ -89,6 +90,7 @@ class MemoryReadTool(TypedTool[MemoryReadArgs]):
 
     name = "memory_read"
     side_effects = False
+    kind = "read"
     description = (
         "Read the full body of a knowledge record by its slug (the file name of "
         "knowledge/<slug>.md without the extension), as listed under Resident knowledge "

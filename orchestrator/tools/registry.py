@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from orchestrator.config import PodConfig
-from orchestrator.tools.base import Tool
+from orchestrator.tools.base import Tool, tool_kind
 from orchestrator.tools.bash import BashTool
 from orchestrator.tools.files import EditFileTool, ReadFileTool, WriteFileTool
 from orchestrator.tools.search import GlobTool, GrepTool
@@ -57,31 +57,27 @@ class ToolRegistry:
 
 
 def default_registry(config: PodConfig, extra: Sequence[Tool] = ()) -> ToolRegistry:
-    """The built-in tools (``bash`` only with ``allow_bash``) plus ``extra``.
+    """The built-in tools plus ``extra``, less those the permissions deny outright.
 
-    ``extra`` is the hook for tools built elsewhere, such as the knowledge tools, which need
-    more than the config to construct.
+    A tool every call of which would be denied is not offered at all: the model cannot waste
+    a round on it. ``extra`` is the hook for tools built elsewhere, such as the knowledge
+    tools, which need more than the config to construct.
     """
-    registry = ToolRegistry(
-        [
-            ReadFileTool(max_bytes=config.content_cap(ReadFileTool.name)),
-            WriteFileTool(),
-            EditFileTool(),
-            GlobTool(),
-            GrepTool(max_bytes=config.content_cap(GrepTool.name)),
-        ]
-    )
-    if config.allow_bash:
+    policy = config.permission_policy()
+    tools: list[Tool] = [
+        ReadFileTool(max_bytes=config.content_cap(ReadFileTool.name)),
+        WriteFileTool(),
+        EditFileTool(),
+        GlobTool(),
+        GrepTool(max_bytes=config.content_cap(GrepTool.name)),
         # The configured timeout is both the default and the ceiling: the model may only
         # ask for less.
-        registry.register(
-            BashTool(
-                default_timeout_s=config.bash_timeout_s,
-                max_timeout_s=config.bash_timeout_s,
-                env_allow=config.tool_env_allow,
-                env=config.tool_env,
-            )
-        )
-    for tool in extra:
-        registry.register(tool)
-    return registry
+        BashTool(
+            default_timeout_s=config.bash_timeout_s,
+            max_timeout_s=config.bash_timeout_s,
+            env_allow=config.tool_env_allow,
+            env=config.tool_env,
+        ),
+        *extra,
+    ]
+    return ToolRegistry([t for t in tools if policy.offered(t.name, tool_kind(t))])

@@ -164,6 +164,7 @@ class GlobTool(TypedTool[GlobArgs]):
 
     name = "glob"
     side_effects = False
+    kind = "read"
     description = (
         "List files matching a glob pattern below path (default: the workspace), sorted. "
         "`*` and `?` match within one path segment, `**` across directories, `{a,b}` either "
@@ -236,6 +237,7 @@ class GrepTool(TypedTool[GrepArgs]):
 
     name = "grep"
     side_effects = False
+    kind = "read"
     description = (
         "Search files for a regular expression (RE2 syntax), line by line, below path (a "
         "directory or one file; default: the workspace). Optional glob filters files (`*.py` "

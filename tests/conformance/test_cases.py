@@ -11,7 +11,7 @@ def test_one_case_per_row_and_only_methods_run() -> None:
     cases = build_cases(rows)
     assert [c.row for c in cases] == rows
     for case in cases:
-        compaction = case.row.state in ("summarizing", "compacting")
+        compaction = case.row.state in ("summarizing", "compacting", "awaiting_approval")
         assert (case.skip_reason is None) == (case.row.kind == "method" and not compaction)
         assert case.skip_reason is None or "runtime" in case.skip_reason or compaction
 
@@ -34,6 +34,7 @@ def test_state_facts_come_from_the_table() -> None:
     assert [s for s in facts.states if facts.is_round(s)] == [
         "requesting",
         "executing_tools",
+        "awaiting_approval",
         "summarizing",
     ]
     assert [s for s in facts.states if facts.is_compacting(s)] == ["compacting"]

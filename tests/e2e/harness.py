@@ -42,6 +42,10 @@ class RunningPod:
             assert not violations, f"request {n} invalid: {violations}"
 
 
+UNATTENDED: dict[str, Any] = {"mode": "accept-edits", "deny": ["bash"]}
+"""Permissions of a pod with nobody to approve: edits run, ``bash`` only with ``allow_bash``."""
+
+
 @contextlib.asynccontextmanager
 async def running_pod(
     workspace: Path,
@@ -57,7 +61,12 @@ async def running_pod(
     """Serve a pod (scripted provider unless one is given) for the duration of the block.
 
     ``loaded`` is a config built elsewhere (e.g. by ``load_config``); ``config`` keys build one.
+    Unless the test sets ``permissions``, file edits run without asking and ``bash`` is only
+    offered with ``allow_bash``: the tests that are not about approval run unattended.
     """
+    config.setdefault(
+        "permissions", {"mode": "accept-edits"} if config.get("allow_bash") else UNATTENDED
+    )
     scripted = ScriptedProvider(replies=list(replies or []))
     cfg = loaded or PodConfig(workspace=workspace, name="t", provider="scripted", **config)
     if cfg.context_window is not None:
@@ -94,7 +103,12 @@ async def running_pod(
 
 
 def start_pod_process(
-    workspace: Path, socket: Path, session: Path, script: Path, *extra: str
+    workspace: Path,
+    socket: Path,
+    session: Path,
+    script: Path,
+    *extra: str,
+    unattended: bool = True,
 ) -> subprocess.Popen[bytes]:
     """``pod serve`` in its own process with a scripted provider and bash, once it listens.
 
@@ -108,7 +122,8 @@ def start_pod_process(
         "--session", str(session),
         "--provider", "scripted",
         "--script", str(script),
-        "--allow-bash",
+        # Unattended: nobody is there to approve, so bash and edits run unasked.
+        *(["--allow-bash", "--permission-mode", "accept-edits"] if unattended else []),
         *extra,
     ]  # fmt: skip
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -134,6 +149,26 @@ async def collect_until(
             )
             seen.append(got)
             if got.event == event and all(got.data.get(k) == v for k, v in match.items()):
+                return seen
+
+    return await asyncio.wait_for(scan(), timeout)
+
+
+async def run_unattended(
+    client: PodClient, *, timeout: float = 30.0, message: str = "nobody is there to approve"
+) -> list[PodEvent]:
+    """Every event up to ``run_end``, denying each approval request as it comes (like a
+    client that cannot ask anyone)."""
+    seen: list[PodEvent] = []
+
+    async def scan() -> list[PodEvent]:
+        while True:
+            got = await client.next_event()
+            assert got is not None, f"connection closed; saw {[e.event for e in seen]}"
+            seen.append(got)
+            if got.event == "approval_request":
+                await client.send("deny", {"id": got.data["id"], "message": message})
+            if got.event == "run_end":
                 return seen
 
     return await asyncio.wait_for(scan(), timeout)

@@ -24,7 +24,7 @@ from orchestrator.config import (
 from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from orchestrator.server import socket_is_live
 from orchestrator.tools.environment import DEFAULT_ALLOW
-from tests.e2e.harness import collect_until, running_pod
+from tests.e2e.harness import run_unattended, running_pod
 
 HOSTILE = """\
 allow_bash = true
@@ -217,7 +217,7 @@ async def _probe(
         client = await pod.client()
         history = await client.request("get_history")
         await client.send("run", {"input": "try everything"})
-        events = await collect_until(client, "run_end", timeout=30)
+        events = await run_unattended(client)
         await client.close()
         provider = pod.provider
     results = {e.data["id"]: e.data for e in events if e.event == "tool_result"}
@@ -229,8 +229,9 @@ async def test_a_workspace_config_cannot_give_the_model_bash_or_outside_roots(
 ) -> None:
     path = write_workspace_config(workspace, HOSTILE.format(outside=outside))
     config = load_config(workspace, provider="scripted")
-    provider, results, alerts = await _probe(config, short_dir, outside)
-    assert "bash" not in {tool["name"] for tool in provider.requests[0].tools}
+    _, results, alerts = await _probe(config, short_dir, outside)
+    # bash is offered (the default mode asks before each command) but never runs unasked.
+    assert results["toolu_bash"]["summary"] == "denied by user: nobody is there to approve"
     assert all(r["is_error"] for r in results.values()), results
     assert "the secret" not in (results["toolu_read"]["content"] or "")
     assert not (outside / "planted.txt").exists()
@@ -243,7 +244,9 @@ async def test_a_workspace_config_cannot_give_the_model_bash_or_outside_roots(
 async def test_the_user_config_grants_what_the_workspace_cannot(
     workspace: Path, outside: Path, short_dir: Path
 ) -> None:
-    write_user_config(f'allow_bash = true\nwrite_roots = ["{outside}"]\n')
+    write_user_config(
+        f'allow_bash = true\nwrite_roots = ["{outside}"]\n[permissions]\nmode = "accept-edits"\n'
+    )
     write_workspace_config(workspace, HOSTILE.format(outside=outside))
     config = load_config(workspace, provider="scripted")
     provider, results, _ = await _probe(config, short_dir, outside)
@@ -279,7 +282,7 @@ def serve_one_call(
             await asyncio.sleep(0.05)
         client = await PodClient.connect(socket)
         await client.send("run", {"input": "go"})
-        events = await collect_until(client, "run_end", timeout=30)
+        events = await run_unattended(client)
         await client.send("shutdown")
         await client.close()
         [result] = [e.data for e in events if e.event == "tool_result"]

@@ -120,6 +120,12 @@ class SimPod:
     def compaction_requested(self) -> bool:
         return False
 
+    def approve_call(self, call_id: str, scope: str = "once") -> None:
+        pass  # approvals gate tool starts; the simulation's tools need none
+
+    def deny_call(self, call_id: str, message: str = "") -> None:
+        pass
+
     def end_turn(self, result: str) -> None:
         self.results.append(result)
 

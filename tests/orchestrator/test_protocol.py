@@ -11,8 +11,10 @@ from orchestrator.protocol import (
     EVENT_DATA,
     MAX_LINE_BYTES,
     PARAMS_BY_METHOD,
+    ApproveParams,
     CompactParams,
     CompleteFilesParams,
+    DenyParams,
     NoParams,
     NotifyParams,
     PodEventParams,
@@ -66,6 +68,16 @@ VECTORS: list[tuple[str, Request, Any]] = [
         '{"method":"compact","params":{"focus":"the failing test"}}',
         Request(method="compact", params={"focus": "the failing test"}),
         CompactParams(focus="the failing test"),
+    ),
+    (
+        '{"method":"approve","params":{"id":"toolu_1","scope":"session"}}',
+        Request(method="approve", params={"id": "toolu_1", "scope": "session"}),
+        ApproveParams(id="toolu_1", scope="session"),
+    ),
+    (
+        '{"method":"deny","params":{"id":"toolu_1","message":"not on main"}}',
+        Request(method="deny", params={"id": "toolu_1", "message": "not on main"}),
+        DenyParams(id="toolu_1", message="not on main"),
     ),
 ]
 
@@ -129,11 +141,11 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny",
         ),
         (
             '{"method":"run","params":{}}',
@@ -236,6 +248,17 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "turn_usage": {"output_tokens": 2},
         "context": {"used": 1200, "window": 200000, "percent": 1, "compact_at": 80},
         "cost_usd": 0.0036,
+        "approvals": [
+            {
+                "id": "toolu_9",
+                "tool": "bash",
+                "kind": "execute",
+                "arguments": {"command": "make"},
+                "summary": "run: make",
+                "reason": "default mode asks before execute tools",
+                "diff": None,
+            }
+        ],
         "id": 4,
     },
     "user_message": {"segments": [{"kind": "text", "text": "hi"}, {"kind": "new", "a": 1}]},
@@ -262,6 +285,16 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "cache_read_input_tokens": 30000,
     },
     "turn_end": {"turn": 2, "result": "cancelled"},
+    "approval_request": {
+        "id": "toolu_2",
+        "tool": "edit_file",
+        "kind": "edit",
+        "arguments": {"path": "a.py", "old_string": "1", "new_string": "2"},
+        "summary": "edit_file a.py",
+        "reason": "default mode asks before edit tools",
+        "diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-1\n+2\n",
+    },
+    "approval_resolved": {"id": "toolu_2", "decision": "approved"},
     "compaction": {
         "seq": 40,
         "first_seq": 1,

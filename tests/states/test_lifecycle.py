@@ -37,6 +37,7 @@ from states.table import (
 # -- the hand-written table ------------------------------------------------------------------
 
 NOT_RUNNING = "not_running"
+NOT_AWAITING = "not_awaiting_approval"
 NOT_PAUSED = "not_paused"
 ALREADY_RUNNING = "already_running"
 
@@ -62,6 +63,11 @@ def _running_leaf(leaf: str) -> dict[str, tuple[str, tuple[str, ...], str | None
         "shutdown": ok("stopping", "interrupt_turn"),
         # Mid-turn, compaction waits for the next round boundary; already summarizing: no-op.
         "compact": ok(leaf) if leaf == "summarizing" else ok(leaf, "request_compaction"),
+        # Answers are taken only while a call waits for one.
+        "approve": ok(leaf, "approve_call")
+        if leaf == "awaiting_approval"
+        else err(leaf, NOT_AWAITING),
+        "deny": ok(leaf, "deny_call") if leaf == "awaiting_approval" else err(leaf, NOT_AWAITING),
     }
 
 
@@ -75,10 +81,13 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "cancel": err("idle", NOT_RUNNING),
         "shutdown": ok("stopped", "stop"),
         "compact": ok("compacting", "request_compaction", "start_compaction"),
+        "approve": err("idle", NOT_AWAITING),
+        "deny": err("idle", NOT_AWAITING),
     },
     "requesting": _running_leaf("requesting"),
     "executing_tools": _running_leaf("executing_tools"),
     "summarizing": _running_leaf("summarizing"),
+    "awaiting_approval": _running_leaf("awaiting_approval"),
     "compacting": {
         "run": err("compacting", ALREADY_RUNNING),
         "notify": ok("compacting", "queue_note"),
@@ -90,6 +99,8 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "cancel": ok("compacting", "interrupt_turn"),
         "shutdown": ok("stopping", "interrupt_turn"),
         "compact": ok("compacting"),
+        "approve": err("compacting", NOT_AWAITING),
+        "deny": err("compacting", NOT_AWAITING),
     },
     "pausing": {
         "run": err("pausing", ALREADY_RUNNING),
@@ -101,6 +112,8 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "cancel": ok("cancelling"),
         "shutdown": ok("stopping"),
         "compact": err("pausing", ALREADY_RUNNING),
+        "approve": err("pausing", NOT_AWAITING),
+        "deny": err("pausing", NOT_AWAITING),
     },
     "cancelling": {
         "run": err("cancelling", ALREADY_RUNNING),
@@ -111,6 +124,8 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "cancel": ok("cancelling"),
         "shutdown": ok("stopping"),
         "compact": err("cancelling", ALREADY_RUNNING),
+        "approve": err("cancelling", NOT_AWAITING),
+        "deny": err("cancelling", NOT_AWAITING),
     },
     "stopping": {
         "run": err("stopping", ALREADY_RUNNING),
@@ -121,6 +136,8 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "cancel": ok("stopping"),
         "shutdown": ok("stopping"),
         "compact": err("stopping", ALREADY_RUNNING),
+        "approve": err("stopping", NOT_AWAITING),
+        "deny": err("stopping", NOT_AWAITING),
     },
     "paused": {
         "run": ok(
@@ -138,6 +155,8 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "cancel": err("paused", NOT_RUNNING),
         "shutdown": ok("stopped", "close_orphans", "end_turn", "stop"),
         "compact": ok("compacting", "request_compaction", "start_compaction"),
+        "approve": err("paused", NOT_AWAITING),
+        "deny": err("paused", NOT_AWAITING),
     },
     "stopped": {
         "run": err("stopped", ALREADY_RUNNING),
@@ -149,6 +168,8 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         # A final state takes no events; a second shutdown is told the pod is not running.
         "shutdown": err("stopped", NOT_RUNNING),
         "compact": err("stopped", ALREADY_RUNNING),
+        "approve": err("stopped", NOT_AWAITING),
+        "deny": err("stopped", NOT_AWAITING),
     },
 }
 
@@ -188,6 +209,7 @@ EXPECTED_OUTCOMES: dict[str, dict[str, tuple[str, tuple[str, ...]] | None]] = {
 }
 EXPECTED_OUTCOMES["executing_tools"] = EXPECTED_OUTCOMES["requesting"]
 EXPECTED_OUTCOMES["summarizing"] = EXPECTED_OUTCOMES["requesting"]
+EXPECTED_OUTCOMES["awaiting_approval"] = EXPECTED_OUTCOMES["requesting"]
 for _resting in ("idle", "paused", "stopped"):
     EXPECTED_OUTCOMES[_resting] = dict.fromkeys(OUTCOME_EVENTS)
 
@@ -222,6 +244,7 @@ EXPECTED_RESULTS: dict[str, dict[str, tuple[str | None, str | None]]] = {
 }
 EXPECTED_RESULTS["executing_tools"] = EXPECTED_RESULTS["requesting"]
 EXPECTED_RESULTS["summarizing"] = EXPECTED_RESULTS["requesting"]
+EXPECTED_RESULTS["awaiting_approval"] = EXPECTED_RESULTS["requesting"]
 
 
 @pytest.fixture(scope="module")
@@ -332,6 +355,8 @@ def test_round_events_only_move_inside_running(table: dict[tuple[str, str], Tran
         ("executing_tools", "round_done"): ("requesting", ("inject_queued_notes",)),
         ("requesting", "compaction_started"): ("summarizing", ()),
         ("summarizing", "compaction_committed"): ("requesting", ()),
+        ("executing_tools", "approval_needed"): ("awaiting_approval", ()),
+        ("awaiting_approval", "approval_settled"): ("executing_tools", ()),
         **winding_down,
     }
 

@@ -74,9 +74,16 @@ def test_duplicate_names_are_refused() -> None:
         registry.register(EchoTool())
 
 
-def test_default_registry_without_bash(tmp_path: Path) -> None:
-    registry = default_registry(PodConfig(workspace=tmp_path))
-    assert registry.names() == ["edit_file", "glob", "grep", "read_file", "write_file"]
+def test_bash_is_offered_unless_the_permissions_deny_it(tmp_path: Path) -> None:
+    everything = ["bash", "edit_file", "glob", "grep", "read_file", "write_file"]
+    # The default mode offers bash and asks before each command.
+    assert default_registry(PodConfig(workspace=tmp_path)).names() == everything
+    denied = PodConfig(workspace=tmp_path, permissions={"deny": ["bash"]})
+    assert default_registry(denied).names() == everything[1:]
+    read_only = PodConfig(workspace=tmp_path, permissions={"mode": "read-only"})
+    assert "bash" not in default_registry(read_only).names()
+    some = {"mode": "read-only", "allow": ["bash(git status)"]}
+    assert "bash" in default_registry(PodConfig(workspace=tmp_path, permissions=some)).names()
 
 
 def test_default_registry_with_bash_uses_the_configured_timeout(tmp_path: Path) -> None:

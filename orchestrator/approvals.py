@@ -1,0 +1,117 @@
+"""Approvals: a tool call that must be approved waits here until a person answers.
+
+The runner asks :meth:`Approvals.ask` for each call the policy marks ``ask``; the call does not
+start until a client answers with ``approve`` (once, or always for this pod's life) or ``deny``
+(optionally with a message for the model). While any call waits, the lifecycle machine is in
+``awaiting_approval``: the first request signals ``approval_needed``, the last answer
+``approval_settled``. Calls of the same round that need no approval run meanwhile.
+
+An interrupt (pause, cancel, shutdown) withdraws every waiting request; the calls never
+started, so Resume asks again and a new turn closes them like any unanswered call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+
+from orchestrator.history import ToolUseBlock
+from orchestrator.permissions import Policy, ToolKind
+from orchestrator.protocol import ApprovalRequestData, ApprovalResolvedData
+
+Emit = Callable[[str, BaseModel], None]
+Signal = Callable[[str], None]
+
+SUMMARY_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a person answered."""
+
+    allow: bool
+    scope: Literal["once", "session"] = "once"
+    message: str = ""
+
+
+def describe(call: ToolUseBlock) -> str:
+    """A one-line human summary of what a call would do."""
+    command = call.input.get("command")
+    if isinstance(command, str):
+        text = f"run: {' '.join(command.split())}"
+    elif isinstance(call.input.get("path"), str):
+        text = f"{call.name} {call.input['path']}"
+    else:
+        text = f"{call.name} {json.dumps(call.input, ensure_ascii=False)}"
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
+class Approvals:
+    """The waiting approval requests of one pod."""
+
+    def __init__(self, *, policy: Policy, emit: Emit) -> None:
+        self.policy = policy
+        self.emit = emit
+        self._waiting: dict[str, tuple[asyncio.Future[Answer], ApprovalRequestData]] = {}
+
+    def pending(self) -> list[ApprovalRequestData]:
+        """The requests waiting for an answer, oldest first (for clients that attach)."""
+        return [data for _, data in self._waiting.values()]
+
+    def waiting_for(self, call_id: str) -> bool:
+        """Whether a request for this call waits."""
+        return call_id in self._waiting
+
+    async def ask(
+        self,
+        call: ToolUseBlock,
+        *,
+        kind: ToolKind,
+        reason: str,
+        diff: str | None,
+        signal: Signal,
+    ) -> Answer:
+        """Wait for a person's answer about ``call`` (cancellation withdraws the request)."""
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        data = ApprovalRequestData(
+            id=call.id,
+            tool=call.name,
+            kind=kind,
+            arguments=call.input,
+            summary=describe(call),
+            reason=reason,
+            diff=diff,
+        )
+        first = not self._waiting
+        self._waiting[call.id] = (future, data)
+        if first:
+            signal("approval_needed")
+        self.emit("approval_request", data)
+        decision: Literal["approved", "denied", "withdrawn"] = "withdrawn"
+        try:
+            answer = await future
+            decision = "approved" if answer.allow else "denied"
+            return answer
+        finally:
+            del self._waiting[call.id]
+            self.emit("approval_resolved", ApprovalResolvedData(id=call.id, decision=decision))
+            if not self._waiting:
+                signal("approval_settled")
+
+    def answer(self, call_id: str, answer: Answer) -> None:
+        """A person's answer; "always" also allows calls like this one from now on."""
+        future, data = self._waiting[call_id]
+        if answer.allow and answer.scope == "session":
+            self.policy.grant(data.tool, data.arguments)
+        if not future.done():
+            future.set_result(answer)
+
+    def unknown(self, call_id: str) -> str:
+        """Why an answer names no waiting request, in words for the client."""
+        waiting = ", ".join(self._waiting) or "none"
+        return f"no approval is waiting for tool call {call_id!r} (waiting: {waiting})"
