@@ -33,6 +33,7 @@ from cli.tui.input import (
 )
 from cli.tui.model import (
     DOUBLE_PRESS_S,
+    ApprovalEntry,
     AssistantEntry,
     Change,
     ChatModel,
@@ -46,6 +47,7 @@ from cli.tui.model import (
     step_card,
 )
 from cli.tui.widgets import (
+    ApprovalCard,
     AssistantView,
     Card,
     Conversation,
@@ -174,6 +176,8 @@ class PodApp(App[str]):
         self._runs: dict[str, tuple[str, dict[str, Segment]]] = {}
         self._run_seq = 0
         self._selected_card: int | None = None
+        self._deny_for: str | None = None
+        """A call whose denial waits for its reason (typed after ``n``)."""
         self.attached = False
         """True once history and status were drawn (tests wait for it)."""
 
@@ -189,6 +193,7 @@ class PodApp(App[str]):
     def on_mount(self) -> None:
         """Editor focused, status drawn, then connect."""
         self.status_bar.show(self.model.pod)
+        self.editor.approval_waiting = self._approval_waiting
         self.editor.focus()
         self.set_interval(TICK_S, self._tick)
         self._session()
@@ -257,6 +262,7 @@ class PodApp(App[str]):
             return
         self.model.pod.update(message.status)
         self.model.load_history(message.history)
+        self.model.adopt_approvals(list(message.status.approvals))  # waiting as we attach
         for segments in self.model.user_prompts():
             self.chips.saw(segments)
             self.prompts.add(segments)
@@ -339,7 +345,9 @@ class PodApp(App[str]):
             elif isinstance(entry, ToolEntry) and isinstance(current, ToolCard):
                 # Separate branches keep each refresh_from call type-checked.
                 current.refresh_from(entry)
-            elif isinstance(entry, ThinkingEntry) and isinstance(current, ThinkingView):
+            elif isinstance(entry, ThinkingEntry) and isinstance(current, ThinkingView):  # noqa: SIM114
+                current.refresh_from(entry)
+            elif isinstance(entry, ApprovalEntry) and isinstance(current, ApprovalCard):
                 current.refresh_from(entry)
 
     def _on_error(self, error: ErrorData) -> None:
@@ -433,7 +441,15 @@ class PodApp(App[str]):
         return sent
 
     async def _submit(self, text: str) -> bool:
-        """Enter in the editor: a slash command, ``run``, or ``resume``; True takes the text."""
+        """Enter in the editor: a slash command, ``run``, or ``resume``; True takes the text.
+
+        After ``n`` on a waiting tool call, the text is the reason it is denied.
+        """
+        if self._deny_for is not None:
+            call_id, self._deny_for = self._deny_for, None
+            if await self._send("deny", {"id": call_id, "message": text.strip()}):
+                self._say(Notice("Denied"))
+            return True
         slash = parse_slash(text)
         if slash is not None:
             return await self._slash(slash)
@@ -506,6 +522,29 @@ class PodApp(App[str]):
         self._show_status()
         await self._draw([self.model.info(text)])
         self.conversation.follow()
+
+    # -- approvals -------------------------------------------------------------------------------
+
+    @on(ChipEditor.ApprovalKey)
+    async def _approval_key(self, message: ChipEditor.ApprovalKey) -> None:
+        """y / a / n: answer the oldest waiting request (n asks for a reason first)."""
+        waiting = self.model.waiting_approvals()
+        if not waiting:
+            return
+        call_id = waiting[0].call_id
+        if message.answer == "deny":
+            self._deny_for = call_id
+            self._say(
+                Notice("Why deny? Type a reason and press Enter (Enter alone: no reason)", ttl=None)
+            )
+            return
+        if await self._send("approve", {"id": call_id, "scope": message.answer}):
+            self._say(
+                Notice("Approved" + (" for this session" if message.answer == "session" else ""))
+            )
+
+    def _approval_waiting(self) -> bool:
+        return bool(self.model.waiting_approvals()) and self._deny_for is None
 
     # -- tool cards ------------------------------------------------------------------------------
 

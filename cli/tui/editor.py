@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 
 from cli.tui.input import InputChips, PromptHistory, completion_query, should_chip_paste
+from cli.tui.model import ApprovalAnswer, approval_key
 from orchestrator.segments import Segment
 
 Submit = Callable[[str], Awaitable[bool]]
@@ -106,6 +107,13 @@ class ChipEditor(TextArea):
             super().__init__()
             self.action: CardAction = action
 
+    class ApprovalKey(Message):
+        """``y``, ``a`` or ``n`` pressed in an empty editor while a tool call waits."""
+
+        def __init__(self, answer: ApprovalAnswer) -> None:
+            super().__init__()
+            self.answer: ApprovalAnswer = answer
+
     def __init__(
         self,
         chips: InputChips,
@@ -132,11 +140,18 @@ class ChipEditor(TextArea):
         self._recalled: str | None = None
         self.cards_active = False
         """True while Tab's card selection has the arrow keys and Enter."""
+        self.approval_waiting: Callable[[], bool] = lambda: False
+        """Whether a tool call waits for the user (the app sets it)."""
 
     # -- keys --------------------------------------------------------------------------------
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
+        answer = approval_key(key, waiting=self.approval_waiting(), blank=not self.text)
+        if answer is not None:
+            self._consume(event)
+            self.post_message(self.ApprovalKey(answer))
+            return
         if self.cards_active and self._card_key(key):
             self._consume(event)
             return

@@ -30,6 +30,8 @@ from orchestrator.history import (
 )
 from orchestrator.protocol import (
     AlertData,
+    ApprovalRequestData,
+    ApprovalResolvedData,
     CompactionData,
     HistoryData,
     RunEndData,
@@ -207,8 +209,43 @@ class InfoEntry:
     text: str
 
 
+APPROVAL_KEYS = "y once · a always · n deny"
+
+
+@dataclass
+class ApprovalEntry:
+    """A tool call waiting for the user's approval, and then how it was answered."""
+
+    call_id: str
+    tool: str
+    summary: str
+    reason: str
+    diff: str | None = None
+    decision: str = "waiting"
+    """``waiting``, ``approved``, ``denied`` or ``withdrawn``."""
+
+    @property
+    def title(self) -> str:
+        """The card's one line."""
+        if self.decision == "waiting":
+            return f"⚠ allow {self.summary}?  {APPROVAL_KEYS}"
+        return f"✓ {self.summary}: {self.decision}"
+
+    @property
+    def body(self) -> str:
+        """The diff of an edit, else the arguments' summary, and why it asked."""
+        return f"{self.diff or self.summary}\n({self.reason})"
+
+
 Entry: TypeAlias = (
-    UserEntry | AssistantEntry | ThinkingEntry | ToolEntry | NoteEntry | AlertEntry | InfoEntry
+    UserEntry
+    | AssistantEntry
+    | ThinkingEntry
+    | ToolEntry
+    | NoteEntry
+    | AlertEntry
+    | InfoEntry
+    | ApprovalEntry
 )
 
 
@@ -290,6 +327,8 @@ class PodView:
             return "Connecting…" if self.status == "connecting" else "Disconnected"
         if self.status == "paused":
             return "Paused — Enter to resume, type to start new turn"
+        if self.state == "awaiting_approval":
+            return f"Awaiting approval — {APPROVAL_KEYS}"
         return self.status.capitalize()
 
     def alert(self, message: str, now: float) -> None:
@@ -336,6 +375,7 @@ class ChatModel:
         self._unconfirmed: list[int] = []
         self._streamed_calls: list[int] = []
         self._tools: dict[str, int] = {}
+        self._approvals: dict[str, int] = {}
         self.replayed_seq = 0
         """The last history item drawn by replay; committed events up to it are skipped."""
 
@@ -449,6 +489,16 @@ class ChatModel:
                 return [self._add(NoteEntry(text=text, origin=origin))]
             case _, CompactionData() as done:
                 return [self._add(compaction_note(done))]
+            case _, ApprovalRequestData() as request:
+                return self.adopt_approvals([request])
+            case _, ApprovalResolvedData(id=call_id, decision=decision):
+                index = self._approvals.get(call_id)
+                if index is None:
+                    return []
+                entry = self.entries[index]
+                assert isinstance(entry, ApprovalEntry)
+                entry.decision = decision
+                return [Change("updated", index)]
             case _, AlertData() as alert:
                 return [self._alert(alert)]
             case _, TurnEndData() | RunEndData():
@@ -461,6 +511,32 @@ class ChatModel:
                 changes.append(self._add(InfoEntry("The pod has shut down.")))
                 return changes
         return []  # turn_start, replies and events this UI does not know draw nothing
+
+    def adopt_approvals(self, requests: list[ApprovalRequestData]) -> list[Change]:
+        """Cards for approval requests not drawn yet (live, or waiting when we attached)."""
+        changes: list[Change] = []
+        for request in requests:
+            index = self._approvals.get(request.id)
+            if index is not None and self.entries[index].decision == "waiting":  # type: ignore[union-attr]
+                continue
+            entry = ApprovalEntry(
+                call_id=request.id,
+                tool=request.tool,
+                summary=request.summary,
+                reason=request.reason,
+                diff=request.diff,
+            )
+            changes.append(self._add(entry))
+            self._approvals[request.id] = changes[-1].index
+        return changes
+
+    def waiting_approvals(self) -> list[ApprovalEntry]:
+        """Requests still waiting for an answer, oldest first."""
+        return [
+            entry
+            for entry in self.entries
+            if isinstance(entry, ApprovalEntry) and entry.decision == "waiting"
+        ]
 
     def _add(self, entry: Entry) -> Change:
         self.entries.append(entry)
@@ -596,6 +672,8 @@ class ChatModel:
                 out.append(f"note[{entry.origin}]: {entry.text}")
             elif isinstance(entry, AlertEntry):
                 out.append(f"alert[{entry.level}]: {entry.message}")
+            elif isinstance(entry, ApprovalEntry):
+                out.append(f"approval[{entry.decision}]: {entry.summary}")
             else:
                 out.append("info: " + entry.text)
         return out
@@ -723,6 +801,17 @@ def decide(key: Key, status: str, *, repeated: bool = False, blank: bool = True)
 
 
 # -- tool cards -------------------------------------------------------------------------------------
+
+
+ApprovalAnswer = Literal["once", "session", "deny"]
+
+
+def approval_key(key: str, *, waiting: bool, blank: bool) -> ApprovalAnswer | None:
+    """What ``y``/``a``/``n`` mean: an answer while a request waits and the editor is empty,
+    else nothing (the key is typed as usual)."""
+    if not (waiting and blank):
+        return None
+    return {"y": "once", "a": "session", "n": "deny"}.get(key)  # type: ignore[return-value]
 
 
 def step_card(cards: list[int], selected: int | None, step: int) -> int | None:

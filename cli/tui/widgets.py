@@ -21,6 +21,7 @@ from cli.tui.input import segment_label
 from cli.tui.model import (
     NOT_KEPT,
     AlertEntry,
+    ApprovalEntry,
     AssistantEntry,
     Entry,
     InfoEntry,
@@ -318,7 +319,39 @@ class InfoView(Static):
         super().__init__(Text(entry.text))
 
 
-EntryView = UserView | AssistantView | ThinkingView | ToolCard | NoteView | AlertView | InfoView
+class ApprovalCard(Card):
+    """A tool call waiting for approval: what it would do (the diff of an edit), open at once."""
+
+    DEFAULT_CSS = """
+    ApprovalCard.-waiting > .card--title {
+        color: $text-warning;
+        background: $warning-muted;
+        text-style: bold;
+    }
+    """
+
+    def __init__(self, entry: ApprovalEntry) -> None:
+        super().__init__(entry.title, entry.body)
+        self.refresh_from(entry)
+
+    def refresh_from(self, entry: ApprovalEntry) -> None:
+        """Show the request, then how it was answered (collapsed once answered)."""
+        self.set_content(entry.title, entry.body)
+        waiting = entry.decision == "waiting"
+        self.set_class(waiting, "-waiting")
+        self.expanded = waiting
+
+
+EntryView = (
+    UserView
+    | AssistantView
+    | ThinkingView
+    | ToolCard
+    | NoteView
+    | AlertView
+    | InfoView
+    | ApprovalCard
+)
 
 
 def view_for(entry: Entry) -> EntryView:
@@ -335,6 +368,8 @@ def view_for(entry: Entry) -> EntryView:
         return NoteView(entry)
     if isinstance(entry, AlertEntry):
         return AlertView(entry)
+    if isinstance(entry, ApprovalEntry):
+        return ApprovalCard(entry)
     return InfoView(entry)
 
 

@@ -1,0 +1,74 @@
+"""The approval card: y approves once, a for the session, n asks for a reason and denies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli.tui.model import approval_key
+from tests.cli.tui.conftest import attach
+from tests.e2e.harness import ScriptedReply, ScriptedToolCall, running_pod
+
+
+def test_approval_keys_act_only_on_an_empty_editor_while_a_call_waits() -> None:
+    assert approval_key("y", waiting=True, blank=True) == "once"
+    assert approval_key("a", waiting=True, blank=True) == "session"
+    assert approval_key("n", waiting=True, blank=True) == "deny"
+    assert approval_key("y", waiting=True, blank=False) is None  # typing a word with a y
+    assert approval_key("y", waiting=False, blank=True) is None
+    assert approval_key("x", waiting=True, blank=True) is None
+
+
+def _edit(call_id: str, new: str) -> ScriptedToolCall:
+    return ScriptedToolCall(
+        name="edit_file",
+        input={"path": "src/app.py", "old_string": "return 42", "new_string": new},
+        id=call_id,
+    )
+
+
+async def test_the_card_shows_the_diff_and_keys_answer(workspace: Path, short_dir: Path) -> None:
+    replies = [
+        ScriptedReply(tool_calls=[_edit("toolu_1", "return 43")]),
+        ScriptedReply(tool_calls=[_edit("toolu_2", "return [44]")]),
+        ScriptedReply(text="Done."),
+    ]
+    async with (
+        running_pod(workspace, short_dir, replies=replies, permissions={"mode": "default"}) as pod,
+        attach(pod) as s,
+    ):
+        await s.probe.send("run", {"input": "bump it"})
+        await s.until(lambda: "allow edit_file src/app.py?" in s.screen, "approval card")
+        assert "+    return 43" in s.screen and "-    return 42" in s.screen
+        assert "Awaiting approval" in s.status_line
+        await s.pilot.press("y")
+        await s.until(lambda: "return 43" in (workspace / "src" / "app.py").read_text())
+        # The second edit: n, then a reason with brackets kept as typed.
+        await s.until(lambda: len(s.app.model.waiting_approvals()) == 1, "second request")
+        await s.pilot.press("n")
+        assert s.notice.startswith("Why deny?")
+        await s.pilot.press(*"not [44] please")
+        await s.pilot.press("enter")
+        await s.ui_status("idle")
+        history = (await s.probe.history()).items
+        denied = [i for i in history if i.get("call_id") == "toolu_2"]
+        assert denied[0]["summary"] == "denied by user: not [44] please"
+        assert "return 43" in (workspace / "src" / "app.py").read_text()
+        assert "src/app.py: approved" in s.screen and "src/app.py: denied" in s.screen
+
+
+async def test_a_ui_that_attaches_late_shows_the_waiting_request(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [ScriptedReply(tool_calls=[_edit("toolu_1", "return 7")]), ScriptedReply(text="ok")]
+    async with running_pod(
+        workspace, short_dir, replies=replies, permissions={"mode": "default"}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "bump"})
+        await c.wait_for("approval_request")
+        async with attach(pod) as s:
+            assert "allow edit_file src/app.py?" in s.screen
+            await s.pilot.press("a")
+            await s.ui_status("idle")
+        await c.close()
+    assert "return 7" in (workspace / "src" / "app.py").read_text()
