@@ -14,15 +14,20 @@ window.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.config import PodConfig
 from orchestrator.history import AssistantMessage, Compaction, History, Item, SystemMessage
+from orchestrator.providers.base import Provider, ProviderError
 from orchestrator.repair import prunable_tokens, prune_before_turn
 from orchestrator.tokens import estimate_message, estimate_request
 from orchestrator.usage import TokenUsage, total
 from orchestrator.wire import WireBuilder
+
+Alert = Callable[[str, str, str], None]
+"""``(level, source, message)``: something a person should see."""
 
 DEFAULT_WINDOW = 200_000
 """Assumed when neither the config nor the provider can tell the model's window."""
@@ -58,6 +63,7 @@ class Context:
         self._calibration = 1.0
         self._last_estimate: int | None = None
         self._scanned = 0
+        self._window_asked = False
         self._refresh_compaction()
 
     # -- the view -------------------------------------------------------------------------
@@ -177,11 +183,27 @@ class Context:
                 return item.usage
         return None
 
-    def learn_window(self, window: int | None) -> None:
-        """Take the window the provider reported, unless the config sets one."""
-        if self.config.context_window is None and window:
-            self.window = window
-            self.window_known = True
+    async def learn_window(self, provider: Provider, alert: Alert) -> None:
+        """Ask the provider for the model's window once, unless the config sets one; when it
+        cannot tell, keep the default and say so in one alert."""
+        if self.window_known or self._window_asked:
+            return
+        self._window_asked = True
+        reason = "the provider does not say"
+        try:
+            window = await provider.context_window()
+        except ProviderError as exc:
+            window, reason = None, str(exc)
+        if window:
+            self.window, self.window_known = window, True
+            return
+        alert(
+            "warn",
+            "context",
+            f"the context window of {provider.model} is unknown ({reason}); assuming "
+            f"{self.window:,} tokens. Set context_window in .pod/config.toml to the "
+            "model's real window.",
+        )
 
 
 def usage_of(items: list[Item]) -> TokenUsage:

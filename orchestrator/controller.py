@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -22,26 +22,24 @@ from orchestrator.approvals import Answer, Approvals
 from orchestrator.compaction import CompactionError, CompactionRequest, Compactor
 from orchestrator.config import PodConfig
 from orchestrator.context import Context, usage_of
-from orchestrator.file_refs import preread_files
+from orchestrator.file_refs import preread_files, synthetic_read_items
 from orchestrator.history import (
     AssistantMessage,
     Compaction,
     Item,
     SystemMessage,
-    ToolResult,
-    ToolUseBlock,
 )
 from orchestrator.interceptors import Cancel, ContinueWith, InterceptorChain
 from orchestrator.notes import NoteQueue
+from orchestrator.pod_task import Outcome, PodTask
 from orchestrator.protocol import (
-    ContextData,
     ErrorData,
     RunEndData,
     StatusData,
     TurnEndData,
     TurnStartData,
 )
-from orchestrator.providers.base import Provider, ProviderError
+from orchestrator.providers.base import Provider
 from orchestrator.repair import (
     close_orphans,
     interrupt_note,
@@ -50,6 +48,7 @@ from orchestrator.repair import (
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import Segment
 from orchestrator.session import SessionWriteError
+from orchestrator.status import context_data, session_cost
 from orchestrator.submit import Submission, resolve_submission
 from orchestrator.tool_runner import ToolRunner
 from orchestrator.transcript import Transcript
@@ -59,10 +58,6 @@ from orchestrator.validator import IncrementalValidator
 from states import PodLifecycle, PublicStatus, leaf_state, public_status
 
 log = logging.getLogger(__name__)
-
-Send = Callable[[bytes], None]
-Outcome = tuple[str, str | None]
-"""How a turn task ended: the machine event to send and the turn's result, if any."""
 
 
 class _Observer:
@@ -116,14 +111,12 @@ class Controller:
         )
         self._compaction_request: CompactionRequest | None = None
         self._turn_is_open = start_paused
-        self._window_learned = False
         self.session_usage = usage_of(self.history.items)
         self._turn_usage = TokenUsage()
         self._submission: Submission | None = None
         self._preread: list[str] = []
         """Paths the open turn still has to pre-read (kept across a pause)."""
-        self._task: asyncio.Task[Outcome] | None = None
-        self._interrupted_event = "turn_interrupted"
+        self.task = PodTask(self._report)
         self._validator = IncrementalValidator()
         self._last_status: tuple[PublicStatus, str] | None = None
         observer = _Observer(self)
@@ -175,26 +168,11 @@ class Controller:
             turn=self.history.turn,
             usage=asdict(self.session_usage),
             turn_usage=asdict(self._turn_usage),
-            context=self._context_data(),
-            cost_usd=self._cost(self.session_usage),
+            context=context_data(self.context.size()),
+            cost_usd=session_cost(self.config, self.provider.model, self.session_usage),
             approvals=self.approvals.pending(),
             id=request_id,
         )
-
-    def _context_data(self) -> ContextData:
-        size = self.context.size()
-        return ContextData(
-            used=size.used,
-            window=size.window,
-            percent=size.percent,
-            compact_at=round(100 * size.compact_at),
-        )
-
-    def _cost(self, usage: TokenUsage) -> float | None:
-        prices = self.config.model_prices(self.provider.model)
-        if prices is None:
-            return None
-        return round(prices.cost(usage, ttl=self.config.prompt_cache), 6)
 
     # -- committing -----------------------------------------------------------------------
 
@@ -233,24 +211,8 @@ class Controller:
         return request
 
     async def learn_window(self) -> None:
-        """Ask the provider for the model's context window once; fall back with an alert."""
-        if self._window_learned or self.config.context_window is not None:
-            return
-        self._window_learned = True
-        reason = "the provider does not say"
-        try:
-            window = await self.provider.context_window()
-        except ProviderError as exc:
-            window, reason = None, str(exc)
-        if window is None:
-            self.alert(
-                "warn",
-                "context",
-                f"the context window of {self.provider.model} is unknown ({reason}); assuming "
-                f"{self.context.window:,} tokens. Set context_window in .pod/config.toml "
-                "to the model's real window.",
-            )
-        self.context.learn_window(window)
+        """Make sure the model's context window is known (asks the provider once)."""
+        await self.context.learn_window(self.provider, self.alert)
 
     def signal(self, event: str) -> None:
         """A round event from the turn loop."""
@@ -305,8 +267,7 @@ class Controller:
 
     def interrupt_turn(self) -> None:
         """Cancel the turn task; its wrapper reports the outcome to the machine."""
-        if self._task is not None:
-            self._task.cancel()
+        self.task.interrupt()
 
     def close_orphans(self) -> None:
         """Answer unanswered tool calls with synthetic ``[Interrupted by user]`` results."""
@@ -336,7 +297,11 @@ class Controller:
 
     def start_compaction(self) -> None:
         """Launch a compaction between turns; the machine waits in ``compacting``."""
-        self._start_task(self._drive_compaction(), interrupted="compaction_failed")
+        self.task.start(
+            self._drive_compaction(),
+            interrupted=("compaction_failed", None),
+            name=f"compaction-{self.history.turn}",
+        )
 
     def approve_call(self, call_id: str, scope: str = "once") -> None:
         """Let a waiting tool call run (``session``: and calls like it from now on)."""
@@ -400,19 +365,11 @@ class Controller:
             validator=self._validator,
             cache_ttl=None if self.config.prompt_cache == "off" else self.config.prompt_cache,
         )
-        self._start_task(self._drive(turn, cancelled, failure), interrupted="turn_interrupted")
-
-    def _start_task(self, work: Coroutine[Any, Any, Outcome], *, interrupted: str) -> None:
-        """Run the pod's one task; how it ended is reported from its done callback.
-
-        Not from inside the task: a task cancelled before its first step (``run`` and
-        ``pause`` in one read) never runs its body, and the machine must still learn that it
-        ended (``interrupted`` is the event for that).
-        """
-        task = asyncio.get_running_loop().create_task(work, name=f"turn-{self.history.turn}")
-        self._task = task
-        self._interrupted_event = interrupted
-        task.add_done_callback(self._turn_done)
+        self.task.start(
+            self._drive(turn, cancelled, failure),
+            interrupted=("turn_interrupted", "cancelled"),
+            name=f"turn-{self.history.turn}",
+        )
 
     async def _drive_compaction(self) -> Outcome:
         """A compaction between turns: ``compaction_done``, or ``compaction_failed``."""
@@ -466,25 +423,12 @@ class Controller:
             return "turn_paused", None
         return "turn_finished", result
 
-    def _turn_done(self, task: asyncio.Task[Outcome]) -> None:
-        """Tell the machine how the turn task ended, however it ended; it decides the rest."""
-        if self._task is task:
-            self._task = None
-        if task.cancelled():
-            event, result = (
-                self._interrupted_event,
-                ("cancelled" if self._interrupted_event == "turn_interrupted" else None),
-            )
+    def _report(self, event: str, result: str | None) -> None:
+        """Tell the machine how the task ended; it decides what that means."""
+        if result is None:
+            self.machine.send(event)
         else:
-            event, result = task.result()
-        try:
-            if result is None:
-                self.machine.send(event)
-            else:
-                self.machine.send(event, result=result)
-        except Exception:
-            # Raised in a loop callback nobody awaits: log it, never lose it silently.
-            log.exception("reporting the turn outcome failed")
+            self.machine.send(event, result=result)
 
     async def _read_mentions(self) -> None:
         """The synthetic-read style: a Read tool call and its results, committed together.
@@ -499,33 +443,13 @@ class Controller:
             max_bytes=self.config.content_cap("read_file"),
             max_files=self.config.max_preread_files,
         )
-        calls: list[ToolUseBlock] = []
-        outputs: list[ToolResult] = []
-        for n, res in enumerate(results, start=1):
-            if res.error is not None or res.output is None:
-                self.alert("warn", "file_ref", res.error.alert_message if res.error else res.path)
-                continue
-            call_id = f"toolu_preread_{self.history.turn}_{n}"
-            calls.append(ToolUseBlock(id=call_id, name="read_file", input={"path": res.path}))
-            outputs.append(
-                ToolResult(
-                    call_id=call_id,
-                    summary=res.output.summary,
-                    content=res.output.content,
-                    synthetic=True,
-                )
-            )
+        items, failures = synthetic_read_items(results, turn=self.history.turn)
+        for failure in failures:
+            self.alert("warn", "file_ref", failure.alert_message)
         self._preread = []
-        if calls:
-            self.commit(
-                AssistantMessage(blocks=list(calls), synthetic=True, stop_reason="tool_use")
-            )
-            for output in outputs:
-                self.commit(output)
+        for item in items:
+            self.commit(item)
 
     async def wait_idle(self) -> None:
-        """Wait for the current turn task, if any, to finish (tests and shutdown)."""
-        while (task := self._task) is not None:
-            await asyncio.wait({task})
-            if self._task is task:
-                await asyncio.sleep(0)  # let its done callback report the outcome
+        """Wait for the current task, if any, to finish (tests and shutdown)."""
+        await self.task.wait_idle()

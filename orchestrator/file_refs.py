@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.errors import PodRuntimeError
-from orchestrator.history import SystemMessage
+from orchestrator.history import AssistantMessage, Item, SystemMessage, ToolResult, ToolUseBlock
 from orchestrator.scoped_fs import FsError, ScopedFS
 from orchestrator.segments import FileRefSegment, Segment, flatten_segments
 from orchestrator.tool_output import cap_content
@@ -213,3 +213,31 @@ async def preread_files(
     # Each read is bounded (capped size, never a FIFO), so an abandoned thread ends quickly.
     reads = [asyncio.to_thread(preread_one, fs, p, max_bytes=max_bytes) for p in unique]
     return list(await asyncio.gather(*reads))
+
+
+def synthetic_read_items(
+    results: list[PrereadResult], *, turn: int
+) -> tuple[list[Item], list[FileRefError]]:
+    """The items of the synthetic-read style: one assistant message calling ``read_file`` for
+    each file read, then its results (committed together), and the refs that failed."""
+    calls: list[ToolUseBlock] = []
+    outputs: list[Item] = []
+    failures: list[FileRefError] = []
+    for n, res in enumerate(results, start=1):
+        if res.error is not None or res.output is None:
+            failures.append(res.error or FileRefError(res.path, "could not be read"))
+            continue
+        call_id = f"toolu_preread_{turn}_{n}"
+        calls.append(ToolUseBlock(id=call_id, name="read_file", input={"path": res.path}))
+        outputs.append(
+            ToolResult(
+                call_id=call_id,
+                summary=res.output.summary,
+                content=res.output.content,
+                synthetic=True,
+            )
+        )
+    if not calls:
+        return [], failures
+    message = AssistantMessage(blocks=list(calls), synthetic=True, stop_reason="tool_use")
+    return [message, *outputs], failures
