@@ -60,6 +60,7 @@ def conformance_app() -> typer.Typer:
     return app
 
 
+@pytest.mark.slow
 def test_every_row_passes_against_our_pod(pytester: pytest.Pytester) -> None:
     cases = build_cases()
     runnable = sum(1 for c in cases if c.skip_reason is None)

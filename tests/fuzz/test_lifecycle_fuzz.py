@@ -744,6 +744,7 @@ class PodFuzz(RuleBasedStateMachine):
         return path
 
 
+@pytest.mark.slow
 def test_lifecycle_fuzz_short() -> None:
     """The CI profile: a few short examples."""
     _reset_stats()
