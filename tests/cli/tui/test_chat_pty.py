@@ -35,6 +35,10 @@ class Tmux:
         done = subprocess.run([*self.args, *args], capture_output=True, text=True, check=True)
         return done.stdout
 
+    def attach(self, command: str) -> None:
+        """Run ``command`` in a new 80x24 pane."""
+        self("new-session", "-d", "-s", "chat", "-x", "80", "-y", "24", "-c", str(REPO), command)
+
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", "chat")
 
@@ -112,7 +116,7 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
     )
     tmux = Tmux(f"podtest{os.getpid()}")
     try:
-        tmux("new-session", "-d", "-s", "chat", "-x", "80", "-y", "24", "-c", str(REPO), command)
+        tmux.attach(command)
         tmux.wait(lambda s: "Idle" in status_line(s), "the UI attached to a fresh pod")
         assert "offline (scripted provider)" in tmux.screen()
 
@@ -128,10 +132,11 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         tmux.keys("Enter")
         tmux.wait(lambda s: "You attached:" in s and "Idle" in status_line(s), "the first turn")
 
-        # A slow turn, paused with Ctrl-C mid-stream and resumed with Enter.
-        tmux.type("now answer slowly")
+        # The demo streams at a model's pace: a plain prompt can be paused with Ctrl-C
+        # mid-stream and resumed with Enter.
+        tmux.type("tell me more")
         tmux.keys("Enter")
-        tmux.wait(lambda s: "Running" in status_line(s), "the slow turn to stream")
+        tmux.wait(lambda s: "Running" in status_line(s), "the turn to stream")
         tmux.wait(lambda s: s.count("I am the offline") >= 2, "streamed text")
         tmux.keys("C-c")
         screen = tmux.wait(lambda s: "Paused" in status_line(s), "Paused")
@@ -139,7 +144,7 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         assert ask(sock, "get_status")["status"] == "paused"
         tmux.keys("Enter")
         screen = tmux.wait(
-            lambda s: "Idle" in status_line(s) and "then Enter to resume." in flat(s),
+            lambda s: "Idle" in status_line(s) and "Ctrl-X cancels." in flat(s),
             "the finished turn",
         )
         items = ask(sock, "get_history")["items"]
