@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -280,10 +280,13 @@ class PodApp(App[str]):
         connect: Connector,
         *,
         clock: Callable[[], float] = time.monotonic,
+        notices: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self._connect = connect
         self._clock = clock
+        self._notices = list(notices)
+        """Start-up warnings from the command line, drawn once the conversation is."""
         self.model = ChatModel()
         self.chips = InputChips()
         self.link: PodLink | None = None
@@ -374,6 +377,8 @@ class PodApp(App[str]):
         for entry in self.model.entries:
             if isinstance(entry, UserEntry):
                 self.chips.saw(entry.segments)
+        for text in self._notices:  # below the replayed conversation, where the eye lands
+            self.model.info(text)
         conversation = self.query_one("#conversation", VerticalScroll)
         await conversation.remove_children()
         self._views = {i: view_for(entry) for i, entry in enumerate(self.model.entries)}
@@ -382,6 +387,8 @@ class PodApp(App[str]):
         if self._closing_down:
             return
         self.status_bar.show(self.model.pod)
+        if self._notices:
+            self._say(self._notices[-1], level="warn")
         self.attached = True
 
     async def on_pod_event_received(self, message: PodEventReceived) -> None:
@@ -696,8 +703,13 @@ class PodApp(App[str]):
         self.editor.move_cursor((row, start[1] + len(token) + 1))
 
 
-def run_ui(socket: Path) -> str:
-    """Run the UI attached to the pod on ``socket``; returns how it ended."""
+def run_ui(socket: Path, *, notices: Sequence[str] = ()) -> str:
+    """Run the UI attached to the pod on ``socket``; returns how it ended.
+
+    ``notices`` are warnings the command line has for the user (an option a running pod
+    cannot apply): printed before the UI takes the screen they would be lost, so the UI
+    draws them.
+    """
     from cli.errors import CliError
     from orchestrator.server import socket_is_live
 
@@ -708,7 +720,7 @@ def run_ui(socket: Path) -> str:
     async def connect() -> PodLink:
         return await PodClient.connect(socket)
 
-    app = PodApp(connect)
+    app = PodApp(connect, notices=notices)
     result = app.run()
     if app.return_code:
         raise CliError(app.error_message or "the UI failed")

@@ -115,6 +115,7 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         "echo UI-EXITED-$?; sleep 60"
     )
     tmux = Tmux(f"podtest{os.getpid()}")
+    again = Tmux(f"podtest{os.getpid()}b")
     try:
         tmux.attach(command)
         tmux.wait(lambda s: "Idle" in status_line(s), "the UI attached to a fresh pod")
@@ -166,8 +167,15 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         screen = tmux.wait(lambda s: "UI-EXITED-0" in s, "the UI to exit")
         assert "pod ws keeps running" in screen
         assert ask(sock, "get_status")["status"] == "idle"
+
+        # A second `pod chat` cannot apply --model to the pod that runs: the UI says so.
+        again.attach(command.replace(" chat ", " chat --model claude-other "))
+        screen = again.wait(lambda s: "Idle" in status_line(s), "the second UI")
+        assert "was already running, so --model does not apply" in flat(screen), screen
+        assert "I am the offline" in screen  # the same conversation, replayed
     finally:
         tmux.kill()
+        again.kill()
         if sock.exists():
             done = subprocess.run(
                 [sys.executable, "-m", "cli", "shutdown", "--socket", str(sock)],
