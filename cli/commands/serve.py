@@ -102,7 +102,7 @@ def register(app: typer.Typer) -> None:
             )
         except (ConfigError, SessionError) as exc:
             raise CliError(str(exc)) from None
-        socket_path = socket or default_socket(config.pod_name())
+        socket_path = socket or config.socket or default_socket(config.pod_name())
         kind = config.resolved_provider()
         if kind == "scripted" and config.provider is None:
             sys.stderr.write(

@@ -219,3 +219,31 @@ def test_background_logs_and_sessions_are_private(env: dict[str, str], workspace
         log.name: "0o600",
         session.name: "0o600",
     }
+
+
+def test_serve_listens_on_the_configured_socket(
+    env: dict[str, str], workspace: Path, short_dir: Path
+) -> None:
+    socket = short_dir / "pod" / "configured.sock"
+    config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'socket = "{socket}"\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "serve", "--workspace", str(workspace)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(400):
+            if socket_is_live(socket) or proc.poll() is not None:
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        assert socket_is_live(socket), proc.stderr
+        assert pod(env, "shutdown", "--socket", str(socket)).returncode == 0
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert f"listening on {socket} " in err
