@@ -20,13 +20,14 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orchestrator.history import Block, TextBlock, ThinkingBlock, ToolUseBlock
 from orchestrator.providers.base import (
     AlertCallback,
+    ProviderConfigError,
     ProviderError,
     ProviderRejectedError,
     ProviderRequest,
@@ -64,9 +65,10 @@ class ScriptedReply(BaseModel):
     chunk_delay_s: float = Field(default=0.0, ge=0)
     error: str | None = None
     """Raise this provider error instead of answering (``error_after_chunks`` may delay it)."""
-    error_kind: str = "stream"
-    """``stream`` (connection dropped), ``rejected`` (a 400) or ``overloaded`` (retryable)."""
-    error_after_chunks: int = 0
+    error_kind: Literal["stream", "rejected", "overloaded"] = "stream"
+    """``stream`` (connection dropped), ``rejected`` (a 400) or ``overloaded`` (a 529)."""
+    error_after_chunks: int = Field(default=0, ge=0)
+    """Stream this many text chunks before the error."""
 
 
 class Script(BaseModel):
@@ -97,8 +99,20 @@ class ScriptedProvider:
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedProvider:
-        """Load a JSON script (``{"replies": [...]}``)."""
-        script = Script.model_validate_json(path.read_text(encoding="utf-8"))
+        """Load a JSON script (``{"replies": [...]}``); a bad file is one clear error."""
+        try:
+            script = Script.model_validate_json(path.read_bytes())
+        except OSError as exc:
+            raise ProviderConfigError(
+                f"cannot read the script {path}: {exc.strerror or exc}"
+            ) from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the file"
+            raise ProviderConfigError(
+                f"the script {path} is not valid: {where}: {first['msg']} "
+                "(format: docs/scripted-provider.md)"
+            ) from None
         return cls(replies=list(script.replies))
 
     def _reply_for(self, request: ProviderRequest) -> ScriptedReply:

@@ -10,6 +10,7 @@ import pytest
 
 from orchestrator.history import TextBlock, ToolUseBlock
 from orchestrator.providers.base import (
+    ProviderConfigError,
     ProviderError,
     ProviderRejectedError,
     ProviderRequest,
@@ -97,6 +98,18 @@ def test_script_file(tmp_path: Path) -> None:
     )
     provider = ScriptedProvider.from_file(path)
     assert [r.text for r in provider.replies] == ["one", "two"]
+
+
+def test_a_bad_script_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"replies": [{"text": "a"}, {"txt": "typo"}]}))
+    with pytest.raises(ProviderConfigError, match=r"s.json is not valid: replies.1.txt: Extra"):
+        ScriptedProvider.from_file(path)
+    path.write_text(json.dumps({"replies": [{"error": "x", "error_kind": "overload"}]}))
+    with pytest.raises(ProviderConfigError, match=r"replies\.0\.error_kind"):
+        ScriptedProvider.from_file(path)
+    with pytest.raises(ProviderConfigError, match=r"cannot read the script .*No such file"):
+        ScriptedProvider.from_file(tmp_path / "missing.json")
 
 
 def _stream_seconds(reply: ScriptedReply) -> float:
