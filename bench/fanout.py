@@ -163,7 +163,7 @@ async def _pod_only(root: Path, deltas: int) -> dict[str, Any]:
     )
     _, params = parse_request(json.dumps({"method": "run", "params": {"input": "stream"}}))
     start = time.perf_counter()
-    pod.controller.handle("run", params, None, sink)
+    pod.methods.handle("run", params, None, sink)
     await pod.controller.wait_idle()
     elapsed = time.perf_counter() - start
     pod.controller.transcript.session.close()

@@ -45,8 +45,8 @@ if str(ROOT) not in sys.path:
 
 from orchestrator.client import PodClient, PodEvent  # noqa: E402
 from orchestrator.history import UserMessage, item_from_json, item_to_json  # noqa: E402
-from orchestrator.segments import TextSegment  # noqa: E402
 from orchestrator.repair import close_orphans, interrupt_note  # noqa: E402
+from orchestrator.segments import TextSegment  # noqa: E402
 from orchestrator.server import socket_is_live  # noqa: E402
 from orchestrator.session import load_session  # noqa: E402
 from orchestrator.validator import validate_wire  # noqa: E402

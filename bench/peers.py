@@ -148,11 +148,11 @@ async def ours_pause_resume(root: Path, samples: int) -> dict[str, Any]:
     _, params = parse_request(json.dumps({"method": "run", "params": {"input": "go"}}))
     pauses: list[float] = []
     resumes: list[float] = []
-    controller.handle("run", params, None, _drop)
+    pod.methods.handle("run", params, None, _drop)
     for i in range(samples + 1):
         if i:
             start = time.perf_counter()
-            controller.handle("resume", None, None, _drop)
+            pod.methods.handle("resume", None, None, _drop)
             await tool_started.wait()
             resumes.append(marks["model_called"] - start)
         else:
@@ -161,13 +161,13 @@ async def ours_pause_resume(root: Path, samples: int) -> dict[str, Any]:
         await asyncio.sleep(0.002)  # the tool is now awaiting
         run_end.clear()
         start = time.perf_counter()
-        controller.handle("pause", None, None, _drop)
+        pod.methods.handle("pause", None, None, _drop)
         await run_end.wait()
         if i < samples:  # the last pause only stops the run after the last resume sample
             pauses.append(marks["run_end"] - start)
         if controller.state_id != "paused":
             raise RuntimeError(f"pause left the pod {controller.state_id}")
-    controller.handle("shutdown", None, None, _drop)
+    pod.methods.handle("shutdown", None, None, _drop)
     await controller.wait_idle()
     controller.transcript.session.close()
     return {"pause_to_control": latency_stats(pauses), "resume_to_model": latency_stats(resumes)}

@@ -125,7 +125,7 @@ class OverheadPod:
         self.reset()
         ends = len(self.run_ends)
         start = time.perf_counter()
-        self.controller.handle("run", self.params, None, _drop)
+        self.pod.methods.handle("run", self.params, None, _drop)
         await self.controller.wait_idle()
         elapsed = time.perf_counter() - start
         if self.run_ends[ends:] != ["finished"] or len(self.provider.requests) != self.rounds:

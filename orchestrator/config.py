@@ -109,10 +109,13 @@ class PodConfig(BaseModel):
     send their summary only (docs/pruning.md). None (not expressible in TOML) keeps all."""
 
     file_ref_style: Literal["system_message", "synthetic_read"] = "system_message"
-    """How ``@file`` refs reach the model: a ``[File: path]`` system message after the user
-    message, or a synthetic ``read_file`` call and its result."""
+    """How ``@file`` refs reach the model: a ``[File: path]`` system message holding the file
+    after the user message (cut at ``file_ref_max_bytes``), or ``synthetic_read``: a
+    ``read_file`` call the pod makes for the model, whose result is the tool's own (numbered
+    lines, head and tail of a large file, ``read_file``'s cap)."""
     file_ref_max_bytes: int = TOOL_OUTPUT_MAX_BYTES
-    """Cap on one attached file's text."""
+    """Cap on one attached file's text in the ``system_message`` style (and on an
+    ``@knowledge`` record's body)."""
     max_preread_files: int = 5
     """With ``synthetic_read``, the most files read for one message."""
 

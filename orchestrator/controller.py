@@ -1,10 +1,11 @@
-"""The controller: the one place that owns the lifecycle machine, the history and the turn task.
+"""The controller: the lifecycle machine's actions and the turn task.
 
-Protocol methods arrive through :meth:`Controller.handle` and become machine events; the
-machine accepts or rejects them and calls back into the controller's action methods (the
-:class:`states.LifecycleModel` surface), which delegate history surgery to the pure functions
-in :mod:`orchestrator.repair`. Every method is handled synchronously, so no two methods ever
-interleave; the only concurrency is the turn task, which is interrupted by cancelling it.
+The machine (``states.PodLifecycle``) calls the methods of the :class:`states.LifecycleModel`
+surface here; each is short and hands history surgery to the pure functions of
+:mod:`orchestrator.repair` and commits through the :class:`~orchestrator.transcript.Transcript`.
+The turn task runs :class:`~orchestrator.turn.Turn`; how it ended is reported to the machine
+from the task's done callback, and the machine decides what that means. Protocol methods reach
+the machine through :mod:`orchestrator.methods`.
 """
 
 from __future__ import annotations
@@ -12,40 +13,27 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
-from statemachine.exceptions import TransitionNotAllowed
 
 from orchestrator.config import PodConfig
-from orchestrator.file_refs import preread_files, resolve_segments
+from orchestrator.file_refs import preread_files
 from orchestrator.history import (
     AssistantMessage,
     Item,
     SystemMessage,
     ToolResult,
     ToolUseBlock,
-    UserMessage,
 )
-from orchestrator.interceptors import (
-    BaseInterceptor,
-    Cancel,
-    ContinueWith,
-    InterceptorChain,
-    PromptAction,
-)
-from orchestrator.knowledge import resolve_knowledge_refs
-from orchestrator.mentions import segments_from_text
-from orchestrator.notes import NoteQueue, NotesFull
+from orchestrator.interceptors import Cancel, ContinueWith, InterceptorChain
+from orchestrator.notes import NoteQueue
 from orchestrator.protocol import (
     ErrorData,
-    FileCompletionsData,
     RunEndData,
     StatusData,
     TurnEndData,
     TurnStartData,
-    encode_event,
 )
 from orchestrator.providers.base import Provider
 from orchestrator.repair import (
@@ -56,48 +44,21 @@ from orchestrator.repair import (
     prune_before_turn,
 )
 from orchestrator.scoped_fs import ScopedFS
-from orchestrator.segments import (
-    FileRefSegment,
-    KnowledgeRefSegment,
-    Segment,
-    UnknownSegment,
-    WorkflowInvokeSegment,
-    flatten_segments,
-)
+from orchestrator.segments import Segment
 from orchestrator.session import SessionWriteError
+from orchestrator.submit import Submission, resolve_submission
 from orchestrator.tool_runner import ToolRunner
 from orchestrator.transcript import Transcript
 from orchestrator.turn import Turn, TurnError
 from orchestrator.validator import IncrementalValidator
 from orchestrator.wire import WireBuilder
-from states import REJECTION_CODES, PodLifecycle, PublicStatus, leaf_state, public_status
+from states import PodLifecycle, PublicStatus, leaf_state, public_status
 
 log = logging.getLogger(__name__)
 
 Send = Callable[[bytes], None]
 Outcome = tuple[str, str | None]
 """How a turn task ended: the machine event to send and the turn's result, if any."""
-
-
-@dataclass
-class PendingInput:
-    """A submit between the ``run`` event and the turn task: segments and resolved refs."""
-
-    segments: list[Segment]
-    text: str
-    stash: list[Item] = field(default_factory=list)
-    preread: list[str] = field(default_factory=list)
-
-
-class _FileRefStash(BaseInterceptor):
-    """The pod's own prompt-submit interceptor: hands over the resolved ``@file`` refs."""
-
-    def __init__(self) -> None:
-        self.items: list[Item] = []
-
-    def on_prompt_submit(self, message: UserMessage) -> PromptAction:
-        items, self.items = self.items, []
-        return ContinueWith(tuple(items)) if items else super().on_prompt_submit(message)
 
 
 class _Observer:
@@ -114,16 +75,6 @@ class _Observer:
             self.controller.status_changed()
 
 
-def _note(method: str, params: Any) -> SystemMessage:
-    """The system note a ``notify`` or ``pod_event`` becomes."""
-    if method == "notify":
-        return SystemMessage(text=f"[Notification] {params.message}", origin="notify")
-    detail = f": {params.message}" if params.message else ""
-    return SystemMessage(
-        text=f"[Pod event] child pod {params.pod!r} {params.kind}{detail}", origin="pod_event"
-    )
-
-
 class Controller:
     """Owns one pod's lifecycle machine, history and turn task."""
 
@@ -137,7 +88,7 @@ class Controller:
         transcript: Transcript,
         system_prompt: str,
         start_paused: bool = False,
-        interceptors: InterceptorChain | None = None,
+        interceptors: InterceptorChain,
         on_stopped: Callable[[], None] | None = None,
         upward: Callable[[str, str], None] | None = None,
     ) -> None:
@@ -148,17 +99,13 @@ class Controller:
         self.transcript = transcript
         self.history = transcript.history
         self.system_prompt = system_prompt
+        self.interceptors = interceptors
         self.on_stopped = on_stopped
         self.upward = upward
-        self._stash = _FileRefStash()
-        given = interceptors or InterceptorChain()
-        # The pod's own stash runs first; the caller's chain is left as it was given.
-        self.interceptors = InterceptorChain(
-            interceptors=[self._stash, *given.interceptors], hooks=list(given.hooks)
-        )
-        tools.interceptors = self.interceptors
-        self._pending: PendingInput | None = None
-        self._notes = NoteQueue()
+        self.notes = NoteQueue()
+        self._submission: Submission | None = None
+        self._preread: list[str] = []
+        """Paths the open turn still has to pre-read (kept across a pause)."""
         self._task: asyncio.Task[Outcome] | None = None
         self._wire = WireBuilder()
         self._validator = IncrementalValidator()
@@ -173,59 +120,6 @@ class Controller:
         )
         self._last_status = self._status_key()
         observer.active = True
-
-    # -- protocol ------------------------------------------------------------------------
-
-    def handle(self, method: str, params: Any, request_id: Any, reply: Send) -> None:
-        """Handle one parsed method; direct replies and rejections go to ``reply`` only."""
-        if method == "get_status":
-            reply(encode_event("status", self.status_data(request_id)))
-        elif method == "get_history":
-            reply(self.history_line(request_id))
-        elif method == "complete_files":
-            candidates = self.fs.complete(params.prefix, limit=params.limit)
-            reply(
-                encode_event(
-                    "file_completions",
-                    FileCompletionsData(prefix=params.prefix, candidates=candidates, id=request_id),
-                )
-            )
-        elif method == "run":
-            segments = params.segments
-            if params.plain:
-                segments = segments_from_text(params.segments[0].text, exists=self.fs.exists)
-            self._send("run", reply, request_id, segments=segments)
-        elif method in ("notify", "pod_event"):
-            note = _note(method, params)
-            try:
-                self._notes.check(note)
-            except NotesFull as exc:
-                reply(
-                    encode_event(
-                        "error", ErrorData(code="queue_full", message=str(exc), id=request_id)
-                    )
-                )
-                return
-            self._send(method, reply, request_id, note=note)
-        else:
-            self._send(method, reply, request_id)
-
-    def _send(self, event: str, reply: Send, request_id: Any, **kwargs: Any) -> None:
-        try:
-            self.machine.send(event, **kwargs)
-        except TransitionNotAllowed:
-            code = REJECTION_CODES.get(event, "invalid_request")
-            state = self.state_id
-            reply(
-                encode_event(
-                    "error",
-                    ErrorData(
-                        code=code,  # type: ignore[arg-type]
-                        message=f"cannot {event} while {state}",
-                        id=request_id,
-                    ),
-                )
-            )
 
     # -- events --------------------------------------------------------------------------
 
@@ -272,20 +166,6 @@ class Controller:
             id=request_id,
         )
 
-    def greeting(self) -> str:
-        """One line saying which pod this is and what it runs on."""
-        greeting = f"pod {self.config.pod_name()} · {self.provider.name}/{self.provider.model}"
-        if self.provider.name == "scripted":
-            greeting += " · offline: no ANTHROPIC_API_KEY, answers come from the scripted provider"
-        return greeting
-
-    def history_line(self, request_id: Any = None) -> bytes:
-        """The ``history`` event line (items as committed, greeting, start-up alerts)."""
-        extra: dict[str, Any] = {"greeting": self.greeting()}
-        if request_id is not None:
-            extra["id"] = request_id
-        return self.transcript.history_line(extra)
-
     # -- committing -----------------------------------------------------------------------
 
     def commit(self, item: Item) -> Item:
@@ -309,54 +189,11 @@ class Controller:
     # -- machine actions (states.LifecycleModel) -------------------------------------------
 
     def stash_file_refs(self, segments: list[Segment]) -> None:
-        """Resolve the submit's refs now; failures become alerts and placeholders.
-
-        Blank input never gets here: the protocol refuses it with ``invalid_request``.
-        """
-        for seg in segments:
-            if isinstance(seg, UnknownSegment):
-                self.alert(
-                    "warn",
-                    "input",
-                    f"segment kind {seg.kind!r} is not supported by this pod; "
-                    "the model sees a placeholder",
-                )
-            elif isinstance(seg, WorkflowInvokeSegment):
-                self.alert(
-                    "warn", "input", f"workflows are not available; /{seg.slug} sent as text"
-                )
-        if self.config.file_ref_style == "synthetic_read":
-            # Read later, inside the turn task, so a cancelled submit leaves no trace.
-            paths = [s.path for s in segments if isinstance(s, FileRefSegment)]
-            self._pending = PendingInput(
-                segments=list(segments), text=flatten_segments(segments), preread=paths
-            )
-            return
-        resolution = resolve_segments(self.fs, segments, max_bytes=self.config.file_ref_max_bytes)
-        for failure in resolution.failures:
-            self.alert("warn", "file_ref", failure.alert_message)
-        self._pending = PendingInput(
-            segments=list(segments),
-            text=resolution.user_text,
-            stash=[*resolution.items, *self._knowledge_items(segments)],
-        )
-
-    def _knowledge_items(self, segments: list[Segment]) -> list[Item]:
-        """Bodies of ``@knowledge:`` refs, attached like files; failures become alerts."""
-        slugs = [s.slug for s in segments if isinstance(s, KnowledgeRefSegment)]
-        if not slugs:
-            return []
-        if not self.config.memory.enabled:
-            self.alert(
-                "warn", "knowledge_ref", "memory is switched off; knowledge refs sent as text"
-            )
-            return []
-        items, failures = resolve_knowledge_refs(
-            self.config.memory_root(), slugs, max_bytes=self.config.file_ref_max_bytes
-        )
-        for failure in failures:
-            self.alert("warn", "knowledge_ref", failure)
-        return list(items)
+        """Resolve the submit's refs now; failures become alerts and placeholders."""
+        submission = resolve_submission(segments, fs=self.fs, config=self.config)
+        for alert in submission.alerts:
+            self.alert(alert.level, alert.source, alert.message)
+        self._submission = submission
 
     def start_turn(self) -> None:
         """Begin a turn: notes, the user message and its refs, then the turn task."""
@@ -371,22 +208,21 @@ class Controller:
         turn = self.history.new_turn()
         self.emit("turn_start", TurnStartData(turn=turn))
         self.inject_queued_notes()
-        pending, self._pending = self._pending, None
+        submission, self._submission = self._submission, None
         cancelled: str | None = None
-        if pending is not None:
-            message = UserMessage(segments=pending.segments, text=pending.text)
-            self._stash.items = pending.stash
+        if submission is not None:
+            message = submission.message()
             action = self.interceptors.prompt_submit(message)
-            self._stash.items = []
             if isinstance(action, Cancel):
                 cancelled = action.reason
                 self.alert("warn", "prompt_submit", f"submit cancelled: {action.reason}")
             else:
                 self.commit(message)
-                if isinstance(action, ContinueWith):
-                    for item in action.items:
-                        self.commit(item)
-        self._launch(preread=pending.preread if pending else [], cancelled=cancelled)
+                extra = action.items if isinstance(action, ContinueWith) else ()
+                for item in [*submission.attach, *extra]:
+                    self.commit(item)
+                self._preread = submission.preread
+        self._launch(cancelled=cancelled)
 
     def resume_turn(self) -> None:
         """Run the paused turn again from where its history stands."""
@@ -411,19 +247,23 @@ class Controller:
 
     def queue_note(self, note: SystemMessage) -> None:
         """Keep a notify / pod_event note for the next round boundary."""
-        self._notes.add(note)
+        self.notes.add(note)
 
     def inject_queued_notes(self) -> None:
         """Commit queued notes as system messages."""
-        for note in self._notes.take():
+        for note in self.notes.take():
             self.commit(note)
 
     def has_queued_notes(self) -> bool:
         """Whether notes wait for a turn."""
-        return bool(self._notes)
+        return bool(self.notes)
 
     def end_turn(self, result: str) -> None:
         """Close the current turn for good: persist and announce ``turn_end``."""
+        if self._preread:
+            paths = ", ".join(f"@{p}" for p in self._preread)
+            self.alert("warn", "file_ref", f"the turn ended before {paths} could be read")
+            self._preread = []
         self.transcript.end_turn(self.history.turn, result)
         self.emit("turn_end", TurnEndData(turn=self.history.turn, result=result))  # type: ignore[arg-type]
         if self.upward is not None and result in ("finished", "limit_reached"):
@@ -437,7 +277,7 @@ class Controller:
 
     def on_enter_stopped(self) -> None:
         """The pod stopped: keep undelivered notes, say goodbye, let the process end."""
-        if self._notes:
+        if self.notes:
             # Notes that never reached a turn are kept in the session, not dropped.
             self.inject_queued_notes()
         if self.upward is not None:
@@ -448,13 +288,7 @@ class Controller:
 
     # -- the turn task ------------------------------------------------------------------------
 
-    def _launch(
-        self,
-        *,
-        preread: list[str] | None = None,
-        cancelled: str | None = None,
-        failure: str | None = None,
-    ) -> None:
+    def _launch(self, *, cancelled: str | None = None, failure: str | None = None) -> None:
         turn = Turn(
             host=self,
             provider=self.provider,
@@ -467,7 +301,7 @@ class Controller:
             validator=self._validator,
         )
         task = asyncio.get_running_loop().create_task(
-            self._drive(turn, preread or [], cancelled, failure), name=f"turn-{self.history.turn}"
+            self._drive(turn, cancelled, failure), name=f"turn-{self.history.turn}"
         )
         self._task = task
         # The outcome is reported from the task's done callback, not from inside the task: a
@@ -475,17 +309,15 @@ class Controller:
         # its body, and the machine must still learn that the turn ended.
         task.add_done_callback(self._turn_done)
 
-    async def _drive(
-        self, turn: Turn, preread: list[str], cancelled: str | None, failure: str | None
-    ) -> Outcome:
+    async def _drive(self, turn: Turn, cancelled: str | None, failure: str | None) -> Outcome:
         """Run the turn; returns the machine event for how it ended and its result."""
         try:
             if failure is not None:
                 raise TurnError(failure, code="internal")
             if cancelled is not None:
                 return "turn_finished", "cancelled"
-            if preread:
-                await self._preread(preread)
+            if self._preread:
+                await self._read_mentions()
             result = await turn.run()
         except asyncio.CancelledError:
             return "turn_interrupted", "cancelled"
@@ -521,12 +353,17 @@ class Controller:
             # Raised in a loop callback nobody awaits: log it, never lose it silently.
             log.exception("reporting the turn outcome failed")
 
-    async def _preread(self, paths: list[str]) -> None:
-        """The synthetic-read style: a Read tool call and its results, committed together."""
+    async def _read_mentions(self) -> None:
+        """The synthetic-read style: a Read tool call and its results, committed together.
+
+        The list stays on the open turn until the reads are committed, so a pause in the middle
+        of them is resumed with the reads still to do.
+        """
         results = await preread_files(
             self.fs,
-            paths,
-            max_bytes=self.config.file_ref_max_bytes,
+            self._preread,
+            # A synthetic read must look exactly like a real one, cap included.
+            max_bytes=self.config.content_cap("read_file"),
             max_files=self.config.max_preread_files,
         )
         calls: list[ToolUseBlock] = []
@@ -545,6 +382,7 @@ class Controller:
                     synthetic=True,
                 )
             )
+        self._preread = []
         if calls:
             self.commit(
                 AssistantMessage(blocks=list(calls), synthetic=True, stop_reason="tool_use")

@@ -6,10 +6,11 @@ Two styles (``file_ref_style`` in the config):
   system message follows per ref. A ref that cannot be read leaves
   ``[unresolved file ref: <path>]`` in the user message and becomes a :class:`FileRefError`
   the caller turns into a ``warn`` alert.
-* ``synthetic_read`` — :func:`preread_files` reads the files in parallel and formats each one
-  like a ``read_file`` tool result, for a synthetic tool call the model appears to have made.
+* ``synthetic_read`` — :func:`preread_files` reads the files in parallel with ``read_file``'s
+  own reader, for a synthetic tool call the model appears to have made.
 
-Bodies are capped like any tool output; the cut is marked with :data:`TRUNCATION_MARKER`.
+System-message bodies are cut at the cap and marked with :data:`TRUNCATION_MARKER`; synthetic
+reads show head and tail like ``read_file``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from orchestrator.errors import PodRuntimeError
 from orchestrator.history import SystemMessage
 from orchestrator.scoped_fs import FsError, ScopedFS
 from orchestrator.segments import FileRefSegment, Segment, flatten_segments
+from orchestrator.tool_output import cap_content
 from orchestrator.tools.base import ToolOutput
+from orchestrator.tools.files import read_file_output
 
 TRUNCATION_MARKER = "[...truncated, {total} bytes total — use read_file for the rest]"
 """Appended on its own line to a capped body; ``total`` is the file's size in bytes."""
@@ -184,18 +187,22 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def preread_one(fs: ScopedFS, path: str, *, max_bytes: int) -> PrereadResult:
-    """Read one mentioned file into a ``read_file``-style output (blocking)."""
+    """Read one mentioned file exactly as a ``read_file`` call capped at ``max_bytes`` would (blocking).
+
+    The reader is the tool's own and the cap is the tool runner's, so the model cannot tell the
+    synthetic read from one it made. A directory, which ``read_file`` refuses, gets its listing.
+    """
     try:
-        body = _read_body(fs, path, max_bytes=max_bytes)
+        if fs.lookup(path).is_dir:
+            body = _read_body(fs, path, max_bytes=max_bytes)
+            summary = f"read_file: {path} — directory, {_count(body.total, 'entry', 'entries')}"
+            return PrereadResult(path, output=ToolOutput(summary=summary, content=body.text))
+        output = read_file_output(fs, path, max_bytes=max_bytes)
     except FileRefError as exc:
         return PrereadResult(path, error=exc)
-    if body.is_dir:
-        summary = f"read_file: {path} — directory, {_count(body.total, 'entry', 'entries')}"
-    else:
-        summary = f"read_file: {path} — {_count(body.shown_lines, 'line', 'lines')}"
-        if body.truncated:
-            summary += f" (truncated, {body.total} bytes total)"
-    return PrereadResult(path, output=ToolOutput(summary=summary, content=body.text))
+    except FsError as exc:
+        return PrereadResult(path, error=FileRefError(path, exc.reason, cause=exc))
+    return PrereadResult(path, output=cap_content(output, max_bytes))
 
 
 async def preread_files(

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Field, TypeAdapter
 
 from orchestrator.segments import Segment, flatten_segments
+from orchestrator.usage import TokenUsage
 
 INTERRUPTED_SUMMARY = "[Interrupted by user]"
 INTERRUPT_NOTE = "[The previous turn was interrupted by the user. The user's next request follows.]"
@@ -78,6 +79,8 @@ class AssistantMessage:
     blocks: list[Block] = field(default_factory=list)
     stop_reason: str | None = None
     synthetic: bool = False
+    usage: Annotated[TokenUsage | None, Field(exclude_if=lambda v: v is None)] = None
+    """What the request that produced it cost, as the API reported it (None: synthetic)."""
 
     @property
     def tool_uses(self) -> list[ToolUseBlock]:

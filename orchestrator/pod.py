@@ -21,8 +21,9 @@ from orchestrator.controller import Controller
 from orchestrator.errors import SetupError
 from orchestrator.history import History, Item, ToolResult
 from orchestrator.interceptors import InterceptorChain
+from orchestrator.methods import Methods
 from orchestrator.protocol import ToolOutputDeltaData
-from orchestrator.providers.base import Provider, ProviderConfigError
+from orchestrator.providers.base import AlertCallback, Provider, ProviderConfigError
 from orchestrator.repair import CrashedCall, close_crashed_calls, repair_loaded
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.server import PodServer
@@ -48,15 +49,19 @@ class PodSetupError(SetupError):
     """The pod cannot start; the message says what to change."""
 
 
-def make_provider(config: PodConfig) -> Provider:
+def make_provider(config: PodConfig, *, on_alert: AlertCallback | None = None) -> Provider:
     """The configured provider; ``scripted`` when no API key is set and none was chosen."""
     kind = config.resolved_provider()
     if kind == "scripted":
         from orchestrator.providers.scripted import ScriptedProvider
 
-        if config.scripted_script is not None:
-            return ScriptedProvider.from_file(config.scripted_script)
-        return ScriptedProvider()
+        scripted = (
+            ScriptedProvider.from_file(config.scripted_script)
+            if config.scripted_script is not None
+            else ScriptedProvider()
+        )
+        scripted.on_alert = on_alert
+        return scripted
     from orchestrator.providers.anthropic import AnthropicProvider
 
     if not os.environ.get("ANTHROPIC_API_KEY"):
@@ -68,6 +73,7 @@ def make_provider(config: PodConfig) -> Provider:
             model=config.model,
             max_retries=config.provider_max_retries,
             timeout_s=config.provider_timeout_s,
+            on_alert=on_alert,
         )
     except ProviderConfigError as exc:
         raise PodSetupError(str(exc)) from None
@@ -75,9 +81,10 @@ def make_provider(config: PodConfig) -> Provider:
 
 @dataclass
 class Pod:
-    """A built pod: its controller and where its session lives."""
+    """A built pod: its controller, the methods clients call, and where its session lives."""
 
     controller: Controller
+    methods: Methods
     session_path: Path
     loaded: LoadedSession | None
 
@@ -105,8 +112,9 @@ def build_pod(
     interceptors: InterceptorChain | None = None,
     upward: Callable[[str, str], None] | None = None,
     holder: dict[str, str] | None = None,
+    on_stopped: Callable[[], None] | None = None,
 ) -> Pod:
-    """Build every part of a pod around a broadcast function.
+    """Build every part of a pod around a broadcast function, each once, in dependency order.
 
     ``holder`` describes this pod in the session's lock file (e.g. its socket), so a second
     pod on the same session is told who holds it.
@@ -114,39 +122,44 @@ def build_pod(
     fs = ScopedFS(config.workspace, read_roots=config.read_roots, write_roots=config.write_roots)
     session_path, loaded = open_session(config, continue_=continue_)
     alerts: list[tuple[str, str]] = [("warn", warning) for warning in config.load_warnings]
-    if provider is None:
-        provider = make_provider(config)
-    extra: list[Tool] = []
-    if config.memory.enabled:
-        extra = [KnowledgeSearchTool(config.memory_root()), MemoryReadTool(config.memory_root())]
-    registry = default_registry(config, extra=extra)
-    prompt = build_system_prompt(config, fs)
-    for warning in prompt.warnings:
-        alerts.append(("warn", warning))
     items: list[Item] = []
     if loaded is not None:
         alerts.extend(("warn", warning) for warning in loaded.warnings)
         repair = repair_loaded(loaded.items, turn_closed=not loaded.cut_off)
         items = repair.items
         alerts.extend(("warn", f"{session_path.name}: {note}") for note in repair.notes)
-    history = History(items)
+    # The transcript comes first: everything after it reports through it.
     session = SessionWriter(
         session_path, pod=config.pod_name(), workspace=config.workspace, holder=holder
     )
-    transcript = Transcript(history=history, session=session, broadcast=broadcast)
+    transcript = Transcript(history=History(items), session=session, broadcast=broadcast)
     spools = ToolSpools(session_path)
     if loaded is not None:
-        for result in crash_results(loaded, history.items, spools, config):
+        for result in crash_results(loaded, transcript.history.items, spools, config):
             transcript.commit(result)
         if transcript.durable:
             spools.clear()
+
+    def provider_alert(level: str, message: str) -> None:
+        transcript.alert(level, "provider", message)
+
+    if provider is None:
+        provider = make_provider(config, on_alert=provider_alert)
+    elif provider.on_alert is None:
+        provider.on_alert = provider_alert  # a provider built by the caller (tests, benches)
+    extra: list[Tool] = []
+    if config.memory.enabled:
+        extra = [KnowledgeSearchTool(config.memory_root()), MemoryReadTool(config.memory_root())]
+    prompt = build_system_prompt(config, fs)
+    alerts.extend(("warn", warning) for warning in prompt.warnings)
+    chain = interceptors or InterceptorChain()
     runner = ToolRunner(
-        registry=registry,
+        registry=default_registry(config, extra=extra),
         fs=fs,
         workspace=config.workspace,
         scratch_dir=config.workspace / ".pod" / "scratch",
         cap_for=config.content_cap,
-        interceptors=InterceptorChain(),
+        interceptors=chain,
         journal=transcript,
         spools=spools,
         on_output=lambda call_id, text: transcript.emit(
@@ -161,14 +174,18 @@ def build_pod(
         transcript=transcript,
         system_prompt=prompt.text,
         start_paused=bool(loaded and loaded.cut_off),
-        interceptors=interceptors,
+        interceptors=chain,
         upward=upward,
+        on_stopped=on_stopped,
     )
-    if provider.on_alert is None:
-        provider.on_alert = lambda level, message: controller.alert(level, "provider", message)
     for level, message in alerts:
-        controller.alert(level, "pod", message)
-    return Pod(controller=controller, session_path=session_path, loaded=loaded)
+        transcript.alert(level, "pod", message)
+    return Pod(
+        controller=controller,
+        methods=Methods(controller),
+        session_path=session_path,
+        loaded=loaded,
+    )
 
 
 def crash_results(
@@ -280,10 +297,10 @@ async def serve_pod(
         upward=upward,
         interceptors=interceptors,
         holder={"socket": str(socket_path)},
+        on_stopped=stopped.set,
     )
     controller = pod.controller
-    controller.on_stopped = stopped.set
-    server = PodServer(socket_path, controller.handle)
+    server = PodServer(socket_path, pod.methods.handle)
     await server.start()
     try:
         info = write_pod_info(socket_path, config, pod.session_path)
@@ -296,7 +313,7 @@ async def serve_pod(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, lambda: controller.handle("shutdown", None, None, _drop))
+            loop.add_signal_handler(sig, lambda: pod.methods.handle("shutdown", None, None, _drop))
     if ready is not None:
         ready.set()
     try:

@@ -292,10 +292,13 @@ class ToolResultData(_Data):
 
 
 class UsageData(_Data):
-    """Token usage of one request."""
+    """Token usage of one request, by kind, as the API reported it."""
 
     input_tokens: int
+    """Input after the last cache breakpoint (uncached)."""
     output_tokens: int
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
 
 
 class TurnEndData(_Data):

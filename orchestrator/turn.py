@@ -9,7 +9,7 @@ is committed whole, then its tool results one by one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
@@ -162,20 +162,16 @@ class Turn:
                 elif isinstance(event, ThinkingDelta):
                     emit("thinking_delta", ThinkingData(text=event.text))
                 elif isinstance(event, ResponseComplete):
-                    emit(
-                        "usage",
-                        UsageData(
-                            input_tokens=event.usage.input_tokens,
-                            output_tokens=event.usage.output_tokens,
-                        ),
-                    )
+                    emit("usage", UsageData(**asdict(event.usage)))
                     return self._commit_response(event)
         except ProviderError as exc:
             raise TurnError(str(exc), code="provider_error") from exc
         raise TurnError("the provider's stream ended without a complete response")
 
     def _commit_response(self, response: ResponseComplete) -> AssistantMessage | None:
-        message = AssistantMessage(blocks=list(response.blocks), stop_reason=response.stop_reason)
+        message = AssistantMessage(
+            blocks=list(response.blocks), stop_reason=response.stop_reason, usage=response.usage
+        )
         if not message.blocks:
             return None  # an empty response is not a message; the API would reject it later
         repeated = [c.id for c in message.tool_uses if c.id in self.host.history.tool_use_ids]

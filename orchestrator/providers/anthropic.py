@@ -26,13 +26,14 @@ import email.utils
 import json
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import anthropic
 import httpx2  # the SDK's transport; mid-stream cuts surface as its exceptions, unwrapped
 
 from orchestrator.history import Block, TextBlock, ThinkingBlock, ToolUseBlock
+from orchestrator.prompt_cache import BlockPosition, place_breakpoints
 from orchestrator.providers.base import (
     AlertCallback,
     ProviderConfigError,
@@ -155,8 +156,7 @@ class _ResponseBuilder:
 
     blocks: dict[int, _PartialBlock] = field(default_factory=dict)
     stop_reason: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
+    usage: Usage = field(default_factory=Usage)
     done: bool = False
 
     def feed(self, event: Any) -> list[StreamEvent]:
@@ -177,16 +177,18 @@ class _ResponseBuilder:
         return []
 
     def _take_usage(self, usage: Any) -> None:
-        # Cached input counts as input: it fills the context window all the same.
-        inputs = [
-            getattr(usage, "input_tokens", None),
-            getattr(usage, "cache_creation_input_tokens", None),
-            getattr(usage, "cache_read_input_tokens", None),
-        ]
-        if inputs[0] is not None:
-            self.input_tokens = sum(n or 0 for n in inputs)
-        if getattr(usage, "output_tokens", None) is not None:
-            self.output_tokens = usage.output_tokens
+        # message_start carries the input counts, message_delta the output (and, on some API
+        # versions, the input counts again): a count the event leaves out keeps its value.
+        counts = {
+            name: getattr(usage, name, None)
+            for name in (
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            )
+        }
+        self.usage = replace(self.usage, **{k: v for k, v in counts.items() if v is not None})
 
     def _start(self, index: int, block: Any) -> list[StreamEvent]:
         kind = block.type
@@ -242,7 +244,7 @@ class _ResponseBuilder:
         return ResponseComplete(
             blocks=blocks,
             stop_reason=self.stop_reason or "end_turn",
-            usage=Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens),
+            usage=self.usage,
         )
 
     def _args(self, partial: _PartialBlock) -> dict[str, Any]:
@@ -297,6 +299,8 @@ class AnthropicProvider:
         self._base_url = base_url
         self._client: anthropic.AsyncAnthropic | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._previous_end: BlockPosition | None = None
+        """Where the last request's newest cache breakpoint was: the next one reads it."""
 
     def _ensure_client(self) -> anthropic.AsyncAnthropic:
         """The SDK client, made on first use so a missing key fails as a ProviderError."""
@@ -338,6 +342,17 @@ class AnthropicProvider:
             params["system"] = request.system
         if request.tools:
             params["tools"] = list(request.tools)
+        if request.cache_ttl is not None:
+            cached = place_breakpoints(
+                request.system,
+                request.messages,
+                ttl=request.cache_ttl,
+                previous_end=self._previous_end,
+            )
+            self._previous_end = cached.end
+            params["messages"] = cached.messages
+            if cached.system:
+                params["system"] = cached.system
         return params
 
     def _delay(self, retry: int, retry_after: float | None) -> float:

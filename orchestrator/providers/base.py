@@ -21,6 +21,8 @@ from typing import Any, Protocol, TypeAlias
 
 from orchestrator.errors import PodRuntimeError
 from orchestrator.history import Block
+from orchestrator.prompt_cache import CacheTTL
+from orchestrator.usage import TokenUsage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,6 +34,8 @@ class ProviderRequest:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = field(default_factory=list)
     max_tokens: int = 8192
+    cache_ttl: CacheTTL | None = "5m"
+    """Prompt-cache entries this request writes live this long; None sends no breakpoints."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +68,8 @@ class ToolCallArgsDelta:
     json: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Usage:
-    """Token counts of one request."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
+Usage = TokenUsage
+"""Token counts of one request, by kind (see :mod:`orchestrator.usage`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

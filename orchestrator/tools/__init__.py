@@ -1,5 +1,8 @@
 """Tools the model can call: the contract (``base``), the built-in tools, and the registry.
 
+A built-in tool's arguments are a pydantic model (``arguments``): its ``input_schema`` is
+derived from the model, and a call is validated against it before the tool runs.
+
 Every tool returns a :class:`ToolOutput` (or a string the output chokepoint summarises) and
 reaches files only through ``ctx.fs``; the content cap is applied by the runner, not here.
 """

@@ -4,6 +4,9 @@ Tool failures the model should read are returned as ``ToolOutput(is_error=True)`
 as :class:`ToolError` (the runner turns it into such a result); anything else is a bug.
 Cancellation (pause, cancel, shutdown) arrives as ``asyncio.CancelledError``: a tool that owns
 a process kills it and re-raises; output produced so far goes to ``ctx.partial``.
+
+The built-in tools derive from :class:`orchestrator.tools.arguments.TypedTool`: their arguments
+are a pydantic model, which gives both ``input_schema`` and the validation ``run`` does first.
 """
 
 from __future__ import annotations

@@ -15,9 +15,10 @@ import contextlib
 import os
 import signal
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from orchestrator.tools.args import str_arg
+from pydantic import Field
+
+from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 from orchestrator.tools.environment import tool_environment
 
@@ -76,7 +77,14 @@ async def _pump(stream: asyncio.StreamReader, partial: list[str]) -> None:
         partial.append(f"\n[{dropped} more bytes of output not kept]\n")
 
 
-class BashTool:
+class BashArgs(ToolArgs):
+    """``bash``'s arguments; the timeout's ceiling is per tool, from the config."""
+
+    command: str = Field(description="The command line to run.")
+    timeout_s: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
+
+
+class BashTool(TypedTool[BashArgs]):
     """Run a shell command with a timeout; the whole process group is killed on stop."""
 
     name = "bash"
@@ -87,6 +95,7 @@ class BashTool:
         "exit code and output. Commands are killed (with everything they started) after "
         "timeout_s seconds."
     )
+    args_model = BashArgs
 
     def __init__(
         self,
@@ -104,36 +113,25 @@ class BashTool:
         """Variables set for every command (``PodConfig.tool_env``)."""
         self.max_timeout_s = max_timeout_s
         self.default_timeout_s = min(default_timeout_s, max_timeout_s)
-        self.input_schema: dict[str, Any] = {
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The command line to run."},
+        # A longer timeout than the ceiling is not refused but shortened to it, so the schema
+        # states the ceiling rather than the model enforcing it.
+        super().__init__(
+            schema_overrides={
                 "timeout_s": {
-                    "type": "number",
-                    "exclusiveMinimum": 0,
                     "maximum": max_timeout_s,
                     "description": f"Seconds before the command is killed "
                     f"(default {self.default_timeout_s:g}, at most {max_timeout_s:g}).",
-                },
-            },
-            "required": ["command"],
-            "additionalProperties": False,
-        }
+                }
+            }
+        )
 
-    def _timeout(self, args: dict[str, Any]) -> float:
-        value = args.get("timeout_s")
-        if value is None:
-            return self.default_timeout_s
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise ToolError(f"argument 'timeout_s' must be a positive number, got {value!r}")
-        return min(float(value), self.max_timeout_s)
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def execute(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         """Run the command; on cancellation kill its process group and re-raise."""
-        command = str_arg(args, "command")
+        command = args.command
         if not command.strip():
             raise ToolError("command is empty")
-        timeout_s = self._timeout(args)
+        requested = self.default_timeout_s if args.timeout_s is None else args.timeout_s
+        timeout_s = min(requested, self.max_timeout_s)
         headline = _headline(command)
         try:
             proc = await asyncio.create_subprocess_exec(

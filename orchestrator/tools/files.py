@@ -1,17 +1,18 @@
 """File tools: ``read_file``, ``write_file`` and ``edit_file``, all through ``ctx.fs``.
 
-Also the small argument readers the other tool modules share: each turns a bad argument into a
-:class:`ToolError` naming it, so the model can fix its call.
+:func:`read_file_output` is ``read_file``'s reader on its own, so the pod's synthetic reads of
+``@`` files (``orchestrator.file_refs``) are the same as the tool's.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+
+from pydantic import Field
 
 from orchestrator.config import TOOL_OUTPUT_MAX_BYTES
-from orchestrator.scoped_fs import FsError
-from orchestrator.tools.args import bool_arg, int_arg, str_arg
+from orchestrator.scoped_fs import FsError, ScopedFS
+from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 
 READ_MAX_BYTES = 64 * 1024 * 1024
@@ -22,8 +23,7 @@ HEAD_TAIL_LINE_CHARS = 400
 
 EDIT_CONTEXT_LINES = 3
 
-
-# -- arguments --------------------------------------------------------------------------------
+WORKSPACE_PATH = "File path, relative to the workspace."
 
 
 # -- read_file --------------------------------------------------------------------------------
@@ -63,7 +63,83 @@ def _fit(lines: list[str], order: range, budget: int) -> int:
     return count
 
 
-class ReadFileTool:
+def read_file_output(
+    fs: ScopedFS,
+    path: str,
+    *,
+    max_bytes: int,
+    offset: int | None = None,
+    limit: int | None = None,
+) -> ToolOutput:
+    """What ``read_file`` returns for ``path`` (blocking): numbered lines, a range, or head and tail.
+
+    ``max_bytes`` is the content budget above which a whole-file read becomes head and tail.
+    The pod's synthetic reads of ``@`` files call this too, so they look exactly like real ones.
+    Raises :class:`FsError` when the file cannot be read, :class:`ToolError` for a bad range.
+    """
+    file = fs.read_text(path, max_bytes=READ_MAX_BYTES)
+    lines = split_lines(file.text)
+    total = len(lines)
+    where = f"read_file: {file.display} — {total} lines"
+    note = ""
+    if file.truncated:
+        where += f" in the first {READ_MAX_BYTES} of {file.total_bytes} bytes"
+        note = (
+            f"[only the first {READ_MAX_BYTES} bytes of this {file.total_bytes}-byte file "
+            "can be read; search the rest with grep or bash]\n"
+        )
+    if total == 0:
+        return ToolOutput(summary=f"{where} (empty)")
+
+    if offset is None and limit is None:
+        whole = number_lines(lines, 1)
+        if len(whole.encode()) <= max_bytes:
+            return ToolOutput(summary=where, content=note + whole)
+        return _head_and_tail(where, note, lines, file.total_bytes, max_bytes)
+
+    first = offset or 1
+    if first > total:
+        raise ToolError(f"offset {first} is past the end of {file.display} ({total} lines)")
+    last = total if limit is None else min(total, first + limit - 1)
+    shown = number_lines(lines[first - 1 : last], first)
+    if first == 1 and last == total:
+        return ToolOutput(summary=where, content=note + shown)
+    return ToolOutput(summary=f"{where} (showing {first}-{last})", content=note + shown)
+
+
+def _head_and_tail(
+    where: str, note: str, lines: list[str], total_bytes: int, max_bytes: int
+) -> ToolOutput:
+    total = len(lines)
+    # Leave room for the note between the halves; the head gets the larger share.
+    budget = max(max_bytes - 512, 1024)
+    head_n = _fit(lines, range(total), budget * 3 // 5)
+    head = "".join(_numbered_short(i + 1, lines[i]) for i in range(head_n))
+    tail_n = _fit(lines, range(total - 1, head_n - 1, -1), budget - len(head.encode()))
+    tail_first = total - tail_n + 1
+    tail = "".join(_numbered_short(i + 1, lines[i]) for i in range(tail_first - 1, total))
+    if tail_first == head_n + 1:
+        # Everything fits once long lines are shortened: nothing in between is skipped.
+        middle = f"[lines longer than {HEAD_TAIL_LINE_CHARS} characters are shortened]\n"
+        return ToolOutput(summary=where, content=note + head + middle + tail)
+    middle = (
+        f"… lines {head_n + 1}-{tail_first - 1} not shown: the file ({total} lines, "
+        f"{total_bytes} bytes) is too large to read whole. Read a range with offset and "
+        f"limit (e.g. offset={head_n + 1}, limit=200) or search it with grep. …\n"
+    )
+    summary = f"{where} (showing 1-{head_n} and {tail_first}-{total})"
+    return ToolOutput(summary=summary, content=note + head + middle + tail)
+
+
+class ReadFileArgs(ToolArgs):
+    """``read_file``'s arguments."""
+
+    path: str = Field(description=WORKSPACE_PATH)
+    offset: int | None = Field(None, ge=1, description="First line (1-based).")
+    limit: int | None = Field(None, ge=1, description="Number of lines.")
+
+
+class ReadFileTool(TypedTool[ReadFileArgs]):
     """Read a text file as numbered lines, whole, by range, or as head and tail when huge."""
 
     name = "read_file"
@@ -73,92 +149,40 @@ class ReadFileTool:
         "Use offset (1-based first line) and limit (number of lines) to read part of a "
         "large file; a file too large to show whole is returned as its head and tail."
     )
-    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace."},
-            "offset": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines."},
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    }
+    args_model = ReadFileArgs
 
     def __init__(self, *, max_bytes: int = TOOL_OUTPUT_MAX_BYTES) -> None:
+        super().__init__()
         self.max_bytes = max_bytes
         """Content budget: above it a whole-file read turns into head and tail."""
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def execute(self, args: ReadFileArgs, ctx: ToolContext) -> ToolOutput:
         """Read the file and number its lines."""
-        path = str_arg(args, "path")
-        offset = int_arg(args, "offset")
-        limit = int_arg(args, "limit")
-        # Reading and numbering a large file takes a while: all of it stays off the event loop.
-        return await asyncio.to_thread(self._read, ctx, path, offset, limit)
-
-    def _read(
-        self, ctx: ToolContext, path: str, offset: int | None, limit: int | None
-    ) -> ToolOutput:
         try:
-            file = ctx.fs.read_text(path, max_bytes=READ_MAX_BYTES)
+            # Reading and numbering a large file takes a while: all of it stays off the event loop.
+            return await asyncio.to_thread(
+                read_file_output,
+                ctx.fs,
+                args.path,
+                max_bytes=self.max_bytes,
+                offset=args.offset,
+                limit=args.limit,
+            )
         except FsError as exc:
             raise ToolError(str(exc)) from None
-        lines = split_lines(file.text)
-        total = len(lines)
-        where = f"read_file: {file.display} — {total} lines"
-        note = ""
-        if file.truncated:
-            where += f" in the first {READ_MAX_BYTES} of {file.total_bytes} bytes"
-            note = (
-                f"[only the first {READ_MAX_BYTES} bytes of this {file.total_bytes}-byte file "
-                "can be read; search the rest with grep or bash]\n"
-            )
-        if total == 0:
-            return ToolOutput(summary=f"{where} (empty)")
-
-        if offset is None and limit is None:
-            whole = number_lines(lines, 1)
-            if len(whole.encode()) <= self.max_bytes:
-                return ToolOutput(summary=where, content=note + whole)
-            return self._head_and_tail(where, note, lines, file.total_bytes)
-
-        first = offset or 1
-        if first > total:
-            raise ToolError(f"offset {first} is past the end of {file.display} ({total} lines)")
-        last = total if limit is None else min(total, first + limit - 1)
-        shown = number_lines(lines[first - 1 : last], first)
-        if first == 1 and last == total:
-            return ToolOutput(summary=where, content=note + shown)
-        return ToolOutput(summary=f"{where} (showing {first}-{last})", content=note + shown)
-
-    def _head_and_tail(
-        self, where: str, note: str, lines: list[str], total_bytes: int
-    ) -> ToolOutput:
-        total = len(lines)
-        # Leave room for the note between the halves; the head gets the larger share.
-        budget = max(self.max_bytes - 512, 1024)
-        head_n = _fit(lines, range(total), budget * 3 // 5)
-        head = "".join(_numbered_short(i + 1, lines[i]) for i in range(head_n))
-        tail_n = _fit(lines, range(total - 1, head_n - 1, -1), budget - len(head.encode()))
-        tail_first = total - tail_n + 1
-        tail = "".join(_numbered_short(i + 1, lines[i]) for i in range(tail_first - 1, total))
-        if tail_first == head_n + 1:
-            # Everything fits once long lines are shortened: nothing in between is skipped.
-            middle = f"[lines longer than {HEAD_TAIL_LINE_CHARS} characters are shortened]\n"
-            return ToolOutput(summary=where, content=note + head + middle + tail)
-        middle = (
-            f"… lines {head_n + 1}-{tail_first - 1} not shown: the file ({total} lines, "
-            f"{total_bytes} bytes) is too large to read whole. Read a range with offset and "
-            f"limit (e.g. offset={head_n + 1}, limit=200) or search it with grep. …\n"
-        )
-        summary = f"{where} (showing 1-{head_n} and {tail_first}-{total})"
-        return ToolOutput(summary=summary, content=note + head + middle + tail)
 
 
 # -- write_file -------------------------------------------------------------------------------
 
 
-class WriteFileTool:
+class WriteFileArgs(ToolArgs):
+    """``write_file``'s arguments."""
+
+    path: str = Field(description=WORKSPACE_PATH)
+    content: str = Field(description="The whole new file content.")
+
+
+class WriteFileTool(TypedTool[WriteFileArgs]):
     """Create or overwrite a text file (parent directories are created inside scope)."""
 
     name = "write_file"
@@ -167,32 +191,33 @@ class WriteFileTool:
         "Write a text file in the workspace, replacing it if it exists and creating parent "
         "directories as needed. Prefer edit_file for changing part of an existing file."
     )
-    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace."},
-            "content": {"type": "string", "description": "The whole new file content."},
-        },
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    }
+    args_model = WriteFileArgs
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def execute(self, args: WriteFileArgs, ctx: ToolContext) -> ToolOutput:
         """Write the file."""
-        path = str_arg(args, "path")
-        content = str_arg(args, "content")
         try:
-            written = await asyncio.to_thread(ctx.fs.write_text, path, content)
+            written = await asyncio.to_thread(ctx.fs.write_text, args.path, args.content)
         except FsError as exc:
             raise ToolError(str(exc)) from None
-        size = len(content.encode("utf-8"))
+        size = len(args.content.encode("utf-8"))
         return ToolOutput(summary=f"write_file: {ctx.fs.display(written)} — {size} bytes")
 
 
 # -- edit_file --------------------------------------------------------------------------------
 
 
-class EditFileTool:
+class EditFileArgs(ToolArgs):
+    """``edit_file``'s arguments."""
+
+    path: str = Field(description=WORKSPACE_PATH)
+    old_string: str = Field(description="Exact text to replace.")
+    new_string: str = Field(description="Replacement text.")
+    replace_all: bool = Field(
+        False, description="Replace every occurrence instead of requiring exactly one."
+    )
+
+
+class EditFileTool(TypedTool[EditFileArgs]):
     """Replace an exact string in a file; it must occur once unless ``replace_all``."""
 
     name = "edit_file"
@@ -202,34 +227,17 @@ class EditFileTool:
         "(including indentation) and occur exactly once, unless replace_all is true. Include "
         "enough surrounding lines to make it unique."
     )
-    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "File path, relative to the workspace."},
-            "old_string": {"type": "string", "description": "Exact text to replace."},
-            "new_string": {"type": "string", "description": "Replacement text."},
-            "replace_all": {
-                "type": "boolean",
-                "default": False,
-                "description": "Replace every occurrence instead of requiring exactly one.",
-            },
-        },
-        "required": ["path", "old_string", "new_string"],
-        "additionalProperties": False,
-    }
+    args_model = EditFileArgs
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def execute(self, args: EditFileArgs, ctx: ToolContext) -> ToolOutput:
         """Apply the replacement and show the edited region."""
-        path = str_arg(args, "path")
-        old = str_arg(args, "old_string")
-        new = str_arg(args, "new_string")
-        replace_all = bool_arg(args, "replace_all")
+        old, new = args.old_string, args.new_string
         if not old:
             raise ToolError("old_string is empty; use write_file to create a file")
         if old == new:
             raise ToolError("old_string and new_string are identical; nothing to change")
         try:
-            return await asyncio.to_thread(self._edit, ctx, path, old, new, replace_all)
+            return await asyncio.to_thread(self._edit, ctx, args.path, old, new, args.replace_all)
         except FsError as exc:
             raise ToolError(str(exc)) from None
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
 
 from orchestrator.knowledge import (
     KnowledgeError,
@@ -17,101 +19,96 @@ from orchestrator.knowledge import (
     read_memory,
     search_knowledge,
 )
+from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 
 SEARCH_DEFAULT_LIMIT = 10
 SEARCH_MAX_LIMIT = 50
 
+Words = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+"""A string with something besides blanks in it, taken without the blanks around it."""
 
-class KnowledgeSearchTool:
+
+class KnowledgeSearchArgs(ToolArgs):
+    """``knowledge_search``'s arguments."""
+
+    query: Words = Field(description="Keywords separated by spaces.")
+    limit: int = Field(
+        SEARCH_DEFAULT_LIMIT,
+        ge=1,
+        # More than the maximum is shortened to it, not refused.
+        json_schema_extra={"maximum": SEARCH_MAX_LIMIT},
+        description="The most records to return.",
+    )
+
+
+class KnowledgeSearchTool(TypedTool[KnowledgeSearchArgs]):
     """Find knowledge records by case-insensitive terms over slug, description and body."""
 
-    name: str = "knowledge_search"
-    side_effects: bool = False
-    description: str = (
+    name = "knowledge_search"
+    side_effects = False
+    description = (
         "Search the knowledge records (knowledge/*.md) by keywords. Matches any term, "
         "case-insensitively, in a record's slug, description and body; returns the best "
         "matches as `slug: description`. Read a record in full with memory_read."
     )
-    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares a plain attribute
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "Keywords separated by spaces."},
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": SEARCH_MAX_LIMIT,
-                "default": SEARCH_DEFAULT_LIMIT,
-                "description": "The most records to return.",
-            },
-        },
-        "required": ["query"],
-        "additionalProperties": False,
-    }
+    args_model = KnowledgeSearchArgs
 
     def __init__(self, memory_root: Path) -> None:
+        super().__init__()
         self.memory_root = memory_root
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def execute(self, args: KnowledgeSearchArgs, ctx: ToolContext) -> ToolOutput:
         """Search and list the matches, best first."""
-        query = args.get("query")
-        if not isinstance(query, str) or not query.strip():
-            raise ToolError("knowledge_search: 'query' must be a non-empty string")
-        limit = args.get("limit", SEARCH_DEFAULT_LIMIT)
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise ToolError("knowledge_search: 'limit' must be an integer")
-        limit = min(max(limit, 1), SEARCH_MAX_LIMIT)
+        query, limit = args.query, min(args.limit, SEARCH_MAX_LIMIT)
         try:
             # Search reads every record; keep the event loop free while it does.
             hits = await asyncio.to_thread(
                 search_knowledge, memory_fs(self.memory_root), self.memory_root, query, limit
             )
         except KnowledgeError as exc:
-            raise ToolError(f"knowledge_search: {exc}") from None
+            raise ToolError(str(exc)) from None
         if not hits:
-            return ToolOutput(summary=f"knowledge_search: no records match {query.strip()!r}")
+            return ToolOutput(summary=f"knowledge_search: no records match {query!r}")
         noun = "record" if len(hits) == 1 else "records"
         lines = [f"- {hit.slug}: {hit.description}" for hit in hits]
         return ToolOutput(
-            summary=f"knowledge_search: {len(hits)} {noun} for {query.strip()!r}",
+            summary=f"knowledge_search: {len(hits)} {noun} for {query!r}",
             content="\n".join(lines),
         )
 
 
-class MemoryReadTool:
+class MemoryReadArgs(ToolArgs):
+    """``memory_read``'s arguments."""
+
+    slug: Words = Field(description="The record's slug, e.g. `release-steps`.")
+
+
+class MemoryReadTool(TypedTool[MemoryReadArgs]):
     """Read the full body of one knowledge record by slug."""
 
-    name: str = "memory_read"
-    side_effects: bool = False
-    description: str = (
+    name = "memory_read"
+    side_effects = False
+    description = (
         "Read the full body of a knowledge record by its slug (the file name of "
         "knowledge/<slug>.md without the extension), as listed under Resident knowledge "
         "or returned by knowledge_search."
     )
-    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares a plain attribute
-        "type": "object",
-        "properties": {
-            "slug": {"type": "string", "description": "The record's slug, e.g. `release-steps`."}
-        },
-        "required": ["slug"],
-        "additionalProperties": False,
-    }
+    args_model = MemoryReadArgs
 
     def __init__(self, memory_root: Path) -> None:
+        super().__init__()
         self.memory_root = memory_root
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def execute(self, args: MemoryReadArgs, ctx: ToolContext) -> ToolOutput:
         """Return the record's body; its frontmatter is left out."""
-        slug = args.get("slug")
-        if not isinstance(slug, str) or not slug.strip():
-            raise ToolError("memory_read: 'slug' must be a non-empty string")
-        slug = slug.strip().removesuffix(".md")
+        slug = args.slug.removesuffix(".md")
         try:
             body = await asyncio.to_thread(
                 read_memory, memory_fs(self.memory_root), self.memory_root, slug
             )
         except KnowledgeError as exc:
-            raise ToolError(f"memory_read: {exc}") from None
+            raise ToolError(str(exc)) from None
         count = len(body.splitlines())
         noun = "line" if count == 1 else "lines"
         return ToolOutput(summary=f"memory_read: {slug} — {count} {noun}", content=body)

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from orchestrator.config import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.globs import compile_glob
 from orchestrator.safe_regex import PatternError, SearchPattern, WholeMatch, compile_search
 from orchestrator.scoped_fs import BinaryFile, FsError, NotADirectory, ScopedFS
-from orchestrator.tools.args import bool_arg, str_arg
+from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 
 GLOB_MAX_SHOWN = 500
@@ -115,10 +117,11 @@ def _join(display_root: str, rel: str) -> str:
 
 
 def _resolve_dir(fs: ScopedFS, path: str) -> tuple[Path, str]:
-    real = fs.resolve_read(path)
-    if not real.is_dir():
+    # The kind comes from the same check as the path: a second stat could see another entry.
+    found = fs.lookup(path)
+    if not found.is_dir:
         raise NotADirectory(path, "not a directory")
-    return real, fs.display(real)
+    return found.path, fs.display(found.path)
 
 
 async def _in_thread(work: Any, *args: Any) -> Any:
@@ -149,7 +152,14 @@ def _where(pattern: str, path: str) -> str:
 # -- glob -------------------------------------------------------------------------------------
 
 
-class GlobTool:
+class GlobArgs(ToolArgs):
+    """``glob``'s arguments."""
+
+    pattern: str = Field(description="Glob, relative to path.")
+    path: str = Field(".", description="Directory to search.")
+
+
+class GlobTool(TypedTool[GlobArgs]):
     """Find paths matching a glob pattern, sorted; hidden and ``.gitignore``-d entries skipped."""
 
     name = "glob"
@@ -160,27 +170,19 @@ class GlobTool:
         "alternative: `**/*.py`, `src/**/test_*.{ts,tsx}`. Directories are listed with a "
         "trailing `/`. Hidden and .gitignore'd entries are skipped."
     )
-    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "Glob, relative to path."},
-            "path": {"type": "string", "default": ".", "description": "Directory to search."},
-        },
-        "required": ["pattern"],
-        "additionalProperties": False,
-    }
+    args_model = GlobArgs
 
     def __init__(self, *, max_shown: int = GLOB_MAX_SHOWN) -> None:
+        super().__init__()
         self.max_shown = max_shown
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def execute(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
         """List the matches."""
-        pattern = str_arg(args, "pattern").strip()
-        path = str_arg(args, "path", ".")
+        pattern = args.pattern.strip()
         if not pattern:
             raise ToolError("pattern is empty")
         regex = glob_to_regex(pattern.removeprefix("./"))
-        result: ToolOutput = await _in_thread(self._glob, ctx.fs, regex, pattern, path)
+        result: ToolOutput = await _in_thread(self._glob, ctx.fs, regex, pattern, args.path)
         return result
 
     def _glob(
@@ -220,7 +222,16 @@ class _GrepResult:
     capped: bool = False
 
 
-class GrepTool:
+class GrepArgs(ToolArgs):
+    """``grep``'s arguments."""
+
+    pattern: str = Field(description="Regular expression (RE2 syntax).")
+    path: str = Field(".", description="Directory or file.")
+    glob: str | None = Field(None, description="Only search files matching this glob.")
+    case_insensitive: bool = Field(False, description="Match letters in either case.")
+
+
+class GrepTool(TypedTool[GrepArgs]):
     """Search file contents for a regular expression, line by line."""
 
     name = "grep"
@@ -233,39 +244,26 @@ class GrepTool:
         "summarised. RE2 has no backreferences or lookaround; \\d \\w \\s \\b are ASCII-only "
         "(use \\pL, \\pN for other scripts)."
     )
-    input_schema: dict[str, Any] = {  # noqa: RUF012 - the Tool protocol declares it mutable
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "Regular expression (RE2 syntax)."},
-            "path": {"type": "string", "default": ".", "description": "Directory or file."},
-            "glob": {"type": "string", "description": "Only search files matching this glob."},
-            "case_insensitive": {"type": "boolean", "default": False},
-        },
-        "required": ["pattern"],
-        "additionalProperties": False,
-    }
+    args_model = GrepArgs
 
     def __init__(self, *, max_bytes: int = TOOL_OUTPUT_MAX_BYTES) -> None:
+        super().__init__()
         self.max_bytes = max_bytes
         """Content budget: a larger result is saved to a file instead."""
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+    async def execute(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
         """Search and report hits, or save them and report a map."""
-        pattern = str_arg(args, "pattern")
-        path = str_arg(args, "path", ".")
-        glob = args.get("glob")
-        if glob is not None:
-            glob = str_arg(args, "glob").strip() or None
+        glob = None if args.glob is None else args.glob.strip() or None
         try:
-            regex = compile_search(pattern, ignore_case=bool_arg(args, "case_insensitive"))
+            regex = compile_search(args.pattern, ignore_case=args.case_insensitive)
         except PatternError as exc:
             raise ToolError(str(exc)) from None
         file_filter = None if glob is None else glob_to_regex(glob.removeprefix("./"))
         match_name = glob is not None and "/" not in glob
         found: _GrepResult = await _in_thread(
-            self._search, ctx.fs, regex, path, file_filter, match_name
+            self._search, ctx.fs, regex, args.path, file_filter, match_name
         )
-        return await asyncio.to_thread(self._report, ctx, found, pattern, path)
+        return await asyncio.to_thread(self._report, ctx, found, args.pattern, args.path)
 
     def _search(
         self,
@@ -277,8 +275,9 @@ class GrepTool:
         match_name: bool,
     ) -> _GrepResult:
         found = _GrepResult()
-        real = fs.resolve_read(path)
-        if real.is_dir():
+        target = fs.lookup(path)
+        real = target.path
+        if target.is_dir:
             walk = _Walk(fs, stop)
             candidates: Iterator[tuple[str, str]] = (
                 (rel, shown)

@@ -20,7 +20,8 @@ from orchestrator.file_refs import (
     resolve_file_ref,
     resolve_segments,
 )
-from orchestrator.history import SystemMessage
+from orchestrator.history import Item, SystemMessage, ToolResult, ToolUseBlock
+from orchestrator.interceptors import InterceptorChain
 from orchestrator.scoped_fs import (
     BinaryFile,
     NotFound,
@@ -36,7 +37,11 @@ from orchestrator.segments import (
     Segment,
     TextSegment,
 )
+from orchestrator.tool_runner import ToolRunner
+from orchestrator.tools import files
 from orchestrator.tools.base import ToolOutput
+from orchestrator.tools.files import ReadFileTool
+from orchestrator.tools.registry import ToolRegistry
 
 CAP = TOOL_OUTPUT_MAX_BYTES
 
@@ -211,22 +216,66 @@ async def test_preread_formats_like_read_file(fs: ScopedFS) -> None:
     results = await preread_files(fs, ["src/app.py", "notes.md", "missing.py"], max_bytes=CAP)
     assert [r.path for r in results] == ["src/app.py", "notes.md", "missing.py"]
     assert results[0].output == ToolOutput(
-        summary="read_file: src/app.py — 3 lines", content="import os\n\nprint(os.getcwd())\n"
+        summary="read_file: src/app.py — 3 lines",
+        content="    1\timport os\n    2\t\n    3\tprint(os.getcwd())\n",
     )
     assert results[1].output == ToolOutput(
-        summary="read_file: notes.md — 2 lines", content="one\ntwo"
+        summary="read_file: notes.md — 2 lines", content="    1\tone\n    2\ttwo\n"
     )
     assert not results[2].ok and results[2].output is None
     assert results[2].error is not None and results[2].error.reason == "not found"
 
 
-async def test_preread_truncated_and_directory(fs: ScopedFS, ws: Path) -> None:
-    (ws / "long.txt").write_text("line\n" * 10)
-    long, src = await preread_files(fs, ["long.txt", "src"], max_bytes=12)
-    assert long.output == ToolOutput(
-        summary="read_file: long.txt — 3 lines (truncated, 50 bytes total)",
-        content="line\nline\nli\n" + TRUNCATION_MARKER.format(total=50),
+async def _real_read(ws: Path, path: str, cap: int) -> ToolResult:
+    """What the tool runner commits when the model itself calls read_file on ``path``."""
+    runner = ToolRunner(
+        registry=ToolRegistry([ReadFileTool(max_bytes=cap)]),
+        fs=ScopedFS(ws),
+        workspace=ws,
+        scratch_dir=ws / ".pod" / "scratch",
+        cap_for=lambda name: cap,
+        interceptors=InterceptorChain(),
     )
+    committed: list[Item] = []
+    call = ToolUseBlock(id="toolu_1", name="read_file", input={"path": path})
+    await runner.run_calls([call], lambda item: committed.append(item) or item)
+    [result] = committed
+    assert isinstance(result, ToolResult) and not result.is_error
+    return result
+
+
+@pytest.mark.parametrize("kind", ["small", "crlf", "large", "huge line", "empty", "cut"])
+@pytest.mark.parametrize("cap", [CAP, 4096])
+async def test_preread_is_exactly_what_a_real_read_file_returns(
+    fs: ScopedFS, ws: Path, monkeypatch: pytest.MonkeyPatch, kind: str, cap: int
+) -> None:
+    path = f"{kind.replace(' ', '_')}.txt"
+    match kind:
+        case "small":
+            (ws / path).write_text("alpha\n\tbeta\ngamma")
+        case "crlf":
+            (ws / path).write_bytes(b"one\r\ntwo\r\n\r\nthree\r\n")
+        case "large":
+            (ws / path).write_text("".join(f"row {n},value\n" for n in range(1, 20_001)))
+        case "huge line":
+            (ws / path).write_text("x" * 50_000 + "\nend\n")
+        case "empty":
+            (ws / path).write_text("")
+        case "cut":
+            # Past read_file's own load limit: both say only the start could be read.
+            monkeypatch.setattr(files, "READ_MAX_BYTES", 1000)
+            (ws / path).write_text("abc\n" * 1000)
+    [synthetic] = await preread_files(fs, [path], max_bytes=cap)
+    real = await _real_read(ws, path, cap)
+    assert synthetic.output is not None
+    assert (synthetic.output.summary, synthetic.output.content) == (real.summary, real.content)
+    if kind == "large":
+        assert real.content is not None and "not shown: the file (20000 lines" in real.content
+        assert len(real.content.encode()) <= cap
+
+
+async def test_preread_directory_lists_it(fs: ScopedFS) -> None:
+    [src] = await preread_files(fs, ["src"], max_bytes=12)
     assert src.output == ToolOutput(summary="read_file: src — directory, 1 entry", content="app.py")
 
 

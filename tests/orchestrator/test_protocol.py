@@ -250,7 +250,12 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "synthetic": True,
     },
     "system_note": {"text": "[The previous turn was interrupted]", "origin": "interrupt"},
-    "usage": {"input_tokens": 10, "output_tokens": 2},
+    "usage": {
+        "input_tokens": 10,
+        "output_tokens": 2,
+        "cache_creation_input_tokens": 1200,
+        "cache_read_input_tokens": 30000,
+    },
     "turn_end": {"turn": 2, "result": "cancelled"},
     "run_end": {"result": "paused"},
     "error": {"code": "not_running", "message": "cannot pause while idle", "id": None},

@@ -78,7 +78,7 @@ async def _served(
     config = PodConfig(workspace=workspace, name="t", provider="scripted")
     holder: list[PodServer] = []
     pod = build_pod(config, broadcast=lambda line: holder[0].broadcast(line), provider=provider)
-    srv = PodServer(sock_dir / "pod.sock", pod.controller.handle, **server)
+    srv = PodServer(sock_dir / "pod.sock", pod.methods.handle, **server)
     holder.append(srv)
     await srv.start()
     try:

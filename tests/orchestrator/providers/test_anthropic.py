@@ -22,6 +22,7 @@ from orchestrator.conformance.fake_api import (
     fake_signature,
 )
 from orchestrator.history import AssistantMessage, TextBlock, ThinkingBlock, ToolUseBlock
+from orchestrator.prompt_cache import without_breakpoints
 from orchestrator.providers import (
     Provider,
     ProviderConfigError,
@@ -158,14 +159,24 @@ async def test_request_body_has_system_tools_and_no_sampling_params(api: FakeAnt
     await collect(make(api), request(system="Be brief.", tools=TOOLS))
     await collect(make(api), request())
     with_extras, plain = (r.body for r in api.requests)
+    marker = {"type": "ephemeral"}
     assert with_extras == {
         "model": "claude-test",
         "max_tokens": 256,
-        "messages": HELLO,
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "hello", "cache_control": marker}],
+            }
+        ],
         "stream": True,
-        "system": "Be brief.",
+        "system": [{"type": "text", "text": "Be brief.", "cache_control": marker}],
         "tools": TOOLS,
     }
+    # A string content becomes one text block to carry its marker; nothing else changes.
+    assert without_breakpoints(with_extras["messages"]) == [
+        {"role": "user", "content": [{"type": "text", "text": "hello"}]}
+    ]
     assert "system" not in plain and "tools" not in plain
     assert api.requests[0].headers["x-stainless-retry-count"] == "0"
 

@@ -136,10 +136,23 @@ async def test_read_fs_errors_become_tool_errors(
         await ReadFileTool().run({"path": path}, ctx)
 
 
+async def test_read_takes_whole_numbers_written_as_floats(ws: Path, ctx: ToolContext) -> None:
+    (ws / "f.txt").write_text("a\nb\nc\n")
+    output = await ReadFileTool().run({"path": "f.txt", "offset": 2.0, "limit": 1.0}, ctx)
+    assert output == ToolOutput(
+        summary="read_file: f.txt — 3 lines (showing 2-2)", content="    2\tb\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         ({}, "missing required argument 'path'"),
+        ({"path": "f", "offset": 1.5}, "argument 'offset' must be an integer, got 1.5"),
+        (
+            {"path": "f", "lines": 3},
+            "unknown argument 'lines'; the arguments are: path, offset, limit",
+        ),
         ({"path": 3}, "argument 'path' must be a string, got int"),
         ({"path": "f", "offset": 0}, "argument 'offset' must be at least 1, got 0"),
         ({"path": "f", "limit": "ten"}, "argument 'limit' must be an integer, got 'ten'"),

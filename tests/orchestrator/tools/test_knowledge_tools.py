@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from orchestrator.history import Item, ToolResult, ToolUseBlock
+from orchestrator.interceptors import InterceptorChain
 from orchestrator.scoped_fs import ScopedFS
+from orchestrator.tool_runner import ToolRunner
 from orchestrator.tools.base import Tool, ToolContext, ToolError, ToolOutput
-from orchestrator.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
+from orchestrator.tools.knowledge import SEARCH_MAX_LIMIT, KnowledgeSearchTool, MemoryReadTool
+from orchestrator.tools.registry import ToolRegistry
 
 
 def write_record(root: Path, slug: str, description: str, body: str, invoke: bool = False) -> None:
@@ -77,18 +82,29 @@ async def test_search_without_knowledge_folder(tmp_path: Path, ctx: ToolContext)
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({}, "'query' must be a non-empty string"),
-        ({"query": "  "}, "'query' must be a non-empty string"),
-        ({"query": 3}, "'query' must be a non-empty string"),
-        ({"query": "x", "limit": "5"}, "'limit' must be an integer"),
-        ({"query": "x", "limit": True}, "'limit' must be an integer"),
+        ({}, "missing required argument 'query'"),
+        ({"query": "  "}, "argument 'query' must be a non-empty string, got '  '"),
+        ({"query": 3}, "argument 'query' must be a non-empty string, got int"),
+        ({"query": "x", "limit": "5"}, "argument 'limit' must be an integer, got '5'"),
+        ({"query": "x", "limit": True}, "argument 'limit' must be an integer, got True"),
+        ({"query": "x", "limit": 0}, "argument 'limit' must be at least 1, got 0"),
     ],
 )
 async def test_search_rejects_bad_args(
     memory: Path, ctx: ToolContext, args: dict[str, object], message: str
 ) -> None:
-    with pytest.raises(ToolError, match=message):
+    with pytest.raises(ToolError) as info:
         await KnowledgeSearchTool(memory).run(dict(args), ctx)
+    assert str(info.value) == message
+
+
+async def test_search_limit_above_the_maximum_is_shortened(
+    tmp_path: Path, ctx: ToolContext
+) -> None:
+    for n in range(SEARCH_MAX_LIMIT + 5):
+        write_record(tmp_path, f"r{n:02}", "Release note.", "release\n")
+    out = await KnowledgeSearchTool(tmp_path).run({"query": "release", "limit": 1000}, ctx)
+    assert out.summary == f"knowledge_search: {SEARCH_MAX_LIMIT} records for 'release'"
 
 
 async def test_memory_read_returns_the_body(memory: Path, ctx: ToolContext) -> None:
@@ -107,17 +123,50 @@ async def test_memory_read_unknown_slug(memory: Path, ctx: ToolContext) -> None:
     with pytest.raises(ToolError) as info:
         await MemoryReadTool(memory).run({"slug": "deploi"}, ctx)
 
-    assert str(info.value) == "memory_read: no knowledge record 'deploi'; similar: deploy"
+    assert str(info.value) == "no knowledge record 'deploi'; similar: deploy"
 
 
-@pytest.mark.parametrize("slug", ["../ws/secret", "/etc/passwd", ""])
-async def test_memory_read_refuses_paths(memory: Path, ctx: ToolContext, slug: str) -> None:
-    with pytest.raises(ToolError, match="memory_read: "):
+@pytest.mark.parametrize(
+    ("slug", "message"),
+    [
+        ("../ws/secret", "slug"),
+        ("/etc/passwd", "slug"),
+        ("", "argument 'slug' must be a non-empty string, got ''"),
+    ],
+)
+async def test_memory_read_refuses_paths(
+    memory: Path, ctx: ToolContext, slug: str, message: str
+) -> None:
+    with pytest.raises(ToolError, match=re.escape(message)):
         await MemoryReadTool(memory).run({"slug": slug}, ctx)
 
 
 async def test_memory_read_bad_record(memory: Path, ctx: ToolContext) -> None:
     (memory / "knowledge" / "broken.md").write_text("no frontmatter\n", encoding="utf-8")
 
-    with pytest.raises(ToolError, match="memory_read: missing frontmatter"):
+    with pytest.raises(ToolError, match=r"^missing frontmatter"):
         await MemoryReadTool(memory).run({"slug": "broken"}, ctx)
+
+
+async def test_the_model_reads_the_tool_name_once_in_an_error(memory: Path, tmp_path: Path) -> None:
+    # The runner puts the tool's name before every error; the tool must not add it again.
+    runner = ToolRunner(
+        registry=ToolRegistry([MemoryReadTool(memory), KnowledgeSearchTool(memory)]),
+        fs=ScopedFS(tmp_path),
+        workspace=tmp_path,
+        scratch_dir=tmp_path / "scratch",
+        cap_for=lambda name: 1000,
+        interceptors=InterceptorChain(),
+    )
+    (memory / "knowledge" / "broken.md").write_text("no frontmatter\n", encoding="utf-8")
+    committed: list[Item] = []
+    calls = [
+        ToolUseBlock(id="c1", name="memory_read", input={"slug": "deploi"}),
+        ToolUseBlock(id="c2", name="memory_read", input={"slug": "broken"}),
+    ]
+    await runner.run_calls(calls, lambda item: committed.append(item) or item)
+    summaries = {r.call_id: r.summary for r in committed if isinstance(r, ToolResult)}
+    assert summaries == {
+        "c1": "memory_read: no knowledge record 'deploi'; similar: deploy",
+        "c2": "memory_read: missing frontmatter: the file must start with a '---' line",
+    }

@@ -1,0 +1,93 @@
+"""Protocol methods: each becomes a machine event or a direct reply.
+
+``get_status``, ``get_history`` and ``complete_files`` are answered from the pod's state;
+every other method is an event for the lifecycle machine, which accepts it (and runs its
+actions) or refuses it, and a refusal is answered with the protocol error code the machine
+names (:data:`states.REJECTION_CODES`). Methods are handled one at a time, synchronously, so
+no two ever interleave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from statemachine.exceptions import TransitionNotAllowed
+
+from orchestrator.controller import Controller
+from orchestrator.history import SystemMessage
+from orchestrator.notes import NotesFull
+from orchestrator.protocol import ErrorData, FileCompletionsData, encode_event
+from orchestrator.submit import run_segments
+from states import REJECTION_CODES
+
+Reply = Callable[[bytes], None]
+
+
+def note_for(method: str, params: Any) -> SystemMessage:
+    """The system note a ``notify`` or ``pod_event`` becomes."""
+    if method == "notify":
+        return SystemMessage(text=f"[Notification] {params.message}", origin="notify")
+    detail = f": {params.message}" if params.message else ""
+    return SystemMessage(
+        text=f"[Pod event] child pod {params.pod!r} {params.kind}{detail}", origin="pod_event"
+    )
+
+
+class Methods:
+    """Dispatches parsed protocol methods for one pod."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+
+    def handle(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        """Handle one method; direct replies and refusals go to ``reply`` only."""
+        c = self.controller
+        if method == "get_status":
+            reply(encode_event("status", c.status_data(request_id)))
+        elif method == "get_history":
+            reply(self.history_line(request_id))
+        elif method == "complete_files":
+            candidates = c.fs.complete(params.prefix, limit=params.limit)
+            data = FileCompletionsData(prefix=params.prefix, candidates=candidates, id=request_id)
+            reply(encode_event("file_completions", data))
+        elif method == "run":
+            segments = run_segments(params.segments, plain=params.plain, exists=c.fs.exists)
+            self._event("run", reply, request_id, segments=segments)
+        elif method in ("notify", "pod_event"):
+            note = note_for(method, params)
+            try:
+                c.notes.check(note)
+            except NotesFull as exc:
+                error = ErrorData(code="queue_full", message=str(exc), id=request_id)
+                reply(encode_event("error", error))
+                return
+            self._event(method, reply, request_id, note=note)
+        else:
+            self._event(method, reply, request_id)
+
+    def _event(self, event: str, reply: Reply, request_id: Any, **kwargs: Any) -> None:
+        try:
+            self.controller.machine.send(event, **kwargs)
+        except TransitionNotAllowed:
+            error = ErrorData(
+                code=REJECTION_CODES.get(event, "invalid_request"),  # type: ignore[arg-type]
+                message=f"cannot {event} while {self.controller.state_id}",
+                id=request_id,
+            )
+            reply(encode_event("error", error))
+
+    def greeting(self) -> str:
+        """One line saying which pod this is and what it runs on."""
+        c = self.controller
+        greeting = f"pod {c.config.pod_name()} · {c.provider.name}/{c.provider.model}"
+        if c.provider.name == "scripted":
+            greeting += " · offline: no ANTHROPIC_API_KEY, answers come from the scripted provider"
+        return greeting
+
+    def history_line(self, request_id: Any = None) -> bytes:
+        """The ``history`` reply: every committed item, the greeting, start-up alerts."""
+        extra: dict[str, Any] = {"greeting": self.greeting()}
+        if request_id is not None:
+            extra["id"] = request_id
+        return self.controller.transcript.history_line(extra)

@@ -1,0 +1,122 @@
+"""Submit resolution: what a ``run``'s segments become, as data; nothing here commits.
+
+A submit becomes a :class:`Submission`: the user message's text for the model, the items to
+commit right after it (``@file`` bodies in the ``system_message`` style, ``@knowledge`` bodies in
+both styles), the paths to pre-read inside the turn (the ``synthetic_read`` style), and the
+alerts a person should see (refs that could not be attached, segments this pod cannot take).
+The controller commits it when the turn starts, after the prompt-submit interceptors agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from orchestrator.config import PodConfig
+from orchestrator.file_refs import resolve_segments
+from orchestrator.history import Item, UserMessage
+from orchestrator.knowledge import resolve_knowledge_refs
+from orchestrator.mentions import segments_from_text
+from orchestrator.scoped_fs import ScopedFS
+from orchestrator.segments import (
+    FileRefSegment,
+    KnowledgeRefSegment,
+    Segment,
+    UnknownSegment,
+    WorkflowInvokeSegment,
+    flatten_segments,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """Something a person should see about a submit."""
+
+    level: str
+    source: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """A resolved submit, ready to be committed when its turn starts."""
+
+    segments: list[Segment]
+    text: str
+    """What the model reads as the user message (unresolved refs become placeholders)."""
+    attach: list[Item] = field(default_factory=list)
+    """Items committed right after the user message, in order."""
+    preread: list[str] = field(default_factory=list)
+    """Paths read inside the turn as a synthetic ``read_file`` call (``synthetic_read``)."""
+    alerts: list[Alert] = field(default_factory=list)
+
+    def message(self) -> UserMessage:
+        """The user message this submit commits."""
+        return UserMessage(segments=self.segments, text=self.text)
+
+
+def run_segments(
+    segments: list[Segment], *, plain: bool, exists: Callable[[str], bool]
+) -> list[Segment]:
+    """A ``run``'s segments; plain ``input`` is scanned for ``@path`` mentions first."""
+    if plain:
+        return segments_from_text(flatten_segments(segments), exists=exists)
+    return segments
+
+
+def resolve_submission(segments: list[Segment], *, fs: ScopedFS, config: PodConfig) -> Submission:
+    """Resolve a submit's refs now (blank input never gets here: the protocol refuses it)."""
+    alerts = _segment_alerts(segments)
+    knowledge, knowledge_alerts = _knowledge_items(segments, config)
+    if config.file_ref_style == "synthetic_read":
+        # Read later, inside the turn task, so a cancelled submit leaves no trace.
+        paths = [s.path for s in segments if isinstance(s, FileRefSegment)]
+        return Submission(
+            segments=list(segments),
+            text=flatten_segments(segments),
+            attach=knowledge,
+            preread=paths,
+            alerts=[*alerts, *knowledge_alerts],
+        )
+    resolution = resolve_segments(fs, segments, max_bytes=config.file_ref_max_bytes)
+    alerts += [Alert("warn", "file_ref", f.alert_message) for f in resolution.failures]
+    return Submission(
+        segments=list(segments),
+        text=resolution.user_text,
+        attach=[*resolution.items, *knowledge],
+        alerts=[*alerts, *knowledge_alerts],
+    )
+
+
+def _segment_alerts(segments: list[Segment]) -> list[Alert]:
+    alerts: list[Alert] = []
+    for seg in segments:
+        if isinstance(seg, UnknownSegment):
+            alerts.append(
+                Alert(
+                    "warn",
+                    "input",
+                    f"segment kind {seg.kind!r} is not supported by this pod; "
+                    "the model sees a placeholder",
+                )
+            )
+        elif isinstance(seg, WorkflowInvokeSegment):
+            alerts.append(
+                Alert("warn", "input", f"workflows are not available; /{seg.slug} sent as text")
+            )
+    return alerts
+
+
+def _knowledge_items(segments: list[Segment], config: PodConfig) -> tuple[list[Item], list[Alert]]:
+    """Bodies of ``@knowledge:`` refs, attached like files; failures become alerts."""
+    slugs = [s.slug for s in segments if isinstance(s, KnowledgeRefSegment)]
+    if not slugs:
+        return [], []
+    if not config.memory.enabled:
+        return [], [
+            Alert("warn", "knowledge_ref", "memory is switched off; knowledge refs sent as text")
+        ]
+    items, failures = resolve_knowledge_refs(
+        config.memory_root(), slugs, max_bytes=config.file_ref_max_bytes
+    )
+    return list(items), [Alert("warn", "knowledge_ref", failure) for failure in failures]

@@ -1,0 +1,138 @@
+"""The turn loop against a small host: rounds, limits, resumed calls, refusals, no prefill."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from orchestrator.history import (
+    AssistantMessage,
+    History,
+    Item,
+    TextBlock,
+    ToolResult,
+    ToolUseBlock,
+    UserMessage,
+)
+from orchestrator.interceptors import InterceptorChain
+from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
+from orchestrator.scoped_fs import ScopedFS
+from orchestrator.tool_runner import ToolRunner
+from orchestrator.tools.files import ReadFileTool
+from orchestrator.tools.registry import ToolRegistry
+from orchestrator.turn import Turn, TurnError
+from orchestrator.validator import IncrementalValidator
+from orchestrator.wire import to_wire
+
+
+class Host:
+    """What the controller gives a turn: history, commit, events, round signals, wire."""
+
+    def __init__(self, items: list[Item] | None = None) -> None:
+        self.history = History(items or [])
+        self.events: list[str] = []
+        self.signals: list[str] = []
+
+    def commit(self, item: Item) -> Item:
+        return self.history.append(item)
+
+    def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:
+        self.events.append(event)
+
+    def signal(self, event: str) -> None:
+        self.signals.append(event)
+
+    def wire_messages(self) -> list[dict[str, Any]]:
+        return to_wire(self.history.items)
+
+
+def _turn(host: Host, workspace: Path, replies: list[ScriptedReply], max_rounds: int = 10) -> Turn:
+    chain = InterceptorChain()
+    return Turn(
+        host=host,
+        provider=ScriptedProvider(replies=replies),
+        tools=ToolRunner(
+            registry=ToolRegistry([ReadFileTool()]),
+            fs=ScopedFS(workspace),
+            workspace=workspace,
+            scratch_dir=workspace / ".pod",
+            cap_for=lambda name: 10_000,
+            interceptors=chain,
+        ),
+        interceptors=chain,
+        system_prompt="sys",
+        model="m",
+        max_tokens=100,
+        max_rounds=max_rounds,
+        validator=IncrementalValidator(),
+    )
+
+
+def _started(text: str = "go") -> Host:
+    host = Host()
+    host.history.new_turn()
+    host.commit(UserMessage(text=text))
+    return host
+
+
+READ = ScriptedReply(tool_calls=[ScriptedToolCall(name="read_file", input={"path": "README.md"})])
+
+
+async def test_rounds_run_tools_until_the_model_ends_the_turn(workspace: Path) -> None:
+    host = _started()
+    result = await _turn(host, workspace, [READ, ScriptedReply(text="done")]).run()
+    assert result == "finished"
+    assert [i.kind for i in host.history.items] == [
+        "user_message", "assistant", "tool_result", "assistant",
+    ]  # fmt: skip
+    assert host.signals == ["tools_started", "round_done"]
+
+
+async def test_the_round_limit_ends_the_turn(workspace: Path) -> None:
+    host = _started()
+    assert await _turn(host, workspace, [READ, READ, READ], max_rounds=2).run() == "limit_reached"
+    assert sum(1 for i in host.history.items if i.kind == "assistant") == 2
+
+
+async def test_a_resumed_turn_runs_never_started_calls_before_asking_again(
+    workspace: Path,
+) -> None:
+    host = _started()
+    host.commit(
+        AssistantMessage(
+            blocks=[ToolUseBlock(id="toolu_a", name="read_file", input={"path": "README.md"})]
+        )
+    )
+    turn = _turn(host, workspace, [ScriptedReply(text="after")])
+    assert await turn.run() == "finished"
+    results = [i for i in host.history.items if isinstance(i, ToolResult)]
+    assert [r.call_id for r in results] == ["toolu_a"]
+    assert len(turn.provider.requests) == 1  # type: ignore[attr-defined]
+
+
+async def test_an_answered_turn_is_never_asked_again(workspace: Path) -> None:
+    host = _started()
+    host.commit(AssistantMessage(blocks=[TextBlock(text="already answered")]))
+    turn = _turn(host, workspace, [ScriptedReply(text="never")])
+    assert await turn.run() == "finished"
+    assert turn.provider.requests == []  # type: ignore[attr-defined]
+
+
+async def test_a_repeated_tool_use_id_is_refused(workspace: Path) -> None:
+    host = _started()
+    repeat = ScriptedToolCall(name="read_file", input={"path": "README.md"}, id="toolu_same")
+    replies = [ScriptedReply(tool_calls=[repeat]), ScriptedReply(tool_calls=[repeat])]
+    with pytest.raises(TurnError, match="repeated tool_use id toolu_same"):
+        await _turn(host, workspace, replies).run()
+
+
+async def test_a_provider_failure_is_a_turn_error(workspace: Path) -> None:
+    host = _started()
+    failing = ScriptedReply(error="boom", error_kind="rejected")
+    with pytest.raises(TurnError, match="boom") as caught:
+        await _turn(host, workspace, [failing]).run()
+    assert caught.value.code == "provider_error"
+    assert [i.kind for i in host.history.items] == ["user_message"]  # nothing partial committed
