@@ -61,7 +61,7 @@ QUICK_REPEATS = 1
 QUICK_PAUSE_SAMPLES = 3
 TARGET_RATIO = 0.5
 
-# FACTS.md, for sanity checks in the report (per round ms at history 0 / 1,000).
+# bench/README.md, Reference figures: sanity checks in the report (per round ms at history 0 / 1,000).
 FACTS_MS = {
     "langgraph": (1.1, 2.0),
     "langgraph_checkpointer": (1.7, 7.3),
@@ -620,7 +620,7 @@ def run(quick: bool = False) -> Result:
             continue
         for h in HISTORIES:
             facts = FACTS_MS.get(name)
-            note = f"FACTS {facts[HISTORIES.index(h)]} ms" if facts else None
+            note = f"reference {facts[HISTORIES.index(h)]} ms" if facts else None
             table.append(
                 row(f"{name} @ {h:,} msgs", fig[f"history_{h}_ms_per_round"], "ms/round", note=note)
             )

@@ -45,7 +45,8 @@ REPEATS = 7
 REPEATS_LARGE = 3
 """Turns measured per size; sizes above 1,000 items use REPEATS_LARGE (each turn is slow)."""
 
-# FACTS.md: the faster peer per round (LangGraph without a checkpointer) at history 0 / 1,000.
+# bench/README.md, Reference figures: the faster peer per round (LangGraph without a
+# checkpointer) at history 0 / 1,000.
 PEER_BASELINE_MS = {0: 1.1, 1_000: 2.0}
 TARGET_MS_AT_1000 = 1.0
 
@@ -265,12 +266,12 @@ def run(quick: bool = False) -> Result:
         vs_peer[str(size)] = r
         table.append(
             row(
-                f"ours/faster peer (FACTS) @ {size:,}",
+                f"ours/faster peer (reference) @ {size:,}",
                 r,
                 "x",
                 target="≤ 0.5",
                 met=r is not None and r <= 0.5,
-                note=f"peer {PEER_BASELINE_MS[peer_size]} ms (FACTS.md, LangGraph)",
+                note=f"peer {PEER_BASELINE_MS[peer_size]} ms (bench/README.md reference, LangGraph)",
             )
         )
     for name, fig in by_size[str(sizes[1])]["breakdown"].items():

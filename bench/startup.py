@@ -2,8 +2,8 @@
 
 Each figure is the median wall time of fresh subprocesses. ``python -c pass`` is measured
 too, so the CLI's own share is visible. A separate subprocess checks that neither importing
-``cli.main`` nor running ``pod --help`` imports ``anthropic`` or ``textual`` (FACTS.md: ~1 s
-and ~0.1 s), and ``-X importtime`` names the slowest imports.
+``cli.main`` nor running ``pod --help`` imports ``anthropic`` or ``textual`` (bench/README.md,
+Reference figures: ~1 s and ~0.1 s), and ``-X importtime`` names the slowest imports.
 
     python -m bench.startup [--quick]
 """

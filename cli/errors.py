@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TextIO
 
 
 class CliError(Exception):
@@ -13,9 +14,11 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
-def print_error(message: str) -> None:
+def print_error(message: str, stream: TextIO | None = None) -> None:
     """Print ``pod: error: <message>`` to stderr, in red when it is a terminal."""
-    if sys.stderr.isatty():
-        sys.stderr.write(f"\x1b[31mpod: error:\x1b[0m {message}\n")
+    out = stream or sys.stderr
+    if out.isatty():
+        out.write(f"\x1b[31mpod: error:\x1b[0m {message}\n")
     else:
-        sys.stderr.write(f"pod: error: {message}\n")
+        out.write(f"pod: error: {message}\n")
+    out.flush()

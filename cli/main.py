@@ -7,11 +7,13 @@ stays fast.
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
 from cli.commands import register_all
 from cli.errors import CliError, print_error
+from cli.options import PodGroup, bare_flags
 from orchestrator.errors import OrchestratorError
 
 app = typer.Typer(
@@ -20,15 +22,42 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    cls=PodGroup,
 )
 _verbose = False
 
 
+def version() -> str:
+    """The installed package's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as package_version
+
+    try:
+        return package_version("pod-orchestrator")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"pod {version()}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _options(
-    verbose: bool = typer.Option(
-        False, "--verbose", help="Show the full traceback of unexpected errors."
-    ),
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="Show the full traceback of unexpected errors.")
+    ] = False,
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the version and exit.",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
 ) -> None:
     """Run and drive LLM agent pods: a lifecycle you can see, sessions that never break."""
     global _verbose
@@ -36,6 +65,7 @@ def _options(
 
 
 register_all(app)
+bare_flags(app)
 
 
 def main() -> None:

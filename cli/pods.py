@@ -71,6 +71,10 @@ def find_pod_for(workspace: Path) -> PodInfo | None:
     return None
 
 
+_BOOL_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
+"""Words someone may write after a flag (``--json true``) that then land in the pod argument."""
+
+
 def socket_for(target: str | None, socket: Path | None, workspace: Path | None = None) -> Path:
     """Resolve ``--socket PATH``, a pod NAME, or the pod of a workspace to a socket path."""
     if socket is not None:
@@ -85,7 +89,8 @@ def socket_for(target: str | None, socket: Path | None, workspace: Path | None =
         default = runtime_dir() / f"{target}.sock"
         if default.exists():
             return default
-        raise CliError(f"no pod named {target!r} is running (see `pod ls`)")
+        hint = " (flags such as --json take no value)" if target.lower() in _BOOL_WORDS else ""
+        raise CliError(f"no pod named {target!r} is running (see `pod ls`){hint}")
     found = find_pod_for(workspace or Path.cwd())
     if found is None:
         raise CliError(
@@ -151,6 +156,88 @@ def spawn_pod(
     raise CliError(f"the pod did not start within {timeout_s:.0f} s (log: {log_path})")
 
 
-def ensure_pod(workspace: Path, *, extra_args: list[str] | None = None) -> PodInfo:
-    """The live pod of a workspace, started in the background when there is none."""
-    return find_pod_for(workspace) or spawn_pod(workspace, extra_args=extra_args)
+@dataclass(frozen=True)
+class StartOptions:
+    """How ``pod chat`` and ``pod run`` start a pod when the workspace has none running."""
+
+    new: bool = False
+    """Start a new session instead of continuing the latest one that has content."""
+    session: str | None = None
+    """A session name from ``pod sessions ls``, or a path."""
+    model: str | None = None
+    provider: str | None = None
+    allow_bash: bool | None = None
+    permission_mode: str | None = None
+
+    def settings_given(self) -> list[str]:
+        """The options given that only a starting pod can apply."""
+        given = [
+            ("--model", self.model),
+            ("--provider", self.provider),
+            ("--permission-mode", self.permission_mode),
+        ]
+        names = [name for name, value in given if value is not None]
+        if self.allow_bash is not None:
+            names.append("--allow-bash" if self.allow_bash else "--no-allow-bash")
+        return names
+
+    def serve_args(self, session: Path | None) -> list[str]:
+        """``pod serve`` options for a pod started with these options (``session`` resolved)."""
+        args: list[str] = []
+        if session is not None:
+            args += ["--session", str(session.resolve())]
+        elif not self.new:
+            args.append("--continue")
+        if self.model is not None:
+            args += ["--model", self.model]
+        if self.provider is not None:
+            args += ["--provider", self.provider]
+        if self.allow_bash is not None:
+            args.append("--allow-bash" if self.allow_bash else "--no-allow-bash")
+        if self.permission_mode is not None:
+            args += ["--permission-mode", self.permission_mode]
+        return args
+
+
+def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, list[str]]:
+    """The workspace's live pod, or one started with ``options``; plus notices for the user.
+
+    A live pod keeps its settings, so options it cannot apply become a notice. Options that
+    choose the conversation (``--new``, another ``--session``) are errors instead: the prompt
+    must not land in a conversation the user did not ask for.
+    """
+    from typing import get_args
+
+    from orchestrator.permissions import Mode
+    from orchestrator.session import SessionError, has_content, resolve_session
+
+    modes = get_args(Mode)
+    if options.permission_mode is not None and options.permission_mode not in modes:
+        raise CliError(
+            f"--permission-mode {options.permission_mode!r} is not a mode; "
+            f"choose one of {', '.join(modes)}"
+        )
+    try:
+        session = resolve_session(workspace, options.session) if options.session else None
+    except SessionError as exc:
+        raise CliError(str(exc)) from None
+    live = find_pod_for(workspace)
+    if live is None:
+        return spawn_pod(workspace, extra_args=options.serve_args(session)), []
+    stop = f"stop it first with `pod shutdown {live.name}`"
+    current = Path(live.session).stem if live.session else "its session"
+    if options.new and live.session and has_content(Path(live.session)):
+        raise CliError(f"pod {live.name} already runs here on session {current}; {stop}")
+    if session is not None and Path(live.session).resolve() != session.resolve():
+        raise CliError(
+            f"pod {live.name} already runs here on session {current}, not {session.stem}; {stop}"
+        )
+    ignored = options.settings_given()
+    if not ignored:
+        return live, []
+    notice = (
+        f"pod {live.name} was already running, so {', '.join(ignored)} "
+        f"{'does' if len(ignored) == 1 else 'do'} not apply: to change "
+        f"{'it' if len(ignored) == 1 else 'them'}, `pod shutdown {live.name}` and start again"
+    )
+    return live, [notice]

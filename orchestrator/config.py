@@ -58,28 +58,42 @@ class ConfigError(SetupError):
 class MemoryConfig(BaseModel):
     """Where ``knowledge/*.md`` lives and whether resident knowledge is injected."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Field docstrings become descriptions: docs/configuration.md's key reference is made
+    # from them (python -m orchestrator.config_doc).
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     enabled: bool = True
+    """Knowledge records are read: the memory tools are offered to the model and resident
+    records are listed in the system prompt."""
     workspace_root: Path | None = None
-    """Root that holds ``knowledge/``; the pod's workspace when unset."""
+    """The folder that holds ``knowledge/``; the pod's workspace when unset."""
 
 
 class PodConfig(BaseModel):
     """Everything a pod needs to start."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     workspace: Path = Field(default_factory=Path.cwd)
+    """The folder the pod works in; always the one given on the command line."""
     name: str = ""
+    """The pod's name (``pod ls``, ``pod attach NAME``, its socket's name); the workspace
+    folder's name when empty."""
     provider: Literal["anthropic", "scripted"] | None = None
-    """None picks ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else ``scripted``."""
+    """Who answers: ``anthropic`` (the Messages API) or ``scripted`` (offline: a script, or the
+    built-in demo). Left out, ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else
+    ``scripted``."""
     model: str = DEFAULT_MODEL
+    """The model the anthropic provider asks for."""
     max_tokens: int = 8192
+    """The most tokens one model response may have."""
     max_rounds: int = 50
     """A turn stops with ``limit_reached`` after this many model requests."""
     provider_max_retries: int = 4
+    """Retries of a request that failed with 429, 529, a 5xx or a dropped connection, each
+    reported as an alert."""
     provider_timeout_s: float = 600.0
+    """Seconds one model request may take."""
     scripted_script: Path | None = None
     """A JSON script for the scripted provider; its built-in demo when unset."""
 
@@ -88,12 +102,15 @@ class PodConfig(BaseModel):
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     """Which tool calls run, ask first, or are denied (docs/permissions.md)."""
     bash_timeout_s: float = 120.0
+    """Seconds a ``bash`` command may run unless the model asks for another timeout."""
 
     tool_output_max_bytes: int = TOOL_OUTPUT_MAX_BYTES
+    """Cap on the content of one tool result (the rest is cut and marked)."""
     tool_output_overrides: dict[str, int] = Field(default_factory=dict)
     """Per-tool content caps, by tool name."""
     prune_keep_turns: int | None = 3
-    """Tool results of older turns send their summary only; None keeps everything."""
+    """How many recent turns keep their tool results' full content in requests; older results
+    send their summary only (docs/pruning.md). None (not expressible in TOML) keeps all."""
     prune_step_tokens: int = Field(default=20_000, ge=0)
     """Pruning waits until it would drop this many tokens, then drops them all at once: every
     prune rewrites history the prompt cache holds, so it happens in steps, not every turn."""
@@ -113,8 +130,15 @@ class PodConfig(BaseModel):
     """Dollars per million tokens by model-name prefix, over the built-in table."""
 
     file_ref_style: Literal["system_message", "synthetic_read"] = "system_message"
+    """How ``@file`` refs reach the model: a ``[File: path]`` system message holding the file
+    after the user message (cut at ``file_ref_max_bytes``), or ``synthetic_read``: a
+    ``read_file`` call the pod makes for the model, whose result is the tool's own (numbered
+    lines, head and tail of a large file, ``read_file``'s cap)."""
     file_ref_max_bytes: int = TOOL_OUTPUT_MAX_BYTES
+    """Cap on one attached file's text in the ``system_message`` style (and on an
+    ``@knowledge`` record's body)."""
     max_preread_files: int = 5
+    """With ``synthetic_read``, the most files read for one message."""
 
     read_roots: list[Path] = Field(default_factory=list)
     """Extra readable roots beyond the workspace."""
@@ -122,13 +146,20 @@ class PodConfig(BaseModel):
     """Extra writable roots beyond the workspace."""
 
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    """The ``[memory]`` table: knowledge records (docs/knowledge.md)."""
     inject_resident_knowledge: bool = True
-    """The lever consolidation pods turn off: no ``## Resident knowledge`` section."""
+    """List resident knowledge records in the system prompt (its ``## Resident knowledge``
+    section). A pod that reviews and rewrites the records turns this off, so it reads them
+    with fresh eyes instead of through their old summaries."""
 
     session: Path | None = None
-    """The session file; a per-workspace default under the state dir when unset."""
+    """The session file. Unset, ``pod chat`` and ``pod run`` continue the workspace's latest
+    session and ``pod serve`` starts a new one, under ``$XDG_STATE_HOME/pod/sessions/``."""
     socket: Path | None = None
+    """Where ``pod serve`` listens when ``--socket`` is not given; ``<runtime dir>/<name>.sock``
+    when unset."""
     parent_socket: Path | None = None
+    """A parent pod's socket: this pod reports its turn ends, errors and shutdown there."""
 
     # -- the environment of tool processes (orchestrator/tools/environment.py) --
     tool_env_allow: list[str] = Field(default_factory=list)

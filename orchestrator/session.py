@@ -2,8 +2,13 @@
 
 Line 1 is a :class:`SessionHeader`; every later line is one record: ``item`` (a committed
 history item), ``turn_end`` (a turn closed for good), ``prune`` (the prune bound moved, so
-what the model saw can be reconstructed) or ``tool_start`` (a tool with side effects is about
-to run: the write-ahead record that keeps Resume from running it twice after a crash).
+what the model saw can be reconstructed), ``tool_start`` (a tool with side effects is about
+to run: the write-ahead record that keeps Resume from running it twice after a crash) or
+``title`` (a name a person gave the session; without one, its first user message names it).
+
+Readers skip a record type they do not know, with a warning, so adding a record type keeps
+older files readable and does not change :data:`SESSION_VERSION`; the version changes only
+when an existing record's meaning does.
 
 Each line is written whole and fdatasync'd before the pod reports the commit. A write that
 fails part-way (a full disk) is cut back off the file, so no torn line is left behind and the
@@ -33,8 +38,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from orchestrator.errors import PodRuntimeError, SetupError
-from orchestrator.history import Item, item_from_json, item_to_json
+from orchestrator.history import Item, UserMessage, item_from_json, item_to_json
 from orchestrator.paths import state_dir
+from orchestrator.segments import (
+    FileRefSegment,
+    KnowledgeRefSegment,
+    PasteSegment,
+    TextSegment,
+    WorkflowInvokeSegment,
+)
 
 SESSION_VERSION = 1
 
@@ -107,8 +119,16 @@ class ToolStartRecord(BaseModel):
     """File (beside the session) that the call's output is copied to while it runs."""
 
 
+class TitleRecord(BaseModel):
+    """A title a person gave the session (the latest one counts)."""
+
+    type: Literal["title"] = "title"
+    title: str
+
+
 Record = Annotated[
-    ItemRecord | TurnEndRecord | PruneRecord | ToolStartRecord, Field(discriminator="type")
+    ItemRecord | TurnEndRecord | PruneRecord | ToolStartRecord | TitleRecord,
+    Field(discriminator="type"),
 ]
 _RECORD: TypeAdapter[Record] = TypeAdapter(Record)
 
@@ -132,13 +152,142 @@ def new_session_path(workspace: Path) -> Path:
     return path
 
 
-def latest_session(workspace: Path) -> Path | None:
-    """The most recently modified session file of a workspace, if any."""
+def session_files(workspace: Path) -> list[Path]:
+    """A workspace's session files, oldest first (by last write, then name)."""
     base = sessions_dir(workspace)
     if not base.is_dir():
-        return None
-    files = sorted(base.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime_ns, p.name))
-    return files[-1] if files else None
+        return []
+    return sorted(base.glob("*.jsonl"), key=lambda p: (_mtime_ns(p), p.name))
+
+
+def latest_session(workspace: Path, *, with_content: bool = False) -> Path | None:
+    """The most recently written session file of a workspace, if any.
+
+    ``with_content`` skips sessions without a single item (a pod that started and stopped
+    without a conversation), so continuing never lands in an empty one.
+    """
+    for path in reversed(session_files(workspace)):
+        if not with_content or has_content(path):
+            return path
+    return None
+
+
+def has_content(path: Path) -> bool:
+    """True when the session file holds at least one readable item."""
+    try:
+        return bool(load_session(path).items)
+    except SessionError:
+        return False
+
+
+def resolve_session(workspace: Path, ref: str) -> Path:
+    """The session file ``ref`` names: a path (it contains ``/``) or a name from ``pod sessions ls``.
+
+    A path may name a file that does not exist yet (the pod creates it); a name must be one of
+    the workspace's sessions, so a typo is an error rather than a new, empty session.
+    """
+    if not ref.strip():
+        raise SessionError("the session name is empty (see `pod sessions ls`)")
+    if "/" in ref:
+        path = Path(ref).expanduser().absolute()
+        if path.is_dir():
+            raise SessionError(f"session {ref} is a directory, not a session file")
+        return path
+    name = ref.removesuffix(".jsonl")
+    candidate = sessions_dir(workspace) / f"{name}.jsonl"
+    if candidate.is_file():
+        return candidate
+    hint = "see `pod sessions ls`; a path (with a /) names a new session file"
+    raise SessionError(f"no session {ref!r} for {workspace.resolve()} ({hint})")
+
+
+def session_title(items: list[Item], title: str | None = None, *, width: int = 60) -> str:
+    """A one-line title: the given one, else the first user message (refs as ``@path``)."""
+    text = title
+    if text is None:
+        first = next((item for item in items if isinstance(item, UserMessage)), None)
+        if first is None:
+            return ""
+        text = _segments_line(first)
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+
+
+def _segments_line(message: UserMessage) -> str:
+    parts: list[str] = []
+    for segment in message.segments:
+        if isinstance(segment, TextSegment):
+            parts.append(segment.text)
+        elif isinstance(segment, PasteSegment):
+            parts.append("[pasted text]")  # a paste can be a whole file: never the title
+        elif isinstance(segment, FileRefSegment):
+            parts.append(f"@{segment.path}")
+        elif isinstance(segment, KnowledgeRefSegment):
+            parts.append(f"@knowledge:{segment.slug}")
+        elif isinstance(segment, WorkflowInvokeSegment):
+            parts.append(f"/{segment.slug}")
+    return "".join(parts) or message.text
+
+
+SessionState = Literal["live", "turn open", "turn closed", "empty", "unreadable"]
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One row of ``pod sessions ls``."""
+
+    name: str
+    path: Path
+    title: str
+    state: SessionState
+    """``live``: a pod holds it now; ``turn open``: its last turn never ended (a pause or a
+    crash; it comes back paused); ``turn closed``: every turn ended; ``empty``: no items."""
+    items: int
+    turns: int
+    modified_ms: int
+    holder: dict[str, Any] | None = None
+    error: str | None = None
+
+
+def summarize_session(path: Path) -> SessionSummary:
+    """What ``pod sessions ls`` shows of one session file."""
+    holder = session_holder(path)
+    try:
+        loaded = load_session(path)
+    except SessionError as exc:
+        state: SessionState = "live" if holder is not None else "unreadable"
+        return SessionSummary(
+            name=path.stem,
+            path=path,
+            title="",
+            state=state,
+            items=0,
+            turns=0,
+            modified_ms=_mtime_ms(path),
+            holder=holder,
+            error=str(exc),
+        )
+    if holder is not None:
+        state = "live"
+    elif not loaded.items:
+        state = "empty"
+    else:
+        state = "turn open" if loaded.cut_off else "turn closed"
+    return SessionSummary(
+        name=path.stem,
+        path=path,
+        title=session_title(loaded.items, loaded.title),
+        state=state,
+        items=len(loaded.items),
+        turns=max((item.turn for item in loaded.items), default=0),
+        modified_ms=loaded.last_write_ms,
+        holder=holder,
+    )
+
+
+def list_sessions(workspace: Path) -> list[SessionSummary]:
+    """Every session of a workspace, oldest first."""
+    return [summarize_session(path) for path in session_files(workspace)]
 
 
 def ensure_private_dir(path: Path) -> None:
@@ -165,6 +314,8 @@ class LoadedSession:
     """Write-ahead records of tool calls with side effects, by call id."""
     last_write_ms: int = 0
     """When the file was last written (its mtime): the pod's last sign of life."""
+    title: str | None = None
+    """The latest ``title`` record; None when nobody named the session."""
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -219,16 +370,22 @@ def load_session(path: Path) -> LoadedSession:
             session.turn_results[record.turn] = record.result
         elif isinstance(record, ToolStartRecord):
             session.started_calls[record.call_id] = record
+        elif isinstance(record, TitleRecord):
+            session.title = record.title
         else:
             session.prune_before_turn = record.before_turn
     return session
 
 
-def _mtime_ms(path: Path) -> int:
+def _mtime_ns(path: Path) -> int:
     try:
-        return path.stat().st_mtime_ns // 1_000_000
+        return path.stat().st_mtime_ns
     except OSError:
         return 0
+
+
+def _mtime_ms(path: Path) -> int:
+    return _mtime_ns(path) // 1_000_000
 
 
 class ToolSpools:
@@ -425,6 +582,10 @@ class SessionWriter:
     def tool_start(self, record: ToolStartRecord) -> None:
         """Persist that a tool call with side effects is about to start."""
         self._write(record.model_dump_json().encode())
+
+    def title(self, title: str) -> None:
+        """Persist a title for the session."""
+        self._write(TitleRecord(title=title).model_dump_json().encode())
 
     def close(self) -> None:
         """Close the file and release the lock."""

@@ -8,6 +8,49 @@ from typing import Annotated
 
 import typer
 
+from cli.options import workspace_option
+
+NewOpt = Annotated[
+    bool,
+    typer.Option("--new", help="Start a new session instead of continuing the latest one."),
+]
+SessionOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Continue this session: a name from `pod sessions ls`, or a path.",
+        show_default=False,
+    ),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Model name, when a pod is started (default: the config's).", show_default=False
+    ),
+]
+ProviderOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="anthropic or scripted, when a pod is started (default: anthropic if a key is set).",
+        show_default=False,
+    ),
+]
+AllowBashOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--allow-bash/--no-allow-bash",
+        help="When a pod is started: enable (or force off) its bash tool.",
+        show_default=False,
+    ),
+]
+PermissionModeOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="When a pod is started: default (ask before edits and commands), accept-edits, "
+        "yolo or read-only.",
+        show_default=False,
+    ),
+]
+
 
 def _farewell(result: str, name: str) -> None:
     if result == "shutdown":
@@ -22,26 +65,46 @@ def register(app: typer.Typer) -> None:
     @app.command("chat")
     def chat(
         workspace: Annotated[
-            Path, typer.Option(help="The workspace; a pod is started for it if none runs.")
+            Path, workspace_option("The workspace; a pod is started for it if none runs.")
         ] = Path("."),
+        new: NewOpt = False,
+        session: SessionOpt = None,
+        model: ModelOpt = None,
+        provider: ProviderOpt = None,
+        allow_bash: AllowBashOpt = None,
+        permission_mode: PermissionModeOpt = None,
         continue_: Annotated[
             bool,
-            typer.Option("--continue", help="When starting a pod, reload the latest session."),
+            typer.Option(
+                "--continue", hidden=True, help="The default: continue the latest session."
+            ),
         ] = False,
     ) -> None:
-        """Chat with the pod of a workspace in a terminal UI (starting the pod if needed)."""
-        from cli.errors import CliError
-        from cli.pods import ensure_pod, find_pod_for
+        """Chat with the pod of a workspace in a terminal UI (starting the pod if needed).
 
-        if not workspace.is_dir():
-            raise CliError(f"workspace {workspace} is not a directory")
-        if continue_ and find_pod_for(workspace) is not None:
-            sys.stderr.write("pod: a pod already runs here; --continue applies to new pods only\n")
-        pod = ensure_pod(workspace, extra_args=["--continue"] if continue_ else None)
+        A pod started here continues the workspace's latest session that has a conversation,
+        unless --new or --session says otherwise.
+        """
+        from cli.errors import CliError
+        from cli.pods import StartOptions, connect_or_start
+
+        if new and (continue_ or session):
+            raise CliError(
+                "--new starts a new session; it cannot be combined with --continue or --session"
+            )
+        options = StartOptions(
+            new=new,
+            session=session,
+            model=model,
+            provider=provider,
+            allow_bash=allow_bash,
+            permission_mode=permission_mode,
+        )
+        pod, notices = connect_or_start(workspace, options)
 
         from cli.tui.app import run_ui
 
-        _farewell(run_ui(pod.socket), pod.name)
+        _farewell(run_ui(pod.socket, notices=notices), pod.name)
 
     @app.command("attach")
     def attach(

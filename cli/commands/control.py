@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from cli.errors import CliError
+from cli.options import workspace_option
 
 if TYPE_CHECKING:
     from orchestrator.client import PodClient
@@ -20,7 +21,7 @@ TargetArg = Annotated[
     str | None, typer.Argument(help="Pod name or socket path (default: this workspace's pod).")
 ]
 SocketOpt = Annotated[Path | None, typer.Option(help="The pod's socket path.")]
-WorkspaceOpt = Annotated[Path, typer.Option(help="Find the pod serving this workspace.")]
+WorkspaceOpt = Annotated[Path, workspace_option("Find the pod serving this workspace.")]
 
 
 def _socket(target: str | None, socket: Path | None, workspace: Path) -> Path:

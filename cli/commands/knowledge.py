@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from cli.options import workspace_option
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``knowledge`` command group."""
@@ -17,11 +19,8 @@ def register(app: typer.Typer) -> None:
     def lint(
         workspace: Annotated[
             Path,
-            typer.Option(
-                "--workspace",
-                "-w",
-                help="The pod workspace; its config decides the memory root.",
-                file_okay=False,
+            workspace_option(
+                "The pod workspace; its config decides the memory root.", "--workspace", "-w"
             ),
         ] = Path("."),
         as_json: Annotated[

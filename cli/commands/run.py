@@ -4,15 +4,31 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 
-from cli.errors import CliError
+from cli.commands.chat import (
+    AllowBashOpt,
+    ModelOpt,
+    NewOpt,
+    PermissionModeOpt,
+    ProviderOpt,
+    SessionOpt,
+)
+from cli.errors import CliError, print_error
+from cli.options import workspace_option
 
 EXIT_CODES = {"finished": 0, "errored": 1, "limit_reached": 2, "paused": 3, "cancelled": 4}
 """``pod run``'s exit code for each ``run_end`` result."""
+
+APPROVAL_ID = "approval"
+"""The request id of ``pod run``'s approve and deny, to tell their errors from the run's."""
+
+NOT_KEPT = "[interrupted · not kept in history]"
+"""Marks a partial answer left on stdout by a run that did not finish it."""
 
 
 def register(app: typer.Typer) -> None:
@@ -21,8 +37,14 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
         prompt: Annotated[str, typer.Argument(help="The prompt; @path attaches a file.")],
-        workspace: Annotated[Path, typer.Option(help="Workspace of the pod.")] = Path("."),
+        workspace: Annotated[Path, workspace_option("Workspace of the pod.")] = Path("."),
         socket: Annotated[Path | None, typer.Option(help="Talk to the pod on this socket.")] = None,
+        new: NewOpt = False,
+        session: SessionOpt = None,
+        model: ModelOpt = None,
+        provider: ProviderOpt = None,
+        allow_bash: AllowBashOpt = None,
+        permission_mode: PermissionModeOpt = None,
         json_out: Annotated[
             bool, typer.Option("--json", help="Print every event as a JSON line.")
         ] = False,
@@ -33,14 +55,43 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Submit a prompt to the workspace's pod (starting one if needed) and stream the answer.
 
+        A pod started here continues the workspace's latest session that has a conversation,
+        unless --new or --session says otherwise.
+
+        A call that asks for approval is asked on the terminal; with no terminal (a script, a
+        pipe) it is denied, and the model is told why.
+
         Exit codes: 0 finished, 1 errored, 2 limit reached, 3 paused, 4 cancelled.
         """
         from cli.client_sync import with_client
-        from cli.pods import ensure_pod
+        from cli.pods import StartOptions, connect_or_start
 
         if not prompt.strip():
             raise CliError("the prompt is empty")
-        target = socket or ensure_pod(workspace).socket
+        if new and session:
+            raise CliError("--new starts a new session; it cannot be combined with --session")
+        options = StartOptions(
+            new=new,
+            session=session,
+            model=model,
+            provider=provider,
+            allow_bash=allow_bash,
+            permission_mode=permission_mode,
+        )
+        if socket is not None:
+            chosen = options.settings_given() + (["--new"] if new else [])
+            chosen += ["--session"] if session else []
+            if chosen:
+                raise CliError(
+                    f"{', '.join(chosen)} choose how a pod starts; with --socket the pod "
+                    "already runs"
+                )
+            target = socket
+        else:
+            pod, notices = connect_or_start(workspace, options)
+            for notice in notices:
+                sys.stderr.write(f"pod: warning: {notice}\n")
+            target = pod.socket
 
         async def body(client: Any) -> str:
             import asyncio
@@ -55,40 +106,117 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(EXIT_CODES.get(result, 1))
 
 
+@dataclass
+class _Printer:
+    """Writes a run's events for a person: the answer on stdout, the rest on stderr.
+
+    One failure reaches a client as several events: an error alert from where it happened (the
+    provider giving up, the session file), the ``error`` event, and the turn's error alert.
+    It is printed once, as the ``error`` event's line: error alerts wait for the end of the
+    run and are dropped when the run failed, since the ``error`` event says it already.
+    """
+
+    out: TextIO
+    err: TextIO
+    open_text: bool = False
+    """Answer text was streamed that no ``text_done`` has confirmed yet."""
+    output_open: bool = False
+    """A running tool's live output ended mid-line."""
+    held: list[str] = field(default_factory=list)
+    failed: bool = False
+
+    def event(self, name: str, data: dict[str, Any]) -> None:
+        """Print one event."""
+        if name == "alert" and data["level"] == "error":
+            self.held.append(str(data["message"]))
+        elif name == "error":
+            if not self.failed:
+                self.failed = True
+                self._end_lines()
+                print_error(f"{data['code']}: {data['message']}", self.err)
+        elif name == "text_delta":
+            self.out.write(data["text"])
+            self.out.flush()
+            self.open_text = True
+        elif name == "text_done":
+            self.out.write("\n")
+            self.open_text = False
+        elif name == "tool_call_done":
+            args = json.dumps(data["arguments"], ensure_ascii=False)
+            self.err.write(f"⚙ {data['name']} {args[:120]}\n")
+        elif name == "tool_output_delta":
+            text = str(data["text"])
+            self.err.write(text)
+            self.err.flush()
+            if text:
+                self.output_open = not text.endswith("\n")
+        elif name == "tool_result":
+            if self.output_open:
+                self.err.write("\n")
+                self.output_open = False
+            mark = "✗" if data["is_error"] else "✓"
+            self.err.write(f"  {mark} {data['summary']}\n")
+        elif name == "alert":
+            self.err.write(f"! {data['level']}: {data['message']}\n")
+
+    def end(self, result: str) -> None:
+        """The run ended: mark an answer that was cut off, then what still waits."""
+        self._end_lines()
+        if not self.failed:
+            for message in dict.fromkeys(self.held):
+                self.err.write(f"! error: {message}\n")
+        self.held = []
+        if result == "paused":
+            self.err.write("pod: the turn is paused; `pod resume` continues it\n")
+        self.err.flush()
+
+    def _end_lines(self) -> None:
+        """Close a streamed answer (marked as not kept) and a tool's open output line."""
+        if self.open_text:
+            self.out.write("\n")
+            self.out.flush()
+            self.err.write(NOT_KEPT + "\n")
+            self.open_text = False
+        if self.output_open:
+            self.err.write("\n")
+            self.output_open = False
+
+
 async def _stream(client: Any, json_out: bool) -> str:
     """Print events until the run ends; returns the ``run_end`` result."""
-    out, err = sys.stdout, sys.stderr
+    from cli.approval_prompt import TerminalApprover
+
+    async def answer(method: str, params: dict[str, Any]) -> None:
+        await client.send(method, params, id=APPROVAL_ID)
+
+    printer = _Printer(sys.stdout, sys.stderr)
+    approver = TerminalApprover(answer)
     started = False
-    async for event in client.events():
-        data = event.data
-        if json_out:
-            out.write(json.dumps({"event": event.event, "data": data}) + "\n")
-            out.flush()
-        if event.event == "error" and data.get("id") in ("run", None) and not started:
-            raise CliError(f"{data['code']}: {data['message']}")
-        if event.event == "turn_start":
-            started = True
-        if json_out:
-            if event.event == "run_end":
-                return str(data["result"])
-            continue
-        if event.event == "text_delta":
-            out.write(data["text"])
-            out.flush()
-        elif event.event == "text_done":
-            out.write("\n")
-        elif event.event == "tool_call_done":
-            args = json.dumps(data["arguments"], ensure_ascii=False)
-            err.write(f"⚙ {data['name']} {args[:120]}\n")
-        elif event.event == "tool_result":
-            mark = "✗" if data["is_error"] else "✓"
-            err.write(f"  {mark} {data['summary']}\n")
-        elif event.event == "alert":
-            err.write(f"! {data['level']}: {data['message']}\n")
-        elif event.event == "error":
-            err.write(f"error: {data['code']}: {data['message']}\n")
-        elif event.event == "run_end":
-            return str(data["result"])
-        elif event.event == "shutdown":
-            return "cancelled"
+    try:
+        async for event in client.events():
+            data = event.data
+            if json_out:
+                sys.stdout.write(json.dumps({"event": event.event, "data": data}) + "\n")
+                sys.stdout.flush()
+            if event.event == "error" and data.get("id") in ("run", None) and not started:
+                raise CliError(f"{data['code']}: {data['message']}")
+            if event.event == "turn_start":
+                started = True
+            if event.event == "approval_request":
+                await approver.request(data)
+            elif event.event == "approval_resolved":
+                approver.resolved(data)
+            if event.event == "error" and data.get("id") == APPROVAL_ID:
+                # An answer that came too late (another client answered first): not a failure.
+                sys.stderr.write(f"! warn: {data['message']}\n")
+                continue
+            if event.event in ("run_end", "shutdown"):
+                result = str(data["result"]) if event.event == "run_end" else "cancelled"
+                if not json_out:
+                    printer.end(result)
+                return result
+            if not json_out:
+                printer.event(event.event, data)
+    finally:
+        await approver.close()
     raise CliError("the pod closed the connection before the run ended")

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from cli.errors import CliError
+from cli.options import workspace_option
 
 
 def register(app: typer.Typer) -> None:
@@ -18,9 +19,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("serve")
     def serve(
-        workspace: Annotated[Path, typer.Option(help="The workspace the pod works in.")] = Path(
-            "."
-        ),
+        workspace: Annotated[Path, workspace_option("The workspace the pod works in.")] = Path("."),
         socket: Annotated[
             Path | None, typer.Option(help="Socket path (default: runtime dir).")
         ] = None,
@@ -35,10 +34,16 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="Model name for the anthropic provider.")
         ] = None,
         session: Annotated[
-            Path | None, typer.Option(help="Session file (default: per workspace).")
+            str | None,
+            typer.Option(
+                help="A session from `pod sessions ls`, or a session file's path (created if "
+                "missing). Default: a new session.",
+                show_default=False,
+            ),
         ] = None,
         continue_: Annotated[
-            bool, typer.Option("--continue", help="Reload the session file, or the latest one.")
+            bool,
+            typer.Option("--continue", help="Continue the latest session that has a conversation."),
         ] = False,
         allow_bash: Annotated[
             bool | None,
@@ -79,21 +84,20 @@ def register(app: typer.Typer) -> None:
         from orchestrator.paths import default_socket
         from orchestrator.pod import PodSetupError, serve_pod
         from orchestrator.server import ServerError
-        from orchestrator.session import SessionError
+        from orchestrator.session import SessionError, resolve_session
 
         logging.basicConfig(
             level=logging.DEBUG if verbose else logging.WARNING,
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
-        if not workspace.is_dir():
-            raise CliError(f"workspace {workspace} is not a directory")
         try:
+            session_path = resolve_session(workspace, session) if session else None
             config = load_config(
                 workspace,
                 name=name,
                 provider=provider,
                 model=model,
-                session=session,
+                session=session_path,
                 allow_bash=allow_bash,
                 permissions=_permissions(permission_mode, allow_bash),
                 # Given on a command line, a relative path means the shell's folder.
@@ -103,9 +107,9 @@ def register(app: typer.Typer) -> None:
                 scripted_script=script,
                 file_ref_style=file_ref_style,
             )
-        except ConfigError as exc:
+        except (ConfigError, SessionError) as exc:
             raise CliError(str(exc)) from None
-        socket_path = socket or default_socket(config.pod_name())
+        socket_path = socket or config.socket or default_socket(config.pod_name())
         kind = config.resolved_provider()
         if kind == "scripted" and config.provider is None:
             sys.stderr.write(

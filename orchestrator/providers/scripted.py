@@ -1,9 +1,11 @@
 """An offline, deterministic provider: scripted replies, or an honest built-in demo.
 
 Tests drive it with a list of :class:`ScriptedReply` (text streamed in chunks with delays, tool
-calls, thinking, errors) or a responder callable. With no script it runs the demo responder,
+calls, thinking, errors) or a responder callable; ``pod serve --script FILE`` loads the same
+replies from JSON (docs/scripted-provider.md). With no script it runs the demo responder,
 which never pretends to be a model: it says it is the offline provider, reports what it was
-given (attached files, tool results) and shows the tool loop by calling real tools.
+given (attached files, tool results) and shows the tool loop by calling real tools (glob, and
+bash when the pod allows it).
 
 Every request it receives is checked with the wire validator and rejected like the real API
 would, so a bug that breaks the history fails loudly here too.
@@ -18,14 +20,15 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orchestrator.history import Block, TextBlock, ThinkingBlock, ToolUseBlock
 from orchestrator.providers.base import (
     AlertCallback,
     PromptTooLongError,
+    ProviderConfigError,
     ProviderError,
     ProviderRejectedError,
     ProviderRequest,
@@ -64,9 +67,10 @@ class ScriptedReply(BaseModel):
     chunk_delay_s: float = Field(default=0.0, ge=0)
     error: str | None = None
     """Raise this provider error instead of answering (``error_after_chunks`` may delay it)."""
-    error_kind: str = "stream"
-    """``stream`` (connection dropped), ``rejected`` (a 400) or ``overloaded`` (retryable)."""
-    error_after_chunks: int = 0
+    error_kind: Literal["stream", "rejected", "overloaded"] = "stream"
+    """``stream`` (connection dropped), ``rejected`` (a 400) or ``overloaded`` (a 529)."""
+    error_after_chunks: int = Field(default=0, ge=0)
+    """Stream this many text chunks before the error."""
 
 
 class Script(BaseModel):
@@ -103,8 +107,20 @@ class ScriptedProvider:
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedProvider:
-        """Load a JSON script (``{"replies": [...]}``)."""
-        script = Script.model_validate_json(path.read_text(encoding="utf-8"))
+        """Load a JSON script (``{"replies": [...]}``); a bad file is one clear error."""
+        try:
+            script = Script.model_validate_json(path.read_bytes())
+        except OSError as exc:
+            raise ProviderConfigError(
+                f"cannot read the script {path}: {exc.strerror or exc}"
+            ) from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the file"
+            raise ProviderConfigError(
+                f"the script {path} is not valid: {where}: {first['msg']} "
+                "(format: docs/scripted-provider.md)"
+            ) from None
         return cls(replies=list(script.replies), summary_delay_s=script.summary_delay_s)
 
     def _reply_for(self, request: ProviderRequest) -> ScriptedReply:
@@ -207,10 +223,42 @@ def _scripted_error(reply: ScriptedReply) -> ProviderError:
 
 # -- the demo responder ----------------------------------------------------------------------
 
+DEMO_CHUNK_CHARS = 6
+DEMO_CHUNK_DELAY_S = 0.03
+"""The demo streams about 200 characters (some 50 tokens) a second, the pace of a real model:
+a reply of a few hundred characters takes 2-3 s, long enough to read along and press Ctrl-C
+mid-stream, short enough not to keep anyone waiting."""
+DEMO_SLOW_CHUNK_DELAY_S = 0.12
+"""With "slowly" in the prompt: a quarter of that pace (about 50 characters a second)."""
+
+SHORT_COMMAND = "echo 'hello from bash'; date; ls"
+"""What "run a command" runs: done in milliseconds."""
+LONG_COMMAND = 'for i in $(seq 1 30); do echo "step $i of 30"; sleep 1; done'
+"""What "run a long command" runs: 30 s of live output, time to pause it while it runs."""
+
 _DEMO_INTRO = (
     "I am the offline scripted provider (no ANTHROPIC_API_KEY is set), not a language model. "
-    "I can show you how this pod works: streaming, tools, @file attachments, pause and resume."
+    "I show how this pod works: streaming, tools, @file attachments, pause and resume."
 )
+_DEMO_MENU = (
+    "Things to try:\n"
+    "- `@README.md` attaches a file (type @ to complete a path)\n"
+    '- "list the files" calls the glob tool\n'
+    '- "run a command" runs a short bash command; "run a long command" runs one for 30 s '
+    "that you can pause while it prints (both need bash: `pod chat --allow-bash`)\n"
+    '- "answer slowly" streams this reply at a quarter of the pace\n'
+    "Press Ctrl-C while I stream or a command runs to pause, then Enter to resume; "
+    "Ctrl-X cancels."
+)
+_NO_BASH = (
+    "Running a command needs the bash tool, which is off for this pod. Start the pod with it "
+    "allowed: `pod shutdown`, then `pod chat --allow-bash` (or `pod run --allow-bash "
+    '"run a command"`). Then ask me again.'
+)
+_LONG_COMMAND = re.compile(r"\blong command\b", re.IGNORECASE)
+_SHORT_COMMAND = re.compile(r"\brun (a |the |one )?(short |quick )?command\b", re.IGNORECASE)
+_LIST_FILES = re.compile(r"\b(list|show) (the )?files\b", re.IGNORECASE)
+_SLOW = re.compile(r"\bslow(ly)?\b", re.IGNORECASE)
 
 
 def _last_user_texts(request: ProviderRequest) -> tuple[list[str], list[dict[str, Any]]]:
@@ -226,6 +274,17 @@ def _last_user_texts(request: ProviderRequest) -> tuple[list[str], list[dict[str
     return texts, results
 
 
+def _demo_text(
+    text: str, *, slow: bool = False, tool_calls: list[ScriptedToolCall] | None = None
+) -> ScriptedReply:
+    return ScriptedReply(
+        text=text,
+        tool_calls=tool_calls or [],
+        chunk_size=DEMO_CHUNK_CHARS,
+        chunk_delay_s=DEMO_SLOW_CHUNK_DELAY_S if slow else DEMO_CHUNK_DELAY_S,
+    )
+
+
 def demo_reply(request: ProviderRequest) -> ScriptedReply:
     """What the offline demo says to a request: honest about itself, useful about the input."""
     texts, results = _last_user_texts(request)
@@ -237,13 +296,12 @@ def demo_reply(request: ProviderRequest) -> ScriptedReply:
             flag = " (error)" if block.get("is_error") else ""
             lines.append(f"- {first[:100]}{flag}")
         lines.append("That is the whole tool loop: request, tool call, result, next request.")
-        return ScriptedReply(text="\n".join(lines), chunk_delay_s=0.01)
+        return _demo_text("\n".join(lines))
     files = [t for t in texts if t.startswith("[File: ") or t.startswith("[Dir: ")]
     prompt = next(
         (t for t in reversed(texts) if not t.startswith("[") or t.startswith("[unresolved")), ""
     )
-    slow = re.search(r"\bslow(ly)?\b", prompt, re.IGNORECASE)
-    delay = 0.05 if slow else 0.01
+    slow = bool(_SLOW.search(prompt))
     if files:
         lines = [_DEMO_INTRO, "", "You attached:"]
         for body in files:
@@ -252,19 +310,29 @@ def demo_reply(request: ProviderRequest) -> ScriptedReply:
             lines.append(
                 f"- {header[1:-1]}: {len(rest.splitlines())} lines, starting `{first[:60]}`"
             )
-        return ScriptedReply(text="\n".join(lines), chunk_size=8, chunk_delay_s=delay)
-    match = re.search(r"\b(list|show) (the )?files\b", prompt, re.IGNORECASE)
+        return _demo_text("\n".join(lines), slow=slow)
     tool_names = {t["name"] for t in request.tools}
-    if match and "glob" in tool_names:
-        return ScriptedReply(
-            text="Let me list the files with the glob tool.",
+    command = (
+        LONG_COMMAND
+        if _LONG_COMMAND.search(prompt)
+        else SHORT_COMMAND
+        if _SHORT_COMMAND.search(prompt)
+        else None
+    )
+    if command is not None:
+        if "bash" not in tool_names:
+            return _demo_text(_NO_BASH, slow=slow)
+        what = "30 seconds; press Ctrl-C to pause it" if command == LONG_COMMAND else "a moment"
+        return _demo_text(
+            f"Running a command with the bash tool; it takes {what}.",
+            slow=slow,
+            tool_calls=[ScriptedToolCall(name="bash", input={"command": command})],
+        )
+    if _LIST_FILES.search(prompt) and "glob" in tool_names:
+        return _demo_text(
+            "Let me list the files with the glob tool.",
+            slow=slow,
             tool_calls=[ScriptedToolCall(name="glob", input={"pattern": "*"})],
-            chunk_delay_s=0.01,
         )
     echo = prompt.strip() or "(nothing)"
-    text = (
-        f"{_DEMO_INTRO}\n\nYou said: {echo[:500]}\n\n"
-        "Try `@README.md` to attach a file, or ask me to list the files. Press Ctrl-C while I "
-        "stream to pause, then Enter to resume."
-    )
-    return ScriptedReply(text=text, chunk_size=8, chunk_delay_s=delay)
+    return _demo_text(f"{_DEMO_INTRO}\n\nYou said: {echo[:500]}\n\n{_DEMO_MENU}", slow=slow)

@@ -12,27 +12,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.server import socket_is_live
-
-
-def pod(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """Run ``pod ARGS`` and capture its output."""
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-@pytest.fixture
-def env(short_dir: Path, tmp_path: Path) -> dict[str, str]:
-    """An environment with private runtime and state dirs and no API key."""
-    values = dict(os.environ)
-    values.pop("ANTHROPIC_API_KEY", None)
-    values["XDG_RUNTIME_DIR"] = str(short_dir)
-    values["XDG_STATE_HOME"] = str(tmp_path / "state")
-    return values
+from tests.cli.helpers import pod
 
 
 @pytest.fixture
@@ -94,7 +74,8 @@ def test_status_history_and_lifecycle_commands(env: dict[str, str], served: Path
 def test_sessions_ls_show_export(env: dict[str, str], served: Path, workspace: Path) -> None:
     assert pod(env, "run", "first words", "--socket", str(served)).returncode == 0
     rows = json.loads(pod(env, "sessions", "ls", "--workspace", str(workspace), "--json").stdout)
-    assert len(rows) == 1 and rows[0]["items"] == 2 and rows[0]["state"] == "closed"
+    assert len(rows) == 1 and rows[0]["items"] == 2
+    assert (rows[0]["state"], rows[0]["pod"], rows[0]["title"]) == ("live", "demo", "first words")
     shown = pod(env, "sessions", "show", "--workspace", str(workspace))
     assert "first words" in shown.stdout
     md = pod(env, "sessions", "export", "--workspace", str(workspace), "--format", "md")
@@ -154,3 +135,115 @@ def test_an_unsafe_runtime_dir_is_one_line_naming_it(env: dict[str, str], short_
         assert done.returncode == 1, done
         assert done.stderr.startswith(f"pod: error: refusing the runtime directory {shared}: ")
         assert "0777" in done.stderr and done.stderr.count("\n") == 1
+
+
+COMMANDS_WITH_WORKSPACE = [
+    ("run", "hi"),
+    ("chat",),
+    ("serve",),
+    ("status",),
+    ("history",),
+    ("pause",),
+    ("resume",),
+    ("cancel",),
+    ("shutdown",),
+    ("sessions", "ls"),
+    ("sessions", "show"),
+    ("sessions", "export"),
+    ("sessions", "title", "name", "a title"),
+    ("knowledge", "lint"),
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS_WITH_WORKSPACE, ids=" ".join)
+def test_a_workspace_that_is_a_file_is_one_line(
+    env: dict[str, str], tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder\n")
+    done = pod(env, *command, "--workspace", str(a_file))
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"pod: error: workspace {a_file} is not a directory\n",
+    )
+    missing = pod(env, *command, "--workspace", str(tmp_path / "gone"))
+    assert missing.stderr == f"pod: error: workspace {tmp_path / 'gone'} does not exist\n"
+
+
+def _all_help_pages(env: dict[str, str]) -> dict[str, str]:
+    pages = {"": pod(env, "--help").stdout}
+    for group in ("sessions", "knowledge", "protocol"):
+        pages[group] = pod(env, group, "--help").stdout
+    names = [
+        "chat", "attach", "serve", "run", "status", "ls", "history", "pause", "resume",
+        "cancel", "shutdown", "diagram", "conformance", "sessions ls", "sessions show",
+        "sessions export", "sessions title", "knowledge lint", "protocol schema",
+    ]  # fmt: skip
+    for name in names:
+        pages[name] = pod(env, *name.split(), "--help").stdout
+    return pages
+
+
+def test_flags_read_as_flags_in_help(env: dict[str, str]) -> None:
+    pages = _all_help_pages(env)
+    assert all("--help" in page for page in pages.values()), pages
+    assert {name for name, page in pages.items() if "<bool>" in page} == set()
+    assert "--json " in pages["history"] and "--allow-bash" in pages["run"]
+
+
+def test_a_value_after_a_flag_gets_a_hint(env: dict[str, str]) -> None:
+    done = pod(env, "history", "--json", "true")
+    assert done.returncode == 1
+    assert done.stderr == (
+        "pod: error: no pod named 'true' is running (see `pod ls`) "
+        "(flags such as --json take no value)\n"
+    )
+
+
+def test_version(env: dict[str, str]) -> None:
+    from importlib.metadata import version
+
+    done = pod(env, "--version")
+    assert (done.returncode, done.stdout) == (0, f"pod {version('pod-orchestrator')}\n")
+
+
+def test_background_logs_and_sessions_are_private(env: dict[str, str], workspace: Path) -> None:
+    old = os.umask(0o022)  # a usual umask: files would come out 0644
+    try:
+        assert pod(env, "run", "hello", "--workspace", str(workspace)).returncode == 0
+    finally:
+        os.umask(old)
+    (log,) = (Path(env["XDG_RUNTIME_DIR"]) / "pod").glob("*.log")
+    (session,) = Path(env["XDG_STATE_HOME"], "pod", "sessions").glob("*/*.jsonl")
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in (log, session)} == {
+        log.name: "0o600",
+        session.name: "0o600",
+    }
+
+
+def test_serve_listens_on_the_configured_socket(
+    env: dict[str, str], workspace: Path, short_dir: Path
+) -> None:
+    socket = short_dir / "pod" / "configured.sock"
+    config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'socket = "{socket}"\n')
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "serve", "--workspace", str(workspace)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(400):
+            if socket_is_live(socket) or proc.poll() is not None:
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        assert socket_is_live(socket), proc.stderr
+        assert pod(env, "shutdown", "--socket", str(socket)).returncode == 0
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert f"listening on {socket} " in err

@@ -12,16 +12,20 @@ from pathlib import Path
 import pytest
 
 from orchestrator.history import AssistantMessage, History, TextBlock, ToolResult, UserMessage
-from orchestrator.segments import TextSegment
+from orchestrator.segments import FileRefSegment, PasteSegment, TextSegment
 from orchestrator.session import (
     SessionError,
     SessionLocked,
     SessionWriter,
     latest_session,
+    list_sessions,
     load_session,
     new_session_path,
+    resolve_session,
     session_holder,
+    session_title,
     sessions_dir,
+    summarize_session,
 )
 
 
@@ -158,3 +162,96 @@ def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
     SessionWriter(path, pod="p", workspace=tmp_path).close()
+
+
+def _session(workspace: Path, *, turns: int, end: bool = True, mtime: int = 0) -> Path:
+    """A session of the workspace with ``turns`` turns (the last one open unless ``end``)."""
+    path = new_session_path(workspace)
+    writer = SessionWriter(path, pod="p", workspace=workspace)
+    history = History()
+    for n in range(turns):
+        _write_turn(writer, history, end=end or n < turns - 1)
+    writer.close()
+    if mtime:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_continuing_skips_sessions_without_a_conversation(tmp_path: Path) -> None:
+    talk = _session(tmp_path, turns=2, mtime=1_000)
+    empty = _session(tmp_path, turns=0, mtime=2_000)
+    assert latest_session(tmp_path) == empty
+    assert latest_session(tmp_path, with_content=True) == talk
+    empty.write_text("not a session\n")  # an unreadable newer file is skipped too
+    assert latest_session(tmp_path, with_content=True) == talk
+
+
+def test_a_session_is_named_by_ls_name_or_by_path(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    path = _session(ws, turns=1)
+    assert resolve_session(ws, path.stem) == path
+    assert resolve_session(ws, path.name) == path
+    assert resolve_session(ws, str(path)) == path
+    new = tmp_path / "elsewhere" / "new.jsonl"
+    assert resolve_session(ws, str(new)) == new  # a path may name a session to create
+    with pytest.raises(SessionError, match=r"no session 'typo' for .*pod sessions ls"):
+        resolve_session(ws, "typo")
+    with pytest.raises(SessionError, match="is a directory"):
+        resolve_session(ws, str(tmp_path))
+    with pytest.raises(SessionError, match="empty"):
+        resolve_session(ws, " ")
+
+
+def test_a_title_is_the_first_user_message_unless_one_was_given(tmp_path: Path) -> None:
+    items = [
+        UserMessage(
+            segments=[
+                TextSegment(text="Explain\n  "),
+                FileRefSegment(path="src/app.py"),
+                TextSegment(text=" and "),
+                PasteSegment(id=1, text="a very long paste " * 100),
+            ]
+        ),
+        UserMessage(segments=[TextSegment(text="second")]),
+    ]
+    assert session_title(items) == "Explain @src/app.py and [pasted text]"
+    assert session_title(items, "Mine") == "Mine"
+    assert session_title([]) == ""
+    long = [UserMessage(segments=[TextSegment(text="word " * 40)])]
+    assert len(session_title(long)) == 60 and session_title(long).endswith("…")
+
+
+def test_a_title_record_is_kept_and_older_files_have_none(tmp_path: Path) -> None:
+    path = _session(tmp_path, turns=1)
+    assert load_session(path).title is None
+    assert summarize_session(path).title == "hi"
+    writer = SessionWriter(path, pod="p", workspace=tmp_path)
+    writer.title("first")
+    writer.title("second")
+    writer.close()
+    assert load_session(path).title == "second"
+    assert summarize_session(path).title == "second"
+
+
+def test_the_state_says_what_it_means(tmp_path: Path) -> None:
+    closed = _session(tmp_path, turns=2, mtime=1_000)
+    open_ = _session(tmp_path, turns=2, end=False, mtime=2_000)
+    empty = _session(tmp_path, turns=0, mtime=3_000)
+    broken = sessions_dir(tmp_path) / "broken.jsonl"
+    broken.write_text("{}\n")
+    os.utime(broken, (4_000, 4_000))
+    rows = list_sessions(tmp_path)
+    assert [(r.name, r.state, r.turns) for r in rows] == [
+        (closed.stem, "turn closed", 2),
+        (open_.stem, "turn open", 2),
+        (empty.stem, "empty", 0),
+        ("broken", "unreadable", 0),
+    ]
+    assert rows[3].error is not None and "not a session header" in rows[3].error
+    live = SessionWriter(open_, pod="alpha", workspace=tmp_path)
+    try:
+        row = summarize_session(open_)
+        assert (row.state, row.holder and row.holder["pod"]) == ("live", "alpha")
+    finally:
+        live.close()

@@ -25,7 +25,8 @@ def test_commands_and_options(app: typer.Typer) -> None:
     runner = CliRunner()
     chat_help = runner.invoke(app, ["chat", "--help"])
     assert chat_help.exit_code == 0
-    assert "--workspace" in chat_help.output and "--continue" in chat_help.output
+    for option in ("--workspace", "--new", "--session", "--model", "--provider", "--allow-bash"):
+        assert option in chat_help.output
     attach_help = runner.invoke(app, ["attach", "--help"])
     assert attach_help.exit_code == 0
     assert "--socket" in attach_help.output
@@ -51,3 +52,19 @@ def test_registering_does_not_import_textual() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+async def test_start_up_notices_are_drawn_once_the_conversation_is(
+    workspace: Path, short_dir: Path
+) -> None:
+    from cli.tui.app import PodApp
+    from tests.cli.tui.conftest import SIZE, connector, wait_until
+    from tests.e2e.harness import running_pod
+
+    notice = "pod ws was already running, so --model does not apply"
+    async with running_pod(workspace, short_dir) as pod:
+        app = PodApp(connector(pod.socket), notices=[notice])
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.attached, what="attach")
+            assert app.model.transcript()[-1] == f"info: {notice}"
+            assert app.notice.plain == notice

@@ -36,6 +36,10 @@ class Tmux:
         done = subprocess.run([*self.args, *args], capture_output=True, text=True, check=True)
         return done.stdout
 
+    def attach(self, command: str) -> None:
+        """Run ``command`` in a new 80x24 pane."""
+        self("new-session", "-d", "-s", "chat", "-x", "80", "-y", "24", "-c", str(REPO), command)
+
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", "chat")
 
@@ -112,8 +116,9 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         "echo UI-EXITED-$?; sleep 60"
     )
     tmux = Tmux(f"podtest{os.getpid()}")
+    again = Tmux(f"podtest{os.getpid()}b")
     try:
-        tmux("new-session", "-d", "-s", "chat", "-x", "80", "-y", "24", "-c", str(REPO), command)
+        tmux.attach(command)
         tmux.wait(lambda s: "Idle" in status_line(s), "the UI attached to a fresh pod")
         assert "offline (scripted provider)" in tmux.screen()
 
@@ -129,10 +134,11 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         tmux.keys("Enter")
         tmux.wait(lambda s: "You attached:" in s and "Idle" in status_line(s), "the first turn")
 
-        # A slow turn, paused with Ctrl-C mid-stream and resumed with Enter.
-        tmux.type("now answer slowly")
+        # The demo streams at a model's pace: a plain prompt can be paused with Ctrl-C
+        # mid-stream and resumed with Enter.
+        tmux.type("tell me more")
         tmux.keys("Enter")
-        tmux.wait(lambda s: "Running" in status_line(s), "the slow turn to stream")
+        tmux.wait(lambda s: "Running" in status_line(s), "the turn to stream")
         tmux.wait(lambda s: s.count("I am the offline") >= 2, "streamed text")
         tmux.keys("C-c")
         screen = tmux.wait(lambda s: "Paused" in status_line(s), "Paused")
@@ -140,7 +146,7 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         assert ask(sock, "get_status")["status"] == "paused"
         tmux.keys("Enter")
         screen = tmux.wait(
-            lambda s: "Idle" in status_line(s) and "then Enter to resume." in flat(s),
+            lambda s: "Idle" in status_line(s) and "Ctrl-X cancels." in flat(s),
             "the finished turn",
         )
         items = ask(sock, "get_history")["items"]
@@ -163,7 +169,7 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
 
         # Up brings the last prompt back into the editor (drawn between its borders).
         tmux.keys("Up")
-        tmux.wait(lambda s: "▊ now answer slowly" in s, "the recalled prompt")
+        tmux.wait(lambda s: "▊ tell me more" in s, "the recalled prompt")
 
         # Ctrl-C twice leaves the UI; the pod keeps running until it is shut down.
         tmux.keys("C-c")
@@ -172,8 +178,15 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         screen = tmux.wait(lambda s: "UI-EXITED-0" in s, "the UI to exit")
         assert "pod ws keeps running" in screen
         assert ask(sock, "get_status")["status"] == "idle"
+
+        # A second `pod chat` cannot apply --model to the pod that runs: the UI says so.
+        again.attach(command.replace(" chat ", " chat --model claude-other "))
+        screen = again.wait(lambda s: "Idle" in status_line(s), "the second UI")
+        assert "was already running, so --model does not apply" in flat(screen), screen
+        assert "You said: tell me more" in flat(screen)  # the same conversation, replayed
     finally:
         tmux.kill()
+        again.kill()
         if sock.exists():
             done = subprocess.run(
                 [sys.executable, "-m", "cli", "shutdown", "--socket", str(sock)],

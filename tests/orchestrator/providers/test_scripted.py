@@ -10,6 +10,7 @@ import pytest
 
 from orchestrator.history import TextBlock, ToolUseBlock
 from orchestrator.providers.base import (
+    ProviderConfigError,
     ProviderError,
     ProviderRejectedError,
     ProviderRequest,
@@ -18,7 +19,13 @@ from orchestrator.providers.base import (
     TextDelta,
     ToolCallStart,
 )
-from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, demo_reply
+from orchestrator.providers.scripted import (
+    LONG_COMMAND,
+    SHORT_COMMAND,
+    ScriptedProvider,
+    ScriptedReply,
+    demo_reply,
+)
 
 
 def _request(*content: dict[str, Any], tools: list[str] = ()) -> ProviderRequest:  # type: ignore[assignment]
@@ -93,12 +100,60 @@ def test_script_file(tmp_path: Path) -> None:
     assert [r.text for r in provider.replies] == ["one", "two"]
 
 
+def test_a_bad_script_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"replies": [{"text": "a"}, {"txt": "typo"}]}))
+    with pytest.raises(ProviderConfigError, match=r"s.json is not valid: replies.1.txt: Extra"):
+        ScriptedProvider.from_file(path)
+    path.write_text(json.dumps({"replies": [{"error": "x", "error_kind": "overload"}]}))
+    with pytest.raises(ProviderConfigError, match=r"replies\.0\.error_kind"):
+        ScriptedProvider.from_file(path)
+    with pytest.raises(ProviderConfigError, match=r"cannot read the script .*No such file"):
+        ScriptedProvider.from_file(tmp_path / "missing.json")
+
+
+def _stream_seconds(reply: ScriptedReply) -> float:
+    """How long a reply's text takes to stream: one delay per chunk."""
+    chunks = -(-len(reply.text) // reply.chunk_size)
+    return chunks * reply.chunk_delay_s
+
+
 def test_demo_is_honest_and_echoes() -> None:
     reply = demo_reply(_request(_text("hello there")))
     assert "not a language model" in reply.text
     assert "You said: hello there" in reply.text
-    assert reply.chunk_delay_s == 0.01
-    assert demo_reply(_request(_text("answer slowly"))).chunk_delay_s == 0.05
+
+
+def test_demo_streams_slowly_enough_to_interrupt() -> None:
+    reply = demo_reply(_request(_text("hello there")))
+    # Seconds a person has to press Ctrl-C while the greeting streams (it once took 0.5 s).
+    assert 2.0 <= _stream_seconds(reply) <= 6.0
+    slow = demo_reply(_request(_text("answer slowly")))
+    assert _stream_seconds(slow) >= 3 * _stream_seconds(reply)
+    menu = reply.text[reply.text.index("Things to try") :]
+    for phrase in ("@README.md", "list the files", "run a command", "run a long command"):
+        assert phrase in menu, phrase
+    assert "--allow-bash" in menu and "answer slowly" in menu and "Ctrl-C" in menu
+
+
+@pytest.mark.parametrize(
+    ("prompt", "command"),
+    [
+        ("run a command", SHORT_COMMAND),
+        ("please Run the command now", SHORT_COMMAND),
+        ("run a long command", LONG_COMMAND),
+        ("now a LONG COMMAND please", LONG_COMMAND),
+    ],
+)
+def test_demo_runs_a_short_or_long_command_when_bash_is_allowed(prompt: str, command: str) -> None:
+    reply = demo_reply(_request(_text(prompt), tools=["bash", "glob"]))
+    assert [(c.name, c.input) for c in reply.tool_calls] == [("bash", {"command": command})]
+
+
+def test_demo_says_how_to_allow_bash_when_it_is_off() -> None:
+    reply = demo_reply(_request(_text("run a long command"), tools=["glob"]))
+    assert reply.tool_calls == []
+    assert "`pod chat --allow-bash`" in reply.text and "pod shutdown" in reply.text
 
 
 def test_demo_describes_attached_files() -> None:

@@ -1,0 +1,60 @@
+"""What every command shares: bare flags in help, and the ``--workspace`` check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from cli.errors import CliError
+
+
+class _BareFlags:
+    """Shows boolean flags as ``--json``, not ``--json <bool>``.
+
+    Typer prints a type after every option, which makes a flag read as if it took a value
+    (``pod history --json true`` then takes ``true`` for a pod name).
+    """
+
+    def get_params(self, ctx: Any) -> Any:
+        # Typer vendors click privately; the params are only touched through public fields.
+        params = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            if getattr(param, "is_flag", False) and param.metavar is None:
+                param.metavar = ""
+        return params
+
+
+class PodCommand(_BareFlags, TyperCommand):
+    """A typer command whose flags read as flags in help."""
+
+
+class PodGroup(_BareFlags, TyperGroup):
+    """A typer group whose flags read as flags in help."""
+
+
+def bare_flags(app: typer.Typer) -> None:
+    """Make every command and group of ``app`` show its flags bare (see :class:`_BareFlags`)."""
+    for command in app.registered_commands:
+        if command.cls in (None, TyperCommand):
+            command.cls = PodCommand
+    for group in app.registered_groups:
+        group.cls = PodGroup
+        if group.typer_instance is not None:
+            bare_flags(group.typer_instance)
+
+
+def _existing_workspace(value: Path) -> Path:
+    # A callback, so every command refuses a bad workspace before it starts anything.
+    if not value.exists():
+        raise CliError(f"workspace {value} does not exist")
+    if not value.is_dir():
+        raise CliError(f"workspace {value} is not a directory")
+    return value
+
+
+def workspace_option(help: str, *decls: str) -> Any:
+    """``--workspace PATH``: must be an existing directory (a one-line error otherwise)."""
+    return typer.Option(*decls, help=help, callback=_existing_workspace)

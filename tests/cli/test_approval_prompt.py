@@ -1,0 +1,47 @@
+"""How ``pod run`` reads a typed answer to an approval request."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli.approval_prompt import Answer, describe, parse_answer
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("y\n", Answer("approve", {"id": "t1", "scope": "once"})),
+        ("YES", Answer("approve", {"id": "t1", "scope": "once"})),
+        (" a ", Answer("approve", {"id": "t1", "scope": "session"})),
+        ("always", Answer("approve", {"id": "t1", "scope": "session"})),
+        ("n", Answer("deny", {"id": "t1"})),
+        (
+            "no   use git switch instead \n",
+            Answer("deny", {"id": "t1", "message": "use git switch instead"}),
+        ),
+        ("", None),
+        ("maybe", None),
+        ("yn", None),
+    ],
+)
+def test_a_typed_line_means_one_answer_or_none(line: str, expected: Answer | None) -> None:
+    assert parse_answer("t1", line) == expected
+
+
+def test_an_edit_request_shows_its_diff_under_the_reason() -> None:
+    text = describe(
+        {
+            "tool": "edit_file",
+            "summary": "edit a.py",
+            "reason": "default mode asks before edit tools",
+            "diff": "--- a/a.py\n+++ b/a.py\n-x\n+y",
+        }
+    )
+    assert text.splitlines() == [
+        "? edit_file: edit a.py",
+        "  (default mode asks before edit tools)",
+        "  --- a/a.py",
+        "  +++ b/a.py",
+        "  -x",
+        "  +y",
+    ]

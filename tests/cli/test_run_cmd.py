@@ -1,0 +1,194 @@
+"""`pod run` as a script or a person runs it: what lands on stdout and stderr, and the exit code."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cli.commands.run import NOT_KEPT
+from conformance.fake_api import FakeAnthropic, Fault
+from tests.cli.helpers import pod
+
+
+def _start_run(env: dict[str, str], workspace: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "cli", "run", *args, "--workspace", str(workspace)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _wait_for(stream: object, needle: bytes, timeout: float = 20.0) -> bytes:
+    """Read a pipe until ``needle`` appears (the run is still going); what was read."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    fd = stream.fileno()  # type: ignore[attr-defined]
+    while needle not in seen:
+        assert time.monotonic() < deadline, f"no {needle!r} in {seen!r}"
+        chunk = os.read(fd, 4096)
+        assert chunk, f"the stream closed before {needle!r}: {seen!r}"
+        seen += chunk
+    return seen
+
+
+def test_a_provider_error_is_printed_once_and_model_and_provider_apply(
+    env: dict[str, str], workspace: Path
+) -> None:
+    config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("provider_max_retries = 1\ncontext_window = 200000\n")
+    with FakeAnthropic([Fault(status=500, message="upstream is down")] * 2) as api:
+        env = {**env, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.base_url}
+        done = pod(
+            env, "run", "hi", "--provider", "anthropic", "--model", "claude-test-model",
+            "--workspace", str(workspace),
+        )  # fmt: skip
+        assert [r.body["model"] for r in api.requests] == ["claude-test-model"] * 2
+    assert done.returncode == 1, done.stderr
+    retry, *rest = done.stderr.splitlines()
+    assert retry.startswith("! warn: ") and "retry 1/1" in retry  # retries are still reported
+    # The provider's "giving up" alert, the error event and the turn's alert are one failure.
+    assert rest == [
+        "pod: error: provider_error: provider returned 500 server error: upstream is down"
+    ]
+    status = json.loads(pod(env, "status", "--workspace", str(workspace), "--json").stdout)
+    assert (status["provider"], status["model"]) == ("anthropic", "claude-test-model")
+
+
+def test_a_reply_that_fails_midway_is_marked_as_not_kept(
+    env: dict[str, str], workspace: Path
+) -> None:
+    script = workspace / "broken.json"
+    script.write_text(
+        json.dumps(
+            {
+                "replies": [
+                    {
+                        "text": "Half an answ",
+                        "chunk_size": 4,
+                        "error": "the stream broke",
+                        "error_after_chunks": 2,
+                    }
+                ]
+            }
+        )
+    )
+    socket = Path(env["XDG_RUNTIME_DIR"]) / "pod" / "s.sock"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "cli", "serve", "--workspace", str(workspace), "--socket",
+         str(socket), "--script", str(script)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        _wait_for(server.stderr, b"listening on")
+        done = pod(env, "run", "go", "--socket", str(socket))
+    finally:
+        pod(env, "shutdown", "--socket", str(socket))
+        server.wait(20)
+    assert done.returncode == 1
+    assert done.stdout == "Half an \n"
+    assert done.stderr.splitlines() == [NOT_KEPT, "pod: error: provider_error: the stream broke"]
+
+
+@pytest.mark.parametrize(("method", "code"), [("pause", 3), ("cancel", 4)])
+def test_an_interrupted_answer_is_marked_as_not_kept(
+    env: dict[str, str], workspace: Path, method: str, code: int
+) -> None:
+    run = _start_run(env, workspace, "hello")
+    try:
+        _wait_for(run.stdout, b"scripted provider")  # the demo is streaming its answer
+        assert pod(env, method, "--workspace", str(workspace)).returncode == 0
+        out, err = run.communicate(timeout=20)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == code
+    assert out.endswith(b"\n") and b"Ctrl-X cancels." not in out  # cut off, then a newline
+    lines = err.decode().splitlines()
+    assert NOT_KEPT in lines
+    assert ("pod: the turn is paused; `pod resume` continues it" in lines) == (method == "pause")
+    history = json.loads(pod(env, "history", "--workspace", str(workspace), "--json").stdout)
+    assert [item["kind"] for item in history] == ["user_message"]  # the answer was not kept
+
+
+def test_the_demo_runs_a_short_command_when_bash_is_allowed(
+    env: dict[str, str], workspace: Path
+) -> None:
+    # The default mode asks before a command; a run with no terminal cannot ask, so it denies
+    # at once (instead of hanging until its timeout) and the model reads why.
+    refused = pod(env, "run", "run a command", "--workspace", str(workspace))
+    assert refused.returncode == 0, refused.stderr
+    assert "✗ denied: pod run is not interactive" in refused.stderr
+    assert "denied by user: pod run is not interactive" in refused.stdout
+    assert "\nhello from bash\n" not in refused.stderr  # it never ran
+    pod(env, "shutdown", "--workspace", str(workspace))
+    done = pod(env, "run", "--allow-bash", "run a command", "--workspace", str(workspace))
+    assert done.returncode == 0, done.stderr
+    assert "hello from bash" in done.stderr  # its live output
+    assert "✓ bash: echo 'hello from bash'; date; ls — exit 0" in done.stderr
+    assert "The tool returned 1 result(s):" in done.stdout
+
+
+def test_the_demos_long_command_can_be_paused_while_it_runs(
+    env: dict[str, str], workspace: Path
+) -> None:
+    run = _start_run(env, workspace, "--allow-bash", "run a long command")
+    try:
+        _wait_for(run.stderr, b"step 2 of 30")
+        assert pod(env, "pause", "--workspace", str(workspace)).returncode == 0
+        _, err = run.communicate(timeout=20)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 3, err
+    assert "✗ [Interrupted by user]" in err.decode()
+    resumed = pod(env, "resume", "--workspace", str(workspace))
+    assert resumed.stdout == "running\n"
+    history = json.loads(pod(env, "history", "--workspace", str(workspace), "--json").stdout)
+    results = [item for item in history if item["kind"] == "tool_result"]
+    assert len(results) == 1 and "step 2 of 30" in results[0]["content"]
+
+
+def test_a_run_on_a_terminal_asks_before_a_command_and_obeys_the_answer(
+    env: dict[str, str], workspace: Path
+) -> None:
+    import pexpect
+
+    def run(*answers: str) -> str:
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "cli", "run", "run a command", "--workspace", str(workspace)],
+            env=env,
+            encoding="utf-8",
+            timeout=30,
+        )
+        seen = io.StringIO()
+        child.logfile_read = seen
+        for answer in answers:
+            child.expect_exact("Allow? [y]es once, [a]lways this session, [n]o: ")
+            child.sendline(answer)
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0, seen.getvalue()
+        return seen.getvalue()
+
+    asked = run("maybe", "n not now")  # a line that means nothing asks again
+    assert "? bash: run: echo 'hello from bash'" in asked
+    assert "denied by user: not now" in asked and "hello from bash\r\n" not in asked
+    allowed = run("y")
+    assert "✓ bash: echo 'hello from bash'; date; ls — exit 0" in allowed
+    always = run("a")
+    assert "exit 0" in always
+    # Approved for the session: the next command runs without asking.
+    again = run()
+    assert "Allow?" not in again and "exit 0" in again
