@@ -46,7 +46,7 @@ from orchestrator.repair import (
     pending_tool_calls,
 )
 from orchestrator.scoped_fs import ScopedFS
-from orchestrator.segments import Segment
+from orchestrator.segments import FileRefSegment, Segment
 from orchestrator.session import SessionWriteError
 from orchestrator.status import context_data, session_cost
 from orchestrator.submit import Submission, resolve_submission
@@ -114,8 +114,8 @@ class Controller:
         self.session_usage = usage_of(self.history.items)
         self._turn_usage = TokenUsage()
         self._submission: Submission | None = None
-        self._preread: list[str] = []
-        """Paths the open turn still has to pre-read (kept across a pause)."""
+        self._preread: list[FileRefSegment] = []
+        """Refs the open turn still has to pre-read (kept across a pause)."""
         self.task = PodTask(self._report)
         self._validator = IncrementalValidator()
         self._last_status: tuple[PublicStatus, str] | None = None
@@ -324,7 +324,7 @@ class Controller:
     def end_turn(self, result: str) -> None:
         """Close the current turn for good: persist and announce ``turn_end``."""
         if self._preread:
-            paths = ", ".join(f"@{p}" for p in self._preread)
+            paths = ", ".join(f"@{ref.label}" for ref in self._preread)
             self.alert("warn", "file_ref", f"the turn ended before {paths} could be read")
             self._preread = []
         self.transcript.end_turn(self.history.turn, result)

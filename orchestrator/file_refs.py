@@ -11,6 +11,10 @@ Two styles (``file_ref_style`` in the config):
 
 System-message bodies are cut at the cap and marked with :data:`TRUNCATION_MARKER`; synthetic
 reads show head and tail like ``read_file``.
+
+A ref with a line range (``@src/a.py:L10-L40``) attaches those lines only, numbered as
+``read_file`` numbers them (``[File: src/a.py (lines 10-40)]``); in the synthetic-read style it
+is a ``read_file`` call with ``offset`` and ``limit``.
 """
 
 from __future__ import annotations
@@ -22,9 +26,9 @@ from pathlib import Path
 from orchestrator.errors import PodRuntimeError
 from orchestrator.history import AssistantMessage, Item, SystemMessage, ToolResult, ToolUseBlock
 from orchestrator.scoped_fs import FsError, ScopedFS
-from orchestrator.segments import FileRefSegment, Segment, flatten_segments
+from orchestrator.segments import FileRefSegment, Segment, flatten_segments, line_range_suffix
 from orchestrator.tool_output import cap_content
-from orchestrator.tools.base import ToolOutput
+from orchestrator.tools.base import ToolError, ToolOutput
 from orchestrator.tools.files import read_file_output
 
 TRUNCATION_MARKER = "[...truncated, {total} bytes total — use read_file for the rest]"
@@ -129,8 +133,40 @@ def _line_count(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-def resolve_file_ref(fs: ScopedFS, path: str, *, max_bytes: int) -> ResolvedRef:
-    """``[File: <path>]\\n<body>`` (or ``[Dir: <path>]\\n<listing>``); raises FileRefError."""
+def _read_lines(
+    fs: ScopedFS, path: str, lines: tuple[int, int], *, max_bytes: int
+) -> tuple[Path, ToolOutput]:
+    """Lines ``first..last`` of a file, numbered as ``read_file`` numbers them, and its canonical
+    path; raises FileRefError."""
+    label = path + line_range_suffix(lines)
+    first, last = lines
+    try:
+        info = fs.lookup(path)
+        if info.is_dir:
+            raise FileRefError(label, "a line range needs a file, not a directory")
+        output = read_file_output(
+            fs, path, max_bytes=max_bytes, offset=first, limit=last - first + 1
+        )
+    except FsError as exc:
+        raise FileRefError(label, exc.reason, cause=exc) from exc
+    except ToolError as exc:
+        raise FileRefError(label, str(exc)) from exc
+    return info.path, cap_content(output, max_bytes)
+
+
+def resolve_file_ref(
+    fs: ScopedFS, path: str, *, max_bytes: int, lines: tuple[int, int] | None = None
+) -> ResolvedRef:
+    """``[File: <path>]\\n<body>`` (or ``[Dir: <path>]\\n<listing>``); raises FileRefError.
+
+    With ``lines``, the body is those lines, numbered, under ``[File: <path> (lines a-b)]``.
+    """
+    if lines is not None:
+        fs_path, output = _read_lines(fs, path, lines, max_bytes=max_bytes)
+        first, last = lines
+        shown = f"line {first}" if first == last else f"lines {first}-{last}"
+        text = f"[File: {path} ({shown})]\n{output.content}"
+        return ResolvedRef(path + line_range_suffix(lines), fs_path, text)
     body = _read_body(fs, path, max_bytes=max_bytes)
     header = "Dir" if body.is_dir else "File"
     return ResolvedRef(
@@ -153,15 +189,17 @@ def resolve_segments(fs: ScopedFS, segments: list[Segment], *, max_bytes: int) -
         if not isinstance(seg, FileRefSegment):
             parts.append(flatten_segments([seg]))
             continue
-        if seg.path not in seen:
+        label = seg.label
+        if label not in seen:
             try:
-                items.append(resolve_file_ref(fs, seg.path, max_bytes=max_bytes).to_item())
-                seen[seg.path] = None
+                ref = resolve_file_ref(fs, seg.path, max_bytes=max_bytes, lines=seg.lines)
+                items.append(ref.to_item())
+                seen[label] = None
             except FileRefError as exc:
                 failures.append(exc)
-                seen[seg.path] = exc
-        failure = seen[seg.path]
-        parts.append(f"@{seg.path}" if failure is None else failure.placeholder)
+                seen[label] = exc
+        failure = seen[label]
+        parts.append(f"@{label}" if failure is None else failure.placeholder)
     return RefResolution("".join(parts), items, failures)
 
 
@@ -175,6 +213,8 @@ class PrereadResult:
     path: str
     output: ToolOutput | None = None
     error: FileRefError | None = None
+    lines: tuple[int, int] | None = None
+    """The range read (a ``read_file`` call with ``offset`` and ``limit``), if the ref had one."""
 
     @property
     def ok(self) -> bool:
@@ -186,12 +226,20 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def preread_one(fs: ScopedFS, path: str, *, max_bytes: int) -> PrereadResult:
+def preread_one(
+    fs: ScopedFS, path: str, *, max_bytes: int, lines: tuple[int, int] | None = None
+) -> PrereadResult:
     """Read one mentioned file exactly as a ``read_file`` call capped at ``max_bytes`` would (blocking).
 
     The reader is the tool's own and the cap is the tool runner's, so the model cannot tell the
     synthetic read from one it made. A directory, which ``read_file`` refuses, gets its listing.
     """
+    if lines is not None:
+        try:
+            _, output = _read_lines(fs, path, lines, max_bytes=max_bytes)
+        except FileRefError as exc:
+            return PrereadResult(path, error=exc, lines=lines)
+        return PrereadResult(path, output=output, lines=lines)
     try:
         if fs.lookup(path).is_dir:
             body = _read_body(fs, path, max_bytes=max_bytes)
@@ -206,12 +254,15 @@ def preread_one(fs: ScopedFS, path: str, *, max_bytes: int) -> PrereadResult:
 
 
 async def preread_files(
-    fs: ScopedFS, paths: list[str], *, max_bytes: int, max_files: int = 5
+    fs: ScopedFS, refs: list[FileRefSegment], *, max_bytes: int, max_files: int = 5
 ) -> list[PrereadResult]:
-    """Read up to ``max_files`` distinct paths in parallel; cancelling the caller cancels all."""
-    unique = list(dict.fromkeys(paths))[: max(max_files, 0)]
+    """Read up to ``max_files`` distinct refs in parallel; cancelling the caller cancels all."""
+    unique = list({ref.label: ref for ref in refs}.values())[: max(max_files, 0)]
     # Each read is bounded (capped size, never a FIFO), so an abandoned thread ends quickly.
-    reads = [asyncio.to_thread(preread_one, fs, p, max_bytes=max_bytes) for p in unique]
+    reads = [
+        asyncio.to_thread(preread_one, fs, r.path, max_bytes=max_bytes, lines=r.lines)
+        for r in unique
+    ]
     return list(await asyncio.gather(*reads))
 
 
@@ -228,7 +279,10 @@ def synthetic_read_items(
             failures.append(res.error or FileRefError(res.path, "could not be read"))
             continue
         call_id = f"toolu_preread_{turn}_{n}"
-        calls.append(ToolUseBlock(id=call_id, name="read_file", input={"path": res.path}))
+        arguments: dict[str, object] = {"path": res.path}
+        if res.lines is not None:
+            arguments |= {"offset": res.lines[0], "limit": res.lines[1] - res.lines[0] + 1}
+        calls.append(ToolUseBlock(id=call_id, name="read_file", input=arguments))
         outputs.append(
             ToolResult(
                 call_id=call_id,

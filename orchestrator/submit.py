@@ -46,8 +46,8 @@ class Submission:
     """What the model reads as the user message (unresolved refs become placeholders)."""
     attach: list[Item] = field(default_factory=list)
     """Items committed right after the user message, in order."""
-    preread: list[str] = field(default_factory=list)
-    """Paths read inside the turn as a synthetic ``read_file`` call (``synthetic_read``)."""
+    preread: list[FileRefSegment] = field(default_factory=list)
+    """Refs read inside the turn as a synthetic ``read_file`` call (``synthetic_read``)."""
     alerts: list[Alert] = field(default_factory=list)
 
     def message(self) -> UserMessage:
@@ -70,12 +70,12 @@ def resolve_submission(segments: list[Segment], *, fs: ScopedFS, config: PodConf
     knowledge, knowledge_alerts = _knowledge_items(segments, config)
     if config.file_ref_style == "synthetic_read":
         # Read later, inside the turn task, so a cancelled submit leaves no trace.
-        paths = [s.path for s in segments if isinstance(s, FileRefSegment)]
+        refs = [s for s in segments if isinstance(s, FileRefSegment)]
         return Submission(
             segments=list(segments),
             text=flatten_segments(segments),
             attach=knowledge,
-            preread=paths,
+            preread=refs,
             alerts=[*alerts, *knowledge_alerts],
         )
     resolution = resolve_segments(fs, segments, max_bytes=config.file_ref_max_bytes)
