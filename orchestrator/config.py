@@ -137,6 +137,10 @@ class PodConfig(BaseModel):
     file_ref_max_bytes: int = TOOL_OUTPUT_MAX_BYTES
     """Cap on one attached file's text in the ``system_message`` style (and on an
     ``@knowledge`` record's body)."""
+    file_ref_max_count: int = Field(default=20, ge=0)
+    """In the ``system_message`` style, the most distinct ``@file`` refs attached for one
+    message; the others stay as text and a warning names them (8 MiB of input could otherwise
+    hold a hundred thousand refs, each a read)."""
     max_preread_files: int = 5
     """With ``synthetic_read``, the most files read for one message."""
 

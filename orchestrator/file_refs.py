@@ -90,6 +90,8 @@ class RefResolution:
     user_text: str
     items: list[SystemMessage] = field(default_factory=list)
     failures: list[FileRefError] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Refs past the per-message limit, left as text (their labels, without ``@``)."""
 
 
 def _with_marker(body: str, marker: str) -> str:
@@ -179,17 +181,26 @@ def resolve_file_ref(
     )
 
 
-def resolve_segments(fs: ScopedFS, segments: list[Segment], *, max_bytes: int) -> RefResolution:
-    """Resolve every file ref in order; a path referred to twice is attached once."""
+def resolve_segments(
+    fs: ScopedFS, segments: list[Segment], *, max_bytes: int, max_refs: int | None = None
+) -> RefResolution:
+    """Resolve every file ref in order; a path referred to twice is attached once, and refs
+    past ``max_refs`` distinct ones stay as text (listed in ``skipped``)."""
     parts: list[str] = []
     items: list[SystemMessage] = []
     failures: list[FileRefError] = []
+    skipped: list[str] = []
     seen: dict[str, FileRefError | None] = {}
     for seg in segments:
         if not isinstance(seg, FileRefSegment):
             parts.append(flatten_segments([seg]))
             continue
         label = seg.label
+        if label not in seen and max_refs is not None and len(seen) >= max_refs:
+            if label not in skipped:
+                skipped.append(label)
+            parts.append(f"@{label}")
+            continue
         if label not in seen:
             try:
                 ref = resolve_file_ref(fs, seg.path, max_bytes=max_bytes, lines=seg.lines)
@@ -200,7 +211,7 @@ def resolve_segments(fs: ScopedFS, segments: list[Segment], *, max_bytes: int) -
                 seen[label] = exc
         failure = seen[label]
         parts.append(f"@{label}" if failure is None else failure.placeholder)
-    return RefResolution("".join(parts), items, failures)
+    return RefResolution("".join(parts), items, failures, skipped)
 
 
 # -- synthetic reads ------------------------------------------------------------------------------

@@ -40,8 +40,10 @@ class FileRefSegment(_Segment):
 
     kind: Literal["file_ref"] = "file_ref"
     path: str
-    start_line: int | None = Field(default=None, ge=1)
-    end_line: int | None = Field(default=None, ge=1)
+    # Left out of JSON when unset: a whole-file ref reads as it always did on the wire and in
+    # session files written before ranges existed.
+    start_line: int | None = Field(default=None, ge=1, exclude_if=lambda value: value is None)
+    end_line: int | None = Field(default=None, ge=1, exclude_if=lambda value: value is None)
 
     @model_validator(mode="after")
     def _a_range_runs_forward(self) -> FileRefSegment:

@@ -71,6 +71,8 @@ def resolve_submission(segments: list[Segment], *, fs: ScopedFS, config: PodConf
     if config.file_ref_style == "synthetic_read":
         # Read later, inside the turn task, so a cancelled submit leaves no trace.
         refs = [s for s in segments if isinstance(s, FileRefSegment)]
+        distinct = list(dict.fromkeys(ref.label for ref in refs))
+        alerts += _too_many_refs(distinct[config.max_preread_files :], config.max_preread_files)
         return Submission(
             segments=list(segments),
             text=flatten_segments(segments),
@@ -78,14 +80,32 @@ def resolve_submission(segments: list[Segment], *, fs: ScopedFS, config: PodConf
             preread=refs,
             alerts=[*alerts, *knowledge_alerts],
         )
-    resolution = resolve_segments(fs, segments, max_bytes=config.file_ref_max_bytes)
+    resolution = resolve_segments(
+        fs, segments, max_bytes=config.file_ref_max_bytes, max_refs=config.file_ref_max_count
+    )
     alerts += [Alert("warn", "file_ref", f.alert_message) for f in resolution.failures]
+    alerts += _too_many_refs(resolution.skipped, config.file_ref_max_count)
     return Submission(
         segments=list(segments),
         text=resolution.user_text,
         attach=[*resolution.items, *knowledge],
         alerts=[*alerts, *knowledge_alerts],
     )
+
+
+def _too_many_refs(skipped: list[str], limit: int) -> list[Alert]:
+    """One warning naming the refs past the per-message limit (the first few of them)."""
+    if not skipped:
+        return []
+    named = ", ".join(f"@{label}" for label in skipped[:5])
+    more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+    return [
+        Alert(
+            "warn",
+            "file_ref",
+            f"only {limit} files are attached per message; {named}{more} stayed as text",
+        )
+    ]
 
 
 def _segment_alerts(segments: list[Segment]) -> list[Alert]:
