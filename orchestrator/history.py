@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, TypeAdapter
 
+from orchestrator.images import ImageData
 from orchestrator.segments import Segment, flatten_segments
 from orchestrator.usage import TokenUsage
 
@@ -111,13 +112,18 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SystemMessage:
-    """A message from the pod to the model: file bodies, notes, the interrupt marker."""
+    """A message from the pod to the model: file bodies, notes, the interrupt marker.
+
+    An attached image travels here too: ``text`` names it (``[Image: <path>]``) and ``image``
+    is sent as an ``image`` block right after that text.
+    """
 
     kind: Literal["system_message"] = "system_message"
     seq: int = 0
     turn: int = 0
     text: str
     origin: str = "note"
+    image: Annotated[ImageData | None, Field(exclude_if=lambda v: v is None)] = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -67,6 +67,7 @@ from orchestrator.scoped_fs.errors import (
 from orchestrator.scoped_fs.fs import (
     DirEntry,
     DirListing,
+    FileBytes,
     FileText,
     PathInfo,
     ScopedFS,
@@ -79,6 +80,7 @@ __all__ = [
     "BrokenSymlink",
     "DirEntry",
     "DirListing",
+    "FileBytes",
     "FileText",
     "FsError",
     "FsIOError",

@@ -56,6 +56,17 @@ class FileText:
 
 
 @dataclass(frozen=True)
+class FileBytes:
+    """The (possibly truncated) bytes of a file."""
+
+    path: Path
+    display: str
+    data: bytes
+    total_bytes: int
+    truncated: bool
+
+
+@dataclass(frozen=True)
 class DirListing:
     """A shallow, sorted, capped directory listing; directories end with ``/``."""
 
@@ -276,6 +287,21 @@ class ScopedFS:
             raise BinaryFile(shown, "binary file (not UTF-8 text)") from None
         total = max(st.st_size, len(data)) if truncated else len(data)
         return FileText(real, self.display(real), text, total, truncated)
+
+    def read_bytes(self, path: str | Path, *, max_bytes: int) -> FileBytes:
+        """The bytes of a file, at most ``max_bytes`` of them (images; text goes through
+        :meth:`read_text`, which refuses binary files)."""
+        shown = os.fspath(path)
+        fd, real, st = self._open_file(shown, self._absolute(path))
+        try:
+            data = self._read_fd(fd, max(max_bytes, 0) + 1)
+        except OSError as exc:
+            raise os_error(shown, exc) from None
+        finally:
+            os.close(fd)
+        truncated = len(data) > max_bytes
+        total = max(st.st_size, len(data)) if truncated else len(data)
+        return FileBytes(real, self.display(real), data[:max_bytes], total, truncated)
 
     @staticmethod
     def _read_fd(fd: int, limit: int | None) -> bytes:
