@@ -301,7 +301,13 @@ class PodFuzz(RuleBasedStateMachine):
     # -- plumbing -------------------------------------------------------------------------
 
     def _go(self, coro: Any, timeout: float = 30.0) -> Any:
-        return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
+        try:
+            return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
+        except (AssertionError, ConnectionError) as exc:
+            if self.pod is not None and self.pod.task.done():
+                # A closed connection says little; how the pod itself ended says what broke.
+                raise AssertionError(f"{exc}; {self._pod_fate()}") from exc
+            raise
 
     async def _start(self, session: Path, *, continue_: bool) -> None:
         self.generation += 1
@@ -366,6 +372,20 @@ class PodFuzz(RuleBasedStateMachine):
             out.append(f"{e.event}:{detail}" if detail else e.event)
         return out
 
+    def _pod_fate(self) -> str:
+        """Why a connection closed: the pod task's exception, or that it still runs."""
+        task = self.pod.task if self.pod is not None else None
+        if task is None or not task.done():
+            return f"the pod still runs; last events: {self._recent(10)}"
+        if task.cancelled():
+            return "the pod task was cancelled"
+        exc = task.exception()
+        if exc is None:
+            return f"the pod stopped: {task.result()!r}"
+        import traceback
+
+        return "the pod died:\n" + "".join(traceback.format_exception(exc))
+
     async def _wait_obs(self, name: str, timeout: float, **match: Any) -> bool:
         assert self.obs is not None
         deadline = time.monotonic() + timeout
@@ -377,7 +397,10 @@ class PodFuzz(RuleBasedStateMachine):
                 got = await self.obs.next_event(timeout=left)
             except TimeoutError:
                 return False
-            assert got is not None, "the pod closed the observer's connection"
+            if got is None:
+                raise AssertionError(
+                    f"the pod closed the observer's connection; {self._pod_fate()}"
+                )
             self._absorb([got])
             if got.event == name and all(got.data.get(k) == v for k, v in match.items()):
                 return True
