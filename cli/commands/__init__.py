@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "protocol",
     "knowledge",
     "conformance",
+    "acp",
 )
 
 

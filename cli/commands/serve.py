@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
                 model=model,
                 session=session_path,
                 allow_bash=allow_bash,
-                permissions=_permissions(permission_mode, allow_bash),
+                permissions=permissions_overrides(permission_mode, allow_bash),
                 # Given on a command line, a relative path means the shell's folder.
                 read_roots=[p.resolve() for p in read_root] if read_root else None,
                 write_roots=[p.resolve() for p in write_root] if write_root else None,
@@ -140,7 +140,7 @@ def register(app: typer.Typer) -> None:
             raise CliError(str(exc)) from None
 
 
-def _permissions(mode: str | None, allow_bash: bool | None) -> dict[str, Any] | None:
+def permissions_overrides(mode: str | None, allow_bash: bool | None) -> dict[str, Any] | None:
     """The ``[permissions]`` the command line sets: a mode, and ``--no-allow-bash`` as a deny."""
     table: dict[str, Any] = {}
     if mode:
