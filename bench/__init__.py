@@ -13,6 +13,7 @@ BENCHMARKS: tuple[str, ...] = (
     "round_overhead",
     "fanout",
     "pause_latency",
+    "acp",
     "peers",
 )
 """Module names under ``bench``, in the order ``python -m bench`` runs them."""

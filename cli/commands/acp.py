@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -37,30 +37,39 @@ def register(app: typer.Typer) -> None:
         session/cancel pauses the turn (the next prompt closes it); /cancel cancels it.
         """
         import asyncio
+        import itertools
         import logging
+        import os
 
         from acp import run_agent
 
-        from cli.commands.serve import permissions_overrides
-        from orchestrator.acp import AcpOptions, PodAgent
+        from cli.pods import launch_serve_process
+        from orchestrator.acp import AcpOptions, LaunchedPod, PodAgent
 
         logging.basicConfig(
             level=logging.DEBUG if verbose else logging.WARNING,
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
             filename=str(log_file) if log_file else None,
         )
-        overrides: dict[str, Any] = {
-            "provider": provider,
-            "model": model,
-            "allow_bash": allow_bash,
-            "permissions": permissions_overrides(permission_mode, allow_bash),
-            "scripted_script": script.resolve() if script else None,
-        }
-        options = AcpOptions(
-            overrides={k: v for k, v in overrides.items() if v is not None},
-            attach=attach,
-        )
-        agent = PodAgent(options)
+        # Each session's pod is a `pod serve` of its own, with the options given here.
+        serve_args: list[str] = []
+        for flag, value in (
+            ("--provider", provider),
+            ("--model", model),
+            ("--permission-mode", permission_mode),
+            ("--script", str(script.resolve()) if script else None),
+        ):
+            if value is not None:
+                serve_args += [flag, value]
+        if allow_bash is not None:
+            serve_args.append("--allow-bash" if allow_bash else "--no-allow-bash")
+        numbers = itertools.count(1)
+
+        async def launch(workspace: Path, session: Path | None) -> LaunchedPod:
+            name = f"acp-{workspace.resolve().name or 'root'}-{os.getpid()}-{next(numbers)}"
+            return await launch_serve_process(workspace, session, name=name, serve_args=serve_args)
+
+        agent = PodAgent(AcpOptions(launch=None if attach else launch, attach=attach))
 
         async def main() -> None:
             try:

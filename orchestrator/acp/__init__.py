@@ -6,6 +6,13 @@ agent, whose sessions are pods driven over our own socket protocol (docs/acp.md)
 
 from __future__ import annotations
 
-from orchestrator.acp.agent import AcpOptions, AcpSession, PodAgent
+from orchestrator.acp.agent import (
+    AcpOptions,
+    AcpSession,
+    LaunchedPod,
+    PodAgent,
+    PodLauncher,
+    PodLaunchError,
+)
 
-__all__ = ["AcpOptions", "AcpSession", "PodAgent"]
+__all__ = ["AcpOptions", "AcpSession", "LaunchedPod", "PodAgent", "PodLaunchError", "PodLauncher"]

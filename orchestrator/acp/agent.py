@@ -1,8 +1,9 @@
 """The pod as an ACP agent: each ACP session is a pod, driven over our own socket protocol.
 
 An editor speaks ACP (JSON-RPC over the agent's stdio, through the ``agent-client-protocol``
-SDK); each of its sessions is a pod, either started here in-process for the session's
-``cwd`` or, with ``--attach``, one that already runs. The agent is a client of that pod like
+SDK); each of its sessions is a pod, either started for the session's ``cwd`` by the
+launcher the command line gives (a ``pod serve`` process of its own, so the pod and this
+agent use a core each) or, with ``--attach``, one that already runs. The agent is a client of that pod like
 any other, so every guarantee of the pod (complete, wire-valid sessions; no command run
 twice) holds for editor users unchanged.
 
@@ -18,7 +19,7 @@ import contextlib
 import itertools
 import json
 import logging
-import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -39,12 +40,28 @@ RUN_ID = "acp-run"
 """The request id of a prompt's ``run``, to tell its refusal from other errors."""
 
 
+class PodLaunchError(Exception):
+    """A pod could not be started for a session; the message says why (and where the log is)."""
+
+
+@dataclass(frozen=True)
+class LaunchedPod:
+    """A pod started for one session: its socket, and how to wait for (or force) its end."""
+
+    socket: Path
+    stop: Callable[[], Awaitable[None]]
+    """Called after ``shutdown`` was sent: waits for the pod to exit, kills it if it hangs."""
+
+
+PodLauncher = Callable[[Path, Path | None], Awaitable[LaunchedPod]]
+"""Starts a pod for a workspace, on a session file or (None) a new session."""
+
+
 @dataclass(frozen=True)
 class AcpOptions:
-    """How ``pod acp`` starts pods: the ``pod serve`` options that apply, or a pod to attach."""
+    """How ``pod acp`` gets a pod per session: a launcher, or one pod to attach to."""
 
-    overrides: dict[str, Any] = field(default_factory=dict)
-    """Keyword arguments for :func:`orchestrator.config.load_config` (provider, model, …)."""
+    launch: PodLauncher | None = None
     attach: Path | None = None
     """Talk to the pod on this socket instead of starting pods."""
 
@@ -56,7 +73,8 @@ class AcpSession:
     id: str
     workspace: Path
     client: PodClient
-    pod_task: asyncio.Task[Any] | None = None
+    pod: LaunchedPod | None = None
+    """The pod started for this session (None when attached to one that runs)."""
     prompt: asyncio.Future[tuple[str, str]] | None = None
     """Resolves to (``run_end`` result, error message) when the running prompt ends."""
     pump: asyncio.Task[None] | None = None
@@ -134,10 +152,17 @@ class PodAgent:
         return schema.LoadSessionResponse()
 
     async def _open(self, workspace: Path, *, session: Path | None) -> AcpSession:
+        pod: LaunchedPod | None = None
         if self.options.attach is not None:
-            socket, task = self.options.attach, None
+            socket = self.options.attach
+        elif self.options.launch is not None:
+            try:
+                pod = await self.options.launch(workspace, session)
+            except PodLaunchError as exc:
+                raise RequestError.internal_error({"message": str(exc)}) from exc
+            socket = pod.socket
         else:
-            socket, task = await self._start_pod(workspace, session)
+            raise RequestError.internal_error({"message": "this agent cannot start pods"})
         try:
             client = await PodClient.connect(socket)
         except ClientError as exc:
@@ -149,51 +174,19 @@ class PodAgent:
             raise RequestError.invalid_params(
                 {"message": f"the attached pod runs session {session_id}, not {session.stem}"}
             )
-        opened = AcpSession(id=session_id, workspace=workspace, client=client, pod_task=task)
+        opened = AcpSession(id=session_id, workspace=workspace, client=client, pod=pod)
         opened.pump = asyncio.create_task(self._pump(opened), name=f"acp-pump-{session_id}")
         self.sessions[session_id] = opened
         await self._update(session_id, mapping.available_commands())
         return opened
 
-    async def _start_pod(self, workspace: Path, session: Path | None) -> tuple[Path, Any]:
-        """Serve a pod for ``workspace`` in this process; its socket and task."""
-        from orchestrator.config import ConfigError, load_config
-        from orchestrator.paths import runtime_dir
-        from orchestrator.pod import PodSetupError, serve_pod
-
-        try:
-            config = load_config(
-                workspace,
-                session=session,
-                name=f"acp-{workspace.name or 'root'}-{os.getpid()}-{next(self._numbers)}",
-                **self.options.overrides,
-            )
-        except ConfigError as exc:
-            raise RequestError.invalid_params({"message": str(exc)}) from exc
-        socket = runtime_dir() / f"{config.pod_name()}.sock"
-        ready = asyncio.Event()
-        task = asyncio.create_task(
-            serve_pod(config, socket_path=socket, continue_=session is not None, ready=ready)
-        )
-        waiter = asyncio.create_task(ready.wait())
-        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        if not ready.is_set():
-            try:
-                task.result()
-            except (PodSetupError, ConfigError, OSError) as exc:
-                raise RequestError.internal_error({"message": str(exc)}) from exc
-            raise RequestError.internal_error({"message": "the pod stopped before it was ready"})
-        return socket, task
-
     async def close(self) -> None:
         """The editor went away: shut the pods this agent started (their sessions stay)."""
         for session in list(self.sessions.values()):
-            if session.pod_task is not None:
+            if session.pod is not None:
                 with contextlib.suppress(ClientError):
                     await session.client.send("shutdown")
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(session.pod_task, 30)
+                await session.pod.stop()
             if session.pump is not None:
                 session.pump.cancel()
             await session.client.close()
@@ -258,9 +251,11 @@ class PodAgent:
     # -- pod events -> session updates --------------------------------------------------------
 
     async def _pump(self, session: AcpSession) -> None:
+        client = session.client
         try:
-            async for event in session.client.events():
-                await self._on_event(session, event)
+            while (event := await client.next_event()) is not None:
+                for each in mapping.coalesce_deltas([event, *client.ready_events()]):
+                    await self._on_event(session, each)
         except Exception:  # a broken editor connection must not leave the prompt hanging
             log.exception("forwarding events of session %s failed", session.id)
         finally:
@@ -292,6 +287,8 @@ class PodAgent:
             asking = asyncio.create_task(self._ask_permission(session, data))
             session.asking.add(asking)
             asking.add_done_callback(session.asking.discard)
+        elif name == "approval_resolved" and data.get("decision") == "approved":
+            await self._update(session.id, mapping.tool_running(str(data["id"])))
         elif name == "run_end":
             _settle(session, str(data["result"]), "")
         elif name == "compaction":

@@ -162,6 +162,25 @@ def prompt_segments(blocks: Iterable[Any], workspace: Path) -> list[Segment]:
     return segments
 
 
+def coalesce_deltas(events: list[Any]) -> list[Any]:
+    """Consecutive text (or thinking) deltas joined into one, so an editor that fell behind
+    gets one chunk for what arrived meanwhile instead of one message per delta."""
+    out: list[Any] = []
+    for event in events:
+        previous = out[-1] if out else None
+        if (
+            previous is not None
+            and event.event in ("text_delta", "thinking_delta")
+            and previous.event == event.event
+        ):
+            out[-1] = type(event)(
+                event.event, {**previous.data, "text": previous.data["text"] + event.data["text"]}
+            )
+        else:
+            out.append(event)
+    return out
+
+
 def stop_reason(result: str) -> StopReason | None:
     """The stop reason of a ``run_end`` result; None for ``errored``."""
     return STOP_REASONS.get(result)

@@ -76,8 +76,10 @@ async def test_an_edit_asks_the_editor_and_obeys_its_answer(
     [call] = client.of("tool_call")
     assert (call.kind, call.status) == ("edit", "pending")
     assert call.locations[0].path == str(workspace / "notes.md")
+    statuses = [u.status for u in client.of("tool_call_update")]
+    # Allowed, it is shown running, then done; denied, it never runs.
+    assert statuses == (["in_progress", "completed"] if written else ["failed"])
     [*_, result] = client.of("tool_call_update")
-    assert result.status == ("completed" if written else "failed")
     if not written:
         assert "denied by user: denied in the editor" in result.content[0].content.text
 

@@ -153,3 +153,25 @@ def test_history_replays_as_the_updates_seen_live() -> None:
     )
     assert result.status == "completed"
     assert result.content[0].content.text == "read_file: a.py — 3 lines\n1\tx"
+
+
+def test_deltas_that_arrived_together_are_one_chunk() -> None:
+    from orchestrator.client import PodEvent
+
+    events = [
+        PodEvent("text_delta", {"text": "Hel"}),
+        PodEvent("text_delta", {"text": "lo"}),
+        PodEvent("thinking_delta", {"text": "hm"}),
+        PodEvent("text_delta", {"text": "!"}),
+        PodEvent("tool_call_done", {"id": "t", "name": "bash", "arguments": {}}),
+        PodEvent("text_delta", {"text": "a"}),
+        PodEvent("text_delta", {"text": "b"}),
+    ]
+    joined = mapping.coalesce_deltas(events)
+    assert [(e.event, e.data.get("text")) for e in joined] == [
+        ("text_delta", "Hello"),
+        ("thinking_delta", "hm"),
+        ("text_delta", "!"),
+        ("tool_call_done", None),
+        ("text_delta", "ab"),
+    ]
