@@ -88,6 +88,11 @@ def rows(model: type[BaseModel] = PodConfig, prefix: str = "") -> list[tuple[str
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             out.extend(rows(annotation, f"{key}."))
             continue
+        value = get_args(annotation)[1] if get_origin(annotation) is dict else None
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            # A table of tables ([mcp.servers.<name>]): one row per key of an entry.
+            out.extend(rows(value, f"{key}.<name>."))
+            continue
         meaning = meaning_text(field)
         if key in GRANTS:
             meaning += " *A grant* (see Grants above)."

@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "knowledge",
     "conformance",
     "acp",
+    "mcp",
 )
 
 
