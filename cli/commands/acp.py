@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -38,6 +38,7 @@ def register(app: typer.Typer) -> None:
         """
         import asyncio
         import itertools
+        import json
         import logging
         import os
 
@@ -65,9 +66,12 @@ def register(app: typer.Typer) -> None:
             serve_args.append("--allow-bash" if allow_bash else "--no-allow-bash")
         numbers = itertools.count(1)
 
-        async def launch(workspace: Path, session: Path | None) -> LaunchedPod:
+        async def launch(workspace: Path, session: Path | None, mcp: dict[str, Any]) -> LaunchedPod:
             name = f"acp-{workspace.resolve().name or 'root'}-{os.getpid()}-{next(numbers)}"
-            return await launch_serve_process(workspace, session, name=name, serve_args=serve_args)
+            extra = ["--mcp-servers", json.dumps(mcp)] if mcp else []
+            return await launch_serve_process(
+                workspace, session, name=name, serve_args=[*serve_args, *extra]
+            )
 
         agent = PodAgent(AcpOptions(launch=None if attach else launch, attach=attach))
 

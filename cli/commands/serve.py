@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sys
 from pathlib import Path
@@ -77,6 +78,13 @@ def register(app: typer.Typer) -> None:
         file_ref_style: Annotated[
             str | None, typer.Option(help="system_message or synthetic_read.")
         ] = None,
+        mcp_servers: Annotated[
+            str | None,
+            typer.Option(
+                hidden=True,
+                help="MCP servers as JSON ({name: entry}), added to the config's (pod acp).",
+            ),
+        ] = None,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
     ) -> None:
         """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
@@ -106,6 +114,7 @@ def register(app: typer.Typer) -> None:
                 parent_socket=parent_socket,
                 scripted_script=script,
                 file_ref_style=file_ref_style,
+                mcp={"servers": json.loads(mcp_servers)} if mcp_servers else None,
             )
         except (ConfigError, SessionError) as exc:
             raise CliError(str(exc)) from None

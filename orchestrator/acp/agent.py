@@ -53,8 +53,9 @@ class LaunchedPod:
     """Called after ``shutdown`` was sent: waits for the pod to exit, kills it if it hangs."""
 
 
-PodLauncher = Callable[[Path, Path | None], Awaitable[LaunchedPod]]
-"""Starts a pod for a workspace, on a session file or (None) a new session."""
+PodLauncher = Callable[[Path, Path | None, dict[str, Any]], Awaitable[LaunchedPod]]
+"""Starts a pod for a workspace, on a session file or (None) a new session, with the MCP
+servers the editor passed (``[mcp.servers]`` entries by name)."""
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,9 @@ class PodAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> schema.NewSessionResponse:
         """A new conversation in ``cwd``: a pod with a new session file."""
-        _ignore_mcp(mcp_servers)
-        session = await self._open(Path(cwd), session=None)
+        session = await self._open(
+            Path(cwd), session=None, mcp=mapping.mcp_servers_config(mcp_servers or [])
+        )
         return schema.NewSessionResponse(session_id=session.id)
 
     async def load_session(
@@ -136,7 +138,6 @@ class PodAgent:
         """An earlier conversation (a name from ``pod sessions ls``), replayed as updates."""
         from orchestrator.session import SessionError, resolve_session
 
-        _ignore_mcp(mcp_servers)
         workspace = Path(cwd)
         if session_id in self.sessions:
             raise RequestError.invalid_params({"message": f"session {session_id} is open"})
@@ -144,20 +145,29 @@ class PodAgent:
             path = resolve_session(workspace, session_id)
         except SessionError as exc:
             raise RequestError.resource_not_found(session_id) from exc
-        session = await self._open(workspace, session=path)
+        session = await self._open(
+            workspace, session=path, mcp=mapping.mcp_servers_config(mcp_servers or [])
+        )
         history = await session.client.history()
         items = [item_from_json(raw) for raw in history.items]
         for update in mapping.history_updates(items, workspace):
             await self._update(session.id, update)
         return schema.LoadSessionResponse()
 
-    async def _open(self, workspace: Path, *, session: Path | None) -> AcpSession:
+    async def _open(
+        self, workspace: Path, *, session: Path | None, mcp: dict[str, Any]
+    ) -> AcpSession:
         pod: LaunchedPod | None = None
         if self.options.attach is not None:
             socket = self.options.attach
+            if mcp:
+                log.warning(
+                    "the editor's MCP servers (%s) are not added to a pod that already runs",
+                    ", ".join(mcp),
+                )
         elif self.options.launch is not None:
             try:
-                pod = await self.options.launch(workspace, session)
+                pod = await self.options.launch(workspace, session, mcp)
             except PodLaunchError as exc:
                 raise RequestError.internal_error({"message": str(exc)}) from exc
             socket = pod.socket
@@ -419,9 +429,3 @@ def _pod_info(socket: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _ignore_mcp(servers: list[Any] | None) -> None:
-    if servers:
-        names = ", ".join(getattr(s, "name", "?") for s in servers)
-        log.warning("MCP servers from the editor are not used yet (%s); see docs/acp.md", names)

@@ -181,6 +181,33 @@ def coalesce_deltas(events: list[Any]) -> list[Any]:
     return out
 
 
+def mcp_servers_config(servers: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """An editor's ``mcpServers`` as ``[mcp.servers]`` entries (see docs/mcp.md).
+
+    They come from the user's editor, so they are trusted as the command line is; their tools
+    still ask before they run, as any MCP server's do by default.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for server in servers:
+        if isinstance(server, schema.McpServerStdio):
+            out[server.name] = {
+                "command": server.command,
+                "args": list(server.args),
+                "env": {variable.name: variable.value for variable in server.env},
+            }
+        elif isinstance(server, schema.HttpMcpServer):
+            out[server.name] = {
+                "url": server.url,
+                "headers": {header.name: header.value for header in server.headers},
+            }
+        else:
+            raise PromptRejected(
+                f"MCP server {getattr(server, 'name', '?')}: only stdio and HTTP servers are "
+                "supported"
+            )
+    return out
+
+
 def stop_reason(result: str) -> StopReason | None:
     """The stop reason of a ``run_end`` result; None for ``errored``."""
     return STOP_REASONS.get(result)

@@ -221,3 +221,33 @@ async def test_attach_drives_a_pod_that_already_runs(
     finally:
         served.terminate()
         served.wait(20)
+
+
+async def test_the_editors_mcp_servers_are_the_pods(env: dict[str, str], workspace: Path) -> None:
+    import sys
+
+    from conformance.fake_api import FakeAnthropic, Reply, ToolCall
+
+    time_server = schema.McpServerStdio(
+        name="time", command=sys.executable, args=["-m", "mcp_server_time"], env=[]
+    )
+    with FakeAnthropic() as api:
+        api.push(
+            Reply(tool_calls=[ToolCall("mcp__time__get_current_time", {"timezone": "UTC"})]),
+            Reply(text="Noted."),
+        )
+        env = {**env, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.base_url}
+        async with acp_agent(env, "--provider", "anthropic", "--model", "fake-model") as (
+            conn,
+            client,
+            _,
+        ):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[time_server])
+            done = await conn.prompt(session_id=session.session_id, prompt=[_text("time?")])
+            assert done.stop_reason == "end_turn"
+        requests = api.requests
+    assert "mcp__time__get_current_time" in {t["name"] for t in requests[0].body["tools"]}
+    # The time server marks its tools read-only, so they run without asking, as reads do.
+    assert client.permissions == []
+    [*_, result] = client.of("tool_call_update")
+    assert result.status == "completed" and "UTC" in result.content[0].content.text

@@ -175,3 +175,24 @@ def test_deltas_that_arrived_together_are_one_chunk() -> None:
         ("tool_call_done", None),
         ("text_delta", "ab"),
     ]
+
+
+def test_an_editors_mcp_servers_become_config_entries() -> None:
+    servers = [
+        schema.McpServerStdio(
+            name="git",
+            command="uvx",
+            args=["mcp-server-git"],
+            env=[schema.EnvVariable(name="GIT_DIR", value="/r")],
+        ),
+        schema.HttpMcpServer(
+            type="http",
+            name="docs",
+            url="https://mcp.example/docs",
+            headers=[schema.HttpHeader(name="Authorization", value="Bearer t")],
+        ),
+    ]
+    assert mapping.mcp_servers_config(servers) == {
+        "git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"GIT_DIR": "/r"}},
+        "docs": {"url": "https://mcp.example/docs", "headers": {"Authorization": "Bearer t"}},
+    }
