@@ -14,6 +14,7 @@ BENCHMARKS: tuple[str, ...] = (
     "fanout",
     "pause_latency",
     "acp",
+    "mcp",
     "peers",
 )
 """Module names under ``bench``, in the order ``python -m bench`` runs them."""
