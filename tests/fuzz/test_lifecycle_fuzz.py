@@ -36,6 +36,7 @@ import json
 import os
 import random
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -112,6 +113,15 @@ def _fresh_id(prefix: str = "toolu_fz") -> str:
     return f"{prefix}_{os.getpid()}_{_ID_COUNTER[0]:07d}"
 
 
+FUZZ_MCP_SERVER = {
+    "command": sys.executable,
+    "args": ["-m", "tests.mcp.hostile_server"],
+    "cwd": str(Path(__file__).resolve().parents[2]),
+    "permission": "allow",
+}
+"""An MCP server whose ``record`` tool logs executions like the fuzz's bash commands."""
+
+
 class RandomResponder:
     """Random but valid scripted replies; tool loops end after a few rounds."""
 
@@ -144,7 +154,7 @@ class RandomResponder:
         calls: list[ScriptedToolCall] = []
         if rounds < 3:
             for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
-                kind = rng.choice(["read_file", "glob", "bash", "bash"])
+                kind = rng.choice(["read_file", "glob", "bash", "bash", "mcp"])
                 if kind == "read_file":
                     args: dict[str, Any] = {"path": rng.choice(["README.md", "src/app.py"])}
                     calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
@@ -152,6 +162,16 @@ class RandomResponder:
                     args = {"pattern": rng.choice(["*", "**/*.py"])}
                     calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
                     calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
+                elif kind == "mcp":
+                    # The MCP server logs the call id the same way: a remote call must not be
+                    # sent twice either.
+                    call_id = _fresh_id()
+                    args = {
+                        "call_id": call_id,
+                        "path": str(self.executions),
+                        "seconds": round(rng.uniform(0.05, 0.3), 2),
+                    }
+                    calls.append(ScriptedToolCall(name="mcp__fz__record", input=args, id=call_id))
                 else:
                     # Each command appends its call id to a log outside the workspace: that log
                     # counts executions, so a command that ran twice is caught.
@@ -325,6 +345,7 @@ class PodFuzz(RuleBasedStateMachine):
                 bash_timeout_s=10.0,
                 # Small enough that long examples compact on their own, too.
                 context_window=12_000,
+                mcp={"servers": {"fz": FUZZ_MCP_SERVER}},
             )
         )
         self.pod.provider.responder = self.responder

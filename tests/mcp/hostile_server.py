@@ -2,7 +2,8 @@
 
     python -m tests.mcp.hostile_server [--garbage]
 
-Tools: ``echo`` (fine), ``hang`` (never answers, ignores cancellation), ``huge`` (megabytes
+Tools: ``echo`` (fine), ``record`` (logs a call id, then sleeps: the fuzz counts executions
+with it), ``hang`` (never answers, ignores cancellation), ``huge`` (megabytes
 of text), ``fail`` (an ``isError`` result), ``die`` (exits mid-call). ``--garbage`` writes a
 non-JSON line to stdout first. The server records its pid in the file named by
 ``HOSTILE_PIDFILE``, so tests can look for survivors.
@@ -47,6 +48,14 @@ def main() -> None:
     def huge(megabytes: int = 3) -> str:
         """A lot of text."""
         return ("x" * 1023 + "\n") * (megabytes * 1024)
+
+    @server.tool()
+    def record(call_id: str, path: str, seconds: float = 0.1) -> str:
+        """Append ``call_id`` to the log at ``path`` (it counts executions), then take a while."""
+        with open(path, "a") as log:
+            log.write(f"{call_id}\n")
+        time.sleep(seconds)
+        return f"recorded {call_id}"
 
     @server.tool()
     def fail() -> str:
