@@ -2,9 +2,9 @@
 
 A hypothesis ``RuleBasedStateMachine`` drives one in-process pod on a real Unix socket through
 its own private event loop. The scripted provider's responder makes random but valid replies
-(text streamed in small delayed chunks, 0–3 ``read_file`` / ``glob`` / ``bash sleep`` calls,
-occasional stream / rejected / overloaded errors). Each bash call appends its id to an
-executions log, so a command that runs twice is caught. Rules send ``run`` (sometimes with an
+(text streamed in small delayed chunks, 0–3 ``read_file`` / ``glob`` / ``bash sleep`` / MCP
+``record`` calls, occasional stream / rejected / overloaded errors). Each bash and MCP call
+appends its id to an executions log, so a command that runs twice is caught. Rules send ``run`` (sometimes with an
 ``@README.md`` ref), ``pause``, ``resume``, ``cancel``, ``notify`` and ``get_history``, bursts
 of 2-4 methods in one write (a turn task interrupted before it starts must still end),
 connect and drop extra clients, wait for the pod to reach a point (next ``text_delta``,
