@@ -67,6 +67,14 @@ def count_block_tokens(block: Mapping[str, Any]) -> int:
     if block.get("type") == "image":
         source = block.get("source") or {}
         return base64_image_tokens(str(source.get("data", ""))) + BLOCK_OVERHEAD_TOKENS
+    content = block.get("content")
+    if block.get("type") == "tool_result" and isinstance(content, list):
+        # Its images are counted by their pixels, like images anywhere else.
+        images = [b for b in content if isinstance(b, Mapping) and b.get("type") == "image"]
+        if images:
+            rest = {**block, "content": [b for b in content if b not in images]}
+            return _tokens(canonical_block(rest)) + sum(count_block_tokens(b) for b in images)
+    return _tokens(canonical_block(block))
     return _tokens(canonical_block(block))
 
 

@@ -101,6 +101,10 @@ class ToolResult:
     content: str | None = None
     is_error: bool = False
     synthetic: bool = False
+    images: Annotated[list[ImageData], Field(exclude_if=lambda v: not v)] = field(
+        default_factory=list
+    )
+    """Images in the result (an MCP tool's); sent after the text, dropped when pruned."""
 
     @property
     def wire_text(self) -> str:

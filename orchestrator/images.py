@@ -19,6 +19,9 @@ from dataclasses import dataclass
 IMAGE_MAX_BYTES = 5 * 1024 * 1024
 """The API's limit on one image (the raw file, before base64)."""
 
+IMAGE_MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The kinds of image the API takes."""
+
 IMAGE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "webp"})
 """Extensions worth sniffing as images (the content decides)."""
 

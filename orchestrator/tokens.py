@@ -32,6 +32,8 @@ def estimate_block(block: dict[str, Any]) -> int:
         body = str(block.get("text", ""))
     elif kind == "tool_result":
         content = block.get("content")
+        if isinstance(content, list):  # text and image blocks: each counted as the API does
+            return sum(estimate_block(b) for b in content if isinstance(b, dict)) + BLOCK_OVERHEAD
         body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
     elif kind == "thinking":
         body = str(block.get("thinking", ""))

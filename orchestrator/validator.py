@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.errors import PodRuntimeError
+from orchestrator.images import IMAGE_MEDIA_TYPES
 
 TOOL_USE_ID = re.compile(r"[A-Za-z0-9_-]+\Z")
 """The characters the API accepts in a ``tool_use`` id (and so in a result's ``tool_use_id``)."""
@@ -89,9 +90,6 @@ def merge_same_role(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 _USER_TYPES = frozenset({"text", "tool_result", "image", "document"})
 _ASSISTANT_TYPES = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
-
-
-IMAGE_MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
 def _well_formed_image(source: object) -> bool:

@@ -49,7 +49,10 @@ def assistant_blocks(item: AssistantMessage) -> list[dict[str, Any]]:
 def tool_result_block(item: ToolResult, *, pruned: bool = False) -> dict[str, Any]:
     """The wire block of a tool result; a pruned one carries its summary only."""
     text = item.summary if pruned or item.content is None else item.wire_text
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": item.call_id, "content": text}
+    content: str | list[dict[str, Any]] = text
+    if item.images and not pruned:
+        content = [{"type": "text", "text": text}, *(image.block() for image in item.images)]
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": item.call_id, "content": content}
     if item.is_error:
         block["is_error"] = True
     return block

@@ -1,9 +1,9 @@
 """What an MCP tool's result becomes for the model, and which MCP tools the model sees (pure).
 
-A result's content blocks become the text of our tool result: text as it is, an embedded text
-resource under its URI, and binary content (images, audio, blobs) as a line that names it
-(tool results here carry text; ``@file`` refs are how images reach the model). ``isError``
-becomes ``is_error``. The summary says which server and tool answered and how much, so what
+A result's content blocks become our tool result: text as it is, an embedded text resource
+under its URI, an image the API takes (PNG, JPEG, GIF, WebP up to 5 MB) as an image block the
+model sees, and other binary content (audio, blobs, other images) as a line that names it.
+``isError`` becomes ``is_error``. The summary says which server and tool answered and how much, so what
 survives pruning still tells the story.
 """
 
@@ -16,6 +16,7 @@ from typing import Any
 
 from mcp import types
 
+from orchestrator.images import IMAGE_MAX_BYTES, IMAGE_MEDIA_TYPES, ImageData
 from orchestrator.mcp.config import MAX_TOOL_NAME, wire_name
 from orchestrator.tools.base import ToolOutput
 
@@ -39,9 +40,26 @@ def _content_text(block: Any) -> str:
     return f"[{getattr(block, 'type', 'unknown')} content, not shown]"
 
 
+def _image(block: Any) -> ImageData | None:
+    """An MCP image the Messages API takes, as our image; None for anything else."""
+    if not isinstance(block, types.ImageContent) or block.mime_type not in IMAGE_MEDIA_TYPES:
+        return None
+    if len(block.data) * 3 // 4 > IMAGE_MAX_BYTES:
+        return None
+    return ImageData(media_type=block.mime_type, data=block.data)
+
+
 def tool_output(server: str, tool: str, result: types.CallToolResult) -> ToolOutput:
     """Our tool result for an MCP ``CallToolResult``."""
-    parts = [_content_text(block) for block in result.content]
+    images: list[ImageData] = []
+    parts: list[str] = []
+    for block in result.content:
+        image = _image(block)
+        if image is None:
+            parts.append(_content_text(block))
+        else:
+            images.append(image)
+            parts.append(f"[image {len(images)}: {image.media_type}, attached]")
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=1))
     text = "\n".join(parts)
@@ -50,7 +68,10 @@ def tool_output(server: str, tool: str, result: types.CallToolResult) -> ToolOut
     if result.is_error:
         first = text.splitlines()[0][:200] if text else "no message"
         return ToolOutput(summary=f"{where} failed: {first}", content=text or None, is_error=True)
-    return ToolOutput(summary=f"{where}: {lines} lines", content=text or None)
+    shown = f", {len(images)} image{'s' if len(images) != 1 else ''}" if images else ""
+    return ToolOutput(
+        summary=f"{where}: {lines} lines{shown}", content=text or None, images=tuple(images)
+    )
 
 
 @dataclass(frozen=True)

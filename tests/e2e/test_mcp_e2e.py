@@ -119,3 +119,35 @@ async def test_a_server_that_cannot_start_is_an_alert_and_the_pod_runs_on(
     assert any(
         a.startswith("MCP server broken failed:") and "no license key" in a for a in alerts
     ), alerts
+
+
+async def test_an_image_from_a_tool_reaches_the_model_as_an_image(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    fake.push(Reply(tool_calls=[ToolCall("mcp__h__picture", {})]), Reply(text="A grey box."))
+    provider = _provider(fake)
+    servers = {
+        "h": {
+            "command": sys.executable,
+            "args": ["-m", "tests.mcp.hostile_server"],
+            "cwd": str(repo),
+            "permission": "allow",
+        }
+    }
+    async with running_pod(
+        workspace, short_dir, provider=provider, mcp={"servers": servers}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "show me"})
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "finished"}
+        await c.close()
+    await provider.aclose()
+    second = fake.requests[1]
+    assert second.valid, second.error
+    [result] = _results(second)
+    text, image = result["content"]
+    assert text["text"].startswith("mcp h/picture: 1 lines, 1 image")
+    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+    assert second.usage is not None and second.usage["input_tokens"] < 5000

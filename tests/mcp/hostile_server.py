@@ -2,7 +2,7 @@
 
     python -m tests.mcp.hostile_server [--garbage]
 
-Tools: ``echo`` (fine), ``record`` (logs a call id, then sleeps: the fuzz counts executions
+Tools: ``echo`` (fine), ``picture`` (a PNG), ``record`` (logs a call id, then sleeps: the fuzz counts executions
 with it), ``hang`` (never answers, ignores cancellation), ``huge`` (megabytes
 of text), ``fail`` (an ``isError`` result), ``die`` (exits mid-call). ``--garbage`` writes a
 non-JSON line to stdout first. The server records its pid in the file named by
@@ -17,8 +17,27 @@ import sys
 import threading
 import time
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+
+
+def _png(width: int = 4, height: int = 3) -> bytes:
+    """A valid grey PNG."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def main() -> None:
@@ -56,6 +75,11 @@ def main() -> None:
             log.write(f"{call_id}\n")
         time.sleep(seconds)
         return f"recorded {call_id}"
+
+    @server.tool()
+    def picture() -> Image:
+        """A small PNG (made here, byte by byte, so the server needs nothing else)."""
+        return Image(data=_png(), format="png")
 
     @server.tool()
     def fail() -> str:

@@ -36,11 +36,21 @@ def test_offers_follow_allow_and_deny_and_refuse_bad_tools() -> None:
     assert [o.tool.name for o in offers("s", tools, allow=["ok"], deny=[])] == ["ok"]
 
 
-def test_results_become_text_with_binary_named_not_sent() -> None:
+def test_results_become_text_and_images_the_model_sees() -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(buffer, format="PNG")
+    png = base64.b64encode(buffer.getvalue()).decode()
     result = types.CallToolResult(
         content=[
             types.TextContent(type="text", text="line one\nline two"),
-            types.ImageContent(type="image", data="QUJD" * 10, mime_type="image/png"),
+            types.ImageContent(type="image", data=png, mime_type="image/png"),
+            types.ImageContent(type="image", data="QUJD" * 10, mime_type="image/tiff"),
+            types.AudioContent(type="audio", data="QUJD", mime_type="audio/wav"),
             types.EmbeddedResource(
                 type="resource",
                 resource=types.TextResourceContents(uri="file:///a.txt", text="inside"),
@@ -48,10 +58,33 @@ def test_results_become_text_with_binary_named_not_sent() -> None:
         ]
     )
     out = tool_output("srv", "look", result)
-    assert out.summary == "mcp srv/look: 5 lines" and not out.is_error
+    assert out.summary == "mcp srv/look: 7 lines, 1 image" and not out.is_error
     assert out.content == (
-        "line one\nline two\n[image: image/png, 30 bytes, not shown]\n[resource file:///a.txt]\ninside"
+        "line one\nline two\n[image 1: image/png, attached]\n"
+        "[image: image/tiff, 30 bytes, not shown]\n[audio: audio/wav, 3 bytes, not shown]\n"
+        "[resource file:///a.txt]\ninside"
     )
+    [image] = out.images
+    assert (image.media_type, image.data) == ("image/png", png)
+
+
+def test_an_image_result_reaches_the_wire_after_its_text_and_goes_when_pruned() -> None:
+    from orchestrator.history import ToolResult
+    from orchestrator.images import ImageData
+    from orchestrator.tokens import estimate_block
+    from orchestrator.wire import tool_result_block
+
+    image = ImageData(media_type="image/png", data="iVBORw0KGgo=")
+    item = ToolResult(
+        call_id="t1", summary="mcp s/shot: 1 lines, 1 image", content="[image 1]", images=[image]
+    )
+    block = tool_result_block(item)
+    assert block["content"] == [
+        {"type": "text", "text": "mcp s/shot: 1 lines, 1 image\n[image 1]"},
+        image.block(),
+    ]
+    assert tool_result_block(item, pruned=True)["content"] == "mcp s/shot: 1 lines, 1 image"
+    assert estimate_block(block) < 2000  # counted by pixels, not by its base64
 
 
 def test_errors_and_structured_results() -> None:
