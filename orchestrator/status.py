@@ -3,12 +3,17 @@ words for people (pure)."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.config import PodConfig
 from orchestrator.context import ContextSize
-from orchestrator.protocol import ContextData
+from orchestrator.protocol import ContextData, StatusData
 from orchestrator.usage import TokenUsage
+from states import PublicStatus, leaf_state, public_status
+
+if TYPE_CHECKING:
+    from orchestrator.controller import Controller
 
 
 def context_data(size: ContextSize) -> ContextData:
@@ -57,3 +62,57 @@ def status_text(data: dict[str, Any]) -> str:
         )
     lines.append(f"workspace {data['workspace']}")
     return "\n".join(lines)
+
+
+class StatusBoard:
+    """What ``status`` says, and when it is said: a machine listener that broadcasts the
+    status whenever the pod comes to a new leaf state whose public status or name differs."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+        self.active = False
+        """Off while the machine enters its initial state (the controller is being built)."""
+        self._last: tuple[PublicStatus, str] | None = None
+
+    def start(self) -> None:
+        """The machine is built: remember where it is and announce changes from now on."""
+        self._last = self.key()
+        self.active = True
+
+    def key(self) -> tuple[PublicStatus, str]:
+        """The coarse status and the leaf state."""
+        values = frozenset(self.controller.machine.configuration_values)
+        return public_status(values), leaf_state(values)
+
+    def on_enter_state(self, target: Any) -> None:
+        """Announce the status on entering a leaf state (before the edge's ``after`` actions)."""
+        if self.active and target.is_atomic:
+            self.changed()
+
+    def changed(self) -> None:
+        """Broadcast ``status`` if it changed."""
+        key = self.key()
+        if key == self._last:
+            return
+        self._last = key
+        self.controller.emit("status", self.data())
+
+    def data(self, request_id: Any = None) -> StatusData:
+        """The ``status`` event payload."""
+        c = self.controller
+        status, state = self.key()
+        return StatusData(
+            status=status,
+            state=state,
+            name=c.config.pod_name(),
+            model=c.provider.model,
+            provider=c.provider.name,
+            workspace=str(c.config.workspace),
+            turn=c.history.turn,
+            usage=asdict(c.session_usage),
+            turn_usage=asdict(c.turn_usage),
+            context=context_data(c.context.size()),
+            cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
+            approvals=c.approvals.pending(),
+            id=request_id,
+        )
