@@ -160,6 +160,9 @@ class McpServer:
         try:
             return await client.call_tool(tool, arguments)
         except asyncio.CancelledError:
+            check = asyncio.create_task(self._after_cancel(client, tool))
+            self._background.add(check)
+            check.add_done_callback(self._background.discard)
             raise
         except Exception as exc:
             why = describe(exc)
@@ -171,6 +174,27 @@ class McpServer:
             self._client = None
             self.alert("error", message)
             raise ToolError(message) from exc
+
+    async def _after_cancel(self, client: Client, tool: str) -> None:
+        """A call was interrupted: give the server its grace, then make sure it answers;
+        one that does not (stuck in the call it was told to cancel) is restarted."""
+        await asyncio.sleep(self.config.cancel_grace_s)
+        if self._client is not client or await self._alive(client):
+            return
+        self.alert(
+            "warn",
+            f"MCP server {self.name} did not answer {self.config.cancel_grace_s:g} s after a "
+            f"call of {tool} was interrupted; restarting it",
+        )
+        await self.close()
+        try:
+            await self.start()
+        except McpServerError as exc:
+            self.alert("error", str(exc))
+            return
+        if self.on_tools_changed is not None:
+            self.on_tools_changed(self)
+        self.alert("info", f"MCP server {self.name} restarted")
 
     @staticmethod
     async def _alive(client: Client) -> bool:

@@ -3,7 +3,7 @@
     python -m tests.mcp.hostile_server [--garbage]
 
 Tools: ``echo`` (fine), ``picture`` (a PNG), ``record`` (logs a call id, then sleeps: the fuzz counts executions
-with it), ``hang`` (never answers, ignores cancellation), ``huge`` (megabytes
+with it), ``hang`` (never answers, ignores cancellation), ``freeze`` (blocks the whole server), ``huge`` (megabytes
 of text), ``fail`` (an ``isError`` result), ``die`` (exits mid-call). ``--garbage`` writes a
 non-JSON line to stdout first. The server records its pid in the file named by
 ``HOSTILE_PIDFILE``, so tests can look for survivors.
@@ -62,6 +62,12 @@ def main() -> None:
         threading.Thread(target=lambda: (time.sleep(seconds), done.set()), daemon=True).start()
         done.wait()
         return "woke up"
+
+    @server.tool()
+    async def freeze() -> str:
+        """Blocks the server's own event loop: it answers nothing until it is killed."""
+        time.sleep(3600)
+        return "thawed"
 
     @server.tool()
     def huge(megabytes: int = 3) -> str:

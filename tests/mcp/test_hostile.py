@@ -190,3 +190,32 @@ async def test_kill_9_of_the_pod_mid_call_leaves_no_server_and_no_resend(
             second.kill()
     assert len(pids(pidfile)) == 2  # the restarted pod started the server once, never re-called
     assert not any(alive(pid) for pid in pids(pidfile))
+
+
+async def test_a_server_stuck_after_a_cancelled_call_is_restarted(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    replies = [call("freeze"), call("echo", text="answering again"), ScriptedReply(text="ok")]
+    servers = {"h": {**hostile(pidfile), "cancel_grace_s": 0.5}}
+    async with running_pod(workspace, short_dir, replies=replies, mcp={"servers": servers}) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "freeze"})
+        await c.wait_for("tool_call_done")
+        await asyncio.sleep(0.3)
+        await c.send("pause")
+        await c.wait_for("run_end")
+        restarted = await c.wait_for("alert", timeout=20)
+        assert (
+            "did not answer 0.5 s after a call of freeze was interrupted; restarting it"
+            in (restarted.data["message"])
+        )
+        back = await c.wait_for("alert", timeout=30)
+        assert back.data["message"] == "MCP server h restarted"
+        await c.send("resume")
+        events = await collect_until(c, "run_end", timeout=30)
+        [echo] = [e.data for e in events if e.event == "tool_result"]
+        assert echo["content"] == "answering again"
+        await c.close()
+    first, second = pids(pidfile)
+    assert not alive(first) and not alive(second)
