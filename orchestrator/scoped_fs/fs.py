@@ -1,4 +1,12 @@
-"""The scoped file system itself: reads, writes and listings through resolved fds."""
+"""The scoped file system itself: every read, write and directory scan through a resolved fd.
+
+:class:`ScopedFS` resolves a path with :mod:`.resolver`, checks the canonical path of the fd it
+got against the read or write roots, and then works only through that fd: reading a capped text
+file, replacing a file atomically (temporary file and ``renameat``), creating parent directories,
+and scanning a directory's raw entries. What a listing or a completion shows of those entries
+(hidden names, out-of-scope links, ``.gitignore``) is :mod:`.listing`'s job; this class hands it
+the entries and the means to read ``.gitignore`` and resolve a link.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +35,16 @@ from orchestrator.scoped_fs.errors import (
     kind_of,
     os_error,
 )
-from orchestrator.scoped_fs.gitignore import IgnoreRules, is_ignored, parse_gitignore
+from orchestrator.scoped_fs.listing import (
+    GITIGNORE_MAX_BYTES,
+    DirEntry,
+    DirListing,
+    GitignoreCache,
+    completions,
+    listing_names,
+    printable_name,
+    visible_entries,
+)
 from orchestrator.scoped_fs.resolver import (
     CHANGED,
     LOOKUP_DIR,
@@ -41,7 +58,6 @@ from orchestrator.scoped_fs.resolver import (
 )
 
 _READ_CHUNK = 64 * 1024
-_GITIGNORE_MAX_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -56,47 +72,11 @@ class FileText:
 
 
 @dataclass(frozen=True)
-class DirListing:
-    """A shallow, sorted, capped directory listing; directories end with ``/``."""
-
-    path: Path
-    display: str
-    entries: list[str]
-    total: int
-    truncated: bool
-
-
-@dataclass(frozen=True)
 class PathInfo:
     """An existing entry: its canonical path and whether it is a directory."""
 
     path: Path
     is_dir: bool
-
-
-@dataclass(frozen=True)
-class DirEntry:
-    """One raw directory entry; ``is_dir`` and ``is_symlink`` describe the entry, not a target."""
-
-    name: str
-    is_dir: bool
-    is_symlink: bool
-
-
-# -- .gitignore ---------------------------------------------------------------------------------
-
-
-def printable_name(name: str) -> str:
-    """A file name as text: bytes that are not UTF-8 (surrogate escapes) become U+FFFD.
-
-    Such names cannot travel in JSON, the session file or a request, so the model and
-    clients see the replacement character instead.
-    """
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return name
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -125,8 +105,7 @@ class ScopedFS:
         # The roots as given, only to tell "wrote a path outside" from "followed a link outside".
         given = [Path(workspace), *write_roots, *read_roots]
         self._lexical_roots = [Path(os.path.normpath(Path(r).absolute())) for r in given]
-        self._ignore_key: tuple[int, int] | None = None
-        self._ignore_rules = IgnoreRules()
+        self._gitignore = GitignoreCache(self.workspace)
 
     # -- resolution
 
@@ -373,23 +352,6 @@ class ScopedFS:
 
     # -- directories
 
-    def _gitignore_rules(self) -> IgnoreRules:
-        # A stat by path is enough here: it only keys the cache; the rules are read via read_text.
-        path = self.workspace / ".gitignore"
-        try:
-            st = os.stat(path)
-        except OSError:
-            self._ignore_key, self._ignore_rules = None, IgnoreRules()
-            return self._ignore_rules
-        key = (st.st_mtime_ns, st.st_size)
-        if key != self._ignore_key:
-            try:
-                text = self.read_text(".gitignore", max_bytes=_GITIGNORE_MAX_BYTES).text
-            except FsError:
-                text = ""
-            self._ignore_key, self._ignore_rules = key, parse_gitignore(text)
-        return self._ignore_rules
-
     def _scan(self, shown: str, raw: Path) -> tuple[Path, list[DirEntry]]:
         """The canonical path of a readable directory and its entries, listed through its fd."""
         with self._resolved(shown, raw) as found:
@@ -433,35 +395,23 @@ class ScopedFS:
         self, directory: Path, entries: Iterable[DirEntry], *, hidden: bool
     ) -> list[tuple[str, bool]]:
         """Visible ``(name, is_dir)`` pairs of a canonical directory's entries, sorted by name."""
-        rules = self._gitignore_rules()
-        in_workspace = within(directory, [self.workspace])
-        found: list[tuple[str, bool]] = []
-        for entry in entries:
-            if entry.name.startswith(".") and not hidden:
-                continue
-            is_dir = entry.is_dir
-            if entry.is_symlink:
-                # Out-of-scope links are neither followed nor shown.
-                leads_to_dir = self._link_is_dir(directory / entry.name)
-                if leads_to_dir is None:
-                    continue
-                is_dir = leads_to_dir
-            if in_workspace and rules:
-                parts = (directory / entry.name).relative_to(self.workspace).parts
-                if is_ignored(rules, parts, is_dir):
-                    continue
-            found.append((printable_name(entry.name), is_dir))
-        found.sort()
-        return found
+        rules = self._gitignore.rules(
+            lambda: self.read_text(".gitignore", max_bytes=GITIGNORE_MAX_BYTES).text
+        )
+        return visible_entries(
+            directory,
+            entries,
+            hidden=hidden,
+            workspace=self.workspace,
+            rules=rules,
+            link_is_dir=self._link_is_dir,
+        )
 
     def list_dir(self, path: str | Path, *, limit: int = 200) -> DirListing:
         """A shallow listing without hidden or ``.gitignore``-d entries, capped at ``limit``."""
         shown = os.fspath(path)
         real, entries = self._scan(shown, self._absolute(path))
-        names = [
-            name + "/" if is_dir else name
-            for name, is_dir in self._visible(real, entries, hidden=False)
-        ]
+        names = listing_names(self._visible(real, entries, hidden=False))
         return DirListing(real, self.display(real), names[:limit], len(names), len(names) > limit)
 
     def complete(self, prefix: str, *, limit: int = 50) -> list[str]:
@@ -472,13 +422,8 @@ class ScopedFS:
             real, entries = self._scan(prefix, self._absolute(typed_dir or "."))
         except FsError:
             return []
-        out: list[str] = []
-        for name, is_dir in self._visible(real, entries, hidden=stem.startswith(".")):
-            if name.startswith(stem):
-                out.append(typed_dir + name + ("/" if is_dir else ""))
-                if len(out) >= limit:
-                    break
-        return out
+        visible = self._visible(real, entries, hidden=stem.startswith("."))
+        return completions(typed_dir, stem, visible, limit=limit)
 
     def display(self, path: Path) -> str:
         """Workspace-relative posix path inside the workspace, else the absolute path."""
