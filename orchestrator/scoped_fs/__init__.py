@@ -46,7 +46,8 @@ Errors form one tree::
     └── FsIOError
 
 Modules: :mod:`.fs` (the :class:`ScopedFS`: reads, writes and directory scans), :mod:`.listing`
-(what a listing or a completion shows of a directory), :mod:`.resolver` (the walk and
+(what a listing or a completion shows of a directory), :mod:`.fd_io` (reading, creating
+directories and the atomic replace on checked fds), :mod:`.resolver` (the walk and
 ``openat2``), :mod:`.errors` (the tree above), :mod:`.gitignore` (parsing and matching rules).
 """
 

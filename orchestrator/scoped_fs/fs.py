@@ -2,8 +2,8 @@
 
 :class:`ScopedFS` resolves a path with :mod:`.resolver`, checks the canonical path of the fd it
 got against the read or write roots, and then works only through that fd: reading a capped text
-file, replacing a file atomically (temporary file and ``renameat``), creating parent directories,
-and scanning a directory's raw entries. What a listing or a completion shows of those entries
+file, writing one (new parent directories and the atomic replace are :mod:`.fd_io`'s job), and
+scanning a directory's raw entries. What a listing or a completion shows of those entries
 (hidden names, out-of-scope links, ``.gitignore``) is :mod:`.listing`'s job; this class hands it
 the entries and the means to read ``.gitignore`` and resolve a link.
 """
@@ -14,7 +14,6 @@ import codecs
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,11 +29,11 @@ from orchestrator.scoped_fs.errors import (
     NotFound,
     NotRegularFile,
     OutOfScope,
-    PermissionDenied,
     SymlinkEscape,
     kind_of,
     os_error,
 )
+from orchestrator.scoped_fs.fd_io import make_dirs, read_fd, replace_file
 from orchestrator.scoped_fs.listing import (
     GITIGNORE_MAX_BYTES,
     DirEntry,
@@ -47,7 +46,6 @@ from orchestrator.scoped_fs.listing import (
 )
 from orchestrator.scoped_fs.resolver import (
     CHANGED,
-    LOOKUP_DIR,
     READ_FLAGS,
     RETRIES,
     Found,
@@ -56,8 +54,6 @@ from orchestrator.scoped_fs.resolver import (
     walk,
     within,
 )
-
-_READ_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -77,12 +73,6 @@ class PathInfo:
 
     path: Path
     is_dir: bool
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 class ScopedFS:
@@ -238,7 +228,7 @@ class ScopedFS:
         # One byte past the cap tells whether there is more, without reading the rest.
         limit = None if max_bytes is None else max(max_bytes, 0) + 1
         try:
-            data = self._read_fd(fd, limit)
+            data = read_fd(fd, limit)
         except OSError as exc:
             raise os_error(shown, exc) from None
         finally:
@@ -256,19 +246,6 @@ class ScopedFS:
         total = max(st.st_size, len(data)) if truncated else len(data)
         return FileText(real, self.display(real), text, total, truncated)
 
-    @staticmethod
-    def _read_fd(fd: int, limit: int | None) -> bytes:
-        chunks: list[bytes] = []
-        got = 0
-        while limit is None or got < limit:
-            want = _READ_CHUNK if limit is None else min(_READ_CHUNK, limit - got)
-            chunk = os.read(fd, want)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
-
     def write_text(self, path: str | Path, text: str) -> Path:
         """Write a UTF-8 file in a writable root, creating missing parent directories.
 
@@ -281,74 +258,12 @@ class ScopedFS:
         with self._resolved(shown, raw) as found:
             self._check_write(shown, raw, found)
             if found.rest:
-                directory = self._make_dirs(shown, found)
-                self._replace(shown, directory, found.rest[-1], data, None)
+                directory = make_dirs(shown, found)
+                replace_file(shown, directory, found.rest[-1], data, None)
             else:
                 assert found.parent is not None  # a root is a directory, refused above
-                self._replace(shown, found.parent, found.real.name, data, found.st)
+                replace_file(shown, found.parent, found.real.name, data, found.st)
             return found.real
-
-    @staticmethod
-    def _make_dirs(shown: str, found: Found) -> int:
-        """Create ``found.rest[:-1]`` below ``found.fd``, one ``mkdirat`` at a time; the last fd."""
-        directory = found.fd
-        for name in found.rest[:-1]:
-            try:
-                os.mkdir(name, 0o777, dir_fd=directory)
-            except FileExistsError:
-                pass  # made meanwhile; the no-follow open below checks what it is
-            except OSError as exc:
-                raise os_error(shown, exc) from None
-            try:
-                directory = os.open(name, LOOKUP_DIR, dir_fd=directory)
-            except (NotADirectoryError, FileExistsError):
-                raise NotADirectory(shown, "a parent of the path is not a directory") from None
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise NotADirectory(shown, "a parent of the path is a symlink") from None
-                raise os_error(shown, exc) from None
-            found.owned.append(directory)
-        return directory
-
-    @staticmethod
-    def _replace(
-        shown: str, directory: int, name: str, data: bytes, old: os.stat_result | None
-    ) -> None:
-        """Put ``data`` at ``name`` in ``directory`` by replacing it with a new file."""
-        effective = os.access in os.supports_effective_ids
-        if old is not None and not os.access(
-            name, os.W_OK, dir_fd=directory, effective_ids=effective, follow_symlinks=False
-        ):
-            # A replace needs only the directory to be writable; honour the file's own mode.
-            raise PermissionDenied(shown, "permission denied")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        for _ in range(RETRIES):
-            temp = f".pod-write-{secrets.token_hex(6)}.tmp"
-            try:
-                fd = os.open(temp, flags, 0o666, dir_fd=directory)
-                break
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                raise os_error(shown, exc) from None
-        else:
-            raise FsIOError(shown, "I/O error: no free name for a temporary file")
-        try:
-            try:
-                if old is not None:
-                    os.fchmod(fd, stat.S_IMODE(old.st_mode))
-                _write_all(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
-        except OSError as exc:
-            # Already renamed, or the directory is gone: then there is nothing left to tidy.
-            with contextlib.suppress(OSError):
-                os.unlink(temp, dir_fd=directory)
-            if isinstance(exc, IsADirectoryError):
-                raise IsADirectory(shown, "is a directory") from None
-            raise os_error(shown, exc) from None
 
     # -- directories
 
