@@ -14,8 +14,6 @@ from orchestrator.knowledge.parse import issue_from, parse_file
 from orchestrator.knowledge.store import memory_fs, record_files
 from orchestrator.scoped_fs import ScopedFS
 
-__all__ = ["lint_knowledge"]
-
 
 def _duplicate_issues(paths: Sequence[Path]) -> list[LintIssue]:
     seen: dict[str, Path] = {}

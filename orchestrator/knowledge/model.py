@@ -18,24 +18,6 @@ from pydantic_core import PydanticCustomError
 
 from orchestrator.errors import PodRuntimeError
 
-__all__ = [
-    "DESCRIPTION_MAX_CHARS",
-    "KNOWLEDGE_DIR",
-    "MAX_RECORDS",
-    "RECORD_MAX_BYTES",
-    "SLUG_MAX_CHARS",
-    "KnowledgeError",
-    "KnowledgeFrontmatter",
-    "KnowledgeRecord",
-    "LintIssue",
-    "ResidentEntry",
-    "ResidentKnowledge",
-    "SearchHit",
-    "Severity",
-    "fold_lines",
-    "slug_problem",
-]
-
 KNOWLEDGE_DIR = "knowledge"
 DESCRIPTION_MAX_CHARS = 1024
 SLUG_MAX_CHARS = 64

@@ -29,8 +29,6 @@ from orchestrator.knowledge.model import (
 )
 from orchestrator.scoped_fs import FsError, ScopedFS
 
-__all__ = ["Parsed", "first_error", "issue_from", "load_record", "parse_file"]
-
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\r?\n)+")
 
 

@@ -29,17 +29,6 @@ from orchestrator.knowledge.parse import first_error, issue_from, load_record, p
 from orchestrator.scoped_fs import FsError, NotFound, ScopedFS
 from orchestrator.tool_output import utf8_cut
 
-__all__ = [
-    "KNOWLEDGE_REF_ORIGIN",
-    "collect_resident_knowledge",
-    "knowledge_dir",
-    "memory_fs",
-    "read_memory",
-    "record_files",
-    "resolve_knowledge_refs",
-    "search_knowledge",
-]
-
 
 def knowledge_dir(memory_root: Path) -> Path:
     """The folder that holds the records."""

@@ -23,8 +23,6 @@ from orchestrator.providers.base import (
     is_prompt_too_long,
 )
 
-__all__ = ["Failure", "classify_status", "classify_stream_error", "classify_transport"]
-
 _RETRYABLE_STATUSES = frozenset({408, 429})
 _RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error"})
 _STATUS_LABELS = {408: "request timeout", 429: "rate limited", 529: "overloaded"}

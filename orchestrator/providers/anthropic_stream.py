@@ -26,8 +26,6 @@ from orchestrator.providers.base import (
     Usage,
 )
 
-__all__ = ["IncompleteStreamError", "ResponseBuilder"]
-
 
 class IncompleteStreamError(Exception):
     """The event stream ended cleanly but before ``message_stop``."""

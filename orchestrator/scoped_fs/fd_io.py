@@ -24,8 +24,6 @@ from orchestrator.scoped_fs.errors import (
 )
 from orchestrator.scoped_fs.resolver import LOOKUP_DIR, RETRIES, Found
 
-__all__ = ["READ_CHUNK", "make_dirs", "read_fd", "replace_file", "write_all"]
-
 READ_CHUNK = 64 * 1024
 
 

@@ -20,17 +20,6 @@ from orchestrator.scoped_fs.errors import FsError
 from orchestrator.scoped_fs.gitignore import IgnoreRules, is_ignored, parse_gitignore
 from orchestrator.scoped_fs.resolver import within
 
-__all__ = [
-    "GITIGNORE_MAX_BYTES",
-    "DirEntry",
-    "DirListing",
-    "GitignoreCache",
-    "completions",
-    "listing_names",
-    "printable_name",
-    "visible_entries",
-]
-
 GITIGNORE_MAX_BYTES = 256 * 1024
 
 
