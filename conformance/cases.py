@@ -371,7 +371,13 @@ def build_cases(rows: Sequence[TransitionRow] | None = None) -> list[Case]:
             cases.append(Case(row=row, setup=None, expect=None, skip_reason=reason))
             continue
         if row.state in ("summarizing", "compacting", "awaiting_approval"):
-            reason = "compaction or approval state: reached by cases of their own"
+            # Reaching these needs a slow summary or a call that asks, which the kit's setup
+            # cannot arrange yet; the rows are driven by the runtime's own end-to-end tests
+            # (tests/e2e/test_compaction_e2e.py, tests/e2e/test_approval_e2e.py).
+            reason = (
+                "compaction or approval state: not driven by the kit yet (its setup cannot "
+                "hold a pod there); covered by the runtime's end-to-end tests"
+            )
             cases.append(Case(row=row, setup=None, expect=None, skip_reason=reason))
             continue
         setup = _setup(facts, row)

@@ -42,6 +42,7 @@ from pydantic import (
 )
 
 from orchestrator.errors import SetupError
+from orchestrator.mcp.config import McpConfig, wire_name
 from orchestrator.permissions import WIDENING_MODES, PermissionsConfig, Policy
 from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
 
@@ -150,6 +151,8 @@ class PodConfig(BaseModel):
     """Extra writable roots beyond the workspace."""
 
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
+    """MCP tool servers (docs/mcp.md)."""
     """The ``[memory]`` table: knowledge records (docs/knowledge.md)."""
     inject_resident_knowledge: bool = True
     """List resident knowledge records in the system prompt (its ``## Resident knowledge``
@@ -210,8 +213,13 @@ class PodConfig(BaseModel):
         return self._load_warnings
 
     def permission_policy(self) -> Policy:
-        """A new permission policy from ``[permissions]`` and ``allow_bash``."""
-        return Policy.from_config(self.permissions, extra_allow=["bash"] if self.allow_bash else [])
+        """A new permission policy from ``[permissions]``, ``allow_bash`` and the MCP servers'
+        ``permission`` (rules on ``mcp__<name>__*``, after the user's own rules)."""
+        servers = self.mcp.servers
+        allow = ["bash"] if self.allow_bash else []
+        allow += [f"{wire_name(n, '')}*" for n, s in servers.items() if s.permission == "allow"]
+        deny = [f"{wire_name(n, '')}*" for n, s in servers.items() if s.permission == "deny"]
+        return Policy.from_config(self.permissions, extra_allow=allow, extra_deny=deny)
 
     def bash_offered(self) -> bool:
         """Whether the model is offered ``bash`` (not when every command would be denied)."""
@@ -257,6 +265,8 @@ GRANTS: dict[str, str | None] = {
     "tool_env": None,
     "permissions.mode": "--permission-mode",
     "permissions.allow": "--permission-mode yolo, or [permissions] allow in your own config",
+    "mcp.servers.<name>.command": None,
+    "mcp.servers.<name>.url": None,
 }
 """Keys a workspace's config cannot widen, and the command-line option that grants each."""
 
@@ -340,6 +350,10 @@ def strip_workspace_grants(
             del permissions["allow"]
             refused.append("permissions.allow")
         kept["permissions"] = permissions
+    if kept.get("mcp"):
+        # An MCP server is a program the pod runs: a cloned repository does not get to add one.
+        del kept["mcp"]
+        refused.append("mcp.servers")
     memory = kept.get("memory")
     if isinstance(memory, Mapping) and "workspace_root" in memory:
         memory = dict(memory)

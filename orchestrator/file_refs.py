@@ -12,6 +12,10 @@ Two styles (``file_ref_style`` in the config):
 System-message bodies are cut at the cap and marked with :data:`TRUNCATION_MARKER`; synthetic
 reads show head and tail like ``read_file``.
 
+An image (PNG, JPEG, GIF or WebP, told by its first bytes, up to the API's 5 MB) is attached
+as an ``image`` block after ``[Image: <path>]``, in both styles (``read_file`` reads text
+only, so there is no real call for a synthetic one to look like).
+
 A ref with a line range (``@src/a.py:L10-L40``) attaches those lines only, numbered as
 ``read_file`` numbers them (``[File: src/a.py (lines 10-40)]``); in the synthetic-read style it
 is a ``read_file`` call with ``offset`` and ``limit``.
@@ -25,6 +29,7 @@ from pathlib import Path
 
 from orchestrator.errors import PodRuntimeError
 from orchestrator.history import AssistantMessage, Item, SystemMessage, ToolResult, ToolUseBlock
+from orchestrator.images import IMAGE_EXTENSIONS, IMAGE_MAX_BYTES, ImageData, image_from_bytes
 from orchestrator.scoped_fs import FsError, ScopedFS
 from orchestrator.segments import FileRefSegment, Segment, flatten_segments, line_range_suffix
 from orchestrator.tool_output import cap_content
@@ -77,10 +82,11 @@ class ResolvedRef:
     is_dir: bool = False
     truncated: bool = False
     total_bytes: int = 0
+    image: ImageData | None = None
 
     def to_item(self) -> SystemMessage:
         """The history item carrying this body."""
-        return SystemMessage(text=self.text, origin=FILE_REF_ORIGIN)
+        return SystemMessage(text=self.text, origin=FILE_REF_ORIGIN, image=self.image)
 
 
 @dataclass(frozen=True)
@@ -156,6 +162,32 @@ def _read_lines(
     return info.path, cap_content(output, max_bytes)
 
 
+def is_image_name(path: str) -> bool:
+    """Whether a path's extension makes it worth reading as an image."""
+    return path.rpartition(".")[2].lower() in IMAGE_EXTENSIONS
+
+
+def _read_image(fs: ScopedFS, path: str) -> ResolvedRef | None:
+    """The image a ref names, or None when the file is not one (it is then read as text)."""
+    try:
+        if fs.lookup(path).is_dir:
+            return None
+        file = fs.read_bytes(path, max_bytes=IMAGE_MAX_BYTES)
+    except FsError as exc:
+        raise FileRefError(path, exc.reason, cause=exc) from exc
+    image = image_from_bytes(file.data)
+    if image is None:
+        return None
+    if file.truncated:
+        raise FileRefError(
+            path,
+            f"image too large ({file.total_bytes / 2**20:.1f} MiB; the API takes at most "
+            f"{IMAGE_MAX_BYTES // 2**20} MiB)",
+        )
+    text = f"[Image: {path}]"
+    return ResolvedRef(path, file.path, text, total_bytes=file.total_bytes, image=image)
+
+
 def resolve_file_ref(
     fs: ScopedFS, path: str, *, max_bytes: int, lines: tuple[int, int] | None = None
 ) -> ResolvedRef:
@@ -163,6 +195,9 @@ def resolve_file_ref(
 
     With ``lines``, the body is those lines, numbered, under ``[File: <path> (lines a-b)]``.
     """
+    image = _read_image(fs, path) if lines is None and is_image_name(path) else None
+    if image is not None:
+        return image
     if lines is not None:
         fs_path, output = _read_lines(fs, path, lines, max_bytes=max_bytes)
         first, last = lines

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from orchestrator.config import PodConfig
-from orchestrator.file_refs import resolve_segments
+from orchestrator.file_refs import is_image_name, resolve_segments
 from orchestrator.history import Item, UserMessage
 from orchestrator.knowledge import resolve_knowledge_refs
 from orchestrator.mentions import expand_mentions
@@ -70,13 +70,19 @@ def resolve_submission(segments: list[Segment], *, fs: ScopedFS, config: PodConf
     knowledge, knowledge_alerts = _knowledge_items(segments, config)
     if config.file_ref_style == "synthetic_read":
         # Read later, inside the turn task, so a cancelled submit leaves no trace.
-        refs = [s for s in segments if isinstance(s, FileRefSegment)]
+        # Images cannot be a read_file result: they are attached now, as in the other style.
+        images: list[Segment] = [
+            s for s in segments if isinstance(s, FileRefSegment) and _is_image_ref(s)
+        ]
+        attached = resolve_segments(fs, images, max_bytes=config.file_ref_max_bytes)
+        alerts += [Alert("warn", "file_ref", f.alert_message) for f in attached.failures]
+        refs = [s for s in segments if isinstance(s, FileRefSegment) and not _is_image_ref(s)]
         distinct = list(dict.fromkeys(ref.label for ref in refs))
         alerts += _too_many_refs(distinct[config.max_preread_files :], config.max_preread_files)
         return Submission(
             segments=list(segments),
             text=flatten_segments(segments),
-            attach=knowledge,
+            attach=[*attached.items, *knowledge],
             preread=refs,
             alerts=[*alerts, *knowledge_alerts],
         )
@@ -91,6 +97,10 @@ def resolve_submission(segments: list[Segment], *, fs: ScopedFS, config: PodConf
         attach=[*resolution.items, *knowledge],
         alerts=[*alerts, *knowledge_alerts],
     )
+
+
+def _is_image_ref(ref: FileRefSegment) -> bool:
+    return ref.lines is None and is_image_name(ref.path)
 
 
 def _too_many_refs(skipped: list[str], limit: int) -> list[Alert]:

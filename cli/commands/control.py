@@ -50,6 +50,8 @@ def register(app: typer.Typer) -> None:
         if json_out:
             typer.echo(json.dumps(data))
             return
+        from orchestrator.status import status_text
+
         Console(highlight=False).print(status_text(data), markup=False)
 
     @app.command("ls")
@@ -183,36 +185,6 @@ def register(app: typer.Typer) -> None:
     lifecycle("resume", ("running",), "Resume a paused turn.")
     lifecycle("cancel", ("idle",), "Cancel the running turn (it is closed, not resumable).")
     lifecycle("shutdown", ("stopped",), "Shut the pod down (its session stays on disk).")
-
-
-def status_text(data: dict[str, Any]) -> str:
-    """``pod status`` for a person: state, model, turn, tokens, context and cost."""
-    usage = data.get("usage") or {}
-    tokens = f"tokens in {usage.get('input_tokens', 0):,} out {usage.get('output_tokens', 0):,}"
-    cached = usage.get("cache_read_input_tokens", 0)
-    if cached:
-        tokens += (
-            f" (cache read {cached:,}, written {usage.get('cache_creation_input_tokens', 0):,})"
-        )
-    lines = [
-        f"{data['name']} {data['status']} ({data['state']}) · {data['provider']}/{data['model']}"
-        f" · turn {data['turn']}",
-        tokens + (f" · ${data['cost_usd']:.4f}" if data.get("cost_usd") is not None else ""),
-    ]
-    context = data.get("context")
-    if context:
-        lines.append(
-            f"context {context['percent']}% of {context['window']:,} tokens "
-            f"({context['used']:,} used; compacts at {context['compact_at']}%)"
-        )
-    waiting = data.get("approvals") or []
-    if waiting:
-        lines.append(
-            f"{len(waiting)} call(s) awaiting approval: "
-            + ", ".join(f"{a['tool']} ({a['id']})" for a in waiting)
-        )
-    lines.append(f"workspace {data['workspace']}")
-    return "\n".join(lines)
 
 
 def compaction_text(data: dict[str, Any]) -> str:

@@ -66,7 +66,7 @@ from orchestrator.scoped_fs.errors import (
     PermissionDenied,
     SymlinkEscape,
 )
-from orchestrator.scoped_fs.fs import FileText, PathInfo, ScopedFS
+from orchestrator.scoped_fs.fs import FileBytes, FileText, PathInfo, ScopedFS
 from orchestrator.scoped_fs.gitignore import IgnoreRules, is_ignored, parse_gitignore
 from orchestrator.scoped_fs.listing import DirEntry, DirListing, printable_name
 
@@ -75,6 +75,7 @@ __all__ = [
     "BrokenSymlink",
     "DirEntry",
     "DirListing",
+    "FileBytes",
     "FileText",
     "FsError",
     "FsIOError",

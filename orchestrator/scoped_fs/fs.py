@@ -68,6 +68,17 @@ class FileText:
 
 
 @dataclass(frozen=True)
+class FileBytes:
+    """The (possibly truncated) bytes of a file."""
+
+    path: Path
+    display: str
+    data: bytes
+    total_bytes: int
+    truncated: bool
+
+
+@dataclass(frozen=True)
 class PathInfo:
     """An existing entry: its canonical path and whether it is a directory."""
 
@@ -245,6 +256,21 @@ class ScopedFS:
             raise BinaryFile(shown, "binary file (not UTF-8 text)") from None
         total = max(st.st_size, len(data)) if truncated else len(data)
         return FileText(real, self.display(real), text, total, truncated)
+
+    def read_bytes(self, path: str | Path, *, max_bytes: int) -> FileBytes:
+        """The bytes of a file, at most ``max_bytes`` of them (images; text goes through
+        :meth:`read_text`, which refuses binary files)."""
+        shown = os.fspath(path)
+        fd, real, st = self._open_file(shown, self._absolute(path))
+        try:
+            data = read_fd(fd, max(max_bytes, 0) + 1)
+        except OSError as exc:
+            raise os_error(shown, exc) from None
+        finally:
+            os.close(fd)
+        truncated = len(data) > max_bytes
+        total = max(st.st_size, len(data)) if truncated else len(data)
+        return FileBytes(real, self.display(real), data[:max_bytes], total, truncated)
 
     def write_text(self, path: str | Path, text: str) -> Path:
         """Write a UTF-8 file in a writable root, creating missing parent directories.

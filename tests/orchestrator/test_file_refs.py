@@ -394,3 +394,59 @@ async def test_a_ranged_synthetic_read_is_a_read_file_call_with_offset_and_limit
     # Exactly what the tool returns for that call.
     real = read_file_output(fs, "long.py", max_bytes=CAP, offset=20, limit=10)
     assert (items[1].summary, items[1].content) == (real.summary, real.content)  # type: ignore[union-attr]
+
+
+# -- images ---------------------------------------------------------------------------------------
+
+
+def _png(size: tuple[int, int] = (40, 30)) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", size, (1, 2, 3)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_an_image_ref_attaches_an_image_that_survives_the_session_file(
+    fs: ScopedFS, ws: Path
+) -> None:
+    from orchestrator.history import item_from_json, item_to_json
+    from orchestrator.wire import to_wire
+
+    (ws / "shot.PNG").write_bytes(_png())
+    item = resolve_file_ref(fs, "shot.PNG", max_bytes=CAP).to_item()
+    assert item.text == "[Image: shot.PNG]" and item.image is not None
+    assert item_from_json(item_to_json(item)) == item
+    [message] = to_wire([item])
+    assert [b["type"] for b in message["content"]] == ["text", "image"]
+    # A text-only item keeps its JSON as it was before images existed.
+    assert "image" not in item_to_json(SystemMessage(text="note"))
+
+
+def test_a_file_named_like_an_image_that_is_text_is_read_as_text(fs: ScopedFS, ws: Path) -> None:
+    (ws / "fake.png").write_text("just words\n")
+    ref = resolve_file_ref(fs, "fake.png", max_bytes=CAP)
+    assert ref.image is None and ref.text == "[File: fake.png]\njust words\n"
+
+
+def test_an_image_over_the_api_limit_is_refused_with_its_size(
+    fs: ScopedFS, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(file_refs, "IMAGE_MAX_BYTES", 100)
+    (ws / "big.png").write_bytes(_png((300, 300)))
+    with pytest.raises(FileRefError, match=r"image too large \(0\.0 MiB; the API takes at most"):
+        resolve_file_ref(fs, "big.png", max_bytes=CAP)
+
+
+def test_the_synthetic_read_style_attaches_images_at_once(ws: Path) -> None:
+    from orchestrator.config import PodConfig
+    from orchestrator.submit import resolve_submission
+
+    (ws / "shot.png").write_bytes(_png())
+    config = PodConfig(workspace=ws, file_ref_style="synthetic_read")
+    segments: list[Segment] = [FileRefSegment(path="shot.png"), FileRefSegment(path="notes.md")]
+    sub = resolve_submission(segments, fs=ScopedFS(ws), config=config)
+    assert [ref.path for ref in sub.preread] == ["notes.md"]
+    assert [(i.text, i.image is not None) for i in sub.attach] == [("[Image: shot.png]", True)]  # type: ignore[union-attr]
