@@ -45,8 +45,10 @@ Errors form one tree::
     ├── PermissionDenied
     └── FsIOError
 
-Modules: :mod:`.fs` (the :class:`ScopedFS` and its results), :mod:`.resolver` (the walk and
-``openat2``), :mod:`.errors` (the tree above), :mod:`.gitignore` (listing filters).
+Modules: :mod:`.fs` (the :class:`ScopedFS`: reads, writes and directory scans), :mod:`.listing`
+(what a listing or a completion shows of a directory), :mod:`.fd_io` (reading, creating
+directories and the atomic replace on checked fds), :mod:`.resolver` (the walk and
+``openat2``), :mod:`.errors` (the tree above), :mod:`.gitignore` (parsing and matching rules).
 """
 
 from __future__ import annotations
@@ -64,16 +66,9 @@ from orchestrator.scoped_fs.errors import (
     PermissionDenied,
     SymlinkEscape,
 )
-from orchestrator.scoped_fs.fs import (
-    DirEntry,
-    DirListing,
-    FileBytes,
-    FileText,
-    PathInfo,
-    ScopedFS,
-    printable_name,
-)
+from orchestrator.scoped_fs.fs import FileBytes, FileText, PathInfo, ScopedFS
 from orchestrator.scoped_fs.gitignore import IgnoreRules, is_ignored, parse_gitignore
+from orchestrator.scoped_fs.listing import DirEntry, DirListing, printable_name
 
 __all__ = [
     "BinaryFile",

@@ -1,4 +1,12 @@
-"""The scoped file system itself: reads, writes and listings through resolved fds."""
+"""The scoped file system itself: every read, write and directory scan through a resolved fd.
+
+:class:`ScopedFS` resolves a path with :mod:`.resolver`, checks the canonical path of the fd it
+got against the read or write roots, and then works only through that fd: reading a capped text
+file, writing one (new parent directories and the atomic replace are :mod:`.fd_io`'s job), and
+scanning a directory's raw entries. What a listing or a completion shows of those entries
+(hidden names, out-of-scope links, ``.gitignore``) is :mod:`.listing`'s job; this class hands it
+the entries and the means to read ``.gitignore`` and resolve a link.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,6 @@ import codecs
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -22,15 +29,23 @@ from orchestrator.scoped_fs.errors import (
     NotFound,
     NotRegularFile,
     OutOfScope,
-    PermissionDenied,
     SymlinkEscape,
     kind_of,
     os_error,
 )
-from orchestrator.scoped_fs.gitignore import IgnoreRules, is_ignored, parse_gitignore
+from orchestrator.scoped_fs.fd_io import make_dirs, read_fd, replace_file
+from orchestrator.scoped_fs.listing import (
+    GITIGNORE_MAX_BYTES,
+    DirEntry,
+    DirListing,
+    GitignoreCache,
+    completions,
+    listing_names,
+    printable_name,
+    visible_entries,
+)
 from orchestrator.scoped_fs.resolver import (
     CHANGED,
-    LOOKUP_DIR,
     READ_FLAGS,
     RETRIES,
     Found,
@@ -39,9 +54,6 @@ from orchestrator.scoped_fs.resolver import (
     walk,
     within,
 )
-
-_READ_CHUNK = 64 * 1024
-_GITIGNORE_MAX_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -67,53 +79,11 @@ class FileBytes:
 
 
 @dataclass(frozen=True)
-class DirListing:
-    """A shallow, sorted, capped directory listing; directories end with ``/``."""
-
-    path: Path
-    display: str
-    entries: list[str]
-    total: int
-    truncated: bool
-
-
-@dataclass(frozen=True)
 class PathInfo:
     """An existing entry: its canonical path and whether it is a directory."""
 
     path: Path
     is_dir: bool
-
-
-@dataclass(frozen=True)
-class DirEntry:
-    """One raw directory entry; ``is_dir`` and ``is_symlink`` describe the entry, not a target."""
-
-    name: str
-    is_dir: bool
-    is_symlink: bool
-
-
-# -- .gitignore ---------------------------------------------------------------------------------
-
-
-def printable_name(name: str) -> str:
-    """A file name as text: bytes that are not UTF-8 (surrogate escapes) become U+FFFD.
-
-    Such names cannot travel in JSON, the session file or a request, so the model and
-    clients see the replacement character instead.
-    """
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return name
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 class ScopedFS:
@@ -136,8 +106,7 @@ class ScopedFS:
         # The roots as given, only to tell "wrote a path outside" from "followed a link outside".
         given = [Path(workspace), *write_roots, *read_roots]
         self._lexical_roots = [Path(os.path.normpath(Path(r).absolute())) for r in given]
-        self._ignore_key: tuple[int, int] | None = None
-        self._ignore_rules = IgnoreRules()
+        self._gitignore = GitignoreCache(self.workspace)
 
     # -- resolution
 
@@ -270,7 +239,7 @@ class ScopedFS:
         # One byte past the cap tells whether there is more, without reading the rest.
         limit = None if max_bytes is None else max(max_bytes, 0) + 1
         try:
-            data = self._read_fd(fd, limit)
+            data = read_fd(fd, limit)
         except OSError as exc:
             raise os_error(shown, exc) from None
         finally:
@@ -294,7 +263,7 @@ class ScopedFS:
         shown = os.fspath(path)
         fd, real, st = self._open_file(shown, self._absolute(path))
         try:
-            data = self._read_fd(fd, max(max_bytes, 0) + 1)
+            data = read_fd(fd, max(max_bytes, 0) + 1)
         except OSError as exc:
             raise os_error(shown, exc) from None
         finally:
@@ -302,19 +271,6 @@ class ScopedFS:
         truncated = len(data) > max_bytes
         total = max(st.st_size, len(data)) if truncated else len(data)
         return FileBytes(real, self.display(real), data[:max_bytes], total, truncated)
-
-    @staticmethod
-    def _read_fd(fd: int, limit: int | None) -> bytes:
-        chunks: list[bytes] = []
-        got = 0
-        while limit is None or got < limit:
-            want = _READ_CHUNK if limit is None else min(_READ_CHUNK, limit - got)
-            chunk = os.read(fd, want)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
 
     def write_text(self, path: str | Path, text: str) -> Path:
         """Write a UTF-8 file in a writable root, creating missing parent directories.
@@ -328,93 +284,14 @@ class ScopedFS:
         with self._resolved(shown, raw) as found:
             self._check_write(shown, raw, found)
             if found.rest:
-                directory = self._make_dirs(shown, found)
-                self._replace(shown, directory, found.rest[-1], data, None)
+                directory = make_dirs(shown, found)
+                replace_file(shown, directory, found.rest[-1], data, None)
             else:
                 assert found.parent is not None  # a root is a directory, refused above
-                self._replace(shown, found.parent, found.real.name, data, found.st)
+                replace_file(shown, found.parent, found.real.name, data, found.st)
             return found.real
 
-    @staticmethod
-    def _make_dirs(shown: str, found: Found) -> int:
-        """Create ``found.rest[:-1]`` below ``found.fd``, one ``mkdirat`` at a time; the last fd."""
-        directory = found.fd
-        for name in found.rest[:-1]:
-            try:
-                os.mkdir(name, 0o777, dir_fd=directory)
-            except FileExistsError:
-                pass  # made meanwhile; the no-follow open below checks what it is
-            except OSError as exc:
-                raise os_error(shown, exc) from None
-            try:
-                directory = os.open(name, LOOKUP_DIR, dir_fd=directory)
-            except (NotADirectoryError, FileExistsError):
-                raise NotADirectory(shown, "a parent of the path is not a directory") from None
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise NotADirectory(shown, "a parent of the path is a symlink") from None
-                raise os_error(shown, exc) from None
-            found.owned.append(directory)
-        return directory
-
-    @staticmethod
-    def _replace(
-        shown: str, directory: int, name: str, data: bytes, old: os.stat_result | None
-    ) -> None:
-        """Put ``data`` at ``name`` in ``directory`` by replacing it with a new file."""
-        effective = os.access in os.supports_effective_ids
-        if old is not None and not os.access(
-            name, os.W_OK, dir_fd=directory, effective_ids=effective, follow_symlinks=False
-        ):
-            # A replace needs only the directory to be writable; honour the file's own mode.
-            raise PermissionDenied(shown, "permission denied")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        for _ in range(RETRIES):
-            temp = f".pod-write-{secrets.token_hex(6)}.tmp"
-            try:
-                fd = os.open(temp, flags, 0o666, dir_fd=directory)
-                break
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                raise os_error(shown, exc) from None
-        else:
-            raise FsIOError(shown, "I/O error: no free name for a temporary file")
-        try:
-            try:
-                if old is not None:
-                    os.fchmod(fd, stat.S_IMODE(old.st_mode))
-                _write_all(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, name, src_dir_fd=directory, dst_dir_fd=directory)
-        except OSError as exc:
-            # Already renamed, or the directory is gone: then there is nothing left to tidy.
-            with contextlib.suppress(OSError):
-                os.unlink(temp, dir_fd=directory)
-            if isinstance(exc, IsADirectoryError):
-                raise IsADirectory(shown, "is a directory") from None
-            raise os_error(shown, exc) from None
-
     # -- directories
-
-    def _gitignore_rules(self) -> IgnoreRules:
-        # A stat by path is enough here: it only keys the cache; the rules are read via read_text.
-        path = self.workspace / ".gitignore"
-        try:
-            st = os.stat(path)
-        except OSError:
-            self._ignore_key, self._ignore_rules = None, IgnoreRules()
-            return self._ignore_rules
-        key = (st.st_mtime_ns, st.st_size)
-        if key != self._ignore_key:
-            try:
-                text = self.read_text(".gitignore", max_bytes=_GITIGNORE_MAX_BYTES).text
-            except FsError:
-                text = ""
-            self._ignore_key, self._ignore_rules = key, parse_gitignore(text)
-        return self._ignore_rules
 
     def _scan(self, shown: str, raw: Path) -> tuple[Path, list[DirEntry]]:
         """The canonical path of a readable directory and its entries, listed through its fd."""
@@ -459,35 +336,23 @@ class ScopedFS:
         self, directory: Path, entries: Iterable[DirEntry], *, hidden: bool
     ) -> list[tuple[str, bool]]:
         """Visible ``(name, is_dir)`` pairs of a canonical directory's entries, sorted by name."""
-        rules = self._gitignore_rules()
-        in_workspace = within(directory, [self.workspace])
-        found: list[tuple[str, bool]] = []
-        for entry in entries:
-            if entry.name.startswith(".") and not hidden:
-                continue
-            is_dir = entry.is_dir
-            if entry.is_symlink:
-                # Out-of-scope links are neither followed nor shown.
-                leads_to_dir = self._link_is_dir(directory / entry.name)
-                if leads_to_dir is None:
-                    continue
-                is_dir = leads_to_dir
-            if in_workspace and rules:
-                parts = (directory / entry.name).relative_to(self.workspace).parts
-                if is_ignored(rules, parts, is_dir):
-                    continue
-            found.append((printable_name(entry.name), is_dir))
-        found.sort()
-        return found
+        rules = self._gitignore.rules(
+            lambda: self.read_text(".gitignore", max_bytes=GITIGNORE_MAX_BYTES).text
+        )
+        return visible_entries(
+            directory,
+            entries,
+            hidden=hidden,
+            workspace=self.workspace,
+            rules=rules,
+            link_is_dir=self._link_is_dir,
+        )
 
     def list_dir(self, path: str | Path, *, limit: int = 200) -> DirListing:
         """A shallow listing without hidden or ``.gitignore``-d entries, capped at ``limit``."""
         shown = os.fspath(path)
         real, entries = self._scan(shown, self._absolute(path))
-        names = [
-            name + "/" if is_dir else name
-            for name, is_dir in self._visible(real, entries, hidden=False)
-        ]
+        names = listing_names(self._visible(real, entries, hidden=False))
         return DirListing(real, self.display(real), names[:limit], len(names), len(names) > limit)
 
     def complete(self, prefix: str, *, limit: int = 50) -> list[str]:
@@ -498,13 +363,8 @@ class ScopedFS:
             real, entries = self._scan(prefix, self._absolute(typed_dir or "."))
         except FsError:
             return []
-        out: list[str] = []
-        for name, is_dir in self._visible(real, entries, hidden=stem.startswith(".")):
-            if name.startswith(stem):
-                out.append(typed_dir + name + ("/" if is_dir else ""))
-                if len(out) >= limit:
-                    break
-        return out
+        visible = self._visible(real, entries, hidden=stem.startswith("."))
+        return completions(typed_dir, stem, visible, limit=limit)
 
     def display(self, path: Path) -> str:
         """Workspace-relative posix path inside the workspace, else the absolute path."""
