@@ -87,6 +87,8 @@ class AcpSession:
     output: dict[str, str] = field(default_factory=dict)
     asking: set[asyncio.Task[None]] = field(default_factory=set)
     """Permission requests waiting for the editor."""
+    failure: str = ""
+    """Why the running turn failed (its ``error`` event), for the prompt's JSON-RPC error."""
     cancelling: asyncio.Future[str] | None = None
     """``/cancel`` waiting for its outcome: "" when a turn ended, else the pod's refusal."""
 
@@ -228,6 +230,7 @@ class PodAgent:
             raise RequestError.invalid_params({"message": str(exc)}) from exc
         waiter: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
         session.prompt = waiter
+        session.failure = ""
         params = {"segments": [s.model_dump(mode="json") for s in segments]}
         await session.client.send("run", params, id=RUN_ID)
         result, message = await waiter
@@ -325,7 +328,9 @@ class PodAgent:
         elif name == "approval_resolved" and data.get("decision") == "approved":
             await self._update(session.id, mapping.tool_running(str(data["id"])))
         elif name == "run_end":
-            _settle(session, str(data["result"]), "")
+            result = str(data["result"])
+            _settle(session, result, session.failure if result == "errored" else "")
+            session.failure = ""
         elif name == "turn_end":
             _resolve(session.cancelling, "")
         elif name == "compaction":
@@ -340,6 +345,9 @@ class PodAgent:
             _resolve(session.cancelling, f"{data['code']}: {data['message']}")
         elif name == "error" and data.get("id") == RUN_ID:
             _settle(session, "errored", f"{data['code']}: {data['message']}")
+        elif name == "error" and data.get("id") is None:
+            # A turn that fails says why in an error of its own, just before its run_end.
+            session.failure = f"{data['code']}: {data['message']}"
         elif name == "alert":
             if data.get("source") == "compaction" and data.get("level") in ("info", "error"):
                 _settle(session, "not compacted", str(data["message"]))

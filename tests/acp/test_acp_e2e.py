@@ -189,6 +189,22 @@ async def test_bad_input_gets_errors_and_the_agent_keeps_serving(
         assert process.returncode is None
 
 
+async def test_a_failed_turn_is_an_internal_error_with_the_pods_message(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    broken = {"text": "This breaks", "error": "the connection dropped", "error_kind": "stream"}
+    script = _script(tmp_path, broken, {"text": "Back."})
+    async with acp_agent(env, "--script", script) as (conn, client, _):
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        with pytest.raises(RequestError) as failed:
+            await conn.prompt(session_id=sid, prompt=[_text("hi")])
+        assert failed.value.code == -32603
+        assert "the connection dropped" in str(failed.value.data)
+        # The session goes on: the next prompt is a new turn on a valid history.
+        again = await conn.prompt(session_id=sid, prompt=[_text("again")])
+        assert again.stop_reason == "end_turn" and client.text().endswith("Back.")
+
+
 async def test_on_the_messages_api_a_denied_command_reaches_the_model_truthfully(
     env: dict[str, str], workspace: Path
 ) -> None:
