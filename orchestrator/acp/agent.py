@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 RUN_ID = "acp-run"
 """The request id of a prompt's ``run``, to tell its refusal from other errors."""
+CANCEL_ID = "acp-cancel"
+"""The request id of ``/cancel``'s ``cancel``, to tell its refusal apart."""
 
 
 class PodLaunchError(Exception):
@@ -85,6 +87,10 @@ class AcpSession:
     output: dict[str, str] = field(default_factory=dict)
     asking: set[asyncio.Task[None]] = field(default_factory=set)
     """Permission requests waiting for the editor."""
+    failure: str = ""
+    """Why the running turn failed (its ``error`` event), for the prompt's JSON-RPC error."""
+    cancelling: asyncio.Future[str] | None = None
+    """``/cancel`` waiting for its outcome: "" when a turn ended, else the pod's refusal."""
 
 
 class PodAgent:
@@ -209,11 +215,13 @@ class PodAgent:
     ) -> schema.PromptResponse:
         """Run one turn (or answer a slash command) and say how it stopped."""
         session = self._session(session_id)
-        if session.prompt is not None and not session.prompt.done():
+        command = mapping.slash_command(prompt)
+        running = session.prompt is not None and not session.prompt.done()
+        # /cancel is the hard stop of a running prompt, so it is the one prompt taken mid-turn.
+        if running and (command is None or command[0] != "cancel"):
             raise RequestError.invalid_request(
                 {"message": "a prompt is already running in this session"}
             )
-        command = mapping.slash_command(prompt)
         if command is not None:
             return await self._command(session, *command)
         try:
@@ -222,6 +230,7 @@ class PodAgent:
             raise RequestError.invalid_params({"message": str(exc)}) from exc
         waiter: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
         session.prompt = waiter
+        session.failure = ""
         params = {"segments": [s.model_dump(mode="json") for s in segments]}
         await session.client.send("run", params, id=RUN_ID)
         result, message = await waiter
@@ -242,14 +251,33 @@ class PodAgent:
     ) -> schema.PromptResponse:
         client = session.client
         if name == "cancel":
-            await client.send("cancel")
-            text = "Cancelled the turn."
+            text = await self._cancel(session)
         elif name == "status":
             text = status_text((await client.status()).model_dump(exclude={"id"}))
         else:
             text = await self._compact(session, argument)
         await self._update(session.id, _message(text))
         return schema.PromptResponse(stop_reason="end_turn")
+
+    async def _cancel(self, session: AcpSession) -> str:
+        """``cancel``, and what came of it: the pod refuses it when no turn runs (paused too)."""
+        outcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        session.cancelling = outcome  # the pump resolves it on turn_end or on the refusal
+        await session.client.send("cancel", id=CANCEL_ID)
+        try:
+            refusal = await asyncio.wait_for(outcome, 30)
+        except TimeoutError:
+            return "The pod did not answer the cancel."
+        finally:
+            session.cancelling = None
+        if not refusal:
+            return "Cancelled the turn."
+        status = (await session.client.status()).status
+        if status == "paused":
+            return (
+                "Nothing is running to cancel: the turn is paused, and your next prompt closes it."
+            )
+        return f"Nothing to cancel ({refusal})."
 
     async def _compact(self, session: AcpSession, focus: str) -> str:
         waiter: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
@@ -300,7 +328,11 @@ class PodAgent:
         elif name == "approval_resolved" and data.get("decision") == "approved":
             await self._update(session.id, mapping.tool_running(str(data["id"])))
         elif name == "run_end":
-            _settle(session, str(data["result"]), "")
+            result = str(data["result"])
+            _settle(session, result, session.failure if result == "errored" else "")
+            session.failure = ""
+        elif name == "turn_end":
+            _resolve(session.cancelling, "")
         elif name == "compaction":
             done = CompactionData.model_validate(data)
             _settle(
@@ -309,8 +341,13 @@ class PodAgent:
                 f"Compacted items {done.first_seq}-{done.last_seq}: about "
                 f"{done.tokens_before:,} → {done.tokens_after:,} tokens.",
             )
+        elif name == "error" and data.get("id") == CANCEL_ID:
+            _resolve(session.cancelling, f"{data['code']}: {data['message']}")
         elif name == "error" and data.get("id") == RUN_ID:
             _settle(session, "errored", f"{data['code']}: {data['message']}")
+        elif name == "error" and data.get("id") is None:
+            # A turn that fails says why in an error of its own, just before its run_end.
+            session.failure = f"{data['code']}: {data['message']}"
         elif name == "alert":
             if data.get("source") == "compaction" and data.get("level") in ("info", "error"):
                 _settle(session, "not compacted", str(data["message"]))
@@ -391,6 +428,11 @@ class PodAgent:
     async def _update(self, session_id: str, update: Any) -> None:
         assert self._conn is not None
         await self._conn.session_update(session_id=session_id, update=update)
+
+
+def _resolve(future: asyncio.Future[str] | None, value: str) -> None:
+    if future is not None and not future.done():
+        future.set_result(value)
 
 
 def _settle(session: AcpSession, result: str, message: str) -> None:

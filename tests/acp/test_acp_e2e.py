@@ -110,6 +110,34 @@ async def test_cancel_pauses_mid_stream_and_the_next_prompt_closes_the_turn(
     assert any("interrupted by the user" in t for t in texts)
 
 
+async def test_slash_cancel_stops_a_running_prompt_and_says_so_truthfully(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    slow = {"text": "x" * 400, "chunk_size": 4, "chunk_delay_s": 0.02}
+    script = _script(tmp_path, slow, slow)
+    async with acp_agent(env, "--script", script) as (conn, client, _):
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        # /cancel is the one prompt an editor can send while another runs: the hard cancel.
+        pending = asyncio.create_task(conn.prompt(session_id=sid, prompt=[_text("stream")]))
+        await client.until(lambda: len(client.of("agent_message_chunk")) >= 3)
+        done = await conn.prompt(session_id=sid, prompt=[_text("/cancel")])
+        assert done.stop_reason == "end_turn"
+        assert (await pending).stop_reason == "cancelled"
+        assert client.text().endswith("Cancelled the turn.")
+        await conn.prompt(session_id=sid, prompt=[_text("/status")])
+        assert "idle" in client.text().rsplit("Cancelled the turn.", 1)[1]
+        # A paused turn cannot be cancelled (the pod refuses): /cancel must not claim it was.
+        streamed = len(client.of("agent_message_chunk"))
+        pending = asyncio.create_task(conn.prompt(session_id=sid, prompt=[_text("again")]))
+        await client.until(lambda: len(client.of("agent_message_chunk")) >= streamed + 3)
+        await conn.cancel(session_id=sid)
+        assert (await pending).stop_reason == "cancelled"
+        before = client.text()
+        await conn.prompt(session_id=sid, prompt=[_text("/cancel")])
+        said = client.text()[len(before) :]
+        assert "Cancelled the turn." not in said and "paused" in said
+
+
 async def test_an_earlier_session_loads_as_updates(env: dict[str, str], workspace: Path) -> None:
     async with acp_agent(env, "--provider", "scripted") as (conn, _, _):
         first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
@@ -159,6 +187,22 @@ async def test_bad_input_gets_errors_and_the_agent_keeps_serving(
         after = await conn.prompt(session_id=sid, prompt=[_text("still there?")])
         assert after.stop_reason == "end_turn"
         assert process.returncode is None
+
+
+async def test_a_failed_turn_is_an_internal_error_with_the_pods_message(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    broken = {"text": "This breaks", "error": "the connection dropped", "error_kind": "stream"}
+    script = _script(tmp_path, broken, {"text": "Back."})
+    async with acp_agent(env, "--script", script) as (conn, client, _):
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        with pytest.raises(RequestError) as failed:
+            await conn.prompt(session_id=sid, prompt=[_text("hi")])
+        assert failed.value.code == -32603
+        assert "the connection dropped" in str(failed.value.data)
+        # The session goes on: the next prompt is a new turn on a valid history.
+        again = await conn.prompt(session_id=sid, prompt=[_text("again")])
+        assert again.stop_reason == "end_turn" and client.text().endswith("Back.")
 
 
 async def test_on_the_messages_api_a_denied_command_reaches_the_model_truthfully(
