@@ -35,7 +35,7 @@ REST_STATUSES = frozenset({"idle", "paused", "stopped"})
 _NOTE_PREFIX = "kit-note"
 
 
-def _method_message(method: str, request_id: str, note: str) -> dict[str, Any]:
+def _method_message(method: str, request_id: str, note: str, call_id: str) -> dict[str, Any]:
     params: dict[str, Any] = {}
     if method == "run":
         params = {"input": f"Conformance input {note}."}
@@ -45,7 +45,11 @@ def _method_message(method: str, request_id: str, note: str) -> dict[str, Any]:
         params = {"kind": "turn_ended", "pod": "conformance", "message": f"note {note}"}
     elif method in ("approve", "deny"):
         # Outside ``awaiting_approval`` the pod must refuse the answer whatever it names.
-        params = {"id": f"toolu_kit_{note}"}
+        params = {"id": call_id or f"toolu_kit_{note}"}
+        if method == "approve":
+            params["scope"] = "once"
+        else:
+            params["message"] = f"Conformance denial {note}."
     message: dict[str, Any] = {"method": method, "id": request_id}
     if params:
         message["params"] = params
@@ -58,6 +62,14 @@ async def _hold(row: Row) -> None:
     assert setup is not None
     conn, stimuli = row.conn, row.pod.stimuli
     if setup.hold == "idle":
+        return
+    if setup.hold == "compacting":
+        await _hold_compacting(row)
+        return
+    if setup.hold in ("awaiting_approval", "summarizing"):
+        await _hold_approval(row)
+        if setup.hold == "summarizing":
+            await _hold_summary(row)
         return
     kind = "slow-text" if setup.hold == "requesting" else "slow-tool"
     marker = stimuli.token(kind)
@@ -80,6 +92,73 @@ async def _hold(row: Row) -> None:
             timeout=row.timeout,
             what="status state=executing_tools after the slow tool call (setup)",
         )
+    _raise_on_error(row, mark, "setup")
+
+
+async def _hold_approval(row: Row) -> None:
+    """A turn whose one tool call waits for approval; remembers the call's id."""
+    marker = row.pod.stimuli.token("approval-tool")
+    mark = await row.conn.send(
+        {"method": "run", "params": {"input": f"Conformance setup {marker}"}, "id": "kit-setup"}
+    )
+    index = await row.conn.wait_for(
+        lambda e: e.event == "approval_request" or _is_error(e),
+        start=mark,
+        timeout=row.timeout,
+        what="an approval_request for the kit's approval tool (setup; is the pod asking "
+        "before that call? see --approval-tool)",
+    )
+    _raise_on_error(row, mark, "setup")
+    row.approval_id = str(row.events[index].data.get("id", ""))
+    await row.conn.wait_for(
+        lambda e: e.event == "status" and e.data.get("state") == "awaiting_approval",
+        start=mark,
+        timeout=row.timeout,
+        what="status state=awaiting_approval (setup)",
+    )
+
+
+async def _hold_summary(row: Row) -> None:
+    """From a waiting call: ``compact``, then approve; the summary request streams slowly."""
+    conn, state = row.conn, row.case.row.state
+    mark = await conn.send({"method": "compact", "id": "kit-setup-compact"})
+    await conn.status(row.timeout)
+    _raise_on_error(row, mark, "setup (compact while a call waits)")
+    row.pod.stimuli.slow_next()
+    await conn.send(
+        {"method": "approve", "params": {"id": row.approval_id}, "id": "kit-setup-approve"}
+    )
+    await conn.wait_for(
+        lambda e: (e.event == "status" and e.data.get("state") == state) or _is_error(e),
+        start=mark,
+        timeout=row.timeout,
+        what=f"status state={state}: the compaction asked for at the next round boundary",
+    )
+    _raise_on_error(row, mark, "setup")
+
+
+async def _hold_compacting(row: Row) -> None:
+    """A short turn (something to compact), then ``compact`` with a slow summary request."""
+    conn, state = row.conn, row.case.row.state
+    mark = await conn.send(
+        {"method": "run", "params": {"input": "Conformance history to compact."}, "id": "kit-warm"}
+    )
+    await conn.wait_for(
+        lambda e: e.event == "run_end" or _is_error(e),
+        start=mark,
+        timeout=row.timeout,
+        what="run_end of the kit's warm-up run (setup)",
+    )
+    _raise_on_error(row, mark, "setup")
+    await _settle_plain(row, mark)
+    row.pod.stimuli.slow_next()
+    mark = await conn.send({"method": "compact", "id": "kit-setup-compact"})
+    await conn.wait_for(
+        lambda e: (e.event == "status" and e.data.get("state") == state) or _is_error(e),
+        start=mark,
+        timeout=row.timeout,
+        what=f"status state={state} after compact (setup)",
+    )
     _raise_on_error(row, mark, "setup")
 
 
@@ -141,6 +220,13 @@ async def _confirm_source(row: Row) -> None:
             f"setup ({setup.describe()}): expected the pod in {state!r}, "
             f"get_status says {seen.data.get('state')!r}"
         )
+    if setup.hold == "awaiting_approval":
+        waiting = [a.get("id") for a in seen.data.get("approvals") or [] if isinstance(a, dict)]
+        if waiting != [row.approval_id]:
+            raise Mismatch(
+                f"setup ({setup.describe()}): get_status must list the waiting call "
+                f"{row.approval_id!r} in approvals, it lists {waiting}"
+            )
 
 
 async def _send_method(row: Row, prefix: list[dict[str, Any]]) -> None:
@@ -150,7 +236,7 @@ async def _send_method(row: Row, prefix: list[dict[str, Any]]) -> None:
     row.orphans = open_calls(row.events)
     row.requests_at_method = len(row.pod.api.requests)
     sync_id = row.conn.next_id("sync")
-    method = _method_message(event, row.method_id, row.note)
+    method = _method_message(event, row.method_id, row.note, row.approval_id)
     row.setup_mark = len(row.events)
     mark = await row.conn.send(*prefix, method, {"method": "get_status", "id": sync_id})
     row.method_mark = mark
