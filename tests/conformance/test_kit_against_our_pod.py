@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,43 @@ def test_a_pod_that_misreports_paused_fails(tmp_path: Path) -> None:
     assert row["reasons"] == [
         "setup (slow stream → pause): expected the pod in 'paused', get_status says 'idle'"
     ]
+
+
+@pytest.mark.parametrize(
+    ("fault", "row", "reason"),
+    [
+        (
+            "approve-as-deny",
+            "awaiting_approval-approve",
+            "expected approval_resolved 'approved' for *, got 'denied'",
+        ),
+        # Each starts a pod (a few seconds): the default run keeps one, CI runs them all.
+        pytest.param(
+            "cancel-ends-paused",
+            "awaiting_approval-cancel",
+            "expected run_end result 'cancelled', got 'paused'",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "compaction-survives",
+            "compacting-pause",
+            "an interrupted compaction must leave the history as it was, but the pod committed*",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_a_pod_that_breaks_the_new_states_fails(
+    tmp_path: Path, fault: str, row: str, reason: str
+) -> None:
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        conformance_app(),
+        ["conformance", "--report-json", str(report), "--rows", row, "--", *broken_pod(fault)],
+    )
+    assert result.exit_code == 1, result.output
+    (only,) = json.loads(report.read_text())["rows"]
+    assert only["outcome"] == "failed"
+    assert any(fnmatch(r, reason) for r in only["reasons"]), only["reasons"]
 
 
 def test_cli_passes_and_writes_the_report(tmp_path: Path) -> None:
