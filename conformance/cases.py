@@ -18,7 +18,7 @@ with a reason naming the method rows that pass through them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Literal
 
@@ -34,10 +34,17 @@ __all__ = [
 ]
 
 Hold = Literal[
-    "idle", "requesting", "executing_tools", "awaiting_approval", "summarizing", "compacting"
+    "idle",
+    "requesting",
+    "executing_tools",
+    "awaiting_approval",
+    "summarizing",
+    "compacting",
+    "past_compact_at",
 ]
 """What the kit itself holds the pod in before the row: nothing, a slow stream, a slow tool,
-a call waiting for approval, or a slow summary request (inside a turn, or between turns)."""
+a call waiting for approval, a slow summary request (inside a turn, or between turns), or a
+fresh pod with a small window about to pass its ``compact_at``."""
 
 Decision = Literal["approved", "denied", "withdrawn"]
 
@@ -67,6 +74,7 @@ class Setup:
             "awaiting_approval": "call awaiting approval",
             "summarizing": "approve → slow summary in the turn",
             "compacting": "compact → slow summary",
+            "past_compact_at": "fresh pod, small window → a run past compact_at",
         }
         text = parts[self.hold]
         if self.method is not None:
@@ -120,6 +128,8 @@ class Expectation:
     """How the call waiting for approval must be resolved (``approval_resolved``)."""
     compaction_forbidden: bool = False
     """An interrupted compaction: no ``compaction`` may be committed before the pod rests."""
+    compaction_trigger: str | None = None
+    """A ``compaction`` with this ``trigger`` must be committed before the pod rests."""
 
 
 @dataclass(frozen=True)
@@ -425,8 +435,8 @@ def _round_marker_use(facts: StateFacts, row: TransitionRow) -> str:
     if edge == (facts.stream_state, summary):
         return f"the pod takes it before every `{summary}` row (compact, then approve)"
     return (
-        f"not driven: every `{row.state}` row interrupts the summary the kit holds there, so "
-        "no compaction inside a turn commits"
+        f"observed in {facts.stream_state}-compaction_started: the compaction a request past "
+        "compact_at needs commits, and the turn goes on"
     )
 
 
@@ -468,6 +478,12 @@ def build_cases(rows: Sequence[TransitionRow] | None = None) -> list[Case]:
     facts = StateFacts(table)
     cases: list[Case] = []
     for row in table:
+        if (row.state, row.event) == (facts.stream_state, "compaction_started") and row.allowed:
+            # The one round marker a client can cause: a request past ``compact_at``.
+            setup = Setup(hold="past_compact_at")
+            expect = replace(_expect(facts, row, setup), compaction_trigger="auto")
+            cases.append(Case(row=row, setup=setup, expect=expect))
+            continue
         if row.kind != "method":
             family = "turn outcome" if row.kind == "outcome" else "round marker"
             reason = f"{family}, sent by the pod's runtime; {_passing_rows(facts, row)}"

@@ -245,6 +245,13 @@ def check_settled(row: Row, rest: Seen) -> None:
     waiting = rest.data.get("approvals") or []
     if waiting:
         row.fail(f"the pod is at rest with approvals still listed in its status: {waiting}")
+    if expect.compaction_trigger is not None:
+        triggers = [e.data.get("trigger") for e in events[start:] if e.event == "compaction"]
+        if expect.compaction_trigger not in triggers:
+            row.fail(
+                f"expected a compaction event with trigger {expect.compaction_trigger!r} "
+                f"before the pod came to rest, saw {triggers or 'none'}"
+            )
     if expect.compaction_forbidden:
         committed = [e.data for e in events[start:] if e.event == "compaction"]
         if committed:

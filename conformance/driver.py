@@ -25,9 +25,11 @@ from conformance.checks import (
     open_calls,
     request_text,
 )
+from conformance.models import ModelSpec
 from conformance.process import DEFAULT_SLOW_TOOL, KitOptions, PodPool, PodStartError
 from conformance.recorder import Mismatch, Recorder, Seen
 from conformance.report import CaseResult
+from conformance.tokens import count_input_tokens
 
 __all__ = ["DEFAULT_SLOW_TOOL", "KitOptions", "run_case", "run_cases"]
 
@@ -160,6 +162,68 @@ async def _hold_compacting(row: Row) -> None:
         what=f"status state={state} after compact (setup)",
     )
     _raise_on_error(row, mark, "setup")
+
+
+SMALL_WINDOW = 60_000
+"""The context window the kit's fake API gives a fresh pod's model to pass ``compact_at``."""
+_FILLER = "conformance filler text "
+
+
+def _filler(tokens: int) -> str:
+    """Text of about ``tokens`` tokens as the fake API counts them (4 bytes a token)."""
+    return _FILLER * max(1, tokens * 4 // len(_FILLER))
+
+
+async def _past_compact_at(row: Row) -> None:
+    """A fresh pod whose window is small: one turn fills a third of it, then the row's ``run``
+    brings the next request past ``compact_at`` (but under the window)."""
+    conn, pod = row.conn, row.pod
+    seen = await conn.status(row.timeout)
+    model = seen.data.get("model")
+    if not isinstance(model, str) or not model:
+        raise Mismatch("setup: get_status names no model, so the kit cannot set its window")
+    context = seen.data.get("context") or {}
+    compact_at = float(context.get("compact_at") or 80) / 100
+    # Before the pod's first turn, when it asks the Models API for its window.
+    pod.api.models[model] = ModelSpec(id=model, context_window=SMALL_WINDOW)
+    mark = await conn.send(
+        {
+            "method": "run",
+            "params": {"input": "Conformance history. " + _filler(SMALL_WINDOW // 3)},
+            "id": "kit-warm",
+        }
+    )
+    await conn.wait_for(
+        lambda e: e.event == "run_end" or _is_error(e),
+        start=mark,
+        timeout=row.timeout,
+        what="run_end of the kit's first turn (setup)",
+    )
+    _raise_on_error(row, mark, "setup")
+    await _settle_plain(row, mark)
+    last = pod.api.requests[-1].body
+    used = count_input_tokens(last) + 200 if isinstance(last, dict) else SMALL_WINDOW // 3
+    extra = round((compact_at + 1) / 2 * SMALL_WINDOW) - used
+    if extra <= 0:
+        raise Mismatch(f"setup: the first turn already used {used} tokens of {SMALL_WINDOW}")
+    row.method_id = conn.next_id("run")
+    row.note = f"{_NOTE_PREFIX}-{row.method_id}"
+    row.requests_at_method = len(pod.api.requests)
+    row.setup_mark = len(row.events)
+    text = f"Conformance past compact_at {row.note}. " + _filler(extra)
+    row.method_mark = await conn.send(
+        {"method": "run", "params": {"input": text}, "id": row.method_id}
+    )
+    await conn.wait_for(
+        lambda e: (
+            (e.event == "status" and e.data.get("state") == row.expect.target)
+            or e.event == "run_end"
+            or _is_error(e)
+        ),
+        start=row.method_mark,
+        timeout=row.timeout,
+        what=f"status state={row.expect.target} for a request past compact_at",
+    )
 
 
 def _is_error(seen: Seen) -> bool:
@@ -364,8 +428,9 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
     started = time.monotonic()
     if case.skip_reason is not None or case.expect is None or case.setup is None:
         return CaseResult.skipped(case, case.skip_reason or "not runnable")
+    auto = case.setup.hold == "past_compact_at"
     try:
-        pod = await pool.take()
+        pod = await pool.take(fresh=auto)
     except PodStartError as exc:
         return CaseResult.failed(case, [str(exc)], time.monotonic() - started)
     try:
@@ -380,9 +445,12 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
     pod.rows += 1
     healthy = False
     try:
-        prefix = await _setup(row)
-        await _confirm_source(row)
-        await _send_method(row, prefix)
+        if auto:
+            await _past_compact_at(row)
+        else:
+            prefix = await _setup(row)
+            await _confirm_source(row)
+            await _send_method(row, prefix)
         check_reply(row)
         check_target(row)
         row.check_or_stop()
@@ -394,7 +462,8 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
         else:
             await _next_request(row, rest)
         check_wire(row)
-        healthy = not row.problems and case.expect.settle != "stopped"
+        # A pod with a small window would compact in the next rows too: not reused.
+        healthy = not row.problems and case.expect.settle != "stopped" and not auto
     except Mismatch as exc:
         row.problems.append(str(exc))
     except Exception as exc:  # a kit bug must still report the row, not kill the run

@@ -292,9 +292,10 @@ class PodPool:
             self._warming.append(PodProcess(self.options))
             self.started += 1
 
-    async def take(self) -> PodProcess:
-        """A pod at rest in its initial state: a reused one if any, else a fresh one."""
-        while self._reusable:
+    async def take(self, *, fresh: bool = False) -> PodProcess:
+        """A pod at rest in its initial state: a reused one if any (unless ``fresh``: one
+        that never ran a turn), else a fresh one."""
+        while self._reusable and not fresh:
             pod = self._reusable.pop()
             if pod.proc.poll() is None:
                 return pod

@@ -13,8 +13,22 @@ def test_one_case_per_row_and_only_methods_run() -> None:
     cases = build_cases(rows)
     assert [c.row for c in cases] == rows
     for case in cases:
-        assert (case.skip_reason is None) == (case.row.kind == "method")
+        # One round marker is driven too: a request past compact_at makes the pod compact.
+        driven = case.row.kind == "method" or case.id == "requesting-compaction_started"
+        assert (case.skip_reason is None) == driven, case.id
         assert case.skip_reason is None or "runtime" in case.skip_reason
+
+
+def test_a_request_past_compact_at_is_a_case_of_its_own() -> None:
+    (case,) = [c for c in build_cases() if c.id == "requesting-compaction_started"]
+    assert case.setup is not None and case.setup.hold == "past_compact_at"
+    assert case.expect is not None
+    assert (case.expect.target, case.expect.settle, case.expect.run_end) == (
+        "summarizing",
+        "idle",
+        "finished",
+    )
+    assert case.expect.compaction_trigger == "auto"
 
 
 def test_every_runtime_row_says_how_it_is_observed_or_why_not() -> None:
@@ -24,7 +38,7 @@ def test_every_runtime_row_says_how_it_is_observed_or_why_not() -> None:
         "compacting-pause, compacting-cancel"
     )
     assert "`awaiting_approval` × approve" in str(reasons["awaiting_approval-approval_settled"])
-    assert "not driven" in str(reasons["summarizing-compaction_committed"])
+    assert "requesting-compaction_started" in str(reasons["summarizing-compaction_committed"])
     assert "not driven" in str(reasons["awaiting_approval-turn_finished"])
 
 
