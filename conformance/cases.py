@@ -64,6 +64,8 @@ class Setup:
     is winding (or final) and cannot be waited for."""
     orphans_wanted: bool = False
     """The row closes orphans, so the kit pauses during tools to try to leave some."""
+    start: Literal["idle", "paused"] = "idle"
+    """Where a compaction between turns starts: idle, or with a paused turn open."""
 
     def describe(self) -> str:
         """One line for reports: ``slow tool → pause (pipelined)``."""
@@ -77,6 +79,8 @@ class Setup:
             "past_compact_at": "fresh pod, small window → a run past compact_at",
         }
         text = parts[self.hold]
+        if self.start == "paused":
+            text = "slow stream → pause → " + text
         if self.method is not None:
             text += f" → {self.method}" + (" (same write)" if self.pipelined else "")
         return text
@@ -272,8 +276,9 @@ class Case:
 
     @property
     def id(self) -> str:
-        """``<state>-<event>``, the test id."""
-        return f"{self.row.state}-{self.row.event}"
+        """``<state>-<event>``, the test id (``…-from-paused`` for a compaction's variant)."""
+        base = f"{self.row.state}-{self.row.event}"
+        return base + "-from-paused" if self.setup and self.setup.start == "paused" else base
 
     @property
     def ends_pod(self) -> bool:
@@ -361,7 +366,10 @@ def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
         run_end = ending.run_end
         turn_end = ending.turn_end is not None
         turn_end_result = ending.turn_end
-        turn_end_forbidden = winding is not None and not turn_end
+        # A paused turn stays open through a stopped compaction (unless a note starts one).
+        turn_end_forbidden = not turn_end and (
+            winding is not None or (compacting_source and "queue_note" not in row.actions)
+        )
     elif facts.is_compacting(target):
         # A compaction between turns comes back to where it started (the table's row is
         # drawn with no turn open; from ``paused`` the machine returns to ``paused``).
@@ -491,4 +499,22 @@ def build_cases(rows: Sequence[TransitionRow] | None = None) -> list[Case]:
             continue
         setup = _setup(facts, row)
         cases.append(Case(row=row, setup=setup, expect=_expect(facts, row, setup)))
+    cases += _from_paused(table, facts)
+    return cases
+
+
+def _from_paused(table: Sequence[TransitionRow], facts: StateFacts) -> list[Case]:
+    """The compaction rows again, started from ``paused``: the table drawn with a turn open
+    says where they settle (back in ``paused``, or ``stopped`` closing the turn)."""
+    compacting = [s for s in facts.states if facts.is_compacting(s)]
+    if not compacting:
+        return []
+    open_facts = StateFacts(
+        transition_table(facts.states, dict.fromkeys(r.event for r in table), turn_open=True)
+    )
+    cases: list[Case] = []
+    for row in open_facts.rows:
+        if row.state in compacting and row.kind == "method":
+            setup = Setup(hold="compacting", start="paused")
+            cases.append(Case(row=row, setup=setup, expect=_expect(open_facts, row, setup)))
     return cases

@@ -140,8 +140,11 @@ async def _hold_summary(row: Row) -> None:
 
 
 async def _hold_compacting(row: Row) -> None:
-    """A short turn (something to compact), then ``compact`` with a slow summary request."""
+    """A short turn (something to compact), a paused one if the setup starts there, then
+    ``compact`` with a slow summary request."""
     conn, state = row.conn, row.case.row.state
+    setup = row.case.setup
+    assert setup is not None
     mark = await conn.send(
         {"method": "run", "params": {"input": "Conformance history to compact."}, "id": "kit-warm"}
     )
@@ -153,6 +156,25 @@ async def _hold_compacting(row: Row) -> None:
     )
     _raise_on_error(row, mark, "setup")
     await _settle_plain(row, mark)
+    if setup.start == "paused":
+        marker = row.pod.stimuli.token("slow-text")
+        mark = await conn.send(
+            {"method": "run", "params": {"input": f"Conformance {marker}"}, "id": "kit-setup"}
+        )
+        await conn.wait_for(
+            lambda e: e.event == "text_delta" or _is_error(e),
+            start=mark,
+            timeout=row.timeout,
+            what="the first text_delta of the slow stream (setup)",
+        )
+        await conn.send({"method": "pause", "id": "kit-setup-pause"})
+        await conn.wait_for(
+            lambda e: (e.event == "status" and e.data.get("status") == "paused") or _is_error(e),
+            start=mark,
+            timeout=row.timeout,
+            what="status paused (setup)",
+        )
+        _raise_on_error(row, mark, "setup")
     row.pod.stimuli.slow_next()
     mark = await conn.send({"method": "compact", "id": "kit-setup-compact"})
     await conn.wait_for(

@@ -11,7 +11,14 @@ from states.table import transition_table
 def test_one_case_per_row_and_only_methods_run() -> None:
     rows = transition_table()
     cases = build_cases(rows)
-    assert [c.row for c in cases] == rows
+    assert [c.row for c in cases[: len(rows)]] == rows
+    # Then the compaction's method rows again, started with a paused turn open.
+    variants = cases[len(rows) :]
+    assert [c.id for c in variants] == [
+        f"compacting-{row.event}-from-paused"
+        for row in rows
+        if row.state == "compacting" and row.kind == "method"
+    ]
     for case in cases:
         # One round marker is driven too: a request past compact_at makes the pod compact.
         driven = case.row.kind == "method" or case.id == "requesting-compaction_started"
@@ -147,3 +154,16 @@ def test_new_states_are_held_by_the_kit_and_resolve_approvals() -> None:
         for event in ("pause", "cancel", "shutdown", "notify"):
             expect = cases[f"{state}-{event}"].expect
             assert expect is not None and expect.compaction_forbidden, (state, event)
+
+
+def test_a_compaction_from_paused_returns_to_paused_and_keeps_the_turn_open() -> None:
+    cases = {c.id: c for c in build_cases()}
+    pause = cases["compacting-pause-from-paused"].expect
+    assert pause is not None
+    assert (pause.settle, pause.run_end, pause.turn_end_forbidden) == ("paused", None, True)
+    # Shutdown closes the paused turn: the row drawn with the turn open says so.
+    shutdown = cases["compacting-shutdown-from-paused"].expect
+    assert shutdown is not None
+    assert (shutdown.settle, shutdown.turn_end_result) == ("stopped", "cancelled")
+    from_idle = cases["compacting-shutdown"].expect
+    assert from_idle is not None and from_idle.turn_end_forbidden
