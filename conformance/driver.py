@@ -26,12 +26,18 @@ from conformance.checks import (
     request_text,
 )
 from conformance.models import ModelSpec
-from conformance.process import DEFAULT_SLOW_TOOL, KitOptions, PodPool, PodStartError
+from conformance.process import (
+    DEFAULT_APPROVAL_TOOL,
+    DEFAULT_SLOW_TOOL,
+    KitOptions,
+    PodPool,
+    PodStartError,
+)
 from conformance.recorder import Mismatch, Recorder, Seen
 from conformance.report import CaseResult
 from conformance.tokens import count_input_tokens
 
-__all__ = ["DEFAULT_SLOW_TOOL", "KitOptions", "run_case", "run_cases"]
+__all__ = ["DEFAULT_APPROVAL_TOOL", "DEFAULT_SLOW_TOOL", "KitOptions", "run_case", "run_cases"]
 
 REST_STATUSES = frozenset({"idle", "paused", "stopped"})
 _NOTE_PREFIX = "kit-note"

@@ -205,3 +205,11 @@ def test_cli_refuses_a_command_without_socket() -> None:
     result = CliRunner().invoke(conformance_app(), ["conformance", "--", "true"])
     assert result.exit_code == 1
     assert "{socket}" in str(result.exception) or "{socket}" in result.output
+
+
+def test_cli_refuses_an_approval_tool_that_is_not_a_call() -> None:
+    result = CliRunner().invoke(
+        conformance_app(), ["conformance", "--approval-tool", "[1]", "--", "pod", "{socket}"]
+    )
+    assert result.exit_code == 1
+    assert "--approval-tool must be" in str(result.exception) + result.output
