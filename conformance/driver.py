@@ -143,6 +143,7 @@ async def _hold_summary(row: Row) -> None:
         what=f"status state={state}: the compaction asked for at the next round boundary",
     )
     _raise_on_error(row, mark, "setup")
+    await _summary_streaming(row)
 
 
 async def _hold_compacting(row: Row) -> None:
@@ -190,6 +191,7 @@ async def _hold_compacting(row: Row) -> None:
         what=f"status state={state} after compact (setup)",
     )
     _raise_on_error(row, mark, "setup")
+    await _summary_streaming(row)
 
 
 SMALL_WINDOW = 60_000
@@ -252,6 +254,20 @@ async def _past_compact_at(row: Row) -> None:
         timeout=row.timeout,
         what=f"status state={row.expect.target} for a request past compact_at",
     )
+
+
+async def _summary_streaming(row: Row) -> None:
+    """Wait until the summary request took the armed slow stream: only then does the pod
+    hold a request the row's method can interrupt (before it, the row would race the
+    compaction's start, and the slow stream would answer a later request instead)."""
+    deadline = time.monotonic() + row.timeout
+    while row.pod.stimuli.armed:
+        if time.monotonic() > deadline:
+            raise Mismatch(
+                f"setup: the pod sent no summary request within {row.timeout:g} s of the "
+                "compaction starting"
+            )
+        await asyncio.sleep(0.01)
 
 
 def _is_error(seen: Seen) -> bool:
@@ -497,6 +513,7 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
     except Exception as exc:  # a kit bug must still report the row, not kill the run
         row.problems.append(f"kit error: {type(exc).__name__}: {exc}")
     finally:
+        pod.stimuli.disarm()
         await conn.close()
         if healthy and pod.proc.poll() is None:
             pool.give_back(pod)

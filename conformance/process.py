@@ -111,6 +111,17 @@ class Stimuli:
         with self._lock:
             self._slow_next = True
 
+    @property
+    def armed(self) -> bool:
+        """Whether the slow stream still waits for its request."""
+        with self._lock:
+            return self._slow_next
+
+    def disarm(self) -> None:
+        """Forget an unused slow stream, so it cannot slow a later row's request down."""
+        with self._lock:
+            self._slow_next = False
+
     def respond(self, body: dict[str, Any]) -> Step | None:
         """The step for a request: a marker is honoured once, so a resumed turn ends fast."""
         with self._lock:
