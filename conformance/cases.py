@@ -66,6 +66,8 @@ class Setup:
     """The row closes orphans, so the kit pauses during tools to try to leave some."""
     start: Literal["idle", "paused"] = "idle"
     """Where a compaction between turns starts: idle, or with a paused turn open."""
+    scope: Literal["once", "session"] = "once"
+    """The scope of the row's ``approve``; ``session`` also allows the same call later."""
 
     def describe(self) -> str:
         """One line for reports: ``slow tool → pause (pipelined)``."""
@@ -81,6 +83,8 @@ class Setup:
         text = parts[self.hold]
         if self.start == "paused":
             text = "slow stream → pause → " + text
+        if self.scope == "session":
+            text += " (approve for the session)"
         if self.method is not None:
             text += f" → {self.method}" + (" (same write)" if self.pipelined else "")
         return text
@@ -278,7 +282,11 @@ class Case:
     def id(self) -> str:
         """``<state>-<event>``, the test id (``…-from-paused`` for a compaction's variant)."""
         base = f"{self.row.state}-{self.row.event}"
-        return base + "-from-paused" if self.setup and self.setup.start == "paused" else base
+        if self.setup is not None and self.setup.start == "paused":
+            base += "-from-paused"
+        if self.setup is not None and self.setup.scope == "session":
+            base += "-session"
+        return base
 
     @property
     def ends_pod(self) -> bool:
@@ -500,6 +508,11 @@ def build_cases(rows: Sequence[TransitionRow] | None = None) -> list[Case]:
         setup = _setup(facts, row)
         cases.append(Case(row=row, setup=setup, expect=_expect(facts, row, setup)))
     cases += _from_paused(table, facts)
+    for case in list(cases):
+        if case.setup is not None and "approve_call" in case.row.actions:
+            # The same row with ``scope: "session"``: a later call like it must not ask.
+            setup = replace(case.setup, scope="session")
+            cases.append(Case(row=case.row, setup=setup, expect=case.expect))
     return cases
 
 

@@ -43,7 +43,9 @@ REST_STATUSES = frozenset({"idle", "paused", "stopped"})
 _NOTE_PREFIX = "kit-note"
 
 
-def _method_message(method: str, request_id: str, note: str, call_id: str) -> dict[str, Any]:
+def _method_message(
+    method: str, request_id: str, note: str, call_id: str, scope: str = "once"
+) -> dict[str, Any]:
     params: dict[str, Any] = {}
     if method == "run":
         params = {"input": f"Conformance input {note}."}
@@ -55,7 +57,7 @@ def _method_message(method: str, request_id: str, note: str, call_id: str) -> di
         # Outside ``awaiting_approval`` the pod must refuse the answer whatever it names.
         params = {"id": call_id or f"toolu_kit_{note}"}
         if method == "approve":
-            params["scope"] = "once"
+            params["scope"] = scope
         else:
             params["message"] = f"Conformance denial {note}."
     message: dict[str, Any] = {"method": method, "id": request_id}
@@ -344,7 +346,9 @@ async def _send_method(row: Row, prefix: list[dict[str, Any]]) -> None:
     row.orphans = open_calls(row.events)
     row.requests_at_method = len(row.pod.api.requests)
     sync_id = row.conn.next_id("sync")
-    method = _method_message(event, row.method_id, row.note, row.approval_id)
+    setup = row.case.setup
+    scope = setup.scope if setup is not None else "once"
+    method = _method_message(event, row.method_id, row.note, row.approval_id, scope)
     row.setup_mark = len(row.events)
     mark = await row.conn.send(*prefix, method, {"method": "get_status", "id": sync_id})
     row.method_mark = mark
@@ -421,16 +425,33 @@ async def _next_request(row: Row, rest: Seen) -> None:
     if rest.data.get("status") not in ("idle", "paused"):
         return
     token = f"{_NOTE_PREFIX}-next-{row.conn.next_id('next')}"
+    setup = row.case.setup
+    session = setup is not None and setup.scope == "session"
+    if session:
+        # The same call again: allowed for the session, it must run without asking.
+        token += " " + row.pod.stimuli.token("approval-tool")
     mark = await row.conn.send(
         {"method": "run", "params": {"input": f"Conformance next {token}."}, "id": "kit-next"}
     )
-    await row.conn.wait_for(
-        lambda e: e.event == "run_end" or (e.event == "error" and e.data.get("id") == "kit-next"),
+    index = await row.conn.wait_for(
+        lambda e: (
+            e.event in ("run_end", "approval_request")
+            or (e.event == "error" and e.data.get("id") == "kit-next")
+        ),
         start=mark,
         timeout=row.timeout,
         what="run_end of the kit's follow-up run",
     )
     _raise_on_error(row, mark, "follow-up run")
+    if row.events[index].event == "approval_request":
+        raise Mismatch(
+            "a call like the one approved with scope 'session' asked again: "
+            f"{row.events[index].data}"
+        )
+    if session and not any(
+        e.event == "tool_result" and not e.data.get("is_error") for e in row.events[mark:]
+    ):
+        row.fail("the call allowed for the session did not run in the follow-up run")
     if not any(token in request_text(r) for r in row.pod.api.requests[row.requests_at_method :]):
         row.fail("the follow-up run's input never reached the API")
     rest = await _settle_plain(row, mark)
@@ -507,7 +528,9 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
             await _next_request(row, rest)
         check_wire(row)
         # A pod with a small window would compact in the next rows too: not reused.
-        healthy = not row.problems and case.expect.settle != "stopped" and not auto
+        # Nor a pod that allows the approval tool for the session: it would never ask again.
+        reusable = not auto and case.setup.scope == "once"
+        healthy = not row.problems and case.expect.settle != "stopped" and reusable
     except Mismatch as exc:
         row.problems.append(str(exc))
     except Exception as exc:  # a kit bug must still report the row, not kill the run

@@ -8,6 +8,7 @@ this proxy listens on ``OUTER`` and relays lines both ways, except:
 * ``swallow-pause``: ``pause`` lines never reach the pod;
 * ``paused-says-idle``: ``get_status`` replies report ``idle`` instead of ``paused``;
 * ``approve-as-deny``: ``approve`` lines reach the pod as ``deny``;
+* ``session-as-once``: ``approve`` lines reach the pod with ``scope: "once"``;
 * ``cancel-ends-paused``: ``run_end`` ``cancelled`` reaches clients as ``paused``;
 * ``compaction-survives``: a compaction that was stopped is announced as committed.
 """
@@ -32,6 +33,12 @@ def _client_line(fault: str, line: bytes) -> bytes | None:
         with contextlib.suppress(ValueError):
             if json.loads(line).get("method") == "pause":
                 return None
+    if fault == "session-as-once":
+        with contextlib.suppress(ValueError):
+            raw = json.loads(line)
+            if raw.get("method") == "approve":
+                raw["params"] = {**(raw.get("params") or {}), "scope": "once"}
+                return (json.dumps(raw) + "\n").encode()
     if fault == "approve-as-deny":
         with contextlib.suppress(ValueError):
             raw = json.loads(line)
@@ -116,6 +123,7 @@ if __name__ == "__main__":
             "swallow-pause",
             "paused-says-idle",
             "approve-as-deny",
+            "session-as-once",
             "cancel-ends-paused",
             "compaction-survives",
         ],

@@ -15,9 +15,12 @@ def test_one_case_per_row_and_only_methods_run() -> None:
     # Then the compaction's method rows again, started with a paused turn open.
     variants = cases[len(rows) :]
     assert [c.id for c in variants] == [
-        f"compacting-{row.event}-from-paused"
-        for row in rows
-        if row.state == "compacting" and row.kind == "method"
+        *(
+            f"compacting-{row.event}-from-paused"
+            for row in rows
+            if row.state == "compacting" and row.kind == "method"
+        ),
+        "awaiting_approval-approve-session",
     ]
     for case in cases:
         # One round marker is driven too: a request past compact_at makes the pod compact.

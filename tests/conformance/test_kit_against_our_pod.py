@@ -151,6 +151,12 @@ def test_a_pod_that_misreports_paused_fails(tmp_path: Path) -> None:
         ),
         # Each starts a pod (a few seconds): the default run keeps one, CI runs them all.
         pytest.param(
+            "session-as-once",
+            "awaiting_approval-approve-session",
+            "a call like the one approved with scope 'session' asked again*",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
             "cancel-ends-paused",
             "awaiting_approval-cancel",
             "expected run_end result 'cancelled', got 'paused'",
