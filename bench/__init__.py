@@ -13,6 +13,8 @@ BENCHMARKS: tuple[str, ...] = (
     "round_overhead",
     "fanout",
     "pause_latency",
+    "acp",
+    "mcp",
     "peers",
 )
 """Module names under ``bench``, in the order ``python -m bench`` runs them."""

@@ -30,14 +30,14 @@ BODY = "x = 1  # a small file\n" * 8
 @contextmanager
 def _walk_only() -> Iterator[None]:
     """Make ScopedFS skip openat2, as on a kernel without it (a private switch, for measuring)."""
-    from orchestrator import scoped_fs
+    from orchestrator.scoped_fs import resolver
 
-    saved = scoped_fs._openat2_fn
-    scoped_fs._openat2_fn = lambda: None  # type: ignore[assignment]
+    saved = resolver.openat2_fn
+    resolver.openat2_fn = lambda: None  # type: ignore[assignment]
     try:
         yield
     finally:
-        scoped_fs._openat2_fn = saved
+        resolver.openat2_fn = saved
 
 
 def _figures(samples: list[float]) -> dict[str, Any]:
@@ -47,8 +47,7 @@ def _figures(samples: list[float]) -> dict[str, Any]:
 
 def measure(ws: Path, reads: int, writes: int) -> dict[str, Any]:
     """Every figure, on a workspace holding FILE and a link ``hop`` to ``a/b``."""
-    from orchestrator import scoped_fs
-    from orchestrator.scoped_fs import ScopedFS
+    from orchestrator.scoped_fs import ScopedFS, resolver
 
     target = ws / FILE
     target.parent.mkdir(parents=True)
@@ -64,7 +63,7 @@ def measure(ws: Path, reads: int, writes: int) -> dict[str, Any]:
             return f.read()
 
     figures: dict[str, Any] = {
-        "openat2_available": scoped_fs._openat2_fn() is not None,
+        "openat2_available": resolver.openat2_fn() is not None,
         "bare_open_read": _figures(timed(bare, reads)),
     }
     if figures["openat2_available"]:

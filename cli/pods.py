@@ -10,9 +10,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cli.errors import CliError
 from orchestrator.paths import UnsafePathError, open_private_log, runtime_dir
+
+if TYPE_CHECKING:
+    from orchestrator.acp import LaunchedPod
 
 
 @dataclass(frozen=True)
@@ -241,3 +245,60 @@ def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, l
         f"{'it' if len(ignored) == 1 else 'them'}, `pod shutdown {live.name}` and start again"
     )
     return live, [notice]
+
+
+async def launch_serve_process(
+    workspace: Path,
+    session: Path | None,
+    *,
+    name: str,
+    serve_args: list[str],
+    timeout_s: float = 15.0,
+) -> LaunchedPod:
+    """Start ``pod serve`` for a workspace as a child process (``pod acp``'s pods).
+
+    ``session`` names the session file to continue; None starts a new one. The pod's output
+    goes to a private log in the runtime dir. The pod is a process of its own, so it and the
+    caller each get a core; the caller shuts it down and then calls ``stop``.
+    """
+    import asyncio
+
+    from orchestrator.acp import LaunchedPod, PodLaunchError
+    from orchestrator.server import socket_is_live
+
+    base = runtime_dir()
+    socket = base / f"{name}.sock"
+    log_path = base / f"{name}.log"
+    args = ["-m", "cli", "serve", "--workspace", str(workspace.resolve()), "--name", name]
+    args += ["--socket", str(socket), *serve_args]
+    if session is not None:
+        args += ["--session", str(session.resolve())]
+    try:
+        log_fd = open_private_log(log_path)
+    except UnsafePathError as exc:
+        raise PodLaunchError(str(exc)) from None
+    with os.fdopen(log_fd, "ab") as log:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, *args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            cwd=str(workspace.resolve()),
+        )  # fmt: skip
+    deadline = time.monotonic() + timeout_s
+    while not socket_is_live(socket):
+        if proc.returncode is not None:
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+            raise PodLaunchError(f"the pod exited at start: {tail[0]} (log: {log_path})")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise PodLaunchError(
+                f"the pod did not start within {timeout_s:.0f} s (log: {log_path})"
+            )
+        await asyncio.sleep(0.02)
+
+    async def stop() -> None:
+        try:
+            await asyncio.wait_for(proc.wait(), 30)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+    return LaunchedPod(socket=socket, stop=stop)

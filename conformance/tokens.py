@@ -15,6 +15,10 @@ prompt blocks, which the API reads in this order (the same order the prompt cach
 3. each message's content: a string is one text block, a list one block per element.
 
 Output tokens are counted the same way over the reply's content blocks.
+
+An ``image`` block is counted by its pixels, as the API documents: ``width * height / 750``
+after scaling the long edge down to 1568 px, plus the framing
+(:func:`orchestrator.images.image_tokens`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from orchestrator.images import base64_image_tokens
 
 __all__ = [
     "BLOCK_OVERHEAD_TOKENS",
@@ -58,6 +64,17 @@ def _tokens(canonical: str) -> int:
 
 def count_block_tokens(block: Mapping[str, Any]) -> int:
     """The tokens of one block (a content block, a system block or a tool definition)."""
+    if block.get("type") == "image":
+        source = block.get("source") or {}
+        return base64_image_tokens(str(source.get("data", ""))) + BLOCK_OVERHEAD_TOKENS
+    content = block.get("content")
+    if block.get("type") == "tool_result" and isinstance(content, list):
+        # Its images are counted by their pixels, like images anywhere else.
+        images = [b for b in content if isinstance(b, Mapping) and b.get("type") == "image"]
+        if images:
+            rest = {**block, "content": [b for b in content if b not in images]}
+            return _tokens(canonical_block(rest)) + sum(count_block_tokens(b) for b in images)
+    return _tokens(canonical_block(block))
     return _tokens(canonical_block(block))
 
 

@@ -292,6 +292,17 @@ class PodClient:
         )
         return reply.expect(FileCompletionsData).candidates
 
+    def ready_events(self) -> list[PodEvent]:
+        """Broadcast events that already arrived, without waiting (to handle them as a batch)."""
+        ready: list[PodEvent] = []
+        while not self._queue.empty():
+            event = self._queue.get_nowait()
+            if event is None:
+                self._queue.put_nowait(None)  # the end stays for the next reader
+                break
+            ready.append(event)
+        return ready
+
     async def next_event(self, timeout: float | None = None) -> PodEvent | None:
         """The next broadcast event, or None when the connection closed."""
         if timeout is None:

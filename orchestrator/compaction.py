@@ -330,6 +330,8 @@ class Compactor:
                 ref = resolve_file_ref(self.fs, path, max_bytes=cap)
             except FileRefError:
                 continue  # deleted or out of scope since: the summary says what it was
+            if ref.image is not None:
+                continue  # an image is no text to re-attach; the summary says what it showed
             files.append(AttachedFile(path=path, text=ref.text))
             budget -= len(ref.text.encode("utf-8"))
         return files

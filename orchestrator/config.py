@@ -42,6 +42,7 @@ from pydantic import (
 )
 
 from orchestrator.errors import SetupError
+from orchestrator.mcp.config import McpConfig, wire_name
 from orchestrator.permissions import WIDENING_MODES, PermissionsConfig, Policy
 from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
 
@@ -137,6 +138,10 @@ class PodConfig(BaseModel):
     file_ref_max_bytes: int = TOOL_OUTPUT_MAX_BYTES
     """Cap on one attached file's text in the ``system_message`` style (and on an
     ``@knowledge`` record's body)."""
+    file_ref_max_count: int = Field(default=20, ge=0)
+    """In the ``system_message`` style, the most distinct ``@file`` refs attached for one
+    message; the others stay as text and a warning names them (8 MiB of input could otherwise
+    hold a hundred thousand refs, each a read)."""
     max_preread_files: int = 5
     """With ``synthetic_read``, the most files read for one message."""
 
@@ -146,6 +151,8 @@ class PodConfig(BaseModel):
     """Extra writable roots beyond the workspace."""
 
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
+    """MCP tool servers (docs/mcp.md)."""
     """The ``[memory]`` table: knowledge records (docs/knowledge.md)."""
     inject_resident_knowledge: bool = True
     """List resident knowledge records in the system prompt (its ``## Resident knowledge``
@@ -206,8 +213,13 @@ class PodConfig(BaseModel):
         return self._load_warnings
 
     def permission_policy(self) -> Policy:
-        """A new permission policy from ``[permissions]`` and ``allow_bash``."""
-        return Policy.from_config(self.permissions, extra_allow=["bash"] if self.allow_bash else [])
+        """A new permission policy from ``[permissions]``, ``allow_bash`` and the MCP servers'
+        ``permission`` (rules on ``mcp__<name>__*``, after the user's own rules)."""
+        servers = self.mcp.servers
+        allow = ["bash"] if self.allow_bash else []
+        allow += [f"{wire_name(n, '')}*" for n, s in servers.items() if s.permission == "allow"]
+        deny = [f"{wire_name(n, '')}*" for n, s in servers.items() if s.permission == "deny"]
+        return Policy.from_config(self.permissions, extra_allow=allow, extra_deny=deny)
 
     def bash_offered(self) -> bool:
         """Whether the model is offered ``bash`` (not when every command would be denied)."""
@@ -253,6 +265,8 @@ GRANTS: dict[str, str | None] = {
     "tool_env": None,
     "permissions.mode": "--permission-mode",
     "permissions.allow": "--permission-mode yolo, or [permissions] allow in your own config",
+    "mcp.servers.<name>.command": None,
+    "mcp.servers.<name>.url": None,
 }
 """Keys a workspace's config cannot widen, and the command-line option that grants each."""
 
@@ -336,6 +350,10 @@ def strip_workspace_grants(
             del permissions["allow"]
             refused.append("permissions.allow")
         kept["permissions"] = permissions
+    if kept.get("mcp"):
+        # An MCP server is a program the pod runs: a cloned repository does not get to add one.
+        del kept["mcp"]
+        refused.append("mcp.servers")
     memory = kept.get("memory")
     if isinstance(memory, Mapping) and "workspace_root" in memory:
         memory = dict(memory)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from pydantic import BaseModel
@@ -46,32 +45,18 @@ from orchestrator.repair import (
     pending_tool_calls,
 )
 from orchestrator.scoped_fs import ScopedFS
-from orchestrator.segments import Segment
+from orchestrator.segments import FileRefSegment, Segment
 from orchestrator.session import SessionWriteError
-from orchestrator.status import context_data, session_cost
+from orchestrator.status import StatusBoard
 from orchestrator.submit import Submission, resolve_submission
 from orchestrator.tool_runner import ToolRunner
 from orchestrator.transcript import Transcript
 from orchestrator.turn import Turn, TurnError
 from orchestrator.usage import TokenUsage
 from orchestrator.validator import IncrementalValidator
-from states import PodLifecycle, PublicStatus, leaf_state, public_status
+from states import PodLifecycle, leaf_state
 
 log = logging.getLogger(__name__)
-
-
-class _Observer:
-    """Machine listener: tells clients the status whenever the pod comes to a new state."""
-
-    def __init__(self, controller: Controller) -> None:
-        self.controller = controller
-        self.active = False
-        """Off while the machine enters its initial state (the controller is being built)."""
-
-    def on_enter_state(self, target: Any) -> None:
-        """Announce the status on entering a leaf state (before the edge's ``after`` actions)."""
-        if self.active and target.is_atomic:
-            self.controller.status_changed()
 
 
 class Controller:
@@ -112,21 +97,19 @@ class Controller:
         self._compaction_request: CompactionRequest | None = None
         self._turn_is_open = start_paused
         self.session_usage = usage_of(self.history.items)
-        self._turn_usage = TokenUsage()
+        self.turn_usage = TokenUsage()
         self._submission: Submission | None = None
-        self._preread: list[str] = []
-        """Paths the open turn still has to pre-read (kept across a pause)."""
+        self._preread: list[FileRefSegment] = []
+        """Refs the open turn still has to pre-read (kept across a pause)."""
         self.task = PodTask(self._report)
         self._validator = IncrementalValidator()
-        self._last_status: tuple[PublicStatus, str] | None = None
-        observer = _Observer(self)
+        self.board = StatusBoard(self)
         self.machine = PodLifecycle(
             model=self,
             start_value="paused" if start_paused else None,
-            listeners=[observer],
+            listeners=[self.board],
         )
-        self._last_status = self._status_key()
-        observer.active = True
+        self.board.start()
 
     # -- events --------------------------------------------------------------------------
 
@@ -143,36 +126,13 @@ class Controller:
         """The innermost active state of the machine."""
         return leaf_state(frozenset(self.machine.configuration_values))
 
-    def _status_key(self) -> tuple[PublicStatus, str]:
-        values = frozenset(self.machine.configuration_values)
-        return public_status(values), leaf_state(values)
-
     def status_changed(self) -> None:
         """Broadcast ``status`` if it changed."""
-        key = self._status_key()
-        if key == self._last_status:
-            return
-        self._last_status = key
-        self.emit("status", self.status_data())
+        self.board.changed()
 
     def status_data(self, request_id: Any = None) -> StatusData:
         """The ``status`` event payload."""
-        status, state = self._status_key()
-        return StatusData(
-            status=status,
-            state=state,
-            name=self.config.pod_name(),
-            model=self.provider.model,
-            provider=self.provider.name,
-            workspace=str(self.config.workspace),
-            turn=self.history.turn,
-            usage=asdict(self.session_usage),
-            turn_usage=asdict(self._turn_usage),
-            context=context_data(self.context.size()),
-            cost_usd=session_cost(self.config, self.provider.model, self.session_usage),
-            approvals=self.approvals.pending(),
-            id=request_id,
-        )
+        return self.board.data(request_id)
 
     # -- committing -----------------------------------------------------------------------
 
@@ -182,7 +142,7 @@ class Controller:
         usage = getattr(stored, "usage", None)
         if usage is not None:
             self.session_usage += usage
-            self._turn_usage += usage
+            self.turn_usage += usage
             if isinstance(stored, AssistantMessage):
                 self.context.observe(usage)
         if isinstance(stored, Compaction):
@@ -239,7 +199,7 @@ class Controller:
     def _begin_turn(self) -> None:
         turn = self.history.new_turn()
         self._turn_is_open = True
-        self._turn_usage = TokenUsage()
+        self.turn_usage = TokenUsage()
         self.emit("turn_start", TurnStartData(turn=turn))
         self.inject_queued_notes()
         submission, self._submission = self._submission, None
@@ -324,7 +284,7 @@ class Controller:
     def end_turn(self, result: str) -> None:
         """Close the current turn for good: persist and announce ``turn_end``."""
         if self._preread:
-            paths = ", ".join(f"@{p}" for p in self._preread)
+            paths = ", ".join(f"@{ref.label}" for ref in self._preread)
             self.alert("warn", "file_ref", f"the turn ended before {paths} could be read")
             self._preread = []
         self.transcript.end_turn(self.history.turn, result)

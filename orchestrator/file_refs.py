@@ -11,6 +11,14 @@ Two styles (``file_ref_style`` in the config):
 
 System-message bodies are cut at the cap and marked with :data:`TRUNCATION_MARKER`; synthetic
 reads show head and tail like ``read_file``.
+
+An image (PNG, JPEG, GIF or WebP, told by its first bytes, up to the API's 5 MB) is attached
+as an ``image`` block after ``[Image: <path>]``, in both styles (``read_file`` reads text
+only, so there is no real call for a synthetic one to look like).
+
+A ref with a line range (``@src/a.py:L10-L40``) attaches those lines only, numbered as
+``read_file`` numbers them (``[File: src/a.py (lines 10-40)]``); in the synthetic-read style it
+is a ``read_file`` call with ``offset`` and ``limit``.
 """
 
 from __future__ import annotations
@@ -21,10 +29,11 @@ from pathlib import Path
 
 from orchestrator.errors import PodRuntimeError
 from orchestrator.history import AssistantMessage, Item, SystemMessage, ToolResult, ToolUseBlock
+from orchestrator.images import IMAGE_EXTENSIONS, IMAGE_MAX_BYTES, ImageData, image_from_bytes
 from orchestrator.scoped_fs import FsError, ScopedFS
-from orchestrator.segments import FileRefSegment, Segment, flatten_segments
+from orchestrator.segments import FileRefSegment, Segment, flatten_segments, line_range_suffix
 from orchestrator.tool_output import cap_content
-from orchestrator.tools.base import ToolOutput
+from orchestrator.tools.base import ToolError, ToolOutput
 from orchestrator.tools.files import read_file_output
 
 TRUNCATION_MARKER = "[...truncated, {total} bytes total — use read_file for the rest]"
@@ -73,10 +82,11 @@ class ResolvedRef:
     is_dir: bool = False
     truncated: bool = False
     total_bytes: int = 0
+    image: ImageData | None = None
 
     def to_item(self) -> SystemMessage:
         """The history item carrying this body."""
-        return SystemMessage(text=self.text, origin=FILE_REF_ORIGIN)
+        return SystemMessage(text=self.text, origin=FILE_REF_ORIGIN, image=self.image)
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,8 @@ class RefResolution:
     user_text: str
     items: list[SystemMessage] = field(default_factory=list)
     failures: list[FileRefError] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Refs past the per-message limit, left as text (their labels, without ``@``)."""
 
 
 def _with_marker(body: str, marker: str) -> str:
@@ -129,8 +141,69 @@ def _line_count(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-def resolve_file_ref(fs: ScopedFS, path: str, *, max_bytes: int) -> ResolvedRef:
-    """``[File: <path>]\\n<body>`` (or ``[Dir: <path>]\\n<listing>``); raises FileRefError."""
+def _read_lines(
+    fs: ScopedFS, path: str, lines: tuple[int, int], *, max_bytes: int
+) -> tuple[Path, ToolOutput]:
+    """Lines ``first..last`` of a file, numbered as ``read_file`` numbers them, and its canonical
+    path; raises FileRefError."""
+    label = path + line_range_suffix(lines)
+    first, last = lines
+    try:
+        info = fs.lookup(path)
+        if info.is_dir:
+            raise FileRefError(label, "a line range needs a file, not a directory")
+        output = read_file_output(
+            fs, path, max_bytes=max_bytes, offset=first, limit=last - first + 1
+        )
+    except FsError as exc:
+        raise FileRefError(label, exc.reason, cause=exc) from exc
+    except ToolError as exc:
+        raise FileRefError(label, str(exc)) from exc
+    return info.path, cap_content(output, max_bytes)
+
+
+def is_image_name(path: str) -> bool:
+    """Whether a path's extension makes it worth reading as an image."""
+    return path.rpartition(".")[2].lower() in IMAGE_EXTENSIONS
+
+
+def _read_image(fs: ScopedFS, path: str) -> ResolvedRef | None:
+    """The image a ref names, or None when the file is not one (it is then read as text)."""
+    try:
+        if fs.lookup(path).is_dir:
+            return None
+        file = fs.read_bytes(path, max_bytes=IMAGE_MAX_BYTES)
+    except FsError as exc:
+        raise FileRefError(path, exc.reason, cause=exc) from exc
+    image = image_from_bytes(file.data)
+    if image is None:
+        return None
+    if file.truncated:
+        raise FileRefError(
+            path,
+            f"image too large ({file.total_bytes / 2**20:.1f} MiB; the API takes at most "
+            f"{IMAGE_MAX_BYTES // 2**20} MiB)",
+        )
+    text = f"[Image: {path}]"
+    return ResolvedRef(path, file.path, text, total_bytes=file.total_bytes, image=image)
+
+
+def resolve_file_ref(
+    fs: ScopedFS, path: str, *, max_bytes: int, lines: tuple[int, int] | None = None
+) -> ResolvedRef:
+    """``[File: <path>]\\n<body>`` (or ``[Dir: <path>]\\n<listing>``); raises FileRefError.
+
+    With ``lines``, the body is those lines, numbered, under ``[File: <path> (lines a-b)]``.
+    """
+    image = _read_image(fs, path) if lines is None and is_image_name(path) else None
+    if image is not None:
+        return image
+    if lines is not None:
+        fs_path, output = _read_lines(fs, path, lines, max_bytes=max_bytes)
+        first, last = lines
+        shown = f"line {first}" if first == last else f"lines {first}-{last}"
+        text = f"[File: {path} ({shown})]\n{output.content}"
+        return ResolvedRef(path + line_range_suffix(lines), fs_path, text)
     body = _read_body(fs, path, max_bytes=max_bytes)
     header = "Dir" if body.is_dir else "File"
     return ResolvedRef(
@@ -143,26 +216,37 @@ def resolve_file_ref(fs: ScopedFS, path: str, *, max_bytes: int) -> ResolvedRef:
     )
 
 
-def resolve_segments(fs: ScopedFS, segments: list[Segment], *, max_bytes: int) -> RefResolution:
-    """Resolve every file ref in order; a path referred to twice is attached once."""
+def resolve_segments(
+    fs: ScopedFS, segments: list[Segment], *, max_bytes: int, max_refs: int | None = None
+) -> RefResolution:
+    """Resolve every file ref in order; a path referred to twice is attached once, and refs
+    past ``max_refs`` distinct ones stay as text (listed in ``skipped``)."""
     parts: list[str] = []
     items: list[SystemMessage] = []
     failures: list[FileRefError] = []
+    skipped: list[str] = []
     seen: dict[str, FileRefError | None] = {}
     for seg in segments:
         if not isinstance(seg, FileRefSegment):
             parts.append(flatten_segments([seg]))
             continue
-        if seg.path not in seen:
+        label = seg.label
+        if label not in seen and max_refs is not None and len(seen) >= max_refs:
+            if label not in skipped:
+                skipped.append(label)
+            parts.append(f"@{label}")
+            continue
+        if label not in seen:
             try:
-                items.append(resolve_file_ref(fs, seg.path, max_bytes=max_bytes).to_item())
-                seen[seg.path] = None
+                ref = resolve_file_ref(fs, seg.path, max_bytes=max_bytes, lines=seg.lines)
+                items.append(ref.to_item())
+                seen[label] = None
             except FileRefError as exc:
                 failures.append(exc)
-                seen[seg.path] = exc
-        failure = seen[seg.path]
-        parts.append(f"@{seg.path}" if failure is None else failure.placeholder)
-    return RefResolution("".join(parts), items, failures)
+                seen[label] = exc
+        failure = seen[label]
+        parts.append(f"@{label}" if failure is None else failure.placeholder)
+    return RefResolution("".join(parts), items, failures, skipped)
 
 
 # -- synthetic reads ------------------------------------------------------------------------------
@@ -175,6 +259,8 @@ class PrereadResult:
     path: str
     output: ToolOutput | None = None
     error: FileRefError | None = None
+    lines: tuple[int, int] | None = None
+    """The range read (a ``read_file`` call with ``offset`` and ``limit``), if the ref had one."""
 
     @property
     def ok(self) -> bool:
@@ -186,12 +272,20 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def preread_one(fs: ScopedFS, path: str, *, max_bytes: int) -> PrereadResult:
+def preread_one(
+    fs: ScopedFS, path: str, *, max_bytes: int, lines: tuple[int, int] | None = None
+) -> PrereadResult:
     """Read one mentioned file exactly as a ``read_file`` call capped at ``max_bytes`` would (blocking).
 
     The reader is the tool's own and the cap is the tool runner's, so the model cannot tell the
     synthetic read from one it made. A directory, which ``read_file`` refuses, gets its listing.
     """
+    if lines is not None:
+        try:
+            _, output = _read_lines(fs, path, lines, max_bytes=max_bytes)
+        except FileRefError as exc:
+            return PrereadResult(path, error=exc, lines=lines)
+        return PrereadResult(path, output=output, lines=lines)
     try:
         if fs.lookup(path).is_dir:
             body = _read_body(fs, path, max_bytes=max_bytes)
@@ -206,12 +300,15 @@ def preread_one(fs: ScopedFS, path: str, *, max_bytes: int) -> PrereadResult:
 
 
 async def preread_files(
-    fs: ScopedFS, paths: list[str], *, max_bytes: int, max_files: int = 5
+    fs: ScopedFS, refs: list[FileRefSegment], *, max_bytes: int, max_files: int = 5
 ) -> list[PrereadResult]:
-    """Read up to ``max_files`` distinct paths in parallel; cancelling the caller cancels all."""
-    unique = list(dict.fromkeys(paths))[: max(max_files, 0)]
+    """Read up to ``max_files`` distinct refs in parallel; cancelling the caller cancels all."""
+    unique = list({ref.label: ref for ref in refs}.values())[: max(max_files, 0)]
     # Each read is bounded (capped size, never a FIFO), so an abandoned thread ends quickly.
-    reads = [asyncio.to_thread(preread_one, fs, p, max_bytes=max_bytes) for p in unique]
+    reads = [
+        asyncio.to_thread(preread_one, fs, r.path, max_bytes=max_bytes, lines=r.lines)
+        for r in unique
+    ]
     return list(await asyncio.gather(*reads))
 
 
@@ -228,7 +325,10 @@ def synthetic_read_items(
             failures.append(res.error or FileRefError(res.path, "could not be read"))
             continue
         call_id = f"toolu_preread_{turn}_{n}"
-        calls.append(ToolUseBlock(id=call_id, name="read_file", input={"path": res.path}))
+        arguments: dict[str, object] = {"path": res.path}
+        if res.lines is not None:
+            arguments |= {"offset": res.lines[0], "limit": res.lines[1] - res.lines[0] + 1}
+        calls.append(ToolUseBlock(id=call_id, name="read_file", input=arguments))
         outputs.append(
             ToolResult(
                 call_id=call_id,

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, TypeAdapter
 
+from orchestrator.images import ImageData
 from orchestrator.segments import Segment, flatten_segments
 from orchestrator.usage import TokenUsage
 
@@ -100,6 +101,10 @@ class ToolResult:
     content: str | None = None
     is_error: bool = False
     synthetic: bool = False
+    images: Annotated[list[ImageData], Field(exclude_if=lambda v: not v)] = field(
+        default_factory=list
+    )
+    """Images in the result (an MCP tool's); sent after the text, dropped when pruned."""
 
     @property
     def wire_text(self) -> str:
@@ -111,13 +116,18 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SystemMessage:
-    """A message from the pod to the model: file bodies, notes, the interrupt marker."""
+    """A message from the pod to the model: file bodies, notes, the interrupt marker.
+
+    An attached image travels here too: ``text`` names it (``[Image: <path>]``) and ``image``
+    is sent as an ``image`` block right after that text.
+    """
 
     kind: Literal["system_message"] = "system_message"
     seq: int = 0
     turn: int = 0
     text: str
     origin: str = "note"
+    image: Annotated[ImageData | None, Field(exclude_if=lambda v: v is None)] = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -81,13 +81,39 @@ _DOT_FILE = re.compile(r"\.\w[\w.-]*")
 _NAME_WITH_EXTENSION = re.compile(r"[\w-][\w.-]*\.\w+")
 
 
+_LINE_RANGE = re.compile(r"[:#]L(\d{1,9})(?:-L?(\d{1,9}))?")
+
+
 @dataclass(frozen=True)
 class Mention:
-    """An ``@path`` in text; ``start``/``end`` span the ``@`` and the path, punctuation excluded."""
+    """An ``@path`` in text; ``start``/``end`` span the ``@`` and the path, punctuation excluded.
+
+    ``lines`` is the range written after the path (``@a.py:L10-L40``, ``@a.py#L10``), if any.
+    """
 
     path: str
     start: int
     end: int
+    lines: tuple[int, int] | None = None
+
+
+def split_line_range(token: str) -> tuple[str, tuple[int, int] | None]:
+    """``a.py:L10-L40`` → ``("a.py", (10, 40))``; a token without a valid range is all path.
+
+    Both the editor style (``:L10-L40``) and GitHub's (``#L10-L40``) are read; a range that
+    runs backwards or starts at 0 is not a range, so the token stays a (likely missing) path.
+    """
+    at = max(token.rfind(":L"), token.rfind("#L"))
+    if at <= 0:
+        return token, None
+    match = _LINE_RANGE.fullmatch(token, at)
+    if match is None:
+        return token, None
+    first = int(match.group(1))
+    last = int(match.group(2)) if match.group(2) else first
+    if first < 1 or last < first:
+        return token, None
+    return token[:at], (first, last)
 
 
 def _fenced_blocks(text: str) -> list[tuple[int, int]]:
@@ -197,12 +223,13 @@ def find_mentions(text: str, *, exists: Callable[[str], bool] | None = None) -> 
     for match in candidates:
         if _inside(code, starts, match.start()):
             continue
-        path = match.group(1).rstrip(_TRAILING)
+        token = match.group(1).rstrip(_TRAILING)
+        path, lines = split_line_range(token)
         verdict = classify(path)
         if verdict is None:
             verdict = exists is not None and exists(path)
         if verdict:
-            found.append(Mention(path, match.start(), match.start() + 1 + len(path)))
+            found.append(Mention(path, match.start(), match.start() + 1 + len(token), lines))
     return found
 
 
@@ -213,7 +240,8 @@ def segments_from_text(text: str, *, exists: Callable[[str], bool] | None = None
     for mention in find_mentions(text, exists=exists):
         if mention.start > pos:
             segments.append(TextSegment(text=text[pos : mention.start]))
-        segments.append(FileRefSegment(path=mention.path))
+        first, last = mention.lines or (None, None)
+        segments.append(FileRefSegment(path=mention.path, start_line=first, end_line=last))
         pos = mention.end
     if pos < len(text):
         segments.append(TextSegment(text=text[pos:]))

@@ -139,13 +139,20 @@ class Policy:
     """Rules a person added by answering "always" (for the pod's life)."""
 
     @classmethod
-    def from_config(cls, config: PermissionsConfig, *, extra_allow: Iterable[str] = ()) -> Policy:
-        """The policy a config describes, plus rules given on the command line."""
+    def from_config(
+        cls,
+        config: PermissionsConfig,
+        *,
+        extra_allow: Iterable[str] = (),
+        extra_deny: Iterable[str] = (),
+    ) -> Policy:
+        """The policy a config describes, plus rules from elsewhere (the command line, the
+        MCP servers' entries)."""
         return cls(
             mode=config.mode,
             allow=[Rule.parse(r) for r in [*config.allow, *extra_allow]],
             ask=[Rule.parse(r) for r in config.ask],
-            deny=[Rule.parse(r) for r in config.deny],
+            deny=[Rule.parse(r) for r in [*config.deny, *extra_deny]],
         )
 
     def decide(self, tool: str, kind: ToolKind, arguments: dict[str, Any]) -> Decision:

@@ -15,6 +15,7 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orchestrator.approvals import Approvals
 from orchestrator.config import PodConfig
@@ -43,6 +44,9 @@ from orchestrator.tools.base import Tool
 from orchestrator.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
 from orchestrator.tools.registry import default_registry
 from orchestrator.transcript import Transcript
+
+if TYPE_CHECKING:
+    from orchestrator.mcp.servers import McpServer, McpServers
 
 log = logging.getLogger(__name__)
 
@@ -314,8 +318,15 @@ async def serve_pod(
         on_stopped=stopped.set,
     )
     controller = pod.controller
+    mcp = await start_mcp_servers(config, controller)
     server = PodServer(socket_path, pod.methods.handle)
-    await server.start()
+    try:
+        await server.start()
+    except BaseException:
+        if mcp is not None:
+            await mcp.close()
+        raise
+    controller.transcript.serving = True
     try:
         info = write_pod_info(socket_path, config, pod.session_path)
     except OSError as exc:
@@ -337,6 +348,8 @@ async def serve_pod(
         if upward is not None:
             await upward.flush()
         await server.close()
+        if mcp is not None:
+            await mcp.close()
         controller.transcript.session.close()
         with contextlib.suppress(FileNotFoundError):
             info.unlink()
@@ -344,6 +357,43 @@ async def serve_pod(
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(sig)
     return pod
+
+
+async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpServers | None:
+    """Start the configured MCP servers and offer their tools; None when there are none.
+
+    A server that fails is an alert naming it (with its stderr's last lines); the pod runs
+    with the rest. Tools the permissions deny outright are not offered, as for built-ins.
+    """
+    enabled = {n: s for n, s in config.mcp.servers.items() if s.enabled}
+    if not enabled:
+        return None
+    from orchestrator.mcp.config import wire_name
+    from orchestrator.mcp.servers import McpServers
+    from orchestrator.tools.base import tool_kind
+
+    def alert(level: str, message: str) -> None:
+        controller.alert(level, "mcp", message)
+
+    registry = controller.tools.registry
+    policy = config.permission_policy()
+    servers = McpServers.from_config(enabled, config.workspace, alert)
+    await servers.start()
+
+    def offer(server: McpServer) -> None:
+        # Called again when a server says its tools changed: the next request sees the new
+        # list (a call in flight keeps the tool it started with).
+        prefix = wire_name(server.name, "")
+        for name in [n for n in registry.names() if n.startswith(prefix)]:
+            registry.unregister(name)
+        for tool in servers.tools(set(registry.names())):
+            if tool.server is server and policy.offered(tool.name, tool_kind(tool)):
+                registry.register(tool)
+
+    for server in servers.servers:
+        server.on_tools_changed = offer
+        offer(server)
+    return servers
 
 
 def _drop(line: bytes) -> None:

@@ -32,10 +32,46 @@ class PasteSegment(_Segment):
 
 
 class FileRefSegment(_Segment):
-    """An ``@path`` reference, resolved at submit time through the scoped file system."""
+    """An ``@path`` reference, resolved at submit time through the scoped file system.
+
+    ``start_line``/``end_line`` narrow it to a range of lines (``@path:L10-L40``), 1-based and
+    inclusive; ``end_line`` unset with ``start_line`` set means that one line.
+    """
 
     kind: Literal["file_ref"] = "file_ref"
     path: str
+    # Left out of JSON when unset: a whole-file ref reads as it always did on the wire and in
+    # session files written before ranges existed.
+    start_line: int | None = Field(default=None, ge=1, exclude_if=lambda value: value is None)
+    end_line: int | None = Field(default=None, ge=1, exclude_if=lambda value: value is None)
+
+    @model_validator(mode="after")
+    def _a_range_runs_forward(self) -> FileRefSegment:
+        if self.end_line is not None and (
+            self.start_line is None or self.end_line < self.start_line
+        ):
+            raise ValueError("end_line needs a start_line at or before it")
+        return self
+
+    @property
+    def lines(self) -> tuple[int, int] | None:
+        """The inclusive line range, or None for the whole file."""
+        if self.start_line is None:
+            return None
+        return (self.start_line, self.end_line or self.start_line)
+
+    @property
+    def label(self) -> str:
+        """The ref as written after ``@``: ``src/a.py`` or ``src/a.py:L10-L40``."""
+        return self.path + line_range_suffix(self.lines)
+
+
+def line_range_suffix(lines: tuple[int, int] | None) -> str:
+    """``:L10-L40`` (``:L7`` for one line), or nothing for a whole file."""
+    if lines is None:
+        return ""
+    first, last = lines
+    return f":L{first}" if first == last else f":L{first}-L{last}"
 
 
 class KnowledgeRefSegment(_Segment):
@@ -95,7 +131,7 @@ def ref_label(segment: Segment) -> str | None:
     if isinstance(segment, TextSegment | PasteSegment):
         return None
     if isinstance(segment, FileRefSegment):
-        return f"@{segment.path}"
+        return f"@{segment.label}"
     if isinstance(segment, KnowledgeRefSegment):
         return f"@knowledge:{segment.slug}"
     if isinstance(segment, WorkflowInvokeSegment):

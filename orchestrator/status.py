@@ -1,11 +1,19 @@
-"""What ``get_status`` says about the context window and the session's cost (pure)."""
+"""What ``get_status`` says about the context window and the session's cost, and the same in
+words for people (pure)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
 from orchestrator.config import PodConfig
 from orchestrator.context import ContextSize
-from orchestrator.protocol import ContextData
+from orchestrator.protocol import ContextData, StatusData
 from orchestrator.usage import TokenUsage
+from states import PublicStatus, leaf_state, public_status
+
+if TYPE_CHECKING:
+    from orchestrator.controller import Controller
 
 
 def context_data(size: ContextSize) -> ContextData:
@@ -24,3 +32,87 @@ def session_cost(config: PodConfig, model: str, usage: TokenUsage) -> float | No
     if prices is None:
         return None
     return round(prices.cost(usage, ttl=config.prompt_cache), 6)
+
+
+def status_text(data: dict[str, Any]) -> str:
+    """``pod status`` for a person: state, model, turn, tokens, context and cost."""
+    usage = data.get("usage") or {}
+    tokens = f"tokens in {usage.get('input_tokens', 0):,} out {usage.get('output_tokens', 0):,}"
+    cached = usage.get("cache_read_input_tokens", 0)
+    if cached:
+        tokens += (
+            f" (cache read {cached:,}, written {usage.get('cache_creation_input_tokens', 0):,})"
+        )
+    lines = [
+        f"{data['name']} {data['status']} ({data['state']}) · {data['provider']}/{data['model']}"
+        f" · turn {data['turn']}",
+        tokens + (f" · ${data['cost_usd']:.4f}" if data.get("cost_usd") is not None else ""),
+    ]
+    context = data.get("context")
+    if context:
+        lines.append(
+            f"context {context['percent']}% of {context['window']:,} tokens "
+            f"({context['used']:,} used; compacts at {context['compact_at']}%)"
+        )
+    waiting = data.get("approvals") or []
+    if waiting:
+        lines.append(
+            f"{len(waiting)} call(s) awaiting approval: "
+            + ", ".join(f"{a['tool']} ({a['id']})" for a in waiting)
+        )
+    lines.append(f"workspace {data['workspace']}")
+    return "\n".join(lines)
+
+
+class StatusBoard:
+    """What ``status`` says, and when it is said: a machine listener that broadcasts the
+    status whenever the pod comes to a new leaf state whose public status or name differs."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+        self.active = False
+        """Off while the machine enters its initial state (the controller is being built)."""
+        self._last: tuple[PublicStatus, str] | None = None
+
+    def start(self) -> None:
+        """The machine is built: remember where it is and announce changes from now on."""
+        self._last = self.key()
+        self.active = True
+
+    def key(self) -> tuple[PublicStatus, str]:
+        """The coarse status and the leaf state."""
+        values = frozenset(self.controller.machine.configuration_values)
+        return public_status(values), leaf_state(values)
+
+    def on_enter_state(self, target: Any) -> None:
+        """Announce the status on entering a leaf state (before the edge's ``after`` actions)."""
+        if self.active and target.is_atomic:
+            self.changed()
+
+    def changed(self) -> None:
+        """Broadcast ``status`` if it changed."""
+        key = self.key()
+        if key == self._last:
+            return
+        self._last = key
+        self.controller.emit("status", self.data())
+
+    def data(self, request_id: Any = None) -> StatusData:
+        """The ``status`` event payload."""
+        c = self.controller
+        status, state = self.key()
+        return StatusData(
+            status=status,
+            state=state,
+            name=c.config.pod_name(),
+            model=c.provider.model,
+            provider=c.provider.name,
+            workspace=str(c.config.workspace),
+            turn=c.history.turn,
+            usage=asdict(c.session_usage),
+            turn_usage=asdict(c.turn_usage),
+            context=context_data(c.context.size()),
+            cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
+            approvals=c.approvals.pending(),
+            id=request_id,
+        )

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from orchestrator.config import PodConfig
-from orchestrator.file_refs import resolve_segments
+from orchestrator.file_refs import is_image_name, resolve_segments
 from orchestrator.history import Item, UserMessage
 from orchestrator.knowledge import resolve_knowledge_refs
 from orchestrator.mentions import expand_mentions
@@ -46,8 +46,8 @@ class Submission:
     """What the model reads as the user message (unresolved refs become placeholders)."""
     attach: list[Item] = field(default_factory=list)
     """Items committed right after the user message, in order."""
-    preread: list[str] = field(default_factory=list)
-    """Paths read inside the turn as a synthetic ``read_file`` call (``synthetic_read``)."""
+    preread: list[FileRefSegment] = field(default_factory=list)
+    """Refs read inside the turn as a synthetic ``read_file`` call (``synthetic_read``)."""
     alerts: list[Alert] = field(default_factory=list)
 
     def message(self) -> UserMessage:
@@ -70,22 +70,52 @@ def resolve_submission(segments: list[Segment], *, fs: ScopedFS, config: PodConf
     knowledge, knowledge_alerts = _knowledge_items(segments, config)
     if config.file_ref_style == "synthetic_read":
         # Read later, inside the turn task, so a cancelled submit leaves no trace.
-        paths = [s.path for s in segments if isinstance(s, FileRefSegment)]
+        # Images cannot be a read_file result: they are attached now, as in the other style.
+        images: list[Segment] = [
+            s for s in segments if isinstance(s, FileRefSegment) and _is_image_ref(s)
+        ]
+        attached = resolve_segments(fs, images, max_bytes=config.file_ref_max_bytes)
+        alerts += [Alert("warn", "file_ref", f.alert_message) for f in attached.failures]
+        refs = [s for s in segments if isinstance(s, FileRefSegment) and not _is_image_ref(s)]
+        distinct = list(dict.fromkeys(ref.label for ref in refs))
+        alerts += _too_many_refs(distinct[config.max_preread_files :], config.max_preread_files)
         return Submission(
             segments=list(segments),
             text=flatten_segments(segments),
-            attach=knowledge,
-            preread=paths,
+            attach=[*attached.items, *knowledge],
+            preread=refs,
             alerts=[*alerts, *knowledge_alerts],
         )
-    resolution = resolve_segments(fs, segments, max_bytes=config.file_ref_max_bytes)
+    resolution = resolve_segments(
+        fs, segments, max_bytes=config.file_ref_max_bytes, max_refs=config.file_ref_max_count
+    )
     alerts += [Alert("warn", "file_ref", f.alert_message) for f in resolution.failures]
+    alerts += _too_many_refs(resolution.skipped, config.file_ref_max_count)
     return Submission(
         segments=list(segments),
         text=resolution.user_text,
         attach=[*resolution.items, *knowledge],
         alerts=[*alerts, *knowledge_alerts],
     )
+
+
+def _is_image_ref(ref: FileRefSegment) -> bool:
+    return ref.lines is None and is_image_name(ref.path)
+
+
+def _too_many_refs(skipped: list[str], limit: int) -> list[Alert]:
+    """One warning naming the refs past the per-message limit (the first few of them)."""
+    if not skipped:
+        return []
+    named = ", ".join(f"@{label}" for label in skipped[:5])
+    more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+    return [
+        Alert(
+            "warn",
+            "file_ref",
+            f"only {limit} files are attached per message; {named}{more} stayed as text",
+        )
+    ]
 
 
 def _segment_alerts(segments: list[Segment]) -> list[Alert]:

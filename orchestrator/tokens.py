@@ -13,6 +13,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from orchestrator.images import base64_image_tokens
+
 BYTES_PER_TOKEN = 3.5
 BLOCK_OVERHEAD = 4
 """Tokens the API spends on each block's framing (role, type markers)."""
@@ -30,9 +32,15 @@ def estimate_block(block: dict[str, Any]) -> int:
         body = str(block.get("text", ""))
     elif kind == "tool_result":
         content = block.get("content")
+        if isinstance(content, list):  # text and image blocks: each counted as the API does
+            return sum(estimate_block(b) for b in content if isinstance(b, dict)) + BLOCK_OVERHEAD
         body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
     elif kind == "thinking":
         body = str(block.get("thinking", ""))
+    elif kind == "image":
+        # Counted by its pixels, as the API does: its base64 would be a thousand times more.
+        source = block.get("source") or {}
+        return base64_image_tokens(str(source.get("data", ""))) + BLOCK_OVERHEAD
     else:
         body = json.dumps(
             {k: v for k, v in block.items() if k != "cache_control"}, ensure_ascii=False

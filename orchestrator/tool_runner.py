@@ -264,5 +264,9 @@ class ToolRunner:
 
 def _result(call: ToolUseBlock, output: ToolOutput) -> ToolResult:
     return ToolResult(
-        call_id=call.id, summary=output.summary, content=output.content, is_error=output.is_error
+        call_id=call.id,
+        summary=output.summary,
+        content=output.content,
+        is_error=output.is_error,
+        images=list(output.images),
     )

@@ -83,6 +83,8 @@ class Transcript:
         self.session = session
         self.broadcast = broadcast
         self.startup_alerts: list[dict[str, Any]] = []
+        self.serving = False
+        """Set once clients can connect; alerts raised before then are kept for them."""
         """Alerts raised while the pod was being built, for the ``history`` reply."""
         self.write_error: SessionWriteError | None = None
         """The last failed write, while records are waiting for the disk."""
@@ -189,9 +191,10 @@ class Transcript:
             message=message,
             timestamp_ms=int(time.time() * 1000),
         )
-        if source == "pod":
-            # Raised while the pod was being built, before anyone could listen: kept for the
-            # ``history`` reply (what an attaching client asks first) and logged.
+        if source == "pod" or not self.serving:
+            # Raised while the pod was being built (or its MCP servers started), before anyone
+            # could listen: kept for the ``history`` reply (what an attaching client asks
+            # first) and logged.
             self.startup_alerts.append(data.model_dump(mode="json"))
             log.warning("%s", message)
         self.emit("alert", data)

@@ -51,11 +51,12 @@ def total(usages: Iterable[TokenUsage]) -> TokenUsage:
 class Prices(BaseModel):
     """Dollars per million tokens of one model family."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     input: float = Field(ge=0)
-    """Uncached input."""
+    """Dollars per million uncached input tokens."""
     output: float = Field(ge=0)
+    """Dollars per million output tokens (thinking included)."""
     cache_write: float | None = Field(default=None, ge=0)
     """Writing the prompt cache (5-minute entries); 1.25 × input when unset."""
     cache_write_1h: float | None = Field(default=None, ge=0)

@@ -13,6 +13,7 @@ The rules this encodes (each has a test in ``tests/orchestrator/test_validator.p
 ``duplicate_result``  a tool_use is answered once
 ``duplicate_tool_use_id``   tool_use ids are unique in the conversation
 ``bad_tool_use``      a tool_use has an id and a name of the API's characters and an object input
+``bad_image``         an image block is base64 data of a media type the API takes, or a URL
 
 Consecutive messages with the same role are merged first, as the API does; the pairing rules
 are checked on the merged messages, which is how the API applies them.
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.errors import PodRuntimeError
+from orchestrator.images import IMAGE_MEDIA_TYPES
 
 TOOL_USE_ID = re.compile(r"[A-Za-z0-9_-]+\Z")
 """The characters the API accepts in a ``tool_use`` id (and so in a result's ``tool_use_id``)."""
@@ -88,6 +90,18 @@ def merge_same_role(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 _USER_TYPES = frozenset({"text", "tool_result", "image", "document"})
 _ASSISTANT_TYPES = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
+
+
+def _well_formed_image(source: object) -> bool:
+    if isinstance(source, dict) and source.get("type") == "url":
+        return isinstance(source.get("url"), str) and bool(source["url"])
+    return (
+        isinstance(source, dict)
+        and source.get("type") == "base64"
+        and source.get("media_type") in IMAGE_MEDIA_TYPES
+        and isinstance(source.get("data"), str)
+        and bool(source["data"])
+    )
 
 
 def validate_wire(
@@ -210,6 +224,15 @@ def _check_message(
             out.append(WireViolation("unknown_block", index, f"{kind!r} block in a {role} message"))
         elif kind == "text" and not str(block.get("text", "")).strip():
             out.append(WireViolation("empty_content", index, "text block is empty"))
+        elif kind == "image" and not _well_formed_image(block.get("source")):
+            out.append(
+                WireViolation(
+                    "bad_image",
+                    index,
+                    "an image needs a URL or a base64 source of image/png, image/jpeg, "
+                    "image/gif or image/webp with data",
+                )
+            )
     if role == "assistant":
         out.extend(_check_assistant(index, blocks, seen))
         return [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"], out

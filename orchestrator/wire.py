@@ -2,7 +2,8 @@
 
 Rules (all pure): assistant items become ``assistant`` messages; every maximal run of
 non-assistant items becomes one ``user`` message whose ``tool_result`` blocks come first and
-whose text blocks (user text, system messages) follow in history order. A tool result's text is
+whose text blocks (user text, system messages, an attached image after its name) follow in
+history order. A tool result's text is
 ``summary`` + newline + ``content``. Pruned results send their summary only.
 
 :class:`WireBuilder` keeps the built messages between requests so that a round costs work
@@ -17,6 +18,7 @@ from typing import Any
 from orchestrator.history import (
     AssistantMessage,
     Item,
+    SystemMessage,
     TextBlock,
     ThinkingBlock,
     ToolResult,
@@ -47,7 +49,10 @@ def assistant_blocks(item: AssistantMessage) -> list[dict[str, Any]]:
 def tool_result_block(item: ToolResult, *, pruned: bool = False) -> dict[str, Any]:
     """The wire block of a tool result; a pruned one carries its summary only."""
     text = item.summary if pruned or item.content is None else item.wire_text
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": item.call_id, "content": text}
+    content: str | list[dict[str, Any]] = text
+    if item.images and not pruned:
+        content = [{"type": "text", "text": text}, *(image.block() for image in item.images)]
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": item.call_id, "content": content}
     if item.is_error:
         block["is_error"] = True
     return block
@@ -63,6 +68,8 @@ def _user_blocks(items: list[Item], prune_before_turn: int) -> list[dict[str, An
             text = item.text  # type: ignore[union-attr]
             if text.strip():
                 texts.append({"type": "text", "text": text})
+            if isinstance(item, SystemMessage) and item.image is not None:
+                texts.append(item.image.block())
     return results + texts
 
 

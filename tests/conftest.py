@@ -53,12 +53,12 @@ def workspace(tmp_path: Path) -> Path:
 @pytest.fixture(params=["openat2", "walk"])
 def fs_resolver(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test with ScopedFS's openat2 resolver, then with its portable component walk."""
-    from orchestrator import scoped_fs
+    from orchestrator.scoped_fs import resolver
 
     if request.param == "openat2":
-        if scoped_fs._openat2_fn() is None:
+        if resolver.openat2_fn() is None:
             pytest.skip("openat2 is not available here")
     else:
         # A private switch: forces the walk, which is what runs on kernels before 5.6.
-        monkeypatch.setattr(scoped_fs, "_openat2_fn", lambda: None)
+        monkeypatch.setattr(resolver, "openat2_fn", lambda: None)
     return str(request.param)

@@ -16,6 +16,8 @@ COMMAND_MODULES = (
     "protocol",
     "knowledge",
     "conformance",
+    "acp",
+    "mcp",
 )
 
 

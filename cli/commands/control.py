@@ -1,4 +1,4 @@
-"""One-shot commands for scripts: status, ls, history, pause, resume, cancel, shutdown."""
+"""One-shot commands for scripts: status, ls, history, compact, pause, resume, cancel, shutdown."""
 
 from __future__ import annotations
 
@@ -50,13 +50,9 @@ def register(app: typer.Typer) -> None:
         if json_out:
             typer.echo(json.dumps(data))
             return
-        usage = data.get("usage") or {}
-        Console().print(
-            f"[bold]{data['name']}[/] {data['status']} ({data['state']}) · "
-            f"{data['provider']}/{data['model']} · turn {data['turn']} · "
-            f"tokens in {usage.get('input_tokens', 0)} out {usage.get('output_tokens', 0)}\n"
-            f"workspace {data['workspace']}"
-        )
+        from orchestrator.status import status_text
+
+        Console(highlight=False).print(status_text(data), markup=False)
 
     @app.command("ls")
     def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
@@ -118,6 +114,44 @@ def register(app: typer.Typer) -> None:
         else:
             render_items(Console(), items)
 
+    @app.command("compact")
+    def compact(
+        target: TargetArg = None,
+        socket: SocketOpt = None,
+        workspace: WorkspaceOpt = Path("."),
+        focus: Annotated[
+            str | None,
+            typer.Option(help="What the summary should keep above all.", show_default=False),
+        ] = None,
+        timeout: Annotated[float, typer.Option(help="Seconds to wait for the compaction.")] = 600.0,
+    ) -> None:
+        """Summarise the older part of the conversation now (or at the running turn's next
+        round boundary) and print what it saved."""
+        from cli.client_sync import with_client
+        from orchestrator.protocol import AlertData, CompactionData, ErrorData, ShutdownData
+
+        async def body(client: PodClient) -> str:
+            await client.send("compact", {"focus": focus} if focus else {}, id="cmd")
+
+            async def outcome() -> str:
+                async for event in client.events():
+                    match event.payload:
+                        case ErrorData(id="cmd", code=code, message=message):
+                            raise CliError(f"{code}: {message}")
+                        case CompactionData() as done:
+                            return compaction_text(done.model_dump())
+                        case AlertData(source="compaction", level="info", message=message):
+                            return message  # nothing to compact yet
+                        case AlertData(source="compaction", level="error", message=message):
+                            raise CliError(message)
+                        case ShutdownData():
+                            raise CliError("the pod shut down before it compacted")
+                raise CliError("the pod closed the connection before it compacted")
+
+            return await asyncio.wait_for(outcome(), timeout)
+
+        typer.echo(with_client(_socket(target, socket, workspace), body))
+
     def lifecycle(method: str, wait_for: tuple[str, ...], help_text: str) -> None:
         @app.command(method, help=help_text)
         def command(
@@ -151,3 +185,14 @@ def register(app: typer.Typer) -> None:
     lifecycle("resume", ("running",), "Resume a paused turn.")
     lifecycle("cancel", ("idle",), "Cancel the running turn (it is closed, not resumable).")
     lifecycle("shutdown", ("stopped",), "Shut the pod down (its session stays on disk).")
+
+
+def compaction_text(data: dict[str, Any]) -> str:
+    """One line on a committed compaction: what it covered and what it saved."""
+    before, after = data["tokens_before"], data["tokens_after"]
+    files = data.get("files") or []
+    reread = f"; re-attached {', '.join(files)}" if files else ""
+    return (
+        f"compacted items {data['first_seq']}-{data['last_seq']}: "
+        f"{before:,} → {after:,} tokens{reread}"
+    )

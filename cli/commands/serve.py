@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sys
 from pathlib import Path
@@ -77,6 +78,13 @@ def register(app: typer.Typer) -> None:
         file_ref_style: Annotated[
             str | None, typer.Option(help="system_message or synthetic_read.")
         ] = None,
+        mcp_servers: Annotated[
+            str | None,
+            typer.Option(
+                hidden=True,
+                help="MCP servers as JSON ({name: entry}), added to the config's (pod acp).",
+            ),
+        ] = None,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
     ) -> None:
         """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
@@ -99,13 +107,14 @@ def register(app: typer.Typer) -> None:
                 model=model,
                 session=session_path,
                 allow_bash=allow_bash,
-                permissions=_permissions(permission_mode, allow_bash),
+                permissions=permissions_overrides(permission_mode, allow_bash),
                 # Given on a command line, a relative path means the shell's folder.
                 read_roots=[p.resolve() for p in read_root] if read_root else None,
                 write_roots=[p.resolve() for p in write_root] if write_root else None,
                 parent_socket=parent_socket,
                 scripted_script=script,
                 file_ref_style=file_ref_style,
+                mcp={"servers": json.loads(mcp_servers)} if mcp_servers else None,
             )
         except (ConfigError, SessionError) as exc:
             raise CliError(str(exc)) from None
@@ -140,7 +149,7 @@ def register(app: typer.Typer) -> None:
             raise CliError(str(exc)) from None
 
 
-def _permissions(mode: str | None, allow_bash: bool | None) -> dict[str, Any] | None:
+def permissions_overrides(mode: str | None, allow_bash: bool | None) -> dict[str, Any] | None:
     """The ``[permissions]`` the command line sets: a mode, and ``--no-allow-bash`` as a deny."""
     table: dict[str, Any] = {}
     if mode:

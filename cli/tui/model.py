@@ -292,6 +292,8 @@ class PodView:
     state: str = ""
     turn: int = 0
     context_percent: int | None = None
+    cost_usd: float | None = None
+    """What the session cost so far; None for a model the price table does not know."""
     input_tokens: int = 0
     output_tokens: int = 0
     last_alert: str = ""
@@ -310,6 +312,7 @@ class PodView:
         self.turn = data.turn
         if data.context is not None:
             self.context_percent = data.context.percent
+        self.cost_usd = data.cost_usd
         if data.usage:
             # Input counts every kind the model read: uncached, cache writes, cache reads.
             self.input_tokens = sum(n for k, n in data.usage.items() if k.endswith("input_tokens"))
@@ -349,6 +352,8 @@ class PodView:
         parts.append(f"{_k(self.input_tokens)}↑ {_k(self.output_tokens)}↓ tokens")
         if self.context_percent is not None:
             parts.append(f"context {self.context_percent}%")
+        if self.cost_usd is not None:
+            parts.append(f"${self.cost_usd:.2f}" if self.cost_usd >= 1 else f"${self.cost_usd:.4f}")
         line = " · ".join(parts)
         expires = self.alert_expires()
         if expires is not None and (now is None or now < expires):

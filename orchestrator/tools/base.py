@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from orchestrator.errors import PodRuntimeError
+from orchestrator.images import ImageData
 from orchestrator.permissions import ToolKind
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ class ToolOutput:
     summary: str
     content: str | None = None
     is_error: bool = False
+    images: tuple[ImageData, ...] = ()
+    """Images the result shows the model (an MCP tool's), sent after the text."""
 
 
 class ToolError(PodRuntimeError):

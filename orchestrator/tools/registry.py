@@ -26,6 +26,10 @@ class ToolRegistry:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
 
+    def unregister(self, name: str) -> None:
+        """Stop offering a tool (an MCP server's list changed, or it stopped)."""
+        self._tools.pop(name, None)
+
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, if any."""
         return self._tools.get(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -247,3 +248,35 @@ def test_serve_listens_on_the_configured_socket(
         if proc.poll() is None:
             proc.kill()
     assert f"listening on {socket} " in err
+
+
+@pytest.fixture
+def small_window(workspace: Path) -> None:
+    """A workspace whose model window is small enough to compact after a few turns."""
+    (workspace / ".pod").mkdir(exist_ok=True)
+    (workspace / ".pod" / "config.toml").write_text(
+        "context_window = 20000\ncompact_keep_tokens = 100\n"
+    )
+
+
+def test_compact_prints_what_it_saved_and_status_shows_the_context(
+    env: dict[str, str], small_window: None, served: Path
+) -> None:
+    early = pod(env, "compact", "--socket", str(served))
+    assert (early.returncode, early.stdout) == (0, "nothing to compact yet\n"), early.stderr
+    for n in range(3):
+        words = " ".join(f"word{n}{i}" for i in range(200))
+        assert pod(env, "run", words, "--socket", str(served)).returncode == 0
+    done = pod(env, "compact", "--focus", "the word lists", "--socket", str(served))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("compacted items 1-") and " tokens" in done.stdout
+    saved = re.search(r": ([\d,]+) → ([\d,]+) tokens", done.stdout)
+    assert saved is not None
+    before, after = (int(n.replace(",", "")) for n in saved.groups())
+    assert after < before
+    shown = pod(env, "status", "--socket", str(served)).stdout.splitlines()
+    assert shown[0].startswith("demo idle (idle) · scripted/")
+    assert shown[2].startswith("context ") and "of 20,000 tokens" in shown[2]
+    assert "compacts at 80%" in shown[2]
+    history = json.loads(pod(env, "history", "--socket", str(served), "--json").stdout)
+    assert [i["kind"] for i in history].count("compaction") == 1

@@ -9,7 +9,9 @@ import pytest
 
 from orchestrator.config import GRANTS, MemoryConfig, PodConfig, load_config
 from orchestrator.config_doc import extract_block, generated_block, rows
+from orchestrator.mcp.config import McpServerConfig
 from orchestrator.permissions import PermissionsConfig
+from orchestrator.usage import Prices
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 REFRESH = (
@@ -24,8 +26,14 @@ def test_the_key_reference_is_fresh() -> None:
 
 def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
     table = {key: meaning for key, _, _, meaning in rows()}
-    tables = {"memory": MemoryConfig, "permissions": PermissionsConfig}
-    expected = {name for name in PodConfig.model_fields if name not in ("workspace", *tables)}
+    tables = {
+        "memory": MemoryConfig,
+        "permissions": PermissionsConfig,
+        "mcp.servers.<name>": McpServerConfig,
+        "prices.<name>": Prices,
+    }
+    nested = ("workspace", "memory", "permissions", "mcp", "prices")
+    expected = {name for name in PodConfig.model_fields if name not in nested}
     expected |= {
         f"{table}.{name}" for table, model in tables.items() for name in model.model_fields
     }

@@ -153,3 +153,36 @@ async def test_a_stream_dropped_at_every_sse_event_index_leaves_a_resumable_sess
     await provider.aclose()
     assert set(outcomes.values()) <= {"finished", "errored"}
     assert "errored" in outcomes.values()
+
+
+async def test_an_attached_image_reaches_the_api_as_an_image_block(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (600, 400), (10, 120, 200)).save(buffer, format="PNG")
+    (workspace / "shot.png").write_bytes(buffer.getvalue())
+    fake.push(Reply(text="A blue rectangle."))
+    provider = _provider(fake)
+    async with running_pod(workspace, short_dir, provider=provider) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "what is in @shot.png?"})
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "finished"}
+        assert [e for e in events if e.event == "alert"] == []
+        await c.close()
+    await provider.aclose()
+    [request] = fake.requests
+    assert request.valid, request.error
+    [user] = without_breakpoints(request.body["messages"])
+    text, name, image = user["content"]
+    assert text == {"type": "text", "text": "what is in @shot.png?"}
+    assert name == {"type": "text", "text": "[Image: shot.png]"}
+    assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
+    assert base64.b64decode(image["source"]["data"]) == buffer.getvalue()
+    # The fake counts the image by its pixels (600 x 400 / 750 = 320), not by its base64.
+    assert request.usage is not None and request.usage["input_tokens"] < 1000

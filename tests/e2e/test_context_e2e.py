@@ -238,3 +238,24 @@ async def test_knowledge_ref_attaches_the_record_body(workspace: Path, short_dir
             {"type": "text", "text": "[Knowledge: alpha]\nA"},
         ]
         await c.close()
+
+
+async def test_a_line_range_typed_in_plain_input_reaches_the_wire(
+    workspace: Path, short_dir: Path
+) -> None:
+    (workspace / "long.txt").write_text("".join(f"row {n}\n" for n in range(1, 51)))
+    async with running_pod(workspace, short_dir, replies=[ScriptedReply(text="ok")]) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "why @long.txt#L20-L22?"})
+        events = await collect_until(c, "run_end")
+        assert [e for e in events if e.event == "alert"] == []
+        [user] = pod.provider.requests[0].messages
+        text, attached = user["content"]
+        assert text == {"type": "text", "text": "why @long.txt:L20-L22?"}
+        header, *rows = attached["text"].splitlines()
+        assert header == "[File: long.txt (lines 20-22)]"
+        assert [row.split(maxsplit=1)[1] for row in rows] == ["row 20", "row 21", "row 22"]
+        history = await c.request("get_history")
+        ref = history.data["items"][0]["segments"][1]
+        assert ref == {"kind": "file_ref", "path": "long.txt", "start_line": 20, "end_line": 22}
+        await c.close()

@@ -2,9 +2,9 @@
 
 A hypothesis ``RuleBasedStateMachine`` drives one in-process pod on a real Unix socket through
 its own private event loop. The scripted provider's responder makes random but valid replies
-(text streamed in small delayed chunks, 0–3 ``read_file`` / ``glob`` / ``bash sleep`` calls,
-occasional stream / rejected / overloaded errors). Each bash call appends its id to an
-executions log, so a command that runs twice is caught. Rules send ``run`` (sometimes with an
+(text streamed in small delayed chunks, 0–3 ``read_file`` / ``glob`` / ``bash sleep`` / MCP
+``record`` calls, occasional stream / rejected / overloaded errors). Each bash and MCP call
+appends its id to an executions log, so a command that runs twice is caught. Rules send ``run`` (sometimes with an
 ``@README.md`` ref), ``pause``, ``resume``, ``cancel``, ``notify`` and ``get_history``, bursts
 of 2-4 methods in one write (a turn task interrupted before it starts must still end),
 connect and drop extra clients, wait for the pod to reach a point (next ``text_delta``,
@@ -36,6 +36,7 @@ import json
 import os
 import random
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -112,6 +113,15 @@ def _fresh_id(prefix: str = "toolu_fz") -> str:
     return f"{prefix}_{os.getpid()}_{_ID_COUNTER[0]:07d}"
 
 
+FUZZ_MCP_SERVER = {
+    "command": sys.executable,
+    "args": ["-m", "tests.mcp.hostile_server"],
+    "cwd": str(Path(__file__).resolve().parents[2]),
+    "permission": "allow",
+}
+"""An MCP server whose ``record`` tool logs executions like the fuzz's bash commands."""
+
+
 class RandomResponder:
     """Random but valid scripted replies; tool loops end after a few rounds."""
 
@@ -144,7 +154,7 @@ class RandomResponder:
         calls: list[ScriptedToolCall] = []
         if rounds < 3:
             for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
-                kind = rng.choice(["read_file", "glob", "bash", "bash"])
+                kind = rng.choice(["read_file", "glob", "bash", "bash", "mcp"])
                 if kind == "read_file":
                     args: dict[str, Any] = {"path": rng.choice(["README.md", "src/app.py"])}
                     calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
@@ -152,6 +162,16 @@ class RandomResponder:
                     args = {"pattern": rng.choice(["*", "**/*.py"])}
                     calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
                     calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
+                elif kind == "mcp":
+                    # The MCP server logs the call id the same way: a remote call must not be
+                    # sent twice either.
+                    call_id = _fresh_id()
+                    args = {
+                        "call_id": call_id,
+                        "path": str(self.executions),
+                        "seconds": round(rng.uniform(0.05, 0.3), 2),
+                    }
+                    calls.append(ScriptedToolCall(name="mcp__fz__record", input=args, id=call_id))
                 else:
                     # Each command appends its call id to a log outside the workspace: that log
                     # counts executions, so a command that ran twice is caught.
@@ -301,7 +321,13 @@ class PodFuzz(RuleBasedStateMachine):
     # -- plumbing -------------------------------------------------------------------------
 
     def _go(self, coro: Any, timeout: float = 30.0) -> Any:
-        return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
+        try:
+            return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
+        except (AssertionError, ConnectionError) as exc:
+            if self.pod is not None and self.pod.task.done():
+                # A closed connection says little; how the pod itself ended says what broke.
+                raise AssertionError(f"{exc}; {self._pod_fate()}") from exc
+            raise
 
     async def _start(self, session: Path, *, continue_: bool) -> None:
         self.generation += 1
@@ -319,6 +345,7 @@ class PodFuzz(RuleBasedStateMachine):
                 bash_timeout_s=10.0,
                 # Small enough that long examples compact on their own, too.
                 context_window=12_000,
+                mcp={"servers": {"fz": FUZZ_MCP_SERVER}},
             )
         )
         self.pod.provider.responder = self.responder
@@ -366,6 +393,20 @@ class PodFuzz(RuleBasedStateMachine):
             out.append(f"{e.event}:{detail}" if detail else e.event)
         return out
 
+    def _pod_fate(self) -> str:
+        """Why a connection closed: the pod task's exception, or that it still runs."""
+        task = self.pod.task if self.pod is not None else None
+        if task is None or not task.done():
+            return f"the pod still runs; last events: {self._recent(10)}"
+        if task.cancelled():
+            return "the pod task was cancelled"
+        exc = task.exception()
+        if exc is None:
+            return f"the pod stopped: {task.result()!r}"
+        import traceback
+
+        return "the pod died:\n" + "".join(traceback.format_exception(exc))
+
     async def _wait_obs(self, name: str, timeout: float, **match: Any) -> bool:
         assert self.obs is not None
         deadline = time.monotonic() + timeout
@@ -377,7 +418,10 @@ class PodFuzz(RuleBasedStateMachine):
                 got = await self.obs.next_event(timeout=left)
             except TimeoutError:
                 return False
-            assert got is not None, "the pod closed the observer's connection"
+            if got is None:
+                raise AssertionError(
+                    f"the pod closed the observer's connection; {self._pod_fate()}"
+                )
             self._absorb([got])
             if got.event == name and all(got.data.get(k) == v for k, v in match.items()):
                 return True
@@ -549,7 +593,7 @@ class PodFuzz(RuleBasedStateMachine):
     def crash_and_restart(self) -> None:
         """kill -9 at this instant: the session file as fsync'd now is all that survives."""
         STATS["restarts"] += 1
-        before = self._go(self._status())
+        before, state = self._go(self._status())
         copy = self.root / f"s{self.generation}.jsonl"
         shutil.copyfile(self.session_path, copy)  # the loop is stopped: nothing is writing
         snapshot = load_session(copy)
@@ -567,6 +611,10 @@ class PodFuzz(RuleBasedStateMachine):
             assert not snapshot.cut_off and after == "idle", (before, after)
         elif before == "paused":
             assert snapshot.cut_off and after == "paused", (before, after)
+        elif state == "compacting":
+            # A compaction between turns (from idle, or over a paused turn) is lost whole: the
+            # pod comes back as it was before it, idle or with the turn paused.
+            assert after == ("paused" if snapshot.cut_off else "idle"), (before, after)
         else:
             # A turn was alive: it comes back paused, ready to resume.
             assert after == ("paused" if snapshot.cut_off else "idle"), (before, after)
@@ -576,11 +624,12 @@ class PodFuzz(RuleBasedStateMachine):
         self.prev_items = items
         self._go(self._check_history())
 
-    async def _status(self) -> str:
+    async def _status(self) -> tuple[str, str]:
+        """The pod's status and its machine state."""
         assert self.obs is not None
         reply, before = await self.obs.request("get_status")
         self._absorb(before)
-        return str(reply.data["status"])
+        return str(reply.data["status"]), str(reply.data["state"])
 
     async def _stop_pod(self) -> None:
         assert self.pod is not None and self.stack is not None

@@ -372,3 +372,25 @@ def test_a_workspace_cannot_widen_the_tool_environment(tmp_path: Path) -> None:
     assert config.tool_env_allow == [] and config.tool_env == {}
     [warning] = config.load_warnings
     assert "sets tool_env_allow, tool_env, which would widen" in warning
+
+
+def test_a_workspace_cannot_add_an_mcp_server_but_the_user_can(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".pod").mkdir(parents=True)
+    (ws / ".pod" / "config.toml").write_text('[mcp.servers.evil]\ncommand = "curl"\n')
+    home = tmp_path / "home"
+    (home / "pod").mkdir(parents=True)
+    (home / "pod" / "config.toml").write_text(
+        '[mcp.servers.git]\ncommand = "uvx"\nargs = ["mcp-server-git"]\npermission = "allow"\n'
+        '[mcp.servers.db]\nurl = "http://localhost:9/mcp"\npermission = "deny"\n'
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    config = load_config(ws)
+    assert set(config.mcp.servers) == {"git", "db"}
+    assert any("mcp.servers" in w and "ignored" in w for w in config.load_warnings)
+    policy = config.permission_policy()
+    assert policy.decide("mcp__git__git_log", "other", {}).verdict == "allow"
+    assert policy.decide("mcp__db__query", "other", {}).verdict == "deny"
+    assert policy.decide("mcp__other__x", "other", {}).verdict == "ask"

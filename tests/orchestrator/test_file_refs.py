@@ -19,6 +19,7 @@ from orchestrator.file_refs import (
     preread_files,
     resolve_file_ref,
     resolve_segments,
+    synthetic_read_items,
 )
 from orchestrator.history import Item, SystemMessage, ToolResult, ToolUseBlock
 from orchestrator.interceptors import InterceptorChain
@@ -40,10 +41,15 @@ from orchestrator.segments import (
 from orchestrator.tool_runner import ToolRunner
 from orchestrator.tools import files
 from orchestrator.tools.base import ToolOutput
-from orchestrator.tools.files import ReadFileTool
+from orchestrator.tools.files import ReadFileTool, read_file_output
 from orchestrator.tools.registry import ToolRegistry
 
 CAP = TOOL_OUTPUT_MAX_BYTES
+
+
+def refs(paths: list[str]) -> list[FileRefSegment]:
+    """Whole-file refs, as a submit carries them."""
+    return [FileRefSegment(path=p) for p in paths]
 
 
 @pytest.fixture
@@ -213,7 +219,7 @@ def test_resolve_segments_without_refs(fs: ScopedFS) -> None:
 
 
 async def test_preread_formats_like_read_file(fs: ScopedFS) -> None:
-    results = await preread_files(fs, ["src/app.py", "notes.md", "missing.py"], max_bytes=CAP)
+    results = await preread_files(fs, refs(["src/app.py", "notes.md", "missing.py"]), max_bytes=CAP)
     assert [r.path for r in results] == ["src/app.py", "notes.md", "missing.py"]
     assert results[0].output == ToolOutput(
         summary="read_file: src/app.py — 3 lines",
@@ -265,7 +271,7 @@ async def test_preread_is_exactly_what_a_real_read_file_returns(
             # Past read_file's own load limit: both say only the start could be read.
             monkeypatch.setattr(files, "READ_MAX_BYTES", 1000)
             (ws / path).write_text("abc\n" * 1000)
-    [synthetic] = await preread_files(fs, [path], max_bytes=cap)
+    [synthetic] = await preread_files(fs, refs([path]), max_bytes=cap)
     real = await _real_read(ws, path, cap)
     assert synthetic.output is not None
     assert (synthetic.output.summary, synthetic.output.content) == (real.summary, real.content)
@@ -275,27 +281,29 @@ async def test_preread_is_exactly_what_a_real_read_file_returns(
 
 
 async def test_preread_directory_lists_it(fs: ScopedFS) -> None:
-    [src] = await preread_files(fs, ["src"], max_bytes=12)
+    [src] = await preread_files(fs, refs(["src"]), max_bytes=12)
     assert src.output == ToolOutput(summary="read_file: src — directory, 1 entry", content="app.py")
 
 
 async def test_preread_caps_and_dedupes(fs: ScopedFS) -> None:
     paths = ["notes.md", "notes.md", *(f"f{i}.py" for i in range(10))]
-    results = await preread_files(fs, paths, max_bytes=CAP)
+    results = await preread_files(fs, refs(paths), max_bytes=CAP)
     assert [r.path for r in results] == ["notes.md", "f0.py", "f1.py", "f2.py", "f3.py"]
-    assert len(await preread_files(fs, paths, max_bytes=CAP, max_files=2)) == 2
+    assert len(await preread_files(fs, refs(paths), max_bytes=CAP, max_files=2)) == 2
 
 
 async def test_preread_runs_in_parallel(fs: ScopedFS, monkeypatch: pytest.MonkeyPatch) -> None:
     # Every read waits for all the others: only parallel reads get past the barrier.
     barrier = threading.Barrier(3, timeout=5)
 
-    def waiting_read(_fs: ScopedFS, path: str, *, max_bytes: int) -> PrereadResult:
+    def waiting_read(
+        _fs: ScopedFS, path: str, *, max_bytes: int, lines: object = None
+    ) -> PrereadResult:
         barrier.wait()
         return PrereadResult(path, output=ToolOutput(summary=path))
 
     monkeypatch.setattr(file_refs, "preread_one", waiting_read)
-    results = await preread_files(fs, ["a.py", "b.py", "c.py"], max_bytes=CAP)
+    results = await preread_files(fs, refs(["a.py", "b.py", "c.py"]), max_bytes=CAP)
     assert [r.output.summary for r in results if r.output] == ["a.py", "b.py", "c.py"]
 
 
@@ -303,13 +311,15 @@ async def test_preread_is_cancellable(fs: ScopedFS, monkeypatch: pytest.MonkeyPa
     release = threading.Event()
     started = threading.Event()
 
-    def stuck_read(_fs: ScopedFS, path: str, *, max_bytes: int) -> PrereadResult:
+    def stuck_read(
+        _fs: ScopedFS, path: str, *, max_bytes: int, lines: object = None
+    ) -> PrereadResult:
         started.set()
         release.wait(10)
         return PrereadResult(path)
 
     monkeypatch.setattr(file_refs, "preread_one", stuck_read)
-    task = asyncio.create_task(preread_files(fs, ["a.py", "b.py"], max_bytes=CAP))
+    task = asyncio.create_task(preread_files(fs, refs(["a.py", "b.py"]), max_bytes=CAP))
     await asyncio.to_thread(started.wait, 5)
     task.cancel()
     try:
@@ -317,3 +327,126 @@ async def test_preread_is_cancellable(fs: ScopedFS, monkeypatch: pytest.MonkeyPa
             await asyncio.wait_for(task, timeout=5)
     finally:
         release.set()
+
+
+# -- line ranges ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def long_file(ws: Path) -> str:
+    (ws / "long.py").write_text("".join(f"line {n}\n" for n in range(1, 101)))
+    return "long.py"
+
+
+def test_a_ranged_ref_attaches_those_lines_numbered(fs: ScopedFS, long_file: str) -> None:
+    ref = resolve_file_ref(fs, long_file, max_bytes=CAP, lines=(10, 12))
+    assert ref.path == "long.py:L10-L12"
+    header, *body = ref.text.splitlines()
+    assert header == "[File: long.py (lines 10-12)]"
+    assert [row.split("\t", 1)[1] if "\t" in row else row for row in body] == [
+        "line 10",
+        "line 11",
+        "line 12",
+    ]
+    assert all(row.lstrip().startswith(str(n)) for n, row in zip(range(10, 13), body, strict=True))
+
+
+def test_a_one_line_ref_and_a_range_past_the_end(fs: ScopedFS, long_file: str) -> None:
+    one = resolve_file_ref(fs, long_file, max_bytes=CAP, lines=(7, 7))
+    assert one.text.splitlines()[0] == "[File: long.py (line 7)]" and "line 7" in one.text
+    tail = resolve_file_ref(fs, long_file, max_bytes=CAP, lines=(99, 500))
+    assert "line 100" in tail.text and "line 98" not in tail.text
+    with pytest.raises(FileRefError) as past:
+        resolve_file_ref(fs, long_file, max_bytes=CAP, lines=(101, 120))
+    assert past.value.alert_message.startswith("could not attach @long.py:L101-L120: offset 101")
+
+
+def test_a_range_on_a_directory_is_refused(fs: ScopedFS) -> None:
+    with pytest.raises(FileRefError, match="needs a file, not a directory"):
+        resolve_file_ref(fs, "src", max_bytes=CAP, lines=(1, 2))
+
+
+def test_the_same_file_in_two_ranges_is_attached_twice(fs: ScopedFS, long_file: str) -> None:
+    segments: list[Segment] = [
+        FileRefSegment(path=long_file, start_line=1, end_line=2),
+        TextSegment(text=" vs "),
+        FileRefSegment(path=long_file, start_line=50, end_line=50),
+        FileRefSegment(path=long_file, start_line=1, end_line=2),
+    ]
+    resolution = resolve_segments(fs, segments, max_bytes=CAP)
+    assert resolution.user_text == "@long.py:L1-L2 vs @long.py:L50@long.py:L1-L2"
+    assert [item.text.splitlines()[0] for item in resolution.items] == [
+        "[File: long.py (lines 1-2)]",
+        "[File: long.py (line 50)]",
+    ]
+
+
+async def test_a_ranged_synthetic_read_is_a_read_file_call_with_offset_and_limit(
+    fs: ScopedFS, long_file: str
+) -> None:
+    [result] = await preread_files(
+        fs, [FileRefSegment(path=long_file, start_line=20, end_line=29)], max_bytes=CAP
+    )
+    items, failures = synthetic_read_items([result], turn=3)
+    assert failures == []
+    call = items[0].blocks[0]  # type: ignore[union-attr]
+    assert call.input == {"path": "long.py", "offset": 20, "limit": 10}
+    # Exactly what the tool returns for that call.
+    real = read_file_output(fs, "long.py", max_bytes=CAP, offset=20, limit=10)
+    assert (items[1].summary, items[1].content) == (real.summary, real.content)  # type: ignore[union-attr]
+
+
+# -- images ---------------------------------------------------------------------------------------
+
+
+def _png(size: tuple[int, int] = (40, 30)) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", size, (1, 2, 3)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_an_image_ref_attaches_an_image_that_survives_the_session_file(
+    fs: ScopedFS, ws: Path
+) -> None:
+    from orchestrator.history import item_from_json, item_to_json
+    from orchestrator.wire import to_wire
+
+    (ws / "shot.PNG").write_bytes(_png())
+    item = resolve_file_ref(fs, "shot.PNG", max_bytes=CAP).to_item()
+    assert item.text == "[Image: shot.PNG]" and item.image is not None
+    assert item_from_json(item_to_json(item)) == item
+    [message] = to_wire([item])
+    assert [b["type"] for b in message["content"]] == ["text", "image"]
+    # A text-only item keeps its JSON as it was before images existed.
+    assert "image" not in item_to_json(SystemMessage(text="note"))
+
+
+def test_a_file_named_like_an_image_that_is_text_is_read_as_text(fs: ScopedFS, ws: Path) -> None:
+    (ws / "fake.png").write_text("just words\n")
+    ref = resolve_file_ref(fs, "fake.png", max_bytes=CAP)
+    assert ref.image is None and ref.text == "[File: fake.png]\njust words\n"
+
+
+def test_an_image_over_the_api_limit_is_refused_with_its_size(
+    fs: ScopedFS, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(file_refs, "IMAGE_MAX_BYTES", 100)
+    (ws / "big.png").write_bytes(_png((300, 300)))
+    with pytest.raises(FileRefError, match=r"image too large \(0\.0 MiB; the API takes at most"):
+        resolve_file_ref(fs, "big.png", max_bytes=CAP)
+
+
+def test_the_synthetic_read_style_attaches_images_at_once(ws: Path) -> None:
+    from orchestrator.config import PodConfig
+    from orchestrator.submit import resolve_submission
+
+    (ws / "shot.png").write_bytes(_png())
+    config = PodConfig(workspace=ws, file_ref_style="synthetic_read")
+    segments: list[Segment] = [FileRefSegment(path="shot.png"), FileRefSegment(path="notes.md")]
+    sub = resolve_submission(segments, fs=ScopedFS(ws), config=config)
+    assert [ref.path for ref in sub.preread] == ["notes.md"]
+    assert [(i.text, i.image is not None) for i in sub.attach] == [("[Image: shot.png]", True)]  # type: ignore[union-attr]

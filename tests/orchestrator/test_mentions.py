@@ -11,7 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.mentions import Mention, expand_mentions, find_mentions, segments_from_text
+from orchestrator.mentions import (
+    Mention,
+    expand_mentions,
+    find_mentions,
+    segments_from_text,
+    split_line_range,
+)
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import FileRefSegment, PasteSegment, TextSegment, flatten_segments
 
@@ -201,3 +207,56 @@ def test_the_scan_is_linear_on_hostile_input() -> None:
         "growing runs": ["a.py"],
         "spans and mentions": ["x.py", "x.py"],
     }
+
+
+# -- line ranges ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [
+        ("src/a.py:L10-L40", ("src/a.py", (10, 40))),
+        ("src/a.py#L10-L40", ("src/a.py", (10, 40))),
+        ("src/a.py:L10-40", ("src/a.py", (10, 40))),
+        ("src/a.py#L7", ("src/a.py", (7, 7))),
+        ("src/a.py:L40-L10", ("src/a.py:L40-L10", None)),  # backwards: not a range
+        ("src/a.py:L0", ("src/a.py:L0", None)),
+        ("src/a.py:Lx", ("src/a.py:Lx", None)),
+        ("src/a.py:10", ("src/a.py:10", None)),
+        (":L10", (":L10", None)),  # no path before it
+        ("src/a.py", ("src/a.py", None)),
+    ],
+)
+def test_a_line_range_is_split_off_the_path(
+    token: str, expected: tuple[str, tuple[int, int] | None]
+) -> None:
+    assert split_line_range(token) == expected
+
+
+def test_a_ranged_mention_becomes_a_ranged_ref_and_flattens_back() -> None:
+    text = "compare @src/app.py:L10-L40, and @README.md#L3."
+    segments = segments_from_text(text)
+    assert segments[1] == FileRefSegment(path="src/app.py", start_line=10, end_line=40)
+    assert segments[3] == FileRefSegment(path="README.md", start_line=3, end_line=3)
+    # The model reads the editor style whichever was typed.
+    assert flatten_segments(segments) == "compare @src/app.py:L10-L40, and @README.md:L3."
+
+
+def test_a_range_on_an_unknown_extension_asks_existence_of_the_bare_path() -> None:
+    asked: list[str] = []
+
+    def exists(path: str) -> bool:
+        asked.append(path)
+        return True
+
+    [mention] = find_mentions("see @data.bin:L2-L3", exists=exists)
+    assert asked == ["data.bin"] and mention.lines == (2, 3)
+
+
+def test_a_segment_range_that_runs_backwards_is_refused() -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="end_line needs a start_line at or before it"):
+        FileRefSegment(path="a.py", start_line=9, end_line=3)
+    with pytest.raises(ValidationError):
+        FileRefSegment(path="a.py", end_line=3)

@@ -49,7 +49,7 @@ def test_synthetic_read_style_defers_files_but_attaches_knowledge(workspace: Pat
     segments = [FileRefSegment(path="README.md"), KnowledgeRefSegment(slug="deploy")]
     sub = resolve_submission(segments, fs=ScopedFS(workspace), config=config)
     assert sub.text == "@README.md@knowledge:deploy"
-    assert sub.preread == ["README.md"]
+    assert sub.preread == [FileRefSegment(path="README.md")]
     assert [i.text for i in sub.attach if isinstance(i, SystemMessage)] == [
         "[Knowledge: deploy]\nsteps"
     ]
@@ -109,3 +109,32 @@ def test_an_existing_file_with_an_unlisted_extension_is_attached_or_warned(
     ]
     assert [(a.level, a.source) for a in sub.alerts] == [("warn", "file_ref")]
     assert "@data.bin" in sub.alerts[0].message and "binary" in sub.alerts[0].message
+
+
+def test_refs_past_the_per_message_limit_stay_text_with_one_warning(workspace: Path) -> None:
+    for n in range(9):
+        (workspace / f"f{n}.txt").write_text(f"body {n}\n")
+    segments = [FileRefSegment(path=f"f{n}.txt") for n in range(9)]
+    segments.append(FileRefSegment(path="f0.txt"))  # a repeat is not a new file
+    config = PodConfig(workspace=workspace, file_ref_max_count=2)
+    sub = resolve_submission(segments, fs=ScopedFS(workspace), config=config)
+    assert [i.text.splitlines()[0] for i in sub.attach] == ["[File: f0.txt]", "[File: f1.txt]"]
+    assert sub.text == "".join(f"@f{n}.txt" for n in [*range(9), 0])
+    assert sub.alerts == [
+        Alert(
+            "warn",
+            "file_ref",
+            "only 2 files are attached per message; @f2.txt, @f3.txt, @f4.txt, @f5.txt, "
+            "@f6.txt and 2 more stayed as text",
+        )
+    ]
+
+
+def test_the_synthetic_read_style_warns_past_max_preread_files(workspace: Path) -> None:
+    config = PodConfig(workspace=workspace, file_ref_style="synthetic_read", max_preread_files=1)
+    segments = [FileRefSegment(path="README.md"), FileRefSegment(path="src/app.py")]
+    sub = resolve_submission(segments, fs=ScopedFS(workspace), config=config)
+    assert [ref.label for ref in sub.preread] == ["README.md", "src/app.py"]  # the reader caps
+    assert [a.message for a in sub.alerts] == [
+        "only 1 files are attached per message; @src/app.py stayed as text"
+    ]

@@ -82,7 +82,22 @@ def test_unknown_block() -> None:
     assert rules([user(text()), assistant(result("t1")), user(text())]) == [
         ("unknown_block", 1),
     ]
-    assert rules([user(text(), {"type": "image"}), assistant(text()), user(text())]) == []
+    png = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}}
+    url = {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+    assert rules([user(text(), png, url), assistant(text()), user(text())]) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        None,
+        {"type": "url", "url": ""},
+        {"type": "base64", "media_type": "image/bmp", "data": "Qk0="},
+        {"type": "base64", "media_type": "image/png", "data": ""},
+    ],
+)
+def test_bad_image(source: object) -> None:
+    assert rules([user(text(), {"type": "image", "source": source})]) == [("bad_image", 0)]
 
 
 def test_bad_role() -> None:

@@ -183,7 +183,8 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         again.attach(command.replace(" chat ", " chat --model claude-other "))
         screen = again.wait(lambda s: "Idle" in status_line(s), "the second UI")
         assert "was already running, so --model does not apply" in flat(screen), screen
-        assert "You said: tell me more" in flat(screen)  # the same conversation, replayed
+        # The same conversation, replayed (the view follows its end once it is drawn).
+        again.wait(lambda s: "You said: tell me more" in flat(s), "the replayed conversation")
     finally:
         tmux.kill()
         again.kill()

@@ -70,9 +70,9 @@ async def test_a_cancelled_answer_stays_marked_as_not_kept(session: Session) -> 
 
 
 TALL = ScriptedReply(
-    text="".join(f"line {n}\n\n" for n in range(400)), chunk_size=9, chunk_delay_s=0.03
+    text="".join(f"line {n}\n\n" for n in range(1500)), chunk_size=9, chunk_delay_s=0.03
 )
-"""About 12 seconds of answer, two rows per chunk: it outgrows the screen at once and keeps going."""
+"""About 45 seconds of answer (the test cancels it long before, unless the machine is loaded), two rows per chunk: it outgrows the screen at once and keeps going."""
 
 
 async def test_the_view_follows_the_stream_until_the_user_scrolls_up(

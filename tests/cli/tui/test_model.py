@@ -546,3 +546,12 @@ def test_the_status_line_shows_how_full_the_context_is() -> None:
         )
     )
     assert pod.text() == "p · Idle · 1110↑ 7↓ tokens · context 45%"
+
+
+@pytest.mark.parametrize(
+    ("cost", "shown"), [(0.01234, " · $0.0123"), (3.456, " · $3.46"), (None, "")]
+)
+def test_the_status_line_shows_what_the_session_cost(cost: float | None, shown: str) -> None:
+    pod = PodView()
+    pod.update(StatusData(status="idle", state="idle", name="p", cost_usd=cost))
+    assert pod.text() == f"p · Idle · 0↑ 0↓ tokens{shown}"

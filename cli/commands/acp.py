@@ -1,0 +1,84 @@
+"""``pod acp``: the pod as an Agent Client Protocol agent on stdio, for editors (docs/acp.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from cli.commands.chat import AllowBashOpt, ModelOpt, PermissionModeOpt, ProviderOpt
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``acp`` command."""
+
+    @app.command("acp")
+    def acp(
+        provider: ProviderOpt = None,
+        model: ModelOpt = None,
+        permission_mode: PermissionModeOpt = None,
+        allow_bash: AllowBashOpt = None,
+        script: Annotated[
+            Path | None, typer.Option(help="JSON script for the scripted provider.")
+        ] = None,
+        attach: Annotated[
+            Path | None,
+            typer.Option(help="Drive the pod on this socket instead of starting pods."),
+        ] = None,
+        log_file: Annotated[
+            Path | None, typer.Option(help="Write logs here instead of stderr.")
+        ] = None,
+        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
+    ) -> None:
+        """Serve ACP on stdin/stdout: each editor session is a pod for the session's folder.
+
+        Nothing but ACP messages is written to stdout; logs go to stderr (or --log-file).
+        session/cancel pauses the turn (the next prompt closes it); /cancel cancels it.
+        """
+        import asyncio
+        import itertools
+        import json
+        import logging
+        import os
+
+        from acp import run_agent
+
+        from cli.pods import launch_serve_process
+        from orchestrator.acp import AcpOptions, LaunchedPod, PodAgent
+
+        logging.basicConfig(
+            level=logging.DEBUG if verbose else logging.WARNING,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+            filename=str(log_file) if log_file else None,
+        )
+        # Each session's pod is a `pod serve` of its own, with the options given here.
+        serve_args: list[str] = []
+        for flag, value in (
+            ("--provider", provider),
+            ("--model", model),
+            ("--permission-mode", permission_mode),
+            ("--script", str(script.resolve()) if script else None),
+        ):
+            if value is not None:
+                serve_args += [flag, value]
+        if allow_bash is not None:
+            serve_args.append("--allow-bash" if allow_bash else "--no-allow-bash")
+        numbers = itertools.count(1)
+
+        async def launch(workspace: Path, session: Path | None, mcp: dict[str, Any]) -> LaunchedPod:
+            name = f"acp-{workspace.resolve().name or 'root'}-{os.getpid()}-{next(numbers)}"
+            extra = ["--mcp-servers", json.dumps(mcp)] if mcp else []
+            return await launch_serve_process(
+                workspace, session, name=name, serve_args=[*serve_args, *extra]
+            )
+
+        agent = PodAgent(AcpOptions(launch=None if attach else launch, attach=attach))
+
+        async def main() -> None:
+            try:
+                await run_agent(agent)  # type: ignore[arg-type]
+            finally:
+                await agent.close()
+
+        asyncio.run(main())

@@ -1,0 +1,431 @@
+"""The pod as an ACP agent: each ACP session is a pod, driven over our own socket protocol.
+
+An editor speaks ACP (JSON-RPC over the agent's stdio, through the ``agent-client-protocol``
+SDK); each of its sessions is a pod, either started for the session's ``cwd`` by the
+launcher the command line gives (a ``pod serve`` process of its own, so the pod and this
+agent use a core each) or, with ``--attach``, one that already runs. The agent is a client of that pod like
+any other, so every guarantee of the pod (complete, wire-valid sessions; no command run
+twice) holds for editor users unchanged.
+
+``session/cancel`` is our **pause**: the pending ``session/prompt`` answers ``cancelled`` as
+ACP requires, and the turn stays resumable; the next prompt closes it the way Paused→Run
+does. ``/cancel`` cancels for good.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, Client, RequestError, schema
+
+from orchestrator.acp import mapping
+from orchestrator.client import ClientError, PodClient, PodEvent
+from orchestrator.history import item_from_json
+from orchestrator.protocol import CompactionData
+from orchestrator.scoped_fs import FsError, ScopedFS
+from orchestrator.status import status_text
+
+log = logging.getLogger(__name__)
+
+RUN_ID = "acp-run"
+"""The request id of a prompt's ``run``, to tell its refusal from other errors."""
+
+
+class PodLaunchError(Exception):
+    """A pod could not be started for a session; the message says why (and where the log is)."""
+
+
+@dataclass(frozen=True)
+class LaunchedPod:
+    """A pod started for one session: its socket, and how to wait for (or force) its end."""
+
+    socket: Path
+    stop: Callable[[], Awaitable[None]]
+    """Called after ``shutdown`` was sent: waits for the pod to exit, kills it if it hangs."""
+
+
+PodLauncher = Callable[[Path, Path | None, dict[str, Any]], Awaitable[LaunchedPod]]
+"""Starts a pod for a workspace, on a session file or (None) a new session, with the MCP
+servers the editor passed (``[mcp.servers]`` entries by name)."""
+
+
+@dataclass(frozen=True)
+class AcpOptions:
+    """How ``pod acp`` gets a pod per session: a launcher, or one pod to attach to."""
+
+    launch: PodLauncher | None = None
+    attach: Path | None = None
+    """Talk to the pod on this socket instead of starting pods."""
+
+
+@dataclass
+class AcpSession:
+    """One ACP session: its pod, the connection to it, and the prompt in flight."""
+
+    id: str
+    workspace: Path
+    client: PodClient
+    pod: LaunchedPod | None = None
+    """The pod started for this session (None when attached to one that runs)."""
+    prompt: asyncio.Future[tuple[str, str]] | None = None
+    """Resolves to (``run_end`` result, error message) when the running prompt ends."""
+    pump: asyncio.Task[None] | None = None
+    calls: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    before: dict[str, str | None] = field(default_factory=dict)
+    """An edit's file as it was before the call, for the diff shown with its result."""
+    output: dict[str, str] = field(default_factory=dict)
+    asking: set[asyncio.Task[None]] = field(default_factory=set)
+    """Permission requests waiting for the editor."""
+
+
+class PodAgent:
+    """The ACP ``Agent`` side: sessions are pods; updates are pod events, mapped."""
+
+    def __init__(self, options: AcpOptions) -> None:
+        self.options = options
+        self.sessions: dict[str, AcpSession] = {}
+        self._conn: Client | None = None
+        self._numbers = itertools.count(1)
+
+    def on_connect(self, conn: Client) -> None:
+        """Keep the connection to the editor, for updates and permission requests."""
+        self._conn = conn
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: schema.ClientCapabilities | None = None,
+        client_info: schema.Implementation | None = None,
+        **kwargs: Any,
+    ) -> schema.InitializeResponse:
+        """What this agent can do: load sessions, and take files as links or embedded text."""
+        return schema.InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=schema.AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=schema.PromptCapabilities(
+                    embedded_context=True, image=False, audio=False
+                ),
+            ),
+            agent_info=schema.Implementation(
+                name="pod-orchestrator", title="pod", version=version("pod-orchestrator")
+            ),
+        )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> schema.NewSessionResponse:
+        """A new conversation in ``cwd``: a pod with a new session file."""
+        session = await self._open(
+            Path(cwd), session=None, mcp=mapping.mcp_servers_config(mcp_servers or [])
+        )
+        return schema.NewSessionResponse(session_id=session.id)
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> schema.LoadSessionResponse:
+        """An earlier conversation (a name from ``pod sessions ls``), replayed as updates."""
+        from orchestrator.session import SessionError, resolve_session
+
+        workspace = Path(cwd)
+        if session_id in self.sessions:
+            raise RequestError.invalid_params({"message": f"session {session_id} is open"})
+        try:
+            path = resolve_session(workspace, session_id)
+        except SessionError as exc:
+            raise RequestError.resource_not_found(session_id) from exc
+        session = await self._open(
+            workspace, session=path, mcp=mapping.mcp_servers_config(mcp_servers or [])
+        )
+        history = await session.client.history()
+        items = [item_from_json(raw) for raw in history.items]
+        for update in mapping.history_updates(items, workspace):
+            await self._update(session.id, update)
+        return schema.LoadSessionResponse()
+
+    async def _open(
+        self, workspace: Path, *, session: Path | None, mcp: dict[str, Any]
+    ) -> AcpSession:
+        pod: LaunchedPod | None = None
+        if self.options.attach is not None:
+            socket = self.options.attach
+            if mcp:
+                log.warning(
+                    "the editor's MCP servers (%s) are not added to a pod that already runs",
+                    ", ".join(mcp),
+                )
+        elif self.options.launch is not None:
+            try:
+                pod = await self.options.launch(workspace, session, mcp)
+            except PodLaunchError as exc:
+                raise RequestError.internal_error({"message": str(exc)}) from exc
+            socket = pod.socket
+        else:
+            raise RequestError.internal_error({"message": "this agent cannot start pods"})
+        try:
+            client = await PodClient.connect(socket)
+        except ClientError as exc:
+            raise RequestError.internal_error({"message": str(exc)}) from exc
+        info = _pod_info(socket)
+        session_id = Path(info.get("session", "")).stem or f"session-{next(self._numbers)}"
+        if session is not None and session_id != session.stem:
+            await client.close()
+            raise RequestError.invalid_params(
+                {"message": f"the attached pod runs session {session_id}, not {session.stem}"}
+            )
+        opened = AcpSession(id=session_id, workspace=workspace, client=client, pod=pod)
+        opened.pump = asyncio.create_task(self._pump(opened), name=f"acp-pump-{session_id}")
+        self.sessions[session_id] = opened
+        await self._update(session_id, mapping.available_commands())
+        return opened
+
+    async def close(self) -> None:
+        """The editor went away: shut the pods this agent started (their sessions stay)."""
+        for session in list(self.sessions.values()):
+            if session.pod is not None:
+                with contextlib.suppress(ClientError):
+                    await session.client.send("shutdown")
+                await session.pod.stop()
+            if session.pump is not None:
+                session.pump.cancel()
+            await session.client.close()
+        self.sessions.clear()
+
+    # -- prompts ----------------------------------------------------------------------------
+
+    async def prompt(
+        self, session_id: str, prompt: list[Any], **kwargs: Any
+    ) -> schema.PromptResponse:
+        """Run one turn (or answer a slash command) and say how it stopped."""
+        session = self._session(session_id)
+        if session.prompt is not None and not session.prompt.done():
+            raise RequestError.invalid_request(
+                {"message": "a prompt is already running in this session"}
+            )
+        command = mapping.slash_command(prompt)
+        if command is not None:
+            return await self._command(session, *command)
+        try:
+            segments = mapping.prompt_segments(prompt, session.workspace)
+        except mapping.PromptRejected as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from exc
+        waiter: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+        session.prompt = waiter
+        params = {"segments": [s.model_dump(mode="json") for s in segments]}
+        await session.client.send("run", params, id=RUN_ID)
+        result, message = await waiter
+        reason = mapping.stop_reason(result)
+        if reason is None:
+            raise RequestError.internal_error({"message": message or f"the turn {result}"})
+        return schema.PromptResponse(stop_reason=reason)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """``session/cancel``: pause the turn, so the next prompt can still close it cleanly."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return  # a notification has no answer; an unknown id is only logged
+        await session.client.send("pause")
+
+    async def _command(
+        self, session: AcpSession, name: str, argument: str
+    ) -> schema.PromptResponse:
+        client = session.client
+        if name == "cancel":
+            await client.send("cancel")
+            text = "Cancelled the turn."
+        elif name == "status":
+            text = status_text((await client.status()).model_dump(exclude={"id"}))
+        else:
+            text = await self._compact(session, argument)
+        await self._update(session.id, _message(text))
+        return schema.PromptResponse(stop_reason="end_turn")
+
+    async def _compact(self, session: AcpSession, focus: str) -> str:
+        waiter: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+        session.prompt = waiter  # the pump resolves it on the compaction or its alert
+        await session.client.send("compact", {"focus": focus} if focus else {}, id=RUN_ID)
+        kind, message = await waiter
+        return message if kind == "compacted" else f"Not compacted: {message}"
+
+    # -- pod events -> session updates --------------------------------------------------------
+
+    async def _pump(self, session: AcpSession) -> None:
+        client = session.client
+        try:
+            while (event := await client.next_event()) is not None:
+                for each in mapping.coalesce_deltas([event, *client.ready_events()]):
+                    await self._on_event(session, each)
+        except Exception:  # a broken editor connection must not leave the prompt hanging
+            log.exception("forwarding events of session %s failed", session.id)
+        finally:
+            _settle(session, "errored", "the pod closed the connection")
+
+    async def _on_event(self, session: AcpSession, event: PodEvent) -> None:
+        data = event.data
+        name = event.event
+        if name == "text_delta":
+            await self._update(session.id, _message(str(data["text"])))
+        elif name == "thinking_delta":
+            await self._update(
+                session.id,
+                schema.AgentThoughtChunk(
+                    session_update="agent_thought_chunk",
+                    content=schema.TextContentBlock(type="text", text=str(data["text"])),
+                ),
+            )
+        elif name == "tool_call_done":
+            await self._tool_call(session, str(data["id"]), str(data["name"]), data["arguments"])
+        elif name == "tool_output_delta":
+            call_id = str(data["id"])
+            session.output[call_id] = session.output.get(call_id, "") + str(data["text"])
+            await self._update(session.id, mapping.tool_output(call_id, session.output[call_id]))
+        elif name == "tool_result":
+            await self._tool_result(session, data)
+        elif name == "approval_request":
+            # Asked aside: the other calls of the round keep streaming their updates meanwhile.
+            asking = asyncio.create_task(self._ask_permission(session, data))
+            session.asking.add(asking)
+            asking.add_done_callback(session.asking.discard)
+        elif name == "approval_resolved" and data.get("decision") == "approved":
+            await self._update(session.id, mapping.tool_running(str(data["id"])))
+        elif name == "run_end":
+            _settle(session, str(data["result"]), "")
+        elif name == "compaction":
+            done = CompactionData.model_validate(data)
+            _settle(
+                session,
+                "compacted",
+                f"Compacted items {done.first_seq}-{done.last_seq}: about "
+                f"{done.tokens_before:,} → {done.tokens_after:,} tokens.",
+            )
+        elif name == "error" and data.get("id") == RUN_ID:
+            _settle(session, "errored", f"{data['code']}: {data['message']}")
+        elif name == "alert":
+            if data.get("source") == "compaction" and data.get("level") in ("info", "error"):
+                _settle(session, "not compacted", str(data["message"]))
+            if data.get("level") in ("warn", "error"):
+                await self._update(session.id, _thought(f"[pod {data['level']}] {data['message']}"))
+        elif name == "shutdown":
+            _settle(session, "cancelled", "")
+
+    async def _tool_call(
+        self, session: AcpSession, call_id: str, name: str, arguments: dict[str, Any]
+    ) -> None:
+        session.calls[call_id] = (name, arguments)
+        if name in ("edit_file", "write_file"):
+            session.before[call_id] = _current_text(session.workspace, arguments.get("path"))
+        await self._update(
+            session.id, mapping.tool_call(call_id, name, arguments, session.workspace)
+        )
+
+    async def _tool_result(self, session: AcpSession, data: dict[str, Any]) -> None:
+        call_id = str(data["id"])
+        name, arguments = session.calls.pop(call_id, ("", {}))
+        before = session.before.pop(call_id, None)
+        session.output.pop(call_id, None)
+        diff = (
+            mapping.edit_diff(name, arguments, session.workspace, before)
+            if name in ("edit_file", "write_file")
+            else None
+        )
+        update = mapping.tool_finished(
+            call_id,
+            str(data["summary"]),
+            data.get("content"),
+            is_error=bool(data["is_error"]),
+            diff=diff,
+        )
+        await self._update(session.id, update)
+
+    async def _ask_permission(self, session: AcpSession, data: dict[str, Any]) -> None:
+        """Ask the editor; answer the pod with ``approve`` or ``deny``."""
+        assert self._conn is not None
+        call_id = str(data["id"])
+        name, arguments = str(data["tool"]), dict(data["arguments"])
+        content: list[Any] = []
+        if data.get("diff"):
+            before = _current_text(session.workspace, arguments.get("path"))
+            diff = mapping.edit_diff(name, arguments, session.workspace, before)
+            if diff is not None:
+                content.append(diff)
+        tool_call = schema.ToolCallUpdate(
+            tool_call_id=call_id,
+            title=f"{data['summary']} ({data['reason']})",
+            kind=mapping.TOOL_KINDS.get(name, "other"),
+            status="pending",
+            raw_input=arguments,
+            content=content or None,
+        )
+        try:
+            response = await self._conn.request_permission(
+                session_id=session.id, tool_call=tool_call, options=mapping.permission_options()
+            )
+        except Exception as exc:  # the editor failed to answer: deny, and say why
+            log.warning("permission request for %s failed: %s", call_id, exc)
+            await session.client.send(
+                "deny", {"id": call_id, "message": "the editor could not be asked"}
+            )
+            return
+        method, params = mapping.permission_answer(response)
+        await session.client.send(method, {"id": call_id, **params})
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"message": f"unknown session {session_id!r}"})
+        return session
+
+    async def _update(self, session_id: str, update: Any) -> None:
+        assert self._conn is not None
+        await self._conn.session_update(session_id=session_id, update=update)
+
+
+def _settle(session: AcpSession, result: str, message: str) -> None:
+    if session.prompt is not None and not session.prompt.done():
+        session.prompt.set_result((result, message))
+
+
+def _message(text: str) -> schema.AgentMessageChunk:
+    return schema.AgentMessageChunk(
+        session_update="agent_message_chunk",
+        content=schema.TextContentBlock(type="text", text=text),
+    )
+
+
+def _thought(text: str) -> schema.AgentThoughtChunk:
+    return schema.AgentThoughtChunk(
+        session_update="agent_thought_chunk",
+        content=schema.TextContentBlock(type="text", text=text),
+    )
+
+
+def _current_text(workspace: Path, path: object) -> str | None:
+    """A file's text now, through the workspace's scope, for an edit's diff; None if unreadable."""
+    if not isinstance(path, str):
+        return None
+    try:
+        return ScopedFS(workspace).read_text(path, max_bytes=1024 * 1024).text
+    except FsError:
+        return None
+
+
+def _pod_info(socket: Path) -> dict[str, Any]:
+    """The info file a pod writes beside its socket (its session, pid, workspace)."""
+    try:
+        data = json.loads(socket.with_suffix(".json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -1,0 +1,78 @@
+"""``[mcp.servers.<name>]``: the MCP servers a pod starts and how their tools are offered."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
+MAX_TOOL_NAME = 128
+"""The Messages API's limit on a tool name."""
+
+
+def wire_name(server: str, tool: str) -> str:
+    """``mcp__<server>__<tool>``, with characters the API refuses replaced by ``_``."""
+    return f"mcp__{_NAME_CHARS.sub('_', server)}__{_NAME_CHARS.sub('_', tool)}"
+
+
+class McpServerConfig(BaseModel):
+    """One MCP server: a command to run (stdio) or a URL (streamable HTTP)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    command: str | None = None
+    """The program of a stdio server (``uvx``, ``npx``, a path)."""
+    args: list[str] = Field(default_factory=list)
+    """The arguments of that program."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment for it; ``${NAME}`` is replaced by the pod's ``NAME``."""
+    cwd: str | None = None
+    """Its working directory (default: the workspace)."""
+    url: str | None = None
+    """The endpoint of a streamable-HTTP server."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """HTTP headers for it; ``${NAME}`` is replaced from the environment, so a token stays
+    out of the file (and out of the session and the logs, which never see the values)."""
+    enabled: bool = True
+    """Set false to keep the entry without starting the server."""
+    allow: list[str] = Field(default_factory=list)
+    """Offer only these tools (names as the server gives them); all when empty."""
+    deny: list[str] = Field(default_factory=list)
+    """Never offer these tools."""
+    permission: Literal["ask", "allow", "deny"] = "ask"
+    """What a call of this server's tools does without another rule: ask first (default),
+    run, or never run. ``[permissions]`` rules on ``mcp__<name>__*`` still apply first."""
+    timeout_s: float = Field(default=30.0, gt=0)
+    """Seconds the server may take to start and list its tools."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (a stdio server) or url (an HTTP server)")
+        return self
+
+    def resolved_env(self) -> dict[str, str]:
+        """``env`` with ``${NAME}`` references filled in from the pod's environment."""
+        return {key: expand(value) for key, value in self.env.items()}
+
+    def resolved_headers(self) -> dict[str, str]:
+        """``headers`` with ``${NAME}`` references filled in from the pod's environment."""
+        return {key: expand(value) for key, value in self.headers.items()}
+
+
+class McpConfig(BaseModel):
+    """The ``[mcp]`` table."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    """MCP servers by name; their tools are offered as ``mcp__<name>__<tool>`` (docs/mcp.md)."""
+
+
+def expand(value: str) -> str:
+    """``${NAME}`` replaced by the environment's ``NAME`` (empty when unset)."""
+    return _VARIABLE.sub(lambda match: os.environ.get(match.group(1), ""), value)

@@ -1,0 +1,300 @@
+"""The pod's MCP servers: started with the pod, their tools offered, stopped with it.
+
+Each server is one :class:`McpServer`: a task that holds the ``mcp`` SDK's ``Client`` open
+(the SDK's scopes must be entered and left by the same task), so tool calls from any task go
+through it. A stdio server's stderr goes to a private temporary file, whose tail names what
+went wrong when the server fails. A call the pod interrupts (pause, cancel, shutdown) is
+abandoned at once; the SDK then sends the server ``notifications/cancelled``. Closing a
+server closes its stdin and, if it lingers, kills its process group (the SDK's shutdown), so
+no server outlives the pod; one that dies with the pod (kill -9) sees its stdin close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from mcp import Client, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from orchestrator.mcp.config import McpServerConfig
+from orchestrator.mcp.results import Offer, offers, tool_output
+from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
+
+log = logging.getLogger(__name__)
+
+Alert = Callable[[str, str], None]
+"""``(level, message)``: tells people what happened to a server."""
+
+STDERR_TAIL_LINES = 5
+
+
+def describe(exc: BaseException) -> str:
+    """An error in words: the SDK's task groups wrap the error that matters; unwrap them."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
+class McpServerError(Exception):
+    """A server could not be started or listed; the message names it and says why."""
+
+
+@dataclass
+class McpServer:
+    """One configured server and its live connection."""
+
+    name: str
+    config: McpServerConfig
+    workspace: Path
+    alert: Alert
+    status: str = "stopped"
+    """``starting``, ``running``, ``failed: <why>`` or ``stopped``."""
+    tools: list[types.Tool] = field(default_factory=list)
+    _client: Client | None = None
+    _task: asyncio.Task[None] | None = None
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _stderr: IO[str] | None = None
+    on_tools_changed: Callable[[McpServer], None] | None = None
+    _background: set[asyncio.Task[None]] = field(default_factory=set)
+
+    async def start(self) -> None:
+        """Connect, initialize and list the tools; raises McpServerError."""
+        self.status = "starting"
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        self._task = asyncio.create_task(self._hold(ready), name=f"mcp-{self.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self.config.timeout_s)
+        except TimeoutError:
+            why = f"no answer within {self.config.timeout_s:g} s"
+            message = self._failure(why)
+            await self.close()
+            self.status = f"failed: {why}"
+            raise McpServerError(message) from None
+        except Exception as exc:  # the SDK's errors are many; each becomes one clear message
+            why = describe(exc)
+            message = self._failure(why)
+            await self.close()
+            self.status = f"failed: {why}"
+            raise McpServerError(message) from exc
+        self.status = "running"
+
+    def _transport(self) -> Any:
+        if self.config.command is not None:
+            # Kept open for the server's life and read back for failure messages.
+            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            # Through the reaper, so a kill -9 of the pod takes the server with it.
+            params = StdioServerParameters(
+                command=sys.executable,
+                args=[
+                    # By path, not -m: importing the package would cost 90 ms of pydantic.
+                    str(Path(__file__).with_name("reaper.py")),
+                    str(os.getpid()),
+                    self.config.command,
+                    *self.config.args,
+                ],
+                env=self.config.resolved_env() or None,
+                cwd=self.config.cwd or str(self.workspace),
+            )
+            return stdio_client(params, errlog=self._stderr)
+        assert self.config.url is not None
+        http = create_mcp_http_client(headers=self.config.resolved_headers() or None)
+        return streamable_http_client(self.config.url, http_client=http)
+
+    async def _hold(self, ready: asyncio.Future[None]) -> None:
+        try:
+            async with Client(self._transport(), message_handler=self._on_message) as client:
+                listing = await client.list_tools()
+                self.tools = list(listing.tools)
+                self._client = client
+                if not ready.done():
+                    ready.set_result(None)
+                await self._stop.wait()
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            elif not self._stop.is_set():
+                self.status = f"failed: {describe(exc)}"
+                self.alert("error", self._failure(f"it stopped: {describe(exc)}"))
+        finally:
+            self._client = None
+            if not ready.done():
+                ready.set_exception(McpServerError("the connection closed at start"))
+
+    async def _on_message(self, message: Any) -> None:
+        root = getattr(message, "root", message)
+        if isinstance(root, types.ToolListChangedNotification):
+            relist = asyncio.create_task(self._relist())
+            self._background.add(relist)
+            relist.add_done_callback(self._background.discard)
+
+    async def _relist(self) -> None:
+        if self._client is None:
+            return
+        try:
+            listing = await self._client.list_tools(cache_mode="refresh")
+        except Exception as exc:
+            self.alert("warn", f"MCP server {self.name}: could not list its changed tools: {exc}")
+            return
+        self.tools = list(listing.tools)
+        if self.on_tools_changed is not None:
+            self.on_tools_changed(self)
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """Call one tool; raises ToolError when the server is not there to answer."""
+        client = self._client
+        if client is None:
+            raise ToolError(f"MCP server {self.name} is not running ({self.status})")
+        try:
+            return await client.call_tool(tool, arguments)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            why = describe(exc)
+            if await self._alive(client):
+                raise ToolError(f"MCP server {self.name}: {tool} failed: {why}") from exc
+            # Gone: say so once, with what it printed last; its tools stay, and answer that.
+            message = self._failure(f"it stopped during a call of {tool}: {why}")
+            self.status = "failed: it stopped"
+            self._client = None
+            self.alert("error", message)
+            raise ToolError(message) from exc
+
+    @staticmethod
+    async def _alive(client: Client) -> bool:
+        # A request any server answers (ping is gone from the 2026 protocol).
+        try:
+            await asyncio.wait_for(client.list_tools(cache_mode="bypass"), 2.0)
+        except Exception:
+            return False
+        return True
+
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr."""
+        if self._stderr is None:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            self._stderr.flush()
+            self._stderr.seek(0)
+            lines = self._stderr.read()[-4000:].strip().splitlines()
+            return "\n".join(lines[-STDERR_TAIL_LINES:])
+        return ""
+
+    def _failure(self, why: str) -> str:
+        tail = self.stderr_tail()
+        return f"MCP server {self.name} failed: {why}" + (
+            f"; its stderr ends:\n{tail}" if tail else ""
+        )
+
+    async def close(self) -> None:
+        """Stop the server (its stdin closes; a server that lingers is killed)."""
+        self._stop.set()
+        if self._task is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(self._task, 10)
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        self.status = "stopped"
+
+
+@dataclass
+class McpTool:
+    """An MCP server's tool, as the pod's other tools are."""
+
+    server: McpServer
+    offer: Offer
+    name: str = ""
+    description: str = ""
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    side_effects: bool = True
+    """Unknown effects: a write-ahead record keeps Resume from sending the call twice."""
+    kind: str = "other"
+
+    def __post_init__(self) -> None:
+        tool = self.offer.tool
+        self.name = self.offer.name
+        self.description = (tool.description or tool.title or tool.name)[:1024] + (
+            f" (MCP server {self.server.name})"
+        )
+        self.input_schema = dict(tool.input_schema)
+        annotations = tool.annotations
+        if annotations is not None and annotations.read_only_hint:
+            self.side_effects = False
+            self.kind = "read"
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Call the tool on its server and map the result."""
+        result = await self.server.call(self.offer.tool.name, args)
+        return tool_output(self.server.name, self.offer.tool.name, result)
+
+
+@dataclass
+class McpServers:
+    """All of a pod's servers."""
+
+    servers: list[McpServer]
+    alert: Alert
+
+    @classmethod
+    def from_config(
+        cls, configs: dict[str, McpServerConfig], workspace: Path, alert: Alert
+    ) -> McpServers:
+        """The enabled servers of a config (not started yet)."""
+        servers = [
+            McpServer(name=name, config=config, workspace=workspace, alert=alert)
+            for name, config in configs.items()
+            if config.enabled
+        ]
+        return cls(servers=servers, alert=alert)
+
+    async def start(self) -> None:
+        """Start every server at once; a failure is an alert, the others go on."""
+        results = await asyncio.gather(
+            *(server.start() for server in self.servers), return_exceptions=True
+        )
+        for result in results:
+            if isinstance(result, McpServerError):
+                self.alert("error", str(result))
+            elif isinstance(result, BaseException):
+                raise result
+
+    def tools(self, taken: set[str]) -> list[McpTool]:
+        """The tools to offer; a bad schema or a name already taken is an alert, not a tool."""
+        out: list[McpTool] = []
+        for server in self.servers:
+            if server.status != "running":
+                continue
+            for offer in offers(
+                server.name, server.tools, allow=server.config.allow, deny=server.config.deny
+            ):
+                if offer.problem is None and offer.name in taken:
+                    offer = Offer(
+                        offer.server, offer.tool, offer.name, "another tool has that name"
+                    )
+                if offer.problem is not None:
+                    self.alert(
+                        "warn",
+                        f"MCP server {server.name}: tool {offer.tool.name} is not offered: "
+                        f"{offer.problem}",
+                    )
+                    continue
+                taken.add(offer.name)
+                out.append(McpTool(server=server, offer=offer))
+        return out
+
+    async def close(self) -> None:
+        """Stop every server."""
+        await asyncio.gather(*(server.close() for server in self.servers))

@@ -1,0 +1,125 @@
+"""The JSON-lines wire protocol between clients and a pod.
+
+One JSON object per line, UTF-8. A client sends ``{"method", "params", "id"}``; the pod sends
+``{"event", "data"}``. Every message has a pydantic model here, so the JSON Schema printed by
+``pod protocol schema`` is the one the code enforces.
+
+Modules: :mod:`.requests` (client to pod), :mod:`.events` (pod to client).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from orchestrator.protocol.events import (
+    EVENT_DATA,
+    AlertData,
+    ApprovalRequestData,
+    ApprovalResolvedData,
+    CompactionData,
+    ContextData,
+    ErrorCode,
+    ErrorData,
+    Event,
+    EventName,
+    FileCompletionsData,
+    HistoryData,
+    RunEndData,
+    RunResult,
+    ShutdownData,
+    StatusData,
+    SystemNoteData,
+    TextData,
+    ThinkingData,
+    ToolCallArgsDeltaData,
+    ToolCallDoneData,
+    ToolCallStartData,
+    ToolOutputDeltaData,
+    ToolResultData,
+    TurnEndData,
+    TurnStartData,
+    UsageData,
+    UserMessageData,
+    decode_event,
+    encode_event,
+)
+from orchestrator.protocol.requests import (
+    MAX_LINE_BYTES,
+    PARAMS_BY_METHOD,
+    ApproveParams,
+    CompactParams,
+    CompleteFilesParams,
+    DenyParams,
+    MethodName,
+    NoParams,
+    NotifyParams,
+    PodEventParams,
+    ProtocolError,
+    Request,
+    RunParams,
+    parse_request,
+)
+from orchestrator.segments import Segment
+
+__all__ = [
+    "EVENT_DATA",
+    "MAX_LINE_BYTES",
+    "PARAMS_BY_METHOD",
+    "AlertData",
+    "ApprovalRequestData",
+    "ApprovalResolvedData",
+    "ApproveParams",
+    "CompactParams",
+    "CompactionData",
+    "CompleteFilesParams",
+    "ContextData",
+    "DenyParams",
+    "ErrorCode",
+    "ErrorData",
+    "Event",
+    "EventName",
+    "FileCompletionsData",
+    "HistoryData",
+    "MethodName",
+    "NoParams",
+    "NotifyParams",
+    "PodEventParams",
+    "ProtocolError",
+    "Request",
+    "RunEndData",
+    "RunParams",
+    "RunResult",
+    "ShutdownData",
+    "StatusData",
+    "SystemNoteData",
+    "TextData",
+    "ThinkingData",
+    "ToolCallArgsDeltaData",
+    "ToolCallDoneData",
+    "ToolCallStartData",
+    "ToolOutputDeltaData",
+    "ToolResultData",
+    "TurnEndData",
+    "TurnStartData",
+    "UsageData",
+    "UserMessageData",
+    "decode_event",
+    "encode_event",
+    "parse_request",
+    "protocol_schema",
+]
+
+
+def protocol_schema() -> dict[str, Any]:
+    """JSON Schema for every method's params and every event's data."""
+    return {
+        "title": "pod-orchestrator protocol",
+        "request": Request.model_json_schema(),
+        "methods": {name: model.model_json_schema() for name, model in PARAMS_BY_METHOD.items()},
+        "events": {
+            name: model.model_json_schema(by_alias=True) for name, model in EVENT_DATA.items()
+        },
+        "segment": TypeAdapter(Segment).json_schema(),
+    }

@@ -1,0 +1,89 @@
+"""The session file: an append-only JSONL record of everything committed.
+
+Line 1 is a :class:`SessionHeader`; every later line is one record: ``item`` (a committed
+history item), ``turn_end`` (a turn closed for good), ``prune`` (the prune bound moved, so
+what the model saw can be reconstructed), ``tool_start`` (a tool with side effects is about
+to run: the write-ahead record that keeps Resume from running it twice after a crash) or
+``title`` (a name a person gave the session; without one, its first user message names it).
+
+Readers skip a record type they do not know, with a warning, so adding a record type keeps
+older files readable and does not change :data:`SESSION_VERSION`; the version changes only
+when an existing record's meaning does.
+
+Each line is written whole and fdatasync'd before the pod reports the commit. A write that
+fails part-way (a full disk) is cut back off the file, so no torn line is left behind and the
+caller learns of it as :class:`SessionWriteError`. A torn last line from a crash mid-write is
+ignored on load and reported.
+
+One pod at a time writes a session: the writer holds an exclusive ``flock`` on a ``.lock``
+file beside it, which names the holder, so a second pod gets :class:`SessionLocked` naming the
+first instead of splicing two conversations into one file.
+
+Files are created 0600 in 0700 directories: sessions hold source code and conversations.
+
+Modules: :mod:`.records` (the line types), :mod:`.writer` (appending), :mod:`.loading`
+(reading back), :mod:`.lock` (one pod per session), :mod:`.spools` (tool output kept beside
+it), :mod:`.catalog` (a workspace's sessions and their names), :mod:`.errors`.
+"""
+
+from __future__ import annotations
+
+from orchestrator.session.catalog import (
+    SessionSummary,
+    ensure_private_dir,
+    has_content,
+    latest_session,
+    list_sessions,
+    new_session_path,
+    resolve_session,
+    session_files,
+    session_title,
+    sessions_dir,
+    summarize_session,
+)
+from orchestrator.session.errors import SessionError, SessionLocked, SessionWriteError
+from orchestrator.session.loading import LoadedSession, load_session
+from orchestrator.session.lock import SessionLock, lock_path, session_holder
+from orchestrator.session.records import (
+    SESSION_VERSION,
+    ItemRecord,
+    PruneRecord,
+    SessionHeader,
+    TitleRecord,
+    ToolStartRecord,
+    TurnEndRecord,
+)
+from orchestrator.session.spools import ToolSpools
+from orchestrator.session.writer import SessionWriter, is_disk_full
+
+__all__ = [
+    "SESSION_VERSION",
+    "ItemRecord",
+    "LoadedSession",
+    "PruneRecord",
+    "SessionError",
+    "SessionHeader",
+    "SessionLock",
+    "SessionLocked",
+    "SessionSummary",
+    "SessionWriteError",
+    "SessionWriter",
+    "TitleRecord",
+    "ToolSpools",
+    "ToolStartRecord",
+    "TurnEndRecord",
+    "ensure_private_dir",
+    "has_content",
+    "is_disk_full",
+    "latest_session",
+    "list_sessions",
+    "load_session",
+    "lock_path",
+    "new_session_path",
+    "resolve_session",
+    "session_files",
+    "session_holder",
+    "session_title",
+    "sessions_dir",
+    "summarize_session",
+]

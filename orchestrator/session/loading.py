@@ -1,0 +1,105 @@
+"""Reading a session file back into history, skipping what it cannot use and saying so."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from orchestrator.history import Item, item_from_json
+from orchestrator.session.errors import SessionError
+from orchestrator.session.records import (
+    RECORD,
+    ItemRecord,
+    SessionHeader,
+    TitleRecord,
+    ToolStartRecord,
+    TurnEndRecord,
+)
+
+
+@dataclass
+class LoadedSession:
+    """What a session file holds."""
+
+    header: SessionHeader
+    items: list[Item]
+    turn_results: dict[int, str] = field(default_factory=dict)
+    prune_before_turn: int = 0
+    started_calls: dict[str, ToolStartRecord] = field(default_factory=dict)
+    """Write-ahead records of tool calls with side effects, by call id."""
+    last_write_ms: int = 0
+    """When the file was last written (its mtime): the pod's last sign of life."""
+    title: str | None = None
+    """The latest ``title`` record; None when nobody named the session."""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def cut_off(self) -> bool:
+        """True when the last turn never ended (crash, kill -9, or a pause)."""
+        last_turn = max((item.turn for item in self.items), default=0)
+        return last_turn > 0 and last_turn not in self.turn_results
+
+
+def load_session(path: Path) -> LoadedSession:
+    """Read a session file; a torn or corrupt line is skipped and reported in ``warnings``."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SessionError(f"cannot read session {path}: {exc.strerror}") from None
+    lines = raw.split(b"\n")
+    torn_tail = bool(lines) and lines[-1] != b""
+    if not torn_tail:
+        lines = lines[:-1]
+    if not lines:
+        raise SessionError(f"session {path} is empty")
+    try:
+        header = SessionHeader.model_validate_json(lines[0])
+    except ValidationError:
+        raise SessionError(f"{path}: line 1 is not a session header") from None
+    session = LoadedSession(header=header, items=[], last_write_ms=mtime_ms(path))
+    seen: set[int] = set()
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            record = RECORD.validate_json(line)
+        except ValidationError:
+            last = number == len(lines)
+            what = (
+                "torn last line (the pod stopped mid-write)" if last and torn_tail else "bad line"
+            )
+            session.warnings.append(f"{path.name}:{number}: {what} ignored")
+            continue
+        if isinstance(record, ItemRecord):
+            try:
+                item = item_from_json(record.item)
+            except ValidationError:
+                session.warnings.append(f"{path.name}:{number}: unreadable item ignored")
+                continue
+            if item.seq in seen:
+                session.warnings.append(f"{path.name}:{number}: duplicate item {item.seq} ignored")
+                continue
+            seen.add(item.seq)
+            session.items.append(item)
+        elif isinstance(record, TurnEndRecord):
+            session.turn_results[record.turn] = record.result
+        elif isinstance(record, ToolStartRecord):
+            session.started_calls[record.call_id] = record
+        elif isinstance(record, TitleRecord):
+            session.title = record.title
+        else:
+            session.prune_before_turn = record.before_turn
+    return session
+
+
+def mtime_ns(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def mtime_ms(path: Path) -> int:
+    return mtime_ns(path) // 1_000_000

@@ -1,0 +1,123 @@
+"""Appending records to a session file: whole, fsync'd lines, cut back when a write fails."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from orchestrator.history import Item, item_to_json
+from orchestrator.session.catalog import ensure_private_dir
+from orchestrator.session.errors import SessionError, SessionWriteError
+from orchestrator.session.lock import SessionLock
+from orchestrator.session.records import (
+    PruneRecord,
+    SessionHeader,
+    TitleRecord,
+    ToolStartRecord,
+    TurnEndRecord,
+)
+
+
+class SessionWriter:
+    """Appends records to a session file, one whole, fsync'd line each, under the session lock."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        pod: str,
+        workspace: Path,
+        holder: dict[str, Any] | None = None,
+    ) -> None:
+        self.path = path
+        ensure_private_dir(path.parent)
+        self._lock = SessionLock(path, holder={"pod": pod, "pid": os.getpid(), **(holder or {})})
+        try:
+            exists = path.exists() and path.stat().st_size > 0
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            self._lock.release()
+            raise SessionError(f"cannot open session {path}: {exc.strerror}") from None
+        os.fchmod(fd, 0o600)
+        self._fd = fd
+        self._size = os.fstat(fd).st_size
+        self._torn = False
+        try:
+            if exists:
+                self._repair_torn_tail()
+            else:
+                header = SessionHeader(
+                    pod=pod, workspace=str(workspace), created_ms=int(time.time() * 1000)
+                )
+                self._write(header.model_dump_json().encode())
+        except SessionWriteError as exc:
+            self.close()
+            raise SessionError(str(exc)) from None
+
+    def _repair_torn_tail(self) -> None:
+        # A torn last line would glue itself to the next record; end it first.
+        if os.pread(self._fd, 1, self._size - 1) != b"\n":
+            self._torn = True
+
+    def _write(self, line: bytes) -> None:
+        """Write one whole line and sync it, or leave the file as it was and raise."""
+        data = (b"\n" if self._torn else b"") + line + b"\n"
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+            # fdatasync flushes the data and the new size (all a reload needs), not timestamps.
+            os.fdatasync(self._fd)
+        except OSError as exc:
+            self._cut_back()
+            raise SessionWriteError(self.path, exc) from None
+        self._size += len(data)
+        self._torn = False
+
+    def _cut_back(self) -> None:
+        """Remove a partly written line, so the file ends where the last whole record did."""
+        try:
+            os.ftruncate(self._fd, self._size)
+        except OSError:
+            # The next write starts with a newline, so the fragment stays one bad line.
+            self._torn = True
+
+    def append_item(self, item: Item, *, encoded: str | None = None) -> None:
+        """Persist one committed item (``encoded``: its JSON, when the caller already has it)."""
+        body = encoded if encoded is not None else json.dumps(item_to_json(item))
+        self._write(b'{"type": "item", "item": ' + body.encode("utf-8", "backslashreplace") + b"}")
+
+    def turn_end(self, turn: int, result: str) -> None:
+        """Persist that a turn closed."""
+        self._write(TurnEndRecord(turn=turn, result=result).model_dump_json().encode())
+
+    def prune(self, before_turn: int, prunable_tokens: int) -> None:
+        """Persist a move of the prune bound."""
+        record = PruneRecord(before_turn=before_turn, prunable_tokens=prunable_tokens)
+        self._write(record.model_dump_json().encode())
+
+    def tool_start(self, record: ToolStartRecord) -> None:
+        """Persist that a tool call with side effects is about to start."""
+        self._write(record.model_dump_json().encode())
+
+    def title(self, title: str) -> None:
+        """Persist a title for the session."""
+        self._write(TitleRecord(title=title).model_dump_json().encode())
+
+    def close(self) -> None:
+        """Close the file and release the lock."""
+        if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = -1
+        self._lock.release()
+
+
+def is_disk_full(exc: SessionWriteError) -> bool:
+    """True when the write failed for lack of space or quota (it may succeed later)."""
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)

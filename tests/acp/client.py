@@ -1,0 +1,83 @@
+"""An ACP client for tests, on the SDK's own client side: it records updates and answers
+permission requests as the test says."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, schema
+from acp.stdio import spawn_agent_process
+
+Answer = Callable[[schema.ToolCallUpdate], str | None]
+"""Picks the option id for a permission request; None cancels the request."""
+
+
+@dataclass
+class RecordingClient:
+    """The editor's side: every ``session/update`` kept in order, permissions answered."""
+
+    answer: Answer = lambda _call: "once"
+    updates: list[tuple[str, Any]] = field(default_factory=list)
+    permissions: list[schema.ToolCallUpdate] = field(default_factory=list)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def request_permission(
+        self, session_id: str, tool_call: schema.ToolCallUpdate, options: list[Any], **kwargs: Any
+    ) -> schema.RequestPermissionResponse:
+        self.permissions.append(tool_call)
+        choice = self.answer(tool_call)
+        outcome: Any = (
+            schema.DeniedOutcome(outcome="cancelled")
+            if choice is None
+            else schema.AllowedOutcome(outcome="selected", option_id=choice)
+        )
+        return schema.RequestPermissionResponse(outcome=outcome)
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append((session_id, update))
+        self.changed.set()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    def of(self, kind: str) -> list[Any]:
+        """The updates of one ``session_update`` kind."""
+        return [u for _, u in self.updates if u.session_update == kind]
+
+    def text(self) -> str:
+        """Everything the agent said, joined."""
+        return "".join(u.content.text for u in self.of("agent_message_chunk"))
+
+    async def until(self, predicate: Callable[[], bool], timeout: float = 20.0) -> None:
+        """Wait for updates that make ``predicate`` true."""
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                self.changed.clear()
+                await self.changed.wait()
+
+
+@contextlib.asynccontextmanager
+async def acp_agent(
+    env: dict[str, str], *args: str, client: RecordingClient | None = None
+) -> AsyncIterator[tuple[Any, RecordingClient, asyncio.subprocess.Process]]:
+    """``pod acp ARGS`` as a subprocess, initialized, with the recording client attached."""
+    recorder = client or RecordingClient()
+    async with spawn_agent_process(
+        recorder, sys.executable, "-m", "cli", "acp", *args, env=env, cwd=os.getcwd()
+    ) as (conn, process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        yield conn, recorder, process
+
+
+def acp_env(base: dict[str, str], runtime: Path, state: Path) -> dict[str, str]:
+    """A private environment: no API key, its own runtime and state dirs."""
+    env = {k: v for k, v in base.items() if not k.startswith("ANTHROPIC_")}
+    env.update(XDG_RUNTIME_DIR=str(runtime), XDG_STATE_HOME=str(state))
+    return env

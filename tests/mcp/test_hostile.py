@@ -1,0 +1,192 @@
+"""A hostile MCP server of our own: every way it misbehaves is a clear result or alert, and
+the pod, its session and its other tools carry on."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def hostile(pidfile: Path, *args: str) -> dict[str, Any]:
+    return {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp.hostile_server", *args],
+        "cwd": str(REPO),
+        "env": {"HOSTILE_PIDFILE": str(pidfile)},
+        "permission": "allow",
+    }
+
+
+def call(tool: str, **arguments: Any) -> ScriptedReply:
+    return ScriptedReply(tool_calls=[ScriptedToolCall(name=f"mcp__h__{tool}", input=arguments)])
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split()[2] != "Z"
+
+
+def pids(pidfile: Path) -> list[int]:
+    return [int(line) for line in pidfile.read_text().split()] if pidfile.exists() else []
+
+
+async def test_failures_huge_output_and_a_dying_server_are_results(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    replies = [
+        call("fail"),
+        call("huge", megabytes=2),
+        call("echo", text="still here"),
+        call("die"),
+        ScriptedReply(text="done"),
+    ]
+    servers = {"h": hostile(pidfile, "--garbage")}
+    async with running_pod(workspace, short_dir, replies=replies, mcp={"servers": servers}) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "go"})
+        events = await collect_until(c, "run_end", timeout=60)
+        assert events[-1].data == {"result": "finished"}
+        results = [e.data for e in events if e.event == "tool_result"]
+        alerts = [e.data["message"] for e in events if e.event == "alert"]
+        await c.close()
+    failed, huge, echo, died = results
+    assert failed["is_error"] and "the database is locked" in failed["summary"]
+    # The output chokepoint caps it like any tool's (2 MiB came back).
+    assert len(huge["content"].encode()) < 20_000 and "truncated" in huge["content"]
+    assert not echo["is_error"] and echo["content"] == "still here"  # garbage line and all
+    assert died["is_error"] and "MCP server h" in died["summary"]
+    assert any(a.startswith("MCP server h failed: it stopped") for a in alerts), alerts
+    assert not any(alive(pid) for pid in pids(pidfile))
+
+
+async def test_pause_mid_call_commits_a_truthful_result_and_resume_does_not_resend(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    replies = [call("hang"), ScriptedReply(text="after the pause")]
+    servers = {"h": hostile(pidfile)}
+    async with running_pod(workspace, short_dir, replies=replies, mcp={"servers": servers}) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "wait for it"})
+        await c.wait_for("tool_call_done")
+        await asyncio.sleep(0.3)  # the call is at the server
+        started = time.monotonic()
+        await c.send("pause")
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "paused"}
+        assert time.monotonic() - started < 5  # the hung server does not hold the pod
+        [interrupted] = [e.data for e in events if e.event == "tool_result"]
+        assert interrupted["is_error"] and "[Interrupted by user]" in interrupted["summary"]
+        await c.send("resume")
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "finished"}
+        assert [e for e in events if e.event == "tool_call_done"] == []  # not sent again
+        await c.close()
+    assert not any(alive(pid) for pid in pids(pidfile))
+
+
+async def test_names_that_collide_are_an_alert_not_a_tool(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    # Both names become mcp__h_1__…: the second server's tools are refused, by name.
+    servers = {"h.1": hostile(pidfile), "h_1": hostile(pidfile)}
+    async with running_pod(workspace, short_dir, mcp={"servers": servers}) as pod:
+        c = await pod.client()
+        history = await c.request("get_history")
+        alerts = [a["message"] for a in history.data.get("alerts") or []]
+        await c.close()
+    assert any("tool echo is not offered: another tool has that name" in a for a in alerts)
+
+
+async def test_kill_9_of_the_pod_mid_call_leaves_no_server_and_no_resend(
+    tmp_path: Path, short_dir: Path
+) -> None:
+    import json
+    import signal
+    import subprocess
+
+    from orchestrator.client import PodClient
+    from orchestrator.server import socket_is_live
+
+    pidfile = tmp_path / "pids"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config_home = tmp_path / "config"
+    (config_home / "pod").mkdir(parents=True)
+    server = hostile(pidfile)
+    (config_home / "pod" / "config.toml").write_text(
+        f'[mcp.servers.h]\ncommand = "{server["command"]}"\nargs = {json.dumps(server["args"])}\n'
+        f'cwd = "{REPO}"\npermission = "allow"\n'
+        f'[mcp.servers.h.env]\nHOSTILE_PIDFILE = "{pidfile}"\n'
+    )
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps({"replies": [{"tool_calls": [{"name": "mcp__h__hang", "input": {}}]}]})
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(
+        XDG_RUNTIME_DIR=str(short_dir),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        XDG_CONFIG_HOME=str(config_home),
+    )
+    socket = short_dir / "k.sock"
+
+    def serve(*extra: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "cli", "serve", "--workspace", str(ws), "--socket", str(socket),
+             "--script", str(script), *extra],
+            env=env, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    async def live() -> None:
+        for _ in range(400):
+            if socket_is_live(socket):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("the pod did not start")
+
+    first = serve()
+    await live()
+    client = await PodClient.connect(socket)
+    await client.send("run", {"input": "hang"})
+    await client.wait_for("tool_call_done")
+    await asyncio.sleep(0.5)  # the call reached the server
+    [server_pid] = pids(pidfile)
+    first.send_signal(signal.SIGKILL)
+    first.wait(10)
+    await client.close()
+    for _ in range(100):  # its stdin closed with the pod: the server goes too
+        if not alive(server_pid):
+            break
+        await asyncio.sleep(0.1)
+    assert not alive(server_pid), "the MCP server outlived the pod"
+
+    second = serve("--continue")
+    try:
+        await live()
+        client = await PodClient.connect(socket)
+        history = await client.request("get_history")
+        [result] = [i for i in history.data["items"] if i["kind"] == "tool_result"]
+        assert result["is_error"] and "crash" in result["summary"]
+        await client.send("shutdown")
+        await client.close()
+        second.wait(20)
+    finally:
+        if second.poll() is None:
+            second.kill()
+    assert len(pids(pidfile)) == 2  # the restarted pod started the server once, never re-called
+    assert not any(alive(pid) for pid in pids(pidfile))
