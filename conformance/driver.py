@@ -138,14 +138,22 @@ async def _hold_summary(row: Row) -> None:
     await conn.send(
         {"method": "approve", "params": {"id": row.approval_id}, "id": "kit-setup-approve"}
     )
-    await conn.wait_for(
-        lambda e: (e.event == "status" and e.data.get("state") == state) or _is_error(e),
+    await _summary_streaming(
+        row, mark, f"status state={state}: the compaction asked for at the next round boundary"
+    )
+
+
+async def _warm_up(row: Row, text: str) -> None:
+    """A whole turn before the setup proper, so the history holds something; ends at rest."""
+    mark = await row.conn.send({"method": "run", "params": {"input": text}, "id": "kit-warm"})
+    await row.conn.wait_for(
+        lambda e: e.event == "run_end" or _is_error(e),
         start=mark,
         timeout=row.timeout,
-        what=f"status state={state}: the compaction asked for at the next round boundary",
+        what="run_end of the kit's warm-up run (setup)",
     )
     _raise_on_error(row, mark, "setup")
-    await _summary_streaming(row)
+    await _settle_plain(row, mark)
 
 
 async def _hold_compacting(row: Row) -> None:
@@ -154,17 +162,7 @@ async def _hold_compacting(row: Row) -> None:
     conn, state = row.conn, row.case.row.state
     setup = row.case.setup
     assert setup is not None
-    mark = await conn.send(
-        {"method": "run", "params": {"input": "Conformance history to compact."}, "id": "kit-warm"}
-    )
-    await conn.wait_for(
-        lambda e: e.event == "run_end" or _is_error(e),
-        start=mark,
-        timeout=row.timeout,
-        what="run_end of the kit's warm-up run (setup)",
-    )
-    _raise_on_error(row, mark, "setup")
-    await _settle_plain(row, mark)
+    await _warm_up(row, "Conformance history to compact.")
     if setup.start == "paused":
         marker = row.pod.stimuli.token("slow-text")
         mark = await conn.send(
@@ -186,14 +184,7 @@ async def _hold_compacting(row: Row) -> None:
         _raise_on_error(row, mark, "setup")
     row.pod.stimuli.slow_next()
     mark = await conn.send({"method": "compact", "id": "kit-setup-compact"})
-    await conn.wait_for(
-        lambda e: (e.event == "status" and e.data.get("state") == state) or _is_error(e),
-        start=mark,
-        timeout=row.timeout,
-        what=f"status state={state} after compact (setup)",
-    )
-    _raise_on_error(row, mark, "setup")
-    await _summary_streaming(row)
+    await _summary_streaming(row, mark, f"status state={state} after compact (setup)")
 
 
 SMALL_WINDOW = 60_000
@@ -218,21 +209,7 @@ async def _past_compact_at(row: Row) -> None:
     compact_at = float(context.get("compact_at") or 80) / 100
     # Before the pod's first turn, when it asks the Models API for its window.
     pod.api.models[model] = ModelSpec(id=model, context_window=SMALL_WINDOW)
-    mark = await conn.send(
-        {
-            "method": "run",
-            "params": {"input": "Conformance history. " + _filler(SMALL_WINDOW // 3)},
-            "id": "kit-warm",
-        }
-    )
-    await conn.wait_for(
-        lambda e: e.event == "run_end" or _is_error(e),
-        start=mark,
-        timeout=row.timeout,
-        what="run_end of the kit's first turn (setup)",
-    )
-    _raise_on_error(row, mark, "setup")
-    await _settle_plain(row, mark)
+    await _warm_up(row, "Conformance history. " + _filler(SMALL_WINDOW // 3))
     last = pod.api.requests[-1].body
     used = count_input_tokens(last) + 200 if isinstance(last, dict) else SMALL_WINDOW // 3
     extra = round((compact_at + 1) / 2 * SMALL_WINDOW) - used
@@ -258,10 +235,18 @@ async def _past_compact_at(row: Row) -> None:
     )
 
 
-async def _summary_streaming(row: Row) -> None:
-    """Wait until the summary request took the armed slow stream: only then does the pod
-    hold a request the row's method can interrupt (before it, the row would race the
-    compaction's start, and the slow stream would answer a later request instead)."""
+async def _summary_streaming(row: Row, mark: int, what: str) -> None:
+    """Wait for the row's state, then until the summary request took the armed slow stream:
+    only then does the pod hold a request the row's method can interrupt (before it, the row
+    would race the compaction's start, and the slow stream would answer a later request)."""
+    state = row.case.row.state
+    await row.conn.wait_for(
+        lambda e: (e.event == "status" and e.data.get("state") == state) or _is_error(e),
+        start=mark,
+        timeout=row.timeout,
+        what=what,
+    )
+    _raise_on_error(row, mark, "setup")
     deadline = time.monotonic() + row.timeout
     while row.pod.stimuli.armed:
         if time.monotonic() > deadline:
