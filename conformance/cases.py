@@ -18,7 +18,7 @@ with a reason naming the method rows that pass through them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Literal
 
@@ -33,8 +33,20 @@ __all__ = [
     "build_cases",
 ]
 
-Hold = Literal["idle", "requesting", "executing_tools"]
-"""What the kit itself holds the pod in before the row: nothing, a slow stream, a slow tool."""
+Hold = Literal[
+    "idle",
+    "requesting",
+    "executing_tools",
+    "awaiting_approval",
+    "summarizing",
+    "compacting",
+    "past_compact_at",
+]
+"""What the kit itself holds the pod in before the row: nothing, a slow stream, a slow tool,
+a call waiting for approval, a slow summary request (inside a turn, or between turns), or a
+fresh pod with a small window about to pass its ``compact_at``."""
+
+Decision = Literal["approved", "denied", "withdrawn"]
 
 ReplyKind = Literal["error", "none", "any"]
 
@@ -52,11 +64,27 @@ class Setup:
     is winding (or final) and cannot be waited for."""
     orphans_wanted: bool = False
     """The row closes orphans, so the kit pauses during tools to try to leave some."""
+    start: Literal["idle", "paused"] = "idle"
+    """Where a compaction between turns starts: idle, or with a paused turn open."""
+    scope: Literal["once", "session"] = "once"
+    """The scope of the row's ``approve``; ``session`` also allows the same call later."""
 
     def describe(self) -> str:
         """One line for reports: ``slow tool → pause (pipelined)``."""
-        parts = {"idle": "idle", "requesting": "slow stream", "executing_tools": "slow tool"}
+        parts = {
+            "idle": "idle",
+            "requesting": "slow stream",
+            "executing_tools": "slow tool",
+            "awaiting_approval": "call awaiting approval",
+            "summarizing": "approve → slow summary in the turn",
+            "compacting": "compact → slow summary",
+            "past_compact_at": "fresh pod, small window → a run past compact_at",
+        }
         text = parts[self.hold]
+        if self.start == "paused":
+            text = "slow stream → pause → " + text
+        if self.scope == "session":
+            text += " (approve for the session)"
         if self.method is not None:
             text += f" → {self.method}" + (" (same write)" if self.pipelined else "")
         return text
@@ -80,10 +108,13 @@ class Expectation:
     kit_interrupt: str | None
     """A method the kit sends to settle a pod the row left streaming or running a tool."""
     run_end: str | None
-    """The ``result`` of the first ``run_end`` after the method; None: no ``run_end``
-    expected (none is checked for only when ``turn_end_forbidden`` says so)."""
+    """The ``result`` of the first ``run_end`` after the method, from the ``Ends`` column of
+    the row that ends the turn task; None: no ``run_end`` expected (none is checked for only
+    when ``turn_end_forbidden`` says so)."""
     turn_end: bool
     """A ``turn_end`` must come between the method and that ``run_end``."""
+    turn_end_result: str | None
+    """The ``result`` that ``turn_end`` must carry (the same ``Ends`` column), when known."""
     turn_end_forbidden: bool
     """No ``turn_end`` may come before that ``run_end`` (the turn stays open on pause)."""
     turn_start: Literal["new", "resumed"] | None
@@ -101,6 +132,12 @@ class Expectation:
     in a rest state)."""
     input_refused: bool
     """A refused ``run`` / ``notify`` / ``pod_event``: its text must never reach history."""
+    approval: Decision | None = None
+    """How the call waiting for approval must be resolved (``approval_resolved``)."""
+    compaction_forbidden: bool = False
+    """An interrupted compaction: no ``compaction`` may be committed before the pod rests."""
+    compaction_trigger: str | None = None
+    """A ``compaction`` with this ``trigger`` must be committed before the pod rests."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +242,32 @@ class StateFacts:
         """The round state the stream state moves to on ``tools_started``."""
         return self.row(self.stream_state, "tools_started").target
 
+    @cached_property
+    def approval_state(self) -> str:
+        """Where a call of the tools state waits for a person (``approval_needed``)."""
+        return self.row(self.tools_state, "approval_needed").target
+
+    @cached_property
+    def summary_state(self) -> str:
+        """Where a turn compacts between rounds (``compaction_started`` from the stream)."""
+        return self.row(self.stream_state, "compaction_started").target
+
+    def answers(self, row: TransitionRow) -> bool:
+        """The row answers the waiting call (approve / deny), so the turn goes on by itself."""
+        return row.allowed and any(a in row.actions for a in ("approve_call", "deny_call"))
+
+    def task_end_event(self, source: str) -> str:
+        """The outcome an interrupted task sends: a compaction's, or a turn's."""
+        return "compaction_failed" if self.is_compacting(source) else "turn_interrupted"
+
+    def interrupt_compaction(self, state: str) -> str:
+        """The method that stops a compaction between turns and stays put (``pause``)."""
+        for event in METHOD_EVENTS:
+            row = self.row(state, event)
+            if row.allowed and row.target == state and "interrupt_turn" in row.actions:
+                return event
+        raise ValueError(f"no method interrupts {state!r}")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Case:
@@ -217,8 +280,13 @@ class Case:
 
     @property
     def id(self) -> str:
-        """``<state>-<event>``, the test id."""
-        return f"{self.row.state}-{self.row.event}"
+        """``<state>-<event>``, the test id (``…-from-paused`` for a compaction's variant)."""
+        base = f"{self.row.state}-{self.row.event}"
+        if self.setup is not None and self.setup.start == "paused":
+            base += "-from-paused"
+        if self.setup is not None and self.setup.scope == "session":
+            base += "-session"
+        return base
 
     @property
     def ends_pod(self) -> bool:
@@ -235,6 +303,12 @@ def _setup(facts: StateFacts, row: TransitionRow) -> Setup:
         return Setup(hold="requesting")
     if state == tools:
         return Setup(hold="executing_tools")
+    if state == facts.approval_state:
+        return Setup(hold="awaiting_approval")
+    if state == facts.summary_state:
+        return Setup(hold="summarizing")
+    if facts.is_compacting(state):
+        return Setup(hold="compacting")
     if facts.is_winding(state):
         # The slow tool gives the widest window: the pod must stop a process first.
         found = facts.method_into(state, [tools, stream])
@@ -274,38 +348,59 @@ def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
     else:
         reply = "any"
 
-    # Which winding state the turn passes through, and where the pod comes to rest.
+    # Which winding state the task passes through, and where the pod comes to rest. The
+    # results the turn and the run end with are the ``Ends`` of the row that ends the task.
     kit_interrupt: str | None = None
     winding: str | None = None
+    compacting_source = facts.is_compacting(state)
+    ending: TransitionRow | None = None
     if facts.is_winding(target):
         winding = target
-    elif facts.is_round(target) and target != state:
-        winding = None  # a new or resumed turn: it finishes on its own
+    elif facts.is_round(target) and (target != state or facts.answers(row)):
+        # A new or resumed turn, or a call answered: the turn finishes on its own.
+        ending = facts.row(target, "turn_finished")
     elif facts.is_round(state):
         kit_interrupt, _ = facts.interrupt_for_settle(state)
         winding = facts.row(state, kit_interrupt).target
+    elif compacting_source:
+        # A compaction between turns that the row did not stop: the kit stops it.
+        if "interrupt_turn" not in row.actions:
+            kit_interrupt = facts.interrupt_compaction(state)
+        ending = facts.row(state, "compaction_failed")
     if winding is not None:
-        settle = facts.settles_to(winding)
-        interrupted = facts.row(winding, "turn_interrupted")
-        run_end: str | None = "paused" if settle == "paused" else "cancelled"
-        turn_end = "end_turn" in interrupted.actions
-        turn_end_forbidden = not turn_end
-    elif facts.is_round(target):
-        settle = facts.finishes_to(target)
-        run_end = "finished"
-        turn_end = "end_turn" in facts.row(target, "turn_finished").actions
-        turn_end_forbidden = False
+        ending = facts.row(winding, facts.task_end_event(state))
+    if ending is not None:
+        settle = ending.target
+        run_end = ending.run_end
+        turn_end = ending.turn_end is not None
+        turn_end_result = ending.turn_end
+        # A paused turn stays open through a stopped compaction (unless a note starts one).
+        turn_end_forbidden = not turn_end and (
+            winding is not None or (compacting_source and "queue_note" not in row.actions)
+        )
     elif facts.is_compacting(target):
-        # A compaction between turns comes back to where it started; it ends no run.
+        # A compaction between turns comes back to where it started (the table's row is
+        # drawn with no turn open; from ``paused`` the machine returns to ``paused``).
         settle = state
         run_end = None
         turn_end = False
+        turn_end_result = None
         turn_end_forbidden = True
     else:
         settle = target
         run_end = None
         turn_end = False
+        turn_end_result = None
         turn_end_forbidden = False
+
+    approval: Decision | None = None
+    if state == facts.approval_state:
+        if "approve_call" in row.actions:
+            approval = "approved"
+        elif "deny_call" in row.actions:
+            approval = "denied"
+        else:
+            approval = "withdrawn"  # the row or the kit interrupts the waiting turn
 
     actions = set(row.actions)
     turn_start: Literal["new", "resumed"] | None = None
@@ -324,16 +419,40 @@ def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
         kit_interrupt=kit_interrupt,
         run_end=run_end,
         turn_end=turn_end or "end_turn" in actions,
+        turn_end_result=row.turn_end or turn_end_result,
         turn_end_forbidden=turn_end_forbidden and "end_turn" not in actions,
         turn_start=turn_start,
         user_message="start_turn" in actions and row.event == "run",
-        note_delivered="queue_note" in actions,
+        # A queued note, or a denial's message, is for the model: it must reach a request.
+        note_delivered="queue_note" in actions or "deny_call" in actions,
         close_orphans="close_orphans" in actions,
         interrupt_note="inject_interrupt_note" in actions,
         end_turn="end_turn" in actions,
         same_request_again="resume_turn" in actions and setup.hold == "requesting",
         quiet=facts.is_rest(state) and not row.actions and target == state,
         input_refused=not row.allowed and row.event in text_methods,
+        approval=approval,
+        compaction_forbidden=compacting_source or state == facts.summary_state,
+    )
+
+
+def _round_marker_use(facts: StateFacts, row: TransitionRow) -> str:
+    """Which kit holds make the pod take a round marker that moves it."""
+    tools, approval, summary = facts.tools_state, facts.approval_state, facts.summary_state
+    edge = (row.state, row.target)
+    if edge == (facts.stream_state, tools):
+        return f"the pod takes it before every `{tools}` and `{approval}` row (slow tool, call)"
+    if edge == (tools, approval):
+        return f"the pod takes it before every `{approval}` row (the kit's call needing approval)"
+    if edge == (approval, tools):
+        return f"the pod takes it when `{approval}` × approve / deny lets the call go on"
+    if edge == (tools, facts.stream_state):
+        return f"the pod takes it after an answered call ran (`{approval}` × approve / deny)"
+    if edge == (facts.stream_state, summary):
+        return f"the pod takes it before every `{summary}` row (compact, then approve)"
+    return (
+        f"observed in {facts.stream_state}-compaction_started: the compaction a request past "
+        "compact_at needs commits, and the turn goes on"
     )
 
 
@@ -341,21 +460,31 @@ def _passing_rows(facts: StateFacts, row: TransitionRow) -> str:
     """Which method rows make the pod take this runtime-sent row, for the skip reason."""
     if row.kind == "round":
         if row.allowed and row.target != row.state:
-            return (
-                f"the kit's slow tool makes the pod take it before every `{facts.tools_state}` row"
-            )
+            return _round_marker_use(facts, row)
         return "a client cannot send it"
     if not row.allowed:
         return "a client cannot send it"
-    users = [
-        f"{state}-{event}"
-        for (state, event), method_row in facts.by_key.items()
-        if method_row.kind == "method" and method_row.target == row.state and state != row.state
+    into = [
+        (state, event, r)
+        for (state, event), r in facts.by_key.items()
+        if r.kind == "method" and r.allowed and r.target == row.state
     ]
-    if facts.is_winding(row.state) and row.event == "turn_interrupted" and users:
-        return "observed as the settle of " + ", ".join(users[:4])
-    if facts.is_round(row.state) and row.event == "turn_finished":
+    # What interrupts a task there (settled by this row), and what starts one there.
+    stops = [f"{s}-{e}" for s, e, r in into if "interrupt_turn" in r.actions]
+    if row.event == "compaction_failed" and not facts.is_compacting(row.state):
+        stops = [f"{s}-{e}" for s, e, _ in into if facts.is_compacting(s)]
+    starts = [f"{s}-{e}" for s, e, _ in into if s != row.state]
+    if row.event in ("turn_interrupted", "compaction_failed") and stops:
+        return "observed as the settle of " + ", ".join(stops[:4])
+    if row.event == "compaction_done" and facts.is_compacting(row.state) and starts:
+        return "observed when the compaction of " + ", ".join(starts[:2]) + " completes"
+    if row.state in (facts.stream_state, facts.tools_state) and row.event == "turn_finished":
         return "observed when the kit's fast replies end a turn (e.g. idle-run)"
+    if row.state == facts.approval_state and row.event == "turn_finished":
+        return (
+            f"not driven: a turn cannot finish while its call waits ({row.state} × approve "
+            "lets it run first)"
+        )
     return "a client cannot send it"
 
 
@@ -365,21 +494,40 @@ def build_cases(rows: Sequence[TransitionRow] | None = None) -> list[Case]:
     facts = StateFacts(table)
     cases: list[Case] = []
     for row in table:
+        if (row.state, row.event) == (facts.stream_state, "compaction_started") and row.allowed:
+            # The one round marker a client can cause: a request past ``compact_at``.
+            setup = Setup(hold="past_compact_at")
+            expect = replace(_expect(facts, row, setup), compaction_trigger="auto")
+            cases.append(Case(row=row, setup=setup, expect=expect))
+            continue
         if row.kind != "method":
             family = "turn outcome" if row.kind == "outcome" else "round marker"
             reason = f"{family}, sent by the pod's runtime; {_passing_rows(facts, row)}"
             cases.append(Case(row=row, setup=None, expect=None, skip_reason=reason))
             continue
-        if row.state in ("summarizing", "compacting", "awaiting_approval"):
-            # Reaching these needs a slow summary or a call that asks, which the kit's setup
-            # cannot arrange yet; the rows are driven by the runtime's own end-to-end tests
-            # (tests/e2e/test_compaction_e2e.py, tests/e2e/test_approval_e2e.py).
-            reason = (
-                "compaction or approval state: not driven by the kit yet (its setup cannot "
-                "hold a pod there); covered by the runtime's end-to-end tests"
-            )
-            cases.append(Case(row=row, setup=None, expect=None, skip_reason=reason))
-            continue
         setup = _setup(facts, row)
         cases.append(Case(row=row, setup=setup, expect=_expect(facts, row, setup)))
+    cases += _from_paused(table, facts)
+    for case in list(cases):
+        if case.setup is not None and "approve_call" in case.row.actions:
+            # The same row with ``scope: "session"``: a later call like it must not ask.
+            setup = replace(case.setup, scope="session")
+            cases.append(Case(row=case.row, setup=setup, expect=case.expect))
+    return cases
+
+
+def _from_paused(table: Sequence[TransitionRow], facts: StateFacts) -> list[Case]:
+    """The compaction rows again, started from ``paused``: the table drawn with a turn open
+    says where they settle (back in ``paused``, or ``stopped`` closing the turn)."""
+    compacting = [s for s in facts.states if facts.is_compacting(s)]
+    if not compacting:
+        return []
+    open_facts = StateFacts(
+        transition_table(facts.states, dict.fromkeys(r.event for r in table), turn_open=True)
+    )
+    cases: list[Case] = []
+    for row in open_facts.rows:
+        if row.state in compacting and row.kind == "method":
+            setup = Setup(hold="compacting", start="paused")
+            cases.append(Case(row=row, setup=setup, expect=_expect(open_facts, row, setup)))
     return cases

@@ -78,6 +78,8 @@ class Row:
     method_id: str = ""
     note: str = ""
     orphans: list[str] = field(default_factory=list)
+    approval_id: str = ""
+    """The tool call the kit's setup left waiting for approval, if any."""
 
     def fail(self, message: str) -> None:
         """Record a failed check; the row goes on to its phase's other checks."""
@@ -209,6 +211,15 @@ def check_settled(row: Row, rest: Seen) -> None:
     turn_ends = [e for e in events[start:end] if e.event == "turn_end"]
     if expect.turn_end and not turn_ends:
         row.fail("expected a turn_end for the turn that ended, saw none")
+    elif (
+        turn_ends
+        and expect.turn_end_result is not None
+        and turn_ends[0].data.get("result") != expect.turn_end_result
+    ):
+        row.fail(
+            f"expected turn_end result {expect.turn_end_result!r} (the table's Ends), "
+            f"got {turn_ends[0].data.get('result')!r}"
+        )
     if expect.turn_end_forbidden and turn_ends:
         row.fail(f"the turn must stay open (no turn_end), got turn_end {turn_ends[0].data}")
     if expect.turn_start is not None:
@@ -229,6 +240,25 @@ def check_settled(row: Row, rest: Seen) -> None:
         row.fail("a refused method's text was committed to history")
     if expect.close_orphans or expect.interrupt_note:
         _check_interrupt_order(row)
+    if expect.approval is not None:
+        _check_approval(row, expect.approval)
+    waiting = rest.data.get("approvals") or []
+    if waiting:
+        row.fail(f"the pod is at rest with approvals still listed in its status: {waiting}")
+    if expect.compaction_trigger is not None:
+        triggers = [e.data.get("trigger") for e in events[start:] if e.event == "compaction"]
+        if expect.compaction_trigger not in triggers:
+            row.fail(
+                f"expected a compaction event with trigger {expect.compaction_trigger!r} "
+                f"before the pod came to rest, saw {triggers or 'none'}"
+            )
+    if expect.compaction_forbidden:
+        committed = [e.data for e in events[start:] if e.event == "compaction"]
+        if committed:
+            row.fail(
+                "an interrupted compaction must leave the history as it was, but the pod "
+                f"committed one: {committed[0]}"
+            )
     if rest.data.get("status") in ("idle", "stopped"):
         still_open = open_calls(events)
         if still_open:
@@ -238,6 +268,43 @@ def check_settled(row: Row, rest: Seen) -> None:
     ]
     if failures:
         row.fail(f"a turn failed: {failures[0]}")
+
+
+def _check_approval(row: Row, decision: str) -> None:
+    """The waiting call's request is resolved as the row says, and its result tells so."""
+    events, call = row.events, row.approval_id
+    resolved = [
+        e
+        for e in events[row.setup_mark :]
+        if e.event == "approval_resolved" and e.data.get("id") == call
+    ]
+    if not resolved:
+        row.fail(f"expected approval_resolved {decision!r} for {call}, saw none")
+        return
+    if resolved[0].data.get("decision") != decision:
+        row.fail(
+            f"expected approval_resolved {decision!r} for {call}, "
+            f"got {resolved[0].data.get('decision')!r}"
+        )
+    result = next(
+        (
+            e
+            for e in events[row.setup_mark :]
+            if e.event == "tool_result" and e.data.get("id") == call
+        ),
+        None,
+    )
+    if decision == "approved" and (result is None or result.data.get("is_error")):
+        row.fail(
+            f"the approved call {call} must run and succeed, its result is {result and result.data}"
+        )
+    if decision == "denied":
+        if result is None or not result.data.get("is_error"):
+            row.fail(
+                f"the denied call {call} must get an error result, got {result and result.data}"
+            )
+        elif row.note not in json.dumps(result.data, ensure_ascii=False):
+            row.fail(f"the denied call's result must carry the denial message, got {result.data}")
 
 
 def _check_interrupt_order(row: Row) -> None:

@@ -25,17 +25,27 @@ from conformance.checks import (
     open_calls,
     request_text,
 )
-from conformance.process import DEFAULT_SLOW_TOOL, KitOptions, PodPool, PodStartError
+from conformance.models import ModelSpec
+from conformance.process import (
+    DEFAULT_APPROVAL_TOOL,
+    DEFAULT_SLOW_TOOL,
+    KitOptions,
+    PodPool,
+    PodStartError,
+)
 from conformance.recorder import Mismatch, Recorder, Seen
 from conformance.report import CaseResult
+from conformance.tokens import count_input_tokens
 
-__all__ = ["DEFAULT_SLOW_TOOL", "KitOptions", "run_case", "run_cases"]
+__all__ = ["DEFAULT_APPROVAL_TOOL", "DEFAULT_SLOW_TOOL", "KitOptions", "run_case", "run_cases"]
 
 REST_STATUSES = frozenset({"idle", "paused", "stopped"})
 _NOTE_PREFIX = "kit-note"
 
 
-def _method_message(method: str, request_id: str, note: str) -> dict[str, Any]:
+def _method_message(
+    method: str, request_id: str, note: str, call_id: str, scope: str = "once"
+) -> dict[str, Any]:
     params: dict[str, Any] = {}
     if method == "run":
         params = {"input": f"Conformance input {note}."}
@@ -45,7 +55,11 @@ def _method_message(method: str, request_id: str, note: str) -> dict[str, Any]:
         params = {"kind": "turn_ended", "pod": "conformance", "message": f"note {note}"}
     elif method in ("approve", "deny"):
         # Outside ``awaiting_approval`` the pod must refuse the answer whatever it names.
-        params = {"id": f"toolu_kit_{note}"}
+        params = {"id": call_id or f"toolu_kit_{note}"}
+        if method == "approve":
+            params["scope"] = scope
+        else:
+            params["message"] = f"Conformance denial {note}."
     message: dict[str, Any] = {"method": method, "id": request_id}
     if params:
         message["params"] = params
@@ -58,6 +72,14 @@ async def _hold(row: Row) -> None:
     assert setup is not None
     conn, stimuli = row.conn, row.pod.stimuli
     if setup.hold == "idle":
+        return
+    if setup.hold == "compacting":
+        await _hold_compacting(row)
+        return
+    if setup.hold in ("awaiting_approval", "summarizing"):
+        await _hold_approval(row)
+        if setup.hold == "summarizing":
+            await _hold_summary(row)
         return
     kind = "slow-text" if setup.hold == "requesting" else "slow-tool"
     marker = stimuli.token(kind)
@@ -81,6 +103,158 @@ async def _hold(row: Row) -> None:
             what="status state=executing_tools after the slow tool call (setup)",
         )
     _raise_on_error(row, mark, "setup")
+
+
+async def _hold_approval(row: Row) -> None:
+    """A turn whose one tool call waits for approval; remembers the call's id."""
+    marker = row.pod.stimuli.token("approval-tool")
+    mark = await row.conn.send(
+        {"method": "run", "params": {"input": f"Conformance setup {marker}"}, "id": "kit-setup"}
+    )
+    index = await row.conn.wait_for(
+        lambda e: e.event == "approval_request" or _is_error(e),
+        start=mark,
+        timeout=row.timeout,
+        what="an approval_request for the kit's approval tool (setup; is the pod asking "
+        "before that call? see --approval-tool)",
+    )
+    _raise_on_error(row, mark, "setup")
+    row.approval_id = str(row.events[index].data.get("id", ""))
+    await row.conn.wait_for(
+        lambda e: e.event == "status" and e.data.get("state") == "awaiting_approval",
+        start=mark,
+        timeout=row.timeout,
+        what="status state=awaiting_approval (setup)",
+    )
+
+
+async def _hold_summary(row: Row) -> None:
+    """From a waiting call: ``compact``, then approve; the summary request streams slowly."""
+    conn, state = row.conn, row.case.row.state
+    mark = await conn.send({"method": "compact", "id": "kit-setup-compact"})
+    await conn.status(row.timeout)
+    _raise_on_error(row, mark, "setup (compact while a call waits)")
+    row.pod.stimuli.slow_next()
+    await conn.send(
+        {"method": "approve", "params": {"id": row.approval_id}, "id": "kit-setup-approve"}
+    )
+    await _summary_streaming(
+        row, mark, f"status state={state}: the compaction asked for at the next round boundary"
+    )
+
+
+async def _warm_up(row: Row, text: str) -> None:
+    """A whole turn before the setup proper, so the history holds something; ends at rest."""
+    mark = await row.conn.send({"method": "run", "params": {"input": text}, "id": "kit-warm"})
+    await row.conn.wait_for(
+        lambda e: e.event == "run_end" or _is_error(e),
+        start=mark,
+        timeout=row.timeout,
+        what="run_end of the kit's warm-up run (setup)",
+    )
+    _raise_on_error(row, mark, "setup")
+    await _settle_plain(row, mark)
+
+
+async def _hold_compacting(row: Row) -> None:
+    """A short turn (something to compact), a paused one if the setup starts there, then
+    ``compact`` with a slow summary request."""
+    conn, state = row.conn, row.case.row.state
+    setup = row.case.setup
+    assert setup is not None
+    await _warm_up(row, "Conformance history to compact.")
+    if setup.start == "paused":
+        marker = row.pod.stimuli.token("slow-text")
+        mark = await conn.send(
+            {"method": "run", "params": {"input": f"Conformance {marker}"}, "id": "kit-setup"}
+        )
+        await conn.wait_for(
+            lambda e: e.event == "text_delta" or _is_error(e),
+            start=mark,
+            timeout=row.timeout,
+            what="the first text_delta of the slow stream (setup)",
+        )
+        await conn.send({"method": "pause", "id": "kit-setup-pause"})
+        await conn.wait_for(
+            lambda e: (e.event == "status" and e.data.get("status") == "paused") or _is_error(e),
+            start=mark,
+            timeout=row.timeout,
+            what="status paused (setup)",
+        )
+        _raise_on_error(row, mark, "setup")
+    row.pod.stimuli.slow_next()
+    mark = await conn.send({"method": "compact", "id": "kit-setup-compact"})
+    await _summary_streaming(row, mark, f"status state={state} after compact (setup)")
+
+
+SMALL_WINDOW = 60_000
+"""The context window the kit's fake API gives a fresh pod's model to pass ``compact_at``."""
+_FILLER = "conformance filler text "
+
+
+def _filler(tokens: int) -> str:
+    """Text of about ``tokens`` tokens as the fake API counts them (4 bytes a token)."""
+    return _FILLER * max(1, tokens * 4 // len(_FILLER))
+
+
+async def _past_compact_at(row: Row) -> None:
+    """A fresh pod whose window is small: one turn fills a third of it, then the row's ``run``
+    brings the next request past ``compact_at`` (but under the window)."""
+    conn, pod = row.conn, row.pod
+    seen = await conn.status(row.timeout)
+    model = seen.data.get("model")
+    if not isinstance(model, str) or not model:
+        raise Mismatch("setup: get_status names no model, so the kit cannot set its window")
+    context = seen.data.get("context") or {}
+    compact_at = float(context.get("compact_at") or 80) / 100
+    # Before the pod's first turn, when it asks the Models API for its window.
+    pod.api.models[model] = ModelSpec(id=model, context_window=SMALL_WINDOW)
+    await _warm_up(row, "Conformance history. " + _filler(SMALL_WINDOW // 3))
+    last = pod.api.requests[-1].body
+    used = count_input_tokens(last) + 200 if isinstance(last, dict) else SMALL_WINDOW // 3
+    extra = round((compact_at + 1) / 2 * SMALL_WINDOW) - used
+    if extra <= 0:
+        raise Mismatch(f"setup: the first turn already used {used} tokens of {SMALL_WINDOW}")
+    row.method_id = conn.next_id("run")
+    row.note = f"{_NOTE_PREFIX}-{row.method_id}"
+    row.requests_at_method = len(pod.api.requests)
+    row.setup_mark = len(row.events)
+    text = f"Conformance past compact_at {row.note}. " + _filler(extra)
+    row.method_mark = await conn.send(
+        {"method": "run", "params": {"input": text}, "id": row.method_id}
+    )
+    await conn.wait_for(
+        lambda e: (
+            (e.event == "status" and e.data.get("state") == row.expect.target)
+            or e.event == "run_end"
+            or _is_error(e)
+        ),
+        start=row.method_mark,
+        timeout=row.timeout,
+        what=f"status state={row.expect.target} for a request past compact_at",
+    )
+
+
+async def _summary_streaming(row: Row, mark: int, what: str) -> None:
+    """Wait for the row's state, then until the summary request took the armed slow stream:
+    only then does the pod hold a request the row's method can interrupt (before it, the row
+    would race the compaction's start, and the slow stream would answer a later request)."""
+    state = row.case.row.state
+    await row.conn.wait_for(
+        lambda e: (e.event == "status" and e.data.get("state") == state) or _is_error(e),
+        start=mark,
+        timeout=row.timeout,
+        what=what,
+    )
+    _raise_on_error(row, mark, "setup")
+    deadline = time.monotonic() + row.timeout
+    while row.pod.stimuli.armed:
+        if time.monotonic() > deadline:
+            raise Mismatch(
+                f"setup: the pod sent no summary request within {row.timeout:g} s of the "
+                "compaction starting"
+            )
+        await asyncio.sleep(0.01)
 
 
 def _is_error(seen: Seen) -> bool:
@@ -141,6 +315,13 @@ async def _confirm_source(row: Row) -> None:
             f"setup ({setup.describe()}): expected the pod in {state!r}, "
             f"get_status says {seen.data.get('state')!r}"
         )
+    if setup.hold == "awaiting_approval":
+        waiting = [a.get("id") for a in seen.data.get("approvals") or [] if isinstance(a, dict)]
+        if waiting != [row.approval_id]:
+            raise Mismatch(
+                f"setup ({setup.describe()}): get_status must list the waiting call "
+                f"{row.approval_id!r} in approvals, it lists {waiting}"
+            )
 
 
 async def _send_method(row: Row, prefix: list[dict[str, Any]]) -> None:
@@ -150,7 +331,9 @@ async def _send_method(row: Row, prefix: list[dict[str, Any]]) -> None:
     row.orphans = open_calls(row.events)
     row.requests_at_method = len(row.pod.api.requests)
     sync_id = row.conn.next_id("sync")
-    method = _method_message(event, row.method_id, row.note)
+    setup = row.case.setup
+    scope = setup.scope if setup is not None else "once"
+    method = _method_message(event, row.method_id, row.note, row.approval_id, scope)
     row.setup_mark = len(row.events)
     mark = await row.conn.send(*prefix, method, {"method": "get_status", "id": sync_id})
     row.method_mark = mark
@@ -227,16 +410,33 @@ async def _next_request(row: Row, rest: Seen) -> None:
     if rest.data.get("status") not in ("idle", "paused"):
         return
     token = f"{_NOTE_PREFIX}-next-{row.conn.next_id('next')}"
+    setup = row.case.setup
+    session = setup is not None and setup.scope == "session"
+    if session:
+        # The same call again: allowed for the session, it must run without asking.
+        token += " " + row.pod.stimuli.token("approval-tool")
     mark = await row.conn.send(
         {"method": "run", "params": {"input": f"Conformance next {token}."}, "id": "kit-next"}
     )
-    await row.conn.wait_for(
-        lambda e: e.event == "run_end" or (e.event == "error" and e.data.get("id") == "kit-next"),
+    index = await row.conn.wait_for(
+        lambda e: (
+            e.event in ("run_end", "approval_request")
+            or (e.event == "error" and e.data.get("id") == "kit-next")
+        ),
         start=mark,
         timeout=row.timeout,
         what="run_end of the kit's follow-up run",
     )
     _raise_on_error(row, mark, "follow-up run")
+    if row.events[index].event == "approval_request":
+        raise Mismatch(
+            "a call like the one approved with scope 'session' asked again: "
+            f"{row.events[index].data}"
+        )
+    if session and not any(
+        e.event == "tool_result" and not e.data.get("is_error") for e in row.events[mark:]
+    ):
+        row.fail("the call allowed for the session did not run in the follow-up run")
     if not any(token in request_text(r) for r in row.pod.api.requests[row.requests_at_method :]):
         row.fail("the follow-up run's input never reached the API")
     rest = await _settle_plain(row, mark)
@@ -278,8 +478,9 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
     started = time.monotonic()
     if case.skip_reason is not None or case.expect is None or case.setup is None:
         return CaseResult.skipped(case, case.skip_reason or "not runnable")
+    auto = case.setup.hold == "past_compact_at"
     try:
-        pod = await pool.take()
+        pod = await pool.take(fresh=auto)
     except PodStartError as exc:
         return CaseResult.failed(case, [str(exc)], time.monotonic() - started)
     try:
@@ -294,9 +495,12 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
     pod.rows += 1
     healthy = False
     try:
-        prefix = await _setup(row)
-        await _confirm_source(row)
-        await _send_method(row, prefix)
+        if auto:
+            await _past_compact_at(row)
+        else:
+            prefix = await _setup(row)
+            await _confirm_source(row)
+            await _send_method(row, prefix)
         check_reply(row)
         check_target(row)
         row.check_or_stop()
@@ -308,12 +512,16 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
         else:
             await _next_request(row, rest)
         check_wire(row)
-        healthy = not row.problems and case.expect.settle != "stopped"
+        # A pod with a small window would compact in the next rows too: not reused.
+        # Nor a pod that allows the approval tool for the session: it would never ask again.
+        reusable = not auto and case.setup.scope == "once"
+        healthy = not row.problems and case.expect.settle != "stopped" and reusable
     except Mismatch as exc:
         row.problems.append(str(exc))
     except Exception as exc:  # a kit bug must still report the row, not kill the run
         row.problems.append(f"kit error: {type(exc).__name__}: {exc}")
     finally:
+        pod.stimuli.disarm()
         await conn.close()
         if healthy and pod.proc.poll() is None:
             pool.give_back(pod)

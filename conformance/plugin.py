@@ -55,6 +55,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ),
     )
     group.addoption(
+        "--pod-approval-tool",
+        default=None,
+        help=(
+            "JSON tool call the pod asks a person about before running it (default: "
+            '{"name": "write_file", "input": {"path": "conformance-approval.txt", ...}}).'
+        ),
+    )
+    group.addoption(
         "--pod-timeout",
         type=float,
         default=10.0,
@@ -83,18 +91,31 @@ class _Kit:
 _KIT = pytest.StashKey[_Kit]()
 
 
-def kit_options(command: str, slow_tool: str | None, timeout: float) -> KitOptions:
-    """Options from the command-line strings; ``UsageError`` when they make no sense."""
-    from conformance.driver import DEFAULT_SLOW_TOOL, KitOptions
-
+def _tool_option(name: str, text: str | None, default: dict[str, Any]) -> dict[str, Any]:
     try:
-        tool: Any = json.loads(slow_tool) if slow_tool else dict(DEFAULT_SLOW_TOOL)
+        tool: Any = json.loads(text) if text else dict(default)
     except ValueError as exc:
-        raise pytest.UsageError(f"--pod-slow-tool is not JSON: {exc}") from None
+        raise pytest.UsageError(f"{name} is not JSON: {exc}") from None
     if not isinstance(tool, dict):
-        raise pytest.UsageError('--pod-slow-tool must be {"name": ..., "input": {...}}')
+        raise pytest.UsageError(f'{name} must be {{"name": ..., "input": {{...}}}}')
+    return tool
+
+
+def kit_options(
+    command: str, slow_tool: str | None, timeout: float, approval_tool: str | None = None
+) -> KitOptions:
+    """Options from the command-line strings; ``UsageError`` when they make no sense."""
+    from conformance.driver import DEFAULT_APPROVAL_TOOL, DEFAULT_SLOW_TOOL, KitOptions
+
+    slow = _tool_option("--pod-slow-tool", slow_tool, DEFAULT_SLOW_TOOL)
+    approval = _tool_option("--pod-approval-tool", approval_tool, DEFAULT_APPROVAL_TOOL)
     try:
-        return KitOptions(command=tuple(shlex.split(command)), slow_tool=tool, timeout_s=timeout)
+        return KitOptions(
+            command=tuple(shlex.split(command)),
+            slow_tool=slow,
+            approval_tool=approval,
+            timeout_s=timeout,
+        )
     except ValueError as exc:
         raise pytest.UsageError(f"pod conformance: {exc}") from None
 
@@ -105,7 +126,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if not command:
         return
     options = kit_options(
-        command, config.getoption("--pod-slow-tool"), config.getoption("--pod-timeout")
+        command,
+        config.getoption("--pod-slow-tool"),
+        config.getoption("--pod-timeout"),
+        config.getoption("--pod-approval-tool"),
     )
     config.addinivalue_line("markers", "pod_conformance: a row of the pod conformance kit")
     config.stash[_KIT] = _Kit(options)

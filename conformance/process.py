@@ -5,7 +5,9 @@ A :class:`PodProcess` is one pod under test: the command given by the user (plac
 ``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY`` pointing at a private
 :class:`~conformance.fake_api.FakeAnthropic`. The fake answers from a :class:`Stimuli`
 responder: a user text carrying ``[[kit:slow-text:N]]`` gets a slow streamed reply,
-``[[kit:slow-tool:N]]`` a reply calling the slow tool twice, anything else a short echo. A
+``[[kit:slow-tool:N]]`` a reply calling the slow tool twice, ``[[kit:approval-tool:N]]`` a
+reply calling the approval tool once, anything else a short echo; when the kit arms it, the
+next request (a compaction's summary request) gets the slow stream whatever it says. A
 :class:`PodPool` keeps pods warming in the background and reuses a pod a row left idle, so a
 full run takes seconds per stopping row, not per row.
 """
@@ -30,6 +32,7 @@ from typing import Any
 from conformance.fake_api import FakeAnthropic, Reply, Step, ToolCall
 
 __all__ = [
+    "DEFAULT_APPROVAL_TOOL",
     "DEFAULT_SLOW_TOOL",
     "KitOptions",
     "PodPool",
@@ -41,6 +44,12 @@ __all__ = [
 
 DEFAULT_SLOW_TOOL: dict[str, Any] = {"name": "bash", "input": {"command": "sleep 30"}}
 """The tool call the kit uses to hold a pod in ``executing_tools``."""
+
+DEFAULT_APPROVAL_TOOL: dict[str, Any] = {
+    "name": "write_file",
+    "input": {"path": "conformance-approval.txt", "content": "written by the conformance kit\n"},
+}
+"""The tool call the kit uses to hold a pod in ``awaiting_approval`` (an edit asks by default)."""
 
 _SLOW_TEXT = "Conformance stream. " * 30  # 600 characters
 _SLOW_CHUNK = 4
@@ -59,6 +68,8 @@ class KitOptions:
     """The pod's argv, with ``{socket}``, ``{base_url}`` and ``{workspace}`` placeholders."""
     slow_tool: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_SLOW_TOOL))
     """``{"name": ..., "input": {...}}``: a call the pod runs for long enough to interrupt."""
+    approval_tool: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_APPROVAL_TOOL))
+    """A call the pod asks a person about before running it (and that runs fast once allowed)."""
     timeout_s: float = 10.0
     """How long to wait for any one expected event."""
     startup_timeout_s: float = 30.0
@@ -71,9 +82,10 @@ class KitOptions:
             raise ValueError("the pod command is empty")
         if "{socket}" not in " ".join(self.command):
             raise ValueError("the pod command must contain {socket}")
-        name = self.slow_tool.get("name")
-        if not isinstance(name, str) or not isinstance(self.slow_tool.get("input", {}), dict):
-            raise ValueError('the slow tool is {"name": str, "input": object}')
+        for which, tool in (("slow", self.slow_tool), ("approval", self.approval_tool)):
+            name = tool.get("name")
+            if not isinstance(name, str) or not isinstance(tool.get("input", {}), dict):
+                raise ValueError(f'the {which} tool is {{"name": str, "input": object}}')
 
 
 # -- the fake API's side --------------------------------------------------------------------
@@ -82,8 +94,10 @@ class KitOptions:
 class Stimuli:
     """The responder of a pod's fake API: slow answers on request, short echoes otherwise."""
 
-    def __init__(self, slow_tool: dict[str, Any]) -> None:
+    def __init__(self, slow_tool: dict[str, Any], approval_tool: dict[str, Any]) -> None:
         self.slow_tool = slow_tool
+        self.approval_tool = approval_tool
+        self._slow_next = False
         self._lock = threading.Lock()
         self._used: set[str] = set()
         self._counter = itertools.count(1)
@@ -92,10 +106,30 @@ class Stimuli:
         """A fresh marker: ``[[kit:<kind>:N]]``."""
         return f"[[kit:{kind}:{next(self._counter)}]]"
 
+    def slow_next(self) -> None:
+        """Answer the next request with the slow stream: a summary request carries no marker."""
+        with self._lock:
+            self._slow_next = True
+
+    @property
+    def armed(self) -> bool:
+        """Whether the slow stream still waits for its request."""
+        with self._lock:
+            return self._slow_next
+
+    def disarm(self) -> None:
+        """Forget an unused slow stream, so it cannot slow a later row's request down."""
+        with self._lock:
+            self._slow_next = False
+
     def respond(self, body: dict[str, Any]) -> Step | None:
         """The step for a request: a marker is honoured once, so a resumed turn ends fast."""
+        with self._lock:
+            slow, self._slow_next = self._slow_next, False
+        if slow:
+            return _slow_stream()
         text = last_user_text_block(body)
-        for kind in ("slow-text", "slow-tool"):
+        for kind in ("slow-text", "slow-tool", "approval-tool"):
             start = text.find(f"[[kit:{kind}:")
             if start < 0:
                 continue
@@ -105,13 +139,21 @@ class Stimuli:
                     return None
                 self._used.add(marker)
             if kind == "slow-text":
-                return Reply(text=_SLOW_TEXT, chunk_size=_SLOW_CHUNK, delay_s=_SLOW_DELAY_S)
+                return _slow_stream()
+            if kind == "approval-tool":
+                tool = self.approval_tool
+                ask = ToolCall(name=tool["name"], input=dict(tool.get("input", {})))
+                return Reply(text="Asking for approval.", tool_calls=[ask])
             call = ToolCall(
                 name=self.slow_tool["name"], input=dict(self.slow_tool.get("input", {}))
             )
             # Two calls: a pod that runs calls one at a time leaves the second never started.
             return Reply(text="Running the slow tool.", tool_calls=[call, call])
         return None
+
+
+def _slow_stream() -> Reply:
+    return Reply(text=_SLOW_TEXT, chunk_size=_SLOW_CHUNK, delay_s=_SLOW_DELAY_S)
 
 
 def last_user_text_block(body: dict[str, Any]) -> str:
@@ -144,7 +186,7 @@ class PodProcess:
         self.workspace = self.dir / "ws"
         self.workspace.mkdir()
         (self.workspace / "README.md").write_text("# Conformance workspace\n")
-        self.stimuli = Stimuli(options.slow_tool)
+        self.stimuli = Stimuli(options.slow_tool, options.approval_tool)
         self.api = FakeAnthropic(responder=self.stimuli.respond).start()
         self.log_path = self.dir / "pod.log"
         values = {
@@ -261,9 +303,10 @@ class PodPool:
             self._warming.append(PodProcess(self.options))
             self.started += 1
 
-    async def take(self) -> PodProcess:
-        """A pod at rest in its initial state: a reused one if any, else a fresh one."""
-        while self._reusable:
+    async def take(self, *, fresh: bool = False) -> PodProcess:
+        """A pod at rest in its initial state: a reused one if any (unless ``fresh``: one
+        that never ran a turn), else a fresh one."""
+        while self._reusable and not fresh:
             pod = self._reusable.pop()
             if pod.proc.poll() is None:
                 return pod

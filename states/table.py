@@ -200,9 +200,12 @@ def _active_ids(machine: PodLifecycle) -> frozenset[str]:
     return frozenset(str(value) for value in machine.configuration_values)
 
 
-def transition_row(state: str, event: str) -> TransitionRow:
-    """Send ``event`` to a fresh machine started in ``state`` and record what happens."""
-    model = RecordingModel()
+def transition_row(state: str, event: str, *, turn_open: bool = False) -> TransitionRow:
+    """Send ``event`` to a fresh machine started in ``state`` and record what happens.
+
+    ``turn_open`` draws the row as if a paused turn were open (a compaction from ``paused``).
+    """
+    model = RecordingModel(turn_is_open=turn_open)
     machine = PodLifecycle(model=model, start_value=state)
     model.actions.clear()  # starting in ``stopped`` runs its entry action; not this event's
     before = _active_ids(machine)
@@ -239,11 +242,18 @@ def transition_row(state: str, event: str) -> TransitionRow:
 
 
 def transition_table(
-    states: Iterable[str] = TABLE_STATES, events: Iterable[str] = ALL_EVENTS
+    states: Iterable[str] = TABLE_STATES,
+    events: Iterable[str] = ALL_EVENTS,
+    *,
+    turn_open: bool = False,
 ) -> list[TransitionRow]:
     """Every (state, event) row, states outer, in declaration order."""
     event_list = list(events)
-    return [transition_row(state, event) for state in states for event in event_list]
+    return [
+        transition_row(state, event, turn_open=turn_open)
+        for state in states
+        for event in event_list
+    ]
 
 
 def _outcome_cell(row: TransitionRow) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -44,6 +44,14 @@ def register(app: typer.Typer) -> None:
                 '{"name": "bash", "input": {"command": "sleep 30"}}).',
             ),
         ] = None,
+        approval_tool: Annotated[
+            str | None,
+            typer.Option(
+                "--approval-tool",
+                help="JSON tool call the pod asks a person about before running it (default: "
+                '{"name": "write_file", "input": {"path": "conformance-approval.txt", ...}}).',
+            ),
+        ] = None,
         timeout: Annotated[
             float, typer.Option(help="Seconds to wait for any one expected event.")
         ] = 10.0,
@@ -61,17 +69,30 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
 
         from conformance.cases import build_cases
-        from conformance.driver import DEFAULT_SLOW_TOOL, KitOptions, run_cases
+        from conformance.driver import (
+            DEFAULT_APPROVAL_TOOL,
+            DEFAULT_SLOW_TOOL,
+            KitOptions,
+            run_cases,
+        )
         from conformance.report import CaseResult, counts, print_report, to_json
 
+        def tool_option(name: str, text: str | None, default: dict[str, Any]) -> dict[str, Any]:
+            try:
+                tool = json.loads(text) if text else dict(default)
+            except ValueError as exc:
+                raise CliError(f"{name} is not JSON: {exc}") from None
+            if not isinstance(tool, dict):
+                raise CliError(f'{name} must be {{"name": ..., "input": {{...}}}}')
+            return tool
+
         try:
-            tool = json.loads(slow_tool) if slow_tool else dict(DEFAULT_SLOW_TOOL)
-        except ValueError as exc:
-            raise CliError(f"--slow-tool is not JSON: {exc}") from None
-        if not isinstance(tool, dict):
-            raise CliError('--slow-tool must be {"name": ..., "input": {...}}')
-        try:
-            options = KitOptions(command=tuple(command), slow_tool=tool, timeout_s=timeout)
+            options = KitOptions(
+                command=tuple(command),
+                slow_tool=tool_option("--slow-tool", slow_tool, DEFAULT_SLOW_TOOL),
+                approval_tool=tool_option("--approval-tool", approval_tool, DEFAULT_APPROVAL_TOOL),
+                timeout_s=timeout,
+            )
         except ValueError as exc:
             raise CliError(str(exc)) from None
         cases = [c for c in build_cases() if not rows or any(fnmatch(c.id, p) for p in rows)]

@@ -6,7 +6,11 @@ The real pod listens on its own socket (its command says where, e.g. ``{socket}.
 this proxy listens on ``OUTER`` and relays lines both ways, except:
 
 * ``swallow-pause``: ``pause`` lines never reach the pod;
-* ``paused-says-idle``: ``get_status`` replies report ``idle`` instead of ``paused``.
+* ``paused-says-idle``: ``get_status`` replies report ``idle`` instead of ``paused``;
+* ``approve-as-deny``: ``approve`` lines reach the pod as ``deny``;
+* ``session-as-once``: ``approve`` lines reach the pod with ``scope: "once"``;
+* ``cancel-ends-paused``: ``run_end`` ``cancelled`` reaches clients as ``paused``;
+* ``compaction-survives``: a compaction that was stopped is announced as committed.
 """
 
 from __future__ import annotations
@@ -29,10 +33,41 @@ def _client_line(fault: str, line: bytes) -> bytes | None:
         with contextlib.suppress(ValueError):
             if json.loads(line).get("method") == "pause":
                 return None
+    if fault == "session-as-once":
+        with contextlib.suppress(ValueError):
+            raw = json.loads(line)
+            if raw.get("method") == "approve":
+                raw["params"] = {**(raw.get("params") or {}), "scope": "once"}
+                return (json.dumps(raw) + "\n").encode()
+    if fault == "approve-as-deny":
+        with contextlib.suppress(ValueError):
+            raw = json.loads(line)
+            if raw.get("method") == "approve":
+                raw["method"] = "deny"
+                raw["params"] = {"id": (raw.get("params") or {}).get("id")}
+                return (json.dumps(raw) + "\n").encode()
     return line
 
 
+_SEEN_COMPACTING: set[str] = set()
+
+
 def _pod_line(fault: str, line: bytes) -> bytes:
+    if fault in ("cancel-ends-paused", "compaction-survives"):
+        with contextlib.suppress(ValueError):
+            raw = json.loads(line)
+            data = raw.get("data") or {}
+            ended = raw.get("event") == "run_end" and data.get("result") == "cancelled"
+            if fault == "cancel-ends-paused" and ended:
+                data["result"] = "paused"
+                return (json.dumps(raw) + "\n").encode()
+            if fault == "compaction-survives" and raw.get("event") == "status":
+                if data.get("state") == "compacting":
+                    _SEEN_COMPACTING.add("yes")
+                elif data.get("state") == "idle" and _SEEN_COMPACTING:
+                    _SEEN_COMPACTING.clear()
+                    fake = {"event": "compaction", "data": {"seq": 999, "summary": "made up"}}
+                    return (json.dumps(fake) + "\n").encode() + line
     if fault == "paused-says-idle":
         with contextlib.suppress(ValueError):
             raw = json.loads(line)
@@ -81,7 +116,18 @@ async def main(fault: str, outer: Path, command: list[str]) -> int:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--fault", required=True, choices=["swallow-pause", "paused-says-idle"])
+    parser.add_argument(
+        "--fault",
+        required=True,
+        choices=[
+            "swallow-pause",
+            "paused-says-idle",
+            "approve-as-deny",
+            "session-as-once",
+            "cancel-ends-paused",
+            "compaction-survives",
+        ],
+    )
     parser.add_argument("--socket", required=True, type=Path)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,49 @@ def test_a_pod_that_misreports_paused_fails(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("fault", "row", "reason"),
+    [
+        (
+            "approve-as-deny",
+            "awaiting_approval-approve",
+            "expected approval_resolved 'approved' for *, got 'denied'",
+        ),
+        # Each starts a pod (a few seconds): the default run keeps one, CI runs them all.
+        pytest.param(
+            "session-as-once",
+            "awaiting_approval-approve-session",
+            "a call like the one approved with scope 'session' asked again*",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "cancel-ends-paused",
+            "awaiting_approval-cancel",
+            "expected run_end result 'cancelled', got 'paused'",
+            marks=pytest.mark.slow,
+        ),
+        pytest.param(
+            "compaction-survives",
+            "compacting-pause",
+            "an interrupted compaction must leave the history as it was, but the pod committed*",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_a_pod_that_breaks_the_new_states_fails(
+    tmp_path: Path, fault: str, row: str, reason: str
+) -> None:
+    report = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        conformance_app(),
+        ["conformance", "--report-json", str(report), "--rows", row, "--", *broken_pod(fault)],
+    )
+    assert result.exit_code == 1, result.output
+    (only,) = json.loads(report.read_text())["rows"]
+    assert only["outcome"] == "failed"
+    assert any(fnmatch(r, reason) for r in only["reasons"]), only["reasons"]
+
+
 def test_cli_passes_and_writes_the_report(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     result = CliRunner().invoke(
@@ -167,3 +211,11 @@ def test_cli_refuses_a_command_without_socket() -> None:
     result = CliRunner().invoke(conformance_app(), ["conformance", "--", "true"])
     assert result.exit_code == 1
     assert "{socket}" in str(result.exception) or "{socket}" in result.output
+
+
+def test_cli_refuses_an_approval_tool_that_is_not_a_call() -> None:
+    result = CliRunner().invoke(
+        conformance_app(), ["conformance", "--approval-tool", "[1]", "--", "pod", "{socket}"]
+    )
+    assert result.exit_code == 1
+    assert "--approval-tool must be" in str(result.exception) + result.output
