@@ -95,7 +95,11 @@ class OverheadPod:
         self.provider = ScriptedProvider()
         self.run_ends: list[str] = []
         session = (session_dir or root) / f"round-{history}-{id(self)}.jsonl"
-        config = bench_config(root, session=session, max_rounds=rounds + 5)
+        # A window no history here fills: this measures rounds, not compaction (which
+        # bench/context_economy.py measures).
+        config = bench_config(
+            root, session=session, max_rounds=rounds + 5, context_window=100_000_000
+        )
         self.pod = build_pod(config, broadcast=self._sink, provider=self.provider)
         self.controller = self.pod.controller
         self.controller.tools.registry.register(NoopTool())
