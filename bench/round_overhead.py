@@ -93,6 +93,7 @@ class OverheadPod:
         self.rounds = rounds
         self.items = history_items(history)
         self.provider = ScriptedProvider()
+        self.provider.window = 100_000_000  # the 10,000-item history is past any real window
         self.run_ends: list[str] = []
         session = (session_dir or root) / f"round-{history}-{id(self)}.jsonl"
         # A window no history here fills: this measures rounds, not compaction (which
