@@ -10,7 +10,7 @@ merge key by key too):
 4. the command line: every option that was given (``--no-allow-bash`` is given, and False).
 
 **Grants** are the settings that widen what the model can reach, or where the pod writes and
-connects on its behalf (:data:`GRANTS`): ``allow_bash = true``; ``read_roots`` and
+connects on its behalf (:data:`orchestrator.grants.GRANTS`): ``allow_bash = true``; ``read_roots`` and
 ``write_roots`` entries outside the workspace; ``memory.workspace_root``, ``session``,
 ``socket`` and ``parent_socket`` outside the workspace. They come only from the user's config
 or the command line. A workspace's config ships with the repository being worked on (a clone
@@ -42,8 +42,9 @@ from pydantic import (
 )
 
 from orchestrator.errors import SetupError
+from orchestrator.grants import refused_grants_warning, strip_workspace_grants
 from orchestrator.mcp.config import McpConfig, wire_name
-from orchestrator.permissions import WIDENING_MODES, PermissionsConfig, Policy
+from orchestrator.permissions import PermissionsConfig, Policy
 from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
 
 TOOL_OUTPUT_MAX_BYTES = 16 * 1024
@@ -253,24 +254,6 @@ def _is_env_name(name: str) -> bool:
     return name.isascii() and name.isidentifier()
 
 
-GRANTS: dict[str, str | None] = {
-    "allow_bash": "--allow-bash",
-    "read_roots": "--read-root PATH",
-    "write_roots": "--write-root PATH",
-    "memory.workspace_root": None,
-    "session": "--session PATH",
-    "socket": "--socket PATH",
-    "parent_socket": "--parent-socket PATH",
-    "tool_env_allow": None,
-    "tool_env": None,
-    "permissions.mode": "--permission-mode",
-    "permissions.allow": "--permission-mode yolo, or [permissions] allow in your own config",
-    "mcp.servers.<name>.command": None,
-    "mcp.servers.<name>.url": None,
-}
-"""Keys a workspace's config cannot widen, and the command-line option that grants each."""
-
-
 def config_file(workspace: Path) -> Path:
     """Where a workspace keeps its pod configuration."""
     return workspace / ".pod" / "config.toml"
@@ -291,92 +274,6 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from None
-
-
-def _inside(path: str, workspace: Path) -> Path | None:
-    """``path`` (relative to the workspace) made absolute, or None when it leads outside."""
-    resolved = (workspace / path).resolve()
-    return resolved if resolved == workspace or workspace in resolved.parents else None
-
-
-def _contained(value: Any, workspace: Path) -> tuple[bool, Any]:
-    """(may the workspace set it, the value to use) for one path-valued grant.
-
-    Values of the wrong type are passed on untouched so validation names them.
-    """
-    if isinstance(value, str):
-        inside = _inside(value, workspace)
-        return inside is not None, str(inside) if inside is not None else value
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        paths = [_inside(v, workspace) for v in value]
-        if any(p is None for p in paths):
-            return False, value
-        return True, [str(p) for p in paths]
-    return True, value
-
-
-def strip_workspace_grants(
-    data: Mapping[str, Any], workspace: Path
-) -> tuple[dict[str, Any], list[str]]:
-    """A workspace file's settings without the grants it may not give, and those grants' keys.
-
-    ``workspace`` must be resolved. Kept paths come back absolute.
-    """
-    kept = dict(data)
-    refused: list[str] = []
-    if "allow_bash" in kept and kept["allow_bash"] is not False:
-        del kept["allow_bash"]
-        refused.append("allow_bash")
-    for key in ("read_roots", "write_roots", "session", "socket", "parent_socket"):
-        if key in kept:
-            allowed, kept[key] = _contained(kept[key], workspace)
-            if not allowed:
-                del kept[key]
-                refused.append(key)
-    for key in ("tool_env_allow", "tool_env"):
-        # What reaches tool processes (a secret by name, a PATH or LD_PRELOAD) is the
-        # user's call, never a cloned repository's.
-        if kept.get(key):
-            del kept[key]
-            refused.append(key)
-    permissions = kept.get("permissions")
-    if isinstance(permissions, Mapping):
-        # A repository may narrow what runs without asking (deny, ask, read-only), never widen.
-        permissions = dict(permissions)
-        if permissions.get("mode") in WIDENING_MODES:
-            del permissions["mode"]
-            refused.append("permissions.mode")
-        if permissions.get("allow"):
-            del permissions["allow"]
-            refused.append("permissions.allow")
-        kept["permissions"] = permissions
-    if kept.get("mcp"):
-        # An MCP server is a program the pod runs: a cloned repository does not get to add one.
-        del kept["mcp"]
-        refused.append("mcp.servers")
-    memory = kept.get("memory")
-    if isinstance(memory, Mapping) and "workspace_root" in memory:
-        memory = dict(memory)
-        allowed, memory["workspace_root"] = _contained(memory["workspace_root"], workspace)
-        if not allowed:
-            del memory["workspace_root"]
-            refused.append("memory.workspace_root")
-        kept["memory"] = memory
-    return kept, refused
-
-
-def refused_grants_warning(path: Path, keys: list[str], user_file: Path) -> str:
-    """The start-up alert for grants a workspace's config tried to give."""
-    flags = [flag for key in keys if (flag := GRANTS.get(key))]
-    how = (
-        f"pass {', '.join(flags)} on the command line or set them in {user_file}"
-        if flags
-        else f"set them in {user_file}"
-    )
-    return (
-        f"{path} sets {', '.join(keys)}, which would widen what the model can reach; a "
-        f"workspace's config cannot grant that, so they are ignored. To grant them, {how}."
-    )
 
 
 def _merge(base: dict[str, Any], top: Mapping[str, Any], *, path: str = "") -> dict[str, Any]:

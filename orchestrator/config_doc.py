@@ -18,7 +18,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from orchestrator.config import GRANTS, PodConfig
+from orchestrator.config import PodConfig
+from orchestrator.grants import GRANTS
 from states.docblock import DocBlock
 
 BLOCK_START = "<!-- config-keys:start -->"

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import GRANTS, MemoryConfig, PodConfig, load_config
+from orchestrator.config import MemoryConfig, PodConfig, load_config
 from orchestrator.config_doc import extract_block, generated_block, rows
+from orchestrator.grants import GRANTS
 from orchestrator.mcp.config import McpServerConfig
 from orchestrator.permissions import PermissionsConfig
 from orchestrator.usage import Prices
