@@ -1,16 +1,17 @@
 """``pod acp``: the pod as an Agent Client Protocol agent, for editors such as Zed.
 
-:mod:`.mapping` holds the pure translation between ACP and our protocol; :mod:`.agent` the
-agent, whose sessions are pods driven over our own socket protocol (docs/acp.md).
+:mod:`.mapping` holds the pure translation between ACP and our protocol; :mod:`.session` a
+session's parts (its pod, how pods are launched); :mod:`.agent` the agent, whose sessions are
+pods driven over our own socket protocol (docs/acp.md).
 """
 
 from __future__ import annotations
 
-from orchestrator.acp.agent import (
+from orchestrator.acp.agent import PodAgent
+from orchestrator.acp.session import (
     AcpOptions,
     AcpSession,
     LaunchedPod,
-    PodAgent,
     PodLauncher,
     PodLaunchError,
 )

@@ -17,10 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -28,10 +25,21 @@ from typing import Any
 from acp import PROTOCOL_VERSION, Client, RequestError, schema
 
 from orchestrator.acp import mapping
+from orchestrator.acp.session import (
+    AcpOptions,
+    AcpSession,
+    LaunchedPod,
+    PodLaunchError,
+    current_text,
+    message_chunk,
+    pod_info,
+    resolve,
+    settle,
+    thought_chunk,
+)
 from orchestrator.client import ClientError, PodClient, PodEvent
 from orchestrator.history import item_from_json
 from orchestrator.protocol import CompactionData
-from orchestrator.scoped_fs import FsError, ScopedFS
 from orchestrator.status import status_text
 
 log = logging.getLogger(__name__)
@@ -40,57 +48,6 @@ RUN_ID = "acp-run"
 """The request id of a prompt's ``run``, to tell its refusal from other errors."""
 CANCEL_ID = "acp-cancel"
 """The request id of ``/cancel``'s ``cancel``, to tell its refusal apart."""
-
-
-class PodLaunchError(Exception):
-    """A pod could not be started for a session; the message says why (and where the log is)."""
-
-
-@dataclass(frozen=True)
-class LaunchedPod:
-    """A pod started for one session: its socket, and how to wait for (or force) its end."""
-
-    socket: Path
-    stop: Callable[[], Awaitable[None]]
-    """Called after ``shutdown`` was sent: waits for the pod to exit, kills it if it hangs."""
-
-
-PodLauncher = Callable[[Path, Path | None, dict[str, Any]], Awaitable[LaunchedPod]]
-"""Starts a pod for a workspace, on a session file or (None) a new session, with the MCP
-servers the editor passed (``[mcp.servers]`` entries by name)."""
-
-
-@dataclass(frozen=True)
-class AcpOptions:
-    """How ``pod acp`` gets a pod per session: a launcher, or one pod to attach to."""
-
-    launch: PodLauncher | None = None
-    attach: Path | None = None
-    """Talk to the pod on this socket instead of starting pods."""
-
-
-@dataclass
-class AcpSession:
-    """One ACP session: its pod, the connection to it, and the prompt in flight."""
-
-    id: str
-    workspace: Path
-    client: PodClient
-    pod: LaunchedPod | None = None
-    """The pod started for this session (None when attached to one that runs)."""
-    prompt: asyncio.Future[tuple[str, str]] | None = None
-    """Resolves to (``run_end`` result, error message) when the running prompt ends."""
-    pump: asyncio.Task[None] | None = None
-    calls: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
-    before: dict[str, str | None] = field(default_factory=dict)
-    """An edit's file as it was before the call, for the diff shown with its result."""
-    output: dict[str, str] = field(default_factory=dict)
-    asking: set[asyncio.Task[None]] = field(default_factory=set)
-    """Permission requests waiting for the editor."""
-    failure: str = ""
-    """Why the running turn failed (its ``error`` event), for the prompt's JSON-RPC error."""
-    cancelling: asyncio.Future[str] | None = None
-    """``/cancel`` waiting for its outcome: "" when a turn ended, else the pod's refusal."""
 
 
 class PodAgent:
@@ -183,7 +140,7 @@ class PodAgent:
             client = await PodClient.connect(socket)
         except ClientError as exc:
             raise RequestError.internal_error({"message": str(exc)}) from exc
-        info = _pod_info(socket)
+        info = pod_info(socket)
         session_id = Path(info.get("session", "")).stem or f"session-{next(self._numbers)}"
         if session is not None and session_id != session.stem:
             await client.close()
@@ -256,7 +213,7 @@ class PodAgent:
             text = status_text((await client.status()).model_dump(exclude={"id"}))
         else:
             text = await self._compact(session, argument)
-        await self._update(session.id, _message(text))
+        await self._update(session.id, message_chunk(text))
         return schema.PromptResponse(stop_reason="end_turn")
 
     async def _cancel(self, session: AcpSession) -> str:
@@ -297,13 +254,13 @@ class PodAgent:
         except Exception:  # a broken editor connection must not leave the prompt hanging
             log.exception("forwarding events of session %s failed", session.id)
         finally:
-            _settle(session, "errored", "the pod closed the connection")
+            settle(session, "errored", "the pod closed the connection")
 
     async def _on_event(self, session: AcpSession, event: PodEvent) -> None:
         data = event.data
         name = event.event
         if name == "text_delta":
-            await self._update(session.id, _message(str(data["text"])))
+            await self._update(session.id, message_chunk(str(data["text"])))
         elif name == "thinking_delta":
             await self._update(
                 session.id,
@@ -329,39 +286,41 @@ class PodAgent:
             await self._update(session.id, mapping.tool_running(str(data["id"])))
         elif name == "run_end":
             result = str(data["result"])
-            _settle(session, result, session.failure if result == "errored" else "")
+            settle(session, result, session.failure if result == "errored" else "")
             session.failure = ""
         elif name == "turn_end":
-            _resolve(session.cancelling, "")
+            resolve(session.cancelling, "")
         elif name == "compaction":
             done = CompactionData.model_validate(data)
-            _settle(
+            settle(
                 session,
                 "compacted",
                 f"Compacted items {done.first_seq}-{done.last_seq}: about "
                 f"{done.tokens_before:,} → {done.tokens_after:,} tokens.",
             )
         elif name == "error" and data.get("id") == CANCEL_ID:
-            _resolve(session.cancelling, f"{data['code']}: {data['message']}")
+            resolve(session.cancelling, f"{data['code']}: {data['message']}")
         elif name == "error" and data.get("id") == RUN_ID:
-            _settle(session, "errored", f"{data['code']}: {data['message']}")
+            settle(session, "errored", f"{data['code']}: {data['message']}")
         elif name == "error" and data.get("id") is None:
             # A turn that fails says why in an error of its own, just before its run_end.
             session.failure = f"{data['code']}: {data['message']}"
         elif name == "alert":
             if data.get("source") == "compaction" and data.get("level") in ("info", "error"):
-                _settle(session, "not compacted", str(data["message"]))
+                settle(session, "not compacted", str(data["message"]))
             if data.get("level") in ("warn", "error"):
-                await self._update(session.id, _thought(f"[pod {data['level']}] {data['message']}"))
+                await self._update(
+                    session.id, thought_chunk(f"[pod {data['level']}] {data['message']}")
+                )
         elif name == "shutdown":
-            _settle(session, "cancelled", "")
+            settle(session, "cancelled", "")
 
     async def _tool_call(
         self, session: AcpSession, call_id: str, name: str, arguments: dict[str, Any]
     ) -> None:
         session.calls[call_id] = (name, arguments)
         if name in ("edit_file", "write_file"):
-            session.before[call_id] = _current_text(session.workspace, arguments.get("path"))
+            session.before[call_id] = current_text(session.workspace, arguments.get("path"))
         await self._update(
             session.id, mapping.tool_call(call_id, name, arguments, session.workspace)
         )
@@ -392,7 +351,7 @@ class PodAgent:
         name, arguments = str(data["tool"]), dict(data["arguments"])
         content: list[Any] = []
         if data.get("diff"):
-            before = _current_text(session.workspace, arguments.get("path"))
+            before = current_text(session.workspace, arguments.get("path"))
             diff = mapping.edit_diff(name, arguments, session.workspace, before)
             if diff is not None:
                 content.append(diff)
@@ -428,46 +387,3 @@ class PodAgent:
     async def _update(self, session_id: str, update: Any) -> None:
         assert self._conn is not None
         await self._conn.session_update(session_id=session_id, update=update)
-
-
-def _resolve(future: asyncio.Future[str] | None, value: str) -> None:
-    if future is not None and not future.done():
-        future.set_result(value)
-
-
-def _settle(session: AcpSession, result: str, message: str) -> None:
-    if session.prompt is not None and not session.prompt.done():
-        session.prompt.set_result((result, message))
-
-
-def _message(text: str) -> schema.AgentMessageChunk:
-    return schema.AgentMessageChunk(
-        session_update="agent_message_chunk",
-        content=schema.TextContentBlock(type="text", text=text),
-    )
-
-
-def _thought(text: str) -> schema.AgentThoughtChunk:
-    return schema.AgentThoughtChunk(
-        session_update="agent_thought_chunk",
-        content=schema.TextContentBlock(type="text", text=text),
-    )
-
-
-def _current_text(workspace: Path, path: object) -> str | None:
-    """A file's text now, through the workspace's scope, for an edit's diff; None if unreadable."""
-    if not isinstance(path, str):
-        return None
-    try:
-        return ScopedFS(workspace).read_text(path, max_bytes=1024 * 1024).text
-    except FsError:
-        return None
-
-
-def _pod_info(socket: Path) -> dict[str, Any]:
-    """The info file a pod writes beside its socket (its session, pid, workspace)."""
-    try:
-        data = json.loads(socket.with_suffix(".json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}

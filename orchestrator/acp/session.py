@@ -1,0 +1,110 @@
+"""An ACP session's parts: the pod it runs on and how that pod is started, the prompt in
+flight, and the small helpers that shape what the editor is sent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import schema
+
+from orchestrator.client import PodClient
+from orchestrator.scoped_fs import FsError, ScopedFS
+
+
+class PodLaunchError(Exception):
+    """A pod could not be started for a session; the message says why (and where the log is)."""
+
+
+@dataclass(frozen=True)
+class LaunchedPod:
+    """A pod started for one session: its socket, and how to wait for (or force) its end."""
+
+    socket: Path
+    stop: Callable[[], Awaitable[None]]
+    """Called after ``shutdown`` was sent: waits for the pod to exit, kills it if it hangs."""
+
+
+PodLauncher = Callable[[Path, Path | None, dict[str, Any]], Awaitable[LaunchedPod]]
+"""Starts a pod for a workspace, on a session file or (None) a new session, with the MCP
+servers the editor passed (``[mcp.servers]`` entries by name)."""
+
+
+@dataclass(frozen=True)
+class AcpOptions:
+    """How ``pod acp`` gets a pod per session: a launcher, or one pod to attach to."""
+
+    launch: PodLauncher | None = None
+    attach: Path | None = None
+    """Talk to the pod on this socket instead of starting pods."""
+
+
+@dataclass
+class AcpSession:
+    """One ACP session: its pod, the connection to it, and the prompt in flight."""
+
+    id: str
+    workspace: Path
+    client: PodClient
+    pod: LaunchedPod | None = None
+    """The pod started for this session (None when attached to one that runs)."""
+    prompt: asyncio.Future[tuple[str, str]] | None = None
+    """Resolves to (``run_end`` result, error message) when the running prompt ends."""
+    pump: asyncio.Task[None] | None = None
+    calls: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    before: dict[str, str | None] = field(default_factory=dict)
+    """An edit's file as it was before the call, for the diff shown with its result."""
+    output: dict[str, str] = field(default_factory=dict)
+    asking: set[asyncio.Task[None]] = field(default_factory=set)
+    """Permission requests waiting for the editor."""
+    failure: str = ""
+    """Why the running turn failed (its ``error`` event), for the prompt's JSON-RPC error."""
+    cancelling: asyncio.Future[str] | None = None
+    """``/cancel`` waiting for its outcome: "" when a turn ended, else the pod's refusal."""
+
+
+def resolve(future: asyncio.Future[str] | None, value: str) -> None:
+    if future is not None and not future.done():
+        future.set_result(value)
+
+
+def settle(session: AcpSession, result: str, message: str) -> None:
+    if session.prompt is not None and not session.prompt.done():
+        session.prompt.set_result((result, message))
+
+
+def message_chunk(text: str) -> schema.AgentMessageChunk:
+    return schema.AgentMessageChunk(
+        session_update="agent_message_chunk",
+        content=schema.TextContentBlock(type="text", text=text),
+    )
+
+
+def thought_chunk(text: str) -> schema.AgentThoughtChunk:
+    return schema.AgentThoughtChunk(
+        session_update="agent_thought_chunk",
+        content=schema.TextContentBlock(type="text", text=text),
+    )
+
+
+def current_text(workspace: Path, path: object) -> str | None:
+    """A file's text now, through the workspace's scope, for an edit's diff; None if unreadable."""
+    if not isinstance(path, str):
+        return None
+    try:
+        return ScopedFS(workspace).read_text(path, max_bytes=1024 * 1024).text
+    except FsError:
+        return None
+
+
+def pod_info(socket: Path) -> dict[str, Any]:
+    """The info file a pod writes beside its socket (its session, pid, workspace)."""
+    try:
+        data = json.loads(socket.with_suffix(".json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
