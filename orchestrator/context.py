@@ -22,7 +22,7 @@ from orchestrator.config import PodConfig
 from orchestrator.history import AssistantMessage, Compaction, History, Item, SystemMessage
 from orchestrator.providers.base import Provider, ProviderError
 from orchestrator.repair import prunable_tokens, prune_before_turn
-from orchestrator.tokens import estimate_message, estimate_request
+from orchestrator.tokens import MessageTokens, estimate_request
 from orchestrator.usage import TokenUsage, total
 from orchestrator.wire import WireBuilder
 
@@ -59,7 +59,7 @@ class Context:
         self._compaction_index: int | None = None
         self._head: SystemMessage | None = None
         self._kept_from = 0
-        self._estimates: dict[int, tuple[dict[str, Any], int]] = {}
+        self._message_tokens = MessageTokens()
         self._calibration = 1.0
         self._last_estimate: int | None = None
         self._scanned = 0
@@ -145,20 +145,9 @@ class Context:
         self, system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]
     ) -> int:
         """The next request's input tokens, estimated and calibrated by the last real count."""
-        raw = estimate_request(system, tools, []) + sum(self._message_tokens(m) for m in messages)
+        raw = estimate_request(system, tools, []) + self._message_tokens(messages)
         self._last_estimate = raw
         return round(raw * self._calibration)
-
-    def _message_tokens(self, message: dict[str, Any]) -> int:
-        # Messages the builder reused are the same objects: estimate each once.
-        cached = self._estimates.get(id(message))
-        if cached is not None and cached[0] is message:
-            return cached[1]
-        tokens = estimate_message(message)
-        self._estimates[id(message)] = (message, tokens)
-        if len(self._estimates) > 4 * (len(self.history) + 16):
-            self._estimates.clear()  # old views' messages are gone; keep memory bounded
-        return tokens
 
     def observe(self, usage: TokenUsage) -> None:
         """The API's real count for the request last estimated: calibrate against it."""

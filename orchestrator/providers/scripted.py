@@ -41,7 +41,7 @@ from orchestrator.providers.base import (
     ToolCallStart,
     Usage,
 )
-from orchestrator.tokens import estimate_request, estimate_text
+from orchestrator.tokens import MessageTokens, estimate_request, estimate_text
 from orchestrator.validator import IncrementalValidator
 
 
@@ -104,6 +104,7 @@ class ScriptedProvider:
     _next_id: int = 0
     _session_tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     _validator: IncrementalValidator = field(default_factory=IncrementalValidator)
+    _message_tokens: MessageTokens = field(default_factory=MessageTokens)
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedProvider:
@@ -143,7 +144,11 @@ class ScriptedProvider:
             raise ProviderRejectedError(
                 "invalid request: " + "; ".join(str(v) for v in violations), status=400
             )
-        tokens = estimate_request(request.system, request.tools, request.messages)
+        # As the API would refuse it: a prompt past the window (counted incrementally, the
+        # way the pod's own estimate is, so a long session stays cheap to fake).
+        tokens = estimate_request(request.system, request.tools, []) + self._message_tokens(
+            request.messages
+        )
         if tokens > self.window:
             raise PromptTooLongError(
                 f"prompt is too long: {tokens} tokens > {self.window} maximum", status=400
