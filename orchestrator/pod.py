@@ -377,7 +377,8 @@ async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpSer
 
     registry = controller.tools.registry
     policy = config.permission_policy()
-    servers = McpServers.from_config(enabled, config.workspace, alert)
+    servers = McpServers.from_config(config.mcp.servers, config.workspace, alert)
+    controller.board.mcp = servers
     await servers.start()
 
     def offer(server: McpServer) -> None:

@@ -14,6 +14,7 @@ from states import PublicStatus, leaf_state, public_status
 
 if TYPE_CHECKING:
     from orchestrator.controller import Controller
+    from orchestrator.mcp.servers import McpServers
 
 
 def context_data(size: ContextSize) -> ContextData:
@@ -60,6 +61,12 @@ def status_text(data: dict[str, Any]) -> str:
             f"{len(waiting)} call(s) awaiting approval: "
             + ", ".join(f"{a['tool']} ({a['id']})" for a in waiting)
         )
+    for server in data.get("mcp") or []:
+        lines.append(
+            f"mcp {server['name']}: {server['status']}"
+            + (f", {len(server['offered'])} tools offered" if server["tools"] else "")
+            + (f", restarted {server['restarts']}×" if server.get("restarts") else "")
+        )
     lines.append(f"workspace {data['workspace']}")
     return "\n".join(lines)
 
@@ -73,6 +80,8 @@ class StatusBoard:
         self.active = False
         """Off while the machine enters its initial state (the controller is being built)."""
         self._last: tuple[PublicStatus, str] | None = None
+        self.mcp: McpServers | None = None
+        """The pod's MCP servers, once they are started."""
 
     def start(self) -> None:
         """The machine is built: remember where it is and announce changes from now on."""
@@ -114,5 +123,6 @@ class StatusBoard:
             context=context_data(c.context.size()),
             cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
             approvals=c.approvals.pending(),
+            mcp=self.mcp.report(set(c.tools.registry.names())) if self.mcp else [],
             id=request_id,
         )

@@ -1,4 +1,5 @@
-"""``pod mcp ls``: the workspace's MCP servers, started here, with their status and tools."""
+"""``pod mcp ls``: the workspace's MCP servers, with their status and tools: as the running
+pod has them, or started here for a look when no pod runs."""
 
 from __future__ import annotations
 
@@ -18,62 +19,104 @@ def register(app: typer.Typer) -> None:
 
     @group.command("ls")
     def ls(
-        workspace: Annotated[Path, workspace_option("The workspace whose config to read.")] = Path(
+        workspace: Annotated[Path, workspace_option("The workspace whose servers to show.")] = Path(
             "."
         ),
+        socket: Annotated[
+            Path | None, typer.Option(help="Ask the pod at this socket about its servers.")
+        ] = None,
         json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
-        """Start each configured server, list its tools as the model sees them, stop it.
+        """Show each MCP server's status and its tools as the model sees them.
 
-        Exits 1 when a server failed to start (its message says why, with its stderr).
+        When a pod serves the workspace (or --socket names one), its live servers are shown,
+        with their restarts; otherwise each configured server is started here, listed and
+        stopped. Exits 1 when a server has failed (its message says why, with its stderr).
         """
-        import asyncio
+        from cli.pods import find_pod_for
 
-        from cli.errors import CliError
-        from orchestrator.config import ConfigError, load_config
-        from orchestrator.mcp.servers import McpServers
-
-        try:
-            config = load_config(workspace)
-        except ConfigError as exc:
-            raise CliError(str(exc)) from None
-        failures: list[str] = []
-        servers = McpServers.from_config(
-            config.mcp.servers, config.workspace, lambda _level, message: failures.append(message)
-        )
-
-        async def inspect() -> list[dict[str, Any]]:
-            await servers.start()
-            offered = {t.name for t in servers.tools(set())}
-            rows = [
-                {
-                    "name": server.name,
-                    "status": server.status,
-                    "tools": [
-                        {"name": name, "offered": name in offered}
-                        for name in sorted(f"mcp__{server.name}__{t.name}" for t in server.tools)
-                    ],
-                }
-                for server in servers.servers
-            ]
-            await servers.close()
-            return rows
-
-        rows = asyncio.run(inspect())
-        disabled = [n for n, s in config.mcp.servers.items() if not s.enabled]
-        if json_out:
-            typer.echo(json.dumps({"servers": rows, "disabled": disabled, "problems": failures}))
+        if socket is None:
+            found = find_pod_for(workspace)
+            socket = found.socket if found is not None else None
+        if socket is not None:
+            pod, rows, problems = _from_pod(socket)
         else:
-            if not rows and not disabled:
-                typer.echo("no MCP servers configured (see docs/mcp.md)")
-            for row in rows:
-                typer.echo(f"{row['name']}: {row['status']}")
-                for tool in row["tools"]:
-                    mark = "" if tool["offered"] else "  (not offered)"
-                    typer.echo(f"  {tool['name']}{mark}")
-            for name in disabled:
-                typer.echo(f"{name}: disabled")
-            for problem in failures:
-                typer.echo(f"! {problem}", err=True)
+            pod, (rows, problems) = None, _started_here(workspace)
+        if json_out:
+            typer.echo(json.dumps({"pod": pod, "servers": rows, "problems": problems}))
+        else:
+            _print(pod, rows, problems)
         if any(row["status"].startswith("failed") for row in rows):
             raise typer.Exit(1)
+
+
+def _from_pod(socket: Path) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """The servers of the pod at ``socket``, as its ``get_status`` reports them."""
+    from cli.client_sync import with_client
+    from orchestrator.client import PodClient
+
+    async def body(client: PodClient) -> tuple[str, list[dict[str, Any]]]:
+        status = await client.status()
+        rows = [
+            {
+                "name": server.name,
+                "status": server.status,
+                "restarts": server.restarts,
+                "tools": [{"name": n, "offered": n in server.offered} for n in server.tools],
+            }
+            for server in status.mcp
+        ]
+        return status.name, rows
+
+    name, rows = with_client(socket, body)
+    return name, rows, []
+
+
+def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Start the workspace's servers, list them, stop them."""
+    import asyncio
+
+    from cli.errors import CliError
+    from orchestrator.config import ConfigError, load_config
+    from orchestrator.mcp.servers import McpServers
+
+    try:
+        config = load_config(workspace)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    problems: list[str] = []
+    servers = McpServers.from_config(
+        config.mcp.servers, config.workspace, lambda _level, message: problems.append(message)
+    )
+
+    async def inspect() -> list[dict[str, Any]]:
+        await servers.start()
+        offered = {t.name for t in servers.tools(set())}
+        report = servers.report(offered)
+        await servers.close()
+        return [
+            {
+                "name": server.name,
+                "status": server.status,
+                "restarts": server.restarts,
+                "tools": [{"name": n, "offered": n in server.offered} for n in server.tools],
+            }
+            for server in report
+        ]
+
+    return asyncio.run(inspect()), problems
+
+
+def _print(pod: str | None, rows: list[dict[str, Any]], problems: list[str]) -> None:
+    if pod is not None:
+        typer.echo(f"MCP servers of the running pod {pod}:")
+    if not rows:
+        typer.echo("no MCP servers configured (see docs/mcp.md)")
+    for row in rows:
+        restarts = f" (restarted {row['restarts']}×)" if row["restarts"] else ""
+        typer.echo(f"{row['name']}: {row['status']}{restarts}")
+        for tool in row["tools"]:
+            mark = "" if tool["offered"] else "  (not offered)"
+            typer.echo(f"  {tool['name']}{mark}")
+    for problem in problems:
+        typer.echo(f"! {problem}", err=True)

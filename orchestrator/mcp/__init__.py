@@ -1,8 +1,10 @@
 """MCP tool servers: the pod as a Model Context Protocol client (docs/mcp.md).
 
 :mod:`.config` is the ``[mcp.servers.<name>]`` table; :mod:`.results` the pure mapping of
-MCP tools and results to ours; :mod:`.servers` the live connections and the tool adapter
-(imported only where servers run: the ``mcp`` SDK is not needed to read a config).
+MCP tools and results to ours; :mod:`.transport` how one connection is opened and watched; :mod:`.servers` the live servers
+(start, restart, calls) and the tool adapter; :mod:`.reaper` the supervisor a stdio server
+runs under. All but the config are imported only where servers run: the ``mcp`` SDK is not
+needed to read a config.
 """
 
 from __future__ import annotations

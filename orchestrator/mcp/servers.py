@@ -5,8 +5,10 @@ Each server is one :class:`McpServer`: a task that holds the ``mcp`` SDK's ``Cli
 through it. A stdio server's stderr goes to a private temporary file, whose tail names what
 went wrong when the server fails. A call the pod interrupts (pause, cancel, shutdown) is
 abandoned at once; the SDK then sends the server ``notifications/cancelled``. Closing a
-server closes its stdin and, if it lingers, kills its process group (the SDK's shutdown), so
-no server outlives the pod; one that dies with the pod (kill -9) sees its stdin close.
+server closes its stdin and, if it lingers, kills its process group (the SDK's shutdown); the
+reaper it runs under takes its group down when it exits or the pod dies. A server that stops
+by itself is noticed at once (the connection is watched), and started again at the next
+call of one of its tools, up to ``MAX_RESTARTS`` times.
 """
 
 from __future__ import annotations
@@ -14,21 +16,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from mcp import Client, StdioServerParameters, types
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp import Client, types
+from mcp.client import Transport
 
-from orchestrator.mcp.config import McpServerConfig
+from orchestrator.mcp.config import McpServerConfig, wire_name
 from orchestrator.mcp.results import Offer, offers, tool_output
+from orchestrator.mcp.transport import describe, first_of, open_transport, watched
+from orchestrator.protocol import McpServerData
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 
 log = logging.getLogger(__name__)
@@ -37,14 +37,9 @@ Alert = Callable[[str, str], None]
 """``(level, message)``: tells people what happened to a server."""
 
 STDERR_TAIL_LINES = 5
-
-
-def describe(exc: BaseException) -> str:
-    """An error in words: the SDK's task groups wrap the error that matters; unwrap them."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:300]
+MAX_RESTARTS = 3
+"""How often a server that stopped by itself is started again (at the next call of one of its
+tools); after that its tools answer that it is not running until the pod restarts."""
 
 
 class McpServerError(Exception):
@@ -68,6 +63,10 @@ class McpServer:
     _stderr: IO[str] | None = None
     on_tools_changed: Callable[[McpServer], None] | None = None
     _background: set[asyncio.Task[None]] = field(default_factory=set)
+    restarts: int = 0
+    """Times it was started again (after it stopped by itself, or stuck after a cancel)."""
+    _revivals: int = 0
+    _restarting: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
@@ -91,43 +90,33 @@ class McpServer:
             raise McpServerError(message) from exc
         self.status = "running"
 
-    def _transport(self) -> Any:
+    def _transport(self) -> Transport:
         if self.config.command is not None:
             # Kept open for the server's life and read back for failure messages.
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-            # Through the reaper, so a kill -9 of the pod takes the server with it.
-            params = StdioServerParameters(
-                command=sys.executable,
-                args=[
-                    # By path, not -m: importing the package would cost 90 ms of pydantic.
-                    str(Path(__file__).with_name("reaper.py")),
-                    str(os.getpid()),
-                    self.config.command,
-                    *self.config.args,
-                ],
-                env=self.config.resolved_env() or None,
-                cwd=self.config.cwd or str(self.workspace),
-            )
-            return stdio_client(params, errlog=self._stderr)
-        assert self.config.url is not None
-        http = create_mcp_http_client(headers=self.config.resolved_headers() or None)
-        return streamable_http_client(self.config.url, http_client=http)
+        return open_transport(self.config, self.workspace, self._stderr)
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
+        ended = asyncio.Event()
         try:
-            async with Client(self._transport(), message_handler=self._on_message) as client:
+            transport = watched(self._transport(), ended)
+            async with Client(transport, message_handler=self._on_message) as client:
                 listing = await client.list_tools()
                 self.tools = list(listing.tools)
                 self._client = client
                 if not ready.done():
                     ready.set_result(None)
-                await self._stop.wait()
+                await first_of(self._stop.wait(), ended.wait())
+                if not self._stop.is_set():
+                    self._client = None
+                    # Give the process a moment to finish its last words on stderr.
+                    await asyncio.sleep(0.1)
+                    self._stopped_by_itself("it stopped")
         except Exception as exc:
             if not ready.done():
                 ready.set_exception(exc)
             elif not self._stop.is_set():
-                self.status = f"failed: {describe(exc)}"
-                self.alert("error", self._failure(f"it stopped: {describe(exc)}"))
+                self._stopped_by_itself(f"it stopped: {describe(exc)}")
         finally:
             self._client = None
             if not ready.done():
@@ -152,8 +141,51 @@ class McpServer:
         if self.on_tools_changed is not None:
             self.on_tools_changed(self)
 
+    def _stopped_by_itself(self, why: str) -> None:
+        """Say once, with its stderr, that the server is gone."""
+        if self.status.startswith("failed"):
+            return  # a failing call said so already
+        self._client = None
+        self.status = f"failed: {why}"
+        can_restart = self._revivals < MAX_RESTARTS
+        self.alert(
+            "error",
+            self._failure(why)
+            + (
+                "\nit is started again at the next call of one of its tools"
+                if can_restart
+                else f"\nit was started again {self._revivals} times already; its tools stay off "
+                "until the pod restarts"
+            ),
+        )
+
+    async def _revive(self) -> None:
+        """Start again a server that stopped by itself, within MAX_RESTARTS."""
+        async with self._restarting:
+            if self._client is not None or self._revivals >= MAX_RESTARTS:
+                return
+            if not self.status.startswith("failed"):
+                return  # stopped on purpose, or never started
+            self._revivals += 1
+            self.restarts += 1
+            await self.close()
+            try:
+                await self.start()
+            except McpServerError as exc:
+                self.alert("error", str(exc))
+                return
+            self.alert(
+                "info",
+                f"MCP server {self.name} restarted ({self._revivals} of {MAX_RESTARTS} restarts "
+                "after it stopped)",
+            )
+            if self.on_tools_changed is not None:
+                self.on_tools_changed(self)
+
     async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """Call one tool; raises ToolError when the server is not there to answer."""
+        if self._client is None:
+            await self._revive()
         client = self._client
         if client is None:
             raise ToolError(f"MCP server {self.name} is not running ({self.status})")
@@ -169,11 +201,8 @@ class McpServer:
             if await self._alive(client):
                 raise ToolError(f"MCP server {self.name}: {tool} failed: {why}") from exc
             # Gone: say so once, with what it printed last; its tools stay, and answer that.
-            message = self._failure(f"it stopped during a call of {tool}: {why}")
-            self.status = "failed: it stopped"
-            self._client = None
-            self.alert("error", message)
-            raise ToolError(message) from exc
+            self._stopped_by_itself(f"it stopped during a call of {tool}: {why}")
+            raise ToolError(self._failure(f"it stopped during a call of {tool}: {why}")) from exc
 
     async def _after_cancel(self, client: Client, tool: str) -> None:
         """A call was interrupted: give the server its grace, then make sure it answers;
@@ -187,6 +216,7 @@ class McpServer:
             f"call of {tool} was interrupted; restarting it",
         )
         await self.close()
+        self.restarts += 1
         try:
             await self.start()
         except McpServerError as exc:
@@ -271,6 +301,8 @@ class McpServers:
 
     servers: list[McpServer]
     alert: Alert
+    disabled: list[str] = field(default_factory=list)
+    """Configured servers with ``enabled = false``."""
 
     @classmethod
     def from_config(
@@ -282,7 +314,8 @@ class McpServers:
             for name, config in configs.items()
             if config.enabled
         ]
-        return cls(servers=servers, alert=alert)
+        disabled = [name for name, config in configs.items() if not config.enabled]
+        return cls(servers=servers, alert=alert, disabled=disabled)
 
     async def start(self) -> None:
         """Start every server at once; a failure is an alert, the others go on."""
@@ -318,6 +351,23 @@ class McpServers:
                 taken.add(offer.name)
                 out.append(McpTool(server=server, offer=offer))
         return out
+
+    def report(self, offered: set[str]) -> list[McpServerData]:
+        """Each server as it is now; ``offered`` is the names the model is offered."""
+        rows = []
+        for server in self.servers:
+            tools = sorted(wire_name(server.name, tool.name) for tool in server.tools)
+            rows.append(
+                McpServerData(
+                    name=server.name,
+                    status=server.status,
+                    tools=tools,
+                    offered=[name for name in tools if name in offered],
+                    restarts=server.restarts,
+                )
+            )
+        rows += [McpServerData(name=name, status="disabled") for name in self.disabled]
+        return rows
 
     async def close(self) -> None:
         """Stop every server."""

@@ -66,7 +66,23 @@ class StatusData(_Data):
     """What the session's requests cost, from the price table; None for an unpriced model."""
     approvals: list[ApprovalRequestData] = Field(default_factory=list)
     """Tool calls waiting for approval now (for a client that attaches)."""
+    mcp: list[McpServerData] = Field(default_factory=list)
+    """The pod's MCP servers, as they are now."""
     id: int | str | None = None
+
+
+class McpServerData(_Data):
+    """One MCP server of a running pod."""
+
+    name: str
+    status: str
+    """``starting``, ``running``, ``failed: <why>`` or ``stopped``."""
+    tools: list[str] = Field(default_factory=list)
+    """The server's tools as the model sees them (``mcp__<server>__<tool>``)."""
+    offered: list[str] = Field(default_factory=list)
+    """Those of them offered to the model (the others are filtered, denied or collide)."""
+    restarts: int = 0
+    """Times it was started again after it stopped by itself or stuck after a cancel."""
 
 
 class ApprovalRequestData(_Data):

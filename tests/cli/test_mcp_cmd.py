@@ -33,3 +33,47 @@ def test_mcp_ls_lists_tools_and_names_a_broken_server(env: dict[str, str], works
 def test_mcp_ls_with_nothing_configured(env: dict[str, str], workspace: Path) -> None:
     shown = pod(env, "mcp", "ls", "--workspace", str(workspace))
     assert (shown.returncode, shown.stdout) == (0, "no MCP servers configured (see docs/mcp.md)\n")
+
+
+def test_mcp_ls_asks_the_running_pod(env: dict[str, str], workspace: Path, short_dir: Path) -> None:
+    import subprocess
+
+    from orchestrator.server import socket_is_live
+
+    config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+    config.parent.mkdir(parents=True)
+    # The marker file proves the listing came from the pod's server, not one started here.
+    marker = workspace.parent / "starts"
+    config.write_text(
+        f'[mcp.servers.time]\ncommand = "sh"\n'
+        f'args = ["-c", "echo started >> {marker}; exec {sys.executable} -m mcp_server_time"]\n'
+        '[mcp.servers.off]\ncommand = "true"\nenabled = false\n'
+    )
+    socket = short_dir / "pod" / "live.sock"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "serve", "--workspace", str(workspace), "--name", "live",
+         "--socket", str(socket)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        for _ in range(400):
+            if socket_is_live(socket):
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        shown = pod(env, "mcp", "ls", "--workspace", str(workspace))
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.splitlines() == [
+            "MCP servers of the running pod live:",
+            "time: running",
+            "  mcp__time__convert_time",
+            "  mcp__time__get_current_time",
+            "off: disabled",
+        ]
+        data = json.loads(pod(env, "mcp", "ls", "--json", "--socket", str(socket)).stdout)
+        assert data["pod"] == "live" and data["servers"][0]["restarts"] == 0
+        assert marker.read_text() == "started\n"
+        status = pod(env, "status", "--socket", str(socket)).stdout
+        assert "mcp time: running, 2 tools offered" in status
+    finally:
+        pod(env, "shutdown", "--socket", str(socket), timeout=20)
+        proc.wait(20)

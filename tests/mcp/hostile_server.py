@@ -1,11 +1,15 @@
 """An MCP server that misbehaves on purpose, written with the ``mcp`` package.
 
-    python -m tests.mcp.hostile_server [--garbage]
+    python -m tests.mcp.hostile_server [--garbage] [--http PORT]
 
 Tools: ``echo`` (fine), ``picture`` (a PNG), ``record`` (logs a call id, then sleeps: the fuzz counts executions
 with it), ``hang`` (never answers, ignores cancellation), ``freeze`` (blocks the whole server), ``huge`` (megabytes
-of text), ``fail`` (an ``isError`` result), ``die`` (exits mid-call). ``--garbage`` writes a
-non-JSON line to stdout first. The server records its pid in the file named by
+of text), ``fail`` (an ``isError`` result), ``die`` (exits mid-call), ``exit_later`` (answers, then
+exits while idle), ``spawn`` (starts a helper process that outlives the server unless something
+ends it; its pid goes to the file named by ``HOSTILE_CHILDREN``). ``--garbage`` writes a
+non-JSON line to stdout first. ``--http PORT`` serves streamable HTTP on 127.0.0.1 instead of
+stdio, with a ``whoami`` tool that checks the ``Authorization`` header against
+``HOSTILE_EXPECT``. The server records its pid in the file named by
 ``HOSTILE_PIDFILE``, so tests can look for survivors.
 """
 
@@ -17,7 +21,7 @@ import sys
 import threading
 import time
 
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 
@@ -43,6 +47,7 @@ def _png(width: int = 4, height: int = 3) -> bytes:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--garbage", action="store_true")
+    parser.add_argument("--http", type=int, default=0)
     args = parser.parse_args()
     pidfile = os.environ.get("HOSTILE_PIDFILE")
     if pidfile:
@@ -93,10 +98,49 @@ def main() -> None:
         raise ToolError("the database is locked")
 
     @server.tool()
+    def exit_later(seconds: float = 0.3) -> str:
+        """Answer now, then say goodbye on stderr and exit while idle."""
+
+        def leave() -> None:
+            time.sleep(seconds)
+            sys.stderr.write("hostile: leaving on purpose\n")
+            sys.stderr.flush()
+            os._exit(3)
+
+        threading.Thread(target=leave, daemon=True).start()
+        return "leaving soon"
+
+    @server.tool()
+    def spawn() -> str:
+        """Start a helper that sleeps for an hour, detached from the server's pipes."""
+        import subprocess
+
+        helper = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(3600)"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        children = os.environ.get("HOSTILE_CHILDREN")
+        if children:
+            with open(children, "a") as out:
+                out.write(f"{helper.pid}\n")
+        return f"started {helper.pid}"
+
+    @server.tool()
     def die() -> str:
         """Exits in the middle of the call."""
         os._exit(7)
 
+    @server.tool()
+    def whoami(ctx: Context) -> str:
+        """Whether the request carried the expected Authorization header (never the header)."""
+        got = (ctx.headers or {}).get("authorization")
+        return "authorized" if got == os.environ.get("HOSTILE_EXPECT") else "refused"
+
+    if args.http:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+        return
     if args.garbage:
         sys.stdout.write("this is not JSON-RPC\n")
         sys.stdout.flush()

@@ -122,7 +122,7 @@ async def test_kill_9_of_the_pod_mid_call_leaves_no_server_and_no_resend(
     from orchestrator.client import PodClient
     from orchestrator.server import socket_is_live
 
-    pidfile = tmp_path / "pids"
+    pidfile, children = tmp_path / "pids", tmp_path / "children"
     ws = tmp_path / "ws"
     ws.mkdir()
     config_home = tmp_path / "config"
@@ -131,12 +131,11 @@ async def test_kill_9_of_the_pod_mid_call_leaves_no_server_and_no_resend(
     (config_home / "pod" / "config.toml").write_text(
         f'[mcp.servers.h]\ncommand = "{server["command"]}"\nargs = {json.dumps(server["args"])}\n'
         f'cwd = "{REPO}"\npermission = "allow"\n'
-        f'[mcp.servers.h.env]\nHOSTILE_PIDFILE = "{pidfile}"\n'
+        f'[mcp.servers.h.env]\nHOSTILE_PIDFILE = "{pidfile}"\nHOSTILE_CHILDREN = "{children}"\n'
     )
     script = tmp_path / "script.json"
-    script.write_text(
-        json.dumps({"replies": [{"tool_calls": [{"name": "mcp__h__hang", "input": {}}]}]})
-    )
+    calls = [{"name": "mcp__h__spawn", "input": {}}, {"name": "mcp__h__hang", "input": {}}]
+    script.write_text(json.dumps({"replies": [{"tool_calls": calls}]}))
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(
         XDG_RUNTIME_DIR=str(short_dir),
@@ -163,8 +162,8 @@ async def test_kill_9_of_the_pod_mid_call_leaves_no_server_and_no_resend(
     await live()
     client = await PodClient.connect(socket)
     await client.send("run", {"input": "hang"})
-    await client.wait_for("tool_call_done")
-    await asyncio.sleep(0.5)  # the call reached the server
+    await client.wait_for("tool_result", timeout=30)  # spawn answered; hang is in the server
+    await asyncio.sleep(0.5)
     [server_pid] = pids(pidfile)
     first.send_signal(signal.SIGKILL)
     first.wait(10)
@@ -174,13 +173,20 @@ async def test_kill_9_of_the_pod_mid_call_leaves_no_server_and_no_resend(
             break
         await asyncio.sleep(0.1)
     assert not alive(server_pid), "the MCP server outlived the pod"
+    [helper] = pids(children)
+    for _ in range(50):  # and so does what it started
+        if not alive(helper):
+            break
+        await asyncio.sleep(0.1)
+    assert not alive(helper), "a process the MCP server started outlived the pod"
 
     second = serve("--continue")
     try:
         await live()
         client = await PodClient.connect(socket)
         history = await client.request("get_history")
-        [result] = [i for i in history.data["items"] if i["kind"] == "tool_result"]
+        spawned, result = [i for i in history.data["items"] if i["kind"] == "tool_result"]
+        assert not spawned["is_error"] and spawned["content"].startswith("started ")
         assert result["is_error"] and "crash" in result["summary"]
         await client.send("shutdown")
         await client.close()
@@ -219,3 +225,130 @@ async def test_a_server_stuck_after_a_cancelled_call_is_restarted(
         await c.close()
     first, second = pids(pidfile)
     assert not alive(first) and not alive(second)
+
+
+async def test_a_server_that_dies_between_calls_is_an_alert_then_comes_back(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    replies = [
+        call("exit_later", seconds=0.2),
+        ScriptedReply(text="it said it would leave"),
+        call("echo", text="back again"),
+        ScriptedReply(text="done"),
+    ]
+    servers = {"h": hostile(pidfile)}
+    async with running_pod(workspace, short_dir, replies=replies, mcp={"servers": servers}) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "leave"})
+        await c.wait_for("run_end", timeout=30)
+        # Nobody calls it: the pod notices on its own, names it and quotes its stderr.
+        gone = await c.wait_for("alert", timeout=20)
+        message = gone.data["message"]
+        assert message.startswith("MCP server h failed: it stopped"), message
+        assert "hostile: leaving on purpose" in message
+        assert "started again at the next call" in message
+        status = (await c.request("get_status")).data
+        [row] = status["mcp"]
+        assert row["status"].startswith("failed") and row["restarts"] == 0
+        [first] = pids(pidfile)
+        assert not alive(first)
+
+        await c.send("run", {"input": "again"})
+        events = await collect_until(c, "run_end", timeout=60)
+        [echo] = [e.data for e in events if e.event == "tool_result"]
+        assert not echo["is_error"] and echo["content"] == "back again"
+        alerts = [e.data["message"] for e in events if e.event == "alert"]
+        assert "MCP server h restarted (1 of 3 restarts after it stopped)" in alerts
+        [row] = (await c.request("get_status")).data["mcp"]
+        assert row["status"] == "running" and row["restarts"] == 1
+        assert "mcp__h__echo" in row["offered"]
+        await c.close()
+    assert len(pids(pidfile)) == 2
+    assert not any(alive(pid) for pid in pids(pidfile))
+
+
+async def test_what_a_server_started_goes_with_it_at_shutdown(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    pidfile, children = tmp_path / "pids", tmp_path / "children"
+    replies = [call("spawn"), ScriptedReply(text="spawned")]
+    server = hostile(pidfile)
+    server["env"]["HOSTILE_CHILDREN"] = str(children)
+    async with running_pod(
+        workspace, short_dir, replies=replies, mcp={"servers": {"h": server}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "spawn"})
+        await collect_until(c, "run_end", timeout=30)
+        [helper] = pids(children)
+        assert alive(helper)
+        await c.close()
+    # The server exits when its stdin closes; the helper it left behind must not stay.
+    for _ in range(50):
+        if not alive(helper):
+            break
+        await asyncio.sleep(0.1)
+    assert not alive(helper), "a process the MCP server started outlived the pod"
+
+
+async def test_a_streamable_http_server_gets_its_secret_header_and_the_session_never_does(
+    workspace: Path, short_dir: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    import socket as sockets
+    import subprocess
+
+    with sockets.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    secret = "s3cret-token-4711"
+    env = {
+        **os.environ,
+        "HOSTILE_EXPECT": f"Bearer {secret}",
+        "HOSTILE_PIDFILE": str(tmp_path / "p"),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.mcp.hostile_server", "--http", str(port)],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        for _ in range(200):
+            with sockets.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await asyncio.sleep(0.05)
+        monkeypatch.setenv("HOSTILE_TOKEN", secret)
+        servers = {
+            "web": {
+                "url": f"http://127.0.0.1:{port}/mcp",
+                "headers": {"Authorization": "Bearer ${HOSTILE_TOKEN}"},
+                "permission": "allow",
+            }
+        }
+        replies = [
+            ScriptedReply(tool_calls=[ScriptedToolCall(name="mcp__web__whoami", input={})]),
+            ScriptedReply(
+                tool_calls=[ScriptedToolCall(name="mcp__web__echo", input={"text": "over http"})]
+            ),
+            ScriptedReply(text="done"),
+        ]
+        async with running_pod(
+            workspace, short_dir, replies=replies, mcp={"servers": servers}
+        ) as pod:
+            c = await pod.client()
+            [row] = (await c.request("get_status")).data["mcp"]
+            assert row["status"] == "running" and "mcp__web__whoami" in row["offered"]
+            await c.send("run", {"input": "who am I"})
+            events = await collect_until(c, "run_end", timeout=60)
+            results = [e.data for e in events if e.event == "tool_result"]
+            assert [r["content"] for r in results] == ["authorized", "over http"]
+            await c.close()
+            await asyncio.sleep(0)
+        sessions = list((tmp_path / "state").rglob("*.jsonl"))
+        assert sessions
+        session_text = "".join(path.read_text() for path in sessions)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert secret not in session_text
+    assert "${HOSTILE_TOKEN}" not in session_text  # the config's headers are not recorded either

@@ -259,6 +259,15 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "diff": None,
             }
         ],
+        "mcp": [
+            {
+                "name": "git",
+                "status": "running",
+                "tools": ["mcp__git__git_log", "mcp__git__git_push"],
+                "offered": ["mcp__git__git_log"],
+                "restarts": 1,
+            }
+        ],
         "id": 4,
     },
     "user_message": {"segments": [{"kind": "text", "text": "hi"}, {"kind": "new", "a": 1}]},

@@ -1,0 +1,89 @@
+"""The connection to one MCP server: how it is opened (stdio under the reaper, or streamable
+HTTP with its headers), and a watch on it that tells the pod when the server's side closes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import IO, Any, TextIO, cast
+
+import anyio
+from mcp import StdioServerParameters
+from mcp.client import Transport
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from orchestrator.mcp.config import McpServerConfig
+
+
+def open_transport(config: McpServerConfig, workspace: Path, stderr: IO[str] | None) -> Transport:
+    """The SDK transport for a server; a stdio server writes its stderr to ``stderr``."""
+    if config.command is not None:
+        # Through the reaper, so a kill -9 of the pod takes the server (and its children) along.
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=[
+                # By path, not -m: importing the package would cost 90 ms of pydantic.
+                str(Path(__file__).with_name("reaper.py")),
+                str(os.getpid()),
+                config.command,
+                *config.args,
+            ],
+            env=config.resolved_env() or None,
+            cwd=config.cwd or str(workspace),
+        )
+        return stdio_client(
+            params, errlog=cast(TextIO, stderr) if stderr is not None else sys.stderr
+        )
+    assert config.url is not None
+    http = create_mcp_http_client(headers=config.resolved_headers() or None)
+    return streamable_http_client(config.url, http_client=http)
+
+
+def describe(exc: BaseException) -> str:
+    """An error in words: the SDK's task groups wrap the error that matters; unwrap them."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
+@contextlib.asynccontextmanager
+async def watched(transport: Transport, ended: asyncio.Event) -> AsyncIterator[Any]:
+    """``transport``, with ``ended`` set when the server's side of it closes.
+
+    The SDK notices a closed connection only when a request fails; a server that dies between
+    calls would go unnoticed until the model next used it. Relaying its messages through one
+    more stream (a few microseconds each) tells the pod the moment it happens.
+    """
+    async with transport as (read, write):
+        relay_in, relay_out = anyio.create_memory_object_stream[Any](0)
+
+        async def relay() -> None:
+            async with relay_in:
+                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    async for message in read:
+                        await relay_in.send(message)
+            ended.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay)
+            try:
+                yield relay_out, write
+            finally:
+                group.cancel_scope.cancel()
+
+
+async def first_of(*waits: Any) -> None:
+    """Wait until the first of ``waits`` finishes; cancel the rest."""
+    tasks = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
