@@ -368,8 +368,7 @@ async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpSer
     enabled = {n: s for n, s in config.mcp.servers.items() if s.enabled}
     if not enabled:
         return None
-    from orchestrator.mcp.config import wire_name
-    from orchestrator.mcp.servers import McpServers
+    from orchestrator.mcp.servers import McpServers, McpTool
     from orchestrator.tools.base import tool_kind
 
     def alert(level: str, message: str) -> None:
@@ -384,11 +383,10 @@ async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpSer
     def offer(server: McpServer) -> None:
         # Called again when a server says its tools changed: the next request sees the new
         # list (a call in flight keeps the tool it started with).
-        prefix = wire_name(server.name, "")
-        for name in [n for n in registry.names() if n.startswith(prefix)]:
-            registry.unregister(name)
-        for tool in servers.tools(set(registry.names())):
-            if tool.server is server and policy.offered(tool.name, tool_kind(tool)):
+        for tool in [t for t in registry if isinstance(t, McpTool) and t.server is server]:
+            registry.unregister(tool.name)
+        for tool in servers.tools(set(registry.names()), only=server):
+            if policy.offered(tool.name, tool_kind(tool)):
                 registry.register(tool)
 
     for server in servers.servers:

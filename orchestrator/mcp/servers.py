@@ -63,6 +63,8 @@ class McpServer:
     _stderr: IO[str] | None = None
     on_tools_changed: Callable[[McpServer], None] | None = None
     _background: set[asyncio.Task[None]] = field(default_factory=set)
+    _relisting: asyncio.Task[None] | None = None
+    _relist_again: bool = False
     restarts: int = 0
     """Times it was started again (after it stopped by itself, or stuck after a cancel)."""
     _revivals: int = 0
@@ -106,7 +108,19 @@ class McpServer:
                 self._client = client
                 if not ready.done():
                     ready.set_result(None)
-                await first_of(self._stop.wait(), ended.wait())
+                capability = client.server_capabilities.tools
+                listener = (
+                    asyncio.create_task(self._listen(client))
+                    if capability is not None and capability.list_changed
+                    else None
+                )
+                try:
+                    await first_of(self._stop.wait(), ended.wait())
+                finally:
+                    if listener is not None:
+                        listener.cancel()
+                        with contextlib.suppress(asyncio.CancelledError, Exception):
+                            await listener
                 if not self._stop.is_set():
                     self._client = None
                     # Give the process a moment to finish its last words on stderr.
@@ -123,23 +137,56 @@ class McpServer:
                 ready.set_exception(McpServerError("the connection closed at start"))
 
     async def _on_message(self, message: Any) -> None:
+        # Servers before protocol 2026-07-28 announce changes unasked.
         root = getattr(message, "root", message)
         if isinstance(root, types.ToolListChangedNotification):
-            relist = asyncio.create_task(self._relist())
-            self._background.add(relist)
-            relist.add_done_callback(self._background.discard)
+            self._tools_changed()
+
+    async def _listen(self, client: Client) -> None:
+        """Subscribe to the server's tool-list changes (``subscriptions/listen``, 2026-07-28)."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                if not subscription.honored.tools_list_changed:
+                    return
+                async for _event in subscription:
+                    self._tools_changed()
+        except Exception as exc:  # an older protocol, or the stream lost with the server
+            log.debug("MCP server %s: no tool-list subscription: %s", self.name, describe(exc))
+
+    def _tools_changed(self) -> None:
+        """List the tools again: one listing at a time, another if more changes came meanwhile."""
+        if self._relisting is not None and not self._relisting.done():
+            self._relist_again = True
+            return
+        self._relisting = asyncio.create_task(self._relist())
 
     async def _relist(self) -> None:
-        if self._client is None:
-            return
-        try:
-            listing = await self._client.list_tools(cache_mode="refresh")
-        except Exception as exc:
-            self.alert("warn", f"MCP server {self.name}: could not list its changed tools: {exc}")
-            return
-        self.tools = list(listing.tools)
-        if self.on_tools_changed is not None:
-            self.on_tools_changed(self)
+        while self._client is not None:
+            self._relist_again = False
+            try:
+                listing = await self._client.list_tools(cache_mode="refresh")
+            except Exception as exc:
+                self.alert(
+                    "warn", f"MCP server {self.name}: could not list its changed tools: {exc}"
+                )
+                return
+            self.tools = list(listing.tools)
+            if self.on_tools_changed is not None:
+                self.on_tools_changed(self)
+            if not self._relist_again:
+                return
+
+    async def settle(self) -> None:
+        """Let a tool-list change announced during a call land before the call's result does,
+        so the next round offers the new list."""
+        # The change arrives on the wire before the result; its listener needs a few turns of
+        # the loop to start the listing.
+        for _ in range(10):
+            await asyncio.sleep(0)
+        task = self._relisting
+        if task is not None and not task.done():
+            with contextlib.suppress(Exception, TimeoutError):
+                await asyncio.wait_for(asyncio.shield(task), self.config.timeout_s)
 
     def _stopped_by_itself(self, why: str) -> None:
         """Say once, with its stderr, that the server is gone."""
@@ -292,6 +339,7 @@ class McpTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Call the tool on its server and map the result."""
         result = await self.server.call(self.offer.tool.name, args)
+        await self.server.settle()
         return tool_output(self.server.name, self.offer.tool.name, result)
 
 
@@ -328,11 +376,12 @@ class McpServers:
             elif isinstance(result, BaseException):
                 raise result
 
-    def tools(self, taken: set[str]) -> list[McpTool]:
-        """The tools to offer; a bad schema or a name already taken is an alert, not a tool."""
+    def tools(self, taken: set[str], only: McpServer | None = None) -> list[McpTool]:
+        """The tools to offer (of every server, or ``only`` one); a bad schema or a name
+        already taken is an alert, not a tool."""
         out: list[McpTool] = []
         for server in self.servers:
-            if server.status != "running":
+            if server.status != "running" or (only is not None and server is not only):
                 continue
             for offer in offers(
                 server.name, server.tools, allow=server.config.allow, deny=server.config.deny

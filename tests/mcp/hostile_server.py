@@ -5,7 +5,7 @@
 Tools: ``echo`` (fine), ``picture`` (a PNG), ``record`` (logs a call id, then sleeps: the fuzz counts executions
 with it), ``hang`` (never answers, ignores cancellation), ``freeze`` (blocks the whole server), ``huge`` (megabytes
 of text), ``fail`` (an ``isError`` result), ``die`` (exits mid-call), ``exit_later`` (answers, then
-exits while idle), ``spawn`` (starts a helper process that outlives the server unless something
+exits while idle), ``grow`` (adds a ``reverse`` tool and announces that the list changed), ``spawn`` (starts a helper process that outlives the server unless something
 ends it; its pid goes to the file named by ``HOSTILE_CHILDREN``). ``--garbage`` writes a
 non-JSON line to stdout first. ``--http PORT`` serves streamable HTTP on 127.0.0.1 instead of
 stdio, with a ``whoami`` tool that checks the ``Authorization`` header against
@@ -131,6 +131,18 @@ def main() -> None:
     def die() -> str:
         """Exits in the middle of the call."""
         os._exit(7)
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Add a ``reverse`` tool and tell the client its tool list changed."""
+
+        def reverse(text: str) -> str:
+            """Say it backwards."""
+            return text[::-1]
+
+        server.add_tool(reverse, name="reverse")
+        await ctx.notify_tools_changed()
+        return "grew"
 
     @server.tool()
     def whoami(ctx: Context) -> str:

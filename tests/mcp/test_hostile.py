@@ -109,7 +109,26 @@ async def test_names_that_collide_are_an_alert_not_a_tool(
         history = await c.request("get_history")
         alerts = [a["message"] for a in history.data.get("alerts") or []]
         await c.close()
-    assert any("tool echo is not offered: another tool has that name" in a for a in alerts)
+    echo = [a for a in alerts if "tool echo is not offered: another tool has that name" in a]
+    assert echo == ["MCP server h_1: tool echo is not offered: another tool has that name"]
+
+
+async def test_servers_whose_names_differ_offer_all_their_tools_without_alerts(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    servers = {"a": hostile(pidfile), "b": hostile(pidfile), "c": hostile(pidfile)}
+    async with running_pod(workspace, short_dir, mcp={"servers": servers}) as pod:
+        c = await pod.client()
+        history = await c.request("get_history")
+        rows = (await c.request("get_status")).data["mcp"]
+        await c.close()
+    assert not history.data.get("alerts")
+    assert [(row["name"], row["offered"] == row["tools"]) for row in rows] == [
+        ("a", True),
+        ("b", True),
+        ("c", True),
+    ]
 
 
 async def test_kill_9_of_the_pod_mid_call_leaves_no_server_and_no_resend(
@@ -352,3 +371,24 @@ async def test_a_streamable_http_server_gets_its_secret_header_and_the_session_n
         proc.wait(10)
     assert secret not in session_text
     assert "${HOSTILE_TOKEN}" not in session_text  # the config's headers are not recorded either
+
+
+async def test_a_changed_tool_list_is_offered_from_the_next_round(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    replies = [call("grow"), call("reverse", text="abc"), ScriptedReply(text="done")]
+    async with running_pod(
+        workspace, short_dir, replies=replies, mcp={"servers": {"h": hostile(pidfile)}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "grow"})
+        events = await collect_until(c, "run_end", timeout=60)
+        results = [e.data for e in events if e.event == "tool_result"]
+        [row] = (await c.request("get_status")).data["mcp"]
+        await c.close()
+        first, second, _ = (r.tools for r in pod.provider.requests)
+    assert [r["content"] for r in results] == ["grew", "cba"]
+    names = [[t["name"] for t in tools] for tools in (first, second)]
+    assert "mcp__h__reverse" not in names[0] and "mcp__h__reverse" in names[1]
+    assert "mcp__h__reverse" in row["offered"]
