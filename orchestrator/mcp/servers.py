@@ -62,13 +62,15 @@ class McpServer:
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _stderr: IO[str] | None = None
     on_tools_changed: Callable[[McpServer], None] | None = None
-    _background: set[asyncio.Task[None]] = field(default_factory=set)
     _relisting: asyncio.Task[None] | None = None
     _relist_again: bool = False
     restarts: int = 0
     """Times it was started again (after it stopped by itself, or stuck after a cancel)."""
     _revivals: int = 0
     _restarting: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _checking: asyncio.Task[None] | None = None
+    _closed: bool = False
+    """Closed for good (the pod stops): nothing may start the server again."""
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
@@ -81,13 +83,13 @@ class McpServer:
         except TimeoutError:
             why = f"no answer within {self.config.timeout_s:g} s"
             message = self._failure(why)
-            await self.close()
+            await self._disconnect()
             self.status = f"failed: {why}"
             raise McpServerError(message) from None
         except Exception as exc:  # the SDK's errors are many; each becomes one clear message
             why = describe(exc)
             message = self._failure(why)
-            await self.close()
+            await self._disconnect()
             self.status = f"failed: {why}"
             raise McpServerError(message) from exc
         self.status = "running"
@@ -209,13 +211,13 @@ class McpServer:
     async def _revive(self) -> None:
         """Start again a server that stopped by itself, within MAX_RESTARTS."""
         async with self._restarting:
-            if self._client is not None or self._revivals >= MAX_RESTARTS:
+            if self._closed or self._client is not None or self._revivals >= MAX_RESTARTS:
                 return
             if not self.status.startswith("failed"):
                 return  # stopped on purpose, or never started
             self._revivals += 1
             self.restarts += 1
-            await self.close()
+            await self._disconnect()
             try:
                 await self.start()
             except McpServerError as exc:
@@ -239,9 +241,9 @@ class McpServer:
         try:
             return await client.call_tool(tool, arguments)
         except asyncio.CancelledError:
-            check = asyncio.create_task(self._after_cancel(client, tool))
-            self._background.add(check)
-            check.add_done_callback(self._background.discard)
+            # One check at a time: interrupts in a row need one look at the server, not many.
+            if self._checking is None or self._checking.done():
+                self._checking = asyncio.create_task(self._after_cancel(client, tool))
             raise
         except Exception as exc:
             why = describe(exc)
@@ -262,13 +264,16 @@ class McpServer:
             f"MCP server {self.name} did not answer {self.config.cancel_grace_s:g} s after a "
             f"call of {tool} was interrupted; restarting it",
         )
-        await self.close()
-        self.restarts += 1
-        try:
-            await self.start()
-        except McpServerError as exc:
-            self.alert("error", str(exc))
-            return
+        async with self._restarting:
+            await self._disconnect()
+            if self._closed:
+                return
+            self.restarts += 1
+            try:
+                await self.start()
+            except McpServerError as exc:
+                self.alert("error", str(exc))
+                return
         if self.on_tools_changed is not None:
             self.on_tools_changed(self)
         self.alert("info", f"MCP server {self.name} restarted")
@@ -300,11 +305,29 @@ class McpServer:
         )
 
     async def close(self) -> None:
-        """Stop the server (its stdin closes; a server that lingers is killed)."""
+        """Stop the server for good: no check or restart still pending may start it again
+        (its stdin closes; a server that lingers is killed)."""
+        self._closed = True
+        pending = [
+            task
+            for task in (self._checking, self._relisting)
+            if task is not None and task is not asyncio.current_task() and not task.done()
+        ]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
+        await self._disconnect()
+
+    async def _disconnect(self) -> None:
+        """End the connection and the server's process; the server may be started again."""
         self._stop.set()
-        if self._task is not None:
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(self._task, 10)
+        if self._task is not None and not self._task.done():
+            # wait(), not wait_for(): the caller's own cancellation must not be swallowed.
+            await asyncio.wait({self._task}, timeout=10)
+            if not self._task.done():
+                self._task.cancel()
+                await asyncio.wait({self._task}, timeout=5)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None

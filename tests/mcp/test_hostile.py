@@ -392,3 +392,26 @@ async def test_a_changed_tool_list_is_offered_from_the_next_round(
     names = [[t["name"] for t in tools] for tools in (first, second)]
     assert "mcp__h__reverse" not in names[0] and "mcp__h__reverse" in names[1]
     assert "mcp__h__reverse" in row["offered"]
+
+
+async def test_a_pending_check_after_an_interrupt_does_not_restart_a_closed_server(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    servers = {"h": {**hostile(pidfile), "cancel_grace_s": 0.5}}
+    async with running_pod(
+        workspace, short_dir, replies=[call("freeze")], mcp={"servers": servers}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "freeze"})
+        await c.wait_for("tool_call_done")
+        await asyncio.sleep(0.3)
+        await c.send("pause")
+        await c.wait_for("run_end")
+        await c.close()
+    # The pod is gone; the check it left for the frozen server would have fired by now.
+    await asyncio.sleep(1.5)
+    others = [t for t in asyncio.all_tasks() if "McpServer" in repr(t.get_coro())]
+    assert others == []
+    assert len(pids(pidfile)) == 1, "a server was started after its pod shut down"
+    assert not any(alive(pid) for pid in pids(pidfile))
