@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from orchestrator.client import PodClient
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,6 +37,15 @@ def alive(pid: int) -> bool:
         return False
     with open(f"/proc/{pid}/stat") as stat:
         return stat.read().split()[2] != "Z"
+
+
+async def freeze_then_pause(c: PodClient) -> None:
+    """Have the server freeze in a call, then pause the turn."""
+    await c.send("run", {"input": "freeze"})
+    await c.wait_for("tool_call_done")
+    await asyncio.sleep(0.3)
+    await c.send("pause")
+    await c.wait_for("run_end")
 
 
 def pids(pidfile: Path) -> list[int]:
@@ -138,7 +148,6 @@ async def test_kill_9_of_the_pod_mid_call_leaves_no_server_and_no_resend(
     import signal
     import subprocess
 
-    from orchestrator.client import PodClient
     from orchestrator.server import socket_is_live
 
     pidfile, children = tmp_path / "pids", tmp_path / "children"
@@ -225,11 +234,7 @@ async def test_a_server_stuck_after_a_cancelled_call_is_restarted(
     servers = {"h": {**hostile(pidfile), "cancel_grace_s": 0.5}}
     async with running_pod(workspace, short_dir, replies=replies, mcp={"servers": servers}) as pod:
         c = await pod.client()
-        await c.send("run", {"input": "freeze"})
-        await c.wait_for("tool_call_done")
-        await asyncio.sleep(0.3)
-        await c.send("pause")
-        await c.wait_for("run_end")
+        await freeze_then_pause(c)
         restarted = await c.wait_for("alert", timeout=20)
         assert (
             "did not answer 0.5 s after a call of freeze was interrupted; restarting it"
@@ -403,11 +408,7 @@ async def test_a_pending_check_after_an_interrupt_does_not_restart_a_closed_serv
         workspace, short_dir, replies=[call("freeze")], mcp={"servers": servers}
     ) as pod:
         c = await pod.client()
-        await c.send("run", {"input": "freeze"})
-        await c.wait_for("tool_call_done")
-        await asyncio.sleep(0.3)
-        await c.send("pause")
-        await c.wait_for("run_end")
+        await freeze_then_pause(c)
         await c.close()
     # The pod is gone; the check it left for the frozen server would have fired by now.
     await asyncio.sleep(1.5)
