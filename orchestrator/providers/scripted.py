@@ -293,7 +293,11 @@ def _demo_text(
 def demo_reply(request: ProviderRequest) -> ScriptedReply:
     """What the offline demo says to a request: honest about itself, useful about the input."""
     texts, results = _last_user_texts(request)
-    if results:
+    prompt = next(
+        (t for t in reversed(texts) if not t.startswith("[") or t.startswith("[unresolved")), ""
+    )
+    # Results beside a new prompt are those of an interrupted turn: the person moved on.
+    if results and not prompt:
         lines = [f"The tool returned {len(results)} result(s):"]
         for block in results:
             content = str(block.get("content", ""))
@@ -303,9 +307,6 @@ def demo_reply(request: ProviderRequest) -> ScriptedReply:
         lines.append("That is the whole tool loop: request, tool call, result, next request.")
         return _demo_text("\n".join(lines))
     files = [t for t in texts if t.startswith("[File: ") or t.startswith("[Dir: ")]
-    prompt = next(
-        (t for t in reversed(texts) if not t.startswith("[") or t.startswith("[unresolved")), ""
-    )
     slow = bool(_SLOW.search(prompt))
     if files:
         lines = [_DEMO_INTRO, "", "You attached:"]

@@ -173,3 +173,17 @@ def test_demo_uses_glob_when_asked_to_list_files_and_reports_results() -> None:
         "The tool returned 1 result(s):",
         "- glob: * — 2 matches",
     ]
+
+
+def test_demo_answers_the_new_prompt_after_an_interrupted_turn() -> None:
+    interrupted = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": "[Interrupted by user]",
+        "is_error": True,
+    }
+    # Paused, then a new message: the old turn's result and the new text share one message.
+    reply = demo_reply(_request(interrupted, _text("list the files"), tools=["glob"]))
+    assert [c.name for c in reply.tool_calls] == ["glob"]
+    alone = demo_reply(_request(interrupted, tools=["glob"]))
+    assert alone.text.startswith("The tool returned 1 result(s):") and not alone.tool_calls
