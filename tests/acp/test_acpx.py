@@ -43,11 +43,10 @@ def acpx_env(tmp_path: Path, short_dir: Path) -> Iterator[dict[str, str]]:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "notes.txt").write_text("hello from the notes\n")
-    return root
+def project(workspace: Path) -> Path:
+    """The shared small workspace, with a note to attach."""
+    (workspace / "notes.txt").write_text("hello from the notes\n")
+    return workspace
 
 
 def acpx(env: dict[str, str], project: Path, *args: str) -> subprocess.CompletedProcess[str]:
