@@ -127,7 +127,8 @@ class McpServer:
                     self._client = None
                     # Give the process a moment to finish its last words on stderr.
                     await asyncio.sleep(0.1)
-                    self._stopped_by_itself("it stopped")
+                    if not self._stop.is_set():  # not closed meanwhile by the pod
+                        self._stopped_by_itself("it stopped")
         except Exception as exc:
             if not ready.done():
                 ready.set_exception(exc)
