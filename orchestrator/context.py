@@ -22,7 +22,7 @@ from orchestrator.config import PodConfig
 from orchestrator.history import AssistantMessage, Compaction, History, Item, SystemMessage
 from orchestrator.providers.base import Provider, ProviderError
 from orchestrator.repair import prunable_tokens, prune_before_turn
-from orchestrator.tokens import MessageTokens, estimate_request
+from orchestrator.tokens import MessageTokens
 from orchestrator.usage import TokenUsage, total
 from orchestrator.wire import WireBuilder
 
@@ -145,7 +145,7 @@ class Context:
         self, system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]
     ) -> int:
         """The next request's input tokens, estimated and calibrated by the last real count."""
-        raw = estimate_request(system, tools, []) + self._message_tokens(messages)
+        raw = self._message_tokens.request(system, tools, messages)
         self._last_estimate = raw
         return round(raw * self._calibration)
 

@@ -112,3 +112,9 @@ class MessageTokens:
         self._messages = list(messages)
         self._totals = totals
         return totals[-1]
+
+    def request(
+        self, system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+    ) -> int:
+        """:func:`estimate_request`, with the messages counted incrementally."""
+        return estimate_request(system, tools, []) + self(messages)

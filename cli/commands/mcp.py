@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cli.options import workspace_option
+
+if TYPE_CHECKING:
+    from orchestrator.protocol import McpServerData
 
 
 def register(app: typer.Typer) -> None:
@@ -57,16 +60,7 @@ def _from_pod(socket: Path) -> tuple[str, list[dict[str, Any]], list[str]]:
 
     async def body(client: PodClient) -> tuple[str, list[dict[str, Any]]]:
         status = await client.status()
-        rows = [
-            {
-                "name": server.name,
-                "status": server.status,
-                "restarts": server.restarts,
-                "tools": [{"name": n, "offered": n in server.offered} for n in server.tools],
-            }
-            for server in status.mcp
-        ]
-        return status.name, rows
+        return status.name, _rows(status.mcp)
 
     name, rows = with_client(socket, body)
     return name, rows, []
@@ -94,17 +88,22 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
         offered = {t.name for t in servers.tools(set())}
         report = servers.report(offered)
         await servers.close()
-        return [
-            {
-                "name": server.name,
-                "status": server.status,
-                "restarts": server.restarts,
-                "tools": [{"name": n, "offered": n in server.offered} for n in server.tools],
-            }
-            for server in report
-        ]
+        return _rows(report)
 
     return asyncio.run(inspect()), problems
+
+
+def _rows(report: list[McpServerData]) -> list[dict[str, Any]]:
+    """Servers as ``--json`` prints them: each tool with whether the model is offered it."""
+    return [
+        {
+            "name": server.name,
+            "status": server.status,
+            "restarts": server.restarts,
+            "tools": [{"name": n, "offered": n in server.offered} for n in server.tools],
+        }
+        for server in report
+    ]
 
 
 def _print(pod: str | None, rows: list[dict[str, Any]], problems: list[str]) -> None:

@@ -31,11 +31,9 @@ from orchestrator.acp.session import (
     LaunchedPod,
     PodLaunchError,
     current_text,
-    message_chunk,
     pod_info,
     resolve,
     settle,
-    thought_chunk,
 )
 from orchestrator.client import ClientError, PodClient, PodEvent
 from orchestrator.history import item_from_json
@@ -213,7 +211,7 @@ class PodAgent:
             text = status_text((await client.status()).model_dump(exclude={"id"}))
         else:
             text = await self._compact(session, argument)
-        await self._update(session.id, message_chunk(text))
+        await self._update(session.id, mapping.message_chunk(text))
         return schema.PromptResponse(stop_reason="end_turn")
 
     async def _cancel(self, session: AcpSession) -> str:
@@ -260,15 +258,9 @@ class PodAgent:
         data = event.data
         name = event.event
         if name == "text_delta":
-            await self._update(session.id, message_chunk(str(data["text"])))
+            await self._update(session.id, mapping.message_chunk(str(data["text"])))
         elif name == "thinking_delta":
-            await self._update(
-                session.id,
-                schema.AgentThoughtChunk(
-                    session_update="agent_thought_chunk",
-                    content=schema.TextContentBlock(type="text", text=str(data["text"])),
-                ),
-            )
+            await self._update(session.id, mapping.thought_chunk(str(data["text"])))
         elif name == "tool_call_done":
             await self._tool_call(session, str(data["id"]), str(data["name"]), data["arguments"])
         elif name == "tool_output_delta":
@@ -310,7 +302,7 @@ class PodAgent:
                 settle(session, "not compacted", str(data["message"]))
             if data.get("level") in ("warn", "error"):
                 await self._update(
-                    session.id, thought_chunk(f"[pod {data['level']}] {data['message']}")
+                    session.id, mapping.thought_chunk(f"[pod {data['level']}] {data['message']}")
                 )
         elif name == "shutdown":
             settle(session, "cancelled", "")

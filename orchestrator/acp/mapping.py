@@ -347,6 +347,22 @@ def permission_answer(response: schema.RequestPermissionResponse) -> tuple[str, 
     return "deny", {"message": "the editor withdrew the question (the prompt was cancelled)"}
 
 
+def message_chunk(text: str) -> schema.AgentMessageChunk:
+    """Text of the agent's answer."""
+    return schema.AgentMessageChunk(
+        session_update="agent_message_chunk",
+        content=schema.TextContentBlock(type="text", text=text),
+    )
+
+
+def thought_chunk(text: str) -> schema.AgentThoughtChunk:
+    """Text of the agent's thinking (and the pod's warnings, shown beside it)."""
+    return schema.AgentThoughtChunk(
+        session_update="agent_thought_chunk",
+        content=schema.TextContentBlock(type="text", text=text),
+    )
+
+
 def history_updates(items: Iterable[Item], workspace: Path) -> list[SessionUpdate]:
     """A session's history replayed as the updates an editor saw while it happened."""
     updates: list[SessionUpdate] = []
@@ -362,19 +378,9 @@ def history_updates(items: Iterable[Item], workspace: Path) -> list[SessionUpdat
         elif isinstance(item, AssistantMessage):
             for block in item.blocks:
                 if isinstance(block, TextBlock) and block.text.strip():
-                    updates.append(
-                        schema.AgentMessageChunk(
-                            session_update="agent_message_chunk",
-                            content=schema.TextContentBlock(type="text", text=block.text),
-                        )
-                    )
+                    updates.append(message_chunk(block.text))
                 elif isinstance(block, ThinkingBlock) and block.thinking.strip():
-                    updates.append(
-                        schema.AgentThoughtChunk(
-                            session_update="agent_thought_chunk",
-                            content=schema.TextContentBlock(type="text", text=block.thinking),
-                        )
-                    )
+                    updates.append(thought_chunk(block.thinking))
             for use in item.tool_uses:
                 calls[use.id] = (use.name, use.input)
                 updates.append(tool_call(use.id, use.name, use.input, workspace))

@@ -8,12 +8,12 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from acp import schema
+from typing import Any, TypeVar
 
 from orchestrator.client import PodClient
 from orchestrator.scoped_fs import FsError, ScopedFS
+
+T = TypeVar("T")
 
 
 class PodLaunchError(Exception):
@@ -67,28 +67,15 @@ class AcpSession:
     """``/cancel`` waiting for its outcome: "" when a turn ended, else the pod's refusal."""
 
 
-def resolve(future: asyncio.Future[str] | None, value: str) -> None:
+def resolve(future: asyncio.Future[T] | None, value: T) -> None:
+    """Give a waiting future its value, unless it has one or nobody waits."""
     if future is not None and not future.done():
         future.set_result(value)
 
 
 def settle(session: AcpSession, result: str, message: str) -> None:
-    if session.prompt is not None and not session.prompt.done():
-        session.prompt.set_result((result, message))
-
-
-def message_chunk(text: str) -> schema.AgentMessageChunk:
-    return schema.AgentMessageChunk(
-        session_update="agent_message_chunk",
-        content=schema.TextContentBlock(type="text", text=text),
-    )
-
-
-def thought_chunk(text: str) -> schema.AgentThoughtChunk:
-    return schema.AgentThoughtChunk(
-        session_update="agent_thought_chunk",
-        content=schema.TextContentBlock(type="text", text=text),
-    )
+    """The running prompt (if any) ends with ``result``; ``message`` says why."""
+    resolve(session.prompt, (result, message))
 
 
 def current_text(workspace: Path, path: object) -> str | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,6 +72,8 @@ class McpServer:
     _checking: asyncio.Task[None] | None = None
     _closed: bool = False
     """Closed for good (the pod stops): nothing may start the server again."""
+    _announces_changes: bool = False
+    """The server said it announces tool-list changes (``tools.listChanged``)."""
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
@@ -80,18 +83,13 @@ class McpServer:
         self._task = asyncio.create_task(self._hold(ready), name=f"mcp-{self.name}")
         try:
             await asyncio.wait_for(asyncio.shield(ready), self.config.timeout_s)
-        except TimeoutError:
-            why = f"no answer within {self.config.timeout_s:g} s"
-            message = self._failure(why)
-            await self._disconnect()
-            self.status = f"failed: {why}"
-            raise McpServerError(message) from None
         except Exception as exc:  # the SDK's errors are many; each becomes one clear message
-            why = describe(exc)
+            timed_out = isinstance(exc, TimeoutError)
+            why = f"no answer within {self.config.timeout_s:g} s" if timed_out else describe(exc)
             message = self._failure(why)
             await self._disconnect()
             self.status = f"failed: {why}"
-            raise McpServerError(message) from exc
+            raise McpServerError(message) from None if timed_out else exc
         self.status = "running"
 
     def _transport(self) -> Transport:
@@ -111,10 +109,9 @@ class McpServer:
                 if not ready.done():
                     ready.set_result(None)
                 capability = client.server_capabilities.tools
+                self._announces_changes = bool(capability and capability.list_changed)
                 listener = (
-                    asyncio.create_task(self._listen(client))
-                    if capability is not None and capability.list_changed
-                    else None
+                    asyncio.create_task(self._listen(client)) if self._announces_changes else None
                 )
                 try:
                     await first_of(self._stop.wait(), ended.wait())
@@ -182,6 +179,8 @@ class McpServer:
     async def settle(self) -> None:
         """Let a tool-list change announced during a call land before the call's result does,
         so the next round offers the new list."""
+        if not self._announces_changes:
+            return  # nothing to wait for on every call of a server that never announces
         # The change arrives on the wire before the result; its listener needs a few turns of
         # the loop to start the listing.
         for _ in range(10):
@@ -191,16 +190,17 @@ class McpServer:
             with contextlib.suppress(Exception, TimeoutError):
                 await asyncio.wait_for(asyncio.shield(task), self.config.timeout_s)
 
-    def _stopped_by_itself(self, why: str) -> None:
-        """Say once, with its stderr, that the server is gone."""
+    def _stopped_by_itself(self, why: str) -> str:
+        """Say once, with its stderr, that the server is gone; returns what went wrong."""
+        failure = self._failure(why)
         if self.status.startswith("failed"):
-            return  # a failing call said so already
+            return failure  # said already (a failing call, or the watch on the connection)
         self._client = None
         self.status = f"failed: {why}"
         can_restart = self._revivals < MAX_RESTARTS
         self.alert(
             "error",
-            self._failure(why)
+            failure
             + (
                 "\nit is started again at the next call of one of its tools"
                 if can_restart
@@ -208,6 +208,7 @@ class McpServer:
                 "until the pod restarts"
             ),
         )
+        return failure
 
     async def _revive(self) -> None:
         """Start again a server that stopped by itself, within MAX_RESTARTS."""
@@ -217,20 +218,7 @@ class McpServer:
             if not self.status.startswith("failed"):
                 return  # stopped on purpose, or never started
             self._revivals += 1
-            self.restarts += 1
-            await self._disconnect()
-            try:
-                await self.start()
-            except McpServerError as exc:
-                self.alert("error", str(exc))
-                return
-            self.alert(
-                "info",
-                f"MCP server {self.name} restarted ({self._revivals} of {MAX_RESTARTS} restarts "
-                "after it stopped)",
-            )
-            if self.on_tools_changed is not None:
-                self.on_tools_changed(self)
+            await self._restart(f"{self._revivals} of {MAX_RESTARTS} restarts after it stopped")
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """Call one tool; raises ToolError when the server is not there to answer."""
@@ -251,8 +239,9 @@ class McpServer:
             if await self._alive(client):
                 raise ToolError(f"MCP server {self.name}: {tool} failed: {why}") from exc
             # Gone: say so once, with what it printed last; its tools stay, and answer that.
-            self._stopped_by_itself(f"it stopped during a call of {tool}: {why}")
-            raise ToolError(self._failure(f"it stopped during a call of {tool}: {why}")) from exc
+            raise ToolError(
+                self._stopped_by_itself(f"it stopped during a call of {tool}: {why}")
+            ) from exc
 
     async def _after_cancel(self, client: Client, tool: str) -> None:
         """A call was interrupted: give the server its grace, then make sure it answers;
@@ -266,18 +255,23 @@ class McpServer:
             f"call of {tool} was interrupted; restarting it",
         )
         async with self._restarting:
-            await self._disconnect()
-            if self._closed:
-                return
-            self.restarts += 1
-            try:
-                await self.start()
-            except McpServerError as exc:
-                self.alert("error", str(exc))
-                return
+            await self._restart("")
+
+    async def _restart(self, note: str) -> None:
+        """Replace the connection and process with new ones (the caller holds the lock);
+        the new tool list is offered, and people are told either way."""
+        await self._disconnect()
+        if self._closed:
+            return
+        self.restarts += 1
+        try:
+            await self.start()
+        except McpServerError as exc:
+            self.alert("error", str(exc))
+            return
         if self.on_tools_changed is not None:
             self.on_tools_changed(self)
-        self.alert("info", f"MCP server {self.name} restarted")
+        self.alert("info", f"MCP server {self.name} restarted" + (f" ({note})" if note else ""))
 
     @staticmethod
     async def _alive(client: Client) -> bool:
@@ -294,8 +288,10 @@ class McpServer:
             return ""
         with contextlib.suppress(OSError, ValueError):
             self._stderr.flush()
-            self._stderr.seek(0)
-            lines = self._stderr.read()[-4000:].strip().splitlines()
+            # Only the end: a chatty server may have written megabytes.
+            size = self._stderr.seek(0, os.SEEK_END)
+            self._stderr.seek(max(0, size - 4000))
+            lines = self._stderr.read().strip().splitlines()
             return "\n".join(lines[-STDERR_TAIL_LINES:])
         return ""
 

@@ -41,7 +41,7 @@ from orchestrator.providers.base import (
     ToolCallStart,
     Usage,
 )
-from orchestrator.tokens import MessageTokens, estimate_request, estimate_text
+from orchestrator.tokens import MessageTokens, estimate_text
 from orchestrator.validator import IncrementalValidator
 
 
@@ -146,9 +146,7 @@ class ScriptedProvider:
             )
         # As the API would refuse it: a prompt past the window (counted incrementally, the
         # way the pod's own estimate is, so a long session stays cheap to fake).
-        tokens = estimate_request(request.system, request.tools, []) + self._message_tokens(
-            request.messages
-        )
+        tokens = self._message_tokens.request(request.system, request.tools, request.messages)
         if tokens > self.window:
             raise PromptTooLongError(
                 f"prompt is too long: {tokens} tokens > {self.window} maximum", status=400

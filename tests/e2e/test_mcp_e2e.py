@@ -36,6 +36,20 @@ def _server(module: str, *args: str, **extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": ["-m", module, *args], **extra}
 
 
+async def _one_turn(
+    workspace: Path, sock_dir: Path, fake: FakeAnthropic, servers: dict[str, Any], text: str
+) -> None:
+    """One finished turn of a pod on the fake API with these MCP servers."""
+    provider = _provider(fake)
+    async with running_pod(workspace, sock_dir, provider=provider, mcp={"servers": servers}) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": text})
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "finished"}
+        await c.close()
+    await provider.aclose()
+
+
 def _results(request: Any) -> list[dict[str, Any]]:
     last = request.body["messages"][-1]
     return [b for b in last["content"] if b["type"] == "tool_result"]
@@ -51,17 +65,8 @@ async def test_the_time_server_answers_the_model(
         ),
         Reply(text="It is late."),
     )
-    provider = _provider(fake)
     servers = {"time": _server("mcp_server_time", permission="allow")}
-    async with running_pod(
-        workspace, short_dir, provider=provider, mcp={"servers": servers}
-    ) as pod:
-        c = await pod.client()
-        await c.send("run", {"input": "what time is it in Berlin?"})
-        events = await collect_until(c, "run_end")
-        assert events[-1].data == {"result": "finished"}
-        await c.close()
-    await provider.aclose()
+    await _one_turn(workspace, short_dir, fake, servers, "what time is it in Berlin?")
     first, second = fake.requests
     assert first.valid and second.valid
     offered = {t["name"] for t in first.body["tools"]}
@@ -86,17 +91,8 @@ async def test_the_git_server_reads_a_repository_made_here(
         Reply(tool_calls=[ToolCall("mcp__git__git_log", {"repo_path": str(repo)})]),
         Reply(text="One commit."),
     )
-    provider = _provider(fake)
     servers = {"git": _server("mcp_server_git", "--repository", str(repo), permission="allow")}
-    async with running_pod(
-        workspace, short_dir, provider=provider, mcp={"servers": servers}
-    ) as pod:
-        c = await pod.client()
-        await c.send("run", {"input": "what happened in the repo?"})
-        events = await collect_until(c, "run_end")
-        assert events[-1].data == {"result": "finished"}
-        await c.close()
-    await provider.aclose()
+    await _one_turn(workspace, short_dir, fake, servers, "what happened in the repo?")
     [result] = _results(fake.requests[1])
     assert "The first commit" in json.dumps(result["content"])
 
@@ -126,24 +122,8 @@ async def test_an_image_from_a_tool_reaches_the_model_as_an_image(
 ) -> None:
     repo = Path(__file__).resolve().parents[2]
     fake.push(Reply(tool_calls=[ToolCall("mcp__h__picture", {})]), Reply(text="A grey box."))
-    provider = _provider(fake)
-    servers = {
-        "h": {
-            "command": sys.executable,
-            "args": ["-m", "tests.mcp.hostile_server"],
-            "cwd": str(repo),
-            "permission": "allow",
-        }
-    }
-    async with running_pod(
-        workspace, short_dir, provider=provider, mcp={"servers": servers}
-    ) as pod:
-        c = await pod.client()
-        await c.send("run", {"input": "show me"})
-        events = await collect_until(c, "run_end")
-        assert events[-1].data == {"result": "finished"}
-        await c.close()
-    await provider.aclose()
+    servers = {"h": _server("tests.mcp.hostile_server", cwd=str(repo), permission="allow")}
+    await _one_turn(workspace, short_dir, fake, servers, "show me")
     second = fake.requests[1]
     assert second.valid, second.error
     [result] = _results(second)

@@ -416,3 +416,30 @@ async def test_a_pending_check_after_an_interrupt_does_not_restart_a_closed_serv
     assert others == []
     assert len(pids(pidfile)) == 1, "a server was started after its pod shut down"
     assert not any(alive(pid) for pid in pids(pidfile))
+
+
+async def test_a_server_that_keeps_dying_is_restarted_three_times_then_left_off(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    leave = [call("exit_later", seconds=0.1), ScriptedReply(text="it left")]
+    replies = leave * 4 + [call("echo", text="anyone?"), ScriptedReply(text="no")]
+    servers = {"h": hostile(pidfile)}
+    async with running_pod(workspace, short_dir, replies=replies, mcp={"servers": servers}) as pod:
+        c = await pod.client()
+        gone: list[str] = []
+        for _ in range(4):
+            await c.send("run", {"input": "leave"})
+            await c.wait_for("run_end", timeout=30)
+            alert = await c.wait_for("alert", timeout=20, level="error")
+            gone.append(alert.data["message"])
+        await c.send("run", {"input": "anyone there?"})
+        events = await collect_until(c, "run_end", timeout=30)
+        [echo] = [e.data for e in events if e.event == "tool_result"]
+        [row] = (await c.request("get_status")).data["mcp"]
+        await c.close()
+    assert all("started again at the next call" in message for message in gone[:3])
+    assert "started again 3 times already; its tools stay off" in gone[3]
+    assert echo["is_error"] and "MCP server h is not running" in echo["summary"]
+    assert row["status"].startswith("failed") and row["restarts"] == 3
+    assert len(pids(pidfile)) == 4  # the first start and three restarts
