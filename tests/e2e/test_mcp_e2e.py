@@ -15,6 +15,7 @@ import pytest
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall
 from orchestrator.providers.anthropic import AnthropicProvider
 from tests.e2e.harness import collect_until, running_pod
+from tests.mcp.hostile_server import config as hostile_server_config
 
 
 @pytest.fixture
@@ -120,9 +121,8 @@ async def test_a_server_that_cannot_start_is_an_alert_and_the_pod_runs_on(
 async def test_an_image_from_a_tool_reaches_the_model_as_an_image(
     workspace: Path, short_dir: Path, fake: FakeAnthropic
 ) -> None:
-    repo = Path(__file__).resolve().parents[2]
     fake.push(Reply(tool_calls=[ToolCall("mcp__h__picture", {})]), Reply(text="A grey box."))
-    servers = {"h": _server("tests.mcp.hostile_server", cwd=str(repo), permission="allow")}
+    servers = {"h": hostile_server_config()}
     await _one_turn(workspace, short_dir, fake, servers, "show me")
     second = fake.requests[1]
     assert second.valid, second.error

@@ -36,7 +36,6 @@ import json
 import os
 import random
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -63,6 +62,7 @@ from orchestrator.session import load_session
 from orchestrator.validator import validate_wire
 from orchestrator.wire import to_wire
 from tests.e2e.harness import RunningPod, ScriptedReply, ScriptedToolCall, running_pod
+from tests.mcp.hostile_server import config as hostile_server_config
 
 STATUSES = frozenset({"idle", "running", "paused", "stopped"})
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,12 +113,7 @@ def _fresh_id(prefix: str = "toolu_fz") -> str:
     return f"{prefix}_{os.getpid()}_{_ID_COUNTER[0]:07d}"
 
 
-FUZZ_MCP_SERVER = {
-    "command": sys.executable,
-    "args": ["-m", "tests.mcp.hostile_server"],
-    "cwd": str(Path(__file__).resolve().parents[2]),
-    "permission": "allow",
-}
+FUZZ_MCP_SERVER = hostile_server_config()
 """An MCP server whose ``record`` tool logs executions like the fuzz's bash commands."""
 
 

@@ -20,6 +20,8 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -42,6 +44,19 @@ def _png(width: int = 4, height: int = 3) -> bytes:
         + chunk(b"IDAT", zlib.compress(rows))
         + chunk(b"IEND", b"")
     )
+
+
+def config(*args: str, **env: str) -> dict[str, Any]:
+    """An ``[mcp.servers.<name>]`` entry that runs this server (its tools allowed)."""
+    entry: dict[str, Any] = {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp.hostile_server", *args],
+        "cwd": str(Path(__file__).resolve().parents[2]),
+        "permission": "allow",
+    }
+    if env:
+        entry["env"] = env
+    return entry
 
 
 def main() -> None:

@@ -12,18 +12,14 @@ from typing import Any
 
 from orchestrator.client import PodClient
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
+from tests.mcp.hostile_server import config
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def hostile(pidfile: Path, *args: str) -> dict[str, Any]:
-    return {
-        "command": sys.executable,
-        "args": ["-m", "tests.mcp.hostile_server", *args],
-        "cwd": str(REPO),
-        "env": {"HOSTILE_PIDFILE": str(pidfile)},
-        "permission": "allow",
-    }
+    """The hostile server, recording its pid in ``pidfile``."""
+    return config(*args, HOSTILE_PIDFILE=str(pidfile))
 
 
 def call(tool: str, **arguments: Any) -> ScriptedReply:
