@@ -19,6 +19,7 @@ from orchestrator.context import Context
 from orchestrator.errors import PodRuntimeError
 from orchestrator.history import AssistantMessage, Compaction, History, Item, ToolUseBlock
 from orchestrator.interceptors import ContinueWithMessages, InterceptorChain, Pause
+from orchestrator.model_output import normalize_reply
 from orchestrator.prompt_cache import CacheTTL
 from orchestrator.protocol import (
     TextData,
@@ -78,6 +79,10 @@ class TurnHost(Protocol):
 
     def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:
         """Broadcast an event."""
+        ...
+
+    def alert(self, level: str, source: str, message: str) -> None:
+        """Broadcast an alert a person should see."""
         ...
 
     def signal(self, event: str) -> None:
@@ -149,7 +154,8 @@ class Turn:
             message = await self._request_fitting(messages)
             self.rounds += 1
             if message is not None and message.tool_uses:
-                await self._run_tools(message.tool_uses)
+                # Calls answered at commit (an invalid name) are not pending: they never run.
+                await self._run_tools(pending_tool_calls(items))
                 continue
             verdict = self._turn_end_action()
             if verdict is not None:
@@ -264,15 +270,17 @@ class Turn:
         raise TurnError("the provider's stream ended without a complete response")
 
     def _commit_response(self, response: ResponseComplete) -> AssistantMessage | None:
+        # Nothing the API would refuse later is stored: one bad reply must not break the session.
+        reply = normalize_reply(response.blocks, earlier_ids=self.host.history.tool_use_ids)
+        for note in reply.alerts:
+            self.host.alert("warn", "model", note)
         message = AssistantMessage(
-            blocks=list(response.blocks), stop_reason=response.stop_reason, usage=response.usage
+            blocks=reply.blocks, stop_reason=response.stop_reason, usage=response.usage
         )
         if not message.blocks:
             return None  # an empty response is not a message; the API would reject it later
-        repeated = [c.id for c in message.tool_uses if c.id in self.host.history.tool_use_ids]
-        if repeated:
-            # Committing it would make every later request invalid; refuse this response.
-            raise TurnError(f"the provider repeated tool_use id {', '.join(repeated)}")
         stored = self.host.commit(message)
         assert isinstance(stored, AssistantMessage)
+        for answer in reply.answers:
+            self.host.commit(answer)
         return stored

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from orchestrator.client import PodClient
+from orchestrator.repair import repair_loaded
+from orchestrator.session import latest_session, load_session
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,
@@ -189,3 +191,41 @@ async def test_bash_output_never_carries_the_pods_secrets(
         assert "PROJECT_MODE=visible" in history
         assert "token=\\n" in history
         await c.close()
+
+
+# -- replies the API would never accept back ---------------------------------------------------
+
+
+async def test_a_malformed_reply_never_breaks_the_session(workspace: Path, short_dir: Path) -> None:
+    read = {"path": "README.md"}
+    malformed = ScriptedReply(
+        text="a lone \ud800 surrogate",
+        tool_calls=[
+            ScriptedToolCall(name="read_file", input=read, id="toolu_twice"),
+            ScriptedToolCall(name="glob", input={"pattern": "*\udc00"}, id="toolu_twice"),
+            ScriptedToolCall(name="z" * 200, input={}, id="toolu_z"),
+        ],
+    )
+    replayed = ScriptedReply(
+        tool_calls=[ScriptedToolCall(name="read_file", input=read, id="toolu_z")]
+    )
+    replies = [malformed, ScriptedReply(text="first done"), replayed, ScriptedReply(text="ok")]
+    async with running_pod(workspace, short_dir, replies=replies) as pod:
+        c = await pod.client()
+        for prompt in ("go", "again"):
+            await c.send("run", {"input": prompt})
+            events = await collect_until(c, "run_end")
+            assert events[-1].data == {"result": "finished"}, [e.event for e in events]
+            if prompt == "go":
+                alerts = [e.data["message"] for e in events if e.event == "alert"]
+                assert len(alerts) == 3, alerts
+        pod.assert_all_requests_valid()
+        history = (await c.request("get_history")).data["items"]
+        await c.close()
+    calls = [b["id"] for i in history if i["kind"] == "assistant" for b in i["blocks"]
+             if b["type"] == "tool_use"]  # fmt: skip
+    answered = [i["call_id"] for i in history if i["kind"] == "tool_result"]
+    assert sorted(answered) == sorted(calls) and len(set(calls)) == 4
+    # What was stored loads back as it is: commit needed no load-time repair.
+    loaded = load_session(pod.config.session or latest_session(workspace))
+    assert repair_loaded(loaded.items, turn_closed=not loaded.cut_off).notes == []

@@ -24,6 +24,10 @@ After every step:
 * no command ran twice (crash included: a started command is closed as crashed, never re-run),
   and a burst never leaves the pod pausing, cancelling or stopping.
 
+Some replies are malformed the way a misbehaving model or proxy makes them: one ``tool_use`` id
+twice (and again in later replies), a lone surrogate in text and tool input, a tool name of 200
+characters. Every invariant above must hold through them.
+
 The default profile is short (CI); ``POD_FUZZ_STEPS=10000`` runs at least that many steps and
 writes a summary to ``bench/results/fuzz.json``.
 """
@@ -98,6 +102,7 @@ def _reset_stats() -> None:
         executed_twice=0,
         lock_ups=0,
         lost=0,
+        malformed_replies=0,
     )
 
 
@@ -144,6 +149,8 @@ class RandomResponder:
                 error_kind=rng.choice(["stream", "rejected", "overloaded"]),
                 error_after_chunks=rng.randint(0, 4),
             )
+        if roll < 0.13:
+            return self._malformed()
         words = ["alpha", "beta", "gamma", "δέλτα", "🙂", "\n", "  ", "code()", "x" * 7]
         text = "".join(rng.choice(words) for _ in range(rng.randint(0, 12)))
         calls: list[ScriptedToolCall] = []
@@ -183,6 +190,27 @@ class RandomResponder:
             tool_calls=calls,
             chunk_size=rng.randint(2, 10),
             chunk_delay_s=rng.uniform(0.002, 0.02),
+        )
+
+    def _malformed(self) -> ScriptedReply:
+        """A reply the API would never send back: it must not break the session (issue 27)."""
+        STATS["malformed_replies"] += 1
+        read = {"path": "README.md"}
+        call_id = _fresh_id()
+        bash = {"command": f"echo {call_id} >> {self.executions}; echo '\udc80'"}
+        calls = [
+            # One id twice in the reply, and again in every malformed reply after it.
+            ScriptedToolCall(name="read_file", input=read, id="toolu_fz_dup"),
+            ScriptedToolCall(name="glob", input={"pattern": "*\ud800"}, id="toolu_fz_dup"),
+            ScriptedToolCall(name="n" * 200, input={"command": "never runs"}, id=_fresh_id()),
+            ScriptedToolCall(name="bash", input=bash, id=call_id),
+        ]
+        self.rng.shuffle(calls)
+        return ScriptedReply(
+            text="a lone \ud83d surrogate",
+            tool_calls=calls,
+            chunk_size=self.rng.randint(2, 10),
+            chunk_delay_s=self.rng.uniform(0.002, 0.02),
         )
 
 

@@ -27,7 +27,7 @@ from orchestrator.tool_runner import ToolRunner
 from orchestrator.tools.files import ReadFileTool
 from orchestrator.tools.registry import ToolRegistry
 from orchestrator.turn import Turn, TurnError
-from orchestrator.validator import IncrementalValidator
+from orchestrator.validator import IncrementalValidator, validate_wire
 
 
 class Host:
@@ -37,6 +37,7 @@ class Host:
     def __init__(self, items: list[Item] | None = None, window: int = 200_000) -> None:
         self.history = History(items or [])
         self.events: list[str] = []
+        self.alerts: list[str] = []
         self.signals: list[str] = []
         self.requested: CompactionRequest | None = None
         config = PodConfig(workspace=Path("/nonexistent"), context_window=window)
@@ -58,6 +59,9 @@ class Host:
 
     def signal(self, event: str) -> None:
         self.signals.append(event)
+
+    def alert(self, level: str, source: str, message: str) -> None:
+        self.alerts.append(message)
 
     def wire_messages(self) -> list[dict[str, Any]]:
         return self.context.messages()
@@ -143,12 +147,54 @@ async def test_an_answered_turn_is_never_asked_again(workspace: Path) -> None:
     assert turn.provider.requests == []  # type: ignore[attr-defined]
 
 
-async def test_a_repeated_tool_use_id_is_refused(workspace: Path) -> None:
+async def test_a_repeated_tool_use_id_gets_a_fresh_one_and_the_turn_goes_on(
+    workspace: Path,
+) -> None:
     host = _started()
     repeat = ScriptedToolCall(name="read_file", input={"path": "README.md"}, id="toolu_same")
-    replies = [ScriptedReply(tool_calls=[repeat]), ScriptedReply(tool_calls=[repeat])]
-    with pytest.raises(TurnError, match="repeated tool_use id toolu_same"):
-        await _turn(host, workspace, replies).run()
+    replies = [
+        ScriptedReply(tool_calls=[repeat]),
+        ScriptedReply(tool_calls=[repeat]),
+        ScriptedReply(text="done"),
+    ]
+    assert await _turn(host, workspace, replies).run() == "finished"
+    calls = [
+        c.id for i in host.history.items if isinstance(i, AssistantMessage) for c in i.tool_uses
+    ]
+    assert calls[0] == "toolu_same" and len(set(calls)) == 2
+    results = [i.call_id for i in host.history.items if isinstance(i, ToolResult)]
+    assert results == calls
+    assert any("toolu_same" in message for message in host.alerts)
+    assert not validate_wire(host.context.messages(), allow_prefill=True)
+
+
+async def test_a_reply_with_duplicate_ids_bad_names_and_surrogates_is_committed_valid(
+    workspace: Path,
+) -> None:
+    host = _started()
+    read = {"path": "README.md"}
+    bad = ScriptedReply(
+        text="text with a lone \ud800 surrogate",
+        tool_calls=[
+            ScriptedToolCall(name="read_file", input=read, id="toolu_dup"),
+            ScriptedToolCall(name="read_file", input=read, id="toolu_dup"),
+            ScriptedToolCall(name="y" * 200, input={"q": "\udfff"}, id="toolu_long"),
+        ],
+    )
+    turn = _turn(host, workspace, [bad, ScriptedReply(text="done")])
+    assert await turn.run() == "finished"
+    assert not validate_wire(host.context.messages(), allow_prefill=True)
+    # The provider got a valid second request (it checks, as the API does).
+    assert len(turn.provider.requests) == 2  # type: ignore[attr-defined]
+    message = next(i for i in host.history.items if isinstance(i, AssistantMessage))
+    assert message.blocks[0] == TextBlock(text="text with a lone \ufffd surrogate")
+    ids = [c.id for c in message.tool_uses]
+    assert len(set(ids)) == 3
+    results = {i.call_id: i for i in host.history.items if isinstance(i, ToolResult)}
+    assert set(results) == set(ids)  # every call answered, once
+    assert results["toolu_long"].is_error and "not run" in results["toolu_long"].summary
+    assert not results[ids[1]].is_error  # the duplicate ran under its fresh id
+    assert len(host.alerts) == 3
 
 
 async def test_a_provider_failure_is_a_turn_error(workspace: Path) -> None:
