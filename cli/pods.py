@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cli.errors import CliError
-from orchestrator.paths import UnsafePathError, open_private_log, runtime_dir
+from orchestrator.paths import UnsafePathError, open_private_log, runtime_dir, safe_pod_name
 
 if TYPE_CHECKING:
     from orchestrator.acp import LaunchedPod
@@ -107,10 +107,10 @@ def socket_for(target: str | None, socket: Path | None, workspace: Path | None =
 def default_name(workspace: Path) -> str:
     """A pod name for a workspace: its folder name, made unique when another pod has it."""
     resolved = workspace.resolve()
-    name = resolved.name or "root"
+    name = safe_pod_name(resolved.name or "root")
     clash = any(p.name == name and p.workspace != resolved and p.alive for p in list_pods())
     if clash:
-        name = f"{name}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:6]}"
+        name = f"{name[:57]}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:6]}"
     return name
 
 

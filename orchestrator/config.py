@@ -9,13 +9,14 @@ merge key by key too):
 3. the workspace's config, ``<workspace>/.pod/config.toml``, for ordinary keys;
 4. the command line: every option that was given (``--no-allow-bash`` is given, and False).
 
-**Grants** are the settings that widen what the model can reach, or where the pod writes and
-connects on its behalf (:data:`orchestrator.grants.GRANTS`): ``allow_bash = true``; ``read_roots`` and
-``write_roots`` entries outside the workspace; ``memory.workspace_root``, ``session``,
-``socket`` and ``parent_socket`` outside the workspace. They come only from the user's config
-or the command line. A workspace's config ships with the repository being worked on (a clone
-can carry one), so when it sets a grant the value is ignored and the pod raises a ``warn``
-alert at start naming the file, the keys, and how to grant them. A workspace value that only
+**Grants** are the settings a workspace's file may not give (:mod:`orchestrator.grants`
+classifies every key): what widens what the model can reach (``allow_bash``, roots outside
+the workspace, ``permissions.allow``), programs (``mcp``, ``tool_env``), identities and files the
+pod writes or adopts (``name``, ``session``, ``socket``, ``parent_socket``), and where the model's
+words come from (``provider``, ``scripted_script``). They come only from the user's config or
+the command line. A workspace's config ships with the repository being worked on (a clone can
+carry one), so when it sets a grant the value is ignored and the pod raises a ``warn`` alert
+at start naming the file, the keys, and how to grant them. A workspace value that only
 narrows or stays inside the workspace (``allow_bash = false``, a root inside it) is kept, and
 relative paths in the workspace's file are relative to the workspace.
 
@@ -44,6 +45,7 @@ from pydantic import (
 from orchestrator.errors import SetupError
 from orchestrator.grants import refused_grants_warning, strip_workspace_grants
 from orchestrator.mcp.config import McpConfig, wire_name
+from orchestrator.paths import POD_NAME_MAX, is_pod_name, safe_pod_name
 from orchestrator.permissions import PermissionsConfig, Policy
 from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
 
@@ -79,8 +81,9 @@ class PodConfig(BaseModel):
     workspace: Path = Field(default_factory=Path.cwd)
     """The folder the pod works in; always the one given on the command line."""
     name: str = ""
-    """The pod's name (``pod ls``, ``pod attach NAME``, its socket's name); the workspace
-    folder's name when empty."""
+    """The pod's name (``pod ls``, ``pod attach NAME``, its socket's name): letters, digits,
+    ``.``, ``_`` and ``-``, starting with a letter or digit, at most 64. The workspace folder's
+    name (with other characters made ``-``) when empty."""
     provider: Literal["anthropic", "scripted"] | None = None
     """Who answers: ``anthropic`` (the Messages API) or ``scripted`` (offline: a script, or the
     built-in demo). Left out, ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else
@@ -91,7 +94,7 @@ class PodConfig(BaseModel):
     """The most tokens one model response may have."""
     max_rounds: int = 50
     """A turn stops with ``limit_reached`` after this many model requests."""
-    provider_max_retries: int = 4
+    provider_max_retries: int = Field(default=4, ge=0, le=10)
     """Retries of a request that failed with 429, 529, a 5xx or a dropped connection, each
     reported as an alert."""
     provider_timeout_s: float = 600.0
@@ -178,6 +181,17 @@ class PodConfig(BaseModel):
     tool_env: dict[str, str] = Field(default_factory=dict)
     """Variables set for tool processes, after the allow-list (e.g. ``{CI = "1"}``)."""
 
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        # The name becomes a file name in the runtime directory: never a path.
+        if name and not is_pod_name(name):
+            raise ValueError(
+                f"{name!r} is not a pod name: use letters, digits, '.', '_' and '-', starting "
+                f"with a letter or digit, at most {POD_NAME_MAX} characters"
+            )
+        return name
+
     @field_validator("tool_env_allow")
     @classmethod
     def _env_allow_entries(cls, entries: list[str]) -> list[str]:
@@ -241,8 +255,8 @@ class PodConfig(BaseModel):
         return "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "scripted"
 
     def pod_name(self) -> str:
-        """The pod's name: configured, else the workspace directory's name."""
-        return self.name or self.workspace.resolve().name or "pod"
+        """The pod's name: configured, else the workspace directory's name made safe."""
+        return self.name or safe_pod_name(self.workspace.resolve().name)
 
     def memory_root(self) -> Path:
         """The directory that holds ``knowledge/``."""

@@ -1,10 +1,32 @@
-"""Grants: the settings that widen what the model can reach, and keeping them out of a
-workspace's own config file.
+"""Grants: the settings a workspace's own config file may not give, and keeping them out of it.
 
 A workspace's ``.pod/config.toml`` travels with the repository being worked on (a clone can
-carry one), so it may narrow what the pod does but never widen it: :func:`strip_workspace_grants`
-takes out what it may not give, and :func:`refused_grants_warning` tells the user where such a
-setting belongs instead. Pure functions over the parsed TOML.
+carry one nobody read), so it is untrusted. The rule: **a workspace file may narrow and tune,
+never choose programs, paths outside the workspace, identities, or where the model's words
+come from.** Every key of :class:`~orchestrator.config.PodConfig` is classified here, once
+(a test fails when a new key is in neither table):
+
+* :data:`GRANTS`: keys the workspace's file may not set (or, for some, may set only to a
+  narrowing value or a path inside the workspace). Only the user's config or the command line
+  gives them. :func:`strip_workspace_grants` takes them out of the parsed file and
+  :func:`refused_grants_warning` tells the user where such a setting belongs instead.
+* :data:`WORKSPACE_KEYS`: everything else, with why a repository may set it.
+
+What the grants guard against, key by key:
+
+* programs: ``mcp`` (an MCP server is a command, or a URL the pod connects to with headers),
+  ``tool_env`` / ``tool_env_allow`` (``LD_PRELOAD``, ``PATH``, a secret into every command);
+* reach: ``allow_bash``, ``permissions.allow`` and the widening ``permissions.mode`` values,
+  ``read_roots`` / ``write_roots`` / ``memory.workspace_root`` outside the workspace;
+* paths the pod writes or replaces: ``socket`` (``package.sock`` would have put the info
+  file over the project's ``package.json``), ``session`` (anywhere: a session file shipped in
+  the repository is a forged conversation, its paused turn's calls run on resume);
+* identities: ``name`` (the pod's name in ``pod ls`` and ``pod attach``, and its socket's
+  file name), ``parent_socket`` (which pod this one reports to, in that pod's conversation);
+* where the model's words come from: ``provider`` and ``scripted_script`` (the repository
+  as the model, its tool calls run under the user's grants).
+
+Pure functions over the parsed TOML.
 """
 
 from __future__ import annotations
@@ -16,21 +38,68 @@ from typing import Any
 from orchestrator.permissions import WIDENING_MODES
 
 GRANTS: dict[str, str | None] = {
+    "name": "--name NAME",
+    "provider": "--provider",
+    "scripted_script": "--script FILE",
     "allow_bash": "--allow-bash",
+    "permissions.mode": "--permission-mode",
+    "permissions.allow": "--permission-mode yolo, or [permissions] allow in your own config",
     "read_roots": "--read-root PATH",
     "write_roots": "--write-root PATH",
     "memory.workspace_root": None,
+    "mcp.servers.<name>.command": None,
+    "mcp.servers.<name>.args": None,
+    "mcp.servers.<name>.env": None,
+    "mcp.servers.<name>.cwd": None,
+    "mcp.servers.<name>.url": None,
+    "mcp.servers.<name>.headers": None,
+    "mcp.servers.<name>.enabled": None,
+    "mcp.servers.<name>.allow": None,
+    "mcp.servers.<name>.deny": None,
+    "mcp.servers.<name>.permission": None,
+    "mcp.servers.<name>.timeout_s": None,
+    "mcp.servers.<name>.cancel_grace_s": None,
     "session": "--session PATH",
     "socket": "--socket PATH",
     "parent_socket": "--parent-socket PATH",
     "tool_env_allow": None,
     "tool_env": None,
-    "permissions.mode": "--permission-mode",
-    "permissions.allow": "--permission-mode yolo, or [permissions] allow in your own config",
-    "mcp.servers.<name>.command": None,
-    "mcp.servers.<name>.url": None,
 }
-"""Keys a workspace's config cannot widen, and the command-line option that grants each."""
+"""Keys a workspace's config cannot set (see the module), and the option that grants each."""
+
+_TUNING = "tunes the model's work: more or fewer tokens, never more reach"
+
+WORKSPACE_KEYS: dict[str, str] = {
+    "model": "which model answers, through the user's own key and endpoint (cost, not reach)",
+    "max_tokens": _TUNING,
+    "max_rounds": _TUNING,
+    "provider_max_retries": "how often a failed request is retried (bounded: at most 10)",
+    "provider_timeout_s": "how long one request may take",
+    "bash_timeout_s": "how long a command the user allowed may run",
+    "permissions.ask": "adds rules that ask first: narrows what runs without asking",
+    "permissions.deny": "adds rules that deny: narrows what runs at all",
+    "tool_output_max_bytes": _TUNING,
+    "tool_output_overrides": _TUNING,
+    "prune_keep_turns": _TUNING,
+    "prune_step_tokens": _TUNING,
+    "context_window": "when the pod compacts; the API refuses what does not fit either way",
+    "compact_at": _TUNING,
+    "compact_keep_tokens": _TUNING,
+    "compact_max_files": "files read again at compaction, through the same scope as any read",
+    "prompt_cache": "how long cache entries live (cost, not reach)",
+    "prices.<name>.input": "only what `pod status` reports as cost; nothing is charged by it",
+    "prices.<name>.output": "only what `pod status` reports as cost; nothing is charged by it",
+    "prices.<name>.cache_write": "only what `pod status` reports; nothing is charged by it",
+    "prices.<name>.cache_write_1h": "only what `pod status` reports; nothing is charged by it",
+    "prices.<name>.cache_read": "only what `pod status` reports; nothing is charged by it",
+    "file_ref_style": "how `@file` bodies the user attached reach the model",
+    "file_ref_max_bytes": _TUNING,
+    "file_ref_max_count": _TUNING,
+    "max_preread_files": _TUNING,
+    "memory.enabled": "whether the workspace's own knowledge records are read (narrows)",
+    "inject_resident_knowledge": "whether resident records are listed in the system prompt",
+}
+"""Keys a workspace's config may set, and why that gives it nothing it should not have."""
 
 
 def _inside(path: str, workspace: Path) -> Path | None:
@@ -64,10 +133,17 @@ def strip_workspace_grants(
     """
     kept = dict(data)
     refused: list[str] = []
+    for key in ("name", "provider", "scripted_script", "session", "socket", "parent_socket"):
+        # Identities, where the model's words come from, files the pod writes or adopts:
+        # the user's call wherever they point (a session inside the workspace is a forgery
+        # the repository ships).
+        if key in kept:
+            del kept[key]
+            refused.append(key)
     if "allow_bash" in kept and kept["allow_bash"] is not False:
         del kept["allow_bash"]
         refused.append("allow_bash")
-    for key in ("read_roots", "write_roots", "session", "socket", "parent_socket"):
+    for key in ("read_roots", "write_roots"):
         if key in kept:
             allowed, kept[key] = _contained(kept[key], workspace)
             if not allowed:
@@ -114,6 +190,7 @@ def refused_grants_warning(path: Path, keys: list[str], user_file: Path) -> str:
         else f"set them in {user_file}"
     )
     return (
-        f"{path} sets {', '.join(keys)}, which would widen what the model can reach; a "
-        f"workspace's config cannot grant that, so they are ignored. To grant them, {how}."
+        f"{path} sets {', '.join(keys)}, which only you can choose (they widen what the model "
+        "can reach, or choose programs, files, identities or the model): a workspace's "
+        f"config cannot, so they are ignored. To choose them yourself, {how}."
     )

@@ -10,7 +10,9 @@ else is refused. Logs are opened with ``O_NOFOLLOW`` and are 0600.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -42,9 +44,44 @@ def runtime_dir() -> Path:
     return ensure_private_dir(path)
 
 
+POD_NAME_MAX = 64
+_POD_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{POD_NAME_MAX - 1}}}\Z")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def is_pod_name(name: str) -> bool:
+    """Whether ``name`` may name a pod: a plain file-name word, never a path (no ``/``, no
+    leading ``.``), so ``<runtime dir>/<name>.sock`` stays in the runtime directory."""
+    return _POD_NAME.match(name) is not None
+
+
+def safe_pod_name(text: str) -> str:
+    """A pod name made from any text (a folder's name): other characters become ``-``."""
+    name = _UNSAFE.sub("-", text).lstrip(".-_")[:POD_NAME_MAX].rstrip(".-_")
+    return name if is_pod_name(name) else "pod"
+
+
 def default_socket(name: str) -> Path:
-    """The default socket path of a pod name."""
+    """The default socket path of a pod name (which must satisfy :func:`is_pod_name`)."""
+    if not is_pod_name(name):
+        raise UnsafePathError(f"{name!r} is not a pod name")
     return runtime_dir() / f"{name}.sock"
+
+
+def pod_info_path(socket: Path) -> Path:
+    """Where the ``pod ls`` info file of a pod listening on ``socket`` lives.
+
+    Always in the runtime directory, never beside a socket elsewhere (a socket named
+    ``package.sock`` in a project must not put its info file over ``package.json``): a socket
+    of the runtime directory has ``<name>.json`` beside it, any other socket a file named by a
+    hash of its path (``_sock-<hash>.json``; no pod name starts with ``_``).
+    """
+    base = runtime_dir()
+    absolute = Path(os.path.abspath(socket))
+    if absolute.parent == Path(os.path.abspath(base)) and absolute.suffix == ".sock":
+        return base / f"{absolute.stem}.json"
+    digest = hashlib.sha256(os.fsencode(absolute)).hexdigest()[:16]
+    return base / f"_sock-{digest}.json"
 
 
 def private_dir_problem(st: os.stat_result, uid: int) -> str | None:

@@ -25,6 +25,7 @@ from orchestrator.errors import SetupError
 from orchestrator.history import History, Item, ToolResult
 from orchestrator.interceptors import InterceptorChain
 from orchestrator.methods import Methods
+from orchestrator.paths import pod_info_path
 from orchestrator.protocol import ToolOutputDeltaData
 from orchestrator.providers.base import AlertCallback, Provider, ProviderConfigError
 from orchestrator.repair import CrashedCall, close_crashed_calls, repair_loaded
@@ -235,8 +236,8 @@ def crash_results(
 
 
 def write_pod_info(socket_path: Path, config: PodConfig, session_path: Path) -> Path:
-    """Leave ``<socket>.json`` beside the socket so ``pod ls`` can describe live pods."""
-    info = socket_path.with_suffix(".json")
+    """Leave an info file in the runtime directory so ``pod ls`` can describe live pods."""
+    info = pod_info_path(socket_path)
     data = {
         "name": config.pod_name(),
         "pid": os.getpid(),
@@ -329,12 +330,11 @@ async def serve_pod(
     controller.transcript.serving = True
     try:
         info = write_pod_info(socket_path, config, pod.session_path)
-    except OSError as exc:
+    except (OSError, SetupError) as exc:
         await server.close()
         controller.transcript.session.close()
-        raise PodSetupError(
-            f"cannot write {socket_path.with_suffix('.json')}: {exc.strerror}"
-        ) from None
+        why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise PodSetupError(f"cannot write the pod's info file: {why}") from None
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):

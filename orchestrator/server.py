@@ -17,6 +17,7 @@ import contextlib
 import logging
 import os
 import socket
+import stat
 import struct
 from collections import deque
 from collections.abc import Callable
@@ -146,6 +147,8 @@ class PodServer:
         self.client_max_queued_bytes = client_max_queued_bytes
         self._clients: set[_Client] = set()
         self._server: asyncio.AbstractServer | None = None
+        self._identity: tuple[int, int] | None = None
+        """(device, inode) of the socket file we created: only that file is ever removed."""
 
     @property
     def queued_bytes(self) -> int:
@@ -164,6 +167,8 @@ class PodServer:
             raise ServerError(f"cannot listen on {self.path}: {exc.strerror}") from None
         finally:
             os.umask(old_umask)
+        st = os.lstat(self.path)
+        self._identity = (st.st_dev, st.st_ino)
         os.chmod(self.path, 0o600)
 
     def broadcast(self, line: bytes) -> None:
@@ -180,8 +185,10 @@ class PodServer:
         if self._clients:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._all_gone(), timeout=2.0)
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+        with contextlib.suppress(OSError):
+            st = os.lstat(self.path)
+            if (st.st_dev, st.st_ino) == self._identity:
+                self.path.unlink()  # still the socket we made, not a file put there since
 
     async def _all_gone(self) -> None:
         while self._clients:
@@ -309,7 +316,11 @@ class PodServer:
 
 
 def prepare_socket_path(path: Path) -> None:
-    """Make the socket's directory private, refusing a live socket and clearing a stale one."""
+    """Make the socket's directory private, refusing a live socket and clearing a stale one.
+
+    Only a stale socket of this user is removed: any other file at the path (a project's file,
+    a link, another user's socket) is refused and left alone.
+    """
     if len(str(path).encode()) > 100:
         raise ServerError(
             f"socket path is too long for a Unix socket ({len(str(path))} bytes): {path}"
@@ -319,10 +330,18 @@ def prepare_socket_path(path: Path) -> None:
         # Only a directory we create is made private; never chmod someone's existing folder.
         parent.mkdir(parents=True, mode=0o700)
         os.chmod(parent, 0o700)
-    if path.exists() or path.is_symlink():
-        if socket_is_live(path):
-            raise ServerError(f"a pod is already listening on {path}")
-        path.unlink()
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a socket"
+        raise ServerError(f"refusing to listen on {path}: a file is there and it is {kind}")
+    if st.st_uid != os.getuid():
+        raise ServerError(f"refusing to listen on {path}: its socket belongs to uid {st.st_uid}")
+    if socket_is_live(path):
+        raise ServerError(f"a pod is already listening on {path}")
+    path.unlink()
 
 
 def socket_is_live(path: Path) -> bool:

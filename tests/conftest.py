@@ -21,12 +21,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def _isolated_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Keep sessions, sockets, user config and keys of the machine out of every test."""
+def _isolated_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """Keep sessions, sockets, info files, user config and keys of the machine out of every
+    test (the runtime directory is short: sockets' paths are limited to ~100 bytes)."""
+    runtime = Path(tempfile.mkdtemp(prefix="pod-r"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    yield
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 @pytest.fixture

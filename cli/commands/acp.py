@@ -46,6 +46,7 @@ def register(app: typer.Typer) -> None:
 
         from cli.pods import launch_serve_process
         from orchestrator.acp import AcpOptions, LaunchedPod, PodAgent
+        from orchestrator.paths import safe_pod_name
 
         logging.basicConfig(
             level=logging.DEBUG if verbose else logging.WARNING,
@@ -67,7 +68,8 @@ def register(app: typer.Typer) -> None:
         numbers = itertools.count(1)
 
         async def launch(workspace: Path, session: Path | None, mcp: dict[str, Any]) -> LaunchedPod:
-            name = f"acp-{workspace.resolve().name or 'root'}-{os.getpid()}-{next(numbers)}"
+            folder = safe_pod_name(workspace.resolve().name or "root")[:32]
+            name = f"acp-{folder}-{os.getpid()}-{next(numbers)}"
             extra = ["--mcp-servers", json.dumps(mcp)] if mcp else []
             return await launch_serve_process(
                 workspace, session, name=name, serve_args=[*serve_args, *extra]

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from orchestrator.client import PodClient
+from orchestrator.errors import SetupError
+from orchestrator.paths import pod_info_path
 from orchestrator.scoped_fs import FsError, ScopedFS
 
 T = TypeVar("T")
@@ -89,9 +91,9 @@ def current_text(workspace: Path, path: object) -> str | None:
 
 
 def pod_info(socket: Path) -> dict[str, Any]:
-    """The info file a pod writes beside its socket (its session, pid, workspace)."""
+    """The info file a pod writes for its socket (its session, pid, workspace)."""
     try:
-        data = json.loads(socket.with_suffix(".json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(pod_info_path(socket).read_text(encoding="utf-8"))
+    except (OSError, ValueError, SetupError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -107,13 +107,12 @@ def test_workspace_values_that_stay_inside_or_narrow_are_kept(
     write_workspace_config(
         workspace,
         'allow_bash = false\nread_roots = ["src"]\nwrite_roots = ["."]\n'
-        'session = ".pod/s.jsonl"\n[memory]\nworkspace_root = "notes"\n',
+        '[memory]\nworkspace_root = "notes"\n',
     )
     config = load_config(workspace)
     ws = workspace.resolve()
     assert config.allow_bash is False  # a repository may turn bash off
     assert config.read_roots == [ws / "src"] and config.write_roots == [ws]
-    assert config.session == ws / ".pod" / "s.jsonl"  # relative to the workspace, not the cwd
     assert config.memory_root() == ws / "notes"
     assert config.load_warnings == []
 
@@ -371,7 +370,7 @@ def test_a_workspace_cannot_widen_the_tool_environment(tmp_path: Path) -> None:
     config = load_config(tmp_path)
     assert config.tool_env_allow == [] and config.tool_env == {}
     [warning] = config.load_warnings
-    assert "sets tool_env_allow, tool_env, which would widen" in warning
+    assert "sets tool_env_allow, tool_env, which only you can choose" in warning
 
 
 def test_a_workspace_cannot_add_an_mcp_server_but_the_user_can(

@@ -175,3 +175,24 @@ def test_a_fifo_at_the_log_path_is_refused_without_blocking(tmp_path: Path) -> N
     worker.join(5)
     assert outcome, "opening the log blocked on a FIFO"
     assert isinstance(outcome[0], UnsafePathError) and "not a regular file" in str(outcome[0])
+
+
+# -- names and info files ---------------------------------------------------------------------
+
+
+def test_info_files_always_live_in_the_runtime_dir(tmp_path: Path) -> None:
+    from orchestrator.paths import pod_info_path, runtime_dir
+
+    base = runtime_dir()
+    assert pod_info_path(base / "alpha.sock") == base / "alpha.json"
+    elsewhere = pod_info_path(tmp_path / "project" / "package.sock")
+    assert elsewhere.parent == base and elsewhere.name.startswith("_sock-")
+    assert pod_info_path(tmp_path / "other" / "package.sock") != elsewhere
+    assert pod_info_path(base / ".." / "victim" / "data.sock").parent == base
+
+
+def test_the_default_socket_of_a_name_that_is_a_path_is_refused() -> None:
+    from orchestrator.paths import default_socket
+
+    with pytest.raises(UnsafePathError, match="not a pod name"):
+        default_socket("../victim/data")

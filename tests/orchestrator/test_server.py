@@ -19,7 +19,7 @@ from orchestrator.client import PodClient
 from orchestrator.config import PodConfig
 from orchestrator.pod import build_pod
 from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply
-from orchestrator.server import PodServer
+from orchestrator.server import PodServer, ServerError
 from tests.e2e.harness import collect_until, running_pod
 
 
@@ -241,3 +241,46 @@ async def test_a_peer_running_as_another_user_is_refused(
         assert events[-1].data == {"result": "finished"}
         assert (await c.request("get_status")).data["status"] == "idle"
         await c.close()
+
+
+# -- the socket path names only our own files ----------------------------------------------------
+
+
+def _handler(method: str, params: object, request_id: object, send: Any) -> None:
+    return None
+
+
+@pytest.mark.parametrize("kind", ["file", "symlink", "directory"])
+async def test_a_file_that_is_not_a_stale_socket_of_ours_is_never_replaced(
+    short_dir: Path, kind: str
+) -> None:
+    path = short_dir / "package.sock"
+    target = short_dir / "target"
+    target.write_text("keep me")
+    if kind == "file":
+        path.write_text('{"name": "the-project"}')
+    elif kind == "symlink":
+        path.symlink_to(target)
+    else:
+        path.mkdir()
+    before = os.lstat(path)
+    with pytest.raises(ServerError, match="refusing to listen on"):
+        await PodServer(path, _handler).start()
+    after = os.lstat(path)
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    assert target.read_text() == "keep me"
+
+
+async def test_a_stale_socket_is_replaced_and_only_our_socket_is_removed(short_dir: Path) -> None:
+    path = short_dir / "p.sock"
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(str(path))
+    stale.close()  # bound, never listening: stale
+    server = PodServer(path, _handler)
+    await server.start()
+    assert stat.S_ISSOCK(os.lstat(path).st_mode)
+    # Someone puts a file where the socket was while the pod runs: it is not ours to delete.
+    path.unlink()
+    path.write_text("not ours")
+    await server.close()
+    assert path.read_text() == "not ours"

@@ -1,0 +1,113 @@
+"""What a workspace's ``.pod/config.toml`` may set: every key classified, every grant refused."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import pytest
+
+from orchestrator.config import ConfigError, PodConfig, config_file, load_config
+from orchestrator.config_doc import rows
+from orchestrator.grants import GRANTS, WORKSPACE_KEYS
+from tests.faults.hostile_repo import HOSTILE_TOML, make_hostile_repo
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+
+
+def _keys(table: dict[str, object], prefix: str = "") -> set[str]:
+    """Dotted keys of a TOML table; the entries of ``mcp.servers`` and ``prices`` as <name>."""
+    out: set[str] = set()
+    for key, value in table.items():
+        where = f"{prefix}{key}"
+        if prefix in ("mcp.servers.", "prices."):
+            where = f"{prefix}<name>"
+        tables_of_values = ("tool_output_overrides", "tool_env", "mcp.servers.<name>.env")
+        if isinstance(value, dict) and where not in (
+            *tables_of_values,
+            "mcp.servers.<name>.headers",
+        ):
+            out |= _keys(value, f"{where}.")
+        else:
+            out.add(where)
+    return out
+
+
+def test_every_key_is_either_a_grant_or_a_workspace_key() -> None:
+    keys = {key for key, *_ in rows()}
+    assert set(GRANTS) | set(WORKSPACE_KEYS) == keys
+    assert set(GRANTS) & set(WORKSPACE_KEYS) == set()
+    assert all(len(why) > 20 for why in WORKSPACE_KEYS.values())
+
+
+def test_the_hostile_repository_sets_every_key() -> None:
+    hostile = _keys(tomllib.loads(HOSTILE_TOML.format(outside="/o", marker="/m")))
+    assert hostile == {key for key, *_ in rows()}
+
+
+def test_the_grants_are_documented() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    grants_section = text.split("## Grants", 1)[1].split("\n## ", 1)[0]
+    rows_ = set(re.findall(r"^\| `([^`]+)` \|", grants_section, flags=re.M))
+    # A row may stand for a whole table: `mcp.servers.<name>.*`.
+    covered = {key for key in GRANTS for row in rows_ if fnmatchcase(key, row)}
+    assert covered == set(GRANTS)
+    assert all(any(fnmatchcase(key, row) for key in GRANTS) for row in rows_)
+
+
+def test_a_hostile_workspace_file_keeps_only_tuning(tmp_path: Path) -> None:
+    repo = make_hostile_repo(tmp_path, tmp_path / "run")
+    config = load_config(repo.workspace)
+    default = PodConfig(workspace=repo.workspace.resolve())
+    for key in GRANTS:
+        top = key.partition(".")[0]
+        if top == "permissions":
+            continue  # checked below: its ask and deny rules are kept
+        assert getattr(config, top) == getattr(default, top), key
+    # What it may do still applies.
+    assert (config.model, config.max_rounds, config.prompt_cache) == (
+        "claude-from-the-repo",
+        3,
+        "off",
+    )
+    assert config.permissions.mode == "default" and config.permissions.allow == []
+    assert "read_file(secrets/**)" in config.permissions.deny  # narrowing is kept
+    assert config.inject_resident_knowledge is False
+    [warning] = config.load_warnings
+    for key in ("name", "provider", "scripted_script", "session", "socket", "parent_socket"):
+        assert re.search(rf"\b{re.escape(key)}\b", warning), key
+    assert config.pod_name() == "repo"
+
+
+@pytest.mark.parametrize("name", ["../../tmp/victim/data", "a/b", "..", ".hidden", "x" * 65, "a b"])
+def test_a_name_that_is_not_a_plain_word_is_refused_from_any_source(
+    tmp_path: Path, name: str
+) -> None:
+    with pytest.raises(ConfigError, match=r"^command line: name: "):
+        load_config(tmp_path, name=name)
+    user = Path(tmp_path / "config" / "pod" / "config.toml")
+    user.parent.mkdir(parents=True)
+    user.write_text(f"name = {name!r}\n".replace("'", '"'))
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(user))}: name: "):
+        load_config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("folder", "expected"),
+    [
+        ("my project", "my-project"),
+        ("..x", "x"),
+        ("ünï", "n"),
+        ("-", "pod"),
+        ("a.b_c-1", "a.b_c-1"),
+    ],
+)
+def test_the_default_name_is_the_folder_name_made_safe(
+    tmp_path: Path, folder: str, expected: str
+) -> None:
+    workspace = tmp_path / folder
+    workspace.mkdir()
+    assert load_config(workspace).pod_name() == expected
+    assert not config_file(workspace).exists()
