@@ -70,6 +70,12 @@ bare_flags(app)
 
 def main() -> None:
     """Console-script entry point: one clear line and a non-zero exit on any error."""
+    # Every pod process holds the user's environment (ANTHROPIC_API_KEY, tokens), and the
+    # pods it starts run the model's commands as the same user: `pod run` is a pod's parent,
+    # so /proc/<its pid>/environ must be as closed to them as the pod's own.
+    from orchestrator.tools.environment import forbid_inspection
+
+    forbid_inspection()
     try:
         app()
     except CliError as exc:

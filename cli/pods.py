@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -253,13 +254,15 @@ async def launch_serve_process(
     *,
     name: str,
     serve_args: list[str],
+    stdin_data: bytes | None = None,
     timeout_s: float = 15.0,
 ) -> LaunchedPod:
     """Start ``pod serve`` for a workspace as a child process (``pod acp``'s pods).
 
-    ``session`` names the session file to continue; None starts a new one. The pod's output
-    goes to a private log in the runtime dir. The pod is a process of its own, so it and the
-    caller each get a core; the caller shuts it down and then calls ``stop``.
+    ``session`` names the session file to continue; None starts a new one. ``stdin_data`` is
+    written to the pod's stdin, then closed (what must not be on a command line). The pod's
+    output goes to a private log in the runtime dir. The pod is a process of its own, so it and
+    the caller each get a core; the caller shuts it down and then calls ``stop``.
     """
     import asyncio
 
@@ -279,9 +282,14 @@ async def launch_serve_process(
         raise PodLaunchError(str(exc)) from None
     with os.fdopen(log_fd, "ab") as log:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, *args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-            cwd=str(workspace.resolve()),
+            sys.executable, *args, stdout=log, stderr=log, cwd=str(workspace.resolve()),
+            stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
         )  # fmt: skip
+    if proc.stdin is not None and stdin_data is not None:
+        with contextlib.suppress(ConnectionError):  # it exited: the wait below says why
+            proc.stdin.write(stdin_data)
+            await proc.stdin.drain()
+        proc.stdin.close()
     deadline = time.monotonic() + timeout_s
     while not socket_is_live(socket):
         if proc.returncode is not None:

@@ -28,6 +28,7 @@ from orchestrator.methods import Methods
 from orchestrator.paths import pod_info_path
 from orchestrator.protocol import ToolOutputDeltaData
 from orchestrator.providers.base import AlertCallback, Provider, ProviderConfigError
+from orchestrator.redaction import Redactor, secret_values
 from orchestrator.repair import CrashedCall, close_crashed_calls, repair_loaded
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.server import PodServer
@@ -141,7 +142,13 @@ def build_pod(
     session = SessionWriter(
         session_path, pod=config.pod_name(), workspace=config.workspace, holder=holder
     )
-    transcript = Transcript(history=History(items), session=session, broadcast=broadcast)
+    redactor = Redactor(secret_values(os.environ, config.mcp.servers))
+    transcript = Transcript(
+        history=History(items),
+        session=session,
+        broadcast=broadcast,
+        clean_result=redactor.result,
+    )
     spools = ToolSpools(session_path)
     if loaded is not None:
         for result in crash_results(loaded, transcript.history.items, spools, config):
@@ -174,8 +181,9 @@ def build_pod(
         journal=transcript,
         spools=spools,
         on_output=lambda call_id, text: transcript.emit(
-            "tool_output_delta", ToolOutputDeltaData(id=call_id, text=text)
+            "tool_output_delta", ToolOutputDeltaData(id=call_id, text=redactor.redact(text)[0])
         ),
+        redactor=redactor,
         policy=policy,
         approvals=approvals,
     )

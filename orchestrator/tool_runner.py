@@ -27,6 +27,7 @@ from orchestrator.approvals import Approvals
 from orchestrator.history import Item, ToolResult, ToolUseBlock
 from orchestrator.interceptors import Deny, InterceptorChain, Pause
 from orchestrator.permissions import Decision, Policy
+from orchestrator.redaction import Redactor
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.session import SessionWriteError, ToolSpools, ToolStartRecord
 from orchestrator.tool_output import cap_content, interrupted_output, to_tool_output
@@ -83,6 +84,9 @@ class ToolRunner:
     """Which calls run, ask first, or are denied; None runs everything (tests)."""
     approvals: Approvals | None = None
     """Where calls that ask wait for a person's answer."""
+    redactor: Redactor | None = None
+    """Known secrets, redacted from output before the cap cuts it (a value cut in two by the
+    cap would otherwise survive in part)."""
 
     async def run_calls(
         self,
@@ -179,6 +183,8 @@ class ToolRunner:
             output = ToolOutput(
                 summary=f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True
             )
+        if self.redactor is not None:
+            output = self.redactor.output(output)
         commit(_result(call, cap_content(output, cap)))
         self._finish(spool, ctx)
 

@@ -78,10 +78,19 @@ _Write = _ItemWrite | _TurnEndWrite | _PruneWrite
 class Transcript:
     """Commits items (disk, then history, then clients) and broadcasts events."""
 
-    def __init__(self, *, history: History, session: SessionWriter, broadcast: Send) -> None:
+    def __init__(
+        self,
+        *,
+        history: History,
+        session: SessionWriter,
+        broadcast: Send,
+        clean_result: Callable[[ToolResult], ToolResult] | None = None,
+    ) -> None:
         self.history = history
         self.session = session
         self.broadcast = broadcast
+        self.clean_result = clean_result
+        """Applied to every tool result before it is committed (known secrets redacted)."""
         self.startup_alerts: list[dict[str, Any]] = []
         self.serving = False
         """Set once clients can connect; alerts raised before then are kept for them."""
@@ -99,6 +108,8 @@ class Transcript:
         Returns the numbered item, whether or not the disk took it yet (see
         :attr:`write_error`); a caller that needs it durable calls :meth:`require_durable`.
         """
+        if self.clean_result is not None and isinstance(item, ToolResult):
+            item = self.clean_result(item)
         stored = self.history.stamp(item)
         self._waiting.append(_ItemWrite(stored, _encode(stored)))
         self.flush()

@@ -70,9 +70,14 @@ def register(app: typer.Typer) -> None:
         async def launch(workspace: Path, session: Path | None, mcp: dict[str, Any]) -> LaunchedPod:
             folder = safe_pod_name(workspace.resolve().name or "root")[:32]
             name = f"acp-{folder}-{os.getpid()}-{next(numbers)}"
-            extra = ["--mcp-servers", json.dumps(mcp)] if mcp else []
+            # Through a pipe, never the command line: every user can read /proc/PID/cmdline,
+            # and an editor's servers carry tokens in their headers and env.
             return await launch_serve_process(
-                workspace, session, name=name, serve_args=[*serve_args, *extra]
+                workspace,
+                session,
+                name=name,
+                serve_args=[*serve_args, *(["--mcp-servers-stdin"] if mcp else [])],
+                stdin_data=json.dumps(mcp).encode() if mcp else None,
             )
 
         agent = PodAgent(AcpOptions(launch=None if attach else launch, attach=attach))

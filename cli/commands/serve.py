@@ -78,13 +78,16 @@ def register(app: typer.Typer) -> None:
         file_ref_style: Annotated[
             str | None, typer.Option(help="system_message or synthetic_read.")
         ] = None,
-        mcp_servers: Annotated[
-            str | None,
+        mcp_servers_stdin: Annotated[
+            bool,
             typer.Option(
+                "--mcp-servers-stdin",
                 hidden=True,
-                help="MCP servers as JSON ({name: entry}), added to the config's (pod acp).",
+                help="Read MCP servers as JSON ({name: entry}) from stdin, added to the config's "
+                "(pod acp: their headers and env hold secrets, which a command line would show "
+                "to every user in /proc/PID/cmdline).",
             ),
-        ] = None,
+        ] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
     ) -> None:
         """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
@@ -99,6 +102,7 @@ def register(app: typer.Typer) -> None:
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
         try:
+            mcp_servers = _read_mcp_servers() if mcp_servers_stdin else None
             session_path = resolve_session(workspace, session) if session else None
             config = load_config(
                 workspace,
@@ -114,7 +118,7 @@ def register(app: typer.Typer) -> None:
                 parent_socket=parent_socket,
                 scripted_script=script,
                 file_ref_style=file_ref_style,
-                mcp={"servers": json.loads(mcp_servers)} if mcp_servers else None,
+                mcp={"servers": mcp_servers} if mcp_servers else None,
             )
         except (ConfigError, SessionError) as exc:
             raise CliError(str(exc)) from None
@@ -139,7 +143,8 @@ def register(app: typer.Typer) -> None:
             pod = await task
             sys.stderr.write(f"pod {config.pod_name()} stopped; session {pod.session_path}\n")
 
-        # Tool processes are the pod's children: keep them out of its /proc environ and memory.
+        # Tool processes are the pod's children: keep them out of its /proc environ and memory
+        # (cli.main does it for every pod process; a serve started another way is covered too).
         from orchestrator.tools.environment import forbid_inspection
 
         forbid_inspection()
@@ -147,6 +152,17 @@ def register(app: typer.Typer) -> None:
             asyncio.run(main())
         except (PodSetupError, ServerError, SessionError, ConfigError) as exc:
             raise CliError(str(exc)) from None
+
+
+def _read_mcp_servers() -> dict[str, Any]:
+    """The MCP servers ``pod acp`` writes to this pod's stdin (then closes it)."""
+    try:
+        servers = json.loads(sys.stdin.buffer.read() or b"{}")
+    except (OSError, ValueError) as exc:
+        raise CliError(f"--mcp-servers-stdin: stdin is not a JSON object: {exc}") from None
+    if not isinstance(servers, dict):
+        raise CliError("--mcp-servers-stdin: stdin is not a JSON object of servers by name")
+    return servers
 
 
 def permissions_overrides(mode: str | None, allow_bash: bool | None) -> dict[str, Any] | None:

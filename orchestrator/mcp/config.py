@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -76,6 +77,13 @@ class McpConfig(BaseModel):
     """MCP servers by name; their tools are offered as ``mcp__<name>__<tool>`` (docs/mcp.md)."""
 
 
-def expand(value: str) -> str:
-    """``${NAME}`` replaced by the environment's ``NAME`` (empty when unset)."""
-    return _VARIABLE.sub(lambda match: os.environ.get(match.group(1), ""), value)
+def expand(value: str, environ: Mapping[str, str] | None = None) -> str:
+    """``${NAME}`` replaced by the environment's ``NAME`` (empty when unset); ``environ``
+    defaults to the pod's own."""
+    env = os.environ if environ is None else environ
+    return _VARIABLE.sub(lambda match: env.get(match.group(1), ""), value)
+
+
+def referenced_variables(value: str) -> list[str]:
+    """The names a value refers to with ``${NAME}``."""
+    return _VARIABLE.findall(value)

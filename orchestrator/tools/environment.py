@@ -100,8 +100,10 @@ _PR_SET_DUMPABLE = 4
 def forbid_inspection() -> bool:
     """Make this process non-dumpable (Linux); whether that worked.
 
-    Called once by ``pod serve``, not by the library: it is a property of the whole process
-    (no core dumps, no debugger attach without root).
+    Called by every ``pod`` process at start (``cli.main``) and by ``pod serve``, not by the
+    library: it is a property of the whole process (no core dumps, no debugger attach without
+    root). ``pod run``, ``pod chat`` and ``pod acp`` start pods, so they are a pod's parent and
+    hold the same environment.
     """
     if sys.platform != "linux":
         return False

@@ -295,3 +295,42 @@ async def test_the_editors_mcp_servers_are_the_pods(env: dict[str, str], workspa
     assert client.permissions == []
     [*_, result] = client.of("tool_call_update")
     assert result.status == "completed" and "UTC" in result.content[0].content.text
+
+
+async def test_the_editors_mcp_secrets_never_reach_a_command_line(
+    env: dict[str, str], workspace: Path
+) -> None:
+    import sys
+
+    env_secret = "editor-env-secret-do-not-leak-1"
+    header_secret = "editor-header-secret-do-not-leak-2"
+    servers: list[object] = [
+        schema.McpServerStdio(
+            name="time",
+            command=sys.executable,
+            args=["-m", "mcp_server_time"],
+            env=[schema.EnvVariable(name="TIME_API_TOKEN", value=env_secret)],
+        ),
+        schema.HttpMcpServer(
+            type="http",
+            name="web",
+            url="http://127.0.0.1:9/mcp",
+            headers=[schema.HttpHeader(name="Authorization", value=f"Bearer {header_secret}")],
+        ),
+    ]
+    async with acp_agent(env, "--provider", "scripted") as (conn, _, _):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=servers)  # type: ignore[arg-type]
+        # Every process of this user can read every other's /proc/PID/cmdline.
+        lines = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    lines.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+                except OSError:
+                    continue
+        served = [line for line in lines if " serve " in line and str(workspace) in line]
+        assert served, "the session's pod was not found"
+        for line in lines:
+            assert env_secret not in line and header_secret not in line, line
+        done = await conn.prompt(session_id=session.session_id, prompt=[_text("hi")])
+        assert done.stop_reason == "end_turn"

@@ -229,3 +229,49 @@ async def test_a_malformed_reply_never_breaks_the_session(workspace: Path, short
     # What was stored loads back as it is: commit needed no load-time repair.
     loaded = load_session(pod.config.session or latest_session(workspace))
     assert repair_loaded(loaded.items, turn_closed=not loaded.cut_off).notes == []
+
+
+SERVICE_CREDENTIAL = "svc-credential-do-not-leak-42"
+
+
+async def test_known_secrets_are_redacted_from_tool_output(
+    workspace: Path, short_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET_KEY)
+    monkeypatch.setenv("SERVICE_CREDENTIAL", SERVICE_CREDENTIAL)  # not a secret by its name
+    (workspace / ".env").write_text(
+        f"ANTHROPIC_API_KEY={SECRET_KEY}\nSERVICE={SERVICE_CREDENTIAL}\n"
+    )
+    # The pod knows the credential is secret because an MCP header refers to it.
+    server = {
+        "url": "http://127.0.0.1:9/mcp",
+        "headers": {"X-Service": "${SERVICE_CREDENTIAL}"},
+        "timeout_s": 2,
+    }
+    calls = [
+        ScriptedToolCall(name="bash", input={"command": "cat .env; echo; cat .env | rev | rev"}),
+        ScriptedToolCall(name="read_file", input={"path": ".env"}),
+        ScriptedToolCall(name="grep", input={"pattern": "do-not-leak", "path": ".env"}),
+    ]
+    replies = [ScriptedReply(tool_calls=calls), ScriptedReply(text="done")]
+    async with running_pod(
+        workspace,
+        short_dir,
+        replies=replies,
+        allow_bash=True,
+        mcp={"servers": {"svc": server}},
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "show me the secrets"})
+        events = await collect_until(c, "run_end", timeout=20)
+        assert events[-1].data == {"result": "finished"}
+        history = json.dumps((await c.request("get_history")).data)
+        await c.close()
+    wire = json.dumps([r.messages for r in pod.provider.requests])
+    events_text = json.dumps([e.data for e in events])
+    session = (latest_session(workspace) or Path("/missing")).read_text()
+    for seen in (wire, events_text, history, session):
+        assert SECRET_KEY not in seen
+        assert SERVICE_CREDENTIAL not in seen
+    results = [e.data for e in events if e.event == "tool_result"]
+    assert len(results) == 3 and all("[redacted]" in json.dumps(r) for r in results), results
