@@ -64,8 +64,10 @@ class Approvals:
         return [data for _, data in self._waiting.values()]
 
     def waiting_for(self, call_id: str) -> bool:
-        """Whether a request for this call waits."""
-        return call_id in self._waiting
+        """Whether a request for this call waits for an answer (an answered one waits no more,
+        even before its caller has resumed)."""
+        waiting = self._waiting.get(call_id)
+        return waiting is not None and not waiting[0].done()
 
     async def ask(
         self,
@@ -104,14 +106,20 @@ class Approvals:
                 signal("approval_settled")
 
     def answer(self, call_id: str, answer: Answer) -> None:
-        """A person's answer; "always" also allows calls like this one from now on."""
-        future, data = self._waiting[call_id]
+        """A person's answer; "always" also allows calls like this one from now on.
+
+        Only the answer that settles the request counts: a second one (two clients, or two
+        lines of one write) changes nothing, and grants nothing.
+        """
+        waiting = self._waiting.get(call_id)
+        if waiting is None or waiting[0].done():
+            return
+        future, data = waiting
         if answer.allow and answer.scope == "session":
             self.policy.grant(data.tool, data.arguments)
-        if not future.done():
-            future.set_result(answer)
+        future.set_result(answer)
 
     def unknown(self, call_id: str) -> str:
         """Why an answer names no waiting request, in words for the client."""
-        waiting = ", ".join(self._waiting) or "none"
+        waiting = ", ".join(i for i in self._waiting if self.waiting_for(i)) or "none"
         return f"no approval is waiting for tool call {call_id!r} (waiting: {waiting})"

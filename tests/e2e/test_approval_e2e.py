@@ -261,3 +261,33 @@ async def test_kill_9_while_waiting_then_resume_asks_again(
         if proc.poll() is None:
             proc.kill()
     assert (workspace / "ran.txt").read_text() == "ran\n"  # once: it had never started
+
+
+async def test_only_the_answer_that_settled_a_request_counts(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [
+        ScriptedReply(tool_calls=[bash("echo one", "toolu_first")]),
+        ScriptedReply(tool_calls=[bash("echo one", "toolu_again")]),
+        ScriptedReply(text="done"),
+    ]
+    async with running_pod(workspace, short_dir, replies=replies, permissions=DEFAULT) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "run it twice"})
+        await c.wait_for("approval_request", id="toolu_first")
+        # Two answers to one request in one write: "once" settles it; "session" comes too late
+        # and must not grant calls like it from now on.
+        lines = [
+            {"method": "approve", "params": {"id": "toolu_first"}, "id": "a"},
+            {"method": "approve", "params": {"id": "toolu_first", "scope": "session"}, "id": "b"},
+        ]
+        await c.send_raw(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        refused = await c.wait_for("error", id="b")
+        assert refused.data["code"] == "invalid_request"
+        assert "toolu_first" in refused.data["message"]
+        # The same command asks again: no session rule was granted.
+        await c.wait_for("approval_request", id="toolu_again", timeout=10)
+        await c.send("approve", {"id": "toolu_again"})
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "finished"}
+        await c.close()
