@@ -15,9 +15,10 @@ fails part-way (a full disk) is cut back off the file, so no torn line is left b
 caller learns of it as :class:`SessionWriteError`. A torn last line from a crash mid-write is
 ignored on load and reported.
 
-One pod at a time writes a session: the writer holds an exclusive ``flock`` on a ``.lock``
-file beside it, which names the holder, so a second pod gets :class:`SessionLocked` naming the
-first instead of splicing two conversations into one file.
+One pod at a time writes a session: the writer holds an exclusive ``flock`` on the session
+file itself (its inode, so a symlink or hard link to it is the same session) and names itself
+in a ``.lock`` file beside it, so a second pod gets :class:`SessionLocked` naming the first
+instead of splicing two conversations into one file.
 
 Files are created 0600 in 0700 directories: sessions hold source code and conversations.
 

@@ -145,6 +145,25 @@ def test_a_second_writer_is_refused_and_told_who_holds_the_session(tmp_path: Pat
     assert len(path.read_text().splitlines()) == 1  # one header: the refused writer wrote nothing
 
 
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_a_session_is_locked_by_its_file_not_its_path(tmp_path: Path, link: str) -> None:
+    path = tmp_path / "s.jsonl"
+    first = SessionWriter(path, pod="alpha", workspace=tmp_path)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    alias = other / "alias.jsonl"
+    if link == "symlink":
+        alias.symlink_to(path)
+    else:
+        os.link(path, alias)
+    assert session_holder(alias) is not None
+    with pytest.raises(SessionLocked, match="in use by another pod"):
+        SessionWriter(alias, pod="beta", workspace=tmp_path)
+    first.close()
+    assert session_holder(alias) is None
+    SessionWriter(alias, pod="beta", workspace=tmp_path).close()
+
+
 def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     code = (
