@@ -12,7 +12,7 @@ with ``re``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -26,9 +26,26 @@ MAX_PROGRAM_SIZE = 1000
 Matching costs at most (text length x program size): that is RE2's bound when its DFA gives
 up on a pattern and its NFA takes over. Ordinary patterns compile to well under 400 (a 50-word
 alternation with ``(?i)`` is about 320). At the cap, the worst pattern we found needs about 4 s
-of one core per MiB, so one 4 MiB line (grep's per-file limit) takes about 16 s: that is the
-most a cancelled search can still spend before its thread sees the stop flag.
+of one core per MiB, so one 4 MiB line (grep's per-file limit) would take about 16 s: a long
+line is therefore matched in windows sized by the pattern (:data:`WINDOW_WORK`), with the stop
+flag checked between them.
 """
+
+MAX_MEM = 8 << 20
+"""RE2's memory budget for one compiled pattern (its DFA caches live within it): when a pattern
+needs more, RE2 falls back to its slower NFA instead of growing. Stated, not left to the
+library's default, so the worst memory of a search is known."""
+
+WINDOW_WORK = 64 * 1024 * MAX_PROGRAM_SIZE
+"""Bytes x program size one RE2 call may be given: the worst pattern (at the size cap, about
+4 s of one core per MiB) gets windows of 64 KiB, a third of a second each; an ordinary pattern
+of 20 instructions gets 3 MiB windows, so grep's 4 MiB lines are mostly matched whole."""
+
+MIN_WINDOW_BYTES = 64 * 1024
+
+
+class SearchStopped(Exception):
+    """A search was told to stop between two windows of a long line."""
 
 
 class PatternError(PodRuntimeError):
@@ -39,6 +56,7 @@ def _options(*, ignore_case: bool = False, dot_nl: bool = False) -> re2.Options:
     options = re2.Options()
     # RE2 logs every parse error to stderr, which is the terminal UI's screen.
     options.log_errors = False
+    options.max_mem = MAX_MEM
     options.case_sensitive = not ignore_case
     options.dot_nl = dot_nl
     return options
@@ -170,9 +188,34 @@ class SearchPattern:
     source: str
     _regex: re2._Regexp[bytes]
 
-    def search(self, line: str) -> bool:
-        """Whether the pattern occurs in ``line``."""
-        return self._regex.search(utf8(line)) is not None
+    @property
+    def window(self) -> int:
+        """Bytes of a line matched in one RE2 call (see :data:`WINDOW_WORK`)."""
+        return max(MIN_WINDOW_BYTES, WINDOW_WORK // max(1, self._regex.programsize))
+
+    def search(self, line: str, stopped: Callable[[], bool] | None = None) -> bool:
+        """Whether the pattern occurs in ``line``.
+
+        A line longer than :attr:`window` is matched in windows of the whole line that
+        overlap by a quarter of a window, so the stop flag can be asked between them:
+        ``stopped`` is called before each and :class:`SearchStopped` raised when it says so.
+        ``^``, ``$`` and ``\\b`` keep their meaning (each window sees the line around it); a
+        match longer than the overlap that spans a window's edge is missed, which only a
+        pattern near the size cap on a line of generated text (minified code, data) meets.
+        """
+        data = utf8(line)
+        size, window = len(data), self.window
+        if size <= window + window // 4:
+            return self._regex.search(data) is not None
+        for start in range(0, size, window):
+            if stopped is not None and stopped():
+                raise SearchStopped
+            end = min(start + window + window // 4, size)
+            if self._regex.search(data, start, end) is not None:
+                return True
+            if end == size:
+                break
+        return False
 
 
 def compile_search(pattern: str, *, ignore_case: bool = False) -> SearchPattern:

@@ -275,3 +275,40 @@ async def test_known_secrets_are_redacted_from_tool_output(
         assert SERVICE_CREDENTIAL not in seen
     results = [e.data for e in events if e.event == "tool_result"]
     assert len(results) == 3 and all("[redacted]" in json.dumps(r) for r in results), results
+
+
+SLOWEST = "(a|b)*a(a|b){320}(x|y)"
+"""Near the size cap (971 RE2 instructions): about 4 s of one core per MiB of ``a``/``b``."""
+
+
+async def test_shutdown_after_cancelled_greps_does_not_wait_for_their_matching(
+    workspace: Path, short_dir: Path
+) -> None:
+    # One line of 4 MiB each: grep's per-file limit, about 16 s of matching for this pattern.
+    for n in range(2):
+        line = _random_ab_lines(4 * 1024 * 1024, width=4 * 1024 * 1024).replace("\n", "")
+        (workspace / f"minified_{n}.js").write_text(line + "\n")
+    greps = [
+        {"name": "grep", "input": {"pattern": SLOWEST, "path": f"minified_{n}.js"}}
+        for n in range(2)
+    ]
+    script = short_dir / "script.json"
+    script.write_text(json.dumps({"replies": [{"tool_calls": greps}]}))
+    socket = short_dir / "p.sock"
+    proc = start_pod_process(workspace, socket, short_dir / "session.jsonl", script)
+    try:
+        async with _clients(socket, 1) as (client,):
+            await client.send("run", {"input": "search the minified files"})
+            await client.wait_for("status", state="executing_tools", timeout=10)
+            await asyncio.sleep(0.5)  # both searches are deep inside their only line
+            await client.send("cancel")
+            events = await collect_until(client, "run_end", timeout=5)
+            assert events[-1].data == {"result": "cancelled"}
+            await client.send("shutdown")
+        # Shutdown waits for the pod's worker threads: they must have given up the lines
+        # they were matching. The guard is generous; before, it took the rest of 16 s.
+        assert proc.wait(timeout=8) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)

@@ -173,3 +173,55 @@ def test_a_set_reports_every_match_in_order_given() -> None:
 def test_a_glob_too_big_to_match_quickly_is_refused() -> None:
     with pytest.raises(PatternError, match=r"^glob pattern '\*a\*a.*' is too complex \(2713 RE2"):
         compile_glob("*a" * 300 + "*b")
+
+
+# -- long lines are matched in windows ---------------------------------------------------------
+
+
+BIG = "|(a|b){300}q"
+"""Makes a pattern big (about 900 RE2 instructions): it is matched in small windows."""
+
+
+def test_the_window_shrinks_as_the_pattern_grows() -> None:
+    from orchestrator.safe_regex import MIN_WINDOW_BYTES, compile_search
+
+    assert compile_search("needle").window >= 4 * 1024 * 1024  # grep's longest line, whole
+    assert MIN_WINDOW_BYTES <= compile_search("needle" + BIG).window < 80 * 1024
+
+
+def test_a_long_line_is_matched_in_windows_with_the_lines_anchors() -> None:
+    from orchestrator.safe_regex import compile_search
+
+    window = compile_search("needle" + BIG).window
+    size = 5 * window
+    line = "x" * size
+    for at in (0, window - 3, 2 * window + 17, size - 6):
+        with_hit = line[:at] + "needle" + line[at + 6 :]
+        assert compile_search("needle" + BIG).search(with_hit), at
+    # A match as long as the overlap, across a window's edge.
+    long_hit = "a" + "z" * (window // 4 - 2) + "b"
+    start = window - window // 8
+    spanning = line[:start] + long_hit + line[start + len(long_hit) :]
+    assert compile_search("az+b" + BIG).search(spanning)
+    # ^ and $ keep meaning the line's start and end, not a window's.
+    assert compile_search("^x" + BIG).search(line) and compile_search("x$" + BIG).search(line)
+    assert not compile_search("^x" + BIG).search("y" + line)
+    assert not compile_search("x$" + BIG).search(line + "y")
+    assert not compile_search("needle" + BIG).search(line)
+    # An ordinary pattern sees the whole line.
+    assert compile_search("^x+$").search(line)
+
+
+def test_a_stopped_search_gives_up_between_windows() -> None:
+    from orchestrator.safe_regex import SearchStopped, compile_search
+
+    pattern = compile_search("needle" + BIG)
+    asked: list[int] = []
+
+    def stopped() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+
+    with pytest.raises(SearchStopped):
+        pattern.search("x" * (10 * pattern.window), stopped)
+    assert len(asked) == 3
