@@ -1,10 +1,14 @@
 """The pod's Unix-socket server: JSON lines in, events out, any number of clients.
 
 Each client has a reader (lines → :meth:`Controller.handle`) and a writer task fed by a queue,
-so a slow client never stalls the pod or the others. The queue is bounded by bytes: everything
-waiting behind the reply being delivered must fit in ``client_max_queued_bytes``, else the
-client is disconnected and its bytes are released (a client that asks for the history again and
-again without reading would otherwise grow the pod by gigabytes). A bad line (not JSON, not
+so a slow client never stalls the pod or the others. The queues are bounded by bytes, each and
+together: everything waiting behind the reply being delivered to one client must fit in
+``client_max_queued_bytes``, and what all clients hold together in
+``clients_max_queued_bytes``; over either bound a client is disconnected (over the second, the
+one holding the most: the slowest) and its bytes are released. A client that asks for the
+history again and again without reading, or thirty of them, would otherwise grow the pod by
+gigabytes. A dropped client gets a ``queue_full`` error line after what was already on its way,
+if it reads within :data:`DROP_GRACE_S`; then the connection is cut, whatever it holds. A bad line (not JSON, not
 UTF-8, unknown method, wrong types, too long) gets an ``invalid_request`` error to that client
 only; a last line without ``\n`` is read when the client closes its side. Peers running as
 another user are refused with an error line (``SO_PEERCRED``), whatever the socket's mode.
@@ -39,6 +43,14 @@ log = logging.getLogger(__name__)
 CLIENT_MAX_QUEUED_BYTES = 64 * 1024 * 1024
 """Bytes one client may have waiting behind the reply in flight before it is disconnected."""
 
+CLIENTS_MAX_QUEUED_BYTES = 256 * 1024 * 1024
+"""Bytes all clients together may hold (queued and in flight); over it, the client holding the
+most is disconnected, then the next, until they fit."""
+
+DROP_GRACE_S = 5.0
+"""How long a dropped client has to read its error line before the connection is cut (a
+client that never reads would otherwise keep what was in flight to it for ever)."""
+
 _READ_CHUNK = 64 * 1024
 _BATCH_BYTES = 1024 * 1024
 """Queued lines joined into one write; a single longer line is written alone."""
@@ -52,9 +64,34 @@ Handler = Callable[[str, object, object, Callable[[bytes], None]], None]
 
 
 @dataclass(eq=False)
+class _Budget:
+    """What all clients hold together, and the bound on it."""
+
+    limit: int
+    clients: set[_Client]
+    held: int = 0
+
+    def grew(self, size: int) -> None:
+        """Account for ``size`` more bytes; drop the clients that hold most until within."""
+        self.held += size
+        while self.held > self.limit:
+            victim = max(
+                (c for c in self.clients if not c.dropped), key=lambda c: c.held_bytes, default=None
+            )
+            if victim is None or victim.held_bytes == 0:
+                return
+            victim.drop(
+                f"all clients together hold {self.held} bytes, over the bound of {self.limit}; "
+                f"this client holds the most ({victim.held_bytes} bytes unread) and is "
+                "disconnected. Read the events you ask for."
+            )
+
+
+@dataclass(eq=False)
 class _Client:
     writer: asyncio.StreamWriter
     max_queued_bytes: int
+    budget: _Budget
     peer_pid: int | None = None
     lines: deque[bytes] = field(default_factory=deque)
     queued_bytes: int = 0
@@ -65,7 +102,7 @@ class _Client:
     closing: bool = False
     """Deliver what is queued, then close."""
     dropped: bool = False
-    """Over its bound: closed at once, nothing more is queued."""
+    """Over a bound: disconnected, nothing more is queued."""
 
     @property
     def held_bytes(self) -> int:
@@ -81,26 +118,43 @@ class _Client:
             delivering = 0 if self.in_flight else len(self.lines[0])
             waiting = self.queued_bytes - delivering
             if waiting + len(line) > self.max_queued_bytes:
-                self.drop(waiting + len(line))
+                self.drop(
+                    f"{waiting + len(line)} bytes queued and unread, over the bound of "
+                    f"{self.max_queued_bytes} bytes for one client; disconnected. Read the "
+                    "events you ask for."
+                )
                 return
         self.lines.append(line)
         self.queued_bytes += len(line)
         self.wake.set()
+        self.budget.grew(len(line))
 
-    def drop(self, waiting: int) -> None:
+    def drained(self) -> None:
+        """What was in flight reached the peer's socket."""
+        self.budget.held -= self.in_flight
+        self.in_flight = 0
+
+    def drop(self, why: str) -> None:
         """Disconnect now and release everything queued for this client."""
         log.warning(
-            "client (pid %s) disconnected: %d bytes queued and unread, over the bound of %d bytes",
+            "client (pid %s) disconnected: %s",
             self.peer_pid if self.peer_pid is not None else "unknown",
-            waiting,
-            self.max_queued_bytes,
+            why,
         )
         self.dropped = True
+        self.budget.held -= self.held_bytes
         self.lines.clear()
         self.queued_bytes = 0
         self.in_flight = 0
-        # abort, not close: close would keep the unsent buffer until the peer reads it.
-        self.writer.transport.abort()
+        transport = self.writer.transport
+        # What is in flight is whole lines: the error line after it is a line of its own.
+        # close() delivers both to a client that reads; abort() after the grace period, not
+        # at once, is what a client that never reads gets (close alone would keep the buffer
+        # until it read).
+        with contextlib.suppress(Exception):
+            transport.write(encode_event("error", ErrorData(code="queue_full", message=why)))
+        transport.close()
+        asyncio.get_running_loop().call_later(DROP_GRACE_S, transport.abort)
         self.wake.set()
 
     def close_when_flushed(self) -> None:
@@ -140,12 +194,14 @@ class PodServer:
         *,
         max_line_bytes: int = MAX_LINE_BYTES,
         client_max_queued_bytes: int = CLIENT_MAX_QUEUED_BYTES,
+        clients_max_queued_bytes: int = CLIENTS_MAX_QUEUED_BYTES,
     ):
         self.path = path
         self.handler = handler
         self.max_line_bytes = max_line_bytes
         self.client_max_queued_bytes = client_max_queued_bytes
         self._clients: set[_Client] = set()
+        self._budget = _Budget(limit=clients_max_queued_bytes, clients=self._clients)
         self._server: asyncio.AbstractServer | None = None
         self._identity: tuple[int, int] | None = None
         """(device, inode) of the socket file we created: only that file is ever removed."""
@@ -200,7 +256,12 @@ class PodServer:
         creds = await self._peer_allowed(writer)
         if creds is False:
             return
-        client = _Client(writer, self.client_max_queued_bytes, peer_pid=creds[0] if creds else None)
+        client = _Client(
+            writer,
+            self.client_max_queued_bytes,
+            self._budget,
+            peer_pid=creds[0] if creds else None,
+        )
         self._clients.add(client)
         writer_task = asyncio.create_task(self._write_loop(client))
         try:
@@ -301,7 +362,7 @@ class PodServer:
                 if client.lines:
                     writer.write(client.next_batch())
                     await writer.drain()
-                    client.in_flight = 0
+                    client.drained()
                 elif client.closing:
                     break
                 else:
@@ -310,7 +371,7 @@ class PodServer:
         except (ConnectionError, OSError):
             pass
         finally:
-            client.in_flight = 0
+            client.drained()
             with contextlib.suppress(Exception):
                 writer.close()
 

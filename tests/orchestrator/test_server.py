@@ -149,6 +149,83 @@ async def test_a_client_that_never_reads_is_disconnected_and_its_bytes_released(
         await streamer.close()
 
 
+def _hog(path: Path, requests: int) -> socket.socket:
+    """A client that asks for the history ``requests`` times in one write and never reads."""
+    hog = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    hog.connect(str(path))
+    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # keep what the kernel holds small
+    hog.sendall(
+        b"".join(
+            json.dumps({"method": "get_history", "id": n}).encode() + b"\n" for n in range(requests)
+        )
+    )
+    return hog
+
+
+def _lines_to_eof(peer: socket.socket) -> list[dict[str, Any]]:
+    peer.setblocking(True)
+    peer.settimeout(10)
+    data = b""
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := peer.recv(1024 * 1024):
+            data += chunk
+    peer.close()
+    return [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+async def test_clients_that_never_read_are_bounded_together_slowest_first(
+    workspace: Path, short_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    per_client, together = 64 * 1024 * 1024, 12 * 1024 * 1024
+    big = ScriptedReply(text="h" * 500_000, chunk_size=500_000)
+    async with _served(
+        workspace,
+        short_dir,
+        [big] * 4 + [ScriptedReply(text="still here")],
+        client_max_queued_bytes=per_client,
+        clients_max_queued_bytes=together,
+    ) as (srv, _):
+        streamer = await PodClient.connect(srv.path)
+        for n in range(4):
+            await streamer.send("run", {"input": f"grow the history {n}"})
+            await collect_until(streamer, "run_end", timeout=30)
+        history = await streamer.request("get_history", timeout=30)
+        size = len(json.dumps({"event": "history", "data": history.data}).encode())
+        assert size > 2_000_000
+        caplog.set_level(logging.WARNING, logger="orchestrator.server")
+
+        # Each hog asks for less than the per-client bound; together they ask for far more
+        # than the bound of all clients. The one that holds most is dropped first.
+        greedy = _hog(srv.path, 5)
+        await asyncio.sleep(0.2)
+        modest = [_hog(srv.path, 2) for _ in range(6)]
+        peak = 0
+        for _ in range(500):
+            peak = max(peak, srv.queued_bytes)
+            if "all clients" in caplog.text:
+                break
+            await asyncio.sleep(0.01)
+        # The greedy hog was dropped, with an error event as its last line (delivered to a
+        # client that reads within the grace period).
+        lines = await asyncio.to_thread(_lines_to_eof, greedy)
+        for _ in range(100):
+            peak = max(peak, srv.queued_bytes)
+            await asyncio.sleep(0.01)
+        assert peak <= together + size, f"{peak} bytes held for all clients"
+        assert "all clients" in caplog.text
+        assert lines[-1]["event"] == "error", [line["event"] for line in lines][-3:]
+        assert lines[-1]["data"]["code"] == "queue_full"
+        assert "all clients" in lines[-1]["data"]["message"]
+        for hog in modest:
+            hog.close()
+
+        # The client that reads is unaffected.
+        await streamer.send("run", {"input": "and now?"})
+        events = await collect_until(streamer, "run_end", timeout=30)
+        assert events[-1].data == {"result": "finished"}
+        await streamer.close()
+
+
 async def test_a_reading_client_gets_a_reply_larger_than_the_bound(
     workspace: Path, short_dir: Path
 ) -> None:
