@@ -90,14 +90,14 @@ class PodConfig(BaseModel):
     ``scripted``."""
     model: str = DEFAULT_MODEL
     """The model the anthropic provider asks for."""
-    max_tokens: int = 8192
+    max_tokens: int = Field(default=8192, gt=0)
     """The most tokens one model response may have."""
-    max_rounds: int = 50
+    max_rounds: int = Field(default=50, gt=0)
     """A turn stops with ``limit_reached`` after this many model requests."""
     provider_max_retries: int = Field(default=4, ge=0, le=10)
     """Retries of a request that failed with 429, 529, a 5xx or a dropped connection, each
     reported as an alert."""
-    provider_timeout_s: float = 600.0
+    provider_timeout_s: float = Field(default=600.0, gt=0)
     """Seconds one model request may take."""
     scripted_script: Path | None = None
     """A JSON script for the scripted provider; its built-in demo when unset."""
@@ -106,10 +106,10 @@ class PodConfig(BaseModel):
     """Let ``bash`` run without asking (a shortcut for an ``allow = ["bash"]`` rule)."""
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     """Which tool calls run, ask first, or are denied (docs/permissions.md)."""
-    bash_timeout_s: float = 120.0
+    bash_timeout_s: float = Field(default=120.0, gt=0)
     """Seconds a ``bash`` command may run unless the model asks for another timeout."""
 
-    tool_output_max_bytes: int = TOOL_OUTPUT_MAX_BYTES
+    tool_output_max_bytes: int = Field(default=TOOL_OUTPUT_MAX_BYTES, ge=0)
     """Cap on the content of one tool result (the rest is cut and marked)."""
     tool_output_overrides: dict[str, int] = Field(default_factory=dict)
     """Per-tool content caps, by tool name."""
@@ -139,14 +139,14 @@ class PodConfig(BaseModel):
     after the user message (cut at ``file_ref_max_bytes``), or ``synthetic_read``: a
     ``read_file`` call the pod makes for the model, whose result is the tool's own (numbered
     lines, head and tail of a large file, ``read_file``'s cap)."""
-    file_ref_max_bytes: int = TOOL_OUTPUT_MAX_BYTES
+    file_ref_max_bytes: int = Field(default=TOOL_OUTPUT_MAX_BYTES, ge=0)
     """Cap on one attached file's text in the ``system_message`` style (and on an
     ``@knowledge`` record's body)."""
     file_ref_max_count: int = Field(default=20, ge=0)
     """In the ``system_message`` style, the most distinct ``@file`` refs attached for one
     message; the others stay as text and a warning names them (8 MiB of input could otherwise
     hold a hundred thousand refs, each a read)."""
-    max_preread_files: int = 5
+    max_preread_files: int = Field(default=5, ge=0)
     """With ``synthetic_read``, the most files read for one message."""
 
     read_roots: list[Path] = Field(default_factory=list)

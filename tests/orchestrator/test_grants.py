@@ -111,3 +111,15 @@ def test_the_default_name_is_the_folder_name_made_safe(
     workspace.mkdir()
     assert load_config(workspace).pod_name() == expected
     assert not config_file(workspace).exists()
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["max_rounds = 0", "provider_max_retries = 1000", "max_tokens = -1", "bash_timeout_s = 0"],
+)
+def test_tuning_stays_within_bounds(tmp_path: Path, line: str) -> None:
+    path = config_file(tmp_path)
+    path.parent.mkdir()
+    path.write_text(line + "\n")
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: {line.split()[0]}: "):
+        load_config(tmp_path)
