@@ -9,7 +9,7 @@ import logging
 import os
 import socket
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +91,28 @@ async def _served(
         pod.controller.transcript.session.close()
 
 
+async def _peak_until(srv: PodServer, done: Callable[[], bool], tries: int = 500) -> int:
+    """The most the server held for its clients, watched until ``done`` (or ``tries`` naps)."""
+    peak = srv.queued_bytes
+    for _ in range(tries):
+        if done():
+            break
+        await asyncio.sleep(0.01)
+        peak = max(peak, srv.queued_bytes)
+    return peak
+
+
+async def _grow_history(client: PodClient) -> int:
+    """Four turns of 500 kB answers; the size of the ``history`` reply that then holds them."""
+    for n in range(4):
+        await client.send("run", {"input": f"grow the history {n}"})
+        await collect_until(client, "run_end", timeout=30)
+    history = await client.request("get_history", timeout=30)
+    size = len(json.dumps({"event": "history", "data": history.data}).encode())
+    assert size > 2_000_000
+    return size
+
+
 async def test_a_client_that_never_reads_is_disconnected_and_its_bytes_released(
     workspace: Path, short_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -102,12 +124,7 @@ async def test_a_client_that_never_reads_is_disconnected_and_its_bytes_released(
         _,
     ):
         streamer = await PodClient.connect(srv.path)
-        for n in range(4):
-            await streamer.send("run", {"input": f"grow the history {n}"})
-            await collect_until(streamer, "run_end", timeout=30)
-        history = await streamer.request("get_history", timeout=30)
-        size = len(json.dumps({"event": "history", "data": history.data}).encode())
-        assert size > 2_000_000  # a history big enough that 150 copies would be 300 MB
+        size = await _grow_history(streamer)  # 150 copies would be 300 MB
 
         # 150 get_history in one write, and never a read.
         hog = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -119,13 +136,7 @@ async def test_a_client_that_never_reads_is_disconnected_and_its_bytes_released(
         caplog.set_level(logging.WARNING, logger="orchestrator.server")
         await asyncio.get_running_loop().sock_sendall(hog, lines)
 
-        peak = 0
-        for _ in range(200):
-            peak = max(peak, srv.queued_bytes)
-            if "queued" in caplog.text:
-                break
-            await asyncio.sleep(0.01)
-        peak = max(peak, srv.queued_bytes)
+        peak = await _peak_until(srv, lambda: "queued" in caplog.text)
         # What the pod held for the hog: at most the bound behind the one reply in flight.
         assert peak <= bound + 2 * size, f"{peak} bytes queued"
         assert srv.queued_bytes < size + 1024 * 1024
@@ -186,12 +197,7 @@ async def test_clients_that_never_read_are_bounded_together_slowest_first(
         clients_max_queued_bytes=together,
     ) as (srv, _):
         streamer = await PodClient.connect(srv.path)
-        for n in range(4):
-            await streamer.send("run", {"input": f"grow the history {n}"})
-            await collect_until(streamer, "run_end", timeout=30)
-        history = await streamer.request("get_history", timeout=30)
-        size = len(json.dumps({"event": "history", "data": history.data}).encode())
-        assert size > 2_000_000
+        size = await _grow_history(streamer)
         caplog.set_level(logging.WARNING, logger="orchestrator.server")
 
         # Each hog asks for less than the per-client bound; together they ask for far more
@@ -199,18 +205,11 @@ async def test_clients_that_never_read_are_bounded_together_slowest_first(
         greedy = _hog(srv.path, 5)
         await asyncio.sleep(0.2)
         modest = [_hog(srv.path, 2) for _ in range(6)]
-        peak = 0
-        for _ in range(500):
-            peak = max(peak, srv.queued_bytes)
-            if "all clients" in caplog.text:
-                break
-            await asyncio.sleep(0.01)
+        peak = await _peak_until(srv, lambda: "all clients" in caplog.text)
         # The greedy hog was dropped, with an error event as its last line (delivered to a
         # client that reads within the grace period).
         lines = await asyncio.to_thread(_lines_to_eof, greedy)
-        for _ in range(100):
-            peak = max(peak, srv.queued_bytes)
-            await asyncio.sleep(0.01)
+        peak = max(peak, await _peak_until(srv, lambda: False, tries=100))
         assert peak <= together + size, f"{peak} bytes held for all clients"
         assert "all clients" in caplog.text
         assert lines[-1]["event"] == "error", [line["event"] for line in lines][-3:]
