@@ -45,7 +45,7 @@ from pydantic import (
 from orchestrator.errors import SetupError
 from orchestrator.grants import refused_grants_warning, strip_workspace_grants
 from orchestrator.mcp.config import McpConfig, wire_name
-from orchestrator.paths import POD_NAME_MAX, is_pod_name, safe_pod_name
+from orchestrator.paths import POD_NAME_MAX, is_pod_name, safe_pod_name, state_dir
 from orchestrator.permissions import PermissionsConfig, Policy
 from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
 
@@ -234,7 +234,20 @@ class PodConfig(BaseModel):
         allow = ["bash"] if self.allow_bash else []
         allow += [f"{wire_name(n, '')}*" for n, s in servers.items() if s.permission == "allow"]
         deny = [f"{wire_name(n, '')}*" for n, s in servers.items() if s.permission == "deny"]
-        return Policy.from_config(self.permissions, extra_allow=allow, extra_deny=deny)
+        return Policy.from_config(
+            self.permissions,
+            extra_allow=allow,
+            extra_deny=deny,
+            protected_roots=self.protected_roots(),
+        )
+
+    def protected_roots(self) -> list[str]:
+        """Paths a write to which always asks: the pod's state (sessions, checkpoints, logs),
+        the user's pod config, and the session file wherever it is."""
+        roots = [state_dir(), user_config_file().parent]
+        if self.session is not None:
+            roots.append(Path(self.session))
+        return [os.path.realpath(root) for root in roots]
 
     def bash_offered(self) -> bool:
         """Whether the model is offered ``bash`` (not when every command would be denied)."""

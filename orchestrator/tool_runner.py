@@ -19,16 +19,16 @@ import functools
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from orchestrator.approvals import Approvals
 from orchestrator.history import Item, ToolResult, ToolUseBlock
 from orchestrator.interceptors import Deny, InterceptorChain, Pause
-from orchestrator.permissions import Decision, Policy
+from orchestrator.permissions import Decision, Policy, Subject, subject_of
 from orchestrator.redaction import Redactor
-from orchestrator.scoped_fs import ScopedFS
+from orchestrator.scoped_fs import RuleDenied, ScopedFS
 from orchestrator.session import SessionWriteError, ToolSpools, ToolStartRecord
 from orchestrator.tool_output import cap_content, interrupted_output, to_tool_output
 from orchestrator.tools.base import (
@@ -87,6 +87,8 @@ class ToolRunner:
     redactor: Redactor | None = None
     """Known secrets, redacted from output before the cap cuts it (a value cut in two by the
     cap would otherwise survive in part)."""
+    _subjects: dict[str, Subject] = field(default_factory=dict, init=False)
+    """What each decided call was resolved to, until it runs (its file-system guard)."""
 
     async def run_calls(
         self,
@@ -100,6 +102,7 @@ class ToolRunner:
         (``signal`` tells the machine) while the others run.
         """
         ready: list[tuple[ToolUseBlock, Decision | None]] = []
+        self._subjects.clear()  # a round decides its calls afresh (after a resume too)
         for call in calls:
             action = self.interceptors.tool(call)
             if isinstance(action, Deny):
@@ -130,7 +133,36 @@ class ToolRunner:
         tool = self.registry.get(call.name)
         if self.policy is None or tool is None:
             return None  # an unknown tool answers for itself
-        return self.policy.decide(call.name, tool_kind(tool), call.input)
+        kind = tool_kind(tool)
+        # Rules see the paths the file system will open: ./, .., symlinks resolved.
+        subject = subject_of(call.input, kind, self.fs.rule_path)
+        self._subjects[call.id] = subject
+        return self.policy.decide(call.name, kind, call.input, subject)
+
+    def _fs_for(self, call: ToolUseBlock, tool: Tool | None) -> ScopedFS:
+        """The file system a call works through: guarded by the same rules that let it run.
+
+        Paths the decision was about pass (a person may have approved exactly them); any other
+        path the tool opens, a file deep in a searched tree or a symlink swapped in since the
+        decision, must be allowed on its own, or the tool gets an error for it.
+        """
+        policy, subject = self.policy, self._subjects.pop(call.id, None)
+        if policy is None or tool is None or subject is None:
+            return self.fs
+        kind, decided, fs = tool_kind(tool), frozenset(subject.paths), self.fs
+
+        def guard(real: Path, write: bool) -> None:
+            rel = fs.rule_form(real)
+            if rel in decided:
+                return
+            alone = Subject(text=rel, paths=(rel,), writes=(rel,) if write else ())
+            decision = policy.decide(call.name, kind, {}, alone)
+            if decision.verdict == "deny":
+                raise RuleDenied(rel or ".", decision.reason)
+            if decision.verdict == "ask":
+                raise RuleDenied(rel or ".", f"{decision.reason}, and nobody approved it")
+
+        return fs.guarded(guard)
 
     async def _gather(
         self,
@@ -157,11 +189,12 @@ class ToolRunner:
             raise
 
     async def _run_one(self, call: ToolUseBlock, commit: Callable[[Item], Item]) -> None:
-        ctx = ToolContext(fs=self.fs, workspace=self.workspace, scratch_dir=self.scratch_dir)
+        tool = self.registry.get(call.name)
+        fs = self._fs_for(call, tool)
+        ctx = ToolContext(fs=fs, workspace=self.workspace, scratch_dir=self.scratch_dir)
         if self.on_output is not None:
             ctx.partial.on_text = functools.partial(self.on_output, call.id)
         cap = self.cap_for(call.name)
-        tool = self.registry.get(call.name)
         spool = self._begin(call, tool, ctx, commit)
         started = time.monotonic()
         try:

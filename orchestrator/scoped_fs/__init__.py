@@ -42,7 +42,8 @@ Errors form one tree::
     ├── NotADirectory
     ├── NotRegularFile      FIFO, socket, device
     ├── BinaryFile          not UTF-8, or contains NUL bytes
-    ├── PermissionDenied
+    ├── PermissionDenied    the operating system refused
+    ├── RuleDenied          a permission rule forbids the path (a guarded view)
     └── FsIOError
 
 Modules: :mod:`.fs` (the :class:`ScopedFS`: reads, writes and directory scans), :mod:`.listing`
@@ -64,9 +65,10 @@ from orchestrator.scoped_fs.errors import (
     NotRegularFile,
     OutOfScope,
     PermissionDenied,
+    RuleDenied,
     SymlinkEscape,
 )
-from orchestrator.scoped_fs.fs import FileBytes, FileText, PathInfo, ScopedFS
+from orchestrator.scoped_fs.fs import FileBytes, FileText, PathGuard, PathInfo, ScopedFS
 from orchestrator.scoped_fs.gitignore import IgnoreRules, is_ignored, parse_gitignore
 from orchestrator.scoped_fs.listing import DirEntry, DirListing, printable_name
 
@@ -85,8 +87,10 @@ __all__ = [
     "NotFound",
     "NotRegularFile",
     "OutOfScope",
+    "PathGuard",
     "PathInfo",
     "PermissionDenied",
+    "RuleDenied",
     "ScopedFS",
     "SymlinkEscape",
     "is_ignored",

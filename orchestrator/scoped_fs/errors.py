@@ -62,6 +62,10 @@ class FsIOError(FsError):
     """Any other operating-system failure."""
 
 
+class RuleDenied(FsError):
+    """The pod's permission rules forbid this path (see :meth:`ScopedFS.guarded`)."""
+
+
 # -- results ------------------------------------------------------------------------------------
 
 

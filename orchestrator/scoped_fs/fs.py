@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import copy
 import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +79,11 @@ class FileBytes:
     truncated: bool
 
 
+PathGuard = Callable[[Path, bool], None]
+"""Called with the canonical path of every entry a guarded view opens (and True for a write);
+raises :class:`RuleDenied` to refuse it."""
+
+
 @dataclass(frozen=True)
 class PathInfo:
     """An existing entry: its canonical path and whether it is a directory."""
@@ -107,6 +113,53 @@ class ScopedFS:
         given = [Path(workspace), *write_roots, *read_roots]
         self._lexical_roots = [Path(os.path.normpath(Path(r).absolute())) for r in given]
         self._gitignore = GitignoreCache(self.workspace)
+        self._guard: PathGuard | None = None
+
+    def guarded(self, guard: PathGuard) -> ScopedFS:
+        """A view of this file system that also asks ``guard`` about every path it opens.
+
+        The tool runner gives each call such a view, so a permission rule is checked on the
+        very path that is opened, after symlinks: a link swapped in after the decision, or a
+        file deep in a directory a search walks, meets the same rules as the call itself.
+        """
+        view = copy.copy(self)
+        view._guard = guard
+        return view
+
+    def permits(self, path: str | Path) -> bool:
+        """Whether a guarded view would open ``path`` (always True without a guard)."""
+        if self._guard is None:
+            return True
+        try:
+            with self._resolved(os.fspath(path), self._absolute(path)) as found:
+                self._guard(found.real, False)
+        except FsError:
+            return False
+        return True
+
+    def canonical(self, path: str | Path) -> Path:
+        """Where ``path`` leads, symlinks resolved, whether or not it exists or is in scope:
+        the one resolution the permission rules and every access share."""
+        raw = self._absolute(path)
+        with self._resolved(os.fspath(path), raw) as found:
+            return found.real
+
+    def rule_path(self, path: str | Path) -> str:
+        """The path permission rules match: canonical, relative to the workspace inside it
+        (``""`` for the workspace itself), absolute outside. Unresolvable paths (a NUL byte)
+        are taken as written, normalised."""
+        try:
+            real = self.canonical(path)
+        except FsError:
+            real = Path(os.path.normpath(self._absolute(os.fspath(path).replace("\x00", ""))))
+        return self.rule_form(real)
+
+    def rule_form(self, real: Path) -> str:
+        """A canonical path as permission rules see it (see :meth:`rule_path`)."""
+        if within(real, [self.workspace]):
+            rel = real.relative_to(self.workspace).as_posix()
+            return "" if rel == "." else rel
+        return str(real)
 
     # -- resolution
 
@@ -153,6 +206,8 @@ class ScopedFS:
         self._check_scope(shown, raw, found.real, self._read_roots)
         if found.rest:
             raise missing(shown, found)
+        if self._guard is not None:
+            self._guard(found.real, False)
 
     def _check_write(self, shown: str, raw: Path, found: Found) -> None:
         """Raise unless ``found`` is a regular file, or a name that can be created, in a
@@ -169,11 +224,15 @@ class ScopedFS:
             existing = Path(*real.parts[: len(real.parts) - len(found.rest)])
             if not within(existing, self._write_roots):
                 raise NotFound(shown, "not found (the writable root does not exist)")
+            if self._guard is not None:
+                self._guard(real, True)
             return
         if stat.S_ISDIR(found.st.st_mode):
             raise IsADirectory(shown, "is a directory")
         if not stat.S_ISREG(found.st.st_mode):
             raise NotRegularFile(shown, f"not a regular file ({kind_of(found.st.st_mode)})")
+        if self._guard is not None:
+            self._guard(real, True)
 
     def resolve_read(self, path: str | Path) -> Path:
         """The canonical path of an existing, readable entry (file or directory)."""
@@ -336,8 +395,13 @@ class ScopedFS:
         self, directory: Path, entries: Iterable[DirEntry], *, hidden: bool
     ) -> list[tuple[str, bool]]:
         """Visible ``(name, is_dir)`` pairs of a canonical directory's entries, sorted by name."""
+        # .gitignore is the pod's own reading, not the tool's: no guard.
+        plain = self
+        if self._guard is not None:
+            plain = copy.copy(self)
+            plain._guard = None
         rules = self._gitignore.rules(
-            lambda: self.read_text(".gitignore", max_bytes=GITIGNORE_MAX_BYTES).text
+            lambda: plain.read_text(".gitignore", max_bytes=GITIGNORE_MAX_BYTES).text
         )
         return visible_entries(
             directory,

@@ -104,6 +104,9 @@ class _Walk:
                 self.partial_dirs.append(listing.display)
             subdirs: list[tuple[Path, str]] = []
             for entry in listing.entries:
+                # A file a permission rule hides (read(secrets/**)) is not shown or searched.
+                if not self.fs.permits(listing.path / entry.rstrip("/")):
+                    continue
                 child_rel = rel + entry
                 yield child_rel, _join(display_root, child_rel)
                 if entry.endswith("/"):

@@ -82,8 +82,12 @@ def test_bash_is_offered_unless_the_permissions_deny_it(tmp_path: Path) -> None:
     assert default_registry(denied).names() == everything[1:]
     read_only = PodConfig(workspace=tmp_path, permissions={"mode": "read-only"})
     assert "bash" not in default_registry(read_only).names()
+    # read-only wins over every allow (issue 27 §3): no allow rule or --allow-bash brings
+    # bash back.
     some = {"mode": "read-only", "allow": ["bash(git status)"]}
-    assert "bash" in default_registry(PodConfig(workspace=tmp_path, permissions=some)).names()
+    assert "bash" not in default_registry(PodConfig(workspace=tmp_path, permissions=some)).names()
+    flag = PodConfig(workspace=tmp_path, allow_bash=True, permissions={"mode": "read-only"})
+    assert default_registry(flag).names() == ["glob", "grep", "read_file"]
 
 
 def test_default_registry_with_bash_uses_the_configured_timeout(tmp_path: Path) -> None:
