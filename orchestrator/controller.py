@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from orchestrator.approvals import Answer, Approvals
 from orchestrator.compaction import CompactionError, CompactionRequest, Compactor
 from orchestrator.config import PodConfig
-from orchestrator.context import Context, usage_of
+from orchestrator.context import OFF_LOOP_ITEMS, Context, usage_of
 from orchestrator.file_refs import preread_files, synthetic_read_items
 from orchestrator.history import (
     AssistantMessage,
@@ -30,6 +30,7 @@ from orchestrator.history import (
 )
 from orchestrator.interceptors import Cancel, ContinueWith, InterceptorChain
 from orchestrator.notes import NoteQueue
+from orchestrator.offload import off_loop
 from orchestrator.pod_task import Outcome, PodTask
 from orchestrator.protocol import (
     ErrorData,
@@ -152,14 +153,16 @@ class Controller:
                 self._move_prune_bound(bound, 0)
         return stored
 
-    def wire_messages(self) -> list[dict[str, Any]]:
+    async def wire_messages(self) -> list[dict[str, Any]]:
         """Wire messages for the next request: the context's view, pruned in steps."""
-        move = self.context.prune_move()
+        # Deciding a prune step sizes every old result: off the loop for a long view.
+        long = len(self.context.view()) > OFF_LOOP_ITEMS
+        move = await off_loop(self.context.prune_move) if long else self.context.prune_move()
         if move is not None:
             self._move_prune_bound(*move)
         # Never ask the model about a history the session file does not hold.
         self.transcript.require_durable()
-        return self.context.messages()
+        return await self.context.prepared_messages()
 
     def _move_prune_bound(self, bound: int, tokens: int) -> None:
         self.transcript.record_prune(bound, tokens)
@@ -257,8 +260,12 @@ class Controller:
 
     def start_compaction(self) -> None:
         """Launch a compaction between turns; the machine waits in ``compacting``."""
+        # The request is taken now, not when the task first runs: an interrupt read in the same
+        # write cancels the task before its first step, and a request left behind would start
+        # the compaction again the moment the machine is back in idle.
+        request = self.take_compaction_request() or CompactionRequest(trigger="manual")
         self.task.start(
-            self._drive_compaction(),
+            self._drive_compaction(request),
             interrupted=("compaction_failed", None),
             name=f"compaction-{self.history.turn}",
         )
@@ -331,9 +338,8 @@ class Controller:
             name=f"turn-{self.history.turn}",
         )
 
-    async def _drive_compaction(self) -> Outcome:
+    async def _drive_compaction(self, request: CompactionRequest) -> Outcome:
         """A compaction between turns: ``compaction_done``, or ``compaction_failed``."""
-        request = self.take_compaction_request() or CompactionRequest(trigger="manual")
         try:
             await self.learn_window()
             compaction = await self.compactor.compact(

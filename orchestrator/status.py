@@ -82,6 +82,8 @@ class StatusBoard:
         self._last: tuple[PublicStatus, str] | None = None
         self.mcp: McpServers | None = None
         """The pod's MCP servers, once they are started."""
+        self._name = controller.config.pod_name()
+        """Resolved once: status is asked for often, and resolving the workspace is syscalls."""
 
     def start(self) -> None:
         """The machine is built: remember where it is and announce changes from now on."""
@@ -113,7 +115,7 @@ class StatusBoard:
         return StatusData(
             status=status,
             state=state,
-            name=c.config.pod_name(),
+            name=self._name,
             model=c.provider.model,
             provider=c.provider.name,
             workspace=str(c.config.workspace),

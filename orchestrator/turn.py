@@ -52,6 +52,13 @@ _TOO_LONG = (
 )
 
 
+_ALONE_TOO_LONG = (
+    "the latest message alone does not fit the model's context window ({detail}), and nothing "
+    "older is left to compact. It stays in the history, and the next message compacts it into "
+    "a summary; attach less next time (a line range: @file:L1-L200)."
+)
+
+
 def last_exchange(items: list[Item]) -> Item | None:
     """The last item of the conversation itself (a compaction only changes the view)."""
     for item in reversed(items):
@@ -89,7 +96,7 @@ class TurnHost(Protocol):
         """Send a round event (``tools_started`` / ``round_done``) to the lifecycle machine."""
         ...
 
-    def wire_messages(self) -> list[dict[str, Any]]:
+    async def wire_messages(self) -> list[dict[str, Any]]:
         """The wire messages for the next request (pruned, incrementally built)."""
         ...
 
@@ -179,7 +186,7 @@ class Turn:
         (the view changed).
         """
         request = self.host.take_compaction_request()
-        messages = self.host.wire_messages()
+        messages = await self.host.wire_messages()
         if request is None:
             context = self.host.context
             estimate = context.estimate(self.system_prompt, self.tools.registry.specs(), messages)
@@ -199,7 +206,7 @@ class Turn:
         except PromptTooLongError as exc:
             compacted = await self._compact(CompactionRequest(trigger="recovery"))
             if compacted is None:
-                raise TurnError(_TOO_LONG.format(detail=exc), code="provider_error") from exc
+                raise TurnError(_ALONE_TOO_LONG.format(detail=exc), code="provider_error") from exc
         try:
             return await self._request()
         except PromptTooLongError as exc:
@@ -230,7 +237,7 @@ class Turn:
         self, messages: list[dict[str, Any]] | None = None
     ) -> AssistantMessage | None:
         if messages is None:
-            messages = self.host.wire_messages()
+            messages = await self.host.wire_messages()
         violations = self.validator.validate(messages)
         if violations:
             # Never send what the API would reject; this is our bug, so say so plainly.

@@ -160,6 +160,11 @@ class WireBuilder:
             self._last_consumed = items[-1]
         return list(self._messages)
 
+    @property
+    def consumed(self) -> int:
+        """How many items of the last history built are wired already."""
+        return self._consumed
+
     def _reset(self) -> None:
         self._messages, self._starts, self._consumed = [], [], 0
         self._last_consumed = None

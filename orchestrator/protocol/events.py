@@ -266,6 +266,10 @@ class ShutdownData(_Data):
     """The pod is going away."""
 
 
+# StatusData names models defined after it: complete it now, not on the first status the pod
+# builds (a schema build of tens of milliseconds while a client waits).
+StatusData.model_rebuild()
+
 EVENT_DATA: dict[str, type[_Data]] = {
     "status": StatusData,
     "user_message": UserMessageData,

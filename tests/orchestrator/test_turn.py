@@ -63,7 +63,7 @@ class Host:
     def alert(self, level: str, source: str, message: str) -> None:
         self.alerts.append(message)
 
-    def wire_messages(self) -> list[dict[str, Any]]:
+    async def wire_messages(self) -> list[dict[str, Any]]:
         return self.context.messages()
 
 
