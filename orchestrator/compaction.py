@@ -43,6 +43,7 @@ from orchestrator.repair import pending_tool_calls
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import FileRefSegment
 from orchestrator.shrink import MIN_BLOCK_TOKENS, shrink_messages
+from orchestrator.thinking import ThinkingPlan
 from orchestrator.tokens import (
     BLOCK_OVERHEAD,
     BYTES_PER_TOKEN,
@@ -241,6 +242,7 @@ class Compactor:
         tools: list[dict[str, Any]],
         model: str,
         max_tokens: int,
+        thinking: ThinkingPlan | None = None,
     ) -> Compaction | None:
         """Summarise, re-read files and commit one compaction; None when nothing to compact.
 
@@ -285,6 +287,11 @@ class Compactor:
                             None if self.config.prompt_cache == "off" else self.config.prompt_cache
                         ),
                         purpose="compaction",
+                        # The same thinking as the turn's requests: the cached prefix is only
+                        # read back under the same parameters, and some models cannot turn
+                        # thinking off at all.
+                        thinking=thinking.thinking if thinking else None,
+                        output_config=thinking.output_config if thinking else None,
                     )
                 )
                 break

@@ -12,12 +12,12 @@ from dataclasses import dataclass, replace
 from orchestrator.history import (
     INTERRUPT_NOTE,
     INTERRUPTED_SUMMARY,
+    THINKING_BLOCKS,
     AssistantMessage,
     Compaction,
     Item,
     SystemMessage,
     TextBlock,
-    ThinkingBlock,
     ToolResult,
     ToolUseBlock,
 )
@@ -272,7 +272,7 @@ def _well_formed(
     if not any(
         isinstance(b, ToolUseBlock)
         or (isinstance(b, TextBlock) and b.text.strip())
-        or isinstance(b, ThinkingBlock)
+        or isinstance(b, THINKING_BLOCKS)
         for b in blocks
     ):
         if item.blocks:

@@ -123,6 +123,13 @@ class StatusBoard:
             usage=asdict(c.session_usage),
             turn_usage=asdict(c.turn_usage),
             context=context_data(c.context.size()),
+            thinking=(
+                f"refused: {c.thinking_refused}"
+                if c.thinking_refused
+                else c.thinking.summary
+                if c.thinking
+                else ""
+            ),
             cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
             approvals=c.approvals.pending(),
             mcp=self.mcp.report(set(c.tools.registry.names())) if self.mcp else [],

@@ -40,6 +40,7 @@ from orchestrator.providers.base import (
     ToolCallStart,
 )
 from orchestrator.repair import pending_tool_calls
+from orchestrator.thinking import ThinkingPlan
 from orchestrator.tool_runner import ToolRunner, ToolsPaused
 from orchestrator.validator import IncrementalValidator
 
@@ -94,6 +95,11 @@ class TurnHost(Protocol):
 
     def signal(self, event: str) -> None:
         """Send a round event (``tools_started`` / ``round_done``) to the lifecycle machine."""
+        ...
+
+    @property
+    def thinking_plan(self) -> ThinkingPlan:
+        """What every request asks for in thinking and effort."""
         ...
 
     async def wire_messages(self) -> list[dict[str, Any]]:
@@ -222,6 +228,7 @@ class Turn:
                 tools=self.tools.registry.specs(),
                 model=self.model,
                 max_tokens=self.max_tokens,
+                thinking=self.host.thinking_plan,
             )
         except CompactionError as exc:
             raise TurnError(f"compaction failed: {exc}", code="provider_error") from exc
@@ -246,6 +253,7 @@ class Turn:
                 code="internal",
             )
         tools = self.tools.registry.specs()
+        plan = self.host.thinking_plan
         request = ProviderRequest(
             model=self.model,
             system=self.system_prompt,
@@ -253,6 +261,8 @@ class Turn:
             tools=tools,
             max_tokens=self.max_tokens,
             cache_ttl=self.cache_ttl,
+            thinking=plan.thinking,
+            output_config=plan.output_config,
         )
         emit = self.host.emit
         try:
