@@ -11,35 +11,16 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall, fake_signature
 from orchestrator.client import PodClient
 from orchestrator.prompt_cache import without_breakpoints
-from orchestrator.providers.anthropic import AnthropicProvider
 from orchestrator.server import socket_is_live
-from tests.e2e.harness import collect_until, running_pod
+from tests.e2e.harness import collect_until, fake_provider, running_pod
 
 ADAPTIVE = {"type": "adaptive"}
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeAnthropic]:
-    server = FakeAnthropic().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-def _provider(fake: FakeAnthropic) -> AnthropicProvider:
-    return AnthropicProvider(
-        "fake-model", api_key="test-key", base_url=fake.base_url, retry_base_delay_s=0.01
-    )
 
 
 def thinks(n: int, **kwargs: Any) -> Reply:
@@ -86,7 +67,7 @@ async def test_a_tool_loop_with_thinking_sends_each_thinking_block_back_in_place
         thinks(2, tool_calls=[read("src/app.py")]),
         thinks(3, text="Both read."),
     )
-    provider = _provider(fake)
+    provider = fake_provider(fake)
     async with running_pod(workspace, short_dir, provider=provider, thinking="adaptive") as pod:
         c = await pod.client()
         await c.send("run", {"input": "read both"})
@@ -114,7 +95,7 @@ async def test_pause_mid_tool_then_resume_keeps_the_thinking_in_place(
         thinks(1, tool_calls=[ToolCall("bash", {"command": "echo started; sleep 30"})]),
         thinks(2, text="Resumed and done."),
     )
-    provider = _provider(fake)
+    provider = fake_provider(fake)
     async with running_pod(
         workspace, short_dir, provider=provider, thinking="adaptive", allow_bash=True
     ) as pod:
@@ -140,7 +121,7 @@ async def test_paused_then_a_new_message_closes_the_calls_and_keeps_the_thinking
         thinks(1, tool_calls=[ToolCall("bash", {"command": "echo started; sleep 30"}), read()]),
         thinks(2, text="On the new request."),
     )
-    provider = _provider(fake)
+    provider = fake_provider(fake)
     async with running_pod(
         workspace, short_dir, provider=provider, thinking="adaptive", allow_bash=True
     ) as pod:
@@ -168,7 +149,7 @@ async def test_cancel_then_run_and_an_approval_denied_stay_valid(
         thinks(2, tool_calls=[ToolCall("write_file", {"path": "x.txt", "content": "x"})]),
         thinks(3, text="Understood, no file."),
     )
-    provider = _provider(fake)
+    provider = fake_provider(fake)
     async with running_pod(
         workspace,
         short_dir,
@@ -201,7 +182,7 @@ async def test_a_compaction_while_paused_keeps_the_paused_loop_resumable(
         Reply(text="Summary of the work so far."),
         thinks(4, text="Resumed after the summary."),
     )
-    provider = _provider(fake)
+    provider = fake_provider(fake)
     async with running_pod(
         workspace, short_dir, provider=provider, thinking="adaptive", allow_bash=True
     ) as pod:
