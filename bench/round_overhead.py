@@ -84,7 +84,13 @@ class OverheadPod:
     """A built pod with a noop tool and a resettable preloaded history."""
 
     def __init__(
-        self, root: Path, history: int, rounds: int, *, session_dir: Path | None = None
+        self,
+        root: Path,
+        history: int,
+        rounds: int,
+        *,
+        session_dir: Path | None = None,
+        thinking: bool = False,
     ) -> None:
         from orchestrator.pod import build_pod
         from orchestrator.protocol import parse_request
@@ -94,6 +100,12 @@ class OverheadPod:
         self.items = history_items(history)
         self.provider = ScriptedProvider()
         self.provider.window = 100_000_000  # the 10,000-item history is past any real window
+        self.thinking = thinking
+        if thinking:
+            from orchestrator.thinking import ModelThinking
+
+            # A model that takes adaptive thinking: every reply thinks, signed, and redacted.
+            self.provider.thinking = ModelThinking("scripted-demo", adaptive=True)
         self.run_ends: list[str] = []
         session = (session_dir or root) / f"round-{history}-{id(self)}.jsonl"
         # A window no history here fills: this measures rounds, not compaction (which
@@ -124,8 +136,15 @@ class OverheadPod:
         c = self.controller
         c.history = c.transcript.history = history
         c.context = c.compactor.context = Context(config=c.config, history=history)
-        tool_round = ScriptedReply(tool_calls=[ScriptedToolCall(name="noop")])
-        self.provider.replies = [tool_round] * (self.rounds - 1) + [ScriptedReply(text="done")]
+        thinking = THOUGHT if self.thinking else None
+        redacted = [REDACTED] if self.thinking else []
+        tool_round = ScriptedReply(
+            tool_calls=[ScriptedToolCall(name="noop")],
+            thinking=thinking,
+            redacted_thinking=redacted,
+        )
+        last = ScriptedReply(text="done", thinking=thinking, redacted_thinking=redacted)
+        self.provider.replies = [tool_round] * (self.rounds - 1) + [last]
         self.provider.requests.clear()
 
     async def turn(self) -> float:
@@ -168,9 +187,17 @@ def _drop(line: bytes) -> None:
     """Direct replies of the in-process ``run`` (none expected)."""
 
 
-async def measure(root: Path, history: int, rounds: int, repeats: int) -> dict[str, Any]:
+THOUGHT = "I should call the tool, then check what it returned before answering. " * 12
+"""A thinking block of a realistic size (~0.9 KB)."""
+REDACTED = "RXh0ZW5kZWQgdGhpbmtpbmcsIGVuY3J5cHRlZA" * 10
+"""An opaque redacted block (~0.4 KB)."""
+
+
+async def measure(
+    root: Path, history: int, rounds: int, repeats: int, *, thinking: bool = False
+) -> dict[str, Any]:
     """Per-round figures for one history size: plain passes, then one instrumented pass."""
-    pod = OverheadPod(root, history, rounds)
+    pod = OverheadPod(root, history, rounds, thinking=thinking)
     await pod.turn()  # warm-up: imports, caches, first fsyncs
     turns = [await pod.turn() for _ in range(repeats)]
     per_round = [t / rounds * 1000 for t in turns]
@@ -220,6 +247,34 @@ async def measure_all(
     return out
 
 
+def thinking_bytes() -> dict[str, int]:
+    """Session-file bytes a thinking block and a redacted block add to an assistant message."""
+    from orchestrator.history import (
+        AssistantMessage,
+        RedactedThinkingBlock,
+        TextBlock,
+        ThinkingBlock,
+        item_to_json,
+    )
+
+    def size(*blocks: Any) -> int:
+        line = json.dumps(
+            {"type": "item", "item": item_to_json(AssistantMessage(blocks=[*blocks]))}
+        )
+        return len(line.encode())
+
+    text = TextBlock(text="done")
+    signature = "S" * 344  # real signatures are ~350 base64 characters
+    plain = size(text)
+    return {
+        "thinking_text_bytes": len(THOUGHT.encode()),
+        "thinking_block_bytes": size(ThinkingBlock(thinking=THOUGHT, signature=signature), text)
+        - plain,
+        "redacted_data_bytes": len(REDACTED.encode()),
+        "redacted_block_bytes": size(RedactedThinkingBlock(data=REDACTED), text) - plain,
+    }
+
+
 def run(quick: bool = False) -> Result:
     """The benchmark; ``quick`` uses small sizes and one repeat."""
     sizes = QUICK_SIZES if quick else SIZES
@@ -228,6 +283,9 @@ def run(quick: bool = False) -> Result:
     with scratch_workspace() as root:
         fsync = fsync_cost(root, n=20 if quick else 100)
         by_size = asyncio.run(measure_all(sizes, rounds, repeats, root))
+        thinking_at = sizes[1]
+        with_thinking = asyncio.run(measure(root, thinking_at, rounds, repeats, thinking=True))
+    session_bytes = thinking_bytes()
     small, mid, big = (by_size[str(n)]["ms_per_round_median"] for n in sizes)
     growth = big / mid if mid > 0 else None
     mid_runtime = by_size[str(sizes[1])]["ms_per_round_without_scripted_validator"]
@@ -279,6 +337,35 @@ def run(quick: bool = False) -> Result:
                 note=f"peer {PEER_BASELINE_MS[peer_size]} ms (bench/README.md reference, LangGraph)",
             )
         )
+    off = by_size[str(thinking_at)]["ms_per_round_median"]
+    on = with_thinking["ms_per_round_median"]
+    table.append(
+        row(
+            f"ms/round @ {thinking_at:,} items, thinking on",
+            on,
+            "ms",
+            note="every reply: a signed thinking block and a redacted one",
+        )
+    )
+    table.append(
+        row(
+            f"thinking on / off @ {thinking_at:,}",
+            on / off if off else None,
+            "x",
+            target="≤ 1.1",
+            met=off > 0 and on / off <= 1.1,
+        )
+    )
+    table.append(
+        row(
+            "session bytes per thinking block (0.9 KB text, 344-char signature)",
+            session_bytes["thinking_block_bytes"],
+            "B",
+        )
+    )
+    table.append(
+        row("session bytes per redacted block", session_bytes["redacted_block_bytes"], "B")
+    )
     for name, fig in by_size[str(sizes[1])]["breakdown"].items():
         table.append(row(f"  @{sizes[1]:,}: {name}", fig["ms_per_round"], "ms"))
     for name in ("wire build", "validator (turn)", "validator (scripted provider)"):
@@ -296,6 +383,8 @@ def run(quick: bool = False) -> Result:
             "small_ms_per_round": small,
             "fsync": fsync,
             "vs_facts_peer": vs_peer,
+            "thinking_on": with_thinking,
+            "thinking_session_bytes": session_bytes,
         },
         "table": table,
     }

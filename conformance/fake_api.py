@@ -59,6 +59,17 @@ Ids are unique per server: messages ``msg_fake_0001``, tool calls ``toolu_fake_0
 requests ``req_fake_0001`` (also sent as the ``request-id`` header). A thinking signature is
 derived from the thinking text, so a thinking block sent back altered is rejected, as the
 real API does.
+
+Extended thinking follows the real API's rules (:mod:`conformance.thinking`): a reply thinks
+(``Reply.thinking``, ``Reply.redacted``) only when the request turns thinking on; the
+``thinking``, ``output_config.effort`` and ``tool_choice`` parameters are checked against the
+model's capabilities (the default models include an adaptive-only ``claude-opus-5``,
+``claude-sonnet-4-6`` taking both, ``claude-sonnet-4-5`` taking a budget, and
+``claude-3-5-haiku`` without thinking); the latest assistant message must carry back the
+thinking it was issued, unchanged and in place, and a continued tool loop must start with it,
+each refusal in the API's words. ``thinking_profile=True`` (``--thinking-profile``) makes every
+reply to a request with thinking on think and hold a ``redacted_thinking`` block, so a whole
+suite runs with thinking on.
 """
 
 from __future__ import annotations
@@ -134,6 +145,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="JSON file: a list of models (ModelSpec fields) instead of the default ones",
     )
     parser.add_argument(
+        "--thinking-profile",
+        action="store_true",
+        help="every reply to a request with thinking on thinks, with a redacted block too",
+    )
+    parser.add_argument(
         "--no-signature-check",
         action="store_true",
         help="accept thinking blocks whatever their signature",
@@ -154,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         port=args.port,
         check_signatures=not args.no_signature_check,
         models=models,
+        thinking_profile=args.thinking_profile,
     )
     with api:
         print(api.base_url, flush=True)

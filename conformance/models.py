@@ -41,6 +41,11 @@ class ModelSpec:
     """A prefix shorter than this is never cached (1,024 for Sonnet-class models)."""
     created_at: str = "2025-01-01T00:00:00Z"
     line: str | None = None
+    thinking: frozenset[str] | None = None
+    """The ``thinking.type`` values it accepts (``adaptive``, ``enabled``, ``disabled``); None:
+    the Models API describes no capabilities and any is served."""
+    efforts: frozenset[str] | None = None
+    """The ``output_config.effort`` levels it accepts; None: not described, any is served."""
 
     def info(self) -> dict[str, Any]:
         """The model as ``GET /v1/models/{id}`` returns it (``anthropic.types.ModelInfo``)."""
@@ -53,11 +58,47 @@ class ModelSpec:
             "max_tokens": self.max_tokens,
             "lifecycle": "active",
             "line": self.line,
-            "capabilities": None,
+            "capabilities": self.capabilities(),
             "deprecated_at": None,
             "retires_at": None,
         }
 
+    def capabilities(self) -> dict[str, Any] | None:
+        """``ModelInfo.capabilities`` as the Models API lists it (None when undescribed)."""
+        if self.thinking is None:
+            return None
+
+        def support(ok: bool) -> dict[str, bool]:
+            return {"supported": ok}
+
+        levels = self.efforts or frozenset()
+        return {
+            "batch": support(True),
+            "citations": support(True),
+            "code_execution": support(False),
+            "context_management": {"supported": False},
+            "effort": {"supported": bool(levels)}
+            | {level: support(level in levels) for level in EFFORT_LEVELS},
+            "image_input": support(True),
+            "pdf_input": support(True),
+            "server_tools": {
+                "supported": False,
+                "code_execution": support(False),
+                "web_search": support(False),
+            },
+            "structured_outputs": support(True),
+            "thinking": {
+                "supported": bool(self.thinking - {"disabled"}),
+                "types": {
+                    kind: support(kind in self.thinking)
+                    for kind in ("adaptive", "enabled", "disabled", "between_tools")
+                },
+            },
+        }
+
+
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+_ALL_EFFORTS = frozenset(EFFORT_LEVELS)
 
 DEFAULT_MODELS: tuple[ModelSpec, ...] = (
     ModelSpec(
@@ -65,6 +106,36 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         display_name="Claude Sonnet 4.5",
         created_at="2025-09-29T00:00:00Z",
         line="sonnet",
+        thinking=frozenset({"enabled", "disabled"}),
+        efforts=frozenset(),
+    ),
+    # Thinking as the newest models take it: adaptive only, off is refused.
+    ModelSpec(
+        id="claude-opus-5",
+        display_name="Claude Opus 5",
+        min_cacheable_tokens=4_096,
+        created_at="2026-06-01T00:00:00Z",
+        line="opus",
+        thinking=frozenset({"adaptive"}),
+        efforts=_ALL_EFFORTS,
+    ),
+    ModelSpec(
+        id="claude-sonnet-4-6",
+        display_name="Claude Sonnet 4.6",
+        created_at="2026-02-17T00:00:00Z",
+        line="sonnet",
+        thinking=frozenset({"adaptive", "enabled", "disabled"}),
+        efforts=frozenset({"low", "medium", "high", "max"}),
+    ),
+    # A model that does not think at all.
+    ModelSpec(
+        id="claude-3-5-haiku",
+        display_name="Claude Haiku 3.5",
+        min_cacheable_tokens=2_048,
+        created_at="2024-10-22T00:00:00Z",
+        line="haiku",
+        thinking=frozenset({"disabled"}),
+        efforts=frozenset(),
     ),
     ModelSpec(
         id="claude-haiku-4-5",
@@ -137,6 +208,9 @@ def load_models(path: str | Path) -> list[ModelSpec]:
         if not isinstance(item, dict):
             raise ValueError(f"{path}: entry {n} is not an object")
         try:
+            for name in ("thinking", "efforts"):  # JSON lists, as sets
+                if isinstance(item.get(name), list):
+                    item[name] = frozenset(item[name])
             specs.append(ModelSpec(**item))
         except TypeError as err:
             raise ValueError(f"{path}: entry {n}: {err}") from None

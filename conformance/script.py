@@ -14,6 +14,7 @@ When the script runs out, a responder may pick the step, and failing that
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -71,6 +72,8 @@ class Reply:
     tool_calls: Sequence[ToolCall] = ()
     thinking: str | None = None
     signature: str | None = None
+    redacted: Sequence[str] = ()
+    """Payloads of ``redacted_thinking`` blocks sent after the thinking (data is opaque)."""
     chunk_size: int = 16
     delay_s: float = 0.0
     stop_reason: str | None = None
@@ -80,6 +83,7 @@ class Reply:
     def __post_init__(self) -> None:
         # A tuple whatever was passed, so that equal replies compare equal.
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        object.__setattr__(self, "redacted", tuple(self.redacted))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,6 +134,21 @@ Step: TypeAlias = Reply | Fault | Drop | StreamError | Hang
 Script: TypeAlias = Sequence[Step]
 Responder: TypeAlias = Callable[[dict[str, Any]], Step | None]
 """Called with the request body when the script is empty; ``None`` means the default reply."""
+
+
+def fake_redacted(payload: str) -> str:
+    """The opaque ``data`` of a redacted thinking block the fake issues (and accepts back)."""
+    digest = hashlib.sha256(payload.encode()).hexdigest()[:24]
+    return base64.b64encode(json.dumps([payload, digest]).encode()).decode()
+
+
+def issued_redacted(data: object) -> bool:
+    """Whether ``data`` is redacted thinking this fake issued, unchanged."""
+    try:
+        payload, digest = json.loads(base64.b64decode(str(data), validate=True))
+    except (ValueError, TypeError):
+        return False
+    return isinstance(payload, str) and fake_redacted(payload) == data and bool(digest)
 
 
 def fake_signature(thinking: str) -> str:

@@ -33,9 +33,17 @@ from conformance.script import (
     echo_reply,
 )
 from conformance.sse import PlannedReply, plan_reply
+from conformance.thinking import (
+    THINKING_TYPES,
+    check_latest_assistant,
+    check_no_cache_control,
+    check_parameters,
+    thinking_on,
+)
 from conformance.tokens import PromptBlock, prompt_blocks
 from conformance.transport import ClientGone, Handler, HttpServer, Stopping, error_body
 from conformance.validation import Rejected, check_context_window, validate_request
+from orchestrator.validator import merge_same_role
 
 __all__ = ["FakeAnthropic", "Outcome", "RecordedRequest"]
 
@@ -124,10 +132,15 @@ class FakeAnthropic:
         check_signatures: bool = True,
         models: Iterable[ModelSpec] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        thinking_profile: bool = False,
     ) -> None:
         self._queue: deque[Step] = deque(script)
         self.responder = responder
         self.check_signatures = check_signatures
+        self.thinking_profile = thinking_profile
+        """Every reply to a request with thinking on thinks, and holds a redacted block."""
+        self._issued: dict[str, list[dict[str, Any]]] = {}
+        """Tool call id → the thinking blocks issued in the same response."""
         self.models: dict[str, ModelSpec] = {
             spec.id: spec for spec in (DEFAULT_MODELS if models is None else models)
         }
@@ -344,6 +357,11 @@ class FakeAnthropic:
                 return
             validate_request(headers, body, check_signatures=self.check_signatures)
             spec = spec_for(self.models, body["model"])
+            check_parameters(body, headers, accepts=spec.thinking, efforts=spec.efforts)
+            check_no_cache_control(body["messages"])
+            with self._lock:
+                issued = dict(self._issued)
+            check_latest_assistant(merge_same_role(body["messages"]), issued, on=thinking_on(body))
             prompt = prompt_blocks(body)
             points = cache_breakpoints(prompt, body.get("cache_control"))
             check_context_window(sum(block.tokens for block in prompt), spec.context_window)
@@ -383,7 +401,20 @@ class FakeAnthropic:
                 body["model"], prompt, points, min_tokens=spec.min_cacheable_tokens
             )
             update(usage=_usage_counts(usage))
-            return plan_reply(reply, model=body["model"], usage=usage, next_id=self._next_id)
+            planned = plan_reply(
+                reply,
+                model=body["model"],
+                usage=usage,
+                next_id=self._next_id,
+                thinking=body.get("thinking"),
+                profile=self.thinking_profile,
+            )
+            thinking = [b for b in planned.blocks if b["type"] in THINKING_TYPES]
+            with self._lock:
+                for block in planned.blocks:
+                    if block["type"] == "tool_use":
+                        self._issued[block["id"]] = thinking
+            return planned
 
         try:
             answer_step(

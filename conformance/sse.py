@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from conformance.cache import CacheUsage
-from conformance.script import Reply, fake_signature
+from conformance.script import Reply, fake_redacted, fake_signature
 from conformance.tokens import count_output_tokens
 
 __all__ = ["PlannedReply", "SseEvent", "plan_reply"]
@@ -116,6 +116,9 @@ class PlannedReply:
                 for c in _chunks(block["thinking"], self.chunk_size)
             ]
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        elif kind == "redacted_thinking":
+            # Arrives whole in its start event, as the API sends it.
+            empty, deltas = dict(block), []
         else:
             empty = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             arguments = json.dumps(block["input"]) if block["input"] else ""
@@ -143,21 +146,42 @@ class PlannedReply:
         return out
 
 
+PROFILE_THINKING = "Let me think this through before acting."
+PROFILE_REDACTED = "(reasoning the API chose to encrypt)"
+"""What the thinking profile adds to a reply that does not think of its own."""
+
+
 def plan_reply(
-    reply: Reply, *, model: str, usage: CacheUsage, next_id: Callable[[str], str]
+    reply: Reply,
+    *,
+    model: str,
+    usage: CacheUsage,
+    next_id: Callable[[str], str],
+    thinking: dict[str, Any] | None = None,
+    profile: bool = False,
 ) -> PlannedReply:
     """Fix a reply's ids (``next_id("msg")``, ``next_id("toolu")``) and token counts.
 
     ``usage`` is the request's input as the prompt cache accounted it; the reply's own
     ``input_tokens`` (the uncached part) and ``output_tokens``, when set, win over it and
-    over the counter.
+    over the counter. ``thinking`` is the request's parameter: a reply thinks only when it
+    turns thinking on (with ``display: "omitted"`` the text is empty, the signature there);
+    ``profile`` makes every such reply think, and hold a redacted block too.
     """
     blocks: list[dict[str, Any]] = []
-    if reply.thinking is not None:
+    on = isinstance(thinking, dict) and thinking.get("type") in ("adaptive", "enabled")
+    text, redacted = reply.thinking, list(reply.redacted)
+    if on and profile:
+        text = PROFILE_THINKING if text is None else text
+        redacted = redacted or [PROFILE_REDACTED]
+    if on and text is not None:
+        shown = "" if (thinking or {}).get("display") == "omitted" else text
         signature = reply.signature
         if signature is None:
-            signature = fake_signature(reply.thinking)
-        blocks.append({"type": "thinking", "thinking": reply.thinking, "signature": signature})
+            signature = fake_signature(shown)
+        blocks.append({"type": "thinking", "thinking": shown, "signature": signature})
+    if on:
+        blocks += [{"type": "redacted_thinking", "data": fake_redacted(p)} for p in redacted]
     if reply.text:
         blocks.append({"type": "text", "text": reply.text})
     for call in reply.tool_calls:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.script import fake_signature
+from conformance.script import fake_signature, issued_redacted
 from orchestrator.validator import WireViolation, merge_same_role, validate_wire
 
 __all__ = ["Rejected", "check_api_key", "check_context_window", "validate_request"]
@@ -144,6 +144,13 @@ def _violation_message(messages: list[dict[str, Any]], violations: list[WireViol
 def _validate_signatures(messages: list[dict[str, Any]]) -> None:
     for index, message in enumerate(merge_same_role(messages)):
         for position, block in enumerate(message["content"]):
+            if block.get("type") == "redacted_thinking" and not issued_redacted(block.get("data")):
+                raise Rejected(
+                    400,
+                    "invalid_request_error",
+                    f"messages.{index}.content.{position}: Invalid `data` in `redacted_thinking` "
+                    "block",
+                )
             if block.get("type") != "thinking":
                 continue
             if block.get("signature") != fake_signature(str(block.get("thinking", ""))):

@@ -16,7 +16,8 @@ The rules this encodes (each has a test in ``tests/orchestrator/test_validator.p
 ``bad_image``         an image block is base64 data of a media type the API takes, or a URL
 ``unsigned_thinking`` a thinking block carries its signature, a redacted_thinking block its data
 ``thinking_first``    with thinking on, a request that continues a tool loop (its last message
-                      holds tool results) has that loop's assistant message start with thinking
+                      holds tool results) has that loop's assistant message start with its
+                      thinking, when it has any (a reply may not think: adaptive thinking)
 
 Consecutive messages with the same role are merged first, as the API does; the pairing rules
 are checked on the merged messages, which is how the API applies them.
@@ -302,7 +303,11 @@ def _thinking_first(messages: list[dict[str, Any]]) -> list[WireViolation]:
         return []
     index = len(messages) - 2
     blocks = messages[index].get("content")
-    first = blocks[0].get("type") if isinstance(blocks, list) and blocks else "text"
+    if not isinstance(blocks, list) or not any(
+        isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking") for b in blocks
+    ):
+        return []  # nothing to start with: the model chose not to think (we cannot add any)
+    first = blocks[0].get("type")
     if first in ("thinking", "redacted_thinking"):
         return []
     return [
@@ -310,7 +315,7 @@ def _thinking_first(messages: list[dict[str, Any]]) -> list[WireViolation]:
             "thinking_first",
             index,
             f"with thinking on, the assistant message of a continued tool loop must start with "
-            f"a thinking block, but it starts with {first!r}",
+            f"its thinking, but it starts with {first!r}",
         )
     ]
 

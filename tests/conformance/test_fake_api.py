@@ -170,7 +170,7 @@ def test_thinking_text_and_tool_calls_stream_in_order(api: FakeAnthropic) -> Non
             chunk_size=6,
         )
     )
-    events = sse(post(api, body(stream=True))[2])
+    events = sse(post(api, body(stream=True, thinking={"type": "adaptive"}))[2])
     kinds = [
         (name, data.get("content_block", data.get("delta", {})).get("type"))
         for name, data in events
@@ -214,7 +214,7 @@ def test_the_official_sdk_assembles_the_stream(api: FakeAnthropic) -> None:
         Reply(thinking="Hmm.", text="Here.", tool_calls=[ToolCall("read", {"path": "x"}, id="t1")])
     )
     with sync_client(api).messages.stream(
-        model="claude-test", max_tokens=100, messages=HELLO
+        model="claude-test", max_tokens=100, messages=HELLO, thinking={"type": "adaptive"}
     ) as stream:
         message = stream.get_final_message()
     assert [block.model_dump(exclude_none=True) for block in message.content] == [

@@ -132,9 +132,17 @@ def test_the_default_models_are_listed_newest_first_and_page(client: anthropic.A
     sonnet = client.models.retrieve("claude-sonnet-4-5")
     assert (sonnet.max_input_tokens, sonnet.max_tokens) == (200_000, 64_000)
     everything = [model.id for model in client.models.list()]
-    assert everything == ["claude-opus-4-5", "claude-haiku-4-5", "claude-sonnet-4-5", "fake-model"]
+    assert everything == [
+        "claude-opus-5",
+        "claude-sonnet-4-6",
+        "claude-opus-4-5",
+        "claude-haiku-4-5",
+        "claude-sonnet-4-5",
+        "fake-model",
+        "claude-3-5-haiku",
+    ]
     first = client.models.list(limit=1)
-    assert ([m.id for m in first.data], first.has_more) == (["claude-opus-4-5"], True)
+    assert ([m.id for m in first.data], first.has_more) == (["claude-opus-5"], True)
     assert [m.id for page in first.iter_pages() for m in page.data] == everything
 
 

@@ -197,8 +197,8 @@ __all__ = [
 ]
 
 
-def fake_provider(fake: FakeAnthropic) -> AnthropicProvider:
+def fake_provider(fake: FakeAnthropic, model: str = "fake-model") -> AnthropicProvider:
     """The pod's real Anthropic provider, pointed at the fake Messages API."""
     return AnthropicProvider(
-        "fake-model", api_key="test-key", base_url=fake.base_url, retry_base_delay_s=0.01
+        model, api_key="test-key", base_url=fake.base_url, retry_base_delay_s=0.01
     )

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall, fake_signature
 from orchestrator.client import PodClient
 from orchestrator.prompt_cache import without_breakpoints
@@ -267,3 +269,56 @@ async def test_kill_9_mid_tool_then_resume_sends_the_thinking_back(
         "signature": fake_signature("step 1: what next?"),
     }
     assert last[-1]["content"][0]["content"].startswith("[Interrupted by a pod crash]")
+
+
+@pytest.mark.parametrize(
+    ("model", "sent", "status"),
+    [
+        ("claude-opus-5", {"type": "adaptive"}, "adaptive"),
+        ("claude-sonnet-4-6", {"type": "adaptive"}, "adaptive"),
+        ("claude-sonnet-4-5", {"type": "enabled", "budget_tokens": 8191}, "budget 8191"),
+        ("claude-3-5-haiku", None, "off (claude-3-5-haiku does not think)"),
+    ],
+)
+async def test_auto_decides_from_the_models_api(
+    workspace: Path,
+    short_dir: Path,
+    fake: FakeAnthropic,
+    model: str,
+    sent: dict[str, Any] | None,
+    status: str,
+) -> None:
+    fake.thinking_profile = True  # every reply with thinking on thinks
+    fake.push(Reply(tool_calls=[read()]), Reply(text="done"))
+    provider = fake_provider(fake, model)
+    async with running_pod(workspace, short_dir, provider=provider, model=model) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "read it"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        assert (await c.request("get_status")).data["thinking"] == status
+        await c.close()
+    await provider.aclose()
+    assert all(r.valid for r in fake.requests)
+    assert [r.body.get("thinking") for r in fake.requests] == [sent, sent]
+    assert thinking_sent_back(fake) == (2 if sent else 0)  # thinking + redacted, in place
+
+
+async def test_a_setting_the_model_refuses_ends_the_turn_before_any_request(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    provider = fake_provider(fake, "claude-opus-5")
+    async with running_pod(
+        workspace, short_dir, provider=provider, model="claude-opus-5", thinking="off"
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "hi"})
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "errored"}
+        [error] = [e.data for e in events if e.event == "error"]
+        assert error["code"] == "invalid_request"
+        assert "claude-opus-5 accepts adaptive, and cannot turn thinking off" in error["message"]
+        status = (await c.request("get_status")).data
+        assert status["thinking"].startswith('refused: thinking = "off" is refused')
+        await c.close()
+    await provider.aclose()
+    assert fake.requests == []  # never a 400 in the middle of a turn: nothing was sent

@@ -242,10 +242,13 @@ def test_thinking_blocks_must_carry_their_signature_or_data() -> None:
     assert rules([user(text()), assistant(SIGNED, REDACTED, text()), user(text())]) == []
 
 
-def test_with_thinking_on_a_continued_tool_loop_starts_with_thinking() -> None:
-    loop = [user(text()), assistant(text("reading"), use("t1")), user(result("t1"))]
+def test_with_thinking_on_a_continued_tool_loop_starts_with_its_thinking() -> None:
+    loop = [user(text()), assistant(text("reading"), SIGNED, use("t1")), user(result("t1"))]
     assert rules(loop, thinking=True) == [("thinking_first", 1)]
     assert rules(loop) == []  # thinking off: no such rule
+    # A reply that did not think (adaptive thinking may not) has nothing to start with.
+    unthought = [user(text()), assistant(text("reading"), use("t1")), user(result("t1"))]
+    assert rules(unthought, thinking=True) == []
     for first in (SIGNED, REDACTED):
         started = [user(text()), assistant(first, use("t1")), user(result("t1"))]
         assert rules(started, thinking=True) == []

@@ -184,7 +184,9 @@ async def test_request_body_has_system_tools_and_no_sampling_params(api: FakeAnt
 async def test_thinking_and_signature_round_trip(api: FakeAnthropic) -> None:
     api.push(Reply(thinking="The user wants a file.", tool_calls=[ToolCall("read", {"path": "a"})]))
     provider = make(api)
-    events = await collect(provider, request(tools=TOOLS))
+    on: dict[str, Any] = {"thinking": {"type": "adaptive"}}
+    events = await collect(provider, request(tools=TOOLS, **on))
+    assert api.requests[0].body["thinking"] == {"type": "adaptive"}
     assert [e for e in events if isinstance(e, ThinkingDelta)] == [
         ThinkingDelta("The user wants a file."[:16]),
         ThinkingDelta("The user wants a file."[16:]),
@@ -204,7 +206,7 @@ async def test_thinking_and_signature_round_trip(api: FakeAnthropic) -> None:
             "content": [{"type": "tool_result", "tool_use_id": "toolu_fake_0001", "content": "x"}],
         },
     ]
-    events = await collect(provider, request(history, tools=TOOLS))
+    events = await collect(provider, request(history, tools=TOOLS, **on))
     assert events[-1] == ResponseComplete(
         blocks=[TextBlock(text="ok: x")],
         stop_reason="end_turn",
@@ -218,7 +220,7 @@ async def test_thinking_and_signature_round_trip(api: FakeAnthropic) -> None:
     ]
     tampered[1]["content"][0]["thinking"] = "Something else."
     with pytest.raises(ProviderRejectedError, match="Invalid `signature`"):
-        await collect(provider, request([*tampered, {"role": "user", "content": "go"}]))
+        await collect(provider, request([*tampered, {"role": "user", "content": "go"}], **on))
 
 
 # -- retries ------------------------------------------------------------------------------------
