@@ -327,6 +327,7 @@ async def serve_pod(
         on_stopped=stopped.set,
     )
     controller = pod.controller
+    _sweep_leftovers(controller)
     mcp = await start_mcp_servers(config, controller)
     server = PodServer(socket_path, pod.methods.handle)
     try:
@@ -344,7 +345,7 @@ async def serve_pod(
         why = exc.strerror if isinstance(exc, OSError) else str(exc)
         raise PodSetupError(f"cannot write the pod's info file: {why}") from None
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in STOP_SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, lambda: pod.methods.handle("shutdown", None, None, _drop))
     if ready is not None:
@@ -361,10 +362,27 @@ async def serve_pod(
         controller.transcript.session.close()
         with contextlib.suppress(FileNotFoundError):
             info.unlink()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(sig)
     return pod
+
+
+def _sweep_leftovers(controller: Controller) -> None:
+    """End what the commands of a pod killed with its supervisors left behind (found in
+    their cgroups), and say so: it ran unsupervised since."""
+    from orchestrator.procs import sweep
+
+    ended = sweep()
+    if ended:
+        names = ", ".join(f"{s.pid} ({s.command or '?'})" for s in ended[:5])
+        more = f" and {len(ended) - 5} more" if len(ended) > 5 else ""
+        controller.alert(
+            "warn",
+            "procs",
+            f"ended {len(ended)} processes that a stopped pod's commands left running: "
+            f"{names}{more}",
+        )
 
 
 async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpServers | None:
@@ -401,6 +419,11 @@ async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpSer
         server.on_tools_changed = offer
         offer(server)
     return servers
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+"""Each shuts the pod down cleanly; SIGHUP too (a closed terminal), which would kill it
+outright otherwise."""
 
 
 def _drop(line: bytes) -> None:

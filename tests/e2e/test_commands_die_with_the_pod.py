@@ -1,0 +1,141 @@
+"""No command outlives its pod: after a ``kill -9`` or a SIGHUP of ``pod serve`` while ``bash``
+runs, neither the command nor a ``setsid`` child it started is left running."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orchestrator.client import PodClient
+from orchestrator.procs.supervisor import proc_stat
+from tests.e2e.harness import start_pod_process
+from tests.processes import (
+    cgroup_writable,
+    gone,
+    join,
+    kill_all,
+    private_cgroup,
+    unique_seconds,
+    wait_running,
+)
+
+
+def _script(path: Path, command: str) -> Path:
+    path.write_text(
+        json.dumps(
+            {
+                "replies": [
+                    {
+                        "text": "on it",
+                        "tool_calls": [{"name": "bash", "input": {"command": command}}],
+                    },
+                    {"text": "done"},
+                ]
+            }
+        )
+    )
+    return path
+
+
+def _clean_up(proc: subprocess.Popen[bytes], seconds: int) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    kill_all(f"sleep {seconds}")
+    kill_all(f"sleep {seconds + 1}")
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP])
+async def test_a_running_command_and_its_setsid_child_die_with_the_pod(
+    workspace: Path, short_dir: Path, how: int
+) -> None:
+    seconds = unique_seconds()
+    # `sleep 300; setsid sleep 301 &` of the issue, ordered so that both run at once.
+    command = f"setsid sleep {seconds + 1} & sleep {seconds}"
+    script = short_dir / "script.json"
+    script.write_text(
+        json.dumps(
+            {
+                "replies": [
+                    {
+                        "text": "on it",
+                        "tool_calls": [{"name": "bash", "input": {"command": command}}],
+                    },
+                    {"text": "done"},
+                ]
+            }
+        )
+    )
+    proc = start_pod_process(workspace, short_dir / "p.sock", short_dir / "s.jsonl", script)
+    try:
+        client = await PodClient.connect(short_dir / "p.sock")
+        await client.send("run", {"input": "go"})
+        await client.wait_for("status", state="executing_tools")
+        wait_running(f"sleep {seconds}", 1)
+        wait_running(f"sleep {seconds + 1}", 1)
+        os.kill(proc.pid, how)
+        proc.wait(20)
+        await client.close()
+        assert gone(f"sleep {seconds}"), "the command outlived its pod"
+        assert gone(f"sleep {seconds + 1}"), "the setsid child outlived its pod"
+    finally:
+        _clean_up(proc, seconds)
+    if how == signal.SIGHUP:
+        assert proc.returncode == 0  # a clean shutdown, as for SIGTERM
+
+
+@pytest.mark.skipif(not cgroup_writable(), reason="no writable cgroup v2 hierarchy here")
+async def test_what_a_killed_supervisor_left_is_ended_and_reported_at_restart(
+    workspace: Path, short_dir: Path
+) -> None:
+    # The one way past the supervisor: kill it first (kill -9 of its process group, say).
+    # Its cgroup still holds the command's processes, and the next pod ends them.
+    seconds = unique_seconds()
+    script = _script(short_dir / "script.json", f"setsid sleep {seconds + 1} & sleep {seconds}")
+    socket, session = short_dir / "p.sock", short_dir / "s.jsonl"
+    with private_cgroup() as group:
+        await _kill_supervisor_then_restart(workspace, socket, session, script, seconds, group)
+
+
+async def _kill_supervisor_then_restart(
+    workspace: Path, socket: Path, session: Path, script: Path, seconds: int, group: Path
+) -> None:
+    proc = start_pod_process(workspace, socket, session, script, preexec=join(group))
+    try:
+        client = await PodClient.connect(socket)
+        await client.send("run", {"input": "go"})
+        await client.wait_for("status", state="executing_tools")
+        [sleeper] = wait_running(f"sleep {seconds}", 1)
+        wait_running(f"sleep {seconds + 1}", 1)
+        shell = proc_stat(sleeper)
+        assert shell is not None
+        supervisor = proc_stat(shell[1])
+        assert supervisor is not None
+        os.kill(supervisor[1], signal.SIGKILL)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(20)
+        await client.close()
+        assert wait_running(f"sleep {seconds + 1}", 1)  # left running, for now
+
+        proc = start_pod_process(
+            workspace, socket, session, script, "--continue", preexec=join(group)
+        )
+        client = await PodClient.connect(socket)
+        history = await client.request("get_history")
+        alerts = [a["message"] for a in history.data.get("alerts") or []]
+        await client.send("shutdown")
+        await client.close()
+        proc.wait(20)
+        assert gone(f"sleep {seconds}") and gone(f"sleep {seconds + 1}")
+        assert any(
+            a.startswith("ended 3 processes that a stopped pod's commands left running")
+            and f"sleep {seconds + 1}" in a
+            for a in alerts
+        ), alerts
+    finally:
+        _clean_up(proc, seconds)

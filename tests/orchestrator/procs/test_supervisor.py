@@ -1,0 +1,217 @@
+"""The supervisor with real processes: whatever a command starts, ``setsid`` children
+included, ends when the pod dies, when the pod asks, or with the command."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from orchestrator.procs import Supervision, descendants, spawn, survivors, sweep
+from orchestrator.procs.supervisor import CGROUP_PREFIX
+from tests.processes import (
+    cgroup_writable,
+    gone,
+    join,
+    kill_all,
+    private_cgroup,
+    unique_seconds,
+    wait_running,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+STAND_IN = Path(__file__).with_name("stand_in_pod.py")
+
+
+CGROUP = cgroup_writable()
+
+
+@pytest.fixture(params=["proc", "cgroup"])
+def cgroup(request: pytest.FixtureRequest) -> bool:
+    """Each test once with /proc tracking alone, and once with a cgroup where there is one."""
+    if request.param == "cgroup" and not CGROUP:
+        pytest.skip("no writable cgroup v2 hierarchy here")
+    return bool(request.param == "cgroup")
+
+
+@pytest.fixture
+def marker() -> Iterator[int]:
+    seconds = unique_seconds()
+    yield seconds
+    kill_all(f"sleep {seconds}")
+    kill_all(f"sleep {seconds + 1}")
+
+
+def _detached_job(seconds: int) -> str:
+    """A shell that starts a setsid child, then waits (as `sleep 300; setsid sleep 301 &`,
+    but in the order that gets both running)."""
+    return f"setsid sleep {seconds + 1} & sleep {seconds}"
+
+
+def _stand_in_pod(command: str, cgroup: bool) -> tuple[subprocess.Popen[bytes], int]:
+    pod = subprocess.Popen(
+        [sys.executable, str(STAND_IN), "0.2", "1" if cgroup else "0", "/bin/bash", "-c", command],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+    )
+    assert pod.stdout is not None
+    return pod, int(pod.stdout.readline())
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP])
+def test_everything_ends_when_the_pod_dies(cgroup: bool, marker: int, how: int) -> None:
+    pod, _ = _stand_in_pod(_detached_job(marker), cgroup)
+    try:
+        wait_running(f"sleep {marker}", 1)
+        wait_running(f"sleep {marker + 1}", 1)
+        os.kill(pod.pid, how)
+        pod.wait(10)
+        assert gone(f"sleep {marker}"), "the command outlived its pod"
+        assert gone(f"sleep {marker + 1}"), "the setsid child outlived its pod"
+    finally:
+        pod.kill()
+        pod.wait()
+
+
+def test_an_orphaned_setsid_child_is_still_found(cgroup: bool, marker: int) -> None:
+    # The shell exits at once: its setsid grandchild is re-parented to the supervisor (a
+    # subreaper), not to init, so /proc alone still leads to it.
+    pod, supervisor = _stand_in_pod(f"(setsid sleep {marker} &)", cgroup)
+    try:
+        [orphan] = wait_running(f"sleep {marker}", 1)
+        deadline = time.monotonic() + 5
+        while orphan not in descendants(supervisor):
+            assert time.monotonic() < deadline, "the orphan was never re-parented"
+            time.sleep(0.02)
+        os.kill(pod.pid, signal.SIGKILL)
+        pod.wait(10)
+        assert gone(f"sleep {marker}")
+    finally:
+        pod.kill()
+        pod.wait()
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+async def test_a_signal_to_the_supervisor_ends_everything(
+    cgroup: bool, marker: int, how: int
+) -> None:
+    supervised = await spawn(
+        ["/bin/bash", "-c", f"trap '' TERM; {_detached_job(marker)}"],
+        Supervision(grace_s=0.2, cgroup=cgroup),
+    )
+    wait_running(f"sleep {marker}", 1)
+    wait_running(f"sleep {marker + 1}", 1)
+    supervised.process.send_signal(how)
+    await asyncio.wait_for(supervised.process.wait(), 10)
+    # The shell ignores SIGTERM (and so do its sleeps): only SIGKILL after the grace ends them.
+    assert gone(f"sleep {marker}") and gone(f"sleep {marker + 1}")
+    assert await supervised.exited() == -signal.SIGKILL
+
+
+async def test_the_exit_code_is_reported_and_leftovers_end_with_the_command(
+    cgroup: bool, marker: int
+) -> None:
+    supervised = await spawn(
+        ["/bin/bash", "-c", f"setsid sleep {marker} >/dev/null 2>&1 & exit 3"],
+        Supervision(grace_s=0.2, cgroup=cgroup),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert await asyncio.wait_for(supervised.exited(), 10) == 3
+    assert await asyncio.wait_for(supervised.process.wait(), 10) == 3
+    assert gone(f"sleep {marker}")
+
+
+async def test_lingering_background_jobs_run_until_ended(cgroup: bool, marker: int) -> None:
+    supervised = await spawn(
+        ["/bin/bash", "-c", f"setsid sleep {marker} >/dev/null 2>&1 & echo started"],
+        Supervision(grace_s=0.2, linger=True, cgroup=cgroup),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert supervised.process.stdout is not None
+    assert await supervised.process.stdout.read() == b"started\n"
+    assert await asyncio.wait_for(supervised.exited(), 10) == 0
+    [job] = wait_running(f"sleep {marker}", 1)
+    await asyncio.sleep(0.3)
+    assert supervised.process.returncode is None and job in descendants(supervised.process.pid)
+    await supervised.close()
+    assert gone(f"sleep {marker}")
+
+
+async def test_a_lingering_supervisor_exits_after_its_last_job(cgroup: bool) -> None:
+    supervised = await spawn(
+        ["/bin/bash", "-c", "sleep 0.3 >/dev/null 2>&1 &"],
+        Supervision(linger=True, cgroup=cgroup),
+    )
+    assert await asyncio.wait_for(supervised.exited(), 10) == 0
+    assert await asyncio.wait_for(supervised.process.wait(), 10) == 0
+
+
+def test_survivors_are_named_when_the_supervisor_is_killed_while_ending(
+    tmp_path: Path, marker: int
+) -> None:
+    # A job that ignores SIGTERM gets the whole grace; killing the supervisor in it leaves
+    # the job running, and the report file naming it.
+    report = tmp_path / "report.json"
+    supervision = Supervision(grace_s=30, cgroup=False, report=report)
+    command = f"trap '' TERM; setsid sleep {marker} & wait"
+    supervisor = subprocess.Popen(
+        supervision.argv(["/bin/bash", "-c", command]), start_new_session=True
+    )
+    try:
+        [job] = wait_running(f"sleep {marker}", 1)
+        assert survivors(report) == []  # nothing to report while it runs
+        supervisor.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while not report.exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        supervisor.kill()
+        supervisor.wait(10)
+        # The ignored SIGTERM is inherited: the sleep is still there, and named.
+        named = {s.pid: s.command for s in survivors(report)}
+        assert named.get(job) == f"sleep {marker}"
+    finally:
+        supervisor.kill()
+        supervisor.wait()
+
+
+async def test_the_report_file_goes_once_everything_ended(tmp_path: Path, marker: int) -> None:
+    report = tmp_path / "report.json"
+    supervised = await spawn(
+        ["/bin/bash", "-c", _detached_job(marker)], Supervision(grace_s=0.2, report=report)
+    )
+    wait_running(f"sleep {marker + 1}", 1)
+    await supervised.close()
+    assert not report.exists() and survivors(report) == []
+
+
+@pytest.mark.skipif(not CGROUP, reason="no writable cgroup v2 hierarchy here")
+def test_sweep_ends_what_a_killed_supervisor_left_in_its_cgroup(marker: int) -> None:
+    with private_cgroup() as group:
+        supervision = Supervision(grace_s=0.2, cgroup=True)
+        supervisor = subprocess.Popen(
+            supervision.argv(["/bin/bash", "-c", _detached_job(marker)]),
+            start_new_session=True,
+            preexec_fn=join(group),
+        )
+        try:
+            jobs = set(wait_running(f"sleep {marker}", 1) + wait_running(f"sleep {marker + 1}", 1))
+            assert sweep(group) == []  # a live supervisor's are its own
+            supervisor.kill()  # no chance to end anything
+            supervisor.wait(10)
+            assert set(wait_running(f"sleep {marker + 1}", 1)) <= jobs  # left running
+            ended = {s.pid for s in sweep(group)}
+            assert jobs <= ended
+            assert gone(f"sleep {marker}") and gone(f"sleep {marker + 1}")
+            assert [p for p in group.iterdir() if p.name.startswith(CGROUP_PREFIX)] == []
+        finally:
+            supervisor.kill()
+            supervisor.wait()
