@@ -63,7 +63,8 @@ class Supervision:
     """Keep the command's leftovers (background jobs) running after it exits, until they end
     or the supervisor is told to end them; otherwise they end with the command."""
     report: Path | None = None
-    """Where the supervisor names the processes it could not end (see :func:`survivors`)."""
+    """Where the supervisor records what it answers for, so that :func:`survivors` can name
+    what outlives it."""
     cgroup: bool = USE_CGROUP
 
     def argv(self, command: Sequence[str], *, status_fd: int | None = None) -> list[str]:
@@ -180,19 +181,28 @@ class Survivor:
 
 
 def survivors(report: Path) -> list[Survivor]:
-    """The processes a supervisor named in its report file that still run (none when the
-    file is absent: everything ended)."""
+    """What still runs of the processes a supervisor answered for, once the supervisor is
+    gone; none while it runs (it answers for them) or when its report file is absent (it
+    ended them all)."""
     try:
         data = json.loads(report.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        boss = data["supervisor"]
+        if alive(int(boss["pid"]), int(boss["started"])):
+            return []
+        entries = list(data["processes"])
+        group = Path(data["cgroup"]) if data.get("cgroup") else None
+    except (OSError, ValueError, KeyError, TypeError):
         return []
-    found = []
-    for entry in data.get("processes", []) if isinstance(data, dict) else []:
+    found: dict[int, Survivor] = {}
+    for entry in entries:
         with contextlib.suppress(KeyError, TypeError, ValueError):
             pid, started = int(entry["pid"]), int(entry["started"])
             if alive(pid, started):
-                found.append(Survivor(pid=pid, command=str(entry.get("command", ""))))
-    return found
+                found[pid] = Survivor(pid=pid, command=str(entry.get("command", "")))
+    for pid in cgroup_members(group) if group is not None else []:
+        if pid not in found and alive(pid):
+            found[pid] = Survivor(pid=pid, command=command_line(pid))
+    return sorted(found.values(), key=lambda survivor: survivor.pid)
 
 
 def sweep(base: Path | None = None) -> list[Survivor]:

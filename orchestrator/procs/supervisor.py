@@ -20,9 +20,11 @@ server) under this small supervisor, which stays the command's parent for its wh
   MCP server's helpers go with it), or, with ``--linger``, stays while the command's
   background jobs run, and exits when the last one does (a ``bash`` command's
   ``server > log &`` keeps running until the pod stops or the command is cancelled).
-- With ``--report PATH``, the processes it is about to end are written there first and the
-  file is removed once all are gone: a file left behind names the survivors (the supervisor
-  was killed, or a process would not die).
+- With ``--report PATH``, it keeps a record there (rewritten every ``REPORT_EVERY_S`` while
+  the set changes, and just before it ends them): itself, its cgroup, and the processes it
+  answers for. The file is removed once all have ended, so one whose supervisor is gone
+  names survivors (the supervisor was killed, or a process would not die):
+  :func:`orchestrator.procs.survivors` reads it.
 
 The command inherits stdin, stdout and stderr; the supervisor lets go of its own copies so the
 pipes close when the command's side of them does. It imports only the standard library and
@@ -48,6 +50,7 @@ CGROUP_PREFIX = "pod-procs."
 """Cgroups the supervisors create, named ``pod-procs.<supervisor pid>.<its start time>``."""
 KILL_ROUNDS_S = 3.0
 """How long SIGKILL is repeated (for processes forked meanwhile) before survivors are reported."""
+REPORT_EVERY_S = 1.0
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGUSR1)
 
 
@@ -183,6 +186,7 @@ class Supervisor:
         self.group: Path | None = None if options.no_cgroup else _make_cgroup()
         self.main: int | None = None
         self.main_code: int | None = None
+        self._reported: list[int] | None = None
 
     def tracked(self) -> list[int]:
         """Every live process we answer for: our descendants, and our cgroup's members."""
@@ -248,8 +252,9 @@ class Supervisor:
         for signum in ENDING_SIGNALS:
             signal.signal(signum, signal.SIG_IGN)
         targets = self.tracked()
-        if targets and self.report is not None:
-            self._write_report(targets)
+        if self.report is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            self.write_report(targets)
         signalled: set[int] = set()
         deadline = time.monotonic() + self.grace_s
         while targets and time.monotonic() < deadline:
@@ -273,22 +278,31 @@ class Supervisor:
             remove_cgroup(self.group)
         if self.report is not None:
             if targets:
-                self._write_report(targets)
+                self.write_report(targets)
             else:
                 with contextlib.suppress(OSError):
                     self.report.unlink()
         return targets
 
-    def _write_report(self, pids: list[int]) -> None:
-        assert self.report is not None
+    def write_report(self, pids: list[int]) -> None:
+        """Record who we are and the processes we answer for (when they changed)."""
+        if self.report is None or pids == self._reported:
+            return
+        self._reported = pids
+        me = proc_stat(os.getpid())
         entries = []
         for pid in pids:
             stat = proc_stat(pid)
             if stat is not None:
                 entries.append({"pid": pid, "started": stat[2], "command": command_line(pid)})
+        record = {
+            "supervisor": {"pid": os.getpid(), "started": me[2] if me else 0},
+            "cgroup": str(self.group) if self.group is not None else None,
+            "processes": entries,
+        }
         partial = self.report.with_name(self.report.name + ".part")
         with contextlib.suppress(OSError):
-            partial.write_text(json.dumps({"processes": entries}))
+            partial.write_text(json.dumps(record))
             partial.replace(self.report)
 
     def finish(self, code: int) -> None:
@@ -355,6 +369,10 @@ def main(argv: list[str]) -> None:
         raise SystemExit(0)  # the pod died before the death signal was armed
     supervisor.start(options.command)
     _detach_stdio()
+    if supervisor.report is not None:
+        # Refreshed from a timer: the waits below block, and a signal handler runs in them.
+        signal.signal(signal.SIGALRM, lambda *_: supervisor.write_report(supervisor.tracked()))
+        signal.setitimer(signal.ITIMER_REAL, 0.05, REPORT_EVERY_S)
     while supervisor.main_code is None:
         supervisor.reap(block=True)
     if not options.linger:

@@ -4,6 +4,7 @@ included, ends when the pod dies, when the pod asks, or with the command."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -53,6 +54,13 @@ def _detached_job(seconds: int) -> str:
     """A shell that starts a setsid child, then waits (as `sleep 300; setsid sleep 301 &`,
     but in the order that gets both running)."""
     return f"setsid sleep {seconds + 1} & sleep {seconds}"
+
+
+def _recorded(report: Path) -> set[int]:
+    try:
+        return {entry["pid"] for entry in json.loads(report.read_text())["processes"]}
+    except FileNotFoundError:
+        return set()
 
 
 def _stand_in_pod(command: str, cgroup: bool) -> tuple[subprocess.Popen[bytes], int]:
@@ -215,3 +223,25 @@ def test_sweep_ends_what_a_killed_supervisor_left_in_its_cgroup(marker: int) -> 
         finally:
             supervisor.kill()
             supervisor.wait()
+
+
+async def test_what_outlives_a_killed_supervisor_is_named(
+    cgroup: bool, marker: int, tmp_path: Path
+) -> None:
+    report = tmp_path / "report.json"
+    supervised = await spawn(
+        ["/bin/bash", "-c", _detached_job(marker)],
+        Supervision(grace_s=0.2, report=report, cgroup=cgroup),
+    )
+    jobs = set(wait_running(f"sleep {marker}", 1) + wait_running(f"sleep {marker + 1}", 1))
+    assert survivors(report) == []  # its supervisor answers for them
+    # The record is kept up to date while the command runs.
+    deadline = time.monotonic() + 5
+    while not jobs <= _recorded(report):
+        assert time.monotonic() < deadline, "the record never named the command's processes"
+        await asyncio.sleep(0.05)
+    supervised.process.kill()  # no chance to end anything
+    await supervised.process.wait()
+    named = {s.pid: s.command for s in survivors(report)}
+    assert jobs <= set(named)
+    assert {named[pid] for pid in jobs} == {f"sleep {marker}", f"sleep {marker + 1}"}
