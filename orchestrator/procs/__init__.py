@@ -62,6 +62,10 @@ class Supervision:
     linger: bool = False
     """Keep the command's leftovers (background jobs) running after it exits, until they end
     or the supervisor is told to end them; otherwise they end with the command."""
+    main_first: bool = False
+    """When ending: SIGTERM the command alone first and give it the grace to end what it
+    started in its own way, before the rest are signalled (for a pod, which shuts down
+    cleanly)."""
     report: Path | None = None
     """Where the supervisor records what it answers for, so that :func:`survivors` can name
     what outlives it."""
@@ -74,6 +78,8 @@ class Supervision:
         args += ["--grace", f"{self.grace_s:g}"]
         if self.linger:
             args.append("--linger")
+        if self.main_first:
+            args.append("--main-first")
         if status_fd is not None:
             args += ["--status-fd", str(status_fd)]
         if self.report is not None:

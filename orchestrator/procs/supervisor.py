@@ -15,6 +15,9 @@ server) under this small supervisor, which stays the command's parent for its wh
   exits, ``kill -9`` included (``PR_SET_PDEATHSIG``).
 - **Ending is one signal.** SIGTERM, SIGHUP, SIGINT or the pod's death make it end every
   descendant: SIGTERM, up to ``--grace`` seconds to exit, then SIGKILL until none is left.
+  With ``--main-first`` the command alone gets the SIGTERM and the grace first, to end what
+  it started in its own way (a pod stops its commands and closes its session); the rest
+  then get ``MAIN_FIRST_REST_S``.
 - **When the command exits** it reports the exit code on ``--status-fd`` (``exit CODE``), and
   then either ends what the command left behind and exits with its code (the default: an
   MCP server's helpers go with it), or, with ``--linger``, stays while the command's
@@ -50,6 +53,8 @@ CGROUP_PREFIX = "pod-procs."
 """Cgroups the supervisors create, named ``pod-procs.<supervisor pid>.<its start time>``."""
 KILL_ROUNDS_S = 3.0
 """How long SIGKILL is repeated (for processes forked meanwhile) before survivors are reported."""
+MAIN_FIRST_REST_S = 1.0
+"""With ``--main-first``: the grace of what is left once the command has ended."""
 REPORT_EVERY_S = 1.0
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGUSR1)
 
@@ -181,6 +186,7 @@ class Supervisor:
 
     def __init__(self, options: argparse.Namespace) -> None:
         self.grace_s: float = options.grace
+        self.main_first: bool = options.main_first
         self.report: Path | None = options.report
         self.status_fd: int | None = options.status_fd
         self.group: Path | None = None if options.no_cgroup else _make_cgroup()
@@ -256,7 +262,17 @@ class Supervisor:
             signal.setitimer(signal.ITIMER_REAL, 0)
             self.write_report(targets)
         signalled: set[int] = set()
-        deadline = time.monotonic() + self.grace_s
+        grace = self.grace_s
+        if self.main_first and self.main is not None and self.main_code is None:
+            _signal(self.main, signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            while self.main_code is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+                self.reap(block=False)
+            signalled.add(self.main)
+            targets = self.tracked()
+            grace = MAIN_FIRST_REST_S
+        deadline = time.monotonic() + grace
         while targets and time.monotonic() < deadline:
             for pid in targets:
                 if pid not in signalled:  # once each: a second TERM may cut a clean exit short
@@ -344,6 +360,7 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--parent", type=int, required=True, help="the pod's pid")
     parser.add_argument("--grace", type=float, default=1.0)
     parser.add_argument("--linger", action="store_true")
+    parser.add_argument("--main-first", action="store_true")
     parser.add_argument("--status-fd", type=int)
     parser.add_argument("--report", type=Path)
     parser.add_argument("--no-cgroup", action="store_true")

@@ -245,3 +245,24 @@ async def test_what_outlives_a_killed_supervisor_is_named(
     named = {s.pid: s.command for s in survivors(report)}
     assert jobs <= set(named)
     assert {named[pid] for pid in jobs} == {f"sleep {marker}", f"sleep {marker + 1}"}
+
+
+async def test_main_first_gives_the_command_its_grace_before_the_rest(
+    cgroup: bool, marker: int, tmp_path: Path
+) -> None:
+    # The command (a pod, say) ends what it started in its own way: when its SIGTERM handler
+    # runs, its child has not been signalled yet. Then the rest ends all the same.
+    seen = tmp_path / "seen"
+    command = (
+        f"sleep {marker} & child=$!; setsid sleep {marker + 1} & "
+        f"trap 'kill -0 $child && echo untouched > {seen}; exit 0' TERM; wait"
+    )
+    supervised = await spawn(
+        ["/bin/bash", "-c", command], Supervision(grace_s=5, main_first=True, cgroup=cgroup)
+    )
+    await asyncio.to_thread(wait_running, f"sleep {marker + 1}", 1)
+    await asyncio.to_thread(wait_running, f"sleep {marker}", 1)
+    await supervised.close()
+    assert seen.read_text() == "untouched\n"
+    assert await supervised.exited() == 0
+    assert gone(f"sleep {marker}") and gone(f"sleep {marker + 1}")
