@@ -65,10 +65,10 @@ def kill_all(marker: str) -> None:
 
 def cgroup_writable() -> bool:
     """Whether supervisors can make cgroups here (cgroup v2, and the right to)."""
-    base = own_cgroup_dir()
-    if base is None:
+    own = own_cgroup_dir()
+    if own is None:
         return False
-    probe = base / f"{CGROUP_PREFIX}probe.{uuid.uuid4().hex}"
+    probe = Path(own) / f"{CGROUP_PREFIX}probe.{uuid.uuid4().hex}"
     try:
         probe.mkdir()
     except OSError:
@@ -81,20 +81,20 @@ def cgroup_writable() -> bool:
 def private_cgroup() -> Iterator[Path]:
     """A cgroup of the test's own, so that what its supervisors leave is swept only by the
     pods it starts in it (:func:`join`), never by another test's pod running in parallel."""
-    base = own_cgroup_dir()
-    assert base is not None
-    group = base / f"pod-test.{uuid.uuid4().hex}"
+    own = own_cgroup_dir()
+    assert own is not None
+    group = Path(own) / f"pod-test.{uuid.uuid4().hex}"
     group.mkdir()
     try:
         yield group
     finally:
         for child in [group, *group.iterdir()]:
             if child.is_dir():
-                kill_cgroup(child)
+                kill_cgroup(str(child))
         for child in group.iterdir():
             if child.is_dir():
-                remove_cgroup(child)
-        remove_cgroup(group)
+                remove_cgroup(str(child))
+        remove_cgroup(str(group))
 
 
 def join(group: Path) -> Callable[[], None]:

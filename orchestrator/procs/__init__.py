@@ -74,7 +74,9 @@ class Supervision:
     def argv(self, command: Sequence[str], *, status_fd: int | None = None) -> list[str]:
         """The command line that runs ``command`` under a supervisor whose parent is this
         process; the caller must start it from this thread (the death signal is the thread's)."""
-        args = [sys.executable, str(SUPERVISOR), "--parent", str(os.getpid())]
+        # -I -S: the standard library alone, whatever PYTHONPATH the command's environment
+        # sets, and without site's start-up cost.
+        args = [sys.executable, "-I", "-S", str(SUPERVISOR), "--parent", str(os.getpid())]
         args += ["--grace", f"{self.grace_s:g}"]
         if self.linger:
             args.append("--linger")
@@ -196,7 +198,7 @@ def survivors(report: Path) -> list[Survivor]:
         if alive(int(boss["pid"]), int(boss["started"])):
             return []
         entries = list(data["processes"])
-        group = Path(data["cgroup"]) if data.get("cgroup") else None
+        group = str(data["cgroup"]) if data.get("cgroup") else None
     except (OSError, ValueError, KeyError, TypeError):
         return []
     found: dict[int, Survivor] = {}
@@ -216,9 +218,11 @@ def sweep(base: Path | None = None) -> list[Survivor]:
     they could end their commands), and remove those cgroups. ``base`` defaults to our own
     cgroup, where our supervisors make theirs."""
     swept: list[Survivor] = []
-    base = base if base is not None else own_cgroup_dir()
     if base is None:
-        return swept
+        own = own_cgroup_dir()
+        if own is None:
+            return swept
+        base = Path(own)
     try:
         groups = [p for p in base.iterdir() if p.name.startswith(CGROUP_PREFIX)]
     except OSError:
@@ -230,8 +234,8 @@ def sweep(base: Path | None = None) -> list[Survivor]:
             continue
         if alive(pid, started):
             continue  # its supervisor still answers for it
-        for member in cgroup_members(group):
+        for member in cgroup_members(str(group)):
             swept.append(Survivor(pid=member, command=command_line(member)))
-        kill_cgroup(group)
-        remove_cgroup(group)
+        kill_cgroup(str(group))
+        remove_cgroup(str(group))
     return swept

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.procs import Supervision, descendants, spawn, survivors, sweep
+from orchestrator.procs import SUPERVISOR, Supervision, descendants, spawn, survivors, sweep
 from orchestrator.procs.supervisor import CGROUP_PREFIX
 from tests.processes import (
     cgroup_writable,
@@ -266,3 +266,27 @@ async def test_main_first_gives_the_command_its_grace_before_the_rest(
     assert seen.read_text() == "untouched\n"
     assert await supervised.exited() == 0
     assert gone(f"sleep {marker}") and gone(f"sleep {marker + 1}")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["--parent", "1"], ["--parent", "1", "--"], ["--parent", "x", "--", "true"],
+     ["--grace"], ["--bogus", "--", "true"], ["--", "true"]],
+)  # fmt: skip
+def test_a_bad_command_line_is_the_usage_and_exit_2(argv: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(SUPERVISOR), *argv], capture_output=True, text=True
+    )
+    assert (done.returncode, done.stderr.split(" ", 2)[:2]) == (2, ["usage:", "supervisor.py"])
+
+
+def test_the_supervisor_runs_on_the_standard_library_alone() -> None:
+    # It starts for every command: no pydantic, no site, nothing of the pod's own imports.
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", str(SUPERVISOR), "--parent", "1"],
+        capture_output=True,
+        text=True,
+    )
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert "orchestrator" not in " ".join(imported) and "pydantic" not in imported
+    assert {"argparse", "dataclasses", "pathlib", "json"}.isdisjoint(imported)
