@@ -42,7 +42,7 @@ from orchestrator.session import (
 )
 from orchestrator.system_prompt import build_system_prompt
 from orchestrator.tool_runner import ToolRunner
-from orchestrator.tools.base import Tool
+from orchestrator.tools.base import ClosableTool, Tool
 from orchestrator.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
 from orchestrator.tools.registry import default_registry
 from orchestrator.transcript import Transcript
@@ -357,6 +357,9 @@ async def serve_pod(
         if upward is not None:
             await upward.flush()
         await server.close()
+        for tool in controller.tools.registry:
+            if isinstance(tool, ClosableTool):
+                await tool.aclose()
         if mcp is not None:
             await mcp.close()
         controller.transcript.session.close()

@@ -8,6 +8,8 @@ started, ``setsid`` children included, when the pod dies (even by ``kill -9``) o
   for callers whose library starts the process itself (the MCP SDK).
 - :func:`spawn` starts a command under supervision with asyncio and returns a
   :class:`Supervised`: the command's exit code, and one call to end it all.
+- :class:`Keeper` holds commands whose background jobs outlive the call (``--linger``) and
+  ends them together when their owner stops.
 - :func:`survivors` reads what a supervisor could not end; :func:`sweep` ends what the
   supervisors of a dead pod left in their cgroups, and says what it found.
 """
@@ -21,7 +23,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,7 @@ from orchestrator.procs.supervisor import (
 )
 
 __all__ = [
+    "Keeper",
     "Supervised",
     "Supervision",
     "Survivor",
@@ -91,7 +94,7 @@ class Supervision:
         return [*args, "--", *command]
 
 
-@dataclass
+@dataclass(eq=False)
 class Supervised:
     """A command running under its supervisor (see :func:`spawn`)."""
 
@@ -130,6 +133,33 @@ class Supervised:
 
 
 _lingering: set[asyncio.Task[Any]] = set()
+
+
+@dataclass
+class Keeper:
+    """Commands whose background jobs run on after the call that started them, until they
+    end by themselves or their owner stops (a pod's shutdown)."""
+
+    _kept: dict[Supervised, asyncio.Task[Any]] = field(default_factory=dict)
+
+    def keep(self, supervised: Supervised) -> None:
+        """Answer for ``supervised`` until its supervisor exits."""
+        if supervised.process.returncode is not None or supervised in self._kept:
+            return
+        waiting = asyncio.create_task(supervised.process.wait())
+        waiting.add_done_callback(lambda _: self._kept.pop(supervised, None))
+        self._kept[supervised] = waiting
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    async def close(self) -> None:
+        """End every kept command and what it started."""
+        kept = list(self._kept)
+        await asyncio.gather(*(supervised.close() for supervised in kept))
+        for task in list(self._kept.values()):
+            task.cancel()
+        self._kept.clear()
 
 
 async def spawn(command: Sequence[str], supervision: Supervision, **popen: Any) -> Supervised:

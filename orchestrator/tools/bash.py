@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import Field
 
-from orchestrator.procs import Supervised, Supervision, spawn
+from orchestrator.procs import Keeper, Supervised, Supervision, spawn
 from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 from orchestrator.tools.environment import tool_environment
@@ -110,6 +110,8 @@ class BashTool(TypedTool[BashArgs]):
         """Pod variables passed on beyond the defaults (``PodConfig.tool_env_allow``)."""
         self.env = dict(env or {})
         """Variables set for every command (``PodConfig.tool_env``)."""
+        self.background = Keeper()
+        """Commands whose background jobs still run; ended when the pod stops."""
         self.max_timeout_s = max_timeout_s
         self.default_timeout_s = min(default_timeout_s, max_timeout_s)
         # A longer timeout than the ceiling is not refused but shortened to it, so the schema
@@ -167,10 +169,16 @@ class BashTool(TypedTool[BashArgs]):
             # The shell exited but background jobs still hold its output open.
             await _stop(proc, reader)
             ctx.partial.append("\n[background processes still writing were stopped]\n")
+        self.background.keep(proc)  # its supervisor stays while background jobs run
         code = proc.code
         assert code is not None
         output = "".join(ctx.partial)
         return ToolOutput(summary=f"bash: {headline} — {_exit_text(code)}", content=output or None)
+
+
+    async def aclose(self) -> None:
+        """End the background jobs of earlier commands (the pod stops)."""
+        await self.background.close()
 
 
 async def _finish(proc: Supervised, reader: asyncio.Task[None]) -> None:

@@ -13,7 +13,13 @@ import pytest
 
 from orchestrator.client import PodClient
 from orchestrator.procs.supervisor import proc_stat
-from tests.e2e.harness import start_pod_process
+from tests.e2e.harness import (
+    ScriptedReply,
+    ScriptedToolCall,
+    collect_until,
+    running_pod,
+    start_pod_process,
+)
 from tests.processes import (
     cgroup_writable,
     gone,
@@ -139,3 +145,25 @@ async def _kill_supervisor_then_restart(
         ), alerts
     finally:
         _clean_up(proc, seconds)
+
+
+async def test_background_jobs_run_on_until_the_pod_stops(workspace: Path, short_dir: Path) -> None:
+    # Jobs that let go of the output outlive their call (a dev server the next command
+    # uses), not the pod: its shutdown ends them, setsid or not, while the process lives on.
+    seconds = unique_seconds()
+    command = f"setsid sleep {seconds + 1} >/dev/null 2>&1 & sleep {seconds} >/dev/null 2>&1 &"
+    bash = ScriptedToolCall(name="bash", input={"command": command})
+    replies = [ScriptedReply(tool_calls=[bash]), ScriptedReply(text="started")]
+    try:
+        async with running_pod(workspace, short_dir, replies=replies, allow_bash=True) as served:
+            c = await served.client()
+            await c.send("run", {"input": "start them"})
+            events = await collect_until(c, "run_end", timeout=20)
+            assert events[-1].data == {"result": "finished"}
+            wait_running(f"sleep {seconds}", 1)
+            wait_running(f"sleep {seconds + 1}", 1)
+            await c.close()
+        assert gone(f"sleep {seconds}") and gone(f"sleep {seconds + 1}")
+    finally:
+        kill_all(f"sleep {seconds}")
+        kill_all(f"sleep {seconds + 1}")
