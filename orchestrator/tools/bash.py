@@ -175,7 +175,6 @@ class BashTool(TypedTool[BashArgs]):
         output = "".join(ctx.partial)
         return ToolOutput(summary=f"bash: {headline} — {_exit_text(code)}", content=output or None)
 
-
     async def aclose(self) -> None:
         """End the background jobs of earlier commands (the pod stops)."""
         await self.background.close()
