@@ -49,6 +49,7 @@ from orchestrator.transcript import Transcript
 
 if TYPE_CHECKING:
     from orchestrator.mcp.servers import McpServer, McpServers
+    from orchestrator.procs import Ledger
 
 log = logging.getLogger(__name__)
 
@@ -327,7 +328,7 @@ async def serve_pod(
         on_stopped=stopped.set,
     )
     controller = pod.controller
-    _sweep_leftovers(controller)
+    ledger = _supervise_commands(controller)
     mcp = await start_mcp_servers(config, controller)
     server = PodServer(socket_path, pod.methods.handle)
     try:
@@ -335,6 +336,8 @@ async def serve_pod(
     except BaseException:
         if mcp is not None:
             await mcp.close()
+        if ledger is not None:
+            ledger.close()
         raise
     controller.transcript.serving = True
     try:
@@ -342,6 +345,8 @@ async def serve_pod(
     except (OSError, SetupError) as exc:
         await server.close()
         controller.transcript.session.close()
+        if ledger is not None:
+            ledger.close()
         why = exc.strerror if isinstance(exc, OSError) else str(exc)
         raise PodSetupError(f"cannot write the pod's info file: {why}") from None
     loop = asyncio.get_running_loop()
@@ -360,6 +365,8 @@ async def serve_pod(
         for tool in controller.tools.registry:
             if isinstance(tool, ClosableTool):
                 await tool.aclose()
+        if ledger is not None:
+            ledger.close()
         if mcp is not None:
             await mcp.close()
         controller.transcript.session.close()
@@ -371,21 +378,35 @@ async def serve_pod(
     return pod
 
 
-def _sweep_leftovers(controller: Controller) -> None:
-    """End what the commands of a pod killed with its supervisors left behind (found in
-    their cgroups), and say so: it ran unsupervised since."""
-    from orchestrator.procs import sweep
+def _supervise_commands(controller: Controller) -> Ledger | None:
+    """Give ``bash`` a ledger for its supervisors' records, and end what the commands of a
+    killed pod left running unsupervised (found in its ledger or cgroups), saying so."""
+    from orchestrator.paths import runtime_dir
+    from orchestrator.procs import Ledger, sweep, sweep_ledgers
+    from orchestrator.tools.bash import BashTool
 
-    ended = sweep()
+    ledger = None
+    try:
+        root = runtime_dir() / "procs"
+        ended = {s.pid: s for s in [*sweep_ledgers(root), *sweep()]}
+        ledger = Ledger.open(root)
+    except (OSError, SetupError) as exc:
+        log.warning("no ledger for command supervisors: %s", exc)
+        ended = {s.pid: s for s in sweep()}
+    bash = controller.tools.registry.get("bash")
+    if isinstance(bash, BashTool):
+        bash.ledger = ledger
     if ended:
-        names = ", ".join(f"{s.pid} ({s.command or '?'})" for s in ended[:5])
-        more = f" and {len(ended) - 5} more" if len(ended) > 5 else ""
+        listed = sorted(ended.values(), key=lambda s: s.pid)
+        names = ", ".join(f"{s.pid} ({s.command or '?'})" for s in listed[:5])
+        more = f" and {len(listed) - 5} more" if len(listed) > 5 else ""
         controller.alert(
             "warn",
             "procs",
-            f"ended {len(ended)} processes that a stopped pod's commands left running: "
+            f"ended {len(listed)} processes that a stopped pod's commands left running: "
             f"{names}{more}",
         )
+    return ledger
 
 
 async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpServers | None:

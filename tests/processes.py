@@ -6,6 +6,7 @@ never see each other's processes."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import time
@@ -104,3 +105,21 @@ def join(group: Path) -> Callable[[], None]:
         (group / "cgroup.procs").write_text("0")
 
     return preexec
+
+
+def recorded_by(supervisor: int) -> set[int]:
+    """The pids a supervisor's record names (the file its ``--report`` option gives)."""
+    args = Path(f"/proc/{supervisor}/cmdline").read_bytes().split(b"\0")
+    report = Path(args[args.index(b"--report") + 1].decode())
+    try:
+        return {entry["pid"] for entry in json.loads(report.read_text())["processes"]}
+    except (FileNotFoundError, ValueError):
+        return set()
+
+
+def wait_recorded(supervisor: int, pids: set[int], within_s: float = 5.0) -> None:
+    """Wait until the supervisor's record names ``pids`` (it is refreshed every second)."""
+    deadline = time.monotonic() + within_s
+    while not pids <= recorded_by(supervisor):
+        assert time.monotonic() < deadline, f"the supervisor never recorded {pids}"
+        time.sleep(0.05)

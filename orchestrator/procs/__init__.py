@@ -10,15 +10,15 @@ started, ``setsid`` children included, when the pod dies (even by ``kill -9``) o
   :class:`Supervised`: the command's exit code, and one call to end it all.
 - :class:`Keeper` holds commands whose background jobs outlive the call (``--linger``) and
   ends them together when their owner stops.
-- :func:`survivors` reads what a supervisor could not end; :func:`sweep` ends what the
-  supervisors of a dead pod left in their cgroups, and says what it found.
+- :mod:`.leftovers`: what outlives a supervisor that was killed itself. :func:`survivors`
+  reads a supervisor's record; a :class:`Ledger` keeps one pod's records, and
+  :func:`sweep_ledgers` and :func:`sweep` (cgroups) end what a dead pod's supervisors left.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -27,19 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.procs.supervisor import (
-    CGROUP_PREFIX,
-    alive,
-    cgroup_members,
-    command_line,
-    descendants,
-    kill_cgroup,
-    own_cgroup_dir,
-    remove_cgroup,
-)
+from orchestrator.procs.leftovers import Ledger, Survivor, survivors, sweep, sweep_ledgers
+from orchestrator.procs.supervisor import descendants
 
 __all__ = [
     "Keeper",
+    "Ledger",
     "Supervised",
     "Supervision",
     "Survivor",
@@ -47,13 +40,16 @@ __all__ = [
     "spawn",
     "survivors",
     "sweep",
+    "sweep_ledgers",
 ]
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 
-USE_CGROUP = os.environ.get("POD_PROCS_CGROUP", "1") != "0"
-"""Whether supervisors may put commands in a cgroup; ``POD_PROCS_CGROUP=0`` turns it off (the
-tests of the /proc-only path, machines where cgroups are someone else's to manage)."""
+
+def cgroups_allowed() -> bool:
+    """Whether supervisors may put commands in a cgroup; ``POD_PROCS_CGROUP=0`` turns it off
+    (the tests of the record-only path, machines where cgroups are someone else's to manage)."""
+    return os.environ.get("POD_PROCS_CGROUP", "1") != "0"
 
 
 @dataclass(frozen=True)
@@ -72,7 +68,9 @@ class Supervision:
     report: Path | None = None
     """Where the supervisor records what it answers for, so that :func:`survivors` can name
     what outlives it."""
-    cgroup: bool = USE_CGROUP
+    cgroup: bool | None = None
+    """Run the command in a cgroup of its own where one can be made; None: unless
+    ``POD_PROCS_CGROUP=0`` (read when the command starts)."""
 
     def argv(self, command: Sequence[str], *, status_fd: int | None = None) -> list[str]:
         """The command line that runs ``command`` under a supervisor whose parent is this
@@ -89,7 +87,7 @@ class Supervision:
             args += ["--status-fd", str(status_fd)]
         if self.report is not None:
             args += ["--report", str(self.report)]
-        if not self.cgroup:
+        if not (cgroups_allowed() if self.cgroup is None else self.cgroup):
             args.append("--no-cgroup")
         return [*args, "--", *command]
 
@@ -208,64 +206,3 @@ async def _watch(read_fd: int, status: asyncio.Future[int | None]) -> None:
         code = int(value) if verb == "exit" else None
     if not status.done():
         status.set_result(code)
-
-
-@dataclass(frozen=True)
-class Survivor:
-    """A process that outlived the supervisor meant to end it."""
-
-    pid: int
-    command: str = ""
-
-
-def survivors(report: Path) -> list[Survivor]:
-    """What still runs of the processes a supervisor answered for, once the supervisor is
-    gone; none while it runs (it answers for them) or when its report file is absent (it
-    ended them all)."""
-    try:
-        data = json.loads(report.read_text(encoding="utf-8"))
-        boss = data["supervisor"]
-        if alive(int(boss["pid"]), int(boss["started"])):
-            return []
-        entries = list(data["processes"])
-        group = str(data["cgroup"]) if data.get("cgroup") else None
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
-    found: dict[int, Survivor] = {}
-    for entry in entries:
-        with contextlib.suppress(KeyError, TypeError, ValueError):
-            pid, started = int(entry["pid"]), int(entry["started"])
-            if alive(pid, started):
-                found[pid] = Survivor(pid=pid, command=str(entry.get("command", "")))
-    for pid in cgroup_members(group) if group is not None else []:
-        if pid not in found and alive(pid):
-            found[pid] = Survivor(pid=pid, command=command_line(pid))
-    return sorted(found.values(), key=lambda survivor: survivor.pid)
-
-
-def sweep(base: Path | None = None) -> list[Survivor]:
-    """End the processes left in the cgroups of supervisors that are gone (killed before
-    they could end their commands), and remove those cgroups. ``base`` defaults to our own
-    cgroup, where our supervisors make theirs."""
-    swept: list[Survivor] = []
-    if base is None:
-        own = own_cgroup_dir()
-        if own is None:
-            return swept
-        base = Path(own)
-    try:
-        groups = [p for p in base.iterdir() if p.name.startswith(CGROUP_PREFIX)]
-    except OSError:
-        return swept
-    for group in groups:
-        try:
-            pid, started = (int(part) for part in group.name[len(CGROUP_PREFIX) :].split("."))
-        except ValueError:
-            continue
-        if alive(pid, started):
-            continue  # its supervisor still answers for it
-        for member in cgroup_members(str(group)):
-            swept.append(Survivor(pid=member, command=command_line(member)))
-        kill_cgroup(str(group))
-        remove_cgroup(str(group))
-    return swept

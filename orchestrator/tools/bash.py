@@ -16,10 +16,11 @@ import codecs
 import os
 import signal
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from pydantic import Field
 
-from orchestrator.procs import Keeper, Supervised, Supervision, spawn
+from orchestrator.procs import Keeper, Ledger, Supervised, Supervision, spawn
 from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 from orchestrator.tools.environment import tool_environment
@@ -110,6 +111,9 @@ class BashTool(TypedTool[BashArgs]):
         """Pod variables passed on beyond the defaults (``PodConfig.tool_env_allow``)."""
         self.env = dict(env or {})
         """Variables set for every command (``PodConfig.tool_env``)."""
+        self.ledger: Ledger | None = None
+        """Where each command's supervisor keeps its record, so that what outlives a killed
+        supervisor is found by the next pod (set by the pod that serves)."""
         self.background = Keeper()
         """Commands whose background jobs still run; ended when the pod stops."""
         self.max_timeout_s = max_timeout_s
@@ -135,9 +139,12 @@ class BashTool(TypedTool[BashArgs]):
         timeout_s = min(requested, self.max_timeout_s)
         headline = _headline(command)
         try:
+            supervision = SUPERVISION
+            if self.ledger is not None:
+                supervision = replace(SUPERVISION, report=self.ledger.record("bash"))
             proc = await spawn(
                 ["/bin/bash", "-c", command],
-                SUPERVISION,
+                supervision,
                 cwd=ctx.workspace,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,

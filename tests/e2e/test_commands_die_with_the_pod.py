@@ -3,6 +3,8 @@ runs, neither the command nor a ``setsid`` child it started is left running."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -27,6 +29,7 @@ from tests.processes import (
     kill_all,
     private_cgroup,
     unique_seconds,
+    wait_recorded,
     wait_running,
 )
 
@@ -95,23 +98,28 @@ async def test_a_running_command_and_its_setsid_child_die_with_the_pod(
         assert proc.returncode == 0  # a clean shutdown, as for SIGTERM
 
 
-@pytest.mark.skipif(not cgroup_writable(), reason="no writable cgroup v2 hierarchy here")
+@pytest.mark.parametrize("cgroup", [False, True], ids=["record", "cgroup"])
 async def test_what_a_killed_supervisor_left_is_ended_and_reported_at_restart(
-    workspace: Path, short_dir: Path
+    workspace: Path, short_dir: Path, cgroup: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The one way past the supervisor: kill it first (kill -9 of its process group, say).
-    # Its cgroup still holds the command's processes, and the next pod ends them.
+    # Its record (or its cgroup) still names the command's processes: the next pod ends them.
+    if cgroup and not cgroup_writable():
+        pytest.skip("no writable cgroup v2 hierarchy here")
+    if not cgroup:
+        monkeypatch.setenv("POD_PROCS_CGROUP", "0")
     seconds = unique_seconds()
     script = _script(short_dir / "script.json", f"setsid sleep {seconds + 1} & sleep {seconds}")
     socket, session = short_dir / "p.sock", short_dir / "s.jsonl"
-    with private_cgroup() as group:
+    with private_cgroup() if cgroup else contextlib.nullcontext(None) as group:
         await _kill_supervisor_then_restart(workspace, socket, session, script, seconds, group)
 
 
 async def _kill_supervisor_then_restart(
-    workspace: Path, socket: Path, session: Path, script: Path, seconds: int, group: Path
+    workspace: Path, socket: Path, session: Path, script: Path, seconds: int, group: Path | None
 ) -> None:
-    proc = start_pod_process(workspace, socket, session, script, preexec=join(group))
+    preexec = join(group) if group is not None else None
+    proc = start_pod_process(workspace, socket, session, script, preexec=preexec)
     try:
         client = await PodClient.connect(socket)
         await client.send("run", {"input": "go"})
@@ -122,15 +130,14 @@ async def _kill_supervisor_then_restart(
         assert shell is not None
         supervisor = proc_stat(shell[1])
         assert supervisor is not None
+        await asyncio.to_thread(wait_recorded, supervisor[1], {sleeper})
         os.kill(supervisor[1], signal.SIGKILL)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(20)
         await client.close()
         assert wait_running(f"sleep {seconds + 1}", 1)  # left running, for now
 
-        proc = start_pod_process(
-            workspace, socket, session, script, "--continue", preexec=join(group)
-        )
+        proc = start_pod_process(workspace, socket, session, script, "--continue", preexec=preexec)
         client = await PodClient.connect(socket)
         history = await client.request("get_history")
         alerts = [a["message"] for a in history.data.get("alerts") or []]

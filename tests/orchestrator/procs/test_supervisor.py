@@ -4,6 +4,7 @@ included, ends when the pod dies, when the pod asks, or with the command."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -15,8 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.procs import SUPERVISOR, Supervision, descendants, spawn, survivors, sweep
-from orchestrator.procs.supervisor import CGROUP_PREFIX
+from orchestrator.procs import (
+    SUPERVISOR,
+    Ledger,
+    Supervision,
+    Survivor,
+    descendants,
+    spawn,
+    survivors,
+    sweep,
+    sweep_ledgers,
+)
+from orchestrator.procs.supervisor import CGROUP_PREFIX, proc_stat
 from tests.processes import (
     cgroup_writable,
     gone,
@@ -228,10 +239,18 @@ def test_sweep_ends_what_a_killed_supervisor_left_in_its_cgroup(marker: int) -> 
 async def test_what_outlives_a_killed_supervisor_is_named(
     cgroup: bool, marker: int, tmp_path: Path
 ) -> None:
-    report = tmp_path / "report.json"
+    with private_cgroup() if cgroup else contextlib.nullcontext(None) as group:
+        await _kill_and_name_survivors(marker, tmp_path / "report.json", cgroup, group)
+
+
+async def _kill_and_name_survivors(
+    marker: int, report: Path, cgroup: bool, group: Path | None
+) -> None:
+    # In a cgroup of the test's own: a pod of a parallel test would sweep one left in ours.
     supervised = await spawn(
         ["/bin/bash", "-c", _detached_job(marker)],
         Supervision(grace_s=0.2, report=report, cgroup=cgroup),
+        preexec_fn=join(group) if group is not None else None,
     )
     jobs = set(wait_running(f"sleep {marker}", 1) + wait_running(f"sleep {marker + 1}", 1))
     assert survivors(report) == []  # its supervisor answers for them
@@ -290,3 +309,35 @@ def test_the_supervisor_runs_on_the_standard_library_alone() -> None:
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if "|" in line}
     assert "orchestrator" not in " ".join(imported) and "pydantic" not in imported
     assert {"argparse", "dataclasses", "pathlib", "json"}.isdisjoint(imported)
+
+
+def test_sweep_ledgers_ends_what_a_dead_pods_records_name(tmp_path: Path, marker: int) -> None:
+    orphan = subprocess.Popen(["sleep", str(marker)])
+    try:
+        stat = proc_stat(orphan.pid)
+        assert stat is not None
+        dead = {"pid": 2**22 + 1, "started": 1}  # above pid_max: no such process
+        record = {
+            "supervisor": dead,
+            "cgroup": None,
+            "processes": [{"pid": orphan.pid, "started": stat[2], "command": f"sleep {marker}"}],
+        }
+        ledger = Ledger.open(tmp_path)  # ours: alive, so never swept
+        (ledger.directory / "bash-0.json").write_text(json.dumps(record))
+        assert sweep_ledgers(tmp_path) == [] and ledger.directory.exists()
+        gone_pod = tmp_path / f"{dead['pid']}.1"
+        gone_pod.mkdir()
+        (gone_pod / "bash-0.json").write_text(json.dumps(record))
+        assert sweep_ledgers(tmp_path) == [Survivor(pid=orphan.pid, command=f"sleep {marker}")]
+        assert orphan.wait(5) == -signal.SIGKILL
+        assert not gone_pod.exists()
+        # A pid used again is never taken for a survivor: the start time differs (here the
+        # pid is this test's own).
+        gone_pod.mkdir()
+        reused = {**record, "processes": [{"pid": os.getpid(), "started": 1, "command": "x"}]}
+        (gone_pod / "bash-0.json").write_text(json.dumps(reused))
+        assert sweep_ledgers(tmp_path) == []
+        assert not gone_pod.exists()
+    finally:
+        orphan.kill()
+        orphan.wait()
