@@ -11,12 +11,18 @@ fake Messages API, which applies the real API's prompt-cache accounting and cont
   compactions made, requests the API refused (must be 0).
 * **Compaction cost** (in process, no model call): building a compaction request and
   committing one at 10,000 history items; RSS after 10 compactions.
+* **Long histories** (issue 29): planning a compaction (the cut, on the event loop) and
+  shrinking the summary request (in a thread) at 2,000, 10,000 and 30,000 turns; then a pod
+  loaded from an uncompacted session of that many turns, far over its window: time from
+  ``run`` to ``run_end``, and how long ``get_status`` waited meanwhile (polled throughout).
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import json
+import os
 import resource
 import time
 from pathlib import Path
@@ -194,6 +200,93 @@ def compaction_cost(items: int, compactions: int) -> dict[str, float]:
     }
 
 
+def planning_cost(turns: int) -> dict[str, float]:
+    """Planning a compaction of an uncompacted history of ``turns`` turns (6 items each)."""
+    from bench._common import history_items
+    from orchestrator.compaction import plan_compaction, reduced_messages
+    from orchestrator.config import PodConfig
+    from orchestrator.context import Context
+    from orchestrator.history import History
+
+    history = History(history_items(turns * 6))
+    context = Context(
+        config=PodConfig(workspace=Path("."), context_window=200_000), history=history
+    )
+    start = time.perf_counter()
+    plan = plan_compaction(context.body(), keep_tokens=20_000)
+    planned = time.perf_counter()
+    assert plan is not None
+    reduced_messages(plan.summarised, budget=160_000)
+    shrunk = time.perf_counter()
+    return {
+        "turns": turns,
+        "items": len(history.items),
+        "plan_ms": (planned - start) * 1000,
+        "shrink_request_ms_in_thread": (shrunk - planned) * 1000,
+    }
+
+
+async def _long_session(root: Path, turns: int) -> dict[str, float]:
+    """``pod serve`` (its own process, as users run it) on an uncompacted session far over
+    its window: one ``run``, with ``get_status`` polled from another process until the
+    turn ends."""
+    import subprocess
+    import sys
+
+    from bench._common import history_items, write_session
+    from orchestrator.client import PodClient
+    from orchestrator.server import socket_is_live
+
+    ws = root / "ws"
+    session = root / f"long-{turns}.jsonl"
+    write_session(session, history_items(turns * 6), workspace=ws)
+    socket = root / f"long-{turns}.sock"
+    script = root / "script.json"
+    script.write_text(json.dumps({"replies": [{"text": "Carrying on from the summary."}]}))
+    args = [
+        sys.executable, "-m", "cli", "serve", "--workspace", str(ws), "--socket", str(socket),
+        "--session", str(session), "--provider", "scripted", "--script", str(script),
+    ]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["XDG_STATE_HOME"] = str(root / "state")
+    started = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        while not socket_is_live(socket):
+            if proc.poll() is not None:
+                raise RuntimeError(f"pod serve exited with {proc.returncode}")
+            await asyncio.sleep(0.02)
+        ready = time.perf_counter() - started
+        client = await PodClient.connect(socket)
+        waits: list[float] = []
+        states: list[str] = []
+        sent = time.perf_counter()
+        await client.send("run", {"input": "where were we?"})
+        while not states or states[-1] != "idle":
+            asked = time.perf_counter()
+            status = await client.request("get_status")
+            waits.append(time.perf_counter() - asked)
+            states.append(status.data["state"])
+            await asyncio.sleep(0.002)
+        took = time.perf_counter() - sent
+        await client.send("shutdown")
+        await client.close()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return {
+        "turns": turns,
+        "session_mib": session.stat().st_size / 2**20,
+        "load_s": ready,
+        "run_to_idle_s": took,
+        "status_polls": len(waits),
+        "status_wait_ms_max": max(waits) * 1000,
+        "status_wait_ms_median": median(waits) * 1000,
+        "compacted": "summarizing" in states,
+    }
+
+
 def run(quick: bool = False) -> Result:
     """The benchmark; ``quick`` runs a short session and a small history."""
     turns, reads = (2, 3) if quick else (3, 5)
@@ -217,6 +310,11 @@ def run(quick: bool = False) -> Result:
     compactions = sum(1 for r in requests_w if r.status == 200 and _is_summary(r.body))
     rounds = sum(1 for r in requests_w if r.status == 200 and not _is_summary(r.body))
     cost = compaction_cost(1_000 if quick else 10_000, 3 if quick else 10)
+    sizes = (2_000, 10_000) if quick else (2_000, 10_000, 30_000)
+    planning = [planning_cost(n) for n in sizes]
+    with scratch_workspace("pcl") as root:
+        (root / "ws").mkdir(exist_ok=True)
+        long_sessions = [asyncio.run(_long_session(root, n)) for n in sizes]
     figures = {
         "cache": cache,
         "cache_long_session": long_cache,
@@ -229,6 +327,8 @@ def run(quick: bool = False) -> Result:
             "refused_400": refused,
         },
         "compaction": cost,
+        "long_history_planning": planning,
+        "long_sessions": long_sessions,
     }
     table = [
         row(f"cache reads / input, {turns} turns × {reads} rounds", 100 * cache["hit_ratio"], "%"),
@@ -261,6 +361,26 @@ def run(quick: bool = False) -> Result:
             met=cost["build_ms_median"] < 5,
         ),
         row("commit a compaction", cost["commit_ms_median"], "ms"),
+        *(
+            row(
+                f"plan a compaction at {p['turns']:,} turns",
+                p["plan_ms"],
+                "ms",
+                target="≤ 50 ms",
+                met=p["plan_ms"] <= 50,
+            )
+            for p in planning
+        ),
+        *(
+            row(
+                f"get_status wait while {s['turns']:,} loaded turns compact",
+                s["status_wait_ms_max"],
+                "ms (max)",
+                target="≤ 20 ms",
+                met=s["status_wait_ms_max"] <= 20,
+            )
+            for s in long_sessions
+        ),
         row(f"max RSS after {cost['compactions']} compactions", cost["max_rss_mib_after"], "MiB"),
     ]
     return {

@@ -17,8 +17,11 @@ from rich.text import Text
 
 from cli.tui.input import segment_text
 from orchestrator.history import (
+    OMITTED_THINKING,
+    REDACTED_THINKING,
     AssistantMessage,
     Item,
+    RedactedThinkingBlock,
     SystemMessage,
     TextBlock,
     ThinkingBlock,
@@ -62,7 +65,10 @@ def render_items(console: Console, items: list[dict[str, Any]]) -> None:
                         case TextBlock(text=text):
                             console.print(Markdown(text))
                         case ThinkingBlock(thinking=thinking):
-                            console.print(Text(thinking, style="dim italic"))
+                            shown = thinking.strip() or OMITTED_THINKING
+                            console.print(Text(f"thinking: {shown}", style="dim italic"))
+                        case RedactedThinkingBlock():
+                            console.print(Text(REDACTED_THINKING, style="dim italic"))
                         case ToolUseBlock(name=name, input=arguments):
                             mark = " (synthetic)" if synthetic else ""
                             console.print(Text(f"⚙ {name} {arguments}{mark}", style="yellow"))

@@ -14,6 +14,7 @@ interrupted compaction leaves the history exactly as it was.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -30,6 +31,7 @@ from orchestrator.history import (
     TextBlock,
     UserMessage,
 )
+from orchestrator.offload import off_loop
 from orchestrator.providers.base import (
     PromptTooLongError,
     Provider,
@@ -40,7 +42,15 @@ from orchestrator.providers.base import (
 from orchestrator.repair import pending_tool_calls
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import FileRefSegment
-from orchestrator.tokens import BYTES_PER_TOKEN, estimate_message, estimate_text
+from orchestrator.shrink import MIN_BLOCK_TOKENS, shrink_messages
+from orchestrator.thinking import ThinkingPlan
+from orchestrator.tokens import (
+    BLOCK_OVERHEAD,
+    BYTES_PER_TOKEN,
+    estimate_message,
+    estimate_request,
+    estimate_text,
+)
 from orchestrator.usage import TokenUsage
 from orchestrator.wire import to_wire
 
@@ -181,17 +191,17 @@ def summary_request_messages(
 
 def reduced_messages(items: list[Item], *, budget: int) -> list[dict[str, Any]]:
     """The summarised part as a request that fits ``budget`` tokens: tool contents pruned,
-    then the oldest messages dropped (for a view already too long to send)."""
-    messages = to_wire(items, prune_before_turn=max((i.turn for i in items), default=0) + 1)
-    while len(messages) > 1 and sum(estimate_message(m) for m in messages) > budget:
-        messages = messages[1:]
-        # The API wants the first message from the user and never a stray tool result.
-        while messages and (
-            messages[0]["role"] != "user"
-            or any(b.get("type") == "tool_result" for b in messages[0]["content"])
-        ):
-            messages = messages[1:]
-    return messages
+    oversized blocks cut to head and tail, then the oldest messages dropped (for a view
+    already too long to send). Linear in the number of items."""
+    # No message costs less than a block's framing, so no more items than this can fit: the
+    # rest is never wired (a loaded history can be hundreds of thousands of items).
+    tail = items[-(budget // BLOCK_OVERHEAD + 1) :]
+    messages = to_wire(tail, prune_before_turn=max((i.turn for i in tail), default=0) + 1)
+    return shrink_messages(messages, budget=budget)
+
+
+SHRINK_ATTEMPTS = 4
+"""Summary requests tried, each half the size of the one before, when the API says too long."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +242,7 @@ class Compactor:
         tools: list[dict[str, Any]],
         model: str,
         max_tokens: int,
+        thinking: ThinkingPlan | None = None,
     ) -> Compaction | None:
         """Summarise, re-read files and commit one compaction; None when nothing to compact.
 
@@ -240,7 +251,7 @@ class Compactor:
         """
         view = self.context.view()
         body = self.context.body()
-        view_messages = self.context.messages()
+        view_messages = await self.context.prepared_messages()
         before = self.context.estimate(system, tools, view_messages)
         keep = self.keep_tokens()
         if request.trigger == "manual":
@@ -249,27 +260,52 @@ class Compactor:
         plan = plan_compaction(body, keep_tokens=keep)
         if plan is None:
             return None
+        fixed = estimate_request(system, tools, [])  # the system prompt and the tools
         room = self.context.window - estimate_text(COMPACTION_PROMPT) - self.config.max_tokens // 8
-        if request.trigger == "recovery" or pending_tool_calls(body) or before > room:
-            # The whole view is too long to send, or ends in calls still unanswered: ask
-            # about the summarised part alone (after an earlier summary, if any).
-            head = view[: len(view) - len(body)]
-            messages = reduced_messages(
-                [*head, *plan.summarised], budget=int(self.context.window * 0.8)
-            )
-        else:
-            messages = view_messages  # the last request's prefix: read from the cache
-        summary, usage = await self._summarise(
-            ProviderRequest(
-                model=model,
-                system=system,
-                messages=summary_request_messages(messages, focus=request.focus),
-                tools=tools,
-                max_tokens=max_tokens,
-                cache_ttl=None if self.config.prompt_cache == "off" else self.config.prompt_cache,
-                purpose="compaction",
-            )
-        )
+        # The whole view too long to send, or ending in calls still unanswered: ask about the
+        # summarised part alone (after an earlier summary, if any), shrunk to fit.
+        reduce = request.trigger == "recovery" or bool(pending_tool_calls(body)) or before > room
+        summarised = [*view[: len(view) - len(body)], *plan.summarised]
+        budget = max(1024, int(self.context.window * 0.8) - fixed)
+        for attempt in range(SHRINK_ATTEMPTS):
+            if reduce:
+                # Linear, but over a long history still too long for the event loop.
+                messages = await off_loop(
+                    functools.partial(reduced_messages, summarised, budget=budget)
+                )
+            else:
+                messages = view_messages  # the last request's prefix: read from the cache
+            try:
+                summary, usage = await self._summarise(
+                    ProviderRequest(
+                        model=model,
+                        system=system,
+                        messages=summary_request_messages(messages, focus=request.focus),
+                        tools=tools,
+                        max_tokens=max_tokens,
+                        cache_ttl=(
+                            None if self.config.prompt_cache == "off" else self.config.prompt_cache
+                        ),
+                        purpose="compaction",
+                        # The same thinking as the turn's requests: the cached prefix is only
+                        # read back under the same parameters, and some models cannot turn
+                        # thinking off at all.
+                        thinking=thinking.thinking if thinking else None,
+                        output_config=thinking.output_config if thinking else None,
+                    )
+                )
+                break
+            except PromptTooLongError as exc:
+                # Estimates are estimates: send less until the API takes it.
+                if attempt == SHRINK_ATTEMPTS - 1:
+                    raise CompactionError(
+                        f"the history is too long even to summarise ({exc}), after cutting the "
+                        f"summary request down to {budget} tokens; start a new session "
+                        "(pod chat --new)"
+                    ) from exc
+                if reduce:
+                    budget = max(MIN_BLOCK_TOKENS, budget // 2)
+                reduce = True
         files = await asyncio.to_thread(self._read_files, plan)
         draft = Compaction(
             summary=summary,
@@ -282,11 +318,7 @@ class Compactor:
             focus=request.focus,
             usage=usage,
         )
-        after = (
-            item_tokens(draft)
-            + sum(item_tokens(i) for i in plan.kept)
-            + (before - sum(estimate_message(m) for m in view_messages))  # tools and system
-        )
+        after = item_tokens(draft) + sum(item_tokens(i) for i in plan.kept) + fixed
         committed = self.commit(replace(draft, tokens_after=max(0, after)))
         assert isinstance(committed, Compaction)
         return committed
@@ -297,11 +329,8 @@ class Compactor:
             async for event in self.provider.stream(request):
                 if isinstance(event, ResponseComplete):
                     final = event
-        except PromptTooLongError as exc:
-            raise CompactionError(
-                f"the history is too long even to summarise ({exc}); start a new session "
-                "(pod chat --new) or compact with a narrower focus"
-            ) from exc
+        except PromptTooLongError:
+            raise  # the caller sends less
         except ProviderError as exc:
             raise CompactionError(f"the summary request failed: {exc}") from exc
         if final is None:

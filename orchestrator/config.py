@@ -30,7 +30,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -47,6 +47,7 @@ from orchestrator.grants import refused_grants_warning, strip_workspace_grants
 from orchestrator.mcp.config import McpConfig, wire_name
 from orchestrator.paths import POD_NAME_MAX, is_pod_name, safe_pod_name, state_dir
 from orchestrator.permissions import PermissionsConfig, Policy
+from orchestrator.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
 from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
 
 TOOL_OUTPUT_MAX_BYTES = 16 * 1024
@@ -92,6 +93,17 @@ class PodConfig(BaseModel):
     """The model the anthropic provider asks for."""
     max_tokens: int = Field(default=8192, gt=0)
     """The most tokens one model response may have."""
+    thinking: Literal["auto", "adaptive", "off"] | Annotated[int, Field(ge=MIN_BUDGET)] = "auto"
+    """Extended thinking: ``auto`` (adaptive where the model takes it, else a budget, else
+    none; decided from the Models API), ``adaptive``, ``off``, or a budget of thinking tokens
+    (at least 1024, below ``max_tokens``). A setting the model refuses is one error before
+    any request (docs/thinking.md)."""
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    """How much effort the model puts in (``output_config.effort``); the model's default when
+    unset."""
+    thinking_display: Literal["summarized", "omitted"] | None = None
+    """With adaptive thinking: ``summarized`` thinking text, or ``omitted`` (signed but empty,
+    faster to stream); the model's default when unset."""
     max_rounds: int = Field(default=50, gt=0)
     """A turn stops with ``limit_reached`` after this many model requests."""
     provider_max_retries: int = Field(default=4, ge=0, le=10)
@@ -221,6 +233,29 @@ class PodConfig(BaseModel):
         if self.memory.workspace_root is not None:
             self.memory.workspace_root = (ws / self.memory.workspace_root).resolve()
         return self
+
+    @model_validator(mode="after")
+    def _thinking_fits(self) -> PodConfig:
+        # What can be refused without asking the model is refused at load: one clear error.
+        if isinstance(self.thinking, int) and self.thinking >= self.max_tokens:
+            raise ValueError(
+                f"thinking = {self.thinking} (a budget) must be below max_tokens "
+                f"({self.max_tokens}); lower it or raise max_tokens"
+            )
+        if self.thinking_display is not None and self.thinking == "off":
+            raise ValueError('thinking_display needs thinking on (thinking = "off" here)')
+        return self
+
+    def thinking_plan(self, model: ModelThinking | None) -> ThinkingPlan:
+        """What this pod's requests ask for on a model with these capabilities (None:
+        unknown); :class:`ThinkingRefused` when the model cannot take the settings."""
+        return plan_thinking(
+            self.thinking,
+            effort=self.effort,
+            display=self.thinking_display,
+            max_tokens=self.max_tokens,
+            model=model,
+        )
 
     @property
     def load_warnings(self) -> list[str]:

@@ -13,7 +13,7 @@ import sys
 import types
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -41,6 +41,8 @@ DEFAULT_TEXT = {
 def type_text(annotation: Any) -> str:
     """A TOML-minded name for a field's type."""
     origin = get_origin(annotation)
+    if origin is Annotated:  # a constrained type: its base names it
+        return type_text(get_args(annotation)[0])
     if origin in (Union, types.UnionType):
         return " or ".join(type_text(arg) for arg in get_args(annotation) if arg is not type(None))
     if origin is Literal:

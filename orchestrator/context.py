@@ -14,12 +14,14 @@ window.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from orchestrator.config import PodConfig
 from orchestrator.history import AssistantMessage, Compaction, History, Item, SystemMessage
+from orchestrator.offload import off_loop
 from orchestrator.providers.base import Provider, ProviderError
 from orchestrator.repair import prunable_tokens, prune_before_turn
 from orchestrator.tokens import MessageTokens
@@ -31,6 +33,10 @@ Alert = Callable[[str, str, str], None]
 
 DEFAULT_WINDOW = 200_000
 """Assumed when neither the config nor the provider can tell the model's window."""
+
+OFF_LOOP_ITEMS = 2_000
+"""A view with more items than this not yet wired (a long session just loaded) is wired and
+sized in a thread: doing it on the event loop would leave clients unanswered for seconds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +70,14 @@ class Context:
         self._last_estimate: int | None = None
         self._scanned = 0
         self._window_asked = False
+        self._usage_scanned = 0
+        self._last_usage: TokenUsage | None = None
+        self._lock = threading.Lock()
+        """The wire builder and the token count are built in a thread at times (see
+        :meth:`prepared_messages`); an interrupted turn's thread may still run when the next
+        request is built."""
         self._refresh_compaction()
+        self.last_usage()  # scanned once now, while loading, not on the first status
 
     # -- the view -------------------------------------------------------------------------
 
@@ -137,7 +150,33 @@ class Context:
 
     def messages(self) -> list[dict[str, Any]]:
         """The wire messages of the view, built incrementally."""
-        return self._builder.build(self.view(), prune_before_turn=self._prune_bound)
+        with self._lock:
+            return self._builder.build(self.view(), prune_before_turn=self._prune_bound)
+
+    def unbuilt(self) -> int:
+        """Items of the view not wired yet (every item, after a load or a compaction)."""
+        view = self.view()
+        built = self._builder.consumed
+        return len(view) - built if built <= len(view) else len(view)
+
+    async def prepared_messages(self) -> list[dict[str, Any]]:
+        """:meth:`messages`, wired and sized in a thread when much of the view is new.
+
+        Only reading happens there (the history is append-only, and commits wait for the task
+        that awaits this); the token count is warmed too, so :meth:`estimate` of the same
+        messages is cheap on the loop.
+        """
+        if self.unbuilt() <= OFF_LOOP_ITEMS:
+            return self.messages()
+
+        def wire_and_size() -> list[dict[str, Any]]:
+            messages = self.messages()
+            with self._lock:
+                self._message_tokens(messages)
+            return messages
+
+        # The wired view lives as long as the history it mirrors: kept.
+        return await off_loop(wire_and_size, keep=True)
 
     # -- size ------------------------------------------------------------------------------
 
@@ -145,7 +184,8 @@ class Context:
         self, system: str, tools: list[dict[str, Any]], messages: list[dict[str, Any]]
     ) -> int:
         """The next request's input tokens, estimated and calibrated by the last real count."""
-        raw = self._message_tokens.request(system, tools, messages)
+        with self._lock:
+            raw = self._message_tokens.request(system, tools, messages)
         self._last_estimate = raw
         return round(raw * self._calibration)
 
@@ -167,10 +207,16 @@ class Context:
 
     def last_usage(self) -> TokenUsage | None:
         """What the last request (of a turn or a compaction) used."""
-        for item in reversed(self.history.items):
+        # Scanned incrementally: status asks for it often, and a loaded session can hold
+        # a hundred thousand items with no usage recorded.
+        items = self.history.items
+        if len(items) < self._usage_scanned:
+            self._usage_scanned, self._last_usage = 0, None  # a different history
+        for item in items[self._usage_scanned :]:
             if isinstance(item, AssistantMessage | Compaction) and item.usage is not None:
-                return item.usage
-        return None
+                self._last_usage = item.usage
+        self._usage_scanned = len(items)
+        return self._last_usage
 
     async def learn_window(self, provider: Provider, alert: Alert) -> None:
         """Ask the provider for the model's window once, unless the config sets one; when it

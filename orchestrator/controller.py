@@ -20,8 +20,8 @@ from pydantic import BaseModel
 from orchestrator.approvals import Answer, Approvals
 from orchestrator.compaction import CompactionError, CompactionRequest, Compactor
 from orchestrator.config import PodConfig
-from orchestrator.context import Context, usage_of
-from orchestrator.file_refs import preread_files, synthetic_read_items
+from orchestrator.context import OFF_LOOP_ITEMS, Context, usage_of
+from orchestrator.file_refs import preread_files, resolve_segments, synthetic_read_items
 from orchestrator.history import (
     AssistantMessage,
     Compaction,
@@ -30,6 +30,7 @@ from orchestrator.history import (
 )
 from orchestrator.interceptors import Cancel, ContinueWith, InterceptorChain
 from orchestrator.notes import NoteQueue
+from orchestrator.offload import off_loop
 from orchestrator.pod_task import Outcome, PodTask
 from orchestrator.protocol import (
     ErrorData,
@@ -38,7 +39,7 @@ from orchestrator.protocol import (
     TurnEndData,
     TurnStartData,
 )
-from orchestrator.providers.base import Provider
+from orchestrator.providers.base import Provider, ProviderError
 from orchestrator.repair import (
     close_orphans,
     interrupt_note,
@@ -49,6 +50,7 @@ from orchestrator.segments import FileRefSegment, Segment
 from orchestrator.session import SessionWriteError
 from orchestrator.status import StatusBoard
 from orchestrator.submit import Submission, resolve_submission
+from orchestrator.thinking import ThinkingPlan, ThinkingRefused
 from orchestrator.tool_runner import ToolRunner
 from orchestrator.transcript import Transcript
 from orchestrator.turn import Turn, TurnError
@@ -103,6 +105,9 @@ class Controller:
         """Refs the open turn still has to pre-read (kept across a pause)."""
         self.task = PodTask(self._report)
         self._validator = IncrementalValidator()
+        self.thinking: ThinkingPlan | None = None
+        """Decided from the model's capabilities at the first turn (see learn_window)."""
+        self.thinking_refused: str | None = None
         self.board = StatusBoard(self)
         self.machine = PodLifecycle(
             model=self,
@@ -152,14 +157,16 @@ class Controller:
                 self._move_prune_bound(bound, 0)
         return stored
 
-    def wire_messages(self) -> list[dict[str, Any]]:
+    async def wire_messages(self) -> list[dict[str, Any]]:
         """Wire messages for the next request: the context's view, pruned in steps."""
-        move = self.context.prune_move()
+        # Deciding a prune step sizes every old result: off the loop for a long view.
+        long = len(self.context.view()) > OFF_LOOP_ITEMS
+        move = await off_loop(self.context.prune_move) if long else self.context.prune_move()
         if move is not None:
             self._move_prune_bound(*move)
         # Never ask the model about a history the session file does not hold.
         self.transcript.require_durable()
-        return self.context.messages()
+        return await self.context.prepared_messages()
 
     def _move_prune_bound(self, bound: int, tokens: int) -> None:
         self.transcript.record_prune(bound, tokens)
@@ -171,8 +178,36 @@ class Controller:
         return request
 
     async def learn_window(self) -> None:
-        """Make sure the model's context window is known (asks the provider once)."""
+        """Make sure the model's window and thinking plan are known (asks the provider once);
+        :class:`TurnError` before any request when the model refuses the thinking settings."""
         await self.context.learn_window(self.provider, self.alert)
+        if self.thinking is None and self.thinking_refused is None:
+            await self._learn_thinking()
+        if self.thinking_refused is not None:
+            raise TurnError(self.thinking_refused, code="invalid_request")
+
+    async def _learn_thinking(self) -> None:
+        try:
+            capabilities = await self.provider.thinking_capabilities()
+        except ProviderError as exc:
+            capabilities = None
+            if self.config.thinking == "auto":
+                self.alert("info", "thinking", f"thinking stays off: {exc}")
+        try:
+            plan = self.config.thinking_plan(capabilities)
+        except ThinkingRefused as exc:
+            self.thinking_refused = str(exc)
+            self.alert("error", "thinking", self.thinking_refused)
+        else:
+            self.thinking = plan
+            # The pre-send validator checks the rules that hold only with thinking on.
+            self._validator.thinking = plan.on
+        self.board.changed()
+
+    @property
+    def thinking_plan(self) -> ThinkingPlan:
+        """What the requests ask for (nothing until the model's capabilities are known)."""
+        return self.thinking or ThinkingPlan()
 
     def signal(self, event: str) -> None:
         """A round event from the turn loop."""
@@ -257,8 +292,12 @@ class Controller:
 
     def start_compaction(self) -> None:
         """Launch a compaction between turns; the machine waits in ``compacting``."""
+        # The request is taken now, not when the task first runs: an interrupt read in the same
+        # write cancels the task before its first step, and a request left behind would start
+        # the compaction again the moment the machine is back in idle.
+        request = self.take_compaction_request() or CompactionRequest(trigger="manual")
         self.task.start(
-            self._drive_compaction(),
+            self._drive_compaction(request),
             interrupted=("compaction_failed", None),
             name=f"compaction-{self.history.turn}",
         )
@@ -331,9 +370,8 @@ class Controller:
             name=f"turn-{self.history.turn}",
         )
 
-    async def _drive_compaction(self) -> Outcome:
+    async def _drive_compaction(self, request: CompactionRequest) -> Outcome:
         """A compaction between turns: ``compaction_done``, or ``compaction_failed``."""
-        request = self.take_compaction_request() or CompactionRequest(trigger="manual")
         try:
             await self.learn_window()
             compaction = await self.compactor.compact(
@@ -342,6 +380,7 @@ class Controller:
                 tools=self.tools.registry.specs(),
                 model=self.provider.model,
                 max_tokens=self.config.max_tokens,
+                thinking=self.thinking_plan,
             )
         except asyncio.CancelledError:
             return "compaction_failed", None
@@ -361,7 +400,11 @@ class Controller:
             if cancelled is not None:
                 return "turn_finished", "cancelled"
             if self._preread:
-                await self._read_mentions()
+                await self.learn_window()
+                if self.thinking_plan.on:
+                    self._attach_prereads()
+                else:
+                    await self._read_mentions()
             result = await turn.run()
         except asyncio.CancelledError:
             return "turn_interrupted", "cancelled"
@@ -389,6 +432,24 @@ class Controller:
             self.machine.send(event)
         else:
             self.machine.send(event, result=result)
+
+    def _attach_prereads(self) -> None:
+        """The refs a synthetic read would have read, attached as ``[File: …]`` messages.
+
+        A synthetic read is a tool loop the model did not start: its assistant message has no
+        thinking to begin with, and with thinking on the API refuses to continue such a loop.
+        """
+        resolution = resolve_segments(
+            self.fs,
+            list(self._preread),
+            max_bytes=self.config.file_ref_max_bytes,
+            max_refs=self.config.max_preread_files,
+        )
+        for failure in resolution.failures:
+            self.alert("warn", "file_ref", failure.alert_message)
+        self._preread = []
+        for item in resolution.items:
+            self.commit(item)
 
     async def _read_mentions(self) -> None:
         """The synthetic-read style: a Read tool call and its results, committed together.

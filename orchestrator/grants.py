@@ -73,6 +73,10 @@ WORKSPACE_KEYS: dict[str, str] = {
     "model": "which model answers, through the user's own key and endpoint (cost, not reach)",
     "max_tokens": _TUNING,
     "max_rounds": _TUNING,
+    "thinking": "how much the model reasons, through the user's own key (cost, not reach); a "
+    "setting the model refuses is an error before any request",
+    "effort": "how much effort the model puts in (cost and speed, not reach)",
+    "thinking_display": "whether thinking text is streamed or omitted (speed, not reach)",
     "provider_max_retries": "how often a failed request is retried (bounded: at most 10)",
     "provider_timeout_s": "how long one request may take",
     "bash_timeout_s": "how long a command the user allowed may run",

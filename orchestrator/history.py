@@ -44,6 +44,14 @@ class ThinkingBlock:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RedactedThinkingBlock:
+    """Thinking the API sent encrypted (``data``, opaque); it must be sent back unchanged."""
+
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolUseBlock:
     """A tool call the model made (or a synthetic one the pod injected)."""
 
@@ -53,7 +61,16 @@ class ToolUseBlock:
     input: dict[str, Any] = field(default_factory=dict)
 
 
-Block: TypeAlias = Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="type")]
+Block: TypeAlias = Annotated[
+    TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock, Field(discriminator="type")
+]
+
+REDACTED_THINKING = "[redacted thinking: the API sent it encrypted]"
+OMITTED_THINKING = '[thinking omitted: the request asked for display "omitted"]'
+"""How people are shown thinking they cannot read (the model still gets it back)."""
+
+THINKING_BLOCKS = (ThinkingBlock, RedactedThinkingBlock)
+"""Blocks the API signs: sent back exactly as received, never changed, dropped or moved."""
 
 
 # -- items ------------------------------------------------------------------------------------

@@ -27,7 +27,14 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from orchestrator.history import Block, TextBlock, ThinkingBlock, ToolResult, ToolUseBlock
+from orchestrator.history import (
+    Block,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResult,
+    ToolUseBlock,
+)
 from orchestrator.validator import TOOL_NAME, TOOL_USE_ID
 
 INVALID_TOOL_NAME = "invalid_tool_name"
@@ -131,7 +138,11 @@ def normalize_reply(blocks: Sequence[Block], *, earlier_ids: Collection[str]) ->
             signature, n_signature = scrub_surrogates(block.signature)
             replaced += n_thinking + n_signature
             changed = n_thinking + n_signature
+            # Signed: any change is a 400 on the next request. Only a reply no JSON encoder
+            # could store (lone surrogates, which the API does not send) is changed at all.
             out.append(replace(block, thinking=thinking, signature=signature) if changed else block)
+        elif isinstance(block, RedactedThinkingBlock):
+            out.append(block)  # opaque and signed: kept byte for byte
         else:
             call, n = _normal_call(block, used, renamed, refused, answers)
             replaced += n

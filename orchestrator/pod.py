@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import os
 import signal
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -297,6 +299,10 @@ class UpwardReporter:
             await asyncio.wait(set(self._tasks), timeout=2.0)
 
 
+SWITCH_INTERVAL_S = 0.0005
+"""How long a worker thread may hold the GIL before the event loop gets it back."""
+
+
 async def serve_pod(
     config: PodConfig,
     *,
@@ -307,6 +313,10 @@ async def serve_pod(
     interceptors: InterceptorChain | None = None,
 ) -> Pod:
     """Build the pod, serve it on ``socket_path`` until it stops, and return it."""
+    # Long work (wiring a long loaded history, shrinking a summary request) runs in a thread
+    # while the loop answers clients; with the default 5 ms switch interval, each syscall the
+    # loop makes could wait that long for the GIL, and a status reply makes several.
+    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
     server: PodServer | None = None
     stopped = asyncio.Event()
 
@@ -329,6 +339,10 @@ async def serve_pod(
     )
     controller = pod.controller
     ledger = _supervise_commands(controller)
+    # A loaded history is millions of long-lived objects; a full collection walking them all
+    # holds the GIL for a few hundred milliseconds, which clients feel as a frozen pod. They
+    # live as long as the pod, so the collector can leave them out.
+    gc.freeze()
     mcp = await start_mcp_servers(config, controller)
     server = PodServer(socket_path, pod.methods.handle)
     try:

@@ -12,11 +12,12 @@ from dataclasses import dataclass, replace
 from orchestrator.history import (
     INTERRUPT_NOTE,
     INTERRUPTED_SUMMARY,
+    THINKING_BLOCKS,
     AssistantMessage,
+    Compaction,
     Item,
     SystemMessage,
     TextBlock,
-    ThinkingBlock,
     ToolResult,
     ToolUseBlock,
 )
@@ -198,7 +199,52 @@ def repair_loaded(items: list[Item], *, turn_closed: bool) -> LoadRepair:
             out.append(item)
     if turn_closed:
         close_open()
+    out = _compactions_cut_at_messages(out, notes)
     return LoadRepair(items=out if notes else items, notes=notes)
+
+
+def _compactions_cut_at_messages(items: list[Item], notes: list[str]) -> list[Item]:
+    """Compactions whose kept part starts at a message, never at a tool result.
+
+    A compaction's view keeps the items after ``last_seq`` verbatim; a damaged ``last_seq``
+    that falls between a call and its result would send the result without its call. The
+    range is moved back to before the assistant message that made the call (the summary then
+    overlaps a little with what is kept, which costs tokens, not validity); a compaction left
+    with nothing to summarise is dropped, and the full history is sent until the next one.
+    """
+    out: list[Item] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Compaction):
+            out.append(item)
+            continue
+        earlier = items[:index]
+        kept = next((i for i, e in enumerate(earlier) if e.seq > item.last_seq), None)
+        first = earlier[kept] if kept is not None else None
+        if kept is None or not isinstance(first, ToolResult):
+            out.append(item)
+            continue
+        call_id = first.call_id
+        maker = next(
+            (
+                e
+                for e in reversed(earlier[:kept])
+                if isinstance(e, AssistantMessage) and any(c.id == call_id for c in e.tool_uses)
+            ),
+            None,
+        )
+        last_seq = maker.seq - 1 if maker is not None else item.first_seq - 1
+        if last_seq < item.first_seq:
+            notes.append(
+                f"item {item.seq}: a compaction whose range split a tool call from its result "
+                "was dropped; the next request compacts again"
+            )
+            continue
+        notes.append(
+            f"item {item.seq}: a compaction's range split a tool call from its result; it now "
+            f"ends at item {last_seq}"
+        )
+        out.append(replace(item, last_seq=last_seq))
+    return out
 
 
 def _seq_keys(items: list[Item]) -> dict[int, int]:
@@ -226,7 +272,7 @@ def _well_formed(
     if not any(
         isinstance(b, ToolUseBlock)
         or (isinstance(b, TextBlock) and b.text.strip())
-        or isinstance(b, ThinkingBlock)
+        or isinstance(b, THINKING_BLOCKS)
         for b in blocks
     ):
         if item.blocks:

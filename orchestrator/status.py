@@ -82,6 +82,8 @@ class StatusBoard:
         self._last: tuple[PublicStatus, str] | None = None
         self.mcp: McpServers | None = None
         """The pod's MCP servers, once they are started."""
+        self._name = controller.config.pod_name()
+        """Resolved once: status is asked for often, and resolving the workspace is syscalls."""
 
     def start(self) -> None:
         """The machine is built: remember where it is and announce changes from now on."""
@@ -113,7 +115,7 @@ class StatusBoard:
         return StatusData(
             status=status,
             state=state,
-            name=c.config.pod_name(),
+            name=self._name,
             model=c.provider.model,
             provider=c.provider.name,
             workspace=str(c.config.workspace),
@@ -121,6 +123,13 @@ class StatusBoard:
             usage=asdict(c.session_usage),
             turn_usage=asdict(c.turn_usage),
             context=context_data(c.context.size()),
+            thinking=(
+                f"refused: {c.thinking_refused}"
+                if c.thinking_refused
+                else c.thinking.summary
+                if c.thinking
+                else ""
+            ),
             cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
             approvals=c.approvals.pending(),
             mcp=self.mcp.report(set(c.tools.registry.names())) if self.mcp else [],

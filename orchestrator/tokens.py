@@ -36,7 +36,9 @@ def estimate_block(block: dict[str, Any]) -> int:
             return sum(estimate_block(b) for b in content if isinstance(b, dict)) + BLOCK_OVERHEAD
         body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
     elif kind == "thinking":
-        body = str(block.get("thinking", ""))
+        body = str(block.get("thinking", "")) + str(block.get("signature", ""))
+    elif kind == "redacted_thinking":
+        body = str(block.get("data", ""))
     elif kind == "image":
         # Counted by its pixels, as the API does: its base64 would be a thousand times more.
         source = block.get("source") or {}

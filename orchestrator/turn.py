@@ -40,6 +40,7 @@ from orchestrator.providers.base import (
     ToolCallStart,
 )
 from orchestrator.repair import pending_tool_calls
+from orchestrator.thinking import ThinkingPlan
 from orchestrator.tool_runner import ToolRunner, ToolsPaused
 from orchestrator.validator import IncrementalValidator
 
@@ -49,6 +50,13 @@ _TOO_LONG = (
     "the conversation does not fit the model's context window even after compacting "
     "({detail}). Start a new session (pod chat --new), or compact with a narrower focus "
     "(/compact <what matters>)."
+)
+
+
+_ALONE_TOO_LONG = (
+    "the latest message alone does not fit the model's context window ({detail}), and nothing "
+    "older is left to compact. It stays in the history, and the next message compacts it into "
+    "a summary; attach less next time (a line range: @file:L1-L200)."
 )
 
 
@@ -89,7 +97,12 @@ class TurnHost(Protocol):
         """Send a round event (``tools_started`` / ``round_done``) to the lifecycle machine."""
         ...
 
-    def wire_messages(self) -> list[dict[str, Any]]:
+    @property
+    def thinking_plan(self) -> ThinkingPlan:
+        """What every request asks for in thinking and effort."""
+        ...
+
+    async def wire_messages(self) -> list[dict[str, Any]]:
         """The wire messages for the next request (pruned, incrementally built)."""
         ...
 
@@ -179,7 +192,7 @@ class Turn:
         (the view changed).
         """
         request = self.host.take_compaction_request()
-        messages = self.host.wire_messages()
+        messages = await self.host.wire_messages()
         if request is None:
             context = self.host.context
             estimate = context.estimate(self.system_prompt, self.tools.registry.specs(), messages)
@@ -199,7 +212,7 @@ class Turn:
         except PromptTooLongError as exc:
             compacted = await self._compact(CompactionRequest(trigger="recovery"))
             if compacted is None:
-                raise TurnError(_TOO_LONG.format(detail=exc), code="provider_error") from exc
+                raise TurnError(_ALONE_TOO_LONG.format(detail=exc), code="provider_error") from exc
         try:
             return await self._request()
         except PromptTooLongError as exc:
@@ -215,6 +228,7 @@ class Turn:
                 tools=self.tools.registry.specs(),
                 model=self.model,
                 max_tokens=self.max_tokens,
+                thinking=self.host.thinking_plan,
             )
         except CompactionError as exc:
             raise TurnError(f"compaction failed: {exc}", code="provider_error") from exc
@@ -230,7 +244,7 @@ class Turn:
         self, messages: list[dict[str, Any]] | None = None
     ) -> AssistantMessage | None:
         if messages is None:
-            messages = self.host.wire_messages()
+            messages = await self.host.wire_messages()
         violations = self.validator.validate(messages)
         if violations:
             # Never send what the API would reject; this is our bug, so say so plainly.
@@ -239,6 +253,7 @@ class Turn:
                 code="internal",
             )
         tools = self.tools.registry.specs()
+        plan = self.host.thinking_plan
         request = ProviderRequest(
             model=self.model,
             system=self.system_prompt,
@@ -246,6 +261,8 @@ class Turn:
             tools=tools,
             max_tokens=self.max_tokens,
             cache_ttl=self.cache_ttl,
+            thinking=plan.thinking,
+            output_config=plan.output_config,
         )
         emit = self.host.emit
         try:

@@ -14,6 +14,9 @@ The rules this encodes (each has a test in ``tests/orchestrator/test_validator.p
 ``duplicate_tool_use_id``   tool_use ids are unique in the conversation
 ``bad_tool_use``      a tool_use has an id and a name of the API's characters and an object input
 ``bad_image``         an image block is base64 data of a media type the API takes, or a URL
+``unsigned_thinking`` a thinking block carries its signature, a redacted_thinking block its data
+``thinking_first``    with thinking on, a request that continues a tool loop (its last message
+                      holds tool results) has that loop's assistant message start with thinking
 
 Consecutive messages with the same role are merged first, as the API does; the pairing rules
 are checked on the merged messages, which is how the API applies them.
@@ -105,10 +108,11 @@ def _well_formed_image(source: object) -> bool:
 
 
 def validate_wire(
-    messages: list[dict[str, Any]], *, allow_prefill: bool = False
+    messages: list[dict[str, Any]], *, allow_prefill: bool = False, thinking: bool = False
 ) -> list[WireViolation]:
-    """Every rule the request breaks; an empty list means the API would accept it."""
-    return IncrementalValidator(allow_prefill=allow_prefill).validate(messages)
+    """Every rule the request breaks (``thinking``: the request turns thinking on); an empty
+    list means the API would accept it."""
+    return IncrementalValidator(allow_prefill=allow_prefill, thinking=thinking).validate(messages)
 
 
 class IncrementalValidator:
@@ -120,8 +124,10 @@ class IncrementalValidator:
     the memory.
     """
 
-    def __init__(self, *, allow_prefill: bool = False) -> None:
+    def __init__(self, *, allow_prefill: bool = False, thinking: bool = False) -> None:
         self.allow_prefill = allow_prefill
+        self.thinking = thinking
+        """Requests turn thinking on: a continued tool loop must start with its thinking."""
         self._checked: list[dict[str, Any]] = []
         self._ids: list[list[str]] = []  # tool_use ids of each checked message
         self._seen: set[str] = set()
@@ -201,6 +207,8 @@ class IncrementalValidator:
                     f"tool_use {', '.join(previous)} has no tool_result after it",
                 )
             )
+        if self.thinking:
+            out.extend(_thinking_first(messages))
         if out or not remember:
             self._forget_from(0)
         return out
@@ -270,7 +278,41 @@ def _check_assistant(
                     "content_after_tool_use", index, f"{kind!r} block after a tool_use block"
                 )
             )
+        if (kind == "thinking" and not block.get("signature")) or (
+            kind == "redacted_thinking" and not block.get("data")
+        ):
+            out.append(
+                WireViolation(
+                    "unsigned_thinking",
+                    index,
+                    f"a {kind} block without its {'signature' if kind == 'thinking' else 'data'}",
+                )
+            )
     return out
+
+
+def _thinking_first(messages: list[dict[str, Any]]) -> list[WireViolation]:
+    """With thinking on: the assistant message of a continued tool loop starts with thinking."""
+    if len(messages) < 2 or messages[-1].get("role") != "user":
+        return []
+    last = messages[-1].get("content")
+    if not isinstance(last, list) or not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in last
+    ):
+        return []
+    index = len(messages) - 2
+    blocks = messages[index].get("content")
+    first = blocks[0].get("type") if isinstance(blocks, list) and blocks else "text"
+    if first in ("thinking", "redacted_thinking"):
+        return []
+    return [
+        WireViolation(
+            "thinking_first",
+            index,
+            f"with thinking on, the assistant message of a continued tool loop must start with "
+            f"a thinking block, but it starts with {first!r}",
+        )
+    ]
 
 
 def _check_user(

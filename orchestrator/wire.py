@@ -18,6 +18,7 @@ from typing import Any
 from orchestrator.history import (
     AssistantMessage,
     Item,
+    RedactedThinkingBlock,
     SystemMessage,
     TextBlock,
     ThinkingBlock,
@@ -39,6 +40,8 @@ def assistant_blocks(item: AssistantMessage) -> list[dict[str, Any]]:
             out.append(
                 {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
             )
+        elif isinstance(block, RedactedThinkingBlock):
+            out.append({"type": "redacted_thinking", "data": block.data})
         elif isinstance(block, ToolUseBlock):
             out.append(
                 {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
@@ -159,6 +162,11 @@ class WireBuilder:
             self._consumed = len(items)
             self._last_consumed = items[-1]
         return list(self._messages)
+
+    @property
+    def consumed(self) -> int:
+        """How many items of the last history built are wired already."""
+        return self._consumed
 
     def _reset(self) -> None:
         self._messages, self._starts, self._consumed = [], [], 0

@@ -17,9 +17,12 @@ from pydantic import ValidationError
 from cli.tui.input import segment_text
 from orchestrator.client import PodEvent
 from orchestrator.history import (
+    OMITTED_THINKING,
+    REDACTED_THINKING,
     AssistantMessage,
     Compaction,
     Item,
+    RedactedThinkingBlock,
     SystemMessage,
     TextBlock,
     ThinkingBlock,
@@ -417,7 +420,11 @@ class ChatModel:
                         case TextBlock(text=text):
                             self.entries.append(AssistantEntry(text=text))
                         case ThinkingBlock(thinking=thinking):
-                            self.entries.append(ThinkingEntry(text=thinking))
+                            self.entries.append(
+                                ThinkingEntry(text=thinking.strip() or OMITTED_THINKING)
+                            )
+                        case RedactedThinkingBlock():
+                            self.entries.append(ThinkingEntry(text=REDACTED_THINKING))
                         case ToolUseBlock(id=call_id, name=name, input=arguments):
                             self._tools[call_id] = len(self.entries)
                             self.entries.append(

@@ -17,8 +17,11 @@ from urllib.parse import unquote, urlparse
 from acp import schema
 
 from orchestrator.history import (
+    OMITTED_THINKING,
+    REDACTED_THINKING,
     AssistantMessage,
     Item,
+    RedactedThinkingBlock,
     TextBlock,
     ThinkingBlock,
     ToolResult,
@@ -379,8 +382,10 @@ def history_updates(items: Iterable[Item], workspace: Path) -> list[SessionUpdat
             for block in item.blocks:
                 if isinstance(block, TextBlock) and block.text.strip():
                     updates.append(message_chunk(block.text))
-                elif isinstance(block, ThinkingBlock) and block.thinking.strip():
-                    updates.append(thought_chunk(block.thinking))
+                elif isinstance(block, ThinkingBlock):
+                    updates.append(thought_chunk(block.thinking.strip() or OMITTED_THINKING))
+                elif isinstance(block, RedactedThinkingBlock):
+                    updates.append(thought_chunk(REDACTED_THINKING))
             for use in item.tool_uses:
                 calls[use.id] = (use.name, use.input)
                 updates.append(tool_call(use.id, use.name, use.input, workspace))

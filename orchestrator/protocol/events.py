@@ -62,6 +62,9 @@ class StatusData(_Data):
     turn_usage: dict[str, int] = Field(default_factory=dict)
     """The current (or last) turn's tokens by kind."""
     context: ContextData | None = None
+    thinking: str = ""
+    """What the requests ask for in thinking (``adaptive``, ``budget 16000``, ``off``...), or
+    why the model refuses the setting; empty until the first turn asks the model."""
     cost_usd: float | None = None
     """What the session's requests cost, from the price table; None for an unpriced model."""
     approvals: list[ApprovalRequestData] = Field(default_factory=list)
@@ -268,6 +271,10 @@ class FileCompletionsData(_Data):
 class ShutdownData(_Data):
     """The pod is going away."""
 
+
+# StatusData names models defined after it: complete it now, not on the first status the pod
+# builds (a schema build of tens of milliseconds while a client waits).
+StatusData.model_rebuild()
 
 EVENT_DATA: dict[str, type[_Data]] = {
     "status": StatusData,

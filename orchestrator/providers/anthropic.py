@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 import anthropic
 import httpx2  # the SDK's transport; mid-stream cuts surface as its exceptions, unwrapped
+from anthropic.types import ModelInfo
 
 from orchestrator.prompt_cache import BlockPosition, place_breakpoints
 from orchestrator.providers.anthropic_errors import (
@@ -48,6 +49,7 @@ from orchestrator.providers.base import (
     ProviderStreamError,
     StreamEvent,
 )
+from orchestrator.thinking import ModelThinking
 
 __all__ = ["AlertCallback", "AnthropicProvider"]
 
@@ -86,7 +88,7 @@ class AnthropicProvider:
         self._base_url = base_url
         self._client: anthropic.AsyncAnthropic | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
-        self._windows: dict[str, int | None] = {}
+        self._infos: dict[str, ModelInfo | None] = {}
         self._previous_end: BlockPosition | None = None
         """Where the last request's newest cache breakpoint was: the next one reads it."""
 
@@ -119,16 +121,28 @@ class AnthropicProvider:
         Raises :class:`ProviderError` saying why when the endpoint cannot tell (unreachable,
         an unknown model, a compatible server without it); None when it lists no window.
         """
+        info = await self._model_info()
+        return info.max_input_tokens if info is not None else None
+
+    async def thinking_capabilities(self) -> ModelThinking | None:
+        """``capabilities.thinking`` and ``capabilities.effort`` from the Models API (asked
+        once per model, with the window); None when it lists no capabilities."""
+        info = await self._model_info()
+        if info is None or info.capabilities is None:
+            return None
+        return ModelThinking.from_capabilities(info.id or self.model, info.capabilities)
+
+    async def _model_info(self) -> ModelInfo | None:
         model = self.model
-        if model not in self._windows:
+        if model not in self._infos:
             client = self._ensure_client()
             try:
                 info = await client.models.retrieve(model, timeout=min(self.timeout_s, 10.0))
             except (anthropic.AnthropicError, httpx2.TransportError) as err:
-                self._windows[model] = None
+                self._infos[model] = None
                 raise ProviderError(f"the Models API did not answer for {model}: {err}") from err
-            self._windows[model] = info.max_input_tokens
-        return self._windows[model]
+            self._infos[model] = info
+        return self._infos[model]
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
@@ -147,6 +161,11 @@ class AnthropicProvider:
             params["system"] = request.system
         if request.tools:
             params["tools"] = list(request.tools)
+        # No tool_choice is ever sent: forcing a tool is refused with thinking on.
+        if request.thinking is not None:
+            params["thinking"] = request.thinking
+        if request.output_config is not None:
+            params["output_config"] = request.output_config
         if request.cache_ttl is not None:
             cached = place_breakpoints(
                 request.system,

@@ -14,7 +14,13 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from orchestrator.history import Block, TextBlock, ThinkingBlock, ToolUseBlock
+from orchestrator.history import (
+    Block,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+)
 from orchestrator.providers.base import (
     ProviderStreamError,
     ResponseComplete,
@@ -93,7 +99,11 @@ class ResponseBuilder:
         if kind == "tool_use":
             self.blocks[index] = _PartialBlock("tool_use", id=block.id, name=block.name)
             return [ToolCallStart(block.id, block.name)]
-        # Redacted thinking and server-tool blocks have no place in our history yet.
+        if kind == "redacted_thinking":
+            # Arrives whole in its start event: opaque, kept byte for byte.
+            self.blocks[index] = _PartialBlock(kind, [block.data])
+            return []
+        # Server-tool blocks have no place in our history yet.
         self.blocks[index] = _PartialBlock(kind)
         return []
 
@@ -127,6 +137,8 @@ class ResponseBuilder:
                 blocks.append(TextBlock(text=text))
             elif partial.kind == "thinking":
                 blocks.append(ThinkingBlock(thinking=text, signature=partial.signature))
+            elif partial.kind == "redacted_thinking":
+                blocks.append(RedactedThinkingBlock(data=text))
             elif partial.kind == "tool_use":
                 blocks.append(
                     ToolUseBlock(id=partial.id, name=partial.name, input=self._args(partial))

@@ -18,12 +18,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from orchestrator.errors import PodRuntimeError
 from orchestrator.history import Block
 from orchestrator.prompt_cache import CacheTTL
 from orchestrator.usage import TokenUsage
+
+if TYPE_CHECKING:  # the SDK is imported only by the provider that talks to the API
+    from anthropic.types import OutputConfigParam, ThinkingConfigParam
+
+    from orchestrator.thinking import ModelThinking
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +44,10 @@ class ProviderRequest:
     """Prompt-cache entries this request writes live this long; None sends no breakpoints."""
     purpose: Literal["turn", "compaction"] = "turn"
     """A turn's request, or the summary request of a compaction."""
+    thinking: ThinkingConfigParam | None = None
+    """Extended thinking, as the pod's plan decided it (see :mod:`orchestrator.thinking`)."""
+    output_config: OutputConfigParam | None = None
+    """``effort``, when set."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,4 +152,9 @@ class Provider(Protocol):
     async def context_window(self) -> int | None:
         """The model's context window (``max_input_tokens``); None or a ProviderError when
         it cannot tell."""
+        ...
+
+    async def thinking_capabilities(self) -> ModelThinking | None:
+        """What thinking the model accepts (the Models API's ``capabilities``); None or a
+        ProviderError when it cannot tell."""
         ...

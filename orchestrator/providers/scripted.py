@@ -14,6 +14,8 @@ would, so a bug that breaks the history fails loudly here too.
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import json
 import re
 import uuid
@@ -24,7 +26,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orchestrator.history import Block, TextBlock, ThinkingBlock, ToolUseBlock
+from orchestrator.history import (
+    Block,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+)
 from orchestrator.providers.base import (
     AlertCallback,
     PromptTooLongError,
@@ -41,6 +49,7 @@ from orchestrator.providers.base import (
     ToolCallStart,
     Usage,
 )
+from orchestrator.thinking import ModelThinking
 from orchestrator.tokens import MessageTokens, estimate_text
 from orchestrator.validator import IncrementalValidator
 
@@ -62,6 +71,9 @@ class ScriptedReply(BaseModel):
 
     text: str = ""
     thinking: str | None = None
+    """Thinking sent before the text, when the request turns thinking on."""
+    redacted_thinking: list[str] = Field(default_factory=list)
+    """Opaque ``redacted_thinking`` blocks after the thinking, when thinking is on."""
     tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
     chunk_size: int = Field(default=16, ge=1)
     chunk_delay_s: float = Field(default=0.0, ge=0)
@@ -101,6 +113,8 @@ class ScriptedProvider:
     """Its context window: a longer request is refused like the API refuses one."""
     summary_delay_s: float = 0.0
     """Pause between the chunks of a compaction summary (to interrupt one in a test or demo)."""
+    thinking: ModelThinking | None = None
+    """What thinking it says the model accepts; None: it cannot tell (``auto`` sends none)."""
     _next_id: int = 0
     _session_tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     _validator: IncrementalValidator = field(default_factory=IncrementalValidator)
@@ -139,14 +153,23 @@ class ScriptedProvider:
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream the next reply as deltas, then the complete response."""
         self.requests.append(request)
-        violations = self._validator.validate(request.messages)
+        # The API checks and counts on its own machines: a long request is done off the loop.
+        long = len(request.messages) > 1_000
+        violations = (
+            await asyncio.to_thread(self._validator.validate, request.messages)
+            if long
+            else self._validator.validate(request.messages)
+        )
         if violations:
             raise ProviderRejectedError(
                 "invalid request: " + "; ".join(str(v) for v in violations), status=400
             )
         # As the API would refuse it: a prompt past the window (counted incrementally, the
         # way the pod's own estimate is, so a long session stays cheap to fake).
-        tokens = self._message_tokens.request(request.system, request.tools, request.messages)
+        count = functools.partial(
+            self._message_tokens.request, request.system, request.tools, request.messages
+        )
+        tokens = await asyncio.to_thread(count) if long else count()
         if tokens > self.window:
             raise PromptTooLongError(
                 f"prompt is too long: {tokens} tokens > {self.window} maximum", status=400
@@ -165,9 +188,14 @@ class ScriptedProvider:
                 raise _scripted_error(reply)
 
         maybe_fail()
-        if reply.thinking:
-            yield ThinkingDelta(reply.thinking)
-            blocks.append(ThinkingBlock(thinking=reply.thinking, signature="scripted"))
+        # Like the API: thinking only when the request turns it on.
+        thinking_on = request.thinking is not None and request.thinking["type"] != "disabled"
+        if thinking_on and reply.thinking is not None:
+            if reply.thinking:
+                yield ThinkingDelta(reply.thinking)
+            blocks.append(ThinkingBlock(thinking=reply.thinking, signature=_sign(reply.thinking)))
+        if thinking_on:
+            blocks += [RedactedThinkingBlock(data=data) for data in reply.redacted_thinking]
         if reply.text:
             for start in range(0, len(reply.text), reply.chunk_size):
                 if reply.chunk_delay_s:
@@ -195,6 +223,15 @@ class ScriptedProvider:
     async def context_window(self) -> int | None:
         """The window it enforces."""
         return self.window
+
+    async def thinking_capabilities(self) -> ModelThinking | None:
+        """What it was told the model accepts."""
+        return self.thinking
+
+
+def _sign(thinking: str) -> str:
+    """A stand-in signature: derived from the text, so a changed block is visible."""
+    return "scripted-" + hashlib.sha256(thinking.encode()).hexdigest()[:16]
 
 
 def scripted_summary(request: ProviderRequest) -> str:

@@ -53,7 +53,9 @@ def test_a_provider_error_is_printed_once_and_model_and_provider_apply(
         )  # fmt: skip
         assert [r.body["model"] for r in api.requests] == ["claude-test-model"] * 2
     assert done.returncode == 1, done.stderr
-    retry, *rest = done.stderr.splitlines()
+    # The fake lists no such model: thinking ("auto") cannot be decided and stays off, once.
+    thinking, retry, *rest = done.stderr.splitlines()
+    assert thinking.startswith("! info: thinking stays off: the Models API did not answer")
     assert retry.startswith("! warn: ") and "retry 1/1" in retry  # retries are still reported
     # The provider's "giving up" alert, the error event and the turn's alert are one failure.
     assert rest == [

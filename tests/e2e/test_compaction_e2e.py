@@ -7,11 +7,13 @@ import asyncio
 import json
 import os
 import signal
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from orchestrator.client import PodClient
 from orchestrator.session import load_session
+from orchestrator.tokens import estimate_message
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,
@@ -225,3 +227,118 @@ async def test_kill_9_during_a_compaction_leaves_it_whole_or_absent(
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+async def test_compact_and_an_interrupt_in_one_write_commit_nothing(
+    workspace: Path, short_dir: Path
+) -> None:
+    """Issue 27 §7: the interrupt read in the same write as ``compact`` wins, as the table says."""
+    replies = [ScriptedReply(text=f"answer {k}") for k in range(2)]
+    async with running_pod(workspace, short_dir, replies=replies) as pod:
+        c = await pod.client()
+        await _turns(c, 2)
+        before = (await c.request("get_history")).data["items"]
+        for stop in ("pause", "cancel"):
+            lines = [{"method": "compact"}, {"method": stop}, {"method": "get_status", "id": "s"}]
+            await c.send_raw(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+            await c.wait_for("status", id="s")
+            await c.wait_for("status", state="idle")
+            await asyncio.sleep(0.2)  # a compaction that slipped through would commit by now
+            assert (await c.request("get_history")).data["items"] == before, stop
+        assert not [r for r in pod.provider.requests if r.purpose == "compaction"]
+        await c.close()
+
+
+async def test_a_huge_attachment_is_compacted_away_and_the_session_goes_on(
+    workspace: Path, short_dir: Path
+) -> None:
+    """Issue 27 §7: a 10 MB attached file must not make every later turn fail."""
+    (workspace / "big.txt").write_text("a line of a big file\n" * 500_000)
+    replies = [ScriptedReply(text=f"answer {k}") for k in range(3)]
+    async with running_pod(
+        workspace,
+        short_dir,
+        replies=replies,
+        context_window=60_000,
+        compact_keep_tokens=1_000,
+        file_ref_max_bytes=11_000_000,
+    ) as pod:
+        # The API's window is smaller than the pod believes: the first summary request it
+        # sends is refused, and it must send less until one is taken.
+        pod.provider.window = 9_000
+        c = await pod.client()
+        await c.send("run", {"input": "read @big.txt"})
+        first = await collect_until(c, "run_end")
+        assert first[-1].data == {"result": "errored"}
+        [error] = [e.data["message"] for e in first if e.event == "error"]
+        assert "latest message alone does not fit" in error and "next message compacts" in error
+        for question in ("what did it say?", "and then?"):
+            await c.send("run", {"input": question})
+            events = await collect_until(c, "run_end")
+            assert events[-1].data == {"result": "finished"}, [
+                e.data for e in events if e.event in ("error", "alert")
+            ]
+        summaries = [r for r in pod.provider.requests if r.purpose == "compaction"]
+        assert len(summaries) >= 2  # refused as too long, then sent smaller
+        sent = json.dumps(summaries[-1].messages)
+        assert "bytes left out of this summary request" in sent
+        assert len(sent) < 9_000 * 3.5  # what the API took: within its window
+        history = (await c.request("get_history")).data["items"]
+        assert _kinds(history).count("compaction") == 1
+        pod.assert_all_requests_valid()
+        await c.close()
+
+
+def _write_long_session(path: Path, workspace: Path, turns: int) -> None:
+    """An uncompacted session of ``turns`` tool-using turns, written as a pod would have."""
+    from orchestrator.history import (
+        AssistantMessage,
+        TextBlock,
+        ToolResult,
+        ToolUseBlock,
+        UserMessage,
+        item_to_json,
+    )
+    from orchestrator.session import SessionHeader
+
+    lines = [SessionHeader(pod="t", workspace=str(workspace), created_ms=1).model_dump_json()]
+    seq = 0
+    for turn in range(1, turns + 1):
+        call = ToolUseBlock(id=f"toolu_{turn}", name="read_file", input={"path": "README.md"})
+        for item in (
+            UserMessage(text=f"question {turn}"),
+            AssistantMessage(blocks=[TextBlock(text="reading"), call], stop_reason="tool_use"),
+            ToolResult(call_id=call.id, summary="read 3 lines", content="r" * 400),
+            AssistantMessage(blocks=[TextBlock(text=f"answer {turn}")]),
+        ):
+            seq += 1
+            stamped = item_to_json(replace(item, seq=seq, turn=turn))
+            lines.append(json.dumps({"type": "item", "item": stamped}))
+        lines.append(json.dumps({"type": "turn_end", "turn": turn, "result": "finished"}))
+    path.write_text("\n".join(lines) + "\n")
+
+
+async def test_a_session_far_over_the_window_comes_up_and_compacts(
+    workspace: Path, short_dir: Path
+) -> None:
+    """Issue 29: a long uncompacted session must come up and compact, not freeze (how long the
+    pod makes clients wait meanwhile is measured in bench/context_economy.py)."""
+    session = workspace.parent / "long.jsonl"
+    _write_long_session(session, workspace, turns=3_000)  # ~1.4M tokens; the window is 20k
+    replies = [ScriptedReply(text="carrying on")]
+    async with running_pod(
+        workspace, short_dir, replies=replies, session=session, context_window=20_000
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "where were we?"})
+        seen: list[str] = []
+        while not seen or seen[-1] != "idle":
+            seen.append((await c.request("get_status")).data["state"])
+        assert {"requesting", "summarizing"} & set(seen[:-1])
+        history = (await c.request("get_history")).data["items"]
+        assert _kinds(history)[-3:] == ["user_message", "compaction", "assistant"]
+        [summary_request] = [r for r in pod.provider.requests if r.purpose == "compaction"]
+        sent = sum(estimate_message(m) for m in summary_request.messages)
+        assert sent <= 20_000 * 0.8  # the summarised turns, cut down to what fits
+        pod.assert_all_requests_valid()
+        await c.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from orchestrator.compaction import (
     COMPACTION_PROMPT,
     CompactionPlan,
@@ -142,3 +144,23 @@ def test_pruning_waits_for_a_step(tmp_path: Path) -> None:
     assert move is not None and move[0] == 6 and move[1] >= 300
     small = Context(config=config.model_copy(update={"prune_step_tokens": 10**6}), history=history)
     assert small.prune_move() is None  # not worth rewriting the cached prefix yet
+
+
+def test_a_reduced_request_wires_only_the_tail_that_can_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 29: a long history is not wired whole to keep only its last few messages."""
+    import orchestrator.compaction as compaction
+
+    items = conversation(400).items
+    calls: list[int] = []
+    real = compaction.to_wire
+
+    def counting(batch: list[Item], **kwargs: int) -> list[dict[str, object]]:
+        calls.append(len(batch))
+        return real(batch, **kwargs)
+
+    monkeypatch.setattr(compaction, "to_wire", counting)
+    messages = reduced_messages(items, budget=400)
+    assert calls and calls[0] <= 400 // 4 + 1 < len(items)
+    assert validate_wire([*messages, {"role": "user", "content": "next"}]) == []

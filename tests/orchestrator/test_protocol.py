@@ -247,6 +247,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "usage": {"input_tokens": 1},
         "turn_usage": {"output_tokens": 2},
         "context": {"used": 1200, "window": 200000, "percent": 1, "compact_at": 80},
+        "thinking": "adaptive, effort high",
         "cost_usd": 0.0036,
         "approvals": [
             {

@@ -9,8 +9,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from orchestrator.config import PodConfig
+from orchestrator.context import Context
 from orchestrator.history import (
     AssistantMessage,
+    Compaction,
     History,
     Item,
     SystemMessage,
@@ -178,3 +181,54 @@ def test_any_damage_loads_wire_valid(
     again = repair_loaded(repair.items, turn_closed=closed)
     assert again.items == repair.items  # idempotent
     assert [i for i in again.notes if "out of order" not in i] == []
+
+
+def _compacted_view(items: list[Item]) -> list[dict[str, object]]:
+    history = History()
+    for item in items:
+        history.items.append(item)
+    context = Context(config=PodConfig(workspace=Path("/tmp")), history=history)
+    return context.messages()
+
+
+def test_a_compaction_whose_range_splits_a_call_from_its_result_is_moved_back() -> None:
+    """Issue 27 §7: a damaged ``last_seq`` must not send a result without its call."""
+    items = _conversation([[2], [1, 1]])
+    maker = next(
+        i for i in items if isinstance(i, AssistantMessage) and i.tool_uses and i.turn == 2
+    )
+    compaction = Compaction(
+        summary="so far",
+        first_seq=1,
+        last_seq=maker.seq,
+        tokens_before=1,
+        tokens_after=1,
+        seq=items[-1].seq + 1,
+        turn=2,
+    )
+    damaged = [*items, compaction]
+    assert validate_wire(_compacted_view(damaged))  # the damage is real: a stray result
+    repaired = repair_loaded(damaged, turn_closed=True)
+    assert any("split a tool call" in note for note in repaired.notes)
+    fixed = repaired.items[-1]
+    assert isinstance(fixed, Compaction) and fixed.last_seq == maker.seq - 1
+    assert validate_wire(_compacted_view(repaired.items)) == []
+    again = repair_loaded(repaired.items, turn_closed=True)
+    assert again.items[-1] == fixed  # idempotent
+
+
+def test_a_compaction_left_with_nothing_to_summarise_is_dropped() -> None:
+    items = _conversation([[1]])
+    maker = next(i for i in items if isinstance(i, AssistantMessage) and i.tool_uses)
+    compaction = Compaction(
+        summary="so far",
+        first_seq=maker.seq,
+        last_seq=maker.seq,
+        tokens_before=1,
+        tokens_after=1,
+        seq=items[-1].seq + 1,
+        turn=1,
+    )
+    repaired = repair_loaded([*items, compaction], turn_closed=True)
+    assert not any(isinstance(i, Compaction) for i in repaired.items)
+    assert validate_wire(_compacted_view(repaired.items)) == []

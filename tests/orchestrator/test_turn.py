@@ -23,6 +23,7 @@ from orchestrator.history import (
 from orchestrator.interceptors import InterceptorChain
 from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from orchestrator.scoped_fs import ScopedFS
+from orchestrator.thinking import ThinkingPlan
 from orchestrator.tool_runner import ToolRunner
 from orchestrator.tools.files import ReadFileTool
 from orchestrator.tools.registry import ToolRegistry
@@ -63,8 +64,10 @@ class Host:
     def alert(self, level: str, source: str, message: str) -> None:
         self.alerts.append(message)
 
-    def wire_messages(self) -> list[dict[str, Any]]:
+    async def wire_messages(self) -> list[dict[str, Any]]:
         return self.context.messages()
+
+    thinking_plan = ThinkingPlan()
 
 
 def _turn(host: Host, workspace: Path, replies: list[ScriptedReply], max_rounds: int = 10) -> Turn:
