@@ -428,6 +428,9 @@ def main(argv: list[str]) -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGUSR1, 0, 0, 0)
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    if os.getppid() != options.parent:
+        raise SystemExit(0)  # the pod died before the death signal was armed
+    # Until the handlers are in place, a signal ends us by default: nothing is started yet.
     supervisor = Supervisor(options)
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
@@ -435,8 +438,6 @@ def main(argv: list[str]) -> None:
 
     for signum in ENDING_SIGNALS:
         signal.signal(signum, on_signal)
-    if os.getppid() != options.parent:
-        raise SystemExit(0)  # the pod died before the death signal was armed
     supervisor.start(options.command)
     _detach_stdio()
     if supervisor.report is not None:
