@@ -123,6 +123,8 @@ async def test_a_survivor_of_a_killed_supervisor_is_reported(
             ).stdout
         )
         assert listed["servers"][0]["survivors"] == [f"{child} sleep {seconds}"]
+        status = await asyncio.to_thread(pod, env, "status", "--socket", str(served.socket))
+        assert "1 process(es) left running unsupervised" in " ".join(status.stdout.split())
         await c.close()
 
 
