@@ -173,6 +173,8 @@ class StartOptions:
     provider: str | None = None
     allow_bash: bool | None = None
     permission_mode: str | None = None
+    thinking: str | None = None
+    effort: str | None = None
 
     def settings_given(self) -> list[str]:
         """The options given that only a starting pod can apply."""
@@ -180,6 +182,8 @@ class StartOptions:
             ("--model", self.model),
             ("--provider", self.provider),
             ("--permission-mode", self.permission_mode),
+            ("--thinking", self.thinking),
+            ("--effort", self.effort),
         ]
         names = [name for name, value in given if value is not None]
         if self.allow_bash is not None:
@@ -201,6 +205,10 @@ class StartOptions:
             args.append("--allow-bash" if self.allow_bash else "--no-allow-bash")
         if self.permission_mode is not None:
             args += ["--permission-mode", self.permission_mode]
+        if self.thinking is not None:
+            args += ["--thinking", self.thinking]
+        if self.effort is not None:
+            args += ["--effort", self.effort]
         return args
 
 

@@ -50,6 +50,19 @@ PermissionModeOpt = Annotated[
         show_default=False,
     ),
 ]
+ThinkingOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="When a pod is started: auto, adaptive, off, or a budget of thinking tokens.",
+        show_default=False,
+    ),
+]
+EffortOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="When a pod is started: low, medium, high, xhigh or max.", show_default=False
+    ),
+]
 
 
 def _farewell(result: str, name: str) -> None:
@@ -73,6 +86,8 @@ def register(app: typer.Typer) -> None:
         provider: ProviderOpt = None,
         allow_bash: AllowBashOpt = None,
         permission_mode: PermissionModeOpt = None,
+        thinking: ThinkingOpt = None,
+        effort: EffortOpt = None,
         continue_: Annotated[
             bool,
             typer.Option(
@@ -99,6 +114,8 @@ def register(app: typer.Typer) -> None:
             provider=provider,
             allow_bash=allow_bash,
             permission_mode=permission_mode,
+            thinking=thinking,
+            effort=effort,
         )
         pod, notices = connect_or_start(workspace, options)
 

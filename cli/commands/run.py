@@ -12,11 +12,13 @@ import typer
 
 from cli.commands.chat import (
     AllowBashOpt,
+    EffortOpt,
     ModelOpt,
     NewOpt,
     PermissionModeOpt,
     ProviderOpt,
     SessionOpt,
+    ThinkingOpt,
 )
 from cli.errors import CliError, print_error
 from cli.options import workspace_option
@@ -45,6 +47,8 @@ def register(app: typer.Typer) -> None:
         provider: ProviderOpt = None,
         allow_bash: AllowBashOpt = None,
         permission_mode: PermissionModeOpt = None,
+        thinking: ThinkingOpt = None,
+        effort: EffortOpt = None,
         json_out: Annotated[
             bool, typer.Option("--json", help="Print every event as a JSON line.")
         ] = False,
@@ -77,6 +81,8 @@ def register(app: typer.Typer) -> None:
             provider=provider,
             allow_bash=allow_bash,
             permission_mode=permission_mode,
+            thinking=thinking,
+            effort=effort,
         )
         if socket is not None:
             chosen = options.settings_given() + (["--new"] if new else [])

@@ -78,6 +78,11 @@ def register(app: typer.Typer) -> None:
         file_ref_style: Annotated[
             str | None, typer.Option(help="system_message or synthetic_read.")
         ] = None,
+        thinking: Annotated[
+            str | None,
+            typer.Option(help="auto, adaptive, off, or a budget of thinking tokens (≥ 1024)."),
+        ] = None,
+        effort: Annotated[str | None, typer.Option(help="low, medium, high, xhigh or max.")] = None,
         mcp_servers_stdin: Annotated[
             bool,
             typer.Option(
@@ -118,6 +123,8 @@ def register(app: typer.Typer) -> None:
                 parent_socket=parent_socket,
                 scripted_script=script,
                 file_ref_style=file_ref_style,
+                thinking=int(thinking) if thinking and thinking.isdigit() else thinking,
+                effort=effort,
                 mcp={"servers": mcp_servers} if mcp_servers else None,
             )
         except (ConfigError, SessionError) as exc:

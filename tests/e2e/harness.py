@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.fake_api import FakeAnthropic
 from orchestrator.client import PodClient, PodEvent
 from orchestrator.config import PodConfig
 from orchestrator.interceptors import InterceptorChain
 from orchestrator.pod import Pod, serve_pod
+from orchestrator.providers.anthropic import AnthropicProvider
 from orchestrator.providers.base import Provider
 from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from orchestrator.server import socket_is_live
@@ -196,3 +198,10 @@ __all__ = [
     "running_pod",
     "start_pod_process",
 ]
+
+
+def fake_provider(fake: FakeAnthropic) -> AnthropicProvider:
+    """The pod's real Anthropic provider, pointed at the fake Messages API."""
+    return AnthropicProvider(
+        "fake-model", api_key="test-key", base_url=fake.base_url, retry_base_delay_s=0.01
+    )

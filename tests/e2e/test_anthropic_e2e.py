@@ -2,30 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
-
-import pytest
 
 from conformance.fake_api import Drop, FakeAnthropic, Fault, Reply, ToolCall
 from orchestrator.prompt_cache import without_breakpoints
-from orchestrator.providers.anthropic import AnthropicProvider
-from tests.e2e.harness import collect_until, running_pod
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeAnthropic]:
-    server = FakeAnthropic().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-def _provider(fake: FakeAnthropic) -> AnthropicProvider:
-    return AnthropicProvider(
-        "fake-model", api_key="test-key", base_url=fake.base_url, retry_base_delay_s=0.01
-    )
+from tests.e2e.harness import collect_until, fake_provider, running_pod
 
 
 async def test_tool_round_pause_and_resume_over_http(
@@ -36,7 +17,7 @@ async def test_tool_round_pause_and_resume_over_http(
         Reply(text="z" * 300, chunk_size=3, delay_s=0.01),
         Reply(text="Done after resume."),
     )
-    provider = _provider(fake)
+    provider = fake_provider(fake)
     async with running_pod(workspace, short_dir, provider=provider) as pod:
         c = await pod.client()
         await c.send("run", {"input": "read the readme"})
@@ -65,7 +46,7 @@ async def test_overload_is_retried_and_reported(
     workspace: Path, short_dir: Path, fake: FakeAnthropic
 ) -> None:
     fake.push(Fault(status=529), Reply(text="ok after retry"))
-    provider = _provider(fake)
+    provider = fake_provider(fake)
     async with running_pod(workspace, short_dir, provider=provider) as pod:
         c = await pod.client()
         await c.send("run", {"input": "hi"})
@@ -82,7 +63,7 @@ async def test_dropped_stream_ends_errored_and_next_request_is_valid(
 ) -> None:
     fake.push(Drop(after_events=4, reply=Reply(text="this will be cut " * 10, chunk_size=4)))
     fake.push(Reply(text="fine now"))
-    provider = _provider(fake)
+    provider = fake_provider(fake)
     async with running_pod(workspace, short_dir, provider=provider) as pod:
         c = await pod.client()
         await c.send("run", {"input": "first"})
@@ -128,7 +109,7 @@ async def test_a_stream_dropped_at_every_sse_event_index_leaves_a_resumable_sess
     )
     total = _sse_event_count(fake, reply)
     assert total >= 10
-    provider = _provider(fake)
+    provider = fake_provider(fake)
     outcomes: dict[int, str] = {}
     async with running_pod(workspace, short_dir, provider=provider) as pod:
         c = await pod.client()
@@ -167,7 +148,7 @@ async def test_an_attached_image_reaches_the_api_as_an_image_block(
     Image.new("RGB", (600, 400), (10, 120, 200)).save(buffer, format="PNG")
     (workspace / "shot.png").write_bytes(buffer.getvalue())
     fake.push(Reply(text="A blue rectangle."))
-    provider = _provider(fake)
+    provider = fake_provider(fake)
     async with running_pod(workspace, short_dir, provider=provider) as pod:
         c = await pod.client()
         await c.send("run", {"input": "what is in @shot.png?"})

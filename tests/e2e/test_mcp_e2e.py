@@ -6,31 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall
-from orchestrator.providers.anthropic import AnthropicProvider
-from tests.e2e.harness import collect_until, running_pod
+from tests.e2e.harness import collect_until, fake_provider, running_pod
 from tests.mcp.hostile_server import config as hostile_server_config
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeAnthropic]:
-    server = FakeAnthropic().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-def _provider(fake: FakeAnthropic) -> AnthropicProvider:
-    return AnthropicProvider(
-        "fake-model", api_key="test-key", base_url=fake.base_url, retry_base_delay_s=0.01
-    )
 
 
 def _server(module: str, *args: str, **extra: Any) -> dict[str, Any]:
@@ -41,7 +22,7 @@ async def _one_turn(
     workspace: Path, sock_dir: Path, fake: FakeAnthropic, servers: dict[str, Any], text: str
 ) -> None:
     """One finished turn of a pod on the fake API with these MCP servers."""
-    provider = _provider(fake)
+    provider = fake_provider(fake)
     async with running_pod(workspace, sock_dir, provider=provider, mcp={"servers": servers}) as pod:
         c = await pod.client()
         await c.send("run", {"input": text})

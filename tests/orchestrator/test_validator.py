@@ -222,3 +222,35 @@ def test_check_wire_raises_with_every_violation() -> None:
     ]
     assert str(info.value).startswith("messages[0]: the first message must be from the user")
     check_wire([user(text())])
+
+
+# -- extended thinking (issue 21) ------------------------------------------------------------
+
+SIGNED = {"type": "thinking", "thinking": "plan", "signature": "sig"}
+REDACTED = {"type": "redacted_thinking", "data": "opaque"}
+
+
+def test_thinking_blocks_must_carry_their_signature_or_data() -> None:
+    unsigned = {"type": "thinking", "thinking": "plan", "signature": ""}
+    empty = {"type": "redacted_thinking", "data": ""}
+    assert rules([user(text()), assistant(unsigned, text()), user(text())]) == [
+        ("unsigned_thinking", 1)
+    ]
+    assert rules([user(text()), assistant(empty, text()), user(text())]) == [
+        ("unsigned_thinking", 1)
+    ]
+    assert rules([user(text()), assistant(SIGNED, REDACTED, text()), user(text())]) == []
+
+
+def test_with_thinking_on_a_continued_tool_loop_starts_with_thinking() -> None:
+    loop = [user(text()), assistant(text("reading"), use("t1")), user(result("t1"))]
+    assert rules(loop, thinking=True) == [("thinking_first", 1)]
+    assert rules(loop) == []  # thinking off: no such rule
+    for first in (SIGNED, REDACTED):
+        started = [user(text()), assistant(first, use("t1")), user(result("t1"))]
+        assert rules(started, thinking=True) == []
+
+
+def test_with_thinking_on_a_new_user_turn_needs_no_thinking_before_it() -> None:
+    ended = [user(text()), assistant(text("done")), user(text("next"))]
+    assert rules(ended, thinking=True) == []
