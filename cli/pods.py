@@ -256,6 +256,11 @@ def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, l
     return live, [notice]
 
 
+POD_STOP_GRACE_S = 10.0
+"""How long a pod that ``pod acp`` started has to shut down cleanly when ``pod acp`` ends
+without asking it to (a signal, a kill -9) before it is killed."""
+
+
 async def launch_serve_process(
     workspace: Path,
     session: Path | None,
@@ -270,11 +275,13 @@ async def launch_serve_process(
     ``session`` names the session file to continue; None starts a new one. ``stdin_data`` is
     written to the pod's stdin, then closed (what must not be on a command line). The pod's
     output goes to a private log in the runtime dir. The pod is a process of its own, so it and
-    the caller each get a core; the caller shuts it down and then calls ``stop``.
+    the caller each get a core; the caller shuts it down and then calls ``stop``. It runs under
+    a supervisor (``orchestrator/procs``), so it stops when the caller dies, even by kill -9.
     """
     import asyncio
 
     from orchestrator.acp import LaunchedPod, PodLaunchError
+    from orchestrator.procs import Supervision, spawn
     from orchestrator.server import socket_is_live
 
     base = runtime_dir()
@@ -288,23 +295,29 @@ async def launch_serve_process(
         log_fd = open_private_log(log_path)
     except UnsafePathError as exc:
         raise PodLaunchError(str(exc)) from None
+    supervision = Supervision(grace_s=POD_STOP_GRACE_S, main_first=True)
     with os.fdopen(log_fd, "ab") as log:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, *args, stdout=log, stderr=log, cwd=str(workspace.resolve()),
-            stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
-        )  # fmt: skip
-    if proc.stdin is not None and stdin_data is not None:
+        try:
+            proc = await spawn(
+                [sys.executable, *args], supervision, stdout=log, stderr=log,
+                cwd=str(workspace.resolve()),
+                stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+            )  # fmt: skip
+        except OSError as exc:
+            raise PodLaunchError(f"cannot start the pod: {exc}") from None
+    stdin = proc.process.stdin
+    if stdin is not None and stdin_data is not None:
         with contextlib.suppress(ConnectionError):  # it exited: the wait below says why
-            proc.stdin.write(stdin_data)
-            await proc.stdin.drain()
-        proc.stdin.close()
+            stdin.write(stdin_data)
+            await stdin.drain()
+        stdin.close()
     deadline = time.monotonic() + timeout_s
     while not socket_is_live(socket):
-        if proc.returncode is not None:
+        if proc.process.returncode is not None:
             tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
             raise PodLaunchError(f"the pod exited at start: {tail[0]} (log: {log_path})")
         if time.monotonic() > deadline:
-            proc.kill()
+            await proc.close()
             raise PodLaunchError(
                 f"the pod did not start within {timeout_s:.0f} s (log: {log_path})"
             )
@@ -312,9 +325,8 @@ async def launch_serve_process(
 
     async def stop() -> None:
         try:
-            await asyncio.wait_for(proc.wait(), 30)
+            await asyncio.wait_for(asyncio.shield(proc.process.wait()), 30)
         except TimeoutError:
-            proc.kill()
-            await proc.wait()
+            await proc.close()
 
     return LaunchedPod(socket=socket, stop=stop)

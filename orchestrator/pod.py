@@ -44,13 +44,14 @@ from orchestrator.session import (
 )
 from orchestrator.system_prompt import build_system_prompt
 from orchestrator.tool_runner import ToolRunner
-from orchestrator.tools.base import Tool
+from orchestrator.tools.base import ClosableTool, Tool
 from orchestrator.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
 from orchestrator.tools.registry import default_registry
 from orchestrator.transcript import Transcript
 
 if TYPE_CHECKING:
     from orchestrator.mcp.servers import McpServer, McpServers
+    from orchestrator.procs import Ledger
 
 log = logging.getLogger(__name__)
 
@@ -337,6 +338,7 @@ async def serve_pod(
         on_stopped=stopped.set,
     )
     controller = pod.controller
+    ledger = _supervise_commands(controller)
     # A loaded history is millions of long-lived objects; a full collection walking them all
     # holds the GIL for a few hundred milliseconds, which clients feel as a frozen pod. They
     # live as long as the pod, so the collector can leave them out.
@@ -348,6 +350,8 @@ async def serve_pod(
     except BaseException:
         if mcp is not None:
             await mcp.close()
+        if ledger is not None:
+            ledger.close()
         raise
     controller.transcript.serving = True
     try:
@@ -355,10 +359,12 @@ async def serve_pod(
     except (OSError, SetupError) as exc:
         await server.close()
         controller.transcript.session.close()
+        if ledger is not None:
+            ledger.close()
         why = exc.strerror if isinstance(exc, OSError) else str(exc)
         raise PodSetupError(f"cannot write the pod's info file: {why}") from None
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in STOP_SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, lambda: pod.methods.handle("shutdown", None, None, _drop))
     if ready is not None:
@@ -370,15 +376,51 @@ async def serve_pod(
         if upward is not None:
             await upward.flush()
         await server.close()
+        for tool in controller.tools.registry:
+            if isinstance(tool, ClosableTool):
+                await tool.aclose()
+        if ledger is not None:
+            ledger.close()
         if mcp is not None:
             await mcp.close()
         controller.transcript.session.close()
         with contextlib.suppress(FileNotFoundError):
             info.unlink()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(sig)
     return pod
+
+
+def _supervise_commands(controller: Controller) -> Ledger | None:
+    """Give ``bash`` a ledger for its supervisors' records, and end what the commands of a
+    killed pod left running unsupervised (found in its ledger or cgroups), saying so."""
+    from orchestrator.paths import runtime_dir
+    from orchestrator.procs import Ledger, sweep, sweep_ledgers
+    from orchestrator.tools.bash import BashTool
+
+    ledger = None
+    try:
+        root = runtime_dir() / "procs"
+        ended = {s.pid: s for s in [*sweep_ledgers(root), *sweep()]}
+        ledger = Ledger.open(root)
+    except (OSError, SetupError) as exc:
+        log.warning("no ledger for command supervisors: %s", exc)
+        ended = {s.pid: s for s in sweep()}
+    bash = controller.tools.registry.get("bash")
+    if isinstance(bash, BashTool):
+        bash.ledger = ledger
+    if ended:
+        listed = sorted(ended.values(), key=lambda s: s.pid)
+        names = ", ".join(f"{s.pid} ({s.command or '?'})" for s in listed[:5])
+        more = f" and {len(listed) - 5} more" if len(listed) > 5 else ""
+        controller.alert(
+            "warn",
+            "procs",
+            f"ended {len(listed)} processes that a stopped pod's commands left running: "
+            f"{names}{more}",
+        )
+    return ledger
 
 
 async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpServers | None:
@@ -415,6 +457,11 @@ async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpSer
         server.on_tools_changed = offer
         offer(server)
     return servers
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+"""Each shuts the pod down cleanly; SIGHUP too (a closed terminal), which would kill it
+outright otherwise."""
 
 
 def _drop(line: bytes) -> None:

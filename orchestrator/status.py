@@ -66,6 +66,11 @@ def status_text(data: dict[str, Any]) -> str:
             f"mcp {server['name']}: {server['status']}"
             + (f", {len(server['offered'])} tools offered" if server["tools"] else "")
             + (f", restarted {server['restarts']}×" if server.get("restarts") else "")
+            + (
+                f", {len(server['survivors'])} process(es) left running unsupervised"
+                if server.get("survivors")
+                else ""
+            )
         )
     lines.append(f"workspace {data['workspace']}")
     return "\n".join(lines)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from cli.commands.chat import AllowBashOpt, ModelOpt, PermissionModeOpt, ProviderOpt
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+"""Each stops ``pod acp`` as the end of its input does: every pod it started is shut down."""
 
 
 def register(app: typer.Typer) -> None:
@@ -82,10 +86,30 @@ def register(app: typer.Typer) -> None:
 
         agent = PodAgent(AcpOptions(launch=None if attach else launch, attach=attach))
 
-        async def main() -> None:
+        async def main() -> int:
+            # A signal ends the agent as a closed stdin does: its pods are shut down first.
+            loop = asyncio.get_running_loop()
+            serving = asyncio.current_task()
+            assert serving is not None
+            stopped_by: list[int] = []
+
+            def stop(signum: int) -> None:
+                if not stopped_by:  # a second signal must not cut the pods' shutdown short
+                    stopped_by.append(signum)
+                    serving.cancel()
+
+            for signum in STOP_SIGNALS:
+                loop.add_signal_handler(signum, stop, signum)
             try:
                 await run_agent(agent)  # type: ignore[arg-type]
+            except asyncio.CancelledError:
+                if not stopped_by:
+                    raise
+                serving.uncancel()
             finally:
                 await agent.close()
+            return 128 + stopped_by[0] if stopped_by else 0
 
-        asyncio.run(main())
+        code = asyncio.run(main())
+        if code:
+            raise typer.Exit(code)

@@ -100,6 +100,7 @@ def _rows(report: list[McpServerData]) -> list[dict[str, Any]]:
             "name": server.name,
             "status": server.status,
             "restarts": server.restarts,
+            "survivors": server.survivors,
             "tools": [{"name": n, "offered": n in server.offered} for n in server.tools],
         }
         for server in report
@@ -117,5 +118,7 @@ def _print(pod: str | None, rows: list[dict[str, Any]], problems: list[str]) -> 
         for tool in row["tools"]:
             mark = "" if tool["offered"] else "  (not offered)"
             typer.echo(f"  {tool['name']}{mark}")
+        for survivor in row["survivors"]:
+            typer.echo(f"  left running, unsupervised: {survivor}")
     for problem in problems:
         typer.echo(f"! {problem}", err=True)

@@ -2,8 +2,8 @@
 
 :mod:`.config` is the ``[mcp.servers.<name>]`` table; :mod:`.results` the pure mapping of
 MCP tools and results to ours; :mod:`.transport` how one connection is opened and watched; :mod:`.servers` the live servers
-(start, restart, calls) and the tool adapter; :mod:`.reaper` the supervisor a stdio server
-runs under. All but the config are imported only where servers run: the ``mcp`` SDK is not
+(start, restart, calls) and the tool adapter; a stdio server runs under the supervisor of
+:mod:`orchestrator.procs`. All but the config are imported only where servers run: the ``mcp`` SDK is not
 needed to read a config.
 """
 

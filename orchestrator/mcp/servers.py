@@ -6,7 +6,9 @@ through it. A stdio server's stderr goes to a private temporary file, whose tail
 went wrong when the server fails. A call the pod interrupts (pause, cancel, shutdown) is
 abandoned at once; the SDK then sends the server ``notifications/cancelled``. Closing a
 server closes its stdin and, if it lingers, kills its process group (the SDK's shutdown); the
-reaper it runs under takes its group down when it exits or the pod dies. A server that stops
+supervisor it runs under (``orchestrator/procs``) ends everything it started, ``setsid``
+children included, when it exits or the pod dies, and what outlives a killed supervisor is
+reported (``survivors``). A server that stops
 by itself is noticed at once (the connection is watched), and started again at the next
 call of one of its tools, up to ``MAX_RESTARTS`` times.
 """
@@ -17,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +32,7 @@ from mcp.client import Transport
 from orchestrator.mcp.config import McpServerConfig, wire_name
 from orchestrator.mcp.results import Offer, offers, tool_output
 from orchestrator.mcp.transport import describe, first_of, open_transport, watched
+from orchestrator.procs import Survivor, survivors
 from orchestrator.protocol import McpServerData
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 
@@ -74,6 +78,9 @@ class McpServer:
     """Closed for good (the pod stops): nothing may start the server again."""
     _announces_changes: bool = False
     """The server said it announces tool-list changes (``tools.listChanged``)."""
+    records: Path | None = None
+    """Where the supervisors of a stdio server keep their records (one file per start)."""
+    _reports: list[Path] = field(default_factory=list)
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
@@ -93,10 +100,19 @@ class McpServer:
         self.status = "running"
 
     def _transport(self) -> Transport:
+        report = None
         if self.config.command is not None:
             # Kept open for the server's life and read back for failure messages.
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-        return open_transport(self.config, self.workspace, self._stderr)
+            if self.records is not None:
+                report = self.records / f"{len(self._reports)}.json"
+                self._reports.append(report)
+        return open_transport(self.config, self.workspace, self._stderr, report)
+
+    def survivors(self) -> list[Survivor]:
+        """Processes of this server (or ones it started) that still run though the supervisor
+        meant to end them is gone: it was killed before it could."""
+        return [found for report in self._reports for found in survivors(report)]
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         ended = asyncio.Event()
@@ -371,19 +387,25 @@ class McpServers:
     alert: Alert
     disabled: list[str] = field(default_factory=list)
     """Configured servers with ``enabled = false``."""
+    records: Path | None = None
+    """A private directory for the supervisors' records, removed at close."""
 
     @classmethod
     def from_config(
         cls, configs: dict[str, McpServerConfig], workspace: Path, alert: Alert
     ) -> McpServers:
         """The enabled servers of a config (not started yet)."""
+        records = Path(tempfile.mkdtemp(prefix="pod-mcp-"))
         servers = [
             McpServer(name=name, config=config, workspace=workspace, alert=alert)
             for name, config in configs.items()
             if config.enabled
         ]
+        for number, server in enumerate(servers):
+            server.records = records / str(number)
+            server.records.mkdir()
         disabled = [name for name, config in configs.items() if not config.enabled]
-        return cls(servers=servers, alert=alert, disabled=disabled)
+        return cls(servers=servers, alert=alert, disabled=disabled, records=records)
 
     async def start(self) -> None:
         """Start every server at once; a failure is an alert, the others go on."""
@@ -433,6 +455,7 @@ class McpServers:
                     tools=tools,
                     offered=[name for name in tools if name in offered],
                     restarts=server.restarts,
+                    survivors=[f"{s.pid} {s.command}".strip() for s in server.survivors()],
                 )
             )
         rows += [McpServerData(name=name, status="disabled") for name in self.disabled]
@@ -441,3 +464,5 @@ class McpServers:
     async def close(self) -> None:
         """Stop every server."""
         await asyncio.gather(*(server.close() for server in self.servers))
+        if self.records is not None:
+            shutil.rmtree(self.records, ignore_errors=True)

@@ -1,11 +1,10 @@
-"""The connection to one MCP server: how it is opened (stdio under the reaper, or streamable
+"""The connection to one MCP server: how it is opened (stdio under a supervisor, or streamable
 HTTP with its headers), and a watch on it that tells the pod when the server's side closes."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,21 +18,27 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from orchestrator.mcp.config import McpServerConfig
+from orchestrator.procs import Supervision
+
+SERVER_GRACE_S = 1.0
+"""Between SIGTERM and SIGKILL for what a server leaves; the SDK kills its supervisor's
+process group 2 s after its own SIGTERM, so the supervisor must be done before that."""
 
 
-def open_transport(config: McpServerConfig, workspace: Path, stderr: IO[str] | None) -> Transport:
-    """The SDK transport for a server; a stdio server writes its stderr to ``stderr``."""
+def open_transport(
+    config: McpServerConfig, workspace: Path, stderr: IO[str] | None, report: Path | None = None
+) -> Transport:
+    """The SDK transport for a server; a stdio server writes its stderr to ``stderr``, and its
+    supervisor keeps its record in ``report`` (:func:`orchestrator.procs.survivors`)."""
     if config.command is not None:
-        # Through the reaper, so a kill -9 of the pod takes the server (and its children) along.
+        # Under a supervisor, so that the server and all it starts (setsid children too) end
+        # with it, and with the pod, even on kill -9.
+        supervisor, *args = Supervision(grace_s=SERVER_GRACE_S, report=report).argv(
+            [config.command, *config.args]
+        )
         params = StdioServerParameters(
-            command=sys.executable,
-            args=[
-                # By path, not -m: importing the package would cost 90 ms of pydantic.
-                str(Path(__file__).with_name("reaper.py")),
-                str(os.getpid()),
-                config.command,
-                *config.args,
-            ],
+            command=supervisor,
+            args=args,
             env=config.resolved_env() or None,
             cwd=config.cwd or str(workspace),
         )

@@ -86,6 +86,9 @@ class McpServerData(_Data):
     """Those of them offered to the model (the others are filtered, denied or collide)."""
     restarts: int = 0
     """Times it was started again after it stopped by itself or stuck after a cancel."""
+    survivors: list[str] = Field(default_factory=list)
+    """Processes of the server (or that it started) still running after the supervisor meant
+    to end them was killed: ``"PID COMMAND"`` each."""
 
 
 class ApprovalRequestData(_Data):

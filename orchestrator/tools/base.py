@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from orchestrator.errors import PodRuntimeError
 from orchestrator.images import ImageData
@@ -86,6 +86,15 @@ def tool_kind(tool: object) -> ToolKind:
     if kind in ("read", "edit", "execute", "other"):
         return kind  # type: ignore[no-any-return]
     return "execute" if getattr(tool, "side_effects", True) else "read"
+
+
+@runtime_checkable
+class ClosableTool(Protocol):
+    """A tool that holds something until the pod stops (``bash``'s background jobs)."""
+
+    async def aclose(self) -> None:
+        """Let go of it: the pod stops."""
+        ...
 
 
 class Tool(Protocol):

@@ -1,8 +1,10 @@
-"""The ``bash`` tool: one shell command in the workspace, in its own process group.
+"""The ``bash`` tool: one shell command in the workspace, under a supervisor.
 
-The process group is the unit of cleanup. On timeout or cancellation the whole group gets
-SIGTERM, then SIGKILL after a short grace, so grandchildren (``make`` → ``cc``, ``sleep 60 &``)
-die with the shell instead of outliving the pod. Output is streamed into ``ctx.partial`` as it
+The supervisor (``orchestrator/procs``) answers for everything the command starts, ``setsid``
+children included. On timeout or cancellation all of it gets SIGTERM, then SIGKILL after a
+short grace, so grandchildren (``make`` → ``cc``, ``sleep 60 &``) die with the shell; background
+jobs that let go of the output (``server > log &``) run on until the pod stops, and die with it
+even on ``kill -9``. Output is streamed into ``ctx.partial`` as it
 arrives, so an interrupted call still shows what it printed. The shell gets an allow-listed
 environment (``tools/environment.py``), never the pod's secrets such as ``ANTHROPIC_API_KEY``.
 """
@@ -11,19 +13,22 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import contextlib
 import os
 import signal
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from pydantic import Field
 
+from orchestrator.procs import Keeper, Ledger, Supervised, Supervision, spawn
 from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 from orchestrator.tools.environment import tool_environment
 
 KILL_GRACE_S = 0.2
 """Between SIGTERM and SIGKILL: long enough to flush and exit, short enough to feel instant."""
+
+SUPERVISION = Supervision(grace_s=KILL_GRACE_S, linger=True)
 
 DRAIN_S = 0.5
 """How long to wait for the rest of the output once the group is dead or the shell exited."""
@@ -36,12 +41,6 @@ RETAINED_OUTPUT_BYTES = 4 * 1024 * 1024
 SUMMARY_COMMAND_CHARS = 60
 
 _READ_CHUNK = 64 * 1024
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    # The group may already be gone; a pgid is never ours to signal after that anyway.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 def _headline(command: str) -> str:
@@ -112,6 +111,11 @@ class BashTool(TypedTool[BashArgs]):
         """Pod variables passed on beyond the defaults (``PodConfig.tool_env_allow``)."""
         self.env = dict(env or {})
         """Variables set for every command (``PodConfig.tool_env``)."""
+        self.ledger: Ledger | None = None
+        """Where each command's supervisor keeps its record, so that what outlives a killed
+        supervisor is found by the next pod (set by the pod that serves)."""
+        self.background = Keeper()
+        """Commands whose background jobs still run; ended when the pod stops."""
         self.max_timeout_s = max_timeout_s
         self.default_timeout_s = min(default_timeout_s, max_timeout_s)
         # A longer timeout than the ceiling is not refused but shortened to it, so the schema
@@ -135,21 +139,22 @@ class BashTool(TypedTool[BashArgs]):
         timeout_s = min(requested, self.max_timeout_s)
         headline = _headline(command)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                "/bin/bash",
-                "-c",
-                command,
+            supervision = SUPERVISION
+            if self.ledger is not None:
+                supervision = replace(SUPERVISION, report=self.ledger.record("bash"))
+            proc = await spawn(
+                ["/bin/bash", "-c", command],
+                supervision,
                 cwd=ctx.workspace,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
                 env=tool_environment(os.environ, allow=self.env_allow, fixed=self.env),
             )
         except OSError as exc:
             raise ToolError(f"could not start /bin/bash: {exc}") from None
-        assert proc.stdout is not None
-        reader = asyncio.create_task(_pump(proc.stdout, ctx.partial))
+        assert proc.process.stdout is not None
+        reader = asyncio.create_task(_pump(proc.process.stdout, ctx.partial))
         try:
             try:
                 async with asyncio.timeout(timeout_s):
@@ -171,48 +176,50 @@ class BashTool(TypedTool[BashArgs]):
             # The shell exited but background jobs still hold its output open.
             await _stop(proc, reader)
             ctx.partial.append("\n[background processes still writing were stopped]\n")
-        code = proc.returncode
+        self.background.keep(proc)  # its supervisor stays while background jobs run
+        code = proc.code
         assert code is not None
         output = "".join(ctx.partial)
         return ToolOutput(summary=f"bash: {headline} — {_exit_text(code)}", content=output or None)
 
+    async def aclose(self) -> None:
+        """End the background jobs of earlier commands (the pod stops)."""
+        await self.background.close()
 
-async def _finish(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
+
+async def _finish(proc: Supervised, reader: asyncio.Task[None]) -> None:
     """Wait for the shell to exit and its output to end, or the shell plus a short drain."""
     loop = asyncio.get_running_loop()
     exited_at: float | None = None
     while not reader.done():
         await asyncio.wait({reader}, timeout=POLL_S)
-        if proc.returncode is None:
+        if proc.code is None:
             continue
-        # Polled because Process.wait() would also wait for the pipe, which a background
-        # job (`server &`) may hold open forever.
+        # Polled because waiting for the output's end would also wait for a background job
+        # (`server &`) that holds it open forever.
         now = loop.time()
         if exited_at is None:
             exited_at = now
         elif now - exited_at >= DRAIN_S:
             return
     await reader  # re-raise a reader failure
-    await proc.wait()
+    if await proc.exited() is None:
+        raise ToolError("the command's supervisor ended before the command")
 
 
-async def _stop(proc: asyncio.subprocess.Process, reader: asyncio.Task[None]) -> None:
-    """SIGTERM the process group, SIGKILL it after a grace, and collect the last output."""
-    pgid = proc.pid  # start_new_session made the shell its group's leader
-    _signal_group(pgid, signal.SIGTERM)
+async def _stop(proc: Supervised, reader: asyncio.Task[None]) -> None:
+    """End the command and all it started (SIGTERM, SIGKILL after the grace), and collect
+    the last output."""
+    proc.end()
     try:
-        await asyncio.wait({reader}, timeout=KILL_GRACE_S)
+        await asyncio.wait({reader}, timeout=KILL_GRACE_S + DRAIN_S)
     finally:
-        # Unconditional, and in a finally so a second cancellation cannot skip it: members
-        # that ignore SIGTERM or outlived the shell still die.
-        _signal_group(pgid, signal.SIGKILL)
+        # In a finally, so a second cancellation cannot skip it: the supervisor is waited
+        # for (it kills what ignores SIGTERM), or killed if it does not answer.
+        await proc.close()
         if not reader.done():
             try:
                 await asyncio.wait({reader}, timeout=DRAIN_S)
             finally:
                 if not reader.done():
-                    # Only a process that left the group (setsid) can still hold the pipe.
                     reader.cancel()
-    if reader.done() and not reader.cancelled():
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), DRAIN_S)

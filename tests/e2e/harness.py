@@ -7,7 +7,7 @@ import contextlib
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,6 +111,7 @@ def start_pod_process(
     script: Path,
     *extra: str,
     unattended: bool = True,
+    preexec: Callable[[], None] | None = None,
 ) -> subprocess.Popen[bytes]:
     """``pod serve`` in its own process with a scripted provider and bash, once it listens.
 
@@ -128,7 +129,9 @@ def start_pod_process(
         *(["--allow-bash", "--permission-mode", "accept-edits"] if unattended else []),
         *extra,
     ]  # fmt: skip
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=preexec
+    )
     deadline = time.monotonic() + 20
     while not socket_is_live(socket):
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""

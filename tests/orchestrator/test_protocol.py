@@ -267,6 +267,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "tools": ["mcp__git__git_log", "mcp__git__git_push"],
                 "offered": ["mcp__git__git_log"],
                 "restarts": 1,
+                "survivors": ["4242 node helper.js"],
             }
         ],
         "id": 4,

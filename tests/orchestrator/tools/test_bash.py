@@ -150,22 +150,34 @@ async def test_background_job_with_redirected_output_is_left_running(
 
 
 @pytest.mark.parametrize("trap", ["", "trap '' TERM; "])
-async def test_cancel_kills_the_whole_process_group(ctx: ToolContext, trap: str) -> None:
-    # The second case ignores SIGTERM (inherited by both sleeps), so only SIGKILL stops it.
-    command = f"{trap}echo shell=$$; sleep 60 & echo child=$!; echo started; sleep 60"
+async def test_cancel_kills_everything_the_command_started(ctx: ToolContext, trap: str) -> None:
+    # The second case ignores SIGTERM (inherited by every child), so only SIGKILL stops it.
+    # The setsid child has left the shell's process group and session.
+    command = (
+        f"{trap}echo shell=$$; sleep 60 & echo child=$!; setsid sleep 60 & echo detached=$!; "
+        "echo started; sleep 60"
+    )
     task = asyncio.create_task(BashTool().run({"command": command}, ctx))
     so_far = await _wait_for_text(ctx.partial, "started")
     pids = _pids(so_far)
-    assert _alive(pids["shell"]) and _alive(pids["child"])
+    assert all(_alive(pid) for pid in pids.values())
 
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(asyncio.shield(task), 3)
     assert task.cancelled()
-    assert await _gone([pids["shell"], pids["child"]])
-    # Nothing else of the group survives either (the shell led it: pgid == its pid).
-    assert _group_members(pids["shell"]) == []
+    assert await _gone(list(pids.values()))
+    assert _group_members(pids["detached"]) == []
     assert "".join(ctx.partial) == so_far
+
+
+async def test_a_timeout_kills_a_setsid_child_too(ctx: ToolContext) -> None:
+    output = await BashTool().run(
+        {"command": "setsid sleep 60 & echo detached=$!; sleep 60", "timeout_s": 0.5}, ctx
+    )
+    assert output.summary.endswith("timed out after 0.5 s")
+    assert output.content is not None
+    assert await _gone([_pids(output.content)["detached"]])
 
 
 @pytest.mark.parametrize(
