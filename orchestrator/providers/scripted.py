@@ -155,6 +155,11 @@ class ScriptedProvider:
         self.requests.append(request)
         # The API checks and counts on its own machines: a long request is done off the loop.
         long = len(request.messages) > 1_000
+        thinking_on = request.thinking is not None and request.thinking["type"] != "disabled"
+        self._validator.thinking = thinking_on
+        changed = _changed_thinking(request.messages)
+        if changed is not None:
+            raise ProviderRejectedError(changed, status=400)
         violations = (
             await asyncio.to_thread(self._validator.validate, request.messages)
             if long
@@ -189,7 +194,6 @@ class ScriptedProvider:
 
         maybe_fail()
         # Like the API: thinking only when the request turns it on.
-        thinking_on = request.thinking is not None and request.thinking["type"] != "disabled"
         if thinking_on and reply.thinking is not None:
             if reply.thinking:
                 yield ThinkingDelta(reply.thinking)
@@ -232,6 +236,22 @@ class ScriptedProvider:
 def _sign(thinking: str) -> str:
     """A stand-in signature: derived from the text, so a changed block is visible."""
     return "scripted-" + hashlib.sha256(thinking.encode()).hexdigest()[:16]
+
+
+def _changed_thinking(messages: list[dict[str, Any]]) -> str | None:
+    """Why the request would be refused for a thinking block it signed that came back changed
+    (as the API refuses one); None when every such block is intact."""
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        for position, block in enumerate(content if isinstance(content, list) else []):
+            signature = str(block.get("signature", ""))
+            ours = block.get("type") == "thinking" and signature.startswith("scripted-")
+            if ours and signature != _sign(str(block.get("thinking", ""))):
+                return (
+                    f"messages.{index}.content.{position}: `thinking` blocks cannot be "
+                    "modified. These blocks must remain as they were in the original response."
+                )
+    return None
 
 
 def scripted_summary(request: ProviderRequest) -> str:

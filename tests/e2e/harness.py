@@ -40,7 +40,8 @@ class RunningPod:
     def assert_all_requests_valid(self) -> None:
         """Every request the provider received passed the wire validator."""
         for n, request in enumerate(self.provider.requests):
-            violations = validate_wire(request.messages)
+            on = request.thinking is not None and request.thinking["type"] != "disabled"
+            violations = validate_wire(request.messages, thinking=on)
             assert not violations, f"request {n} invalid: {violations}"
 
 

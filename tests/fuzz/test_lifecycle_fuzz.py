@@ -29,7 +29,10 @@ twice (and again in later replies), a lone surrogate in text and tool input, a t
 characters. Every invariant above must hold through them.
 
 The default profile is short (CI); ``POD_FUZZ_STEPS=10000`` runs at least that many steps and
-writes a summary to ``bench/results/fuzz.json``.
+writes a summary to ``bench/results/fuzz.json``. A thinking profile runs the same machine with
+extended thinking on: every reply thinks (a signed block and a redacted one), the scripted
+provider refuses a request whose thinking came back changed, the validator applies the
+thinking rules, and the thinking blocks sent back are counted (a run without any fails).
 """
 
 from __future__ import annotations
@@ -103,6 +106,7 @@ def _reset_stats() -> None:
         lock_ups=0,
         lost=0,
         malformed_replies=0,
+        thinking_sent_back=0,
     )
 
 
@@ -125,11 +129,22 @@ FUZZ_MCP_SERVER = hostile_server_config()
 class RandomResponder:
     """Random but valid scripted replies; tool loops end after a few rounds."""
 
-    def __init__(self, rng: random.Random, executions: Path) -> None:
+    def __init__(self, rng: random.Random, executions: Path, *, thinking: bool = False) -> None:
         self.rng = rng
         self.executions = executions
+        self.thinking = thinking
+        """Every reply thinks (signed) and carries a redacted block (the thinking profile)."""
 
     def __call__(self, request: ProviderRequest) -> ScriptedReply:
+        reply = self._reply(request)
+        if not self.thinking:
+            return reply
+        thought = f"thinking {self.rng.randrange(10**6)}: " + "why " * self.rng.randint(0, 8)
+        return reply.model_copy(
+            update={"thinking": thought, "redacted_thinking": [f"opaque-{self.rng.random()}"]}
+        )
+
+    def _reply(self, request: ProviderRequest) -> ScriptedReply:
         rng = self.rng
         # Rounds since the last user text: keep tool loops short so turns end.
         rounds = 0
@@ -311,6 +326,10 @@ def _history_valid_after(items: list[dict[str, Any]], *, paused: bool) -> list[A
 class PodFuzz(RuleBasedStateMachine):
     """One real pod per example, driven over its socket."""
 
+    thinking = False
+    """Run with extended thinking on: every reply thinks, and every request must carry the
+    thinking it was given back unchanged (the scripted provider refuses it otherwise)."""
+
     def __init__(self) -> None:
         super().__init__()
         STATS["examples"] += 1
@@ -322,7 +341,7 @@ class PodFuzz(RuleBasedStateMachine):
         (self.ws / "src" / "app.py").write_text("def main():\n    return 42\n")
         self.rng = random.Random(0)
         self.executions = self.root / "executions.log"
-        self.responder = RandomResponder(self.rng, self.executions)
+        self.responder = RandomResponder(self.rng, self.executions, thinking=self.thinking)
         self.generation = 0
         self.stack: contextlib.AsyncExitStack | None = None
         self.pod: RunningPod | None = None
@@ -369,6 +388,7 @@ class PodFuzz(RuleBasedStateMachine):
                 # Small enough that long examples compact on their own, too.
                 context_window=12_000,
                 mcp={"servers": {"fz": FUZZ_MCP_SERVER}},
+                thinking="adaptive" if self.thinking else "off",
             )
         )
         self.pod.provider.responder = self.responder
@@ -672,6 +692,14 @@ class PodFuzz(RuleBasedStateMachine):
         assert self.pod is not None
         self.pod.assert_all_requests_valid()
         requests = len(self.pod.provider.requests)
+        STATS["thinking_sent_back"] += sum(
+            1
+            for request in self.pod.provider.requests[self.validated :]
+            for message in request.messages
+            if message["role"] == "assistant" and isinstance(message["content"], list)
+            for block in message["content"]
+            if block.get("type") in ("thinking", "redacted_thinking")
+        )
         STATS["requests_validated"] += requests - self.validated
         self.validated = requests
 
@@ -834,6 +862,32 @@ def test_lifecycle_fuzz_short() -> None:
     assert STATS["lost"] == 0
     assert STATS["executed_twice"] == 0
     assert STATS["steps"] > 0
+
+
+class PodFuzzThinking(PodFuzz):
+    """The same fuzz with extended thinking on (issue 21)."""
+
+    thinking = True
+
+
+@pytest.mark.slow
+def test_lifecycle_fuzz_short_with_thinking() -> None:
+    """The CI profile with thinking on: zero invalid requests, and thinking went back."""
+    _reset_stats()
+    run_state_machine_as_test(
+        PodFuzzThinking,
+        settings=settings(
+            max_examples=15,
+            stateful_step_count=25,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            database=None,
+        ),
+    )
+    print(json.dumps({"profile": "short-thinking", **STATS}))
+    assert STATS["lost"] == 0
+    assert STATS["executed_twice"] == 0
+    assert STATS["thinking_sent_back"] > 0  # a run that quietly had thinking off fails
 
 
 @pytest.mark.slow
