@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TextIO
@@ -103,13 +106,56 @@ def register(app: typer.Typer) -> None:
             import asyncio
 
             await client.send("run", {"input": prompt}, id="run")
-            result = await asyncio.wait_for(_stream(client, json_out), timeout)
+            with Interrupts(client):
+                result = await asyncio.wait_for(_stream(client, json_out), timeout)
             if shutdown_after:
                 await client.send("shutdown")
             return result
 
         result = with_client(target, body)
         raise typer.Exit(EXIT_CODES.get(result, 1))
+
+
+INTERRUPT_ID = "interrupt"
+"""The request id of the pause or cancel a Ctrl-C sends."""
+
+DOUBLE_PRESS_S = 1.0
+"""A second Ctrl-C this soon after the first cancels the turn instead of pausing it."""
+
+
+class Interrupts:
+    """Ctrl-C during ``pod run`` does what ``pod pause`` does; twice within a second, what
+    ``pod cancel`` does. The run then ends as the pod reports it (exit 3 paused, 4 cancelled),
+    and a waiting approval is withdrawn by the pod, which ends the terminal's question."""
+
+    def __init__(self, client: Any, err: TextIO | None = None) -> None:
+        self.client = client
+        self.err = err or sys.stderr
+        self._last: float | None = None
+        self._sent: set[asyncio.Task[None]] = set()
+
+    def __enter__(self) -> Interrupts:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.pressed)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+    def pressed(self, now: float | None = None) -> str:
+        """One Ctrl-C: pause, or cancel when it follows another within a second."""
+        now = time.monotonic() if now is None else now
+        double = self._last is not None and now - self._last <= DOUBLE_PRESS_S
+        self._last = now
+        method = "cancel" if double else "pause"
+        if double:
+            self.err.write("\npod: cancelling the turn\n")
+        else:
+            self.err.write("\npod: pausing the turn (Ctrl-C again within a second cancels it)\n")
+        self.err.flush()
+        task = asyncio.get_running_loop().create_task(self.client.send(method, {}, id=INTERRUPT_ID))
+        self._sent.add(task)
+        task.add_done_callback(self._sent.discard)
+        return method
 
 
 @dataclass
@@ -173,7 +219,9 @@ class _Printer:
                 self.err.write(f"! error: {message}\n")
         self.held = []
         if result == "paused":
-            self.err.write("pod: the turn is paused; `pod resume` continues it\n")
+            self.err.write(
+                "pod: the turn is paused; `pod resume` continues it, `pod cancel` abandons it\n"
+            )
         self.err.flush()
 
     def _end_lines(self) -> None:
@@ -212,6 +260,9 @@ async def _stream(client: Any, json_out: bool) -> str:
                 await approver.request(data)
             elif event.event == "approval_resolved":
                 approver.resolved(data)
+            if event.event == "error" and data.get("id") == INTERRUPT_ID:
+                # Pressed when there was nothing to pause (the turn had just ended, say).
+                continue
             if event.event == "error" and data.get("id") == APPROVAL_ID:
                 # An answer that came too late (another client answered first): not a failure.
                 sys.stderr.write(f"! warn: {data['message']}\n")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,7 +119,9 @@ def test_an_interrupted_answer_is_marked_as_not_kept(
     assert out.endswith(b"\n") and b"Ctrl-X cancels." not in out  # cut off, then a newline
     lines = err.decode().splitlines()
     assert NOT_KEPT in lines
-    assert ("pod: the turn is paused; `pod resume` continues it" in lines) == (method == "pause")
+    assert (
+        "pod: the turn is paused; `pod resume` continues it, `pod cancel` abandons it" in lines
+    ) == (method == "pause")
     history = json.loads(pod(env, "history", "--workspace", str(workspace), "--json").stdout)
     assert [item["kind"] for item in history] == ["user_message"]  # the answer was not kept
 
@@ -194,3 +197,88 @@ def test_a_run_on_a_terminal_asks_before_a_command_and_obeys_the_answer(
     # Approved for the session: the next command runs without asking.
     again = run()
     assert "Allow?" not in again and "exit 0" in again
+
+
+# -- Ctrl-C on a terminal (issue 20 HIGH-1) --------------------------------------------------
+
+
+def _on_terminal(env: dict[str, str], workspace: Path, *args: str) -> Any:
+    import pexpect
+
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "cli", "run", *args, "--workspace", str(workspace)],
+        env=env,
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.logfile_read = io.StringIO()
+    return child
+
+
+def _ended(child: Any) -> tuple[int, str]:
+    import pexpect
+
+    child.expect(pexpect.EOF)
+    child.close()
+    return child.exitstatus, child.logfile_read.getvalue()
+
+
+def _status(env: dict[str, str], workspace: Path) -> dict[str, Any]:
+    shown = pod(env, "status", "--workspace", str(workspace), "--json")
+    return json.loads(shown.stdout)  # type: ignore[no-any-return]
+
+
+def test_ctrl_c_during_a_command_pauses_the_turn_and_exits_3(
+    env: dict[str, str], workspace: Path
+) -> None:
+    child = _on_terminal(env, workspace, "--allow-bash", "run a long command")
+    child.expect_exact("step 2 of 30")
+    child.sendintr()
+    code, seen = _ended(child)
+    assert code == 3, seen
+    assert "pausing the turn" in seen
+    assert "`pod resume` continues it, `pod cancel` abandons it" in seen
+    assert "✗ [Interrupted by user]" in seen  # the command was stopped, not run to its end
+    assert _status(env, workspace)["status"] == "paused"
+    history = json.loads(pod(env, "history", "--workspace", str(workspace), "--json").stdout)
+    [result] = [item for item in history if item["kind"] == "tool_result"]
+    assert "step 30 of 30" not in result["content"]
+
+
+def test_ctrl_c_while_the_answer_streams_pauses_the_turn(
+    env: dict[str, str], workspace: Path
+) -> None:
+    child = _on_terminal(env, workspace, "tell me about this pod")
+    child.expect("scripted")  # the demo's answer has started streaming
+    child.sendintr()
+    code, seen = _ended(child)
+    assert code == 3, seen
+    assert NOT_KEPT in seen
+    assert _status(env, workspace)["status"] == "paused"
+
+
+def test_ctrl_c_at_the_approval_prompt_withdraws_it_and_pauses(
+    env: dict[str, str], workspace: Path
+) -> None:
+    child = _on_terminal(env, workspace, "run a command")
+    child.expect_exact("Allow? [y]es once, [a]lways this session, [n]o: ")
+    child.sendintr()
+    code, seen = _ended(child)
+    assert code == 3, seen
+    status = _status(env, workspace)
+    assert status["status"] == "paused" and status["approvals"] == []
+    # Nobody is left waiting on an answer: the next run replaces the paused turn.
+    again = pod(env, "run", "hello", "--workspace", str(workspace))
+    assert again.returncode == 0, again.stderr
+
+
+def test_two_quick_ctrl_cs_cancel_the_turn_and_exit_4(env: dict[str, str], workspace: Path) -> None:
+    child = _on_terminal(env, workspace, "--allow-bash", "run a long command")
+    child.expect_exact("step 2 of 30")
+    child.sendintr()
+    child.sendintr()
+    code, seen = _ended(child)
+    assert code == 4, seen
+    assert "cancelling the turn" in seen
+    assert _status(env, workspace)["status"] == "idle"
