@@ -47,6 +47,7 @@ from orchestrator.grants import refused_grants_warning, strip_workspace_grants
 from orchestrator.mcp.config import McpConfig, wire_name
 from orchestrator.paths import POD_NAME_MAX, is_pod_name, safe_pod_name, state_dir
 from orchestrator.permissions import PermissionsConfig, Policy
+from orchestrator.regular_file import read_regular
 from orchestrator.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
 from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
 
@@ -327,11 +328,17 @@ def user_config_file() -> Path:
     return Path(base) / "pod" / "config.toml"
 
 
+CONFIG_MAX_BYTES = 1 << 20
+"""A config file larger than this is refused, not read."""
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return {}
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        # A FIFO or a device at the path (a cloned repository's .pod/config.toml can be one)
+        # is refused at once, not read forever.
+        return tomllib.loads(read_regular(path, max_bytes=CONFIG_MAX_BYTES).decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
     except OSError as exc:

@@ -49,6 +49,7 @@ from orchestrator.providers.base import (
     ToolCallStart,
     Usage,
 )
+from orchestrator.regular_file import read_regular
 from orchestrator.thinking import ModelThinking
 from orchestrator.tokens import MessageTokens, estimate_text
 from orchestrator.validator import IncrementalValidator
@@ -97,6 +98,9 @@ class Script(BaseModel):
 
 Responder = Callable[[ProviderRequest], ScriptedReply]
 
+SCRIPT_MAX_BYTES = 64 << 20
+"""A script file larger than this is refused, not read."""
+
 
 @dataclass
 class ScriptedProvider:
@@ -124,7 +128,7 @@ class ScriptedProvider:
     def from_file(cls, path: Path) -> ScriptedProvider:
         """Load a JSON script (``{"replies": [...]}``); a bad file is one clear error."""
         try:
-            script = Script.model_validate_json(path.read_bytes())
+            script = Script.model_validate_json(read_regular(path, max_bytes=SCRIPT_MAX_BYTES))
         except OSError as exc:
             raise ProviderConfigError(
                 f"cannot read the script {path}: {exc.strerror or exc}"

@@ -78,6 +78,8 @@ def kind_of(mode: int) -> str:
         return "character device"
     if stat.S_ISBLK(mode):
         return "block device"
+    if stat.S_ISDIR(mode):
+        return "directory"
     return "special file"
 
 

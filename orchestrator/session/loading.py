@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from orchestrator.history import Item, item_from_json
+from orchestrator.regular_file import read_regular
 from orchestrator.session.errors import SessionError
 from orchestrator.session.records import (
     RECORD,
@@ -42,10 +43,14 @@ class LoadedSession:
         return last_turn > 0 and last_turn not in self.turn_results
 
 
+MAX_SESSION_BYTES = 1 << 30
+"""A session file larger than this is refused, not read (a 30,000-turn session is ~90 MB)."""
+
+
 def load_session(path: Path) -> LoadedSession:
     """Read a session file; a torn or corrupt line is skipped and reported in ``warnings``."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, max_bytes=MAX_SESSION_BYTES)
     except OSError as exc:
         raise SessionError(f"cannot read session {path}: {exc.strerror}") from None
     lines = raw.split(b"\n")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.history import Item, item_to_json
+from orchestrator.regular_file import open_regular
 from orchestrator.session.catalog import ensure_private_dir
 from orchestrator.session.errors import SessionError, SessionWriteError
 from orchestrator.session.lock import SessionLock
@@ -39,7 +40,7 @@ class SessionWriter:
         self._lock = SessionLock(path, holder={"pod": pod, "pid": os.getpid(), **(holder or {})})
         try:
             exists = path.exists() and path.stat().st_size > 0
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+            fd = open_regular(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         except OSError as exc:
             self._lock.release()
             raise SessionError(f"cannot open session {path}: {exc.strerror}") from None

@@ -280,3 +280,49 @@ def test_compact_prints_what_it_saved_and_status_shows_the_context(
     assert "compacts at 80%" in shown[2]
     history = json.loads(pod(env, "history", "--socket", str(served), "--json").stdout)
     assert [i["kind"] for i in history].count("compaction") == 1
+
+
+# -- paths that are not regular files (issue 28) ---------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory", "sparse"])
+def test_a_session_that_is_not_a_regular_file_is_one_error_at_once(
+    env: dict[str, str], workspace: Path, tmp_path: Path, kind: str
+) -> None:
+    session = tmp_path / f"{kind}.jsonl"
+    if kind == "fifo":
+        os.mkfifo(session)
+    elif kind == "dev-zero":
+        session.symlink_to("/dev/zero")
+    elif kind == "directory":
+        session.mkdir()
+    else:
+        with session.open("wb") as f:
+            f.truncate(2 << 30)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "serve", "--workspace", str(workspace),
+         "--provider", "scripted", "--session", str(session),
+         "--socket", str(tmp_path / "p.sock")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)  # its own peak memory, not the test's
+    finally:
+        if proc.poll() is None and proc.returncode is None:
+            proc.kill()
+    assert os.waitstatus_to_exitcode(status) != 0
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("pod: error:"), err
+    assert str(session) in lines[0]
+    assert usage.ru_maxrss < 200 * 1024  # KiB: nothing was read into memory
+
+
+def test_a_workspace_config_that_is_a_fifo_is_one_error_at_once(
+    env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / ".pod").mkdir(exist_ok=True)
+    os.mkfifo(workspace / ".pod" / "config.toml")
+    started = pod(env, "run", "hi", "--workspace", str(workspace), timeout=20)
+    assert started.returncode != 0
+    assert "not a regular file (FIFO)" in started.stderr, started.stderr
