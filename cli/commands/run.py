@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sys
@@ -106,8 +107,8 @@ def register(app: typer.Typer) -> None:
             import asyncio
 
             await client.send("run", {"input": prompt}, id="run")
-            with Interrupts(client):
-                result = await asyncio.wait_for(_stream(client, json_out), timeout)
+            with Interrupts(client) as interrupts:
+                result = await asyncio.wait_for(_stream(client, json_out, interrupts), timeout)
             if shutdown_after:
                 await client.send("shutdown")
             return result
@@ -133,6 +134,9 @@ class Interrupts:
         self.err = err or sys.stderr
         self._last: float | None = None
         self._sent: set[asyncio.Task[None]] = set()
+        self.paused = False
+        """The pause has already taken effect (the run ended ``paused``)."""
+        self.cancelling = asyncio.Event()
 
     def __enter__(self) -> Interrupts:
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.pressed)
@@ -149,13 +153,37 @@ class Interrupts:
         method = "cancel" if double else "pause"
         if double:
             self.err.write("\npod: cancelling the turn\n")
+            self.cancelling.set()
         else:
             self.err.write("\npod: pausing the turn (Ctrl-C again within a second cancels it)\n")
         self.err.flush()
-        task = asyncio.get_running_loop().create_task(self.client.send(method, {}, id=INTERRUPT_ID))
+        if double and self.paused:
+            # Already paused: a paused turn is not cancelled directly, so it is resumed and
+            # cancelled in one write; the pod interrupts it before its first step, so nothing
+            # it was doing starts again.
+            lines = [
+                {"method": "resume", "id": INTERRUPT_ID},
+                {"method": "cancel", "id": INTERRUPT_ID},
+            ]
+            send = self.client.send_raw(b"".join(json.dumps(x).encode() + b"\n" for x in lines))
+        else:
+            send = self.client.send(method, {}, id=INTERRUPT_ID)
+        task = asyncio.get_running_loop().create_task(send)
         self._sent.add(task)
         task.add_done_callback(self._sent.discard)
         return method
+
+    async def second_press(self) -> bool:
+        """After a pause took effect: wait out the rest of the second since the press; True
+        when a second Ctrl-C came (the turn is being cancelled)."""
+        if self._last is None:
+            return False
+        self.paused = True
+        left = DOUBLE_PRESS_S - (time.monotonic() - self._last)
+        if left > 0 and not self.cancelling.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.cancelling.wait(), left)
+        return self.cancelling.is_set()
 
 
 @dataclass
@@ -220,7 +248,7 @@ class _Printer:
         self.held = []
         if result == "paused":
             self.err.write(
-                "pod: the turn is paused; `pod resume` continues it, `pod cancel` abandons it\n"
+                "pod: the turn is paused; `pod resume` continues it, the next `pod run` replaces it\n"
             )
         self.err.flush()
 
@@ -236,7 +264,7 @@ class _Printer:
             self.output_open = False
 
 
-async def _stream(client: Any, json_out: bool) -> str:
+async def _stream(client: Any, json_out: bool, interrupts: Interrupts | None = None) -> str:
     """Print events until the run ends; returns the ``run_end`` result."""
     from cli.approval_prompt import TerminalApprover
 
@@ -267,6 +295,13 @@ async def _stream(client: Any, json_out: bool) -> str:
                 # An answer that came too late (another client answered first): not a failure.
                 sys.stderr.write(f"! warn: {data['message']}\n")
                 continue
+            if (
+                event.event == "run_end"
+                and data["result"] == "paused"
+                and interrupts is not None
+                and await interrupts.second_press()
+            ):
+                continue  # a second Ctrl-C: the turn is resumed and cancelled; wait for that end
             if event.event in ("run_end", "shutdown"):
                 result = str(data["result"]) if event.event == "run_end" else "cancelled"
                 if not json_out:

@@ -120,7 +120,8 @@ def test_an_interrupted_answer_is_marked_as_not_kept(
     lines = err.decode().splitlines()
     assert NOT_KEPT in lines
     assert (
-        "pod: the turn is paused; `pod resume` continues it, `pod cancel` abandons it" in lines
+        "pod: the turn is paused; `pod resume` continues it, the next `pod run` replaces it"
+        in lines
     ) == (method == "pause")
     history = json.loads(pod(env, "history", "--workspace", str(workspace), "--json").stdout)
     assert [item["kind"] for item in history] == ["user_message"]  # the answer was not kept
@@ -238,7 +239,7 @@ def test_ctrl_c_during_a_command_pauses_the_turn_and_exits_3(
     code, seen = _ended(child)
     assert code == 3, seen
     assert "pausing the turn" in seen
-    assert "`pod resume` continues it, `pod cancel` abandons it" in seen
+    assert "`pod resume` continues it, the next `pod run` replaces it" in seen
     assert "✗ [Interrupted by user]" in seen  # the command was stopped, not run to its end
     assert _status(env, workspace)["status"] == "paused"
     history = json.loads(pod(env, "history", "--workspace", str(workspace), "--json").stdout)
@@ -277,8 +278,10 @@ def test_two_quick_ctrl_cs_cancel_the_turn_and_exit_4(env: dict[str, str], works
     child = _on_terminal(env, workspace, "--allow-bash", "run a long command")
     child.expect_exact("step 2 of 30")
     child.sendintr()
+    time.sleep(0.3)  # a person's double press; the pause has taken effect by now
     child.sendintr()
     code, seen = _ended(child)
     assert code == 4, seen
+    assert "step 30 of 30" not in seen  # nothing it was doing started again
     assert "cancelling the turn" in seen
     assert _status(env, workspace)["status"] == "idle"
