@@ -322,3 +322,109 @@ async def test_a_setting_the_model_refuses_ends_the_turn_before_any_request(
         await c.close()
     await provider.aclose()
     assert fake.requests == []  # never a 400 in the middle of a turn: nothing was sent
+
+
+async def test_pause_mid_thinking_commits_no_half_signed_block(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.push(
+        Reply(thinking="a long line of reasoning " * 40, text="cut", chunk_size=4, delay_s=0.01),
+        thinks(2, text="Resumed cleanly."),
+    )
+    provider = fake_provider(fake)
+    async with running_pod(workspace, short_dir, provider=provider, thinking="adaptive") as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "think hard"})
+        await c.wait_for("thinking_delta")
+        await c.send("pause")
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "paused"}
+        history = (await c.request("get_history")).data["items"]
+        assert [i["kind"] for i in history] == ["user_message"]  # nothing half-signed kept
+        await c.send("resume")
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        await c.close()
+    await provider.aclose()
+    assert all(r.valid for r in fake.requests)
+    assert fake.requests[-1].body["messages"][-1]["role"] == "user"  # the cut reply was dropped
+
+
+async def test_an_approved_call_continues_the_loop_with_its_thinking(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.push(
+        thinks(1, tool_calls=[ToolCall("write_file", {"path": "x.txt", "content": "x"})]),
+        thinks(2, text="Written."),
+    )
+    provider = fake_provider(fake)
+    async with running_pod(
+        workspace,
+        short_dir,
+        provider=provider,
+        thinking="adaptive",
+        permissions={"mode": "default"},
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "write it"})
+        request = await c.wait_for("approval_request")
+        await c.send("approve", {"id": request.data["id"]})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        await c.close()
+    await provider.aclose()
+    check(fake, at_least=1)
+    assert (workspace / "x.txt").read_text() == "x"
+
+
+async def test_a_session_that_turns_thinking_off_between_turns_stays_valid(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.push(
+        thinks(1, tool_calls=[read()]), thinks(2, text="Read."), Reply(text="No thinking now.")
+    )
+    session = short_dir / "toggle.jsonl"
+    provider = fake_provider(fake)
+    async with running_pod(
+        workspace, short_dir, provider=provider, thinking="adaptive", session=session
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "read"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        await c.close()
+    async with running_pod(
+        workspace, short_dir, provider=provider, thinking="off", session=session, continue_=True
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "and now without thinking"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        await c.close()
+    await provider.aclose()
+    assert all(r.valid for r in fake.requests), [r.error for r in fake.requests]
+    assert [r.body.get("thinking") for r in fake.requests] == [ADAPTIVE, ADAPTIVE, None]
+    assert thinking_sent_back(fake) >= 2  # the earlier turn's thinking is history, kept as it was
+
+
+async def test_an_mcp_call_in_a_thinking_loop_sends_the_thinking_back(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    from tests.mcp.hostile_server import config as mcp_server
+
+    fake.push(
+        thinks(1, tool_calls=[ToolCall("mcp__h__echo", {"text": "through MCP"})]),
+        thinks(2, text="It echoed."),
+    )
+    provider = fake_provider(fake)
+    async with running_pod(
+        workspace,
+        short_dir,
+        provider=provider,
+        thinking="adaptive",
+        mcp={"servers": {"h": mcp_server()}},
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "echo it"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        await c.close()
+    await provider.aclose()
+    check(fake, at_least=1)
+    last = fake.requests[-1].body["messages"]
+    assert last[-2]["content"][0]["type"] == "thinking"
+    assert "through MCP" in json.dumps(last[-1]["content"])
