@@ -84,6 +84,10 @@ class McpServer:
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
+        missing = self._missing_command()
+        if missing is not None:
+            self.status = f"failed: {missing}"
+            raise McpServerError(f"MCP server {self.name} failed: {missing}")
         self.status = "starting"
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
@@ -98,6 +102,23 @@ class McpServer:
             self.status = f"failed: {why}"
             raise McpServerError(message) from None if timed_out else exc
         self.status = "running"
+
+    def _missing_command(self) -> str | None:
+        """Why a stdio server's program cannot be run, said before it is tried (the SDK would
+        only report a closed connection); None when it can be."""
+        command = self.config.command
+        if command is None:
+            return None
+        env_path = (self.config.resolved_env() or {}).get("PATH") or os.environ.get("PATH")
+        cwd = Path(self.config.cwd) if self.config.cwd else self.workspace
+        if os.sep in command:
+            program = Path(command) if Path(command).is_absolute() else cwd / command
+            if program.is_file() and os.access(program, os.X_OK):
+                return None
+            return f"its command {command!r} is not an executable file"
+        if shutil.which(command, path=env_path) is not None:
+            return None
+        return f"its command {command!r} was not found on PATH; install it or give its full path"
 
     def _transport(self) -> Transport:
         report = None

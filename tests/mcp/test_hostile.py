@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from orchestrator.client import PodClient
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.mcp.hostile_server import config
@@ -439,3 +441,25 @@ async def test_a_server_that_keeps_dying_is_restarted_three_times_then_left_off(
     assert echo["is_error"] and "MCP server h is not running" in echo["summary"]
     assert row["status"].startswith("failed") and row["restarts"] == 3
     assert len(pids(pidfile)) == 4  # the first start and three restarts
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("no-such-mcp-program", "'no-such-mcp-program' was not found on PATH"),
+        ("./bin/not-there", "'./bin/not-there' is not an executable file"),
+    ],
+)
+async def test_a_missing_program_is_named_not_a_closed_connection(
+    workspace: Path, short_dir: Path, command: str, why: str
+) -> None:
+    servers = {"ghost": {"command": command, "args": ["--stdio"]}}
+    async with running_pod(workspace, short_dir, mcp={"servers": servers}) as pod:
+        c = await pod.client()
+        history = await c.request("get_history")
+        status = (await c.request("get_status")).data
+        await c.close()
+    alerts = [a["message"] for a in history.data.get("alerts") or []]
+    assert any(why in a and "Connection closed" not in a for a in alerts), alerts
+    [ghost] = status["mcp"]
+    assert ghost["status"].startswith("failed: its command") and why in ghost["status"]
