@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,6 +13,22 @@ from cli.commands.chat import AllowBashOpt, ModelOpt, PermissionModeOpt, Provide
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 """Each stops ``pod acp`` as the end of its input does: every pod it started is shut down."""
+
+
+PARSE_ERROR_LOG = "Error parsing JSON-RPC message"
+"""What the ACP SDK logs, with a traceback, for an input line that is not JSON."""
+
+
+def one_line_parse_errors(record: logging.LogRecord) -> bool:
+    """Turn the SDK's traceback for an unreadable input line into one line; the agent goes on
+    reading (a person typing at ``pod acp`` sees what was wrong, not a stack)."""
+    if record.getMessage() == PARSE_ERROR_LOG and record.exc_info:
+        error = record.exc_info[1]
+        record.msg = "ignored an input line that is not JSON-RPC: %s"
+        record.args = (error,)
+        record.exc_info = None
+        record.exc_text = None
+    return True
 
 
 def register(app: typer.Typer) -> None:
@@ -57,6 +74,8 @@ def register(app: typer.Typer) -> None:
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
             filename=str(log_file) if log_file else None,
         )
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(one_line_parse_errors)
         # Each session's pod is a `pod serve` of its own, with the options given here.
         serve_args: list[str] = []
         for flag, value in (
