@@ -388,6 +388,15 @@ class Controller:
             self.emit("error", ErrorData(code="provider_error", message=str(exc)))
             self.alert("error", "compaction", f"compaction failed: {exc}")
             return "compaction_failed", None
+        except TurnError as exc:  # the model refuses the thinking settings (said already)
+            self.emit("error", ErrorData(code=exc.code, message=str(exc)))  # type: ignore[arg-type]
+            return "compaction_failed", None
+        except Exception as exc:  # a bug must still bring the machine out of compacting
+            log.exception("compaction task crashed")
+            message = f"internal error: {type(exc).__name__}: {exc}"
+            self.emit("error", ErrorData(code="internal", message=message))
+            self.alert("error", "compaction", message)
+            return "compaction_failed", None
         if compaction is None:
             self.alert("info", "compaction", "nothing to compact yet")
         return "compaction_done", None

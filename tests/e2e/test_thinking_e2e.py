@@ -428,3 +428,22 @@ async def test_an_mcp_call_in_a_thinking_loop_sends_the_thinking_back(
     last = fake.requests[-1].body["messages"]
     assert last[-2]["content"][0]["type"] == "thinking"
     assert "through MCP" in json.dumps(last[-1]["content"])
+
+
+async def test_a_compaction_under_a_refused_setting_fails_cleanly_and_the_pod_goes_on(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    provider = fake_provider(fake, "claude-opus-5")
+    async with running_pod(
+        workspace, short_dir, provider=provider, model="claude-opus-5", thinking="off"
+    ) as pod:
+        c = await pod.client()
+        await c.send("compact")
+        error = await c.wait_for("error")
+        assert error.data["code"] == "invalid_request"
+        assert "cannot turn thinking off" in error.data["message"]
+        await c.wait_for("status", state="idle")  # out of compacting, serving
+        assert (await c.request("get_status")).data["state"] == "idle"
+        await c.close()
+    await provider.aclose()
+    assert fake.requests == []
