@@ -134,6 +134,8 @@ def spawn_pod(
         name,
         "--socket",
         str(socket),
+        "--log-file",
+        str(log_path),
         *(extra_args or []),
     ]
     try:
@@ -288,7 +290,7 @@ async def launch_serve_process(
     socket = base / f"{name}.sock"
     log_path = base / f"{name}.log"
     args = ["-m", "cli", "serve", "--workspace", str(workspace.resolve()), "--name", name]
-    args += ["--socket", str(socket), *serve_args]
+    args += ["--socket", str(socket), "--log-file", str(log_path), *serve_args]
     if session is not None:
         args += ["--session", str(session.resolve())]
     try:

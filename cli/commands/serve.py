@@ -94,6 +94,15 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
+        log_file: Annotated[
+            Path | None,
+            typer.Option(
+                "--log-file",
+                hidden=True,
+                help="Write stdout and stderr to this file, rotated at its size cap (how the "
+                "commands that start pods in the background keep their logs bounded).",
+            ),
+        ] = None,
     ) -> None:
         """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
         from orchestrator.config import ConfigError, load_config
@@ -102,6 +111,14 @@ def register(app: typer.Typer) -> None:
         from orchestrator.server import ServerError
         from orchestrator.session import SessionError, resolve_session
 
+        if log_file is not None:
+            from orchestrator.paths import UnsafePathError
+            from orchestrator.pod_log import log_to
+
+            try:
+                log_to(log_file)
+            except UnsafePathError as exc:
+                raise CliError(str(exc)) from None
         logging.basicConfig(
             level=logging.DEBUG if verbose else logging.WARNING,
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -49,6 +49,9 @@ class McpServerConfig(BaseModel):
     run, or never run. ``[permissions]`` rules on ``mcp__<name>__*`` still apply first."""
     timeout_s: float = Field(default=30.0, gt=0)
     """Seconds the server may take to start and list its tools."""
+    call_timeout_s: float = Field(default=600.0, gt=0)
+    """Seconds a tool call may take. A call past it ends with an error result (the server is
+    told to cancel it, and restarted if it then does not answer, as after a pause)."""
     cancel_grace_s: float = Field(default=5.0, gt=0)
     """After a call is interrupted, seconds the server has to answer again before it is
     restarted (a server stuck in the call it was told to cancel is no use to the next one)."""

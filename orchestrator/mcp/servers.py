@@ -32,6 +32,7 @@ from mcp.client import Transport
 from orchestrator.mcp.config import McpServerConfig, wire_name
 from orchestrator.mcp.results import Offer, offers, tool_output
 from orchestrator.mcp.transport import describe, first_of, open_transport, watched
+from orchestrator.mcp.wire_watch import WireWatch
 from orchestrator.procs import Survivor, survivors
 from orchestrator.protocol import McpServerData
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
@@ -81,6 +82,11 @@ class McpServer:
     records: Path | None = None
     """Where the supervisors of a stdio server keep their records (one file per start)."""
     _reports: list[Path] = field(default_factory=list)
+    _watch: WireWatch | None = None
+    """What the current connection's server sent, judged (see ``wire_watch``)."""
+    _broken: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the current connection's server breaks the protocol."""
+    _noise_said: bool = False
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
@@ -137,8 +143,19 @@ class McpServer:
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         ended = asyncio.Event()
+        broken = self._broken = asyncio.Event()
+        task = asyncio.current_task()
+
+        def breached(why: str) -> None:
+            broken.set()
+            if not ready.done():  # at start: fail it now, not after timeout_s
+                ready.set_exception(McpServerError(f"it {why}"))
+                if task is not None:
+                    task.cancel()
+
+        watch = self._watch = WireWatch(self.name, on_breach=breached, on_noise=self._noisy)
         try:
-            transport = watched(self._transport(), ended)
+            transport = watched(self._transport(), ended, watch)
             async with Client(transport, message_handler=self._on_message) as client:
                 listing = await client.list_tools()
                 self.tools = list(listing.tools)
@@ -151,7 +168,7 @@ class McpServer:
                     asyncio.create_task(self._listen(client)) if self._announces_changes else None
                 )
                 try:
-                    await first_of(self._stop.wait(), ended.wait())
+                    await first_of(self._stop.wait(), ended.wait(), broken.wait())
                 finally:
                     if listener is not None:
                         listener.cancel()
@@ -159,10 +176,15 @@ class McpServer:
                             await listener
                 if not self._stop.is_set():
                     self._client = None
-                    # Give the process a moment to finish its last words on stderr.
-                    await asyncio.sleep(0.1)
-                    if not self._stop.is_set():  # not closed meanwhile by the pod
-                        self._stopped_by_itself("it stopped")
+                    if watch.breach is not None:
+                        # Not to be trusted with the next call either: closed now, and
+                        # started afresh when one of its tools is called.
+                        self._stopped_by_itself(f"it broke the protocol: it {watch.breach}")
+                    else:
+                        # Give the process a moment to finish its last words on stderr.
+                        await asyncio.sleep(0.1)
+                        if not self._stop.is_set():  # not closed meanwhile by the pod
+                            self._stopped_by_itself("it stopped")
         except Exception as exc:
             if not ready.done():
                 ready.set_exception(exc)
@@ -172,6 +194,17 @@ class McpServer:
             self._client = None
             if not ready.done():
                 ready.set_exception(McpServerError("the connection closed at start"))
+
+    def _noisy(self) -> None:
+        if self._noise_said:
+            return
+        self._noise_said = True
+        self.alert(
+            "warn",
+            f"MCP server {self.name} writes non-protocol output on stdout; the pod drops it (its "
+            "first lines are in the pod's log, a count in the server's stderr); a server's own "
+            "messages belong on stderr",
+        )
 
     async def _on_message(self, message: Any) -> None:
         # Servers before protocol 2026-07-28 announce changes unasked.
@@ -258,19 +291,45 @@ class McpServer:
             await self._restart(f"{self._revivals} of {MAX_RESTARTS} restarts after it stopped")
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        """Call one tool; raises ToolError when the server is not there to answer."""
+        """Call one tool; raises ToolError when the server is not there to answer, breaks the
+        protocol or takes longer than ``call_timeout_s``."""
         if self._client is None:
             await self._revive()
-        client = self._client
+        client, watch, broken = self._client, self._watch, self._broken
         if client is None:
             raise ToolError(f"MCP server {self.name} is not running ({self.status})")
+        # A task of its own, so that a call the server will never answer (it answered another
+        # request, or nothing) can be given up on without cancelling the caller.
+        calling = asyncio.ensure_future(client.call_tool(tool, arguments))
+        calling.add_done_callback(_retrieved)
+        breaking = asyncio.ensure_future(broken.wait())
         try:
-            return await client.call_tool(tool, arguments)
+            await asyncio.wait(
+                {calling, breaking},
+                timeout=self.config.call_timeout_s,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
         except asyncio.CancelledError:
-            # One check at a time: interrupts in a row need one look at the server, not many.
-            if self._checking is None or self._checking.done():
-                self._checking = asyncio.create_task(self._after_cancel(client, tool))
+            calling.cancel()  # the SDK tells the server to cancel it
+            self._check_after_interrupt(client, tool)
             raise
+        finally:
+            breaking.cancel()
+        if not calling.done():
+            calling.cancel()
+            if watch is not None and watch.breach is not None:
+                raise ToolError(
+                    f"MCP server {self.name}: {tool} failed: the server {watch.breach}; "
+                    "it is restarted at the next call of its tools"
+                )
+            self._check_after_interrupt(client, tool)
+            raise ToolError(
+                f"MCP server {self.name}: {tool} did not answer within "
+                f"{self.config.call_timeout_s:g} s (call_timeout_s); the server was told to "
+                "cancel it"
+            )
+        try:
+            return calling.result()
         except Exception as exc:
             why = describe(exc)
             if await self._alive(client):
@@ -279,6 +338,11 @@ class McpServer:
             raise ToolError(
                 self._stopped_by_itself(f"it stopped during a call of {tool}: {why}")
             ) from exc
+
+    def _check_after_interrupt(self, client: Client, tool: str) -> None:
+        # One check at a time: interrupts in a row need one look at the server, not many.
+        if self._checking is None or self._checking.done():
+            self._checking = asyncio.create_task(self._after_cancel(client, tool))
 
     async def _after_cancel(self, client: Client, tool: str) -> None:
         """A call was interrupted: give the server its grace, then make sure it answers;
@@ -366,6 +430,12 @@ class McpServer:
             self._stderr.close()
             self._stderr = None
         self.status = "stopped"
+
+
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Collect the outcome of a call given up on, which nobody else will."""
+    if not task.cancelled():
+        task.exception()
 
 
 @dataclass

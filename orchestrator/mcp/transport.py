@@ -16,8 +16,10 @@ from mcp.client import Transport
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.message import SessionMessage
 
 from orchestrator.mcp.config import McpServerConfig
+from orchestrator.mcp.wire_watch import WireWatch
 from orchestrator.procs import Supervision
 
 SERVER_GRACE_S = 1.0
@@ -33,9 +35,9 @@ def open_transport(
     if config.command is not None:
         # Under a supervisor, so that the server and all it starts (setsid children too) end
         # with it, and with the pod, even on kill -9.
-        supervisor, *args = Supervision(grace_s=SERVER_GRACE_S, report=report).argv(
-            [config.command, *config.args]
-        )
+        supervisor, *args = Supervision(
+            grace_s=SERVER_GRACE_S, report=report, json_stdout=True
+        ).argv([config.command, *config.args])
         params = StdioServerParameters(
             command=supervisor,
             args=args,
@@ -59,27 +61,44 @@ def describe(exc: BaseException) -> str:
 
 
 @contextlib.asynccontextmanager
-async def watched(transport: Transport, ended: asyncio.Event) -> AsyncIterator[Any]:
-    """``transport``, with ``ended`` set when the server's side of it closes.
+async def watched(
+    transport: Transport, ended: asyncio.Event, watch: WireWatch | None = None
+) -> AsyncIterator[Any]:
+    """``transport``, with ``ended`` set when the server's side of it closes, and every message
+    both ways shown to ``watch``.
 
     The SDK notices a closed connection only when a request fails; a server that dies between
     calls would go unnoticed until the model next used it. Relaying its messages through one
-    more stream (a few microseconds each) tells the pod the moment it happens.
+    more stream (a few microseconds each) tells the pod the moment it happens, and lets the
+    watch judge what the server sends (what it says is filtered there, not in the SDK).
     """
     async with transport as (read, write):
         relay_in, relay_out = anyio.create_memory_object_stream[Any](0)
+        sends_in, sends_out = anyio.create_memory_object_stream[SessionMessage](0)
 
         async def relay() -> None:
             async with relay_in:
                 with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
                     async for message in read:
-                        await relay_in.send(message)
+                        if watch is None or watch.received(message):
+                            await relay_in.send(message)
             ended.set()
+
+        async def relay_sends() -> None:
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                # Closing ``write`` when the client closes its end is what tells the server
+                # to exit (its stdin closes), as without the relay.
+                async with sends_out, write:
+                    async for message in sends_out:
+                        if watch is not None:
+                            watch.sent(message)
+                        await write.send(message)
 
         async with anyio.create_task_group() as group:
             group.start_soon(relay)
+            group.start_soon(relay_sends)
             try:
-                yield relay_out, write
+                yield relay_out, sends_in
             finally:
                 group.cancel_scope.cancel()
 

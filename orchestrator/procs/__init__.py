@@ -71,6 +71,9 @@ class Supervision:
     cgroup: bool | None = None
     """Run the command in a cgroup of its own where one can be made; None: unless
     ``POD_PROCS_CGROUP=0`` (read when the command starts)."""
+    json_stdout: bool = False
+    """The command speaks JSON lines on stdout (an MCP server): lines that cannot be JSON-RPC
+    are dropped after the first few, and counted on stderr."""
 
     def argv(self, command: Sequence[str], *, status_fd: int | None = None) -> list[str]:
         """The command line that runs ``command`` under a supervisor whose parent is this
@@ -87,6 +90,8 @@ class Supervision:
             args += ["--status-fd", str(status_fd)]
         if self.report is not None:
             args += ["--report", str(self.report)]
+        if self.json_stdout:
+            args.append("--json-stdout")
         if not (cgroups_allowed() if self.cgroup is None else self.cgroup):
             args.append("--no-cgroup")
         return [*args, "--", *command]

@@ -6,6 +6,7 @@ import contextlib
 import os
 from pathlib import Path
 
+from orchestrator.regular_file import open_regular
 from orchestrator.session.catalog import ensure_private_dir
 from orchestrator.session.loading import mtime_ms
 
@@ -24,13 +25,14 @@ class ToolSpools:
         """A new spool for one call: its file name and a write-only descriptor."""
         ensure_private_dir(self.dir)
         name = f"{safe_name(call_id)}.log"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-        return name, os.open(self.dir / name, flags, 0o600)
+        # A FIFO planted here would hang the open; anything but a regular file is refused.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        return name, open_regular(self.dir / name, flags, follow=False)
 
     def read(self, name: str, max_bytes: int) -> tuple[str, int] | None:
         """The first ``max_bytes`` of a spool as text and its full size; None when it is gone."""
         try:
-            fd = os.open(self.dir / safe_name(name), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = open_regular(self.dir / safe_name(name), follow=False)
         except OSError:
             return None
         try:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -41,3 +43,35 @@ def test_a_shared_runtime_dir_is_refused_before_anything_is_written(
         spawn_pod(workspace, timeout_s=5)
     assert "refusing the runtime directory" in str(err.value) and "0777" in str(err.value)
     assert list(base.iterdir()) == []
+
+
+def alive(pid: int) -> bool:
+    """Running (not gone, not a zombie: the pod is this test's child and nobody reaps it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_spawned_pod_writes_its_log_through_the_capped_writer(
+    monkeypatch: pytest.MonkeyPatch, short_dir: Path, workspace: Path
+) -> None:
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(short_dir))
+    info = spawn_pod(workspace, extra_args=["--provider", "scripted"], timeout_s=20)
+    log = short_dir / "pod" / f"{info.name}.log"
+    try:
+        # The log writer is a thread of the pod: its stderr is a pipe, not the file.
+        stderr = os.readlink(f"/proc/{info.pid}/fd/2")
+        assert stderr.startswith("pipe:"), stderr
+        for _ in range(100):
+            if "listening on" in log.read_text():
+                break
+            time.sleep(0.05)
+        assert f"pod {info.name} listening on {info.socket}" in log.read_text()
+    finally:
+        os.kill(info.pid, signal.SIGTERM)
+        for _ in range(200):
+            if not alive(info.pid):
+                break
+            time.sleep(0.05)
+    assert f"pod {info.name} stopped" in log.read_text()  # the last words landed too

@@ -60,3 +60,19 @@ def test_a_regular_file_is_read_whole_and_a_new_one_created(tmp_path: Path) -> N
         os.close(fd)
     assert (tmp_path / "new").read_bytes() == b"x"
     assert (tmp_path / "new").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_fifo_planted_among_a_sessions_spools_is_refused_not_waited_on(
+    tmp_path: Path,
+) -> None:
+    from orchestrator.session import ToolSpools
+
+    spools = ToolSpools(tmp_path / "s.jsonl")
+    name, fd = spools.create("call_1")
+    os.close(fd)
+    planted = spools.dir / name
+    planted.unlink()
+    os.mkfifo(planted)
+    with pytest.raises(OSError):
+        spools.create("call_1")  # a writer's open of a FIFO would wait for a reader
+    assert spools.read(name, 100) is None  # a reader's open would wait for a writer
