@@ -27,8 +27,10 @@ def call(tool: str, **arguments: Any) -> ScriptedReply:
 async def run_turn(
     workspace: Path, short_dir: Path, replies: list[ScriptedReply], **server: Any
 ) -> tuple[list[dict[str, Any]], list[str], list[float]]:
-    """One turn against the raw server: its tool results, alerts, and when each result came."""
-    entry = config() | {"timeout_s": TIMEOUT_S} | server
+    """One turn against the raw server: its tool results, alerts, and when each result came.
+    Every server process it started is gone once the pod is."""
+    pidfile = workspace.parent / "raw-pids"
+    entry = config(RAW_PIDFILE=str(pidfile)) | {"timeout_s": TIMEOUT_S} | server
     async with running_pod(
         workspace, short_dir, replies=replies, mcp={"servers": {"r": entry}}
     ) as pod:
@@ -52,7 +54,18 @@ async def run_turn(
 
         await asyncio.wait_for(read(), 120)
         await c.close()
+    started_pids = [int(pid) for pid in pidfile.read_text().split()]
+    assert started_pids and not [pid for pid in started_pids if alive(pid)]
     return results, alerts, times
+
+
+def alive(pid: int) -> bool:
+    """Running, not gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 @pytest.mark.parametrize(
