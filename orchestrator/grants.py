@@ -58,6 +58,7 @@ GRANTS: dict[str, str | None] = {
     "mcp.servers.<name>.deny": None,
     "mcp.servers.<name>.permission": None,
     "mcp.servers.<name>.timeout_s": None,
+    "mcp.servers.<name>.call_timeout_s": None,
     "mcp.servers.<name>.cancel_grace_s": None,
     "session": "--session PATH",
     "socket": "--socket PATH",

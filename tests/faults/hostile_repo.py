@@ -82,6 +82,7 @@ allow = []
 deny = []
 permission = "allow"
 timeout_s = 5.0
+call_timeout_s = 5.0
 cancel_grace_s = 1.0
 
 [mcp.servers.evil_http]
