@@ -56,6 +56,15 @@ TOOL_OUTPUT_MAX_BYTES = 16 * 1024
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 
+CHECKPOINT_MAX_FILE_BYTES = 2 * 1024 * 1024
+"""Default cap on one checkpointed file."""
+CHECKPOINT_MAX_TOTAL_BYTES = 1024 * 1024 * 1024
+"""Default budget of a full checkpoint of the workspace."""
+# Upper bounds, for any source: a cloned repository's config may tune the caps, but not make
+# the pod copy an unbounded amount of it into the user's state folder.
+CHECKPOINT_MAX_FILE_BYTES_LIMIT = 256 * 1024 * 1024
+CHECKPOINT_MAX_TOTAL_BYTES_LIMIT = 64 * 1024 * 1024 * 1024
+
 
 class ConfigError(SetupError):
     """The configuration file or an option is invalid; the message names the file and field."""
@@ -175,6 +184,21 @@ class PodConfig(BaseModel):
     """List resident knowledge records in the system prompt (its ``## Resident knowledge``
     section). A pod that reviews and rewrites the records turns this off, so it reads them
     with fresh eyes instead of through their old summaries."""
+
+    checkpoints: bool = True
+    """Record the workspace in a shadow git repository before each turn and each round that
+    changes files, so ``rewind`` can bring the files back (docs/rewind.md). Off: rewinding
+    restores the conversation only."""
+    checkpoint_max_file_bytes: int = Field(
+        default=CHECKPOINT_MAX_FILE_BYTES, gt=0, le=CHECKPOINT_MAX_FILE_BYTES_LIMIT
+    )
+    """Files larger than this are not checkpointed; a rewind leaves them alone and names them
+    (at most 256 MiB)."""
+    checkpoint_max_total_bytes: int = Field(
+        default=CHECKPOINT_MAX_TOTAL_BYTES, gt=0, le=CHECKPOINT_MAX_TOTAL_BYTES_LIMIT
+    )
+    """When the checkpointed files of the workspace add up to more than this, the pod says so
+    once and checkpoints only the files its own tools touch (at most 64 GiB)."""
 
     session: Path | None = None
     """The session file. Unset, ``pod chat`` and ``pod run`` continue the workspace's latest

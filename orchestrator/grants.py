@@ -103,6 +103,9 @@ WORKSPACE_KEYS: dict[str, str] = {
     "max_preread_files": _TUNING,
     "memory.enabled": "whether the workspace's own knowledge records are read (narrows)",
     "inject_resident_knowledge": "whether resident records are listed in the system prompt",
+    "checkpoints": "whether the pod keeps checkpoints of the workspace for rewind (off narrows)",
+    "checkpoint_max_file_bytes": "which files are checkpointed, bounded (at most 256 MiB a file)",
+    "checkpoint_max_total_bytes": "when checkpoints fall back to touched files, bounded (64 GiB)",
 }
 """Keys a workspace's config may set, and why that gives it nothing it should not have."""
 

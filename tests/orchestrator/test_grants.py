@@ -75,6 +75,8 @@ def test_a_hostile_workspace_file_keeps_only_tuning(tmp_path: Path) -> None:
     assert config.permissions.mode == "default" and config.permissions.allow == []
     assert "read_file(secrets/**)" in config.permissions.deny  # narrowing is kept
     assert config.inject_resident_knowledge is False
+    assert config.checkpoints is False  # turning checkpoints off narrows: kept
+    assert (config.checkpoint_max_file_bytes, config.checkpoint_max_total_bytes) == (1000, 100000)
     [warning] = config.load_warnings
     for key in ("name", "provider", "scripted_script", "session", "socket", "parent_socket"):
         assert re.search(rf"\b{re.escape(key)}\b", warning), key
@@ -115,7 +117,16 @@ def test_the_default_name_is_the_folder_name_made_safe(
 
 @pytest.mark.parametrize(
     "line",
-    ["max_rounds = 0", "provider_max_retries = 1000", "max_tokens = -1", "bash_timeout_s = 0"],
+    [
+        "max_rounds = 0",
+        "provider_max_retries = 1000",
+        "max_tokens = -1",
+        "bash_timeout_s = 0",
+        "checkpoint_max_file_bytes = 0",
+        "checkpoint_max_file_bytes = 1099511627776",
+        "checkpoint_max_total_bytes = -1",
+        "checkpoint_max_total_bytes = 1125899906842624",
+    ],
 )
 def test_tuning_stays_within_bounds(tmp_path: Path, line: str) -> None:
     path = config_file(tmp_path)
