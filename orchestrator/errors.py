@@ -19,6 +19,7 @@
         ├── PatternError           (safe_regex)  a regex or glob is invalid or unsupported by RE2
         ├── FileRefError           (file_refs)   an @file ref could not be attached
         ├── KnowledgeError         (knowledge)   a knowledge record is malformed
+        ├── CheckpointError        (checkpoints) a workspace checkpoint cannot be taken or restored
         ├── WireInvalidError       (validator)   a request the API would reject
         └── ClientError            (client)      the pod cannot be reached
 
