@@ -70,7 +70,9 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest event line a client reads (a ``history`` reply can be large)."""
 
 _ids = itertools.count(1)
-_REPLY_EVENTS = frozenset({"status", "history", "file_completions", "error"})
+_REPLY_EVENTS = frozenset(
+    {"status", "history", "file_completions", "error", "rewind_preview", "forked"}
+)
 
 
 class ClientError(PodRuntimeError):

@@ -79,6 +79,22 @@ class Context:
         self._refresh_compaction()
         self.last_usage()  # scanned once now, while loading, not on the first status
 
+    def reset(self) -> None:
+        """Forget the view built so far: the history lost its tail (a rewind). What was
+        learnt of the model (its window, the calibration) stays."""
+        with self._lock:
+            self._builder = WireBuilder()
+            self._compaction_index = None
+            self._head = None
+            self._kept_from = 0
+            self._message_tokens = MessageTokens()
+            self._last_estimate = None
+            self._scanned = 0
+            self._usage_scanned = 0
+            self._last_usage = None
+        self._refresh_compaction()
+        self.last_usage()
+
     # -- the view -------------------------------------------------------------------------
 
     def _refresh_compaction(self) -> None:

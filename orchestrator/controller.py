@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from orchestrator.approvals import Answer, Approvals
+from orchestrator.checkpoints import CheckpointError
 from orchestrator.compaction import CompactionError, CompactionRequest, Compactor
 from orchestrator.config import PodConfig
 from orchestrator.context import OFF_LOOP_ITEMS, Context, usage_of
@@ -27,6 +28,7 @@ from orchestrator.history import (
     Compaction,
     Item,
     SystemMessage,
+    ToolUseBlock,
 )
 from orchestrator.interceptors import Cancel, ContinueWith, InterceptorChain
 from orchestrator.notes import NoteQueue
@@ -34,6 +36,7 @@ from orchestrator.offload import off_loop
 from orchestrator.pod_task import Outcome, PodTask
 from orchestrator.protocol import (
     ErrorData,
+    RewindData,
     RunEndData,
     StatusData,
     TurnEndData,
@@ -45,9 +48,10 @@ from orchestrator.repair import (
     interrupt_note,
     pending_tool_calls,
 )
+from orchestrator.rewind import RewindError, RewindPlan, plan_rewind
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import FileRefSegment, Segment
-from orchestrator.session import SessionWriteError
+from orchestrator.session import RewindRecord, RewindRestore, SessionWriteError
 from orchestrator.status import StatusBoard
 from orchestrator.submit import Submission, resolve_submission
 from orchestrator.thinking import ThinkingPlan, ThinkingRefused
@@ -58,7 +62,15 @@ from orchestrator.usage import TokenUsage
 from orchestrator.validator import IncrementalValidator
 from states import PodLifecycle, leaf_state
 
+if TYPE_CHECKING:
+    from orchestrator.checkpointing import Checkpointer
+
 log = logging.getLogger(__name__)
+
+
+def _changes_files(tool: Any) -> bool:
+    """Whether a call of ``tool`` may change the workspace (unknown tools may)."""
+    return tool is None or bool(getattr(tool, "side_effects", True))
 
 
 class Controller:
@@ -79,6 +91,7 @@ class Controller:
         interceptors: InterceptorChain,
         on_stopped: Callable[[], None] | None = None,
         upward: Callable[[str, str], None] | None = None,
+        checkpoints: Checkpointer | None = None,
     ) -> None:
         self.config = config
         self.provider = provider
@@ -97,6 +110,11 @@ class Controller:
             config=config, context=context, provider=provider, fs=fs, commit=self.commit
         )
         self._compaction_request: CompactionRequest | None = None
+        self.checkpoints = checkpoints
+        """Snapshots of the workspace (None: off by config)."""
+        self._rewind_request: tuple[int | None, RewindRestore] | None = None
+        self._prompt_seq: int | None = None
+        """The seq of the open turn's user message, until its checkpoint is taken."""
         self._turn_is_open = start_paused
         self.session_usage = usage_of(self.history.items)
         self.turn_usage = TokenUsage()
@@ -246,7 +264,7 @@ class Controller:
                 cancelled = action.reason
                 self.alert("warn", "prompt_submit", f"submit cancelled: {action.reason}")
             else:
-                self.commit(message)
+                self._prompt_seq = self.commit(message).seq
                 extra = action.items if isinstance(action, ContinueWith) else ()
                 for item in [*submission.attach, *extra]:
                     self.commit(item)
@@ -301,6 +319,107 @@ class Controller:
             interrupted=("compaction_failed", None),
             name=f"compaction-{self.history.turn}",
         )
+
+    def request_rewind(self, to: int | None = None, restore: RewindRestore = "both") -> None:
+        """Remember where the rewind goes (checked already by the ``rewind`` method)."""
+        self._rewind_request = (to, restore)
+
+    def start_rewind(self) -> None:
+        """Launch the rewind; the machine waits in ``rewinding`` until it is done."""
+        to, restore = self._rewind_request or (None, "both")
+        self._rewind_request = None
+        self.task.start(
+            self._drive_rewind(to, restore), interrupted=("rewind_failed", None), name="rewind"
+        )
+
+    def plan_rewind(self, to: int | None, restore: RewindRestore) -> RewindPlan:
+        """Check a rewind against the conversation and its checkpoints (RewindError)."""
+        if restore != "conversation" and self.checkpoints is None:
+            raise RewindError(
+                "cannot restore files: workspace checkpoints are off (checkpoints = false); "
+                "rewind the conversation only"
+            )
+        records = self.checkpoints.records if self.checkpoints is not None else []
+        return plan_rewind(self.transcript.view(), records, to, restore)
+
+    async def preview_rewind(self, plan: RewindPlan) -> RewindData:
+        """What the rewind would change, changing nothing."""
+        files = None
+        if plan.code and plan.checkpoint is not None and self.checkpoints is not None:
+            files = await self.checkpoints.preview(plan.checkpoint.id)
+        return RewindData(
+            to=plan.target.seq,
+            restore=plan.restore,
+            prompt=plan.target.text,
+            dropped=plan.dropped if plan.conversation else 0,
+            files=files,
+        )
+
+    async def _drive_rewind(self, to: int | None, restore: RewindRestore) -> Outcome:
+        """Restore files (intent first, so a crash replays it), record, then drop the tail."""
+        try:
+            plan = self.plan_rewind(to, restore)
+            files = None
+            if plan.code and plan.checkpoint is not None and self.checkpoints is not None:
+                record = RewindRecord(
+                    phase="intent",
+                    to_seq=plan.target.seq,
+                    restore=plan.restore,
+                    checkpoint=plan.checkpoint.id,
+                )
+                self.transcript.record(record)
+                files, before = await self.checkpoints.restore(plan.checkpoint.id)
+                self.transcript.record(
+                    record.model_copy(update={"phase": "done", "before": before})
+                )
+            else:
+                self.transcript.record(
+                    RewindRecord(phase="done", to_seq=plan.target.seq, restore=plan.restore)
+                )
+        except asyncio.CancelledError:
+            return "rewind_failed", None
+        except (RewindError, CheckpointError, SessionWriteError) as exc:
+            self.emit("error", ErrorData(code="invalid_request", message=str(exc)))
+            self.alert("error", "rewind", f"rewind failed: {exc}")
+            return "rewind_failed", None
+        except Exception as exc:  # a bug must still bring the machine out of rewinding
+            self._task_crashed("rewind", exc)
+            return "rewind_failed", None
+        if plan.conversation:
+            self.transcript.rewind(plan.target.seq)
+            self.context.reset()  # what was spent stays spent: session_usage is kept
+        self.emit(
+            "rewound",
+            RewindData(
+                to=plan.target.seq,
+                restore=plan.restore,
+                prompt=plan.target.text,
+                dropped=plan.dropped if plan.conversation else 0,
+                files=files,
+            ),
+        )
+        return "rewind_done", None
+
+    async def checkpoint_turn(self) -> None:
+        """Snapshot the workspace as a turn with a prompt begins (once per prompt)."""
+        seq, self._prompt_seq = self._prompt_seq, None
+        if seq is not None and self.checkpoints is not None:
+            await self.checkpoints.snapshot(seq=seq, turn=self.history.turn, reason="turn")
+
+    async def before_tools(self, calls: list[ToolUseBlock]) -> None:
+        """Snapshot the workspace before a round whose tools may change it."""
+        if self.checkpoints is None:
+            return
+        registry = self.tools.registry
+        changing = [call for call in calls if _changes_files(registry.get(call.name))]
+        if not changing:
+            return
+        for call in changing:
+            path = call.input.get("path") if isinstance(call.input, dict) else None
+            if isinstance(path, str):
+                self.checkpoints.touched.add(path)
+        seq = self.history.next_seq
+        await self.checkpoints.snapshot(seq=seq, turn=self.history.turn, reason="round")
 
     def approve_call(self, call_id: str, scope: str = "once") -> None:
         """Let a waiting tool call run (``session``: and calls like it from now on)."""
@@ -392,14 +511,18 @@ class Controller:
             self.emit("error", ErrorData(code=exc.code, message=str(exc)))  # type: ignore[arg-type]
             return "compaction_failed", None
         except Exception as exc:  # a bug must still bring the machine out of compacting
-            log.exception("compaction task crashed")
-            message = f"internal error: {type(exc).__name__}: {exc}"
-            self.emit("error", ErrorData(code="internal", message=message))
-            self.alert("error", "compaction", message)
+            self._task_crashed("compaction", exc)
             return "compaction_failed", None
         if compaction is None:
             self.alert("info", "compaction", "nothing to compact yet")
         return "compaction_done", None
+
+    def _task_crashed(self, source: str, exc: Exception) -> None:
+        """A bug in a task between turns: logged, and said to clients as an internal error."""
+        log.exception("%s task crashed", source)
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        self.emit("error", ErrorData(code="internal", message=message))
+        self.alert("error", source, message)
 
     async def _drive(self, turn: Turn, cancelled: str | None, failure: str | None) -> Outcome:
         """Run the turn; returns the machine event for how it ended and its result."""
@@ -408,6 +531,7 @@ class Controller:
                 raise TurnError(failure, code="internal")
             if cancelled is not None:
                 return "turn_finished", "cancelled"
+            await self.checkpoint_turn()
             if self._preread:
                 await self.learn_window()
                 if self.thinking_plan.on:

@@ -230,10 +230,13 @@ def user_message(segments: list[Segment], *, text: str | None = None) -> UserMes
 class History:
     """The committed items of one conversation; append-only, numbered, observable."""
 
-    def __init__(self, items: list[Item] | None = None) -> None:
+    def __init__(
+        self, items: list[Item] | None = None, *, next_seq: int = 1, turn: int = 0
+    ) -> None:
         self._items: list[Item] = []
-        self._next_seq = 1
-        self.turn = 0
+        # Past rewound items too (``next_seq``, ``turn``): numbers are never given twice.
+        self._next_seq = next_seq
+        self.turn = turn
         self.tool_use_ids: set[str] = set()
         """Every tool_use id in the history (the API requires them unique)."""
         for item in items or []:
@@ -263,6 +266,11 @@ class History:
         self._next_seq += 1
         return stamped
 
+    @property
+    def next_seq(self) -> int:
+        """The seq the next committed item will get."""
+        return self._next_seq
+
     def append(self, item: Item) -> Item:
         """Commit one item; returns it as stored (with ``seq`` and ``turn``)."""
         return self.add(self.stamp(item))
@@ -272,6 +280,15 @@ class History:
         self._items.append(stored)
         self._note_ids(stored)
         return stored
+
+    def rewind(self, to_seq: int) -> list[Item]:
+        """Drop the items from ``to_seq`` on (a rewind); returns them. Numbers go on from
+        where they were, and the dropped calls' ids stay taken."""
+        keep = next((i for i, item in enumerate(self._items) if item.seq >= to_seq), None)
+        if keep is None:
+            return []
+        dropped, self._items = self._items[keep:], self._items[:keep]
+        return dropped
 
     def extend(self, items: list[Item]) -> list[Item]:
         """Commit several items in order."""

@@ -9,19 +9,32 @@ no two ever interleave.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
 from statemachine.exceptions import TransitionNotAllowed
 
 from orchestrator.controller import Controller
+from orchestrator.fork import fork_session
 from orchestrator.history import SystemMessage
 from orchestrator.notes import NotesFull
-from orchestrator.protocol import ErrorData, FileCompletionsData, encode_event
+from orchestrator.protocol import (
+    ErrorData,
+    FileCompletionsData,
+    ForkParams,
+    RewindParams,
+    encode_event,
+)
+from orchestrator.rewind import RewindError, RewindPlan
+from orchestrator.session import SessionError, SessionWriteError
 from orchestrator.submit import run_segments
 from states import REJECTION_CODES
 
 Reply = Callable[[bytes], None]
+
+REWIND_FROM = ("idle", "paused")
+"""Where a rewind is checked before the machine sees it (elsewhere the machine refuses it)."""
 
 
 def note_for(method: str, params: Any) -> SystemMessage:
@@ -39,6 +52,8 @@ class Methods:
 
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
+        self._previews: set[asyncio.Task[None]] = set()
+        """Rewind previews being worked out (held, so none is collected half-way)."""
 
     def handle(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
         """Handle one method; direct replies and refusals go to ``reply`` only."""
@@ -65,6 +80,10 @@ class Methods:
             self._event(method, reply, request_id, note=note)
         elif method == "compact":
             self._event("compact", reply, request_id, focus=params.focus)
+        elif method == "rewind":
+            self._rewind(params, request_id, reply)
+        elif method == "fork":
+            self._fork(params, request_id, reply)
         elif method in ("approve", "deny"):
             if c.state_id == "awaiting_approval" and not c.approvals.waiting_for(params.id):
                 error = ErrorData(
@@ -76,6 +95,51 @@ class Methods:
             self._event(method, reply, request_id, call_id=params.id, **extra)
         else:
             self._event(method, reply, request_id)
+
+    def _rewind(self, params: RewindParams, request_id: Any, reply: Reply) -> None:
+        """Check the rewind now (a bad seq changes nothing, a paused turn stays open), then
+        preview it or hand it to the machine."""
+        c = self.controller
+        if c.state_id not in REWIND_FROM:
+            self._event("rewind", reply, request_id)  # refused with the machine's code
+            return
+        try:
+            plan = c.plan_rewind(params.to, params.restore)
+        except RewindError as exc:
+            reply(
+                encode_event(
+                    "error", ErrorData(code="invalid_request", message=str(exc), id=request_id)
+                )
+            )
+            return
+        if params.dry_run:
+            task = asyncio.get_running_loop().create_task(self._preview(plan, request_id, reply))
+            self._previews.add(task)
+            task.add_done_callback(self._previews.discard)
+            return
+        self._event("rewind", reply, request_id, to=plan.target.seq, restore=plan.restore)
+
+    async def _preview(self, plan: RewindPlan, request_id: Any, reply: Reply) -> None:
+        try:
+            data = await self.controller.preview_rewind(plan)
+        except Exception as exc:  # the store's errors, said to the one who asked
+            error = ErrorData(code="invalid_request", message=f"no preview: {exc}", id=request_id)
+            reply(encode_event("error", error))
+            return
+        reply(encode_event("rewind_preview", data.model_copy(update={"id": request_id})))
+
+    def _fork(self, params: ForkParams, request_id: Any, reply: Reply) -> None:
+        c = self.controller
+        try:
+            forked = fork_session(c.transcript, c.config.workspace, at=params.at, title=params.name)
+        except (RewindError, SessionError, SessionWriteError) as exc:
+            reply(
+                encode_event(
+                    "error", ErrorData(code="invalid_request", message=str(exc), id=request_id)
+                )
+            )
+            return
+        reply(encode_event("forked", forked.model_copy(update={"id": request_id})))
 
     def _event(self, event: str, reply: Reply, request_id: Any, **kwargs: Any) -> None:
         try:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orchestrator.approvals import Approvals
+from orchestrator.checkpointing import Checkpointer, finish_rewind
 from orchestrator.config import PodConfig
 from orchestrator.context import Context
 from orchestrator.controller import Controller
@@ -135,19 +136,25 @@ def build_pod(
     fs = ScopedFS(config.workspace, read_roots=config.read_roots, write_roots=config.write_roots)
     session_path, loaded = open_session(config, continue_=continue_)
     alerts: list[tuple[str, str]] = [("warn", warning) for warning in config.load_warnings]
-    items: list[Item] = []
-    if loaded is not None:
-        alerts.extend(("warn", warning) for warning in loaded.warnings)
-        repair = repair_loaded(loaded.items, turn_closed=not loaded.cut_off)
-        items = repair.items
-        alerts.extend(("warn", f"{session_path.name}: {note}") for note in repair.notes)
     # The transcript comes first: everything after it reports through it.
     session = SessionWriter(
         session_path, pod=config.pod_name(), workspace=config.workspace, holder=holder
     )
+    items: list[Item] = []
+    if loaded is not None:
+        alerts.extend(("warn", warning) for warning in loaded.warnings)
+        if loaded.pending_rewind is not None:
+            alerts.append(finish_rewind(loaded, session, config, session_path))
+        repair = repair_loaded(loaded.items, turn_closed=not loaded.cut_off)
+        items = repair.items
+        alerts.extend(("warn", f"{session_path.name}: {note}") for note in repair.notes)
     redactor = Redactor(secret_values(os.environ, config.mcp.servers))
     transcript = Transcript(
-        history=History(items),
+        history=History(
+            items,
+            next_seq=loaded.next_seq if loaded is not None else 1,
+            turn=loaded.last_turn if loaded is not None else 0,
+        ),
         session=session,
         broadcast=broadcast,
         clean_result=redactor.result,
@@ -207,6 +214,15 @@ def build_pod(
         interceptors=chain,
         upward=upward,
         on_stopped=on_stopped,
+        checkpoints=Checkpointer(
+            config=config,
+            session_path=session_path,
+            records=list(loaded.checkpoints) if loaded is not None else [],
+            record=transcript.record,
+            alert=transcript.alert,
+        )
+        if config.checkpoints
+        else None,
     )
     for level, message in alerts:
         transcript.alert(level, "pod", message)

@@ -134,6 +134,24 @@ class Transcript:
             self._failed(exc)
             raise
 
+    def record(self, record: BaseModel) -> None:
+        """Write a checkpoint or rewind record now; raises unless it is on disk (and
+        everything committed before it)."""
+        self.require_durable()
+        try:
+            self.session.record(record)
+        except SessionWriteError as exc:
+            self._failed(exc)
+            raise
+
+    def rewind(self, to_seq: int) -> list[Item]:
+        """Drop the items from ``to_seq`` on, in step with their encoded copies (the rewind
+        record is on disk already); returns what was dropped."""
+        dropped = self.history.rewind(to_seq)
+        if dropped:
+            del self._item_json[len(self.history.items) :]
+        return dropped
+
     @property
     def durable(self) -> bool:
         """True when everything committed is on disk."""

@@ -102,6 +102,10 @@ class TurnHost(Protocol):
         """What every request asks for in thinking and effort."""
         ...
 
+    async def before_tools(self, calls: list[ToolUseBlock]) -> None:
+        """Called before a round's tools run (the workspace checkpoint)."""
+        ...
+
     async def wire_messages(self) -> list[dict[str, Any]]:
         """The wire messages for the next request (pruned, incrementally built)."""
         ...
@@ -236,6 +240,7 @@ class Turn:
         return compaction
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
+        await self.host.before_tools(calls)
         self.host.signal("tools_started")
         await self.tools.run_calls(calls, self.host.commit, self.host.signal)
         self.host.signal("round_done")

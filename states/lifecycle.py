@@ -13,6 +13,7 @@ Reading guide::
     running{requesting ⇄ summarizing}                          (a turn compacts between rounds)
     running{executing_tools ⇄ awaiting_approval}               (a call waits for a person)
     idle/paused ──compact──▶ compacting ──compaction_*──▶ idle/paused
+    idle/paused ──rewind──▶ rewinding ──rewind_*──▶ idle        (a paused turn is closed first)
     paused ──run──▶ interrupted ──(at once)──▶ running      (orphans closed, note injected)
     running ──cancel──▶ cancelling ──turn_*──▶ idle           (orphans closed)
     idle ──(notes queued)──▶ running                            (notes start a turn)
@@ -35,6 +36,7 @@ PUBLIC_STATUS: Final[dict[str, PublicStatus]] = {
     "summarizing": "running",
     "awaiting_approval": "running",
     "compacting": "running",
+    "rewinding": "running",
     "pausing": "running",
     "cancelling": "running",
     "stopping": "running",
@@ -53,6 +55,7 @@ REJECTION_CODES: Final[dict[str, str]] = {
     "pod_event": "not_running",
     "shutdown": "not_running",
     "compact": "already_running",
+    "rewind": "already_running",
     "approve": "not_awaiting_approval",
     "deny": "not_awaiting_approval",
 }
@@ -67,6 +70,7 @@ METHOD_EVENTS: Final[tuple[str, ...]] = (
     "cancel",
     "shutdown",
     "compact",
+    "rewind",
     "approve",
     "deny",
 )
@@ -79,9 +83,12 @@ OUTCOME_EVENTS: Final[tuple[str, ...]] = (
     "turn_interrupted",
     "compaction_done",
     "compaction_failed",
+    "rewind_done",
+    "rewind_failed",
 )
-"""Events the runtime sends when its task ends: a turn task (one per way it can end), or a
-compaction between turns (committed, or not: failed or interrupted)."""
+"""Events the runtime sends when its task ends: a turn task (one per way it can end), a
+compaction between turns (committed, or not: failed or interrupted), or a rewind (done, or
+refused before it changed anything)."""
 
 ROUND_EVENTS: Final[tuple[str, ...]] = (
     "tools_started",
@@ -136,6 +143,12 @@ class LifecycleModel(Protocol):
 
     def compaction_requested(self) -> bool:
         """Whether a ``compact`` is waiting (asked mid-turn, and the turn ended first)."""
+
+    def request_rewind(self, to: int = 0, restore: str = "both") -> None:
+        """Remember where a ``rewind`` goes (a user message's seq) and what it restores."""
+
+    def start_rewind(self) -> None:
+        """Launch the rewind task: files restored and the rewind recorded, all or nothing."""
 
     def approve_call(self, call_id: str, scope: str = "once") -> None:
         """Let a waiting tool call run (``session``: and calls like it from now on)."""
@@ -213,6 +226,10 @@ class PodLifecycle(StateMachine):
     # Compacting between turns (``compact`` while idle or paused); it returns where it came
     # from, and an interrupt leaves the history exactly as it was.
     compacting = State("Compacting")
+    # Rewinding between turns: the workspace and/or the conversation back to just before a
+    # prompt. All or nothing, and over in a moment, so no interrupt stops it half-way;
+    # shutdown waits for it.
+    rewinding = State("Rewinding")
     stopped = State("Stopped", final=True)
 
     # A round event that races an interrupt is dropped: the turn is already winding down.
@@ -241,6 +258,7 @@ class PodLifecycle(StateMachine):
     pausing.to.itself(internal=True, event="notify pod_event", on="queue_note")
     cancelling.to.itself(internal=True, event="notify pod_event", on="queue_note")
     compacting.to.itself(internal=True, event="notify pod_event", on="queue_note")
+    rewinding.to.itself(internal=True, event="notify pod_event", on="queue_note")
     # A compaction asked for during a turn that then ended happens now, before anything else;
     # notes that arrived after the last round boundary then start the next turn on their own.
     idle.to(compacting, cond="compaction_requested", after="start_compaction")
@@ -253,6 +271,13 @@ class PodLifecycle(StateMachine):
         idle.to(compacting, on="request_compaction", after="start_compaction")
         | paused.to(compacting, on="request_compaction", after="start_compaction")
         | compacting.to.itself(internal=True)
+    )
+
+    rewind = idle.to(rewinding, on="request_rewind", after="start_rewind") | paused.to(
+        rewinding,
+        # The paused turn is over, as a cancel would end it: orphans answered, turn closed.
+        on=["request_rewind", "close_orphans", "end_turn_cancelled"],
+        after="start_rewind",
     )
 
     pause = (
@@ -281,6 +306,7 @@ class PodLifecycle(StateMachine):
         | idle.to(stopped)
         | paused.to(stopped, on=["close_orphans", "end_turn_cancelled"])
         | compacting.to(stopping, on="interrupt_turn")
+        | rewinding.to(stopping)
     )
 
     # -- worker outcomes -------------------------------------------------------------------
@@ -326,6 +352,11 @@ class PodLifecycle(StateMachine):
         | stopping.to(stopped, cond="turn_open", on=CLOSE_CANCELLED)
         | stopping.to(stopped)
     )
+
+    # A rewind ends in idle (its turn, if one was paused, was closed when it began); shutdown
+    # asked meanwhile waited for it.
+    rewind_done = rewinding.to(idle) | stopping.to(stopped)
+    rewind_failed = rewinding.to(idle) | stopping.to(stopped)
 
     # -- how an edge ends the turn and the run (results are the machine's to decide) ----------
 

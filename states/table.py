@@ -36,6 +36,7 @@ TABLE_STATES: Final[tuple[str, ...]] = (
     "awaiting_approval",
     "summarizing",
     "compacting",
+    "rewinding",
     "pausing",
     "cancelling",
     "stopping",
@@ -54,6 +55,7 @@ EVENT_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
     "notify": {"note": "note"},
     "pod_event": {"note": "note"},
     "compact": {"focus": None},
+    "rewind": {"to": 1, "restore": "both"},
     "approve": {"call_id": "toolu_1", "scope": "once"},
     "deny": {"call_id": "toolu_1", "message": ""},
     "turn_finished": {"result": "finished"},
@@ -120,6 +122,14 @@ class RecordingModel:
     def start_compaction(self) -> None:
         """Record the call."""
         self.actions.append("start_compaction")
+
+    def request_rewind(self, to: int = 0, restore: str = "both") -> None:
+        """Record the call."""
+        self.actions.append("request_rewind")
+
+    def start_rewind(self) -> None:
+        """Record the call."""
+        self.actions.append("start_rewind")
 
     def turn_open(self) -> bool:
         """Whether the table row starts with a turn open."""

@@ -11,6 +11,7 @@ COMMAND_MODULES = (
     "serve",
     "run",
     "control",
+    "rewind",
     "sessions",
     "diagram",
     "protocol",

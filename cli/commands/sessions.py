@@ -56,6 +56,8 @@ def _row(summary: Any) -> dict[str, Any]:
         row["pid"] = summary.holder.get("pid")
     if summary.error is not None:
         row["error"] = summary.error
+    if summary.forked_from is not None:
+        row["forked_from"] = summary.forked_from
     return row
 
 
@@ -88,17 +90,21 @@ def register(app: typer.Typer) -> None:
         table.add_column("state", no_wrap=True)
         table.add_column("turns", justify="right")
         table.add_column("modified", no_wrap=True)
+        forks = any("forked_from" in row for row in rows)
+        if forks:
+            table.add_column("forked from", no_wrap=True)
         for row in rows:
             state = row["state"]
             if state == "live" and row.get("pod"):
                 state = f"live (pod {row['pod']})"
-            table.add_row(
+            cells = [
                 row["name"],
                 row.get("error") or row["title"],
                 state,
                 str(row["turns"]),
                 row["modified"],
-            )
+            ]
+            table.add_row(*cells, *([row.get("forked_from", "")] if forks else []))
         console = Console()
         console.print(table)
         console.print(f"[dim]{sessions_dir(workspace)}[/]")

@@ -21,6 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.events import DescendantFocus
 from textual.message import Message
 
+from cli.commands.rewind import preview_text
 from cli.tui.editor import ChipEditor, CompletionList, PromptInput
 from cli.tui.input import (
     SLASH_COMMANDS,
@@ -28,6 +29,7 @@ from cli.tui.input import (
     PromptHistory,
     SlashLine,
     parse_slash,
+    rewind_argument,
     run_params,
     unescape_slash,
 )
@@ -59,7 +61,14 @@ from cli.tui.widgets import (
     view_for,
 )
 from orchestrator.client import ClientError, PodClient, PodEvent
-from orchestrator.protocol import ErrorData, HistoryData, ShutdownData, StatusData, UserMessageData
+from orchestrator.protocol import (
+    ErrorData,
+    HistoryData,
+    RewindData,
+    ShutdownData,
+    StatusData,
+    UserMessageData,
+)
 from orchestrator.segments import Segment
 
 TICK_S = 0.25
@@ -97,6 +106,11 @@ class PodLink(Protocol):
         self, prefix: str, *, limit: int = 50, timeout: float = 10.0
     ) -> list[str]:
         """``complete_files``."""
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 10.0
+    ) -> PodEvent:
+        """Send a method and wait for its direct reply (``rewind`` previews, ``fork``)."""
 
     def events(self) -> AsyncIterator[PodEvent]:
         """Broadcast events until the connection closes."""
@@ -178,6 +192,8 @@ class PodApp(App[str]):
         self._selected_card: int | None = None
         self._deny_for: str | None = None
         """A call whose denial waits for its reason (typed after ``n``)."""
+        self._rewind_pending: tuple[int, str] | None = None
+        """A previewed ``/rewind`` that Enter on an empty line carries out."""
         self.attached = False
         """True once history and status were drawn (tests wait for it)."""
 
@@ -260,9 +276,19 @@ class PodApp(App[str]):
         """Draw the replayed history and the status."""
         if self._closing_down:
             return
-        self.model.pod.update(message.status)
-        self.model.load_history(message.history)
-        self.model.adopt_approvals(list(message.status.approvals))  # waiting as we attach
+        await self._draw_history(message.status, message.history)
+        if self._closing_down:
+            return
+        self._show_status()
+        if self._startup_notices:
+            self._say(Notice(self._startup_notices[-1], "warn", ttl=None, while_status=False))
+        self.attached = True
+
+    async def _draw_history(self, status: StatusData, history: HistoryData) -> None:
+        """Replace the conversation on screen with the pod's history."""
+        self.model.pod.update(status)
+        self.model.load_history(history)
+        self.model.adopt_approvals(list(status.approvals))  # waiting as we attach
         for segments in self.model.user_prompts():
             self.chips.saw(segments)
             self.prompts.add(segments)
@@ -274,12 +300,6 @@ class PodApp(App[str]):
         if self._views:
             await conversation.mount_all(self._views.values())
         conversation.follow()
-        if self._closing_down:
-            return
-        self._show_status()
-        if self._startup_notices:
-            self._say(Notice(self._startup_notices[-1], "warn", ttl=None, while_status=False))
-        self.attached = True
 
     async def on_pod_event_received(self, message: PodEventReceived) -> None:
         """Apply one event to the model and draw the change."""
@@ -289,6 +309,9 @@ class PodApp(App[str]):
         payload = event.payload
         if isinstance(payload, ErrorData):
             self._on_error(payload)
+            return
+        if event.event == "rewound" and isinstance(payload, RewindData):
+            await self._after_rewind(payload)
             return
         if isinstance(payload, UserMessageData):
             # Up/Down recall what the conversation holds, as committed (a typed @path comes
@@ -445,6 +468,12 @@ class PodApp(App[str]):
 
         After ``n`` on a waiting tool call, the text is the reason it is denied.
         """
+        if self._rewind_pending is not None:
+            (to, mode), self._rewind_pending = self._rewind_pending, None
+            if not text.strip():
+                await self._send("rewind", {"to": to, "restore": mode})
+                return True
+            self._say(Notice("Rewind dropped"))
         if self._deny_for is not None:
             call_id, self._deny_for = self._deny_for, None
             if await self._send("deny", {"id": call_id, "message": text.strip()}):
@@ -471,6 +500,82 @@ class PodApp(App[str]):
         self.conversation.follow()
         return True
 
+    async def _after_rewind(self, data: RewindData) -> None:
+        """Draw the conversation as it now is; the rewound prompt goes back in the editor."""
+        if self.link is None:
+            return
+        try:
+            status, history = await self.link.status(), await self.link.history()
+        except (ClientError, TimeoutError) as exc:
+            self._say(Notice(f"rewound, but the history did not come: {exc}", "error"))
+            return
+        self._startup_notices = []
+        await self._draw_history(status, history)
+        self._show_status()
+        if data.restore != "code" and not self.editor.text.strip():
+            self.editor.load_text(data.prompt)
+            self.editor.move_cursor(self.editor.document.end)
+        files = data.files
+        changed = (
+            f"; files: {len(files.restored)} restored, {len(files.deleted)} deleted"
+            if files
+            else ""
+        )
+        self._say(Notice(f"Rewound to before prompt {data.to}{changed}"))
+
+    async def _rewind_command(self, argument: str) -> None:
+        """``/rewind``: the prompts to go back to; ``/rewind N [MODE]``: a preview to confirm."""
+        if self.link is None:
+            self._say(Notice("Not connected to a pod", "error"))
+            return
+        if not argument:
+            history = await self.link.history()
+            rows = [
+                f"  {item['seq']:>5}  {' '.join(str(item.get('text', '')).split())[:70]}"
+                for item in history.items
+                if item.get("kind") == "user_message"
+            ]
+            text = "Prompts to rewind to (/rewind N, or /rewind N code|conversation):\n"
+            await self._draw([self.model.info(text + ("\n".join(rows) or "  (none yet)"))])
+            self.conversation.follow()
+            return
+        parsed = rewind_argument(argument)
+        if parsed is None:
+            self._say(Notice("Use /rewind N, /rewind N code or /rewind N conversation", "error"))
+            return
+        to, mode = parsed
+        reply = await self.link.request("rewind", {"to": to, "restore": mode, "dry_run": True})
+        if isinstance(reply.payload, ErrorData):
+            self._say(Notice(reply.payload.message, "error"))
+            return
+        preview = preview_text(reply.data, done=False)
+        await self._draw([self.model.info(preview)])
+        self.conversation.follow()
+        self._rewind_pending = (to, mode)
+        self._say(
+            Notice(
+                "Enter on an empty line rewinds; anything else keeps things as they are", ttl=None
+            )
+        )
+
+    async def _fork_command(self, argument: str) -> None:
+        if self.link is None:
+            self._say(Notice("Not connected to a pod", "error"))
+            return
+        reply = await self.link.request("fork", {"name": argument} if argument else {})
+        if isinstance(reply.payload, ErrorData):
+            self._say(Notice(reply.payload.message, "error"))
+            return
+        await self._draw(
+            [
+                self.model.info(
+                    f"Forked: session {reply.data['session']}. Continue it with: pod chat "
+                    f"--session {reply.data['path']}"
+                )
+            ]
+        )
+        self.conversation.follow()
+
     async def _slash(self, line: SlashLine) -> bool:
         """Run a slash command in the UI; it is never sent to the model."""
         command = line.command
@@ -489,6 +594,10 @@ class PodApp(App[str]):
             params = {command.argument: line.argument} if command.argument and line.argument else {}
             if await self._send(command.method, params):
                 self._say(Notice(f"/{command.name} sent"))
+        elif command.view == "rewind":
+            await self._rewind_command(line.argument)
+        elif command.view == "fork":
+            await self._fork_command(line.argument)
         elif command.view is not None:
             self._show_view(command.view)
         return True

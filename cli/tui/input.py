@@ -243,8 +243,26 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         method="compact",
         argument="focus",
     ),
+    SlashCommand(
+        "rewind",
+        "back to before a prompt: /rewind lists them, /rewind N [code|conversation] previews",
+        view="rewind",
+    ),
+    SlashCommand("fork", "a new session from this conversation; /fork NAME titles it", view="fork"),
 )
 """The UI's commands, in the order ``/help`` lists them; a new one is one entry here."""
+
+
+REWIND_MODES = ("both", "code", "conversation")
+
+
+def rewind_argument(text: str) -> tuple[int, str] | None:
+    """``N`` or ``N MODE`` of ``/rewind``: the prompt's seq and what to restore (None: bad)."""
+    parts = text.split()
+    if not parts or not parts[0].isdigit() or len(parts) > 2:
+        return None
+    mode = parts[1] if len(parts) == 2 else "both"
+    return (int(parts[0]), mode) if mode in REWIND_MODES else None
 
 
 @dataclass(frozen=True)

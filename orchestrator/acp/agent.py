@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 RUN_ID = "acp-run"
 """The request id of a prompt's ``run``, to tell its refusal from other errors."""
 CANCEL_ID = "acp-cancel"
+REWIND_ID = "acp-rewind"
 """The request id of ``/cancel``'s ``cancel``, to tell its refusal apart."""
 
 
@@ -209,6 +210,15 @@ class PodAgent:
             text = await self._cancel(session)
         elif name == "status":
             text = status_text((await client.status()).model_dump(exclude={"id"}))
+        elif name == "rewind":
+            text = await self._rewind(session, argument)
+        elif name == "fork":
+            reply = await client.request("fork", {"name": argument} if argument else {})
+            text = (
+                f"Not forked: {reply.data['message']}"
+                if reply.event == "error"
+                else f"Forked: session {reply.data['session']} ({reply.data['path']})"
+            )
         else:
             text = await self._compact(session, argument)
         await self._update(session.id, mapping.message_chunk(text))
@@ -233,6 +243,36 @@ class PodAgent:
                 "Nothing is running to cancel: the turn is paused, and your next prompt closes it."
             )
         return f"Nothing to cancel ({refusal})."
+
+    async def _rewind(self, session: AcpSession, argument: str) -> str:
+        """``/rewind``: the prompts to go back to; ``/rewind N [MODE]``: do it (an editor's
+        command is its own confirmation) and say what changed."""
+        client = session.client
+        if not argument:
+            items = (await client.history()).items
+            rows = [
+                f"{item['seq']}: {' '.join(str(item.get('text', '')).split())[:70]}"
+                for item in items
+                if item.get("kind") == "user_message"
+            ]
+            return "Prompts to rewind to (/rewind N):\n" + ("\n".join(rows) or "(none yet)")
+        parts = argument.split()
+        mode = parts[1] if len(parts) == 2 else "both"
+        if not parts[0].isdigit() or len(parts) > 2 or mode not in ("both", "code", "conversation"):
+            return "Use /rewind N, /rewind N code or /rewind N conversation"
+        params = {"to": int(parts[0]), "restore": mode}
+        preview = await client.request("rewind", {**params, "dry_run": True})
+        if preview.event == "error":
+            return f"Not rewound: {preview.data['message']}"
+        outcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        session.rewinding = outcome  # the pump resolves it on rewound or an error
+        await client.send("rewind", params, id=REWIND_ID)
+        try:
+            return await asyncio.wait_for(outcome, 120)
+        except TimeoutError:
+            return "The pod did not finish the rewind in time."
+        finally:
+            session.rewinding = None
 
     async def _compact(self, session: AcpSession, focus: str) -> str:
         waiter: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
@@ -290,6 +330,21 @@ class PodAgent:
                 f"Compacted items {done.first_seq}-{done.last_seq}: about "
                 f"{done.tokens_before:,} → {done.tokens_after:,} tokens.",
             )
+        elif name == "rewound":
+            files = data.get("files")
+            changed = (
+                f"; files: {len(files['restored'])} restored, {len(files['deleted'])} deleted"
+                if files
+                else ""
+            )
+            resolve(
+                session.rewinding,
+                f"Rewound to before prompt {data['to']}{changed}. The prompt was:\n{data['prompt']}",
+            )
+        elif (name == "error" and data.get("id") == REWIND_ID) or (
+            name == "alert" and data.get("source") == "rewind" and session.rewinding is not None
+        ):
+            resolve(session.rewinding, f"Not rewound: {data['message']}")
         elif name == "error" and data.get("id") == CANCEL_ID:
             resolve(session.cancelling, f"{data['code']}: {data['message']}")
         elif name == "error" and data.get("id") == RUN_ID:

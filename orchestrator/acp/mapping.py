@@ -68,6 +68,15 @@ SLASH_COMMANDS: dict[str, str] = {
     "cancel": "Cancel the turn for good (session/cancel only pauses it, so it can be resumed)",
     "status": "The pod's state, model, context use and cost",
     "compact": "Summarise older turns to free context; /compact FOCUS says what matters",
+    "rewind": "Go back to before a prompt: /rewind lists them; /rewind N [code|conversation] "
+    "restores the files and the conversation (or one of them)",
+    "fork": "Start a new session from this conversation (/fork NAME titles it)",
+}
+
+COMMAND_HINTS: dict[str, str] = {
+    "compact": "what the summary should keep",
+    "rewind": "the prompt's number, then code or conversation to restore only that",
+    "fork": "a title for the new session",
 }
 
 
@@ -82,9 +91,9 @@ def available_commands() -> schema.AvailableCommandsUpdate:
             name=name,
             description=description,
             input=schema.AvailableCommandInput(
-                root=schema.UnstructuredCommandInput(hint="what the summary should keep")
+                root=schema.UnstructuredCommandInput(hint=COMMAND_HINTS[name])
             )
-            if name == "compact"
+            if name in COMMAND_HINTS
             else None,
         )
         for name, description in SLASH_COMMANDS.items()

@@ -66,6 +66,8 @@ class AcpSession:
     failure: str = ""
     """Why the running turn failed (its ``error`` event), for the prompt's JSON-RPC error."""
     cancelling: asyncio.Future[str] | None = None
+    rewinding: asyncio.Future[str] | None = None
+    """``/rewind`` waiting for its outcome, in words."""
     """``/cancel`` waiting for its outcome: "" when a turn ended, else the pod's refusal."""
 
 

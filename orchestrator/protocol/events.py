@@ -127,6 +127,48 @@ class CompactionData(_Data):
     trigger: Literal["auto", "manual", "recovery"] = "auto"
 
 
+class RewindFilesData(_Data):
+    """What restoring the workspace changes (or changed): paths relative to it."""
+
+    restored: list[str] = Field(default_factory=list)
+    """Changed or deleted since the prompt: written back as they were."""
+    deleted: list[str] = Field(default_factory=list)
+    """Created since the prompt: removed."""
+    left: dict[str, str] = Field(default_factory=dict)
+    """Not restorable, left as they are, with why (over the size cap, ignored, never seen)."""
+    insertions: int = 0
+    deletions: int = 0
+
+
+class RewindData(_Data):
+    """A rewind to just before user message ``to`` (``rewind_preview``: what it would do;
+    ``rewound``: what it did)."""
+
+    to: int
+    restore: Literal["both", "conversation", "code"]
+    prompt: str
+    """The rewound prompt's text, offered back for editing."""
+    dropped: int = 0
+    """Items of the conversation that go (or went)."""
+    files: RewindFilesData | None = None
+    """The workspace's changes; None when only the conversation rewinds."""
+    id: Any = None
+
+
+class ForkedData(_Data):
+    """A new session was made from this one's conversation."""
+
+    session: str
+    """Its name, as ``pod sessions ls`` and ``--session`` take it."""
+    path: str
+    workspace: str
+    """The workspace of the pod that forked (the fork's sessions are listed with it)."""
+    at: int | None = None
+    """It holds what came before this user message (None: all of it)."""
+    items: int = 0
+    id: Any = None
+
+
 class UserMessageData(_Data):
     """A user message was committed."""
 
@@ -290,6 +332,9 @@ EVENT_DATA: dict[str, type[_Data]] = {
     "tool_result": ToolResultData,
     "system_note": SystemNoteData,
     "compaction": CompactionData,
+    "rewind_preview": RewindData,
+    "rewound": RewindData,
+    "forked": ForkedData,
     "approval_request": ApprovalRequestData,
     "approval_resolved": ApprovalResolvedData,
     "usage": UsageData,

@@ -110,6 +110,25 @@ class CompactParams(_Params):
     """What the summary should pay most attention to (e.g. "the failing test")."""
 
 
+class RewindParams(_Params):
+    """Go back to just before a user message: the conversation, the workspace files, or both."""
+
+    to: int | None = Field(default=None, ge=1)
+    """The ``seq`` of a user message of the conversation; absent: the last one."""
+    restore: Literal["both", "conversation", "code"] = "both"
+    dry_run: bool = False
+    """Only say what would change (a ``rewind_preview`` reply); change nothing."""
+
+
+class ForkParams(_Params):
+    """Start a new session from this one's conversation, up to before a user message."""
+
+    at: int | None = Field(default=None, ge=1)
+    """The ``seq`` of a user message: the fork holds what came before it; absent: everything."""
+    name: str | None = Field(default=None, max_length=200)
+    """A title for the new session."""
+
+
 MethodName = Literal[
     "run",
     "notify",
@@ -124,6 +143,8 @@ MethodName = Literal[
     "compact",
     "approve",
     "deny",
+    "rewind",
+    "fork",
 ]
 
 PARAMS_BY_METHOD: dict[str, type[_Params]] = {
@@ -140,6 +161,8 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "compact": CompactParams,
     "approve": ApproveParams,
     "deny": DenyParams,
+    "rewind": RewindParams,
+    "fork": ForkParams,
 }
 
 

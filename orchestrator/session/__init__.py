@@ -43,12 +43,15 @@ from orchestrator.session.catalog import (
     summarize_session,
 )
 from orchestrator.session.errors import SessionError, SessionLocked, SessionWriteError
-from orchestrator.session.loading import LoadedSession, load_session
+from orchestrator.session.loading import LoadedSession, load_session, rewound
 from orchestrator.session.lock import SessionLock, lock_path, session_holder
 from orchestrator.session.records import (
     SESSION_VERSION,
+    CheckpointRecord,
     ItemRecord,
     PruneRecord,
+    RewindRecord,
+    RewindRestore,
     SessionHeader,
     TitleRecord,
     ToolStartRecord,
@@ -59,9 +62,12 @@ from orchestrator.session.writer import SessionWriter, is_disk_full
 
 __all__ = [
     "SESSION_VERSION",
+    "CheckpointRecord",
     "ItemRecord",
     "LoadedSession",
     "PruneRecord",
+    "RewindRecord",
+    "RewindRestore",
     "SessionError",
     "SessionHeader",
     "SessionLock",
@@ -82,6 +88,7 @@ __all__ = [
     "lock_path",
     "new_session_path",
     "resolve_session",
+    "rewound",
     "session_files",
     "session_holder",
     "session_title",

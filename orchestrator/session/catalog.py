@@ -136,6 +136,8 @@ class SessionSummary:
     turns: int
     modified_ms: int
     holder: dict[str, Any] | None = None
+    forked_from: str | None = None
+    """The name of the session this one was forked from."""
     error: str | None = None
 
 
@@ -172,7 +174,13 @@ def summarize_session(path: Path) -> SessionSummary:
         turns=max((item.turn for item in loaded.items), default=0),
         modified_ms=loaded.last_write_ms,
         holder=holder,
+        forked_from=_forked_from(loaded.header.model_extra),
     )
+
+
+def _forked_from(extra: dict[str, Any] | None) -> str | None:
+    source = (extra or {}).get("forked_from")
+    return Path(source).stem if isinstance(source, str) and source else None
 
 
 def list_sessions(workspace: Path) -> list[SessionSummary]:

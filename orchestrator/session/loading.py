@@ -12,7 +12,9 @@ from orchestrator.regular_file import read_regular
 from orchestrator.session.errors import SessionError
 from orchestrator.session.records import (
     RECORD,
+    CheckpointRecord,
     ItemRecord,
+    RewindRecord,
     SessionHeader,
     TitleRecord,
     ToolStartRecord,
@@ -35,6 +37,14 @@ class LoadedSession:
     title: str | None = None
     """The latest ``title`` record; None when nobody named the session."""
     warnings: list[str] = field(default_factory=list)
+    checkpoints: list[CheckpointRecord] = field(default_factory=list)
+    """Snapshots of the workspace, oldest first."""
+    pending_rewind: RewindRecord | None = None
+    """A rewind whose ``intent`` was written but not its ``done``: to be replayed."""
+    next_seq: int = 1
+    """The next item number: past every item the file ever held, rewound ones included."""
+    last_turn: int = 0
+    """The highest turn number the file ever held (turn numbers are never reused)."""
 
     @property
     def cut_off(self) -> bool:
@@ -88,15 +98,31 @@ def load_session(path: Path) -> LoadedSession:
                 continue
             seen.add(item.seq)
             session.items.append(item)
+            session.next_seq = max(session.next_seq, item.seq + 1)
+            session.last_turn = max(session.last_turn, item.turn)
         elif isinstance(record, TurnEndRecord):
             session.turn_results[record.turn] = record.result
         elif isinstance(record, ToolStartRecord):
             session.started_calls[record.call_id] = record
         elif isinstance(record, TitleRecord):
             session.title = record.title
+        elif isinstance(record, CheckpointRecord):
+            session.checkpoints.append(record)
+        elif isinstance(record, RewindRecord):
+            if record.phase == "intent":
+                session.pending_rewind = record
+                continue
+            session.pending_rewind = None
+            if record.restore != "code":
+                session.items = rewound(session.items, record.to_seq)
         else:
             session.prune_before_turn = record.before_turn
     return session
+
+
+def rewound(items: list[Item], to_seq: int) -> list[Item]:
+    """The conversation as it was just before item ``to_seq`` (a user message)."""
+    return [item for item in items if item.seq < to_seq]
 
 
 def mtime_ns(path: Path) -> int:

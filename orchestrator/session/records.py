@@ -66,8 +66,51 @@ class TitleRecord(BaseModel):
     title: str
 
 
+class CheckpointRecord(BaseModel):
+    """The workspace was snapshotted (``id``) before the item numbered ``seq`` was committed:
+    at the start of a turn (``seq`` is its user message) or before a round that changes files.
+    """
+
+    type: Literal["checkpoint"] = "checkpoint"
+    id: str
+    seq: int
+    turn: int
+    reason: Literal["turn", "round"] = "turn"
+    skipped: list[str] = Field(default_factory=list)
+    """Files past the size cap, not in the snapshot (not restorable)."""
+    touched_only: bool = False
+    """The workspace was over the snapshot budget: only the files the pod's tools touched."""
+
+
+RewindRestore = Literal["both", "conversation", "code"]
+
+
+class RewindRecord(BaseModel):
+    """A rewind to just before the user message ``to_seq``.
+
+    Written twice: ``intent`` (synced before any file is touched) and ``done`` once the
+    workspace is restored. A loaded ``intent`` without its ``done`` is replayed (restoring is
+    idempotent), so a crash mid-restore never leaves a mix of old and new files.
+    """
+
+    type: Literal["rewind"] = "rewind"
+    phase: Literal["intent", "done"]
+    to_seq: int
+    restore: RewindRestore
+    checkpoint: str | None = None
+    """The snapshot the workspace goes back to (``code`` and ``both``)."""
+    before: str | None = None
+    """A snapshot of the workspace as it was just before the rewind (so it can be undone)."""
+
+
 Record = Annotated[
-    ItemRecord | TurnEndRecord | PruneRecord | ToolStartRecord | TitleRecord,
+    ItemRecord
+    | TurnEndRecord
+    | PruneRecord
+    | ToolStartRecord
+    | TitleRecord
+    | CheckpointRecord
+    | RewindRecord,
     Field(discriminator="type"),
 ]
 RECORD: TypeAdapter[Record] = TypeAdapter(Record)

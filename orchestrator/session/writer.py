@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from orchestrator.history import Item, item_to_json
 from orchestrator.regular_file import open_regular
 from orchestrator.session.catalog import ensure_private_dir
@@ -34,7 +36,9 @@ class SessionWriter:
         pod: str,
         workspace: Path,
         holder: dict[str, Any] | None = None,
+        header: dict[str, Any] | None = None,
     ) -> None:
+        """``header``: more fields for the header of a new file (``forked_from``)."""
         self.path = path
         ensure_private_dir(path.parent)
         self._lock = SessionLock(path, holder={"pod": pod, "pid": os.getpid(), **(holder or {})})
@@ -52,10 +56,13 @@ class SessionWriter:
             if exists:
                 self._repair_torn_tail()
             else:
-                header = SessionHeader(
-                    pod=pod, workspace=str(workspace), created_ms=int(time.time() * 1000)
+                first = SessionHeader(
+                    pod=pod,
+                    workspace=str(workspace),
+                    created_ms=int(time.time() * 1000),
+                    **(header or {}),
                 )
-                self._write(header.model_dump_json().encode())
+                self._write(first.model_dump_json().encode())
         except SessionWriteError as exc:
             self.close()
             raise SessionError(str(exc)) from None
@@ -104,6 +111,10 @@ class SessionWriter:
 
     def tool_start(self, record: ToolStartRecord) -> None:
         """Persist that a tool call with side effects is about to start."""
+        self._write(record.model_dump_json().encode())
+
+    def record(self, record: BaseModel) -> None:
+        """Persist one record of any other kind (a checkpoint, a rewind)."""
         self._write(record.model_dump_json().encode())
 
     def title(self, title: str) -> None:

@@ -45,7 +45,13 @@ async def test_a_prompt_streams_the_answer_and_ends_the_turn(
         assert done.stop_reason == "end_turn"
         assert "hello there" in client.text()
         [commands] = client.of("available_commands_update")
-        assert {c.name for c in commands.available_commands} == {"cancel", "status", "compact"}
+        assert {c.name for c in commands.available_commands} == {
+            "cancel",
+            "status",
+            "compact",
+            "rewind",
+            "fork",
+        }
 
 
 def _script(tmp_path: Path, *replies: dict[str, object]) -> str:
@@ -334,3 +340,36 @@ async def test_the_editors_mcp_secrets_never_reach_a_command_line(
             assert env_secret not in line and header_secret not in line, line
         done = await conn.prompt(session_id=session.session_id, prompt=[_text("hi")])
         assert done.stop_reason == "end_turn"
+
+
+async def test_slash_rewind_lists_rewinds_and_fork_makes_a_session(
+    env: dict[str, str], workspace: Path
+) -> None:
+    async with acp_agent(env, "--provider", "scripted") as (conn, client, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        for text in ("first ask", "second ask"):
+            assert (await conn.prompt(session_id=sid, prompt=[_text(text)])).stop_reason == (
+                "end_turn"
+            )
+        said = len(client.text())
+        await conn.prompt(session_id=sid, prompt=[_text("/rewind")])
+        listing = client.text()[said:]
+        assert "Prompts to rewind to (/rewind N):" in listing
+        rows = [line for line in listing.splitlines() if line[:1].isdigit()]
+        assert [row.split(": ", 1)[1] for row in rows] == ["first ask", "second ask"]
+        second = int(rows[1].split(":")[0])
+        said = len(client.text())
+        await conn.prompt(session_id=sid, prompt=[_text(f"/rewind {second} conversation")])
+        assert client.text()[said:].startswith(f"Rewound to before prompt {second}.")
+        said = len(client.text())
+        await conn.prompt(session_id=sid, prompt=[_text("/rewind 999 conversation")])
+        assert client.text()[said:].startswith("Not rewound: cannot rewind to 999")
+        said = len(client.text())
+        await conn.prompt(session_id=sid, prompt=[_text("/fork other idea")])
+        forked = client.text()[said:]
+        assert forked.startswith("Forked: session ")
+        path = Path(forked.split("(", 1)[1].rstrip(")"))
+    loaded = load_session(path)
+    assert loaded.title == "other idea"
+    assert [i.kind for i in loaded.items] == ["user_message", "assistant"]

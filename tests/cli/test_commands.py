@@ -8,37 +8,12 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from orchestrator.server import socket_is_live
 from tests.cli.helpers import pod
-
-
-@pytest.fixture
-def served(env: dict[str, str], workspace: Path, short_dir: Path) -> Iterator[Path]:
-    """A pod serving the workspace in the background; yields its socket."""
-    socket = short_dir / "pod" / "demo.sock"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "serve", "--workspace", str(workspace), "--name", "demo",
-         "--socket", str(socket)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        for _ in range(400):
-            if socket_is_live(socket):
-                break
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else b""
-            subprocess.run(["sleep", "0.05"], check=True)
-        yield socket
-    finally:
-        if proc.poll() is None:
-            pod(env, "shutdown", "--socket", str(socket), timeout=20)
-            proc.wait(20)
 
 
 def test_run_streams_the_answer_and_exits_zero(env: dict[str, str], served: Path) -> None:

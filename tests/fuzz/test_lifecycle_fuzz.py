@@ -5,7 +5,8 @@ its own private event loop. The scripted provider's responder makes random but v
 (text streamed in small delayed chunks, 0–3 ``read_file`` / ``glob`` / ``bash sleep`` / MCP
 ``record`` calls, occasional stream / rejected / overloaded errors). Each bash and MCP call
 appends its id to an executions log, so a command that runs twice is caught. Rules send ``run`` (sometimes with an
-``@README.md`` ref), ``pause``, ``resume``, ``cancel``, ``notify`` and ``get_history``, bursts
+``@README.md`` ref), ``pause``, ``resume``, ``cancel``, ``notify``, ``rewind`` (of the
+conversation, to a random prompt), ``fork`` and ``get_history``, bursts
 of 2-4 methods in one write (a turn task interrupted before it starts must still end),
 connect and drop extra clients, wait for the pod to reach a point (next ``text_delta``,
 ``executing_tools``, ``run_end``, a nap), and "crash" it (the fsync'd session file is copied
@@ -107,6 +108,8 @@ def _reset_stats() -> None:
         lost=0,
         malformed_replies=0,
         thinking_sent_back=0,
+        rewinds_accepted=0,
+        forks=0,
     )
 
 
@@ -253,10 +256,13 @@ class LineClient:
         raw = json.loads(line)
         return PodEvent(raw["event"], raw.get("data") or {})
 
-    async def request(self, method: str) -> tuple[PodEvent, list[PodEvent]]:
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None
+    ) -> tuple[PodEvent, list[PodEvent]]:
         """The direct reply, and every broadcast that came before it, in order."""
         request_id = _fresh_id("o")
-        self.writer.write(json.dumps({"method": method, "id": request_id}).encode() + b"\n")
+        line = {"method": method, "id": request_id, **({"params": params} if params else {})}
+        self.writer.write(json.dumps(line).encode() + b"\n")
         await self.writer.drain()
         before, self.pending = self.pending, []
         while True:
@@ -389,6 +395,9 @@ class PodFuzz(RuleBasedStateMachine):
                 context_window=12_000,
                 mcp={"servers": {"fz": FUZZ_MCP_SERVER}},
                 thinking="adaptive" if self.thinking else "off",
+                # Rewinds here are of the conversation: the files' checkpoints are tested on
+                # their own (a crash copies the session file, not its checkpoint store).
+                checkpoints=False,
             )
         )
         self.pod.provider.responder = self.responder
@@ -592,6 +601,45 @@ class PodFuzz(RuleBasedStateMachine):
         if self._go(self._method("compact", {"focus": focus} if focus else {})):
             STATS["compacts_accepted"] += 1
 
+    @rule(data=st.data())
+    def rewind(self, data: st.DataObject) -> None:
+        """Back to before a prompt (idle or paused; refused while a turn runs)."""
+        prompts = [i["seq"] for i in self.prev_items if i["kind"] == "user_message"]
+        if not prompts:
+            return
+        to = data.draw(st.sampled_from(prompts))
+        if self._go(self._method("rewind", {"to": to, "restore": "conversation"})):
+            STATS["rewinds_accepted"] += 1
+            assert self._go(self._wait_obs("rewound", 10.0)), "no rewound event"
+            # The conversation is what it was before that prompt; nothing else went.
+            self.prev_items = [i for i in self.prev_items if i["seq"] < to]
+
+    @rule(data=st.data())
+    def fork(self, data: st.DataObject) -> None:
+        """A new session from the conversation (any state): it holds a prefix of it."""
+        prompts = [i["seq"] for i in self.prev_items if i["kind"] == "user_message"]
+        at = data.draw(st.sampled_from([None, *prompts]))
+        self._go(self._fork(at))
+
+    async def _fork(self, at: int | None) -> None:
+        assert self.obs is not None
+        reply, before = await self.obs.request("fork", {"at": at} if at else {})
+        self._absorb(before)
+        if reply.event == "error":
+            # Only while a write waits for the disk; never for a prompt of the conversation.
+            assert reply.data["code"] == "invalid_request" and "session" in reply.data["message"]
+            return
+        STATS["forks"] += 1
+        forked = [
+            json.loads(json.dumps(item_to_json(i)))
+            for i in load_session(Path(reply.data["path"])).items
+        ]
+        now, before = await self.obs.request("get_history")
+        self._absorb(before)
+        assert forked == now.data["items"][: len(forked)]
+        assert at is None or all(i["seq"] < at for i in forked)
+        assert _history_valid_after(forked, paused=False) == [] or at is None
+
     @rule(message=st.sampled_from(["CI finished", "tests are green", "ping ✓"]))
     def notify(self, message: str) -> None:
         if self._go(self._method("notify", {"message": message})):
@@ -719,7 +767,10 @@ class PodFuzz(RuleBasedStateMachine):
         STATS["history_checks"] += 1
         for items in (first, on_disk, second):
             seqs = [i["seq"] for i in items]
-            assert seqs == list(range(1, len(items) + 1)), seqs
+            if STATS["rewinds_accepted"]:
+                assert seqs == sorted(set(seqs)), seqs  # rewound numbers are never reused
+            else:
+                assert seqs == list(range(1, len(items) + 1)), seqs
         # Nothing committed is ever lost or rewritten: each view extends the one before.
         for earlier, later in ((self.prev_items, first), (first, on_disk), (on_disk, second)):
             if later[: len(earlier)] != earlier:

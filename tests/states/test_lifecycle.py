@@ -68,6 +68,7 @@ def _running_leaf(leaf: str) -> dict[str, tuple[str, tuple[str, ...], str | None
         if leaf == "awaiting_approval"
         else err(leaf, NOT_AWAITING),
         "deny": ok(leaf, "deny_call") if leaf == "awaiting_approval" else err(leaf, NOT_AWAITING),
+        "rewind": err(leaf, ALREADY_RUNNING),
     }
 
 
@@ -83,6 +84,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": ok("compacting", "request_compaction", "start_compaction"),
         "approve": err("idle", NOT_AWAITING),
         "deny": err("idle", NOT_AWAITING),
+        "rewind": ok("rewinding", "request_rewind", "start_rewind"),
     },
     "requesting": _running_leaf("requesting"),
     "executing_tools": _running_leaf("executing_tools"),
@@ -101,6 +103,21 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": ok("compacting"),
         "approve": err("compacting", NOT_AWAITING),
         "deny": err("compacting", NOT_AWAITING),
+        "rewind": err("compacting", ALREADY_RUNNING),
+    },
+    "rewinding": {
+        "run": err("rewinding", ALREADY_RUNNING),
+        "notify": ok("rewinding", "queue_note"),
+        "pod_event": ok("rewinding", "queue_note"),
+        "resume": err("rewinding", NOT_PAUSED),
+        # All or nothing: a rewind is not stopped half-way; shutdown waits for it.
+        "pause": err("rewinding", NOT_RUNNING),
+        "cancel": err("rewinding", NOT_RUNNING),
+        "shutdown": ok("stopping"),
+        "compact": err("rewinding", ALREADY_RUNNING),
+        "approve": err("rewinding", NOT_AWAITING),
+        "deny": err("rewinding", NOT_AWAITING),
+        "rewind": err("rewinding", ALREADY_RUNNING),
     },
     "pausing": {
         "run": err("pausing", ALREADY_RUNNING),
@@ -114,6 +131,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": err("pausing", ALREADY_RUNNING),
         "approve": err("pausing", NOT_AWAITING),
         "deny": err("pausing", NOT_AWAITING),
+        "rewind": err("pausing", ALREADY_RUNNING),
     },
     "cancelling": {
         "run": err("cancelling", ALREADY_RUNNING),
@@ -126,6 +144,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": err("cancelling", ALREADY_RUNNING),
         "approve": err("cancelling", NOT_AWAITING),
         "deny": err("cancelling", NOT_AWAITING),
+        "rewind": err("cancelling", ALREADY_RUNNING),
     },
     "stopping": {
         "run": err("stopping", ALREADY_RUNNING),
@@ -138,6 +157,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": err("stopping", ALREADY_RUNNING),
         "approve": err("stopping", NOT_AWAITING),
         "deny": err("stopping", NOT_AWAITING),
+        "rewind": err("stopping", ALREADY_RUNNING),
     },
     "paused": {
         "run": ok(
@@ -157,6 +177,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": ok("compacting", "request_compaction", "start_compaction"),
         "approve": err("paused", NOT_AWAITING),
         "deny": err("paused", NOT_AWAITING),
+        "rewind": ok("rewinding", "request_rewind", "close_orphans", "end_turn", "start_rewind"),
     },
     "stopped": {
         "run": err("stopped", ALREADY_RUNNING),
@@ -170,6 +191,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": err("stopped", ALREADY_RUNNING),
         "approve": err("stopped", NOT_AWAITING),
         "deny": err("stopped", NOT_AWAITING),
+        "rewind": err("stopped", ALREADY_RUNNING),
     },
 }
 
@@ -178,7 +200,10 @@ PAUSED = ("end_run",)
 STOP = ("close_orphans", "end_turn", "stop", "end_run")
 TURN_OUTCOMES = ("turn_finished", "turn_paused", "turn_failed", "turn_interrupted")
 COMPACTION_OUTCOMES = ("compaction_done", "compaction_failed")
-NONE: dict[str, tuple[str, tuple[str, ...]] | None] = dict.fromkeys(COMPACTION_OUTCOMES)
+REWIND_OUTCOMES = ("rewind_done", "rewind_failed")
+NONE: dict[str, tuple[str, tuple[str, ...]] | None] = dict.fromkeys(
+    COMPACTION_OUTCOMES + REWIND_OUTCOMES
+)
 EXPECTED_OUTCOMES: dict[str, dict[str, tuple[str, tuple[str, ...]] | None]] = {
     "requesting": {
         "turn_finished": ("idle", END),
@@ -198,13 +223,19 @@ EXPECTED_OUTCOMES: dict[str, dict[str, tuple[str, tuple[str, ...]] | None]] = {
     "cancelling": {**{event: ("idle", END) for event in TURN_OUTCOMES}, **NONE},
     "stopping": {
         **{event: ("stopped", STOP) for event in TURN_OUTCOMES},
-        # Shutdown during a compaction between turns: no turn to close when none was open.
-        **{event: ("stopped", ("stop",)) for event in COMPACTION_OUTCOMES},
+        # Shutdown during a compaction or a rewind between turns: no turn to close when
+        # none was open.
+        **{event: ("stopped", ("stop",)) for event in COMPACTION_OUTCOMES + REWIND_OUTCOMES},
     },
     "compacting": {
-        **dict.fromkeys(TURN_OUTCOMES),
+        **dict.fromkeys(TURN_OUTCOMES + REWIND_OUTCOMES),
         # Where it returns depends on whether a paused turn was open (see the guard test).
         **{event: ("idle", ()) for event in COMPACTION_OUTCOMES},
+    },
+    "rewinding": {
+        **dict.fromkeys(TURN_OUTCOMES + COMPACTION_OUTCOMES),
+        # A paused turn was closed when the rewind began: it always ends in idle.
+        **{event: ("idle", ()) for event in REWIND_OUTCOMES},
     },
 }
 EXPECTED_OUTCOMES["executing_tools"] = EXPECTED_OUTCOMES["requesting"]
@@ -221,7 +252,7 @@ EXPECTED_RESULTS: dict[str, dict[str, tuple[str | None, str | None]]] = {
         "turn_paused": (None, "paused"),
         "turn_failed": ERRORED,
         "turn_interrupted": CANCELLED,
-        **dict.fromkeys(COMPACTION_OUTCOMES, (None, None)),
+        **dict.fromkeys(COMPACTION_OUTCOMES + REWIND_OUTCOMES, (None, None)),
     },
     "pausing": {
         # The turn ended before the pause took: it ends as it ended.
@@ -229,18 +260,19 @@ EXPECTED_RESULTS: dict[str, dict[str, tuple[str | None, str | None]]] = {
         "turn_paused": (None, "paused"),
         "turn_failed": ERRORED,
         "turn_interrupted": (None, "paused"),
-        **dict.fromkeys(COMPACTION_OUTCOMES, (None, None)),
+        **dict.fromkeys(COMPACTION_OUTCOMES + REWIND_OUTCOMES, (None, None)),
     },
     "cancelling": {
         **dict.fromkeys(TURN_OUTCOMES, CANCELLED),
-        **dict.fromkeys(COMPACTION_OUTCOMES, (None, None)),
+        **dict.fromkeys(COMPACTION_OUTCOMES + REWIND_OUTCOMES, (None, None)),
     },
     "stopping": {
         **dict.fromkeys(TURN_OUTCOMES, CANCELLED),
-        **dict.fromkeys(COMPACTION_OUTCOMES, (None, None)),
+        **dict.fromkeys(COMPACTION_OUTCOMES + REWIND_OUTCOMES, (None, None)),
     },
-    # A compaction between turns ends no turn and no run.
+    # A compaction or a rewind between turns ends no turn and no run.
     "compacting": dict.fromkeys(OUTCOME_EVENTS, (None, None)),
+    "rewinding": dict.fromkeys(OUTCOME_EVENTS, (None, None)),
 }
 EXPECTED_RESULTS["executing_tools"] = EXPECTED_RESULTS["requesting"]
 EXPECTED_RESULTS["summarizing"] = EXPECTED_RESULTS["requesting"]

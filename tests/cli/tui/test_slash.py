@@ -116,3 +116,58 @@ async def test_compact_sends_the_method_with_its_focus() -> None:
         await pilot.press(*"/compact the failing test", "enter")
         await wait_until(pilot, lambda: len(link.sent) == 2, what="two sends")
     assert link.sent == [("compact", {}), ("compact", {"focus": "the failing test"})]
+
+
+async def test_rewind_lists_previews_confirms_and_gives_the_prompt_back(
+    workspace: Path, short_dir: Path
+) -> None:
+    async with running_pod(workspace, short_dir, replies=[QUICK, QUICK]) as pod, attach(pod) as ui:
+        for prompt in ("first question", "second question"):
+            await ui.pilot.press(*prompt, "enter")
+            await eventually_status(ui.probe, "idle")
+            await ui.until(lambda: ui.app.model.pod.status == "idle", "idle in the UI")
+        await _command(ui, "/rewind")
+        listing = _infos(ui)[-1]
+        assert listing.startswith("Prompts to rewind to")
+        seqs = [int(line.split()[0]) for line in listing.splitlines()[1:]]
+        assert [line.split(None, 1)[1] for line in listing.splitlines()[1:]] == [
+            "first question",
+            "second question",
+        ]
+        await _command(ui, f"/rewind {seqs[1]} conversation")
+        assert _infos(ui)[-1].startswith(f"would rewind to before prompt {seqs[1]}")
+        assert "Enter on an empty line rewinds" in ui.notice
+        assert len(await history_kinds(ui.probe)) == 4  # nothing changed yet
+        await ui.pilot.press("enter")
+        await ui.until(lambda: ui.app.editor.text == "second question", "the prompt back")
+        assert await history_kinds(ui.probe) == ["user_message", "assistant"]
+        assert ui.notice.startswith(f"Rewound to before prompt {seqs[1]}")
+        assert len(pod.provider.requests) == 2  # nothing was sent to the model
+
+
+async def test_a_rewind_preview_not_confirmed_changes_nothing(
+    workspace: Path, short_dir: Path
+) -> None:
+    async with running_pod(workspace, short_dir, replies=[QUICK, QUICK]) as pod, attach(pod) as ui:
+        await ui.pilot.press(*"hello", "enter")
+        await eventually_status(ui.probe, "idle")
+        await ui.until(lambda: ui.app.model.pod.status == "idle", "idle in the UI")
+        await _command(ui, "/rewind 1 conversation")
+        await ui.pilot.press(*"something else", "enter")
+        await eventually_status(ui.probe, "idle")
+        kinds = await history_kinds(ui.probe)
+        # The preview was dropped and the line went to the model as a new prompt.
+        assert kinds == ["user_message", "assistant", "user_message", "assistant"]
+
+
+async def test_fork_makes_a_session_and_says_how_to_continue(
+    workspace: Path, short_dir: Path
+) -> None:
+    async with running_pod(workspace, short_dir, replies=[QUICK]) as pod, attach(pod) as ui:
+        await ui.pilot.press(*"hello", "enter")
+        await eventually_status(ui.probe, "idle")
+        await _command(ui, "/fork try B")
+        said = _infos(ui)[-1]
+        assert said.startswith("Forked: session ") and "pod chat --session " in said
+        path = Path(said.split("--session ", 1)[1].strip())
+        assert path.is_file() and path.parent == sessions_dir(pod.config.workspace)

@@ -1,0 +1,69 @@
+"""``pod rewind`` and ``pod fork`` as a person runs them, against a real pod."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.cli.helpers import pod
+
+
+def prompts(env: dict[str, str], socket: Path) -> list[tuple[int, str]]:
+    done = pod(env, "history", "--socket", str(socket), "--json")
+    assert done.returncode == 0, done.stderr
+    return [(i["seq"], i["text"]) for i in json.loads(done.stdout) if i["kind"] == "user_message"]
+
+
+def test_rewind_previews_asks_for_yes_then_rewinds(env: dict[str, str], served: Path) -> None:
+    for text in ("first prompt", "second prompt"):
+        assert pod(env, "run", text, "--socket", str(served)).returncode == 0
+    dry = pod(env, "rewind", "--conversation", "--dry-run", "--socket", str(served))
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.splitlines()[0].startswith("would rewind to before prompt")
+    assert "'second prompt'" in dry.stdout
+    assert len(prompts(env, served)) == 2
+    refused = pod(env, "rewind", "--conversation", "--socket", str(served))
+    assert refused.returncode == 1 and "pass --yes" in refused.stderr
+    done = pod(env, "rewind", "--conversation", "--yes", "--socket", str(served))
+    assert done.returncode == 0, done.stderr
+    assert "rewound to before prompt" in done.stdout and "'second prompt'" in done.stdout
+    assert [text for _, text in prompts(env, served)] == ["first prompt"]
+
+
+def test_rewind_to_a_seq_that_is_no_prompt_is_one_line(env: dict[str, str], served: Path) -> None:
+    assert pod(env, "run", "hello", "--socket", str(served)).returncode == 0
+    done = pod(env, "rewind", "--to", "999", "--conversation", "--yes", "--socket", str(served))
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "pod: error: invalid_request: cannot rewind to 999: there is no item 999 in the conversation "
+        "(rewound already?); recent prompts: 1"
+    ]
+
+
+def test_fork_with_a_worktree_keeps_the_two_apart(
+    env: dict[str, str], served: Path, workspace: Path, tmp_path: Path
+) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=workspace, check=True)
+    subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "start"],
+        cwd=workspace,
+        check=True,
+    )
+    (workspace / "README.md").write_text("# Demo\nchanged, not committed\n")
+    (workspace / "new.txt").write_text("untracked\n")
+    assert pod(env, "run", "hello", "--socket", str(served)).returncode == 0
+    copy = tmp_path / "fork-ws"
+    done = pod(env, "fork", "--name", "other way", "--worktree", str(copy), "--socket", str(served))
+    assert done.returncode == 0, done.stderr
+    assert "forked: session" in done.stdout and f"--workspace {copy}" in done.stdout
+    assert (copy / "README.md").read_text() == "# Demo\nchanged, not committed\n"
+    assert (copy / "new.txt").read_text() == "untracked\n"
+    (copy / "new.txt").write_text("changed in the fork\n")
+    assert (workspace / "new.txt").read_text() == "untracked\n"
+    sessions = pod(env, "sessions", "ls", "--workspace", str(workspace), "--json")
+    rows = json.loads(sessions.stdout)
+    [fork] = [row for row in rows if row.get("forked_from")]
+    assert fork["title"] == "other way"
+    assert fork["forked_from"] in {row["name"] for row in rows}
