@@ -258,6 +258,8 @@ class CheckpointStore:
         self._head: _Commit | None = None
         self._head_known = False
         self._index_files: int | None = None
+        self._index_tree: str | None = None
+        """The tree of the store's index as this process last wrote it (None: unknown)."""
         self._loose: int | None = None
 
     def close(self) -> None:
@@ -415,7 +417,7 @@ class CheckpointStore:
             .decode()
             .strip()
         )
-        self._git.run("update-ref", REF, commit_id, head.id if head is not None else "")
+        self._set_ref(commit_id)
         self._head = _Commit(commit_id, staged.tree, staged.meta)
         self._maybe_pack(staged.added + 2)
         return self._head, staged
@@ -465,7 +467,12 @@ class CheckpointStore:
             self._git.run(
                 "update-index", "--add", "--replace", "-z", "--stdin", stdin=_nul(add), index=index
             )
-        tree = self._git.run("write-tree", index=index).decode().strip()
+        if index is None and not (add or remove) and self._index_tree is not None:
+            tree = self._index_tree  # nothing changed since this process last wrote it
+        else:
+            tree = self._git.run("write-tree", index=index).decode().strip()
+            if index is None:
+                self._index_tree = tree
         if index is not None:
             files = self._count_index(index)
         else:
@@ -502,6 +509,22 @@ class CheckpointStore:
             return os.lstat(self.workspace / path)
         except OSError:
             return None
+
+    def _set_ref(self, commit_id: str) -> None:
+        """Point the chain at ``commit_id``: the ref file replaced whole, as git would.
+
+        No ``git update-ref`` process: the store's lock already makes this the only writer,
+        and refs are never packed here (no gc), so the loose ref file is the whole truth.
+        """
+        path = self.git_dir / REF
+        tmp = path.with_name(f"{path.name}.new")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, f"{commit_id}\n".encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
 
     def _count_index(self, index: Path | None) -> int:
         return len(_split(self._git.run("ls-files", "-z", index=index)))
