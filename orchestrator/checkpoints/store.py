@@ -54,7 +54,7 @@ from orchestrator.checkpoints.git import EXCLUDE, Git, git_program
 REF = "refs/heads/checkpoints"
 MESSAGE_TITLE = "pod checkpoint"
 INTENT = "RESTORING"
-PACK_AFTER_OBJECTS = 2_000
+PACK_AFTER_OBJECTS = 1_000
 """Loose objects written since the last pack after which a snapshot packs them (one pack
 file instead of thousands of 4 KiB files on disk)."""
 CONSOLIDATE_AFTER_PACKS = 20
@@ -201,7 +201,8 @@ class _Staged:
 
     tree: str
     meta: _Meta
-    added: int
+    written: int
+    """Objects the update may have written: blobs, and the trees above changed paths."""
 
 
 @dataclass
@@ -375,7 +376,7 @@ class CheckpointStore:
                     head = self._head_id()
                     before_commit, _ = self._snapshot(paths, refresh=only is not None)
                     before = before_commit.id
-                    current = _Staged(before_commit.tree, before_commit.meta, added=0)
+                    current = _Staged(before_commit.tree, before_commit.meta, written=0)
                 decision = self._decide(commit, current.tree, current.meta, head=head)
                 self._check_objects(commit, decision)
                 left = self._left(decision)
@@ -419,7 +420,7 @@ class CheckpointStore:
         )
         self._set_ref(commit_id)
         self._head = _Commit(commit_id, staged.tree, staged.meta)
-        self._maybe_pack(staged.added + 2)
+        self._maybe_pack(staged.written + 1)
         return self._head, staged
 
     def _stage(
@@ -489,7 +490,12 @@ class CheckpointStore:
                 seen=tuple(sorted(new)),
                 absent=tuple(sorted(absent)),
             )
-        return _Staged(tree=tree, meta=meta, added=len(add))
+        folders = {
+            "/".join(p.split("/")[:d]) for p in add + remove for d in range(p.count("/") + 1)
+        }
+        return _Staged(
+            tree=tree, meta=meta, written=len(add) + len(folders) if add or remove else 0
+        )
 
     def _lstat_inside(self, path: str, real_dirs: set[str]) -> os.stat_result | None:
         """``lstat`` of ``path`` when every folder above it is a real folder (not a link),

@@ -480,3 +480,31 @@ def test_a_store_inside_the_workspace_does_not_snapshot_itself(workspace: Path) 
         first = inside.snapshot()
         assert inside.snapshot().id == first.id
         assert first.files == 6
+
+
+def test_loose_objects_are_packed_and_checkpoints_still_restore(
+    workspace: Path, store: CheckpointStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.checkpoints import store as store_module
+
+    monkeypatch.setattr(store_module, "PACK_AFTER_OBJECTS", 10)
+    first_state = state(workspace)
+    first = store.snapshot()
+    for i in range(5):
+        (workspace / f"file{i}.txt").write_text(f"{i}\n")
+        store.snapshot()
+    packs = list((store.git_dir / "objects" / "pack").glob("*.pack"))
+    loose = [p for p in (store.git_dir / "objects").glob("??/*")]
+    assert packs and len(loose) < 10
+    store.restore(first.id)
+    assert state(workspace) == first_state
+
+
+def test_the_pods_own_folder_is_not_checkpointed(workspace: Path, store: CheckpointStore) -> None:
+    (workspace / ".pod").mkdir()
+    (workspace / ".pod" / "config.toml").write_text('model = "a"\n')
+    checkpoint = store.snapshot()
+    (workspace / ".pod" / "config.toml").write_text('model = "b"\n')
+    store.restore(checkpoint.id)
+    assert (workspace / ".pod" / "config.toml").read_text() == 'model = "b"\n'
+    assert checkpoint.files == 6
