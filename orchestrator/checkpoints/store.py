@@ -851,6 +851,14 @@ class CheckpointStore:
             normal = os.path.normpath(path).replace(os.sep, "/")
             if normal in ("", ".") or normal == ".." or normal.startswith("../"):
                 continue
+            folder, _, name = normal.rpartition("/")
+            if folder:
+                # A tool may write through a link to a folder: the file is where it leads.
+                real = Path(os.path.realpath(self.workspace / folder))
+                inside = "" if real == self.workspace else _relative_to(real, self.workspace)
+                if inside is None:
+                    continue
+                normal = f"{inside}/{name}" if inside else name
             out.add(normal)
         return sorted(out)
 

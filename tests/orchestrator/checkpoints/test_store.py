@@ -508,3 +508,33 @@ def test_the_pods_own_folder_is_not_checkpointed(workspace: Path, store: Checkpo
     store.restore(checkpoint.id)
     assert (workspace / ".pod" / "config.toml").read_text() == 'model = "b"\n'
     assert checkpoint.files == 6
+
+
+def test_only_mode_follows_a_link_to_a_folder_inside_but_not_out(
+    tmp_path: Path, workspace: Path, store: CheckpointStore
+) -> None:
+    os.symlink("src", workspace / "src-link")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.txt").write_text("outside\n")
+    os.symlink(outside, workspace / "out-link")
+    first = store.snapshot(only=["src-link/app.py", "out-link/o.txt"])
+    assert first.files == 1  # src/app.py, where the link leads; nothing outside
+    (workspace / "src" / "app.py").write_text("changed through the link\n")
+    store.restore(first.id, only=[])
+    assert (workspace / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+
+
+def test_odd_file_names_survive_the_round_trip(workspace: Path, store: CheckpointStore) -> None:
+    names = ["with space.txt", "new\nline.txt", "accentué.md", os.fsdecode(b"latin1-\xe9.txt")]
+    for name in names:
+        (workspace / name).write_bytes(os.fsencode(name))
+    target = state(workspace)
+    checkpoint = store.snapshot()
+    for name in names[:2]:
+        (workspace / name).unlink()
+    for name in names[2:]:
+        (workspace / name).write_text("changed")
+    plan = store.restore(checkpoint.id)
+    assert sorted(plan.restore) == sorted(names)
+    assert state(workspace) == target
