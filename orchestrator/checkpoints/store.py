@@ -356,7 +356,12 @@ class CheckpointStore:
         with self._guard():
             commit = self._commit(target)
             intent = self._read_intent()
-            workspace = Workspace(str(self.workspace))
+            try:
+                workspace = Workspace(str(self.workspace))
+            except OSError as exc:
+                raise CheckpointError(
+                    f"cannot open the workspace {self.workspace}: {exc.strerror}"
+                ) from None
             try:
                 if intent is not None:
                     # What a killed restore may have left: temporary files, and folders its

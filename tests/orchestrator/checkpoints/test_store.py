@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.checkpoints import (
+    CheckpointError,
     CheckpointStore,
     GitUnavailableError,
     RestoreError,
@@ -538,3 +539,12 @@ def test_odd_file_names_survive_the_round_trip(workspace: Path, store: Checkpoin
     plan = store.restore(checkpoint.id)
     assert sorted(plan.restore) == sorted(names)
     assert state(workspace) == target
+
+
+def test_a_workspace_that_is_gone_is_a_checkpoint_error(
+    tmp_path: Path, workspace: Path, store: CheckpointStore
+) -> None:
+    checkpoint = store.snapshot()
+    shutil.rmtree(workspace)
+    with pytest.raises(CheckpointError):
+        store.restore(checkpoint.id)
