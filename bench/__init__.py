@@ -9,6 +9,7 @@ BENCHMARKS: tuple[str, ...] = (
     "context",
     "context_economy",
     "fs_read",
+    "checkpoint",
     "memory",
     "round_overhead",
     "fanout",

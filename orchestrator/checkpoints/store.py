@@ -54,7 +54,7 @@ from orchestrator.checkpoints.git import EXCLUDE, Git, git_program
 REF = "refs/heads/checkpoints"
 MESSAGE_TITLE = "pod checkpoint"
 INTENT = "RESTORING"
-PACK_AFTER_OBJECTS = 2_000
+PACK_AFTER_OBJECTS = 1_000
 """Loose objects written since the last pack after which a snapshot packs them (one pack
 file instead of thousands of 4 KiB files on disk)."""
 CONSOLIDATE_AFTER_PACKS = 20
@@ -201,7 +201,8 @@ class _Staged:
 
     tree: str
     meta: _Meta
-    added: int
+    written: int
+    """Objects the update may have written: blobs, and the trees above changed paths."""
 
 
 @dataclass
@@ -258,6 +259,8 @@ class CheckpointStore:
         self._head: _Commit | None = None
         self._head_known = False
         self._index_files: int | None = None
+        self._index_tree: str | None = None
+        """The tree of the store's index as this process last wrote it (None: unknown)."""
         self._loose: int | None = None
 
     def close(self) -> None:
@@ -353,7 +356,12 @@ class CheckpointStore:
         with self._guard():
             commit = self._commit(target)
             intent = self._read_intent()
-            workspace = Workspace(str(self.workspace))
+            try:
+                workspace = Workspace(str(self.workspace))
+            except OSError as exc:
+                raise CheckpointError(
+                    f"cannot open the workspace {self.workspace}: {exc.strerror}"
+                ) from None
             try:
                 if intent is not None:
                     # What a killed restore may have left: temporary files, and folders its
@@ -373,7 +381,7 @@ class CheckpointStore:
                     head = self._head_id()
                     before_commit, _ = self._snapshot(paths, refresh=only is not None)
                     before = before_commit.id
-                    current = _Staged(before_commit.tree, before_commit.meta, added=0)
+                    current = _Staged(before_commit.tree, before_commit.meta, written=0)
                 decision = self._decide(commit, current.tree, current.meta, head=head)
                 self._check_objects(commit, decision)
                 left = self._left(decision)
@@ -415,9 +423,9 @@ class CheckpointStore:
             .decode()
             .strip()
         )
-        self._git.run("update-ref", REF, commit_id, head.id if head is not None else "")
+        self._set_ref(commit_id)
         self._head = _Commit(commit_id, staged.tree, staged.meta)
-        self._maybe_pack(staged.added + 2)
+        self._maybe_pack(staged.written + 1)
         return self._head, staged
 
     def _stage(
@@ -465,7 +473,12 @@ class CheckpointStore:
             self._git.run(
                 "update-index", "--add", "--replace", "-z", "--stdin", stdin=_nul(add), index=index
             )
-        tree = self._git.run("write-tree", index=index).decode().strip()
+        if index is None and not (add or remove) and self._index_tree is not None:
+            tree = self._index_tree  # nothing changed since this process last wrote it
+        else:
+            tree = self._git.run("write-tree", index=index).decode().strip()
+            if index is None:
+                self._index_tree = tree
         if index is not None:
             files = self._count_index(index)
         else:
@@ -482,7 +495,12 @@ class CheckpointStore:
                 seen=tuple(sorted(new)),
                 absent=tuple(sorted(absent)),
             )
-        return _Staged(tree=tree, meta=meta, added=len(add))
+        folders = {
+            "/".join(p.split("/")[:d]) for p in add + remove for d in range(p.count("/") + 1)
+        }
+        return _Staged(
+            tree=tree, meta=meta, written=len(add) + len(folders) if add or remove else 0
+        )
 
     def _lstat_inside(self, path: str, real_dirs: set[str]) -> os.stat_result | None:
         """``lstat`` of ``path`` when every folder above it is a real folder (not a link),
@@ -502,6 +520,22 @@ class CheckpointStore:
             return os.lstat(self.workspace / path)
         except OSError:
             return None
+
+    def _set_ref(self, commit_id: str) -> None:
+        """Point the chain at ``commit_id``: the ref file replaced whole, as git would.
+
+        No ``git update-ref`` process: the store's lock already makes this the only writer,
+        and refs are never packed here (no gc), so the loose ref file is the whole truth.
+        """
+        path = self.git_dir / REF
+        tmp = path.with_name(f"{path.name}.new")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, f"{commit_id}\n".encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
 
     def _count_index(self, index: Path | None) -> int:
         return len(_split(self._git.run("ls-files", "-z", index=index)))
@@ -822,6 +856,14 @@ class CheckpointStore:
             normal = os.path.normpath(path).replace(os.sep, "/")
             if normal in ("", ".") or normal == ".." or normal.startswith("../"):
                 continue
+            folder, _, name = normal.rpartition("/")
+            if folder:
+                # A tool may write through a link to a folder: the file is where it leads.
+                real = Path(os.path.realpath(self.workspace / folder))
+                inside = "" if real == self.workspace else _relative_to(real, self.workspace)
+                if inside is None:
+                    continue
+                normal = f"{inside}/{name}" if inside else name
             out.add(normal)
         return sorted(out)
 

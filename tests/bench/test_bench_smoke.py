@@ -19,6 +19,7 @@ import pytest
 from bench import (
     BENCHMARKS,
     STANDALONE,
+    checkpoint,
     context,
     context_economy,
     fanout,
@@ -192,6 +193,23 @@ def test_fs_read_quick() -> None:
     for key in keys:
         assert_latency(figures[key], fs_read.QUICK_READS)
     assert_latency(figures["write_text"], fs_read.QUICK_WRITES)
+
+
+def test_checkpoint_quick() -> None:
+    result = checkpoint.run(quick=True)
+    assert_shape(result, "checkpoint")
+    figures = result["results"]
+    for n in checkpoint.QUICK_SIZES:
+        fig = figures["snapshots"][str(n)]
+        assert fig["files"] == n and fig["first_snapshot_ms"] > 0
+        assert_latency(fig["snapshot_5_changed"], checkpoint.QUICK_ROUNDS)
+        assert fig["measured_bytes"] > 0
+    restore = figures["restore"]
+    assert restore["changed"] == checkpoint.QUICK_RESTORE_FILES
+    assert_latency(restore["restore"], checkpoint.QUICK_RESTORE_REPEATS)
+    space = figures["disk"]
+    assert space["checkpoints"] == checkpoint.QUICK_DISK_CHECKPOINTS
+    assert space["after_checkpoints_bytes"] > space["after_first_bytes"] > 0
 
 
 def test_peers_quick() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.checkpoints import (
+    CheckpointError,
     CheckpointStore,
     GitUnavailableError,
     RestoreError,
@@ -480,3 +481,70 @@ def test_a_store_inside_the_workspace_does_not_snapshot_itself(workspace: Path) 
         first = inside.snapshot()
         assert inside.snapshot().id == first.id
         assert first.files == 6
+
+
+def test_loose_objects_are_packed_and_checkpoints_still_restore(
+    workspace: Path, store: CheckpointStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.checkpoints import store as store_module
+
+    monkeypatch.setattr(store_module, "PACK_AFTER_OBJECTS", 10)
+    first_state = state(workspace)
+    first = store.snapshot()
+    for i in range(5):
+        (workspace / f"file{i}.txt").write_text(f"{i}\n")
+        store.snapshot()
+    packs = list((store.git_dir / "objects" / "pack").glob("*.pack"))
+    loose = [p for p in (store.git_dir / "objects").glob("??/*")]
+    assert packs and len(loose) < 10
+    store.restore(first.id)
+    assert state(workspace) == first_state
+
+
+def test_the_pods_own_folder_is_not_checkpointed(workspace: Path, store: CheckpointStore) -> None:
+    (workspace / ".pod").mkdir()
+    (workspace / ".pod" / "config.toml").write_text('model = "a"\n')
+    checkpoint = store.snapshot()
+    (workspace / ".pod" / "config.toml").write_text('model = "b"\n')
+    store.restore(checkpoint.id)
+    assert (workspace / ".pod" / "config.toml").read_text() == 'model = "b"\n'
+    assert checkpoint.files == 6
+
+
+def test_only_mode_follows_a_link_to_a_folder_inside_but_not_out(
+    tmp_path: Path, workspace: Path, store: CheckpointStore
+) -> None:
+    os.symlink("src", workspace / "src-link")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.txt").write_text("outside\n")
+    os.symlink(outside, workspace / "out-link")
+    first = store.snapshot(only=["src-link/app.py", "out-link/o.txt"])
+    assert first.files == 1  # src/app.py, where the link leads; nothing outside
+    (workspace / "src" / "app.py").write_text("changed through the link\n")
+    store.restore(first.id, only=[])
+    assert (workspace / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+
+
+def test_odd_file_names_survive_the_round_trip(workspace: Path, store: CheckpointStore) -> None:
+    names = ["with space.txt", "new\nline.txt", "accentué.md", os.fsdecode(b"latin1-\xe9.txt")]
+    for name in names:
+        (workspace / name).write_bytes(os.fsencode(name))
+    target = state(workspace)
+    checkpoint = store.snapshot()
+    for name in names[:2]:
+        (workspace / name).unlink()
+    for name in names[2:]:
+        (workspace / name).write_text("changed")
+    plan = store.restore(checkpoint.id)
+    assert sorted(plan.restore) == sorted(names)
+    assert state(workspace) == target
+
+
+def test_a_workspace_that_is_gone_is_a_checkpoint_error(
+    tmp_path: Path, workspace: Path, store: CheckpointStore
+) -> None:
+    checkpoint = store.snapshot()
+    shutil.rmtree(workspace)
+    with pytest.raises(CheckpointError):
+        store.restore(checkpoint.id)
