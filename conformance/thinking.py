@@ -65,6 +65,21 @@ def thinking_on(body: dict[str, Any]) -> bool:
     return isinstance(thinking, dict) and thinking.get("type") in ("adaptive", "enabled")
 
 
+def thinking_sent_back(body: object) -> int:
+    """How many ``thinking`` / ``redacted_thinking`` blocks a request body carries back in its
+    assistant messages (0 for a body that is not a Messages request)."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    count = 0
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") in THINKING_TYPES:
+                count += 1
+    return count
+
+
 def check_parameters(
     body: dict[str, Any],
     headers: dict[str, str],
