@@ -52,6 +52,15 @@ def broken_pod(fault: str) -> list[str]:
     ]
 
 
+@pytest.fixture
+def this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytester runs in a temporary directory: make the plugin and the pod this checkout's."""
+    root = str(HERE.parents[1])
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    )
+
+
 def conformance_app() -> typer.Typer:
     """A fresh app with only the conformance command (and a second one, so it is a group)."""
     app = typer.Typer()
@@ -65,7 +74,7 @@ def conformance_app() -> typer.Typer:
 
 
 @pytest.mark.slow
-def test_every_row_passes_against_our_pod(pytester: pytest.Pytester) -> None:
+def test_every_row_passes_against_our_pod(pytester: pytest.Pytester, this_checkout: None) -> None:
     cases = build_cases()
     runnable = sum(1 for c in cases if c.skip_reason is None)
     result = pytester.runpytest_subprocess(
@@ -302,15 +311,6 @@ def test_a_run_whose_requests_sent_no_thinking_back_fails_as_a_whole() -> None:
     assert run_problems([silent, thought], thinking=True) == []
     assert json.loads(to_json([silent], command=["pod"], thinking=True))["ok"] is False
     assert json.loads(to_json([thought], command=["pod"], thinking=True))["ok"] is True
-
-
-@pytest.fixture
-def this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
-    """pytester runs in a temporary directory: make the plugin and the pod this checkout's."""
-    root = str(HERE.parents[1])
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
-    )
 
 
 def test_the_plugin_fails_a_thinking_run_that_sent_no_thinking_back(
