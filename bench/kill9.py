@@ -1,6 +1,6 @@
 """kill -9 a real ``pod serve`` at random points, restart it with ``--continue``, check nothing is lost.
 
-Usage: ``python -m bench.kill9 --turns 100 --seed 7``
+Usage: ``python -m bench.kill9 --turns 100 --seed 7 [--thinking]``
 
 A ``pod serve`` subprocess runs the scripted provider (``--script``: replies that stream
 slowly and call ``bash sleep``), ``--allow-bash`` and a fixed ``--session``. Turns are run one
@@ -17,9 +17,20 @@ restart:
 * every bash command logs its call id when it runs: at the end no id is in the log twice (a
   command killed mid-run is closed as crashed, never run again by Resume).
 
+The scripted provider appends a line per request it receives to a request log (``request_log``
+in the script): the requests it refused like the API (must be 0) are counted from there.
+
+``--thinking`` runs the pod with ``--thinking adaptive``: every scripted reply then thinks (a
+signed ``thinking`` block) and carries a ``redacted_thinking`` block, the provider refuses a
+request whose thinking came back changed, and the offline wire check applies the thinking
+rule. The request log gives the thinking blocks sent back (the ``thinking`` and
+``redacted_thinking`` blocks in the assistant messages of the requests the provider accepted,
+summed over requests) and the requests that did not turn thinking on; with ``--thinking`` a
+run with any of the latter, or with nothing sent back, is a problem.
+
 Prints one JSON line: turns, kills, items checked, lost (must be 0), invalid requests (must
-be 0), executions and commands that ran twice (must be 0), calls closed as crashed, elapsed
-seconds, and what happened where.
+be 0), executions and commands that ran twice (must be 0), calls closed as crashed, requests
+and thinking blocks sent back, elapsed seconds, and what happened where.
 """
 
 from __future__ import annotations
@@ -68,9 +79,11 @@ WEIGHTS = (4, 1, 2, 2, 1, 1, 2)
 class Kill9:
     """One benchmark run: a workspace, a session file and a pod process that keeps dying."""
 
-    def __init__(self, root: Path, seed: int) -> None:
+    def __init__(self, root: Path, seed: int, *, thinking: bool = False) -> None:
         self.root = root
         self.rng = random.Random(seed)
+        self.thinking = thinking
+        """Run with thinking on: every reply thinks and carries a redacted block."""
         self.ws = root / "ws"
         (self.ws / "src").mkdir(parents=True)
         (self.ws / "README.md").write_text("# kill9\n\nA tiny project.\n")
@@ -83,6 +96,7 @@ class Kill9:
         self.script = root / "script.json"
         self.stderr_path = root / "pod.stderr"
         self.executions = root / "executions.log"
+        self.request_log = root / "requests.jsonl"
         self.generation = 0
         self.proc: subprocess.Popen[bytes] | None = None
         self.stats: Counter[str] = Counter()
@@ -99,6 +113,10 @@ class Kill9:
         for n in range(400):
             text = " ".join(rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(30))
             reply: dict[str, Any] = {"text": text, "chunk_size": 4, "chunk_delay_s": 0.01}
+            if self.thinking:
+                # Distinct per reply and process: a signature is derived from the text.
+                reply["thinking"] = f"g{self.generation} reply {n}: " + text[:30]
+                reply["redacted_thinking"] = [f"opaque g{self.generation} {n}"]
             if n % 2 == 0 and rng.random() < 0.7:
                 reply["text"] = "let me run something " + text[:40]
                 reply["tool_calls"] = [
@@ -117,7 +135,12 @@ class Kill9:
                 ]
             replies.append(reply)
         # Summaries stream slowly, so a kill can land in the middle of a compaction.
-        self.script.write_text(json.dumps({"replies": replies, "summary_delay_s": 0.01}))
+        script = {
+            "replies": replies,
+            "summary_delay_s": 0.01,
+            "request_log": str(self.request_log),
+        }
+        self.script.write_text(json.dumps(script))
 
     def start(self, *, continue_: bool) -> None:
         self._write_script()
@@ -133,6 +156,8 @@ class Kill9:
         ]  # fmt: skip
         if continue_:
             args.append("--continue")
+        if self.thinking:
+            args += ["--thinking", "adaptive"]
         stderr = self.stderr_path.open("ab")
         env = {**os.environ, "XDG_STATE_HOME": str(self.root / "state")}
         env.pop("ANTHROPIC_API_KEY", None)
@@ -173,7 +198,7 @@ class Kill9:
         parsed = [item_from_json(i) for i in items]
         extra: list[Any] = [*close_orphans(parsed), interrupt_note()] if paused else []
         extra.append(UserMessage(segments=[TextSegment(text="next")], text="next"))
-        violations = validate_wire(to_wire(parsed + extra))
+        violations = validate_wire(to_wire(parsed + extra), thinking=self.thinking)
         if violations:
             self.stats["invalid_requests"] += 1
             self.problems.append(f"history not wire-valid after restart: {violations[:2]}")
@@ -183,9 +208,7 @@ class Kill9:
         self.stats[f"run_end_{end}"] += 1
         for e in events:
             if e.event == "error":
-                message = e.data.get("message", "")
-                if "invalid request" in message or "wire-valid" in message:
-                    self.stats["invalid_requests"] += 1
+                # A refused request is counted from the provider's request log.
                 self.problems.append(f"{what}: error {e.data}")
         if end != "finished":
             self.problems.append(f"{what}: run ended {end}")
@@ -204,6 +227,31 @@ class Kill9:
             for item in items
             if getattr(item, "summary", "").startswith("[Interrupted by a pod crash]")
         )
+
+    def _count_requests(self) -> None:
+        """What reached the scripted provider, from its request log (a torn last line, from a
+        kill in the middle of a write, is skipped)."""
+        lines = self.request_log.read_text().splitlines() if self.request_log.exists() else []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                self.stats["torn_log_lines"] += 1
+                continue
+            self.stats["requests"] += 1
+            if record["refused"] is not None:
+                self.stats["invalid_requests"] += 1
+                self.problems.append(f"the provider refused a request: {record['refused']}")
+                continue
+            self.stats["thinking_sent_back"] += record["thinking_sent_back"]
+            if not record["thinking"]:
+                self.stats["requests_without_thinking"] += 1
+        if self.thinking and self.stats["requests_without_thinking"]:
+            self.problems.append(
+                f"{self.stats['requests_without_thinking']} requests did not turn thinking on"
+            )
+        if self.thinking and not self.stats["thinking_sent_back"]:
+            self.problems.append("thinking was on, but no thinking block was sent back")
 
     # -- driving ------------------------------------------------------------------------------
 
@@ -312,6 +360,7 @@ class Kill9:
             self.stats["final_items"] = len(items)
             self.stats["compactions"] = sum(1 for i in items if i["kind"] == "compaction")
             self._count_executions(final.items)
+            self._count_requests()
         finally:
             if self.proc is not None and self.proc.poll() is None:
                 self.proc.kill()
@@ -319,11 +368,11 @@ class Kill9:
                     self.proc.wait(10)
 
 
-def run(turns: int, seed: int) -> dict[str, Any]:
-    """Run the benchmark and return its summary."""
+def run(turns: int, seed: int, *, thinking: bool = False) -> dict[str, Any]:
+    """Run the benchmark and return its summary (``thinking``: with extended thinking on)."""
     root = Path(tempfile.mkdtemp(prefix="pk"))
     started = time.monotonic()
-    bench = Kill9(root, seed)
+    bench = Kill9(root, seed, thinking=thinking)
     try:
         asyncio.run(bench.main(turns))
     finally:
@@ -334,6 +383,7 @@ def run(turns: int, seed: int) -> dict[str, Any]:
     return {
         "benchmark": "kill9",
         "seed": seed,
+        "thinking": thinking,
         "turns": s["turns"],
         "kills": s["kills"],
         "items_checked": s["items_checked"],
@@ -342,6 +392,9 @@ def run(turns: int, seed: int) -> dict[str, Any]:
         "executed_twice": s["executed_twice"],
         "crash_closed": s["crash_closed"],
         "invalid_requests": s["invalid_requests"],
+        "requests": s["requests"],
+        "thinking_sent_back": s["thinking_sent_back"],
+        "requests_without_thinking": s["requests_without_thinking"],
         "wrong_status": s["wrong_status"],
         "restarted_paused": s["restarted_paused"],
         "resumes": s["resumes"],
@@ -359,8 +412,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--thinking",
+        action="store_true",
+        help="run the pod with thinking on: every reply thinks and has a redacted block",
+    )
     args = parser.parse_args(argv)
-    result = run(args.turns, args.seed)
+    result = run(args.turns, args.seed, thinking=args.thinking)
     sys.stdout.write(json.dumps(result) + "\n")
     sys.stdout.flush()
 

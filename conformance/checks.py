@@ -17,6 +17,7 @@ from conformance.cases import Case, Expectation
 from conformance.fake_api import RecordedRequest
 from conformance.process import PodProcess
 from conformance.recorder import Mismatch, Recorder, Seen
+from conformance.thinking import thinking_on
 from orchestrator.history import INTERRUPT_NOTE
 from orchestrator.prompt_cache import without_breakpoints
 from states.table import TABLE_STATES
@@ -80,6 +81,8 @@ class Row:
     orphans: list[str] = field(default_factory=list)
     approval_id: str = ""
     """The tool call the kit's setup left waiting for approval, if any."""
+    thinking: bool = False
+    """The thinking profile: every request must turn thinking on."""
 
     def fail(self, message: str) -> None:
         """Record a failed check; the row goes on to its phase's other checks."""
@@ -364,7 +367,8 @@ def _check_interrupt_order(row: Row) -> None:
 
 
 def check_wire(row: Row) -> None:
-    """The requests the fake API received: all valid, and what the row says reaches it."""
+    """The requests the fake API received: all valid (and, under the thinking profile, all
+    with thinking on), and what the row says reaches it."""
     expect = row.expect
     requests = row.requests()
     for n, request in enumerate(requests):
@@ -372,6 +376,11 @@ def check_wire(row: Row) -> None:
             row.fail(
                 f"request {n + 1} of the row was rejected by the fake API (HTTP "
                 f"{request.status}): {request.error}"
+            )
+        elif row.thinking and not thinking_on(request.body):
+            row.fail(
+                f"request {n + 1} of the row did not turn thinking on (the kit runs the "
+                "thinking profile; is the pod started with --thinking-args?)"
             )
     after = row.pod.api.requests[row.requests_at_method :]
     if expect.note_delivered and not any(row.note in request_text(r) for r in after):

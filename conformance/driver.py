@@ -34,7 +34,7 @@ from conformance.process import (
     PodStartError,
 )
 from conformance.recorder import Mismatch, Recorder, Seen
-from conformance.report import CaseResult
+from conformance.report import CaseResult, WireTally
 from conformance.tokens import count_input_tokens
 
 __all__ = ["DEFAULT_APPROVAL_TOOL", "DEFAULT_SLOW_TOOL", "KitOptions", "run_case", "run_cases"]
@@ -490,7 +490,14 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
         return CaseResult.failed(
             case, [f"cannot connect to {pod.socket}: {exc}"], time.monotonic() - started
         )
-    row = Row(case=case, expect=case.expect, pod=pod, conn=conn, timeout=options.timeout_s)
+    row = Row(
+        case=case,
+        expect=case.expect,
+        pod=pod,
+        conn=conn,
+        timeout=options.timeout_s,
+        thinking=options.thinking,
+    )
     row.requests_at_start = len(pod.api.requests)
     pod.rows += 1
     healthy = False
@@ -521,6 +528,7 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
     except Exception as exc:  # a kit bug must still report the row, not kill the run
         row.problems.append(f"kit error: {type(exc).__name__}: {exc}")
     finally:
+        wire = WireTally.of(row.requests())
         pod.stimuli.disarm()
         await conn.close()
         if healthy and pod.proc.poll() is None:
@@ -533,8 +541,10 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
         log = pod.log_tail()
         if log and pod.proc.returncode not in (0, None):
             detail += ["pod output:", log]
-        return CaseResult.failed(case, row.problems, duration, notes=row.notes, detail=detail)
-    return CaseResult.passed(case, duration, notes=row.notes)
+        return CaseResult.failed(
+            case, row.problems, duration, notes=row.notes, detail=detail, wire=wire
+        )
+    return CaseResult.passed(case, duration, notes=row.notes, wire=wire)
 
 
 def run_cases(

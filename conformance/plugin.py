@@ -63,6 +63,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ),
     )
     group.addoption(
+        "--pod-thinking",
+        action="store_true",
+        default=False,
+        help=(
+            "The thinking profile: start each pod with thinking on (--pod-thinking-args), make "
+            "every reply think, and check that every request turns thinking on and that "
+            "thinking blocks come back."
+        ),
+    )
+    group.addoption(
+        "--pod-thinking-args",
+        default="--thinking adaptive",
+        help=(
+            "With --pod-thinking: arguments appended to the pod command to turn thinking on "
+            "(default: --thinking adaptive; '' when the command already does)."
+        ),
+    )
+    group.addoption(
         "--pod-timeout",
         type=float,
         default=10.0,
@@ -102,7 +120,13 @@ def _tool_option(name: str, text: str | None, default: dict[str, Any]) -> dict[s
 
 
 def kit_options(
-    command: str, slow_tool: str | None, timeout: float, approval_tool: str | None = None
+    command: str,
+    slow_tool: str | None,
+    timeout: float,
+    approval_tool: str | None = None,
+    *,
+    thinking: bool = False,
+    thinking_args: str = "--thinking adaptive",
 ) -> KitOptions:
     """Options from the command-line strings; ``UsageError`` when they make no sense."""
     from conformance.driver import DEFAULT_APPROVAL_TOOL, DEFAULT_SLOW_TOOL, KitOptions
@@ -115,6 +139,8 @@ def kit_options(
             slow_tool=slow,
             approval_tool=approval,
             timeout_s=timeout,
+            thinking=thinking,
+            thinking_args=tuple(shlex.split(thinking_args)),
         )
     except ValueError as exc:
         raise pytest.UsageError(f"pod conformance: {exc}") from None
@@ -130,6 +156,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.getoption("--pod-slow-tool"),
         config.getoption("--pod-timeout"),
         config.getoption("--pod-approval-tool"),
+        thinking=config.getoption("--pod-thinking"),
+        thinking_args=config.getoption("--pod-thinking-args"),
     )
     config.addinivalue_line("markers", "pod_conformance: a row of the pod conformance kit")
     config.stash[_KIT] = _Kit(options)
@@ -151,12 +179,25 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return ConformanceFile.from_parent(parent, path=file_path)
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail a run whose rows passed but that breaks a whole-run check (the thinking profile
+    with no thinking block sent back)."""
+    kit = session.config.stash.get(_KIT, None)
+    if kit is None or not kit.results:
+        return
+    from conformance.report import run_problems
+
+    if run_problems(kit.results, thinking=kit.options.thinking) and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """One line per row that ran, after pytest's own summary."""
+    """One line per row that ran, after pytest's own summary; then the requests on the wire
+    and the whole run's problems."""
     kit = config.stash.get(_KIT, None)
     if kit is None or not kit.results:
         return
-    from conformance.report import counts
+    from conformance.report import counts, run_problems, wire_totals
 
     terminalreporter.section("pod conformance")
     for result in kit.results:
@@ -171,6 +212,14 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         f"{tally['passed']} rows passed, {tally['failed']} failed against "
         f"{' '.join(kit.options.command)}"
     )
+    wire = wire_totals(kit.results)
+    terminalreporter.write_line(
+        f"{wire.requests} requests, {wire.invalid} refused by the fake API, "
+        f"{wire.thinking_sent_back} thinking blocks sent back"
+        + (" (thinking profile)" if kit.options.thinking else "")
+    )
+    for problem in run_problems(kit.results, thinking=kit.options.thinking):
+        terminalreporter.write_line(f"FAILED  {problem}", red=True)
 
 
 class ConformanceFile(pytest.File):

@@ -7,7 +7,9 @@ A :class:`PodProcess` is one pod under test: the command given by the user (plac
 responder: a user text carrying ``[[kit:slow-text:N]]`` gets a slow streamed reply,
 ``[[kit:slow-tool:N]]`` a reply calling the slow tool twice, ``[[kit:approval-tool:N]]`` a
 reply calling the approval tool once, anything else a short echo; when the kit arms it, the
-next request (a compaction's summary request) gets the slow stream whatever it says. A
+next request (a compaction's summary request) gets the slow stream whatever it says. Under
+the thinking profile (:attr:`KitOptions.thinking`) the pod's command gets
+:attr:`KitOptions.thinking_args` and every reply of its fake thinks. A
 :class:`PodPool` keeps pods warming in the background and reuses a pod a row left idle, so a
 full run takes seconds per stopping row, not per row.
 """
@@ -76,6 +78,13 @@ class KitOptions:
     """How long a pod may take to listen on its socket."""
     warm_pods: int = 2
     """Pods started ahead of need, in the background."""
+    thinking: bool = False
+    """The thinking profile: the pod runs with extended thinking on (``thinking_args``), its
+    fake API makes every reply think (a signed block and a redacted one), and the kit checks
+    that every request turns thinking on and that thinking blocks come back."""
+    thinking_args: tuple[str, ...] = ("--thinking", "adaptive")
+    """Appended to the pod's command under the thinking profile: how this pod is told to think
+    (empty when the command already says so)."""
 
     def __post_init__(self) -> None:
         if not self.command:
@@ -187,14 +196,17 @@ class PodProcess:
         self.workspace.mkdir()
         (self.workspace / "README.md").write_text("# Conformance workspace\n")
         self.stimuli = Stimuli(options.slow_tool, options.approval_tool)
-        self.api = FakeAnthropic(responder=self.stimuli.respond).start()
+        self.api = FakeAnthropic(
+            responder=self.stimuli.respond, thinking_profile=options.thinking
+        ).start()
         self.log_path = self.dir / "pod.log"
         values = {
             "{socket}": str(self.socket),
             "{base_url}": self.api.base_url,
             "{workspace}": str(self.workspace),
         }
-        self.argv = [_fill(arg, values) for arg in options.command]
+        command = [*options.command, *(options.thinking_args if options.thinking else ())]
+        self.argv = [_fill(arg, values) for arg in command]
         env = dict(os.environ)
         env.update(
             ANTHROPIC_BASE_URL=self.api.base_url,

@@ -4,19 +4,71 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+from conformance.thinking import thinking_sent_back
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
     from conformance.cases import Case
+    from conformance.server import RecordedRequest
 
-__all__ = ["CaseResult", "Outcome", "counts", "print_report", "render_table", "to_json"]
+__all__ = [
+    "CaseResult",
+    "Outcome",
+    "WireTally",
+    "counts",
+    "print_report",
+    "render_table",
+    "run_problems",
+    "to_json",
+    "wire_totals",
+]
 
 Outcome = Literal["passed", "failed", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class WireTally:
+    """What reached a fake API during a row (or a run): Messages requests, how many it
+    refused, and how many thinking blocks the accepted ones carried back."""
+
+    requests: int = 0
+    invalid: int = 0
+    thinking_sent_back: int = 0
+    """``thinking`` / ``redacted_thinking`` blocks in assistant messages, over the accepted
+    requests (a request carrying a whole history counts each block it holds)."""
+
+    @classmethod
+    def of(cls, requests: Iterable[RecordedRequest]) -> WireTally:
+        """The tally of recorded requests."""
+        total = invalid = sent = 0
+        for request in requests:
+            total += 1
+            if request.valid:
+                sent += thinking_sent_back(request.body)
+            else:
+                invalid += 1
+        return cls(requests=total, invalid=invalid, thinking_sent_back=sent)
+
+    def __add__(self, other: WireTally) -> WireTally:
+        return WireTally(
+            self.requests + other.requests,
+            self.invalid + other.invalid,
+            self.thinking_sent_back + other.thinking_sent_back,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON form."""
+        return {
+            "requests": self.requests,
+            "invalid_requests": self.invalid,
+            "thinking_sent_back": self.thinking_sent_back,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +91,8 @@ class CaseResult:
     """Things worth knowing about a passing row (a check that had nothing to check)."""
     detail: tuple[str, ...] = field(default=(), repr=False)
     """The events seen, and the pod's output when it crashed, for failures."""
+    wire: WireTally = WireTally()
+    """The requests the row's fake API received."""
 
     @classmethod
     def _base(cls, case: Case) -> dict[str, Any]:
@@ -60,9 +114,22 @@ class CaseResult:
         }
 
     @classmethod
-    def passed(cls, case: Case, duration_s: float, *, notes: Sequence[str] = ()) -> CaseResult:
+    def passed(
+        cls,
+        case: Case,
+        duration_s: float,
+        *,
+        notes: Sequence[str] = (),
+        wire: WireTally = WireTally(),
+    ) -> CaseResult:
         """A row whose every check held."""
-        return cls(**cls._base(case), outcome="passed", duration_s=duration_s, notes=tuple(notes))
+        return cls(
+            **cls._base(case),
+            outcome="passed",
+            duration_s=duration_s,
+            notes=tuple(notes),
+            wire=wire,
+        )
 
     @classmethod
     def failed(
@@ -73,6 +140,7 @@ class CaseResult:
         *,
         notes: Sequence[str] = (),
         detail: Sequence[str] = (),
+        wire: WireTally = WireTally(),
     ) -> CaseResult:
         """A row with at least one failed check."""
         return cls(
@@ -82,6 +150,7 @@ class CaseResult:
             reasons=tuple(reasons),
             notes=tuple(notes),
             detail=tuple(detail),
+            wire=wire,
         )
 
     @classmethod
@@ -113,6 +182,7 @@ class CaseResult:
             "reasons": list(self.reasons),
             "notes": list(self.notes),
             "detail": list(self.detail),
+            **self.wire.to_dict(),
         }
 
 
@@ -122,13 +192,40 @@ def counts(results: Sequence[CaseResult]) -> dict[str, int]:
     return {name: tally.get(name, 0) for name in ("passed", "failed", "skipped")}
 
 
-def to_json(results: Sequence[CaseResult], *, command: Sequence[str]) -> str:
-    """The JSON report: the command, the counts and every row."""
+def wire_totals(results: Sequence[CaseResult]) -> WireTally:
+    """The requests of every row, added up."""
+    total = WireTally()
+    for result in results:
+        total += result.wire
+    return total
+
+
+def run_problems(results: Sequence[CaseResult], *, thinking: bool) -> list[str]:
+    """What fails a run as a whole, beyond its rows: under the thinking profile, requests
+    reached the fake API and not one carried a thinking block back (thinking was quietly off,
+    or the pod drops what the model thought)."""
+    total = wire_totals(results)
+    if thinking and total.requests and not total.thinking_sent_back:
+        return [
+            f"thinking profile: {total.requests} requests reached the fake API and none sent a "
+            "thinking block back; is thinking on in the pod (--thinking-args)?"
+        ]
+    return []
+
+
+def to_json(
+    results: Sequence[CaseResult], *, command: Sequence[str], thinking: bool = False
+) -> str:
+    """The JSON report: the command, the counts, the requests on the wire and every row."""
+    problems = run_problems(results, thinking=thinking)
     return json.dumps(
         {
             "command": list(command),
+            "thinking": thinking,
             "counts": counts(results),
-            "ok": counts(results)["failed"] == 0,
+            "wire": wire_totals(results).to_dict(),
+            "problems": problems,
+            "ok": counts(results)["failed"] == 0 and not problems,
             "rows": [r.to_dict() for r in results],
         },
         indent=2,
@@ -167,15 +264,28 @@ def render_table(results: Sequence[CaseResult], *, show_skipped: bool = True) ->
     return table
 
 
-def print_report(console: Console, results: Sequence[CaseResult], *, show_skipped: bool) -> None:
-    """The table, then the failures in full, then one summary line."""
+def print_report(
+    console: Console, results: Sequence[CaseResult], *, show_skipped: bool, thinking: bool = False
+) -> None:
+    """The table, then the failures in full, then the requests on the wire, then the run's
+    own problems (:func:`run_problems`) and one summary line."""
     console.print(render_table(results, show_skipped=show_skipped))
     for result in results:
         if result.outcome == "failed":
             console.rule(f"[bold red]{result.id}")
             console.print(result.message(), markup=False, highlight=False)
+    wire = wire_totals(results)
+    console.print(
+        f"{wire.requests} requests, {wire.invalid} refused by the fake API, "
+        f"{wire.thinking_sent_back} thinking blocks sent back"
+        + (" (thinking profile)" if thinking else ""),
+        highlight=False,
+    )
+    problems = run_problems(results, thinking=thinking)
+    for problem in problems:
+        console.print(f"[bold red]{problem}[/]", highlight=False)
     tally = counts(results)
-    colour = "red" if tally["failed"] else "green"
+    colour = "red" if tally["failed"] or problems else "green"
     console.print(
         f"[{colour}]{tally['passed']} passed, {tally['failed']} failed, "
         f"{tally['skipped']} skipped[/] in {sum(r.duration_s for r in results):.1f} s"

@@ -34,7 +34,8 @@ from conformance.script import (
 )
 from conformance.sse import PlannedReply, plan_reply
 from conformance.thinking import (
-    THINKING_TYPES,
+    ISSUED_LIMIT,
+    IssuedThinking,
     check_latest_assistant,
     check_no_cache_control,
     check_parameters,
@@ -120,7 +121,8 @@ class FakeAnthropic:
     DEFAULT_MODELS` unless given), with the limits Messages requests for them get. Set
     :attr:`models_fault` to make every Models API request fail that way. ``clock`` (seconds,
     monotonic) times the prompt cache's entries; pass a :class:`~conformance.cache.
-    ManualClock` to let them expire in a test.
+    ManualClock` to let them expire in a test. ``issued_limit`` bounds how many tool call ids
+    and thinking blocks the fake remembers to match sent-back thinking to its response.
     """
 
     def __init__(
@@ -133,14 +135,16 @@ class FakeAnthropic:
         models: Iterable[ModelSpec] | None = None,
         clock: Callable[[], float] = time.monotonic,
         thinking_profile: bool = False,
+        issued_limit: int = ISSUED_LIMIT,
     ) -> None:
         self._queue: deque[Step] = deque(script)
         self.responder = responder
         self.check_signatures = check_signatures
         self.thinking_profile = thinking_profile
         """Every reply to a request with thinking on thinks, and holds a redacted block."""
-        self._issued: dict[str, list[dict[str, Any]]] = {}
-        """Tool call id → the thinking blocks issued in the same response."""
+        self.issued = IssuedThinking(issued_limit)
+        """The thinking blocks each response issued, by tool call id and by block (bounded:
+        ``issued_limit`` keys, least recently used out first)."""
         self.models: dict[str, ModelSpec] = {
             spec.id: spec for spec in (DEFAULT_MODELS if models is None else models)
         }
@@ -359,9 +363,9 @@ class FakeAnthropic:
             spec = spec_for(self.models, body["model"])
             check_parameters(body, headers, accepts=spec.thinking, efforts=spec.efforts)
             check_no_cache_control(body["messages"])
-            with self._lock:
-                issued = dict(self._issued)
-            check_latest_assistant(merge_same_role(body["messages"]), issued, on=thinking_on(body))
+            merged = merge_same_role(body["messages"])
+            with self._lock:  # the lookup refreshes what it finds (least recently used)
+                check_latest_assistant(merged, self.issued, on=thinking_on(body))
             prompt = prompt_blocks(body)
             points = cache_breakpoints(prompt, body.get("cache_control"))
             check_context_window(sum(block.tokens for block in prompt), spec.context_window)
@@ -409,11 +413,8 @@ class FakeAnthropic:
                 thinking=body.get("thinking"),
                 profile=self.thinking_profile,
             )
-            thinking = [b for b in planned.blocks if b["type"] in THINKING_TYPES]
             with self._lock:
-                for block in planned.blocks:
-                    if block["type"] == "tool_use":
-                        self._issued[block["id"]] = thinking
+                self.issued.record(planned.blocks)
             return planned
 
         try:

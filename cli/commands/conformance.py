@@ -58,12 +58,31 @@ def register(app: typer.Typer) -> None:
         show_skipped: Annotated[
             bool, typer.Option(help="List the rows a client cannot send.")
         ] = False,
+        thinking: Annotated[
+            bool,
+            typer.Option(
+                "--thinking",
+                help="The thinking profile: start the pod with thinking on (--thinking-args), "
+                "make every reply think, and check that every request turns thinking on and "
+                "that thinking blocks come back.",
+            ),
+        ] = False,
+        thinking_args: Annotated[
+            str,
+            typer.Option(
+                "--thinking-args",
+                help="With --thinking: arguments appended to the pod's command to turn "
+                "thinking on (split like a shell; '' when the command already does).",
+            ),
+        ] = "--thinking adaptive",
     ) -> None:
         """Drive a pod through every transition-table row and check what it does.
 
-        Exit 0 only when every runnable row passes.
+        Exit 0 only when every runnable row passes (and, with --thinking, thinking blocks
+        came back).
         """
         import json
+        import shlex
         import sys
 
         from rich.console import Console
@@ -75,7 +94,7 @@ def register(app: typer.Typer) -> None:
             KitOptions,
             run_cases,
         )
-        from conformance.report import CaseResult, counts, print_report, to_json
+        from conformance.report import CaseResult, counts, print_report, run_problems, to_json
 
         def tool_option(name: str, text: str | None, default: dict[str, Any]) -> dict[str, Any]:
             try:
@@ -92,6 +111,8 @@ def register(app: typer.Typer) -> None:
                 slow_tool=tool_option("--slow-tool", slow_tool, DEFAULT_SLOW_TOOL),
                 approval_tool=tool_option("--approval-tool", approval_tool, DEFAULT_APPROVAL_TOOL),
                 timeout_s=timeout,
+                thinking=thinking,
+                thinking_args=tuple(shlex.split(thinking_args)),
             )
         except ValueError as exc:
             raise CliError(str(exc)) from None
@@ -109,11 +130,12 @@ def register(app: typer.Typer) -> None:
                 )
 
         results = run_cases(cases, options, on_result=progress)
-        print_report(console, results, show_skipped=show_skipped)
+        print_report(console, results, show_skipped=show_skipped, thinking=thinking)
         if report_json is not None:
+            report = to_json(results, command=command, thinking=thinking)
             try:
-                report_json.write_text(to_json(results, command=command) + "\n", encoding="utf-8")
+                report_json.write_text(report + "\n", encoding="utf-8")
             except OSError as exc:
                 raise CliError(f"cannot write {report_json}: {exc.strerror or exc}") from None
-        if counts(results)["failed"]:
+        if counts(results)["failed"] or run_problems(results, thinking=thinking):
             raise typer.Exit(1)

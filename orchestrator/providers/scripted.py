@@ -17,6 +17,7 @@ import asyncio
 import functools
 import hashlib
 import json
+import os
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -94,6 +95,8 @@ class Script(BaseModel):
     replies: list[ScriptedReply] = Field(default_factory=list)
     summary_delay_s: float = Field(default=0.0, ge=0)
     """Pause between the chunks of a compaction summary."""
+    request_log: str | None = None
+    """A JSONL file (relative to the script's folder) that gets one line per request."""
 
 
 Responder = Callable[[ProviderRequest], ScriptedReply]
@@ -119,6 +122,9 @@ class ScriptedProvider:
     """Pause between the chunks of a compaction summary (to interrupt one in a test or demo)."""
     thinking: ModelThinking | None = None
     """What thinking it says the model accepts; None: it cannot tell (``auto`` sends none)."""
+    request_log: Path | None = None
+    """Where to append one JSON line per request received (:func:`request_record`): a test or
+    benchmark outside the pod's process counts what reached the "API" from it."""
     _next_id: int = 0
     _session_tag: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     _validator: IncrementalValidator = field(default_factory=IncrementalValidator)
@@ -140,7 +146,12 @@ class ScriptedProvider:
                 f"the script {path} is not valid: {where}: {first['msg']} "
                 "(format: docs/scripted-provider.md)"
             ) from None
-        return cls(replies=list(script.replies), summary_delay_s=script.summary_delay_s)
+        log = script.request_log
+        return cls(
+            replies=list(script.replies),
+            summary_delay_s=script.summary_delay_s,
+            request_log=None if log is None else path.parent / log,
+        )
 
     def _reply_for(self, request: ProviderRequest) -> ScriptedReply:
         if self.replies:
@@ -163,6 +174,7 @@ class ScriptedProvider:
         self._validator.thinking = thinking_on
         changed = _changed_thinking(request.messages)
         if changed is not None:
+            self._log_request(request, changed)
             raise ProviderRejectedError(changed, status=400)
         violations = (
             await asyncio.to_thread(self._validator.validate, request.messages)
@@ -170,9 +182,9 @@ class ScriptedProvider:
             else self._validator.validate(request.messages)
         )
         if violations:
-            raise ProviderRejectedError(
-                "invalid request: " + "; ".join(str(v) for v in violations), status=400
-            )
+            message = "invalid request: " + "; ".join(str(v) for v in violations)
+            self._log_request(request, message)
+            raise ProviderRejectedError(message, status=400)
         # As the API would refuse it: a prompt past the window (counted incrementally, the
         # way the pod's own estimate is, so a long session stays cheap to fake).
         count = functools.partial(
@@ -180,9 +192,10 @@ class ScriptedProvider:
         )
         tokens = await asyncio.to_thread(count) if long else count()
         if tokens > self.window:
-            raise PromptTooLongError(
-                f"prompt is too long: {tokens} tokens > {self.window} maximum", status=400
-            )
+            message = f"prompt is too long: {tokens} tokens > {self.window} maximum"
+            self._log_request(request, message)
+            raise PromptTooLongError(message, status=400)
+        self._log_request(request, None)
         if request.purpose == "compaction":
             reply = ScriptedReply(
                 text=scripted_summary(request), chunk_size=16, chunk_delay_s=self.summary_delay_s
@@ -228,6 +241,18 @@ class ScriptedProvider:
             usage=Usage(input_tokens=tokens, output_tokens=max(1, estimate_text(reply.text))),
         )
 
+    def _log_request(self, request: ProviderRequest, refused: str | None) -> None:
+        if self.request_log is None:
+            return
+        line = json.dumps(request_record(request, refused)) + "\n"
+        # One append-mode write per line: a pod killed mid-request leaves whole lines behind
+        # (or at worst a torn last one, which a reader skips).
+        fd = os.open(self.request_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+
     async def context_window(self) -> int | None:
         """The window it enforces."""
         return self.window
@@ -235,6 +260,26 @@ class ScriptedProvider:
     async def thinking_capabilities(self) -> ModelThinking | None:
         """What it was told the model accepts."""
         return self.thinking
+
+
+def request_record(request: ProviderRequest, refused: str | None) -> dict[str, Any]:
+    """What the request log holds for one request: its purpose, whether it turned thinking
+    on, how many ``thinking`` / ``redacted_thinking`` blocks its assistant messages carried
+    back, its message count, and why it was refused (None when it was answered)."""
+    sent_back = sum(
+        1
+        for message in request.messages
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") in ("thinking", "redacted_thinking")
+    )
+    return {
+        "purpose": request.purpose,
+        "thinking": request.thinking is not None and request.thinking["type"] != "disabled",
+        "thinking_sent_back": sent_back,
+        "messages": len(request.messages),
+        "refused": refused,
+    }
 
 
 def _sign(thinking: str) -> str:

@@ -9,7 +9,7 @@ import anthropic
 import pytest
 
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall, fake_signature
-from conformance.thinking import INTERLEAVED_BETA
+from conformance.thinking import INTERLEAVED_BETA, IssuedThinking
 
 HELLO: list[Any] = [{"role": "user", "content": "hello"}]
 ADAPTIVE: Any = {"type": "adaptive"}
@@ -224,3 +224,111 @@ def test_the_thinking_profile_makes_every_thinking_reply_think(api: FakeAnthropi
         "text",
     ]
     assert [b["type"] for b in blocks(ask(api))] == ["text"]  # thinking off: none
+
+
+def _text_turn(api: FakeAnthropic) -> tuple[list[Any], list[dict[str, Any]]]:
+    """A text-only reply that thought, and the next user turn after it."""
+    api.push(Reply(thinking="musing", redacted=["hidden"], text="plain answer"))
+    got = blocks(ask(api, thinking=ADAPTIVE))
+    assert [b["type"] for b in got] == ["thinking", "redacted_thinking", "text"]
+    return [*HELLO, None, {"role": "user", "content": "and then?"}], got
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda b: [b[1], b[0], b[2]], "cannot be modified"),  # reordered
+        (lambda b: [b[0], b[2]], "cannot be modified"),  # one block left out
+        (lambda b: [b[2], b[0], b[1]], "cannot be modified"),  # moved after the text
+        (lambda b: [b[1], b[2]], "cannot be modified"),  # the signed block left out
+        (lambda b: b, None),  # as received
+        (lambda b: [b[2]], None),  # all left out: the API allows it outside a tool loop
+    ],
+)
+def test_a_text_only_replys_thinking_is_checked_in_the_latest_assistant_message(
+    api: FakeAnthropic, change: Any, words: str | None
+) -> None:
+    messages, got = _text_turn(api)
+    messages[1] = {"role": "assistant", "content": change(got)}
+    for kind in (ADAPTIVE, None):  # the rule holds with thinking on or off in the new request
+        params = {"thinking": kind} if kind else {}
+        if words is None:
+            ask(api, messages=messages, **params)
+        else:
+            assert words in refused(api, messages=messages, **params)
+
+
+def test_replies_that_share_a_thinking_block_are_each_checked_whole(api: FakeAnthropic) -> None:
+    # The same thinking text signs the same way: a block may belong to several responses.
+    api.push(
+        Reply(thinking="same", redacted=["one"], text="first"),
+        Reply(thinking="same", redacted=["two"], text="second"),
+    )
+    first = blocks(ask(api, thinking=ADAPTIVE))
+    second = blocks(ask(api, thinking=ADAPTIVE))
+
+    def after(content: list[dict[str, Any]]) -> list[Any]:
+        return [*HELLO, {"role": "assistant", "content": content}, {"role": "user", "content": "n"}]
+
+    for got in (first, second):  # each as received: accepted
+        ask(api, messages=after(got), thinking=ADAPTIVE)
+    for cut in ([first[0], first[2]], [first[0], first[1], second[1], first[2]]):
+        assert "cannot be modified" in refused(api, messages=after(cut), thinking=ADAPTIVE)
+
+
+def test_what_the_fake_remembers_of_issued_thinking_is_bounded() -> None:
+    issued = IssuedThinking(limit=4)
+
+    def response(n: int) -> list[dict[str, Any]]:
+        thought = f"thought {n}"
+        return [
+            {"type": "thinking", "thinking": thought, "signature": fake_signature(thought)},
+            {"type": "tool_use", "id": f"toolu_{n}", "name": "read", "input": {}},
+        ]
+
+    for n in range(3):
+        issued.record(response(n))  # two keys each: the tool call id and the thinking block
+    assert len(issued) == 4
+    assert issued.originals(response(0)) is None  # the oldest is out
+    # A lookup counts as a use: the block of response 1 stays while newer ones come in.
+    assert issued.originals([response(1)[0]]) == [[response(1)[0]]]
+    issued.record(response(3))
+    assert len(issued) == 4
+    assert issued.originals([response(1)[0]]) == [[response(1)[0]]]
+    assert issued.originals(response(3)) == [[response(3)[0]]]
+
+
+def test_the_fake_forgets_the_oldest_issued_thinking_past_its_limit() -> None:
+    with FakeAnthropic(issued_limit=6, thinking_profile=True) as small:
+        for _ in range(10):
+            ask(small, thinking=ADAPTIVE)
+            small.push(Reply(text="calling", tool_calls=[ToolCall("read")]))
+            ask(small, thinking=ADAPTIVE)
+        assert len(small.issued) == 6
+
+
+def refusal(api: FakeAnthropic, **params: Any) -> str:
+    """The message of the 400 a request gets, exactly."""
+    with pytest.raises(anthropic.BadRequestError) as error:
+        ask(api, **params)
+    body: Any = error.value.body
+    return str(body["error"]["message"])
+
+
+def test_refusals_carry_the_apis_words(api: FakeAnthropic) -> None:
+    messages, got = _loop(api)
+    messages[1] = {"role": "assistant", "content": got[2:]}
+    assert refusal(api, messages=messages, thinking=ADAPTIVE) == (
+        "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+        "`text`. When `thinking` is enabled, a final `assistant` message must start with a "
+        "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). "
+        "We recommend you include thinking blocks from previous turns. To avoid this "
+        "requirement, disable `thinking`. Please consult our documentation at "
+        "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+    )
+    messages[1] = {"role": "assistant", "content": [got[0], *got[2:]]}
+    assert refusal(api, messages=messages, thinking=ADAPTIVE) == (
+        "messages.1.content.1: `thinking` or `redacted_thinking` blocks in the latest "
+        "assistant message cannot be modified. These blocks must remain as they were in the "
+        "original response."
+    )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from fnmatch import fnmatch
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -13,6 +15,7 @@ from typer.testing import CliRunner
 
 from cli.commands.conformance import register
 from conformance.cases import build_cases
+from conformance.report import CaseResult, WireTally, run_problems, to_json
 
 pytest_plugins = ["pytester"]
 
@@ -49,6 +52,15 @@ def broken_pod(fault: str) -> list[str]:
     ]
 
 
+@pytest.fixture
+def this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytester runs in a temporary directory: make the plugin and the pod this checkout's."""
+    root = str(HERE.parents[1])
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    )
+
+
 def conformance_app() -> typer.Typer:
     """A fresh app with only the conformance command (and a second one, so it is a group)."""
     app = typer.Typer()
@@ -62,7 +74,7 @@ def conformance_app() -> typer.Typer:
 
 
 @pytest.mark.slow
-def test_every_row_passes_against_our_pod(pytester: pytest.Pytester) -> None:
+def test_every_row_passes_against_our_pod(pytester: pytest.Pytester, this_checkout: None) -> None:
     cases = build_cases()
     runnable = sum(1 for c in cases if c.skip_reason is None)
     result = pytester.runpytest_subprocess(
@@ -219,3 +231,137 @@ def test_cli_refuses_an_approval_tool_that_is_not_a_call() -> None:
     )
     assert result.exit_code == 1
     assert "--approval-tool must be" in str(result.exception) + result.output
+
+
+THINKING_ROWS = [
+    "requesting-pause",  # pause mid-stream (the stream thinks first) ...
+    "paused-resume",  # ... and resume it: the interrupted request again
+    "executing_tools-pause",  # pause mid-tool
+    "paused-run",  # a new message after a pause mid-tool: results, note, input
+    "executing_tools-cancel",
+    "requesting-cancel",
+    "awaiting_approval-approve",
+    "awaiting_approval-deny",
+    "awaiting_approval-cancel",
+    "idle-compact",
+    "paused-compact",
+    "compacting-pause",
+    "compacting-cancel-from-paused",
+    "summarizing-pause",
+    "requesting-compaction_started",
+]
+"""Rows for the thinking profile's default run: every interrupt path of issue 21."""
+
+
+def run_thinking_profile(
+    tmp_path: Path, rows: list[str], *extra: str
+) -> tuple[int, dict[str, Any]]:
+    """``pod conformance --thinking`` over ``rows`` against our pod: exit code and report."""
+    report = tmp_path / "report.json"
+    selected = [arg for row in rows for arg in ("--rows", row)]
+    result = CliRunner().invoke(
+        conformance_app(),
+        [
+            "conformance",
+            "--thinking",
+            *extra,
+            "--report-json",
+            str(report),
+            *selected,
+            "--",
+            *OUR_POD,
+        ],
+    )
+    data: dict[str, Any] = json.loads(report.read_text())
+    return result.exit_code, data
+
+
+def test_the_thinking_profile_passes_every_interrupt_path_of_our_pod(tmp_path: Path) -> None:
+    code, data = run_thinking_profile(tmp_path, THINKING_ROWS)
+    failed = {r["id"]: r["reasons"] for r in data["rows"] if r["outcome"] != "passed"}
+    assert code == 0 and data["ok"] and not failed, failed
+    assert sorted(r["id"] for r in data["rows"]) == sorted(THINKING_ROWS)
+    assert data["thinking"] is True and data["problems"] == []
+    assert data["wire"]["invalid_requests"] == 0
+    assert data["wire"]["thinking_sent_back"] > 0
+    # Every row that sent a request after a reply carried that reply's thinking back.
+    assert all(r["thinking_sent_back"] > 0 for r in data["rows"] if r["requests"] > 1), [
+        (r["id"], r["requests"], r["thinking_sent_back"]) for r in data["rows"]
+    ]
+
+
+def test_the_thinking_profile_fails_a_pod_that_quietly_does_not_think(tmp_path: Path) -> None:
+    # No --thinking for the pod: it decides from a model whose capabilities it cannot know,
+    # and sends no thinking at all.
+    code, data = run_thinking_profile(tmp_path, ["idle-run"], "--thinking-args", "")
+    assert code == 1 and not data["ok"]
+    (row,) = data["rows"]
+    assert row["outcome"] == "failed"
+    assert any("did not turn thinking on" in reason for reason in row["reasons"])
+    assert data["wire"]["thinking_sent_back"] == 0
+    assert data["problems"] and "none sent a thinking block back" in data["problems"][0]
+
+
+def test_a_run_whose_requests_sent_no_thinking_back_fails_as_a_whole() -> None:
+    (case,) = [c for c in build_cases() if c.id == "idle-run"]
+    silent = CaseResult.passed(case, 1.0, wire=WireTally(requests=2))
+    thought = CaseResult.passed(case, 1.0, wire=WireTally(requests=2, thinking_sent_back=3))
+    assert run_problems([silent, silent], thinking=True)
+    assert run_problems([silent, silent], thinking=False) == []
+    assert run_problems([silent, thought], thinking=True) == []
+    assert json.loads(to_json([silent], command=["pod"], thinking=True))["ok"] is False
+    assert json.loads(to_json([thought], command=["pod"], thinking=True))["ok"] is True
+
+
+def test_the_plugin_fails_a_thinking_run_that_sent_no_thinking_back(
+    pytester: pytest.Pytester, this_checkout: None
+) -> None:
+    # idle × compact passes on its own: one summary request, with thinking on, but nothing
+    # in the history yet to carry thinking back. The row passes; the run must not.
+    result = pytester.runpytest_subprocess(
+        "--pod-command",
+        " ".join(OUR_POD),
+        "--pod-thinking",
+        "--pyargs",
+        "conformance",
+        "-k",
+        "idle-compact",
+        "-p",
+        "no:cacheprovider",
+        timeout=120,
+    )
+    assert result.parseoutcomes()["passed"] == 1  # the row (rows for outcomes are skipped)
+    assert "failed" not in result.parseoutcomes()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["FAILED  thinking profile: * none sent a thinking block back*"])
+
+
+@pytest.mark.slow
+def test_every_row_passes_against_our_pod_with_thinking_on(
+    pytester: pytest.Pytester, this_checkout: None
+) -> None:
+    cases = build_cases()
+    runnable = sum(1 for c in cases if c.skip_reason is None)
+    result = pytester.runpytest_subprocess(
+        "--pod-command",
+        " ".join(OUR_POD),
+        "--pod-thinking",
+        "--pyargs",
+        "conformance",
+        "-p",
+        "no:cacheprovider",
+        timeout=300,
+    )
+    result.assert_outcomes(passed=runnable, skipped=len(cases) - runnable)
+    result.stdout.fnmatch_lines(
+        [
+            f"{runnable} rows passed, 0 failed*",
+            "* requests, 0 refused by the fake API, * thinking blocks sent back (thinking profile)",
+        ]
+    )
+    sent = next(
+        line
+        for line in result.stdout.lines
+        if "thinking blocks sent back (thinking profile)" in line
+    )
+    assert int(sent.split(", ")[2].split()[0]) > 0

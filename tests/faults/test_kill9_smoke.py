@@ -1,4 +1,5 @@
-"""The kill -9 benchmark in miniature: five turns, SIGKILLs at random points, nothing lost."""
+"""The kill -9 benchmark in miniature: five turns, SIGKILLs at random points, nothing lost;
+and the same with extended thinking on."""
 
 from __future__ import annotations
 
@@ -6,13 +7,15 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_kill9_five_turns() -> None:
+def kill9(*args: str) -> dict[str, Any]:
+    """Run the benchmark; its JSON line."""
     done = subprocess.run(
-        [sys.executable, "-m", "bench.kill9", "--turns", "5", "--seed", "3"],
+        [sys.executable, "-m", "bench.kill9", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -20,11 +23,31 @@ def test_kill9_five_turns() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_kill9_five_turns() -> None:
+    result = kill9("--turns", "5", "--seed", "3")
     assert result["turns"] == 5
+    assert result["thinking"] is False and result["thinking_sent_back"] == 0, result
+    assert result["requests"] > 0, result
     assert result["kills"] >= 1, result
     assert result["lost"] == 0, result
     assert result["executed_twice"] == 0, result
     assert result["invalid_requests"] == 0, result
     assert result["wrong_status"] == 0, result
+    assert result["problems"] == [], result
+
+
+def test_kill9_with_thinking_on() -> None:
+    result = kill9("--turns", "6", "--seed", "3", "--thinking")
+    assert result["thinking"] is True and result["turns"] == 6
+    assert result["kills"] >= 1, result
+    assert result["lost"] == 0, result
+    assert result["executed_twice"] == 0, result
+    assert result["invalid_requests"] == 0, result
+    assert result["requests_without_thinking"] == 0, result
+    # Counted from the provider's request log: a run with thinking quietly off has none.
+    assert result["thinking_sent_back"] > 0, result
     assert result["problems"] == [], result

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.history import TextBlock, ToolUseBlock
+from orchestrator.history import AssistantMessage, TextBlock, ToolUseBlock
 from orchestrator.providers.base import (
     ProviderConfigError,
     ProviderError,
@@ -26,6 +26,7 @@ from orchestrator.providers.scripted import (
     ScriptedReply,
     demo_reply,
 )
+from orchestrator.wire import assistant_blocks
 
 
 def _request(*content: dict[str, Any], tools: list[str] = ()) -> ProviderRequest:  # type: ignore[assignment]
@@ -110,6 +111,38 @@ def test_a_bad_script_is_one_clear_error(tmp_path: Path) -> None:
         ScriptedProvider.from_file(path)
     with pytest.raises(ProviderConfigError, match=r"cannot read the script .*No such file"):
         ScriptedProvider.from_file(tmp_path / "missing.json")
+
+
+async def test_the_request_log_counts_what_each_request_carried_back(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    thought = {"thinking": "plan", "redacted_thinking": ["opaque"], "text": "ok"}
+    path.write_text(json.dumps({"replies": [thought, thought], "request_log": "requests.jsonl"}))
+    provider = ScriptedProvider.from_file(path)
+    assert provider.request_log == tmp_path / "requests.jsonl"
+    on: Any = {"type": "adaptive"}
+    first = await _drain(provider, ProviderRequest(model="m", system="", messages=[
+        {"role": "user", "content": "hi"}], thinking=on))  # fmt: skip
+    done = first[-1]
+    assert isinstance(done, ResponseComplete)
+    reply = assistant_blocks(AssistantMessage(blocks=done.blocks))
+    assert [b["type"] for b in reply] == ["thinking", "redacted_thinking", "text"]
+    history = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": "again"},
+    ]
+    await _drain(provider, ProviderRequest(model="m", system="", messages=history, thinking=on))
+    changed = [{**reply[0], "thinking": "edited"}, *reply[1:]]
+    with pytest.raises(ProviderRejectedError, match="cannot be modified"):
+        await _drain(provider, ProviderRequest(model="m", system="", messages=[
+            history[0], {"role": "assistant", "content": changed}, history[2]]))  # fmt: skip
+    lines = [json.loads(line) for line in (tmp_path / "requests.jsonl").read_text().splitlines()]
+    assert [(r["thinking"], r["thinking_sent_back"], r["refused"] is None) for r in lines] == [
+        (True, 0, True),
+        (True, 2, True),
+        (False, 2, False),
+    ]
+    assert "cannot be modified" in lines[2]["refused"]
 
 
 def _stream_seconds(reply: ScriptedReply) -> float:
