@@ -93,7 +93,7 @@ class Checkpointer:
                         f"({self.config.checkpoint_max_total_bytes:,} bytes): checkpoints keep "
                         "only the files the pod's own tools change",
                     )
-            only = sorted(self.touched) if self._touched_only else None
+            only = self._only()
             snap = await off_loop(lambda: store.snapshot(only=only))
         except (CheckpointError, OSError) as exc:
             self._give_up(exc)
@@ -112,21 +112,26 @@ class Checkpointer:
 
     async def preview(self, checkpoint: str) -> RewindFilesData:
         """What restoring ``checkpoint`` would change now."""
-        store = self._require()
-        return files_data(await off_loop(lambda: store.plan(checkpoint)))
+        store, only = self._require(), self._only()
+        return files_data(await off_loop(lambda: store.plan(checkpoint, only=only)))
 
     async def restore(self, checkpoint: str) -> tuple[RewindFilesData, str | None]:
         """Make the workspace what it was at ``checkpoint`` (idempotent: a replay after a
         crash mid-restore gives the same result); what changed, and the snapshot of the
         workspace as it was just before."""
-        store = self._require()
-        plan = await off_loop(lambda: store.restore(checkpoint))
+        store, only = self._require(), self._only()
+        plan = await off_loop(lambda: store.restore(checkpoint, only=only))
         return files_data(plan), plan.before
 
     def close(self) -> None:
         """Let go of the store (its lock file)."""
         if self._store is not None:
             self._store.close()
+
+    def _only(self) -> list[str] | None:
+        # Over budget, the snapshot a restore takes first covers what the tools touched, not
+        # a walk of the whole workspace.
+        return sorted(self.touched) if self._touched_only else None
 
     def _require(self) -> CheckpointStore:
         store = self._open()
