@@ -35,7 +35,9 @@ from orchestrator.protocol import (
     CompactionData,
     ErrorData,
     FileCompletionsData,
+    ForkedData,
     HistoryData,
+    RewindData,
     RunEndData,
     ShutdownData,
     StatusData,
@@ -110,6 +112,8 @@ EventData: TypeAlias = (
     | CompactionData
     | ApprovalRequestData
     | ApprovalResolvedData
+    | RewindData
+    | ForkedData
     | UnknownEvent
 )
 """The typed data of any event (``text_delta`` and ``text_done`` share :class:`TextData`)."""

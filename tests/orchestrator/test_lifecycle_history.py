@@ -114,6 +114,12 @@ class SimPod:
     def start_compaction(self) -> None:
         pass
 
+    def request_rewind(self, to: int = 0, restore: str = "both") -> None:
+        pass  # a rewind drops a tail of the history; its own tests drive it (test_rewind_e2e)
+
+    def start_rewind(self) -> None:
+        pass
+
     def turn_open(self) -> bool:
         return len(self.results) < self.history.turn
 

@@ -40,6 +40,7 @@ class Host:
         self.events: list[str] = []
         self.alerts: list[str] = []
         self.signals: list[str] = []
+        self.checkpointed_rounds = 0
         self.requested: CompactionRequest | None = None
         config = PodConfig(workspace=Path("/nonexistent"), context_window=window)
         self.context = Context(config=config, history=self.history)
@@ -60,6 +61,9 @@ class Host:
 
     def signal(self, event: str) -> None:
         self.signals.append(event)
+
+    async def before_tools(self, calls: list[Any]) -> None:
+        self.checkpointed_rounds += 1
 
     def alert(self, level: str, source: str, message: str) -> None:
         self.alerts.append(message)
@@ -118,6 +122,7 @@ async def test_rounds_run_tools_until_the_model_ends_the_turn(workspace: Path) -
         "user_message", "assistant", "tool_result", "assistant",
     ]  # fmt: skip
     assert host.signals == ["tools_started", "round_done"]
+    assert host.checkpointed_rounds == 1  # the host is asked before the round's tools run
 
 
 async def test_the_round_limit_ends_the_turn(workspace: Path) -> None:
