@@ -199,8 +199,14 @@ async def _turns(ws: Path, session: Path, *, checkpoints: bool, turns: int) -> l
 
     text = "Looking at the workspace and writing the change now. " * 2
     provider = ScriptedProvider()
-    config = bench_config(ws.parent, session=session, checkpoints=checkpoints)
-    config = config.model_copy(update={"workspace": ws, "permissions": config.permissions})
+    # Unattended: nobody is there to approve the writes.
+    config = bench_config(
+        ws.parent,
+        session=session,
+        checkpoints=checkpoints,
+        permissions={"mode": "accept-edits"},
+    )
+    assert config.workspace == ws
     pod = build_pod(config, broadcast=lambda line: None, provider=provider)
     _, params = parse_request(b'{"method": "run", "params": {"input": "change a file"}}')
     times: list[float] = []
@@ -229,8 +235,6 @@ def round_share(root: Path, n: int, turns: int) -> dict[str, Any]:
 
     ws = root / f"share_{n}" / "ws"
     make_workspace(ws, n)
-    (ws / ".pod").mkdir()
-    (ws / ".pod" / "config.toml").write_text('[permissions]\nmode = "accept-edits"\n')
     off = asyncio.run(_turns(ws, root / f"share_{n}" / "off.jsonl", checkpoints=False, turns=turns))
     on = asyncio.run(_turns(ws, root / f"share_{n}" / "on.jsonl", checkpoints=True, turns=turns))
     # The first turn of "on" pays the store's first snapshot of everything: reported apart.
