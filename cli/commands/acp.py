@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
             for signum in STOP_SIGNALS:
                 loop.add_signal_handler(signum, stop, signum)
             try:
-                await run_agent(agent)  # type: ignore[arg-type]
+                await run_agent(agent, use_unstable_protocol=True)  # type: ignore[arg-type]
             except asyncio.CancelledError:
                 if not stopped_by:
                     raise

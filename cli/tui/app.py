@@ -84,6 +84,7 @@ Keys:
   @          attach a file (Tab completes)
   Up/Down    earlier prompts
   Tab        tool cards: Up/Down choose, Enter expands, Esc returns
+  Esc Esc    on an empty line: the prompts to rewind to (/rewind)
   PgUp/PgDn  scroll the conversation
 Start a message with // to send one that begins with /."""
 
@@ -631,6 +632,11 @@ class PodApp(App[str]):
         self._show_status()
         await self._draw([self.model.info(text)])
         self.conversation.follow()
+
+    @on(ChipEditor.RewindKey)
+    async def _rewind_key(self, message: ChipEditor.RewindKey) -> None:
+        """Esc Esc on an empty line: as ``/rewind``."""
+        await self._rewind_command("")
 
     # -- approvals -------------------------------------------------------------------------------
 

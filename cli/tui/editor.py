@@ -9,6 +9,7 @@ from here too (Tab with no ``@`` at the cursor), so no keystroke is ever deliver
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
@@ -31,6 +32,8 @@ Completer = Callable[[str], Awaitable[list[str]]]
 CardAction = Literal["start", "up", "down", "toggle", "leave"]
 
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "alt+enter"})
+DOUBLE_ESCAPE_S = 0.8
+"""The most time between the two presses of Esc Esc (rewind)."""
 """Ctrl-J works in every terminal (it sends a line feed); the others where they are distinct."""
 
 
@@ -107,6 +110,9 @@ class ChipEditor(TextArea):
             super().__init__()
             self.action: CardAction = action
 
+    class RewindKey(Message):
+        """Esc twice in a row in an empty editor: open the list of prompts to rewind to."""
+
     class ApprovalKey(Message):
         """``y``, ``a`` or ``n`` pressed in an empty editor while a tool call waits."""
 
@@ -140,6 +146,7 @@ class ChipEditor(TextArea):
         self._recalled: str | None = None
         self.cards_active = False
         """True while Tab's card selection has the arrow keys and Enter."""
+        self._last_escape = 0.0
         self.approval_waiting: Callable[[], bool] = lambda: False
         """Whether a tool call waits for the user (the app sets it)."""
 
@@ -166,7 +173,16 @@ class ChipEditor(TextArea):
             await self._tab()
         elif key == "escape":
             self._consume(event)  # it never quits or resumes; it only closes the list
-            self._close_completions()
+            if self.completions.is_open:
+                self._close_completions()
+                return
+            # Esc Esc on an empty line: rewind, as Claude Code users expect.
+            now = time.monotonic()
+            if not self.text and now - self._last_escape <= DOUBLE_ESCAPE_S:
+                self._last_escape = 0.0
+                self.post_message(self.RewindKey())
+            else:
+                self._last_escape = now if not self.text else 0.0
         elif key in ("up", "down") and self._arrow(-1 if key == "up" else 1):
             self._consume(event)
 

@@ -76,6 +76,10 @@ class PodAgent:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=schema.AgentCapabilities(
                 load_session=True,
+                # session/fork is still unstable in ACP; editors that speak it get it.
+                session_capabilities=schema.SessionCapabilities(
+                    fork=schema.SessionForkCapabilities()
+                ),
                 prompt_capabilities=schema.PromptCapabilities(
                     embedded_context=True, image=False, audio=False
                 ),
@@ -115,6 +119,27 @@ class PodAgent:
         for update in mapping.history_updates(items, workspace):
             await self._update(session.id, update)
         return schema.LoadSessionResponse()
+
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> schema.ForkSessionResponse:
+        """``session/fork``: a new session holding this one's conversation, in a pod of its
+        own; the original goes on untouched."""
+        source = self._session(session_id)
+        reply = await source.client.request("fork", {})
+        if reply.event == "error":
+            raise RequestError.invalid_request({"message": str(reply.data.get("message"))})
+        forked = await self._open(
+            Path(cwd),
+            session=Path(str(reply.data["path"])),
+            mcp=mapping.mcp_servers_config(mcp_servers or []),
+        )
+        return schema.ForkSessionResponse(session_id=forked.id)
 
     async def _open(
         self, workspace: Path, *, session: Path | None, mcp: dict[str, Any]

@@ -373,3 +373,27 @@ async def test_slash_rewind_lists_rewinds_and_fork_makes_a_session(
     loaded = load_session(path)
     assert loaded.title == "other idea"
     assert [i.kind for i in loaded.items] == ["user_message", "assistant"]
+
+
+async def test_session_fork_opens_the_conversation_in_a_pod_of_its_own(
+    env: dict[str, str], workspace: Path
+) -> None:
+    async with acp_agent(env, "--provider", "scripted") as (conn, client, _):
+        init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        assert init.agent_capabilities.session_capabilities.fork is not None
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[_text("the first idea")])
+        try:
+            forked = await conn.fork_session(session_id=sid, cwd=str(workspace), mcp_servers=[])
+        except RequestError as e:
+            raise AssertionError(e.data) from e
+        assert forked.session_id != sid
+        done = await conn.prompt(session_id=forked.session_id, prompt=[_text("another way")])
+        assert done.stop_reason == "end_turn"
+        await conn.prompt(session_id=sid, prompt=[_text("the original goes on")])
+    state = Path(env["XDG_STATE_HOME"])
+    [fork_file] = list(state.rglob(f"{forked.session_id}.jsonl"))
+    [original] = list(state.rglob(f"{sid}.jsonl"))
+    texts = lambda path: [i.text for i in load_session(path).items if i.kind == "user_message"]  # noqa: E731
+    assert texts(fork_file) == ["the first idea", "another way"]
+    assert texts(original) == ["the first idea", "the original goes on"]

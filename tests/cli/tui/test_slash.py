@@ -171,3 +171,23 @@ async def test_fork_makes_a_session_and_says_how_to_continue(
         assert said.startswith("Forked: session ") and "pod chat --session " in said
         path = Path(said.split("--session ", 1)[1].strip())
         assert path.is_file() and path.parent == sessions_dir(pod.config.workspace)
+
+
+async def test_escape_twice_on_an_empty_line_lists_the_prompts(
+    workspace: Path, short_dir: Path
+) -> None:
+    async with running_pod(workspace, short_dir, replies=[QUICK]) as pod, attach(pod) as ui:
+        await ui.pilot.press(*"hello", "enter")
+        await eventually_status(ui.probe, "idle")
+        before = len(ui.app.model.entries)
+        await ui.pilot.press("escape")
+        await ui.pilot.pause()
+        assert len(ui.app.model.entries) == before  # one Esc does nothing
+        await ui.pilot.press("escape", "escape")
+        await ui.until(lambda: len(ui.app.model.entries) > before, "the rewind list")
+        assert _infos(ui)[-1].startswith("Prompts to rewind to")
+        # Typed text is not a rewind: Esc Esc with a draft keeps the draft.
+        count = len(ui.app.model.entries)
+        await ui.pilot.press(*"draft", "escape", "escape")
+        await ui.pilot.pause()
+        assert ui.app.editor.text == "draft" and len(ui.app.model.entries) == count
