@@ -378,7 +378,7 @@ async def test_slash_rewind_lists_rewinds_and_fork_makes_a_session(
 async def test_session_fork_opens_the_conversation_in_a_pod_of_its_own(
     env: dict[str, str], workspace: Path
 ) -> None:
-    async with acp_agent(env, "--provider", "scripted") as (conn, client, _):
+    async with acp_agent(env, "--provider", "scripted") as (conn, _client, _):
         init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
         assert init.agent_capabilities.session_capabilities.fork is not None
         sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
