@@ -12,10 +12,17 @@ safety net, never a reason for a turn to fail.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator.checkpoints import CheckpointError, CheckpointStore, RestorePlan, checkpoint_dir
+from orchestrator.checkpoints import (
+    CheckpointBusyError,
+    CheckpointError,
+    CheckpointStore,
+    RestorePlan,
+    checkpoint_dir,
+)
 from orchestrator.config import PodConfig
 from orchestrator.offload import off_loop
 from orchestrator.protocol import RewindFilesData
@@ -159,10 +166,11 @@ def finish_rewind(
                 max_total_bytes=config.checkpoint_max_total_bytes,
             )
             try:
-                before = store.restore(pending.checkpoint).before
+                before = _restore_when_free(store, pending.checkpoint)
             finally:
                 store.close()
-        except (CheckpointError, OSError) as exc:
+        except Exception as exc:  # whatever it is, the pod must start and say so
+            log.warning("finishing a cut-short rewind failed", exc_info=True)
             return (
                 "error",
                 f"a rewind to before prompt {pending.to_seq} was cut short and cannot be "
@@ -178,6 +186,19 @@ def finish_rewind(
         f"a rewind to before prompt {pending.to_seq} was cut short when the pod stopped; it "
         "was finished now",
     )
+
+
+def _restore_when_free(store: CheckpointStore, checkpoint: str) -> str | None:
+    """Restore, waiting up to a few seconds for a store another process still holds (the
+    killed pod's last git command may not have exited yet)."""
+    for attempt in range(20):
+        try:
+            return store.restore(checkpoint).before
+        except CheckpointBusyError:
+            if attempt == 19:
+                raise
+            time.sleep(0.25)
+    return None
 
 
 def files_data(plan: RestorePlan) -> RewindFilesData:
