@@ -58,6 +58,11 @@ class Checkpointer:
         """Files the pod's tools wrote, for a workspace over the budget (relative paths)."""
         self._touched_only: bool | None = None
 
+    @property
+    def touched_only(self) -> bool:
+        """Whether snapshots hold only what the pod's tools touched (over budget)."""
+        return bool(self._touched_only)
+
     def _open(self) -> CheckpointStore | None:
         if self._broken:
             return None

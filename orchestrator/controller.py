@@ -51,7 +51,12 @@ from orchestrator.repair import (
 from orchestrator.rewind import RewindError, RewindPlan, plan_rewind
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import FileRefSegment, Segment
-from orchestrator.session import RewindRecord, RewindRestore, SessionWriteError
+from orchestrator.session import (
+    CheckpointRecord,
+    RewindRecord,
+    RewindRestore,
+    SessionWriteError,
+)
 from orchestrator.status import StatusBoard
 from orchestrator.submit import Submission, resolve_submission
 from orchestrator.thinking import ThinkingPlan, ThinkingRefused
@@ -115,6 +120,8 @@ class Controller:
         self._rewind_request: tuple[int | None, RewindRestore] | None = None
         self._prompt_seq: int | None = None
         """The seq of the open turn's user message, until its checkpoint is taken."""
+        self._turn_snapshot: asyncio.Future[CheckpointRecord | None] | None = None
+        """The turn's snapshot while it is being taken."""
         self._turn_is_open = start_paused
         self.session_usage = usage_of(self.history.items)
         self.turn_usage = TokenUsage()
@@ -400,24 +407,42 @@ class Controller:
         )
         return "rewind_done", None
 
-    async def checkpoint_turn(self) -> None:
-        """Snapshot the workspace as a turn with a prompt begins (once per prompt)."""
+    def checkpoint_turn(self) -> None:
+        """Start the snapshot of the workspace as a turn with a prompt begins (once per
+        prompt). It runs while the first request streams: nothing changes the files before
+        the turn's first tools, which wait for it (:meth:`before_tools`)."""
         seq, self._prompt_seq = self._prompt_seq, None
         if seq is not None and self.checkpoints is not None:
-            await self.checkpoints.snapshot(seq=seq, turn=self.history.turn, reason="turn")
+            self._turn_snapshot = asyncio.ensure_future(
+                self.checkpoints.snapshot(seq=seq, turn=self.history.turn, reason="turn")
+            )
+
+    async def turn_snapshot_taken(self) -> None:
+        """Wait for the turn's snapshot, if one is still being taken (its record on disk)."""
+        pending, self._turn_snapshot = self._turn_snapshot, None
+        if pending is not None:
+            # Shielded: an interrupt of the turn must not leave a half-taken snapshot behind.
+            await asyncio.shield(pending)
 
     async def before_tools(self, calls: list[ToolUseBlock]) -> None:
         """Snapshot the workspace before a round whose tools may change it."""
+        first_round = self._turn_snapshot is not None
+        await self.turn_snapshot_taken()
         if self.checkpoints is None:
             return
         registry = self.tools.registry
         changing = [call for call in calls if _changes_files(registry.get(call.name))]
         if not changing:
             return
+        touched = set(self.checkpoints.touched)
         for call in changing:
             path = call.input.get("path") if isinstance(call.input, dict) else None
             if isinstance(path, str):
                 self.checkpoints.touched.add(path)
+        if first_round and not (
+            self.checkpoints.touched_only and self.checkpoints.touched != touched
+        ):
+            return  # the turn's snapshot is the state these tools start from
         seq = self.history.next_seq
         await self.checkpoints.snapshot(seq=seq, turn=self.history.turn, reason="round")
 
@@ -531,7 +556,7 @@ class Controller:
                 raise TurnError(failure, code="internal")
             if cancelled is not None:
                 return "turn_finished", "cancelled"
-            await self.checkpoint_turn()
+            self.checkpoint_turn()
             if self._preread:
                 await self.learn_window()
                 if self.thinking_plan.on:
@@ -539,6 +564,8 @@ class Controller:
                 else:
                     await self._read_mentions()
             result = await turn.run()
+            # Recorded before the turn ends, so a rewind right after it finds it.
+            await self.turn_snapshot_taken()
         except asyncio.CancelledError:
             return "turn_interrupted", "cancelled"
         except TurnError as exc:
