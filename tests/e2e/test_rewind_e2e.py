@@ -258,3 +258,34 @@ async def test_the_first_request_after_a_rewind_reads_the_cache(
     total = sum(usage.values()) - usage.get("output_tokens", 0)
     # Everything before the rewound prompt was sent (and cached) by the second turn's requests.
     assert usage["cache_read_input_tokens"] >= 0.8 * total, usage
+
+
+async def test_a_rewind_across_a_compaction_brings_back_what_it_summarised(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [ScriptedReply(text=f"answer {n}") for n in range(5)]
+    async with running_pod(workspace, short_dir, replies=replies, compact_keep_tokens=10) as pod:
+        c = await pod.client()
+        for text in ("one", "two", "three", "four"):
+            await run(c, text)
+        await c.send("compact")
+        compaction = await c.wait_for("compaction")
+        await c.wait_for("status", status="idle")
+        covered = [
+            seq for seq, _ in prompts(await history(c)) if seq <= compaction.data["last_seq"]
+        ]
+        assert len(covered) >= 2  # the prompt rewound to is one the summary replaced
+        target = covered[1]
+        await c.send("rewind", {"to": target, "restore": "conversation"})
+        await c.wait_for("rewound")
+        await c.wait_for("status", status="idle")
+        items = await history(c)
+        assert "compaction" not in {i["kind"] for i in items}  # it went with the tail
+        assert [text for _, text in prompts(items)] == ["one"]
+        await run(c, "two, again")
+        # The model sees the conversation verbatim again, not the summary.
+        last = pod.provider.requests[-1].messages
+        texts = [b.get("text") for m in last for b in m["content"] if b.get("type") == "text"]
+        assert texts == ["one", "answer 0", "two, again"]
+        pod.assert_all_requests_valid()
+        await c.close()
