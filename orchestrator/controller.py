@@ -425,21 +425,23 @@ class Controller:
             await asyncio.shield(pending)
 
     async def before_tools(self, calls: list[ToolUseBlock]) -> None:
-        """Snapshot the workspace before a round whose tools may change it."""
-        first_round = self._turn_snapshot is not None
-        await self.turn_snapshot_taken()
+        """Snapshot the workspace before a round whose tools may change it (a round of reads
+        lets the turn's snapshot go on meanwhile)."""
         if self.checkpoints is None:
             return
         registry = self.tools.registry
         changing = [call for call in calls if _changes_files(registry.get(call.name))]
         if not changing:
             return
+        # No tool changed the files since the turn began while its snapshot is pending.
+        unchanged_since_turn = self._turn_snapshot is not None
+        await self.turn_snapshot_taken()
         touched = set(self.checkpoints.touched)
         for call in changing:
             path = call.input.get("path") if isinstance(call.input, dict) else None
             if isinstance(path, str):
                 self.checkpoints.touched.add(path)
-        if first_round and not (
+        if unchanged_since_turn and not (
             self.checkpoints.touched_only and self.checkpoints.touched != touched
         ):
             return  # the turn's snapshot is the state these tools start from
