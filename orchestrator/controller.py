@@ -364,6 +364,7 @@ class Controller:
 
     async def _drive_rewind(self, to: int | None, restore: RewindRestore) -> Outcome:
         """Restore files (intent first, so a crash replays it), record, then drop the tail."""
+        intent = False
         try:
             plan = self.plan_rewind(to, restore)
             files = None
@@ -375,6 +376,7 @@ class Controller:
                     checkpoint=plan.checkpoint.id,
                 )
                 self.transcript.record(record)
+                intent = True
                 files, before = await self.checkpoints.restore(plan.checkpoint.id)
                 self.transcript.record(
                     record.model_copy(update={"phase": "done", "before": before})
@@ -386,8 +388,16 @@ class Controller:
         except asyncio.CancelledError:
             return "rewind_failed", None
         except (RewindError, CheckpointError, SessionWriteError) as exc:
-            self.emit("error", ErrorData(code="invalid_request", message=str(exc)))
-            self.alert("error", "rewind", f"rewind failed: {exc}")
+            message = f"rewind failed: {exc}"
+            if intent:
+                # The intent is on disk: the next start finishes the rewind (restoring is
+                # idempotent); until then the files may be partly restored.
+                message += (
+                    "; the files may be partly restored until the pod's next start, which "
+                    "finishes the rewind"
+                )
+            self.emit("error", ErrorData(code="invalid_request", message=message))
+            self.alert("error", "rewind", message)
             return "rewind_failed", None
         except Exception as exc:  # a bug must still bring the machine out of rewinding
             self._task_crashed("rewind", exc)

@@ -191,3 +191,29 @@ async def test_a_rewind_cut_short_by_kill_9_is_finished_at_the_next_start(
     loaded = load_session(session)
     assert loaded.pending_rewind is None
     assert [i.kind for i in loaded.items] == ["user_message", "assistant"]
+
+
+async def test_a_restore_that_fails_says_the_files_may_be_partly_restored(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    replies = [ScriptedReply(text="hi"), ScriptedReply(text="again")]
+    session = tmp_path / "s.jsonl"
+    async with running_pod(workspace, short_dir, replies=replies, session=session) as pod:
+        c = await pod.client()
+        await run(c, "one")
+        await run(c, "two")
+        items = (await c.request("get_history")).data["items"]
+        second = prompts(items)[1]
+        # The store's files go away under the pod (a disk problem, someone's rm -rf).
+        store = tmp_path / "s.checkpoints"
+        assert store.is_dir()
+        for path in store.rglob("*"):
+            if path.is_file():
+                path.unlink()
+        await c.send("rewind", {"to": second})
+        error = await c.wait_for("error")
+        assert error.data["message"].startswith("rewind failed: ")
+        assert "partly restored until the pod's next start" in error.data["message"]
+        await c.wait_for("status", status="idle")
+        assert (await c.request("get_history")).data["items"] == items  # the conversation stays
+        await c.close()
