@@ -37,6 +37,7 @@ from orchestrator.pod_task import Outcome, PodTask
 from orchestrator.protocol import (
     ErrorData,
     RewindData,
+    RewindFilesData,
     RunEndData,
     StatusData,
     TurnEndData,
@@ -71,6 +72,17 @@ if TYPE_CHECKING:
     from orchestrator.checkpointing import Checkpointer
 
 log = logging.getLogger(__name__)
+
+
+def rewind_data(plan: RewindPlan, files: RewindFilesData | None) -> RewindData:
+    """A rewind as clients see it (``rewind_preview`` and ``rewound`` carry the same)."""
+    return RewindData(
+        to=plan.target.seq,
+        restore=plan.restore,
+        prompt=plan.target.text,
+        dropped=plan.dropped if plan.conversation else 0,
+        files=files,
+    )
 
 
 def _changes_files(tool: Any) -> bool:
@@ -354,13 +366,7 @@ class Controller:
         files = None
         if plan.code and plan.checkpoint is not None and self.checkpoints is not None:
             files = await self.checkpoints.preview(plan.checkpoint.id)
-        return RewindData(
-            to=plan.target.seq,
-            restore=plan.restore,
-            prompt=plan.target.text,
-            dropped=plan.dropped if plan.conversation else 0,
-            files=files,
-        )
+        return rewind_data(plan, files)
 
     async def _drive_rewind(self, to: int | None, restore: RewindRestore) -> Outcome:
         """Restore files (intent first, so a crash replays it), record, then drop the tail."""
@@ -405,16 +411,7 @@ class Controller:
         if plan.conversation:
             self.transcript.rewind(plan.target.seq)
             self.context.reset()  # what was spent stays spent: session_usage is kept
-        self.emit(
-            "rewound",
-            RewindData(
-                to=plan.target.seq,
-                restore=plan.restore,
-                prompt=plan.target.text,
-                dropped=plan.dropped if plan.conversation else 0,
-                files=files,
-            ),
-        )
+        self.emit("rewound", rewind_data(plan, files))
         return "rewind_done", None
 
     def checkpoint_turn(self) -> None:

@@ -10,25 +10,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.history import UserMessage
+from orchestrator.history import Item, UserMessage
 from orchestrator.protocol import ForkedData
 from orchestrator.rewind import RewindError
 from orchestrator.session import SessionWriter, load_session, new_session_path, rewound
 from orchestrator.transcript import Transcript
 
 
-def fork_session(
-    transcript: Transcript, workspace: Path, *, at: int | None, title: str | None
-) -> ForkedData:
-    """Write the fork and say where it is; RewindError when ``at`` is not a user message,
-    SessionError when the file cannot be written."""
+def fork_items(transcript: Transcript, at: int | None) -> list[Item]:
+    """What the fork holds, taken on the event loop (the history is not to be read from a
+    thread while turns commit): RewindError when ``at`` is not a user message, and
+    SessionWriteError while a write waits for the disk."""
     transcript.require_durable()
     items = list(transcript.history.items)
-    if at is not None:
-        if not any(isinstance(i, UserMessage) and i.seq == at for i in items):
-            raise RewindError(f"cannot fork at {at}: it is not a user message of the conversation")
-        items = rewound(items, at)
-    source = transcript.session.path
+    if at is None:
+        return items
+    if not any(isinstance(i, UserMessage) and i.seq == at for i in items):
+        raise RewindError(f"cannot fork at {at}: it is not a user message of the conversation")
+    return rewound(items, at)
+
+
+def write_fork(
+    items: list[Item], source: Path, workspace: Path, *, at: int | None, title: str | None
+) -> ForkedData:
+    """Write the fork of session ``source`` and say where it is (blocking: it reads the source
+    for how its turns ended and syncs every line; run it on a worker thread). SessionError
+    when the file cannot be written."""
     loaded = load_session(source)
     path = new_session_path(workspace)
     writer = SessionWriter(

@@ -10,15 +10,17 @@ no two ever interleave.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 from statemachine.exceptions import TransitionNotAllowed
 
 from orchestrator.controller import Controller
-from orchestrator.fork import fork_session
+from orchestrator.fork import fork_items, write_fork
 from orchestrator.history import SystemMessage
 from orchestrator.notes import NotesFull
+from orchestrator.offload import off_loop
 from orchestrator.protocol import (
     ErrorData,
     FileCompletionsData,
@@ -52,8 +54,8 @@ class Methods:
 
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
-        self._previews: set[asyncio.Task[None]] = set()
-        """Rewind previews being worked out (held, so none is collected half-way)."""
+        self._aside_tasks: set[asyncio.Task[None]] = set()
+        """Slow replies (rewind previews, forks) being worked out."""
 
     def handle(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
         """Handle one method; direct replies and refusals go to ``reply`` only."""
@@ -113,9 +115,7 @@ class Methods:
             )
             return
         if params.dry_run:
-            task = asyncio.get_running_loop().create_task(self._preview(plan, request_id, reply))
-            self._previews.add(task)
-            task.add_done_callback(self._previews.discard)
+            self._aside(self._preview(plan, request_id, reply))
             return
         self._event("rewind", reply, request_id, to=plan.target.seq, restore=plan.restore)
 
@@ -129,17 +129,41 @@ class Methods:
         reply(encode_event("rewind_preview", data.model_copy(update={"id": request_id})))
 
     def _fork(self, params: ForkParams, request_id: Any, reply: Reply) -> None:
+        """Check the fork now; write it on a worker thread (a long session is thousands of
+        synced lines, which must not hold the event loop)."""
         c = self.controller
         try:
-            forked = fork_session(c.transcript, c.config.workspace, at=params.at, title=params.name)
-        except (RewindError, SessionError, SessionWriteError) as exc:
-            reply(
-                encode_event(
-                    "error", ErrorData(code="invalid_request", message=str(exc), id=request_id)
-                )
+            items = fork_items(c.transcript, params.at)
+        except (RewindError, SessionWriteError) as exc:
+            self._refuse(reply, request_id, str(exc))
+            return
+        source = c.transcript.session.path
+        self._aside(self._write_fork(items, source, params, request_id, reply))
+
+    async def _write_fork(
+        self, items: list[Any], source: Path, params: ForkParams, request_id: Any, reply: Reply
+    ) -> None:
+        workspace = self.controller.config.workspace
+        try:
+            forked = await off_loop(
+                lambda: write_fork(items, source, workspace, at=params.at, title=params.name)
             )
+        except (SessionError, OSError) as exc:
+            self._refuse(reply, request_id, f"no fork: {exc}")
             return
         reply(encode_event("forked", forked.model_copy(update={"id": request_id})))
+
+    @staticmethod
+    def _refuse(reply: Reply, request_id: Any, message: str) -> None:
+        reply(
+            encode_event("error", ErrorData(code="invalid_request", message=message, id=request_id))
+        )
+
+    def _aside(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run a reply's slow part in a task of its own (held, so none is collected half-way)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._aside_tasks.add(task)
+        task.add_done_callback(self._aside_tasks.discard)
 
     def _event(self, event: str, reply: Reply, request_id: Any, **kwargs: Any) -> None:
         try:
