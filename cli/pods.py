@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -283,47 +282,26 @@ async def launch_serve_process(
     import asyncio
 
     from orchestrator.acp import LaunchedPod, PodLaunchError
-    from orchestrator.procs import Supervision, spawn
-    from orchestrator.server import socket_is_live
+    from orchestrator.launch import LaunchError, start_serve_process
+    from orchestrator.procs import Supervision
 
     base = runtime_dir()
-    socket = base / f"{name}.sock"
-    log_path = base / f"{name}.log"
-    args = ["-m", "cli", "serve", "--workspace", str(workspace.resolve()), "--name", name]
-    args += ["--socket", str(socket), "--log-file", str(log_path), *serve_args]
+    args = ["--name", name, *serve_args]
     if session is not None:
         args += ["--session", str(session.resolve())]
     try:
-        log_fd = open_private_log(log_path)
-    except UnsafePathError as exc:
+        started = await start_serve_process(
+            workspace,
+            socket=base / f"{name}.sock",
+            log_path=base / f"{name}.log",
+            serve_args=args,
+            supervision=Supervision(grace_s=POD_STOP_GRACE_S, main_first=True),
+            stdin_data=stdin_data,
+            timeout_s=timeout_s,
+        )
+    except LaunchError as exc:
         raise PodLaunchError(str(exc)) from None
-    supervision = Supervision(grace_s=POD_STOP_GRACE_S, main_first=True)
-    with os.fdopen(log_fd, "ab") as log:
-        try:
-            proc = await spawn(
-                [sys.executable, *args], supervision, stdout=log, stderr=log,
-                cwd=str(workspace.resolve()),
-                stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
-            )  # fmt: skip
-        except OSError as exc:
-            raise PodLaunchError(f"cannot start the pod: {exc}") from None
-    stdin = proc.process.stdin
-    if stdin is not None and stdin_data is not None:
-        with contextlib.suppress(ConnectionError):  # it exited: the wait below says why
-            stdin.write(stdin_data)
-            await stdin.drain()
-        stdin.close()
-    deadline = time.monotonic() + timeout_s
-    while not socket_is_live(socket):
-        if proc.process.returncode is not None:
-            tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-            raise PodLaunchError(f"the pod exited at start: {tail[0]} (log: {log_path})")
-        if time.monotonic() > deadline:
-            await proc.close()
-            raise PodLaunchError(
-                f"the pod did not start within {timeout_s:.0f} s (log: {log_path})"
-            )
-        await asyncio.sleep(0.02)
+    proc = started.proc
 
     async def stop() -> None:
         try:
@@ -331,4 +309,4 @@ async def launch_serve_process(
         except TimeoutError:
             await proc.close()
 
-    return LaunchedPod(socket=socket, stop=stop)
+    return LaunchedPod(socket=started.socket, stop=stop)

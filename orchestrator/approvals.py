@@ -79,7 +79,6 @@ class Approvals:
         signal: Signal,
     ) -> Answer:
         """Wait for a person's answer about ``call`` (cancellation withdraws the request)."""
-        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         data = ApprovalRequestData(
             id=call.id,
             tool=call.name,
@@ -89,8 +88,14 @@ class Approvals:
             reason=reason,
             diff=diff,
         )
+        return await self.relay(data, signal=signal)
+
+    async def relay(self, data: ApprovalRequestData, *, signal: Signal) -> Answer:
+        """Wait for a person's answer to a request (a child pod's, relayed with ``pod`` set,
+        or this pod's own); cancellation withdraws it."""
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         first = not self._waiting
-        self._waiting[call.id] = (future, data)
+        self._waiting[data.id] = (future, data)
         if first:
             signal("approval_needed")
         self.emit("approval_request", data)
@@ -100,8 +105,8 @@ class Approvals:
             decision = "approved" if answer.allow else "denied"
             return answer
         finally:
-            del self._waiting[call.id]
-            self.emit("approval_resolved", ApprovalResolvedData(id=call.id, decision=decision))
+            del self._waiting[data.id]
+            self.emit("approval_resolved", ApprovalResolvedData(id=data.id, decision=decision))
             if not self._waiting:
                 signal("approval_settled")
 
@@ -115,7 +120,8 @@ class Approvals:
         if waiting is None or waiting[0].done():
             return
         future, data = waiting
-        if answer.allow and answer.scope == "session":
+        if answer.allow and answer.scope == "session" and data.pod is None:
+            # A child's "always" is granted by the child, in its own rules, not here.
             self.policy.grant(data.tool, data.arguments)
         future.set_result(answer)
 

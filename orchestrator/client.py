@@ -32,6 +32,7 @@ from orchestrator.protocol import (
     AlertData,
     ApprovalRequestData,
     ApprovalResolvedData,
+    ChildData,
     CompactionData,
     ErrorData,
     FileCompletionsData,
@@ -109,6 +110,7 @@ EventData: TypeAlias = (
     | HistoryData
     | FileCompletionsData
     | ShutdownData
+    | ChildData
     | CompactionData
     | ApprovalRequestData
     | ApprovalResolvedData

@@ -48,6 +48,7 @@ from orchestrator.mcp.config import McpConfig, wire_name
 from orchestrator.paths import POD_NAME_MAX, is_pod_name, safe_pod_name, state_dir
 from orchestrator.permissions import PermissionsConfig, Policy
 from orchestrator.regular_file import read_regular
+from orchestrator.subpods.config import AgentConfig, SubpodsConfig
 from orchestrator.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
 from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
 
@@ -116,6 +117,10 @@ class PodConfig(BaseModel):
     faster to stream); the model's default when unset."""
     max_rounds: int = Field(default=50, gt=0)
     """A turn stops with ``limit_reached`` after this many model requests."""
+    max_turn_tokens: int | None = Field(default=None, gt=0)
+    """A turn stops with ``limit_reached`` once its requests used this many tokens (input,
+    output and cache); None: no budget. A child pod gets its parent's
+    ``subpods.child_max_tokens`` here."""
     provider_max_retries: int = Field(default=4, ge=0, le=10)
     """Retries of a request that failed with 429, 529, a 5xx or a dropped connection, each
     reported as an alert."""
@@ -184,6 +189,11 @@ class PodConfig(BaseModel):
     """List resident knowledge records in the system prompt (its ``## Resident knowledge``
     section). A pod that reviews and rewrites the records turns this off, so it reads them
     with fresh eyes instead of through their old summaries."""
+
+    subpods: SubpodsConfig = Field(default_factory=SubpodsConfig)
+    """Delegating to child pods with the ``task`` tool (docs/subpods.md)."""
+    agents: dict[str, AgentConfig] = Field(default_factory=dict)
+    """Named kinds of child the model may ask ``task`` for: ``[agents.<name>]`` tables."""
 
     checkpoints: bool = True
     """Record the workspace in a shadow git repository before each turn and each round that

@@ -70,6 +70,7 @@ from states import PodLifecycle, leaf_state
 
 if TYPE_CHECKING:
     from orchestrator.checkpointing import Checkpointer
+    from orchestrator.subpods.children import Children
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +130,8 @@ class Controller:
         self._compaction_request: CompactionRequest | None = None
         self.checkpoints = checkpoints
         """Snapshots of the workspace (None: off by config)."""
+        self.subpods: Children | None = None
+        """The child pods of ``task`` calls (None: the pod offers no ``task``)."""
         self._rewind_request: tuple[int | None, RewindRestore] | None = None
         self._prompt_seq: int | None = None
         """The seq of the open turn's user message, until its checkpoint is taken."""
@@ -304,6 +307,8 @@ class Controller:
     def close_orphans(self) -> None:
         """Answer unanswered tool calls with synthetic ``[Interrupted by user]`` results."""
         for result in close_orphans(self.transcript.view()):
+            if self.subpods is not None:
+                result = self.subpods.closing(result)  # says what the call's child had done
             self.commit(result)
 
     def inject_interrupt_note(self) -> None:
@@ -516,6 +521,8 @@ class Controller:
             max_rounds=self.config.max_rounds,
             validator=self._validator,
             cache_ttl=None if self.config.prompt_cache == "off" else self.config.prompt_cache,
+            max_tokens_spent=self.config.max_turn_tokens,
+            spent=lambda: self.turn_usage.context_tokens + self.turn_usage.output_tokens,
         )
         self.task.start(
             self._drive(turn, cancelled, failure),

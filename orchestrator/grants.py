@@ -65,6 +65,11 @@ GRANTS: dict[str, str | None] = {
     "parent_socket": "--parent-socket PATH",
     "tool_env_allow": None,
     "tool_env": None,
+    "subpods.max_children": None,
+    "subpods.max_depth": None,
+    "subpods.depth": None,
+    "subpods.role": None,
+    "subpods.child_script": None,
 }
 """Keys a workspace's config cannot set (see the module), and the option that grants each."""
 
@@ -106,6 +111,16 @@ WORKSPACE_KEYS: dict[str, str] = {
     "checkpoints": "whether the pod keeps checkpoints of the workspace for rewind (off narrows)",
     "checkpoint_max_file_bytes": "which files are checkpointed, bounded (at most 256 MiB a file)",
     "checkpoint_max_total_bytes": "when checkpoints fall back to touched files, bounded (64 GiB)",
+    "max_turn_tokens": _TUNING,
+    "subpods.enabled": "whether the model may delegate to child pods, each with this pod's "
+    "permissions or fewer (off narrows)",
+    "subpods.child_max_tokens": _TUNING,
+    "subpods.start_timeout_s": "how long a child pod may take to start",
+    "agents.<name>.description": "when the model should use an agent (words, not reach)",
+    "agents.<name>.system_prompt": "what a child is told, as AGENTS.md tells the pod",
+    "agents.<name>.tools": "narrows a child's tools to a subset of its parent's",
+    "agents.<name>.model": "which model answers a child, through the user's own key (cost)",
+    "agents.<name>.permission_mode": "a child's mode, never wider than its parent's",
 }
 """Keys a workspace's config may set, and why that gives it nothing it should not have."""
 
@@ -178,6 +193,16 @@ def strip_workspace_grants(
         # An MCP server is a program the pod runs: a cloned repository does not get to add one.
         del kept["mcp"]
         refused.append("mcp.servers")
+    subpods = kept.get("subpods")
+    if isinstance(subpods, Mapping):
+        # How many processes a delegation may multiply into, and what a parent tells its
+        # child about itself, are the user's (and the parent's) call.
+        subpods = dict(subpods)
+        for key in ("max_children", "max_depth", "depth", "role", "child_script"):
+            if key in subpods:
+                del subpods[key]
+                refused.append(f"subpods.{key}")
+        kept["subpods"] = subpods
     memory = kept.get("memory")
     if isinstance(memory, Mapping) and "workspace_root" in memory:
         memory = dict(memory)

@@ -176,6 +176,17 @@ def build_pod(
     extra: list[Tool] = []
     if config.memory.enabled:
         extra = [KnowledgeSearchTool(config.memory_root()), MemoryReadTool(config.memory_root())]
+    children = None
+    if config.subpods.enabled and config.subpods.depth < config.subpods.max_depth:
+        from orchestrator.subpods.children import Children
+        from orchestrator.subpods.task_tool import TaskTool
+
+        children = Children(
+            config=config,
+            session_path=session_path,
+            records=dict(loaded.children) if loaded is not None else {},
+        )
+        extra.append(TaskTool(config, children))
     prompt = build_system_prompt(config, fs)
     alerts.extend(("warn", warning) for warning in prompt.warnings)
     chain = interceptors or InterceptorChain()
@@ -224,6 +235,19 @@ def build_pod(
         if config.checkpoints
         else None,
     )
+    if children is not None:
+        from orchestrator.subpods.children import ParentLinks
+
+        children.links = ParentLinks(
+            record=transcript.record,
+            emit=transcript.emit,
+            alert=transcript.alert,
+            approvals=approvals,
+            signal=controller.signal,
+            offered=runner.registry.names,
+        )
+        controller.subpods = children
+        controller.board.children = children
     for level, message in alerts:
         transcript.alert(level, "pod", message)
     return Pod(

@@ -15,6 +15,7 @@ from states import PublicStatus, leaf_state, public_status
 if TYPE_CHECKING:
     from orchestrator.controller import Controller
     from orchestrator.mcp.servers import McpServers
+    from orchestrator.subpods.children import Children
 
 
 def context_data(size: ContextSize) -> ContextData:
@@ -72,6 +73,9 @@ def status_text(data: dict[str, Any]) -> str:
                 else ""
             )
         )
+    for child in data.get("children") or []:
+        doing = f", running {child['tool']}" if child.get("tool") else ""
+        lines.append(f"child {child['name']}: {child['state']}{doing} · {child['tokens']:,} tokens")
     lines.append(f"workspace {data['workspace']}")
     return "\n".join(lines)
 
@@ -87,6 +91,8 @@ class StatusBoard:
         self._last: tuple[PublicStatus, str] | None = None
         self.mcp: McpServers | None = None
         """The pod's MCP servers, once they are started."""
+        self.children: Children | None = None
+        """The child pods of ``task`` calls (None: the pod offers no ``task``)."""
         self._name = controller.config.pod_name()
         """Resolved once: status is asked for often, and resolving the workspace is syscalls."""
 
@@ -138,5 +144,6 @@ class StatusBoard:
             cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
             approvals=c.approvals.pending(),
             mcp=self.mcp.report(set(c.tools.registry.names())) if self.mcp else [],
+            children=self.children.report() if self.children else [],
             id=request_id,
         )

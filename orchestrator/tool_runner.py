@@ -37,6 +37,7 @@ from orchestrator.tools.base import (
     ToolContext,
     ToolError,
     ToolOutput,
+    resumable,
     tool_kind,
 )
 from orchestrator.tools.registry import ToolRegistry
@@ -191,7 +192,9 @@ class ToolRunner:
     async def _run_one(self, call: ToolUseBlock, commit: Callable[[Item], Item]) -> None:
         tool = self.registry.get(call.name)
         fs = self._fs_for(call, tool)
-        ctx = ToolContext(fs=fs, workspace=self.workspace, scratch_dir=self.scratch_dir)
+        ctx = ToolContext(
+            fs=fs, workspace=self.workspace, scratch_dir=self.scratch_dir, call_id=call.id
+        )
         if self.on_output is not None:
             ctx.partial.on_text = functools.partial(self.on_output, call.id)
         cap = self.cap_for(call.name)
@@ -206,6 +209,8 @@ class ToolRunner:
             else:
                 output = to_tool_output(await tool.run(call.input, ctx))
         except asyncio.CancelledError:
+            if resumable(tool):
+                raise  # unanswered on purpose: Resume continues it, Cancel closes it
             output = interrupted_output(time.monotonic() - started, ctx.partial, cap)
             commit(_result(call, output))
             self._finish(spool, ctx)
@@ -260,7 +265,7 @@ class ToolRunner:
         commit: Callable[[Item], Item],
     ) -> str | None:
         """Write the call's write-ahead record when its tool has side effects; its spool name."""
-        if tool is None or not tool.side_effects or self.journal is None:
+        if tool is None or not tool.side_effects or self.journal is None or resumable(tool):
             return None
         spool: str | None = None
         if self.spools is not None:

@@ -9,6 +9,7 @@ is committed whole, then its tool results one by one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
 
@@ -144,6 +145,10 @@ class Turn:
     validator: IncrementalValidator
     cache_ttl: CacheTTL | None = "5m"
     """Prompt-cache TTL of the turn's requests; None sends no breakpoints."""
+    max_tokens_spent: int | None = None
+    """The turn's token budget (``max_turn_tokens``); None: none."""
+    spent: Callable[[], int] = lambda: 0
+    """Tokens the turn's requests used so far."""
     rounds: int = 0
 
     async def run(self) -> TurnResult:
@@ -166,6 +171,14 @@ class Turn:
                 # commit and turn_end): the turn is over, asking again would be a prefill.
                 return self._turn_end_action() or "finished"
             if self.rounds >= self.max_rounds:
+                return "limit_reached"
+            if self.max_tokens_spent is not None and self.spent() >= self.max_tokens_spent:
+                self.host.alert(
+                    "warn",
+                    "turn",
+                    f"the turn stopped: it used {self.spent():,} tokens, its budget is "
+                    f"{self.max_tokens_spent:,} (max_turn_tokens)",
+                )
                 return "limit_reached"
             messages = await self._compact_if_due()
             message = await self._request_fitting(messages)

@@ -7,12 +7,15 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cli.errors import CliError
 from cli.options import workspace_option
+
+if TYPE_CHECKING:
+    from orchestrator.config import PodConfig
 
 
 def register(app: typer.Typer) -> None:
@@ -93,6 +96,15 @@ def register(app: typer.Typer) -> None:
                 "to every user in /proc/PID/cmdline).",
             ),
         ] = False,
+        child_config_stdin: Annotated[
+            bool,
+            typer.Option(
+                "--child-config-stdin",
+                hidden=True,
+                help="Read the pod's whole configuration as JSON from stdin (a sub-pod, "
+                "configured by its parent; other options but --log-file are ignored).",
+            ),
+        ] = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
         log_file: Annotated[
             Path | None,
@@ -124,9 +136,10 @@ def register(app: typer.Typer) -> None:
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
         try:
+            config = _read_child_config() if child_config_stdin else None
             mcp_servers = _read_mcp_servers() if mcp_servers_stdin else None
             session_path = resolve_session(workspace, session) if session else None
-            config = load_config(
+            config = config or load_config(
                 workspace,
                 name=name,
                 provider=provider,
@@ -176,6 +189,18 @@ def register(app: typer.Typer) -> None:
             asyncio.run(main())
         except (PodSetupError, ServerError, SessionError, ConfigError) as exc:
             raise CliError(str(exc)) from None
+
+
+def _read_child_config() -> PodConfig:
+    """The configuration a parent pod writes to its child's stdin (then closes it)."""
+    from pydantic import ValidationError
+
+    from orchestrator.config import PodConfig
+
+    try:
+        return PodConfig.model_validate_json(sys.stdin.buffer.read())
+    except (OSError, ValidationError) as exc:
+        raise CliError(f"--child-config-stdin: not a pod configuration: {exc}") from None
 
 
 def _read_mcp_servers() -> dict[str, Any]:

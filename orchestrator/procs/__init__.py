@@ -71,6 +71,9 @@ class Supervision:
     cgroup: bool | None = None
     """Run the command in a cgroup of its own where one can be made; None: unless
     ``POD_PROCS_CGROUP=0`` (read when the command starts)."""
+    kill_on_parent_death: bool = False
+    """When the pod dies (even by ``kill -9``), SIGKILL the command at once instead of
+    SIGTERM and the grace (a child pod: it must stop as if it crashed, resumable)."""
     json_stdout: bool = False
     """The command speaks JSON lines on stdout (an MCP server): lines that cannot be JSON-RPC
     are dropped after the first few, and counted on stderr."""
@@ -92,6 +95,8 @@ class Supervision:
             args += ["--report", str(self.report)]
         if self.json_stdout:
             args.append("--json-stdout")
+        if self.kill_on_parent_death:
+            args.append("--kill-on-parent-death")
         if not (cgroups_allowed() if self.cgroup is None else self.cgroup):
             args.append("--no-cgroup")
         return [*args, "--", *command]

@@ -15,6 +15,9 @@ server) under this small supervisor, which stays the command's parent for its wh
   exits, ``kill -9`` included (``PR_SET_PDEATHSIG``).
 - **Ending is one signal.** SIGTERM, SIGHUP, SIGINT or the pod's death make it end every
   descendant: SIGTERM, up to ``--grace`` seconds to exit, then SIGKILL until none is left.
+  With ``--kill-on-parent-death`` the pod's death skips the SIGTERM and the grace: a child
+  pod then dies as its parent did, its session cut off mid-turn and resumable, instead of
+  shutting down cleanly (which would close its turn).
   With ``--main-first`` the command alone gets the SIGTERM and the grace first, to end what
   it started in its own way (a pod stops its commands and closes its session); the rest
   then get ``MAIN_FIRST_REST_S``.
@@ -502,12 +505,14 @@ class Options:
         self.report: str | None = None
         self.no_cgroup = False
         self.json_stdout = False
+        self.kill_on_parent_death = False
         self.command: list[str] = []
 
 
 USAGE = (
     "usage: supervisor.py --parent PID [--grace S] [--linger] [--main-first] [--status-fd N] "
-    "[--report PATH] [--no-cgroup] [--json-stdout] -- COMMAND [ARGS...]\n"
+    "[--report PATH] [--no-cgroup] [--json-stdout] [--kill-on-parent-death] "
+    "-- COMMAND [ARGS...]\n"
 )
 
 
@@ -519,6 +524,7 @@ def parse(argv: list[str]) -> Options:
         "--main-first": "main_first",
         "--no-cgroup": "no_cgroup",
         "--json-stdout": "json_stdout",
+        "--kill-on-parent-death": "kill_on_parent_death",
     }
     values = {"--parent": int, "--grace": float, "--status-fd": int, "--report": str}
     rest = list(argv)
@@ -553,6 +559,8 @@ def main(argv: list[str]) -> None:
     supervisor = Supervisor(options)
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if signum == signal.SIGUSR1 and options.kill_on_parent_death:
+            supervisor.grace_s, supervisor.main_first = 0.0, False
         supervisor.finish(128 + signum)
 
     for signum in ENDING_SIGNALS:

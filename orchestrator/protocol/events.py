@@ -70,8 +70,30 @@ class StatusData(_Data):
     approvals: list[ApprovalRequestData] = Field(default_factory=list)
     """Tool calls waiting for approval now (for a client that attaches)."""
     mcp: list[McpServerData] = Field(default_factory=list)
+    children: list[ChildData] = Field(default_factory=list)
+    """Child pods of running or paused ``task`` calls (docs/subpods.md)."""
     """The pod's MCP servers, as they are now."""
     id: int | str | None = None
+
+
+class ChildData(_Data):
+    """One child pod of a ``task`` call, as the parent's ``status`` shows it."""
+
+    call_id: str
+    """The parent's ``task`` call that runs it."""
+    name: str
+    """The child's pod name (``pod attach`` it on ``socket``)."""
+    state: str
+    """Its machine state (``requesting``, ``paused``, …); ``queued`` while it waits for a slot,
+    ``starting``, ``exited`` once its process ended."""
+    tool: str | None = None
+    """The tool it runs now."""
+    tokens: int = 0
+    agent: str | None = None
+    session: str
+    socket: str
+    tail: str = ""
+    """The end of what it said or printed last."""
 
 
 class McpServerData(_Data):
@@ -105,6 +127,9 @@ class ApprovalRequestData(_Data):
     """Why it asks (the mode or the rule)."""
     diff: str | None = None
     """For an edit: the unified diff it would apply."""
+    pod: str | None = None
+    """The child pod (sub-pod) whose call this is, relayed to the parent's clients; None:
+    this pod's own call."""
 
 
 class ApprovalResolvedData(_Data):
@@ -345,6 +370,7 @@ EVENT_DATA: dict[str, type[_Data]] = {
     "history": HistoryData,
     "file_completions": FileCompletionsData,
     "shutdown": ShutdownData,
+    "child": ChildData,
 }
 
 EventName = Literal[
@@ -374,6 +400,7 @@ EventName = Literal[
     "history",
     "file_completions",
     "shutdown",
+    "child",
 ]
 
 

@@ -48,6 +48,7 @@ from orchestrator.session.lock import SessionLock, lock_path, session_holder
 from orchestrator.session.records import (
     SESSION_VERSION,
     CheckpointRecord,
+    ChildRecord,
     ItemRecord,
     PruneRecord,
     RewindRecord,
@@ -63,6 +64,7 @@ from orchestrator.session.writer import SessionWriter, is_disk_full
 __all__ = [
     "SESSION_VERSION",
     "CheckpointRecord",
+    "ChildRecord",
     "ItemRecord",
     "LoadedSession",
     "PruneRecord",

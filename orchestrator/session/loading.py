@@ -13,6 +13,7 @@ from orchestrator.session.errors import SessionError
 from orchestrator.session.records import (
     RECORD,
     CheckpointRecord,
+    ChildRecord,
     ItemRecord,
     RewindRecord,
     SessionHeader,
@@ -38,6 +39,8 @@ class LoadedSession:
     """The latest ``title`` record; None when nobody named the session."""
     warnings: list[str] = field(default_factory=list)
     checkpoints: list[CheckpointRecord] = field(default_factory=list)
+    children: dict[str, ChildRecord] = field(default_factory=dict)
+    """The child pods of ``task`` calls, by call id."""
     """Snapshots of the workspace, oldest first."""
     pending_rewind: RewindRecord | None = None
     """A rewind whose ``intent`` was written but not its ``done``: to be replayed."""
@@ -108,6 +111,8 @@ def load_session(path: Path) -> LoadedSession:
             session.title = record.title
         elif isinstance(record, CheckpointRecord):
             session.checkpoints.append(record)
+        elif isinstance(record, ChildRecord):
+            session.children[record.call_id] = record
         elif isinstance(record, RewindRecord):
             if record.phase == "intent":
                 session.pending_rewind = record

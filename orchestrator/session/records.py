@@ -103,6 +103,26 @@ class RewindRecord(BaseModel):
     """A snapshot of the workspace as it was just before the rewind (so it can be undone)."""
 
 
+class ChildRecord(BaseModel):
+    """A ``task`` call's child pod, written and synced before the child starts.
+
+    It links the call to the child's own session file, so a parent that died and came back
+    resumes the same child (one child session, never two) instead of starting another.
+    """
+
+    type: Literal["child"] = "child"
+    call_id: str
+    name: str
+    """The child's pod name."""
+    session: str
+    """The child's session file (absolute)."""
+    workspace: str
+    """Where the child works: the parent's workspace, or a worktree of its own."""
+    isolation: Literal["shared", "worktree"] = "shared"
+    agent: str | None = None
+    started_ms: int
+
+
 Record = Annotated[
     ItemRecord
     | TurnEndRecord
@@ -110,7 +130,8 @@ Record = Annotated[
     | ToolStartRecord
     | TitleRecord
     | CheckpointRecord
-    | RewindRecord,
+    | RewindRecord
+    | ChildRecord,
     Field(discriminator="type"),
 ]
 RECORD: TypeAdapter[Record] = TypeAdapter(Record)

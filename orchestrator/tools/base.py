@@ -78,6 +78,14 @@ class ToolContext:
     """Where tools write large outputs for later reading (inside the workspace)."""
     partial: PartialOutput = field(default_factory=PartialOutput)
     """Output produced so far; kept in the result if the tool is interrupted."""
+    call_id: str = ""
+    """The tool call's id (a ``task`` call links its child pod to it)."""
+
+
+def resumable(tool: object) -> bool:
+    """Whether a call of ``tool`` is resumed after a pause or a crash instead of being closed
+    (it keeps its own write-ahead record: ``task``'s child pod)."""
+    return bool(getattr(tool, "resumable", False))
 
 
 def tool_kind(tool: object) -> ToolKind:

@@ -12,6 +12,7 @@ from orchestrator.config_doc import extract_block, generated_block, rows
 from orchestrator.grants import GRANTS
 from orchestrator.mcp.config import McpServerConfig
 from orchestrator.permissions import PermissionsConfig
+from orchestrator.subpods import AgentConfig, SubpodsConfig
 from orchestrator.usage import Prices
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
@@ -32,8 +33,10 @@ def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
         "permissions": PermissionsConfig,
         "mcp.servers.<name>": McpServerConfig,
         "prices.<name>": Prices,
+        "subpods": SubpodsConfig,
+        "agents.<name>": AgentConfig,
     }
-    nested = ("workspace", "memory", "permissions", "mcp", "prices")
+    nested = ("workspace", "memory", "permissions", "mcp", "prices", "subpods", "agents")
     expected = {name for name in PodConfig.model_fields if name not in nested}
     expected |= {
         f"{table}.{name}" for table, model in tables.items() for name in model.model_fields

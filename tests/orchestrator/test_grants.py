@@ -22,7 +22,7 @@ def _keys(table: dict[str, object], prefix: str = "") -> set[str]:
     out: set[str] = set()
     for key, value in table.items():
         where = f"{prefix}{key}"
-        if prefix in ("mcp.servers.", "prices."):
+        if prefix in ("mcp.servers.", "prices.", "agents."):
             where = f"{prefix}<name>"
         tables_of_values = ("tool_output_overrides", "tool_env", "mcp.servers.<name>.env")
         if isinstance(value, dict) and where not in (
@@ -62,9 +62,14 @@ def test_a_hostile_workspace_file_keeps_only_tuning(tmp_path: Path) -> None:
     config = load_config(repo.workspace)
     default = PodConfig(workspace=repo.workspace.resolve())
     for key in GRANTS:
-        top = key.partition(".")[0]
+        top, _, leaf = key.partition(".")
         if top == "permissions":
             continue  # checked below: its ask and deny rules are kept
+        if leaf and "<name>" not in key:  # a table whose other keys a workspace may set
+            assert (
+                getattr(config, top).model_dump()[leaf] == getattr(default, top).model_dump()[leaf]
+            ), key
+            continue
         assert getattr(config, top) == getattr(default, top), key
     # What it may do still applies.
     assert (config.model, config.max_rounds, config.prompt_cache) == (
@@ -76,6 +81,8 @@ def test_a_hostile_workspace_file_keeps_only_tuning(tmp_path: Path) -> None:
     assert "read_file(secrets/**)" in config.permissions.deny  # narrowing is kept
     assert config.inject_resident_knowledge is False
     assert config.checkpoints is False  # turning checkpoints off narrows: kept
+    assert config.subpods.child_max_tokens == 1000 and config.max_turn_tokens == 100000
+    assert config.agents["helper"].tools == ["read_file"]  # narrows a child: kept
     assert (config.checkpoint_max_file_bytes, config.checkpoint_max_total_bytes) == (1000, 100000)
     [warning] = config.load_warnings
     for key in ("name", "provider", "scripted_script", "session", "socket", "parent_socket"):

@@ -270,6 +270,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "summary": "run: make",
                 "reason": "default mode asks before execute tools",
                 "diff": None,
+                "pod": "app.tests-1",
             }
         ],
         "mcp": [
@@ -280,6 +281,19 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "offered": ["mcp__git__git_log"],
                 "restarts": 1,
                 "survivors": ["4242 node helper.js"],
+            }
+        ],
+        "children": [
+            {
+                "call_id": "toolu_3",
+                "name": "app.tests-1",
+                "state": "awaiting_approval",
+                "tool": "bash",
+                "tokens": 5100,
+                "agent": "tester",
+                "session": "/s/a.children/app.tests-1.jsonl",
+                "socket": "/run/app.tests-1.sock",
+                "tail": "→ bash",
             }
         ],
         "id": 4,
@@ -316,6 +330,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "summary": "edit_file a.py",
         "reason": "default mode asks before edit tools",
         "diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-1\n+2\n",
+        "pod": None,
     },
     "approval_resolved": {"id": "toolu_2", "decision": "approved"},
     "compaction": {
@@ -368,6 +383,17 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
     },
     "file_completions": {"prefix": "s", "candidates": ["src/"], "id": 1},
     "shutdown": {},
+    "child": {
+        "call_id": "toolu_1",
+        "name": "app.tests-1",
+        "state": "executing_tools",
+        "tool": "bash",
+        "tokens": 1200,
+        "agent": None,
+        "session": "/s/a.children/app.tests-1.jsonl",
+        "socket": "/run/app.tests-1.sock",
+        "tail": "running pytest",
+    },
 }
 
 

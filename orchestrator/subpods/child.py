@@ -1,0 +1,327 @@
+"""One child pod as its parent sees it: its process, its connection, and what it is doing.
+
+The child is a real pod (``pod serve`` under a supervisor) that its parent drives as a
+client, over the child's own socket: ``run`` with the task's prompt, ``pause``, ``resume``,
+``cancel``, ``shutdown``, and ``approve``/``deny`` for the approvals it relays up. Its
+supervisor SIGKILLs it when the parent dies (even by ``kill -9``), so the child's session is
+cut off mid-turn exactly like a crash, and the parent, back up, resumes that same session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from orchestrator.approvals import Answer
+from orchestrator.client import ClientError, PodClient, PodEvent
+from orchestrator.errors import PodRuntimeError
+from orchestrator.launch import LaunchError, start_serve_process
+from orchestrator.procs import Supervised, Supervision
+from orchestrator.protocol import ApprovalRequestData, ChildData, StatusData
+from orchestrator.session import ChildRecord
+
+log = logging.getLogger(__name__)
+
+STOP_GRACE_S = 10.0
+"""A child asked to end (``shutdown``, or its supervisor's SIGTERM) has this long to close
+its session before it is killed."""
+PAUSE_WAIT_S = 5.0
+"""How long a pause waits for a child to say it paused."""
+TAIL_CHARS = 300
+
+ChildSupervision = Supervision(grace_s=STOP_GRACE_S, main_first=True, kill_on_parent_death=True)
+
+ApprovalRelay = Callable[["Child", ApprovalRequestData], Awaitable[Answer]]
+
+
+class ChildFailed(PodRuntimeError):
+    """The child pod could not be started, refused the task, or died; the message says how."""
+
+
+class Child:
+    """A child pod of one ``task`` call."""
+
+    def __init__(
+        self,
+        record: ChildRecord,
+        *,
+        socket: Path,
+        log_path: Path,
+        on_change: Callable[[Child], None],
+    ) -> None:
+        self.record = record
+        self.socket = socket
+        self.log_path = log_path
+        self.on_change = on_change
+        self.state = "queued"
+        self.status = "idle"
+        self.tool: str | None = None
+        self.tokens = 0
+        self.cost_usd: float | None = None
+        self.tail = ""
+        self.proc: Supervised | None = None
+        self.client: PodClient | None = None
+        self.on_text: Callable[[str], None] | None = None
+        """Where the child's live output goes (the parent's call, as ``tool_output_delta``)."""
+        self.on_approval: ApprovalRelay | None = None
+        self._pump: asyncio.Task[None] | None = None
+        self._relays: dict[str, asyncio.Task[None]] = {}
+        self._run_end: asyncio.Future[str] | None = None
+        self._changed = asyncio.Event()
+        self.gone = asyncio.Event()
+        """Set when the connection to the child closed (it stopped, or died)."""
+
+    @property
+    def name(self) -> str:
+        """The child's pod name."""
+        return self.record.name
+
+    def view(self) -> ChildData:
+        """The child as ``status`` and the ``child`` event show it."""
+        return ChildData(
+            call_id=self.record.call_id,
+            name=self.name,
+            state=self.state,
+            tool=self.tool,
+            tokens=self.tokens,
+            agent=self.record.agent,
+            session=self.record.session,
+            socket=str(self.socket),
+            tail=self.tail,
+        )
+
+    # -- starting ---------------------------------------------------------------------------
+
+    async def launch(self, config: dict[str, Any], *, timeout_s: float) -> None:
+        """Start the child's ``pod serve`` with its whole configuration, and connect."""
+        self._set(state="starting")
+        try:
+            started = await start_serve_process(
+                Path(self.record.workspace),
+                socket=self.socket,
+                log_path=self.log_path,
+                serve_args=["--child-config-stdin"],
+                supervision=ChildSupervision,
+                stdin_data=json.dumps(config).encode(),
+                timeout_s=timeout_s,
+            )
+        except LaunchError as exc:
+            self._set(state="exited")
+            raise ChildFailed(f"the child pod {self.name} did not start: {exc}") from None
+        self.proc = started.proc
+        try:
+            self.client = await PodClient.connect(self.socket)
+        except ClientError as exc:
+            await self.proc.close()
+            self._set(state="exited")
+            raise ChildFailed(f"cannot reach the child pod {self.name}: {exc}") from None
+        self._pump = asyncio.create_task(self._read(self.client), name=f"child-{self.name}")
+        self._apply_status(await self.client.status())
+
+    @property
+    def alive(self) -> bool:
+        """Whether the child's process runs and its connection is open."""
+        return self.client is not None and not self.gone.is_set()
+
+    # -- driving ----------------------------------------------------------------------------
+
+    async def run_to_end(self, prompt: str) -> str:
+        """Bring the task to its end: send the prompt, resume a paused turn, or find the
+        answer already given; returns how the child's run ended (``finished``, …)."""
+        client = self._connected()
+        status = await client.status()
+        self._apply_status(status)
+        if status.status == "idle" and status.turn > 0:
+            return "finished"  # it answered before the parent could take the answer
+        self._run_end = asyncio.get_running_loop().create_future()
+        if status.status == "paused":
+            await self._send("resume")
+        elif status.status == "idle":
+            await self._send("run", {"input": prompt})
+        # running: it carries on by itself (someone resumed it directly).
+        while True:
+            await self._wait(self._run_end)
+            result = self._run_end.result()
+            if result != "paused":
+                return result
+            # Paused by someone attached to the child directly: it goes on when they resume.
+            self._run_end = asyncio.get_running_loop().create_future()
+
+    async def pause(self) -> None:
+        """Pause the child's turn and wait (bounded) until it says it paused."""
+        if not self.alive or self.status != "running":
+            return
+        with contextlib.suppress(ChildFailed):
+            await self._send("pause")
+            await self._until(lambda: self.status != "running", PAUSE_WAIT_S)
+
+    async def cancel(self) -> None:
+        """Cancel the child's turn (it closes its calls truthfully) and wait until it did."""
+        if not self.alive or self.status not in ("running", "paused"):
+            return
+        with contextlib.suppress(ChildFailed):
+            await self._send("cancel")
+            await self._until(lambda: self.status not in ("running", "paused"), PAUSE_WAIT_S)
+
+    async def stop(self) -> None:
+        """Shut the child down (its session closes cleanly) and wait for its process."""
+        for relay in list(self._relays.values()):
+            relay.cancel()
+        if self.alive:
+            with contextlib.suppress(ChildFailed):
+                await self._send("shutdown")
+        if self.proc is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self.proc.process.wait()), STOP_GRACE_S)
+            except TimeoutError:
+                await self.proc.close()
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                await self.client.close()
+        if self._pump is not None:
+            self._pump.cancel()
+        self._set(state="exited")
+
+    def exit_text(self) -> str:
+        """How the child's process ended, in words (for a child that died)."""
+        code = self.proc.code if self.proc is not None else None
+        if code is None:
+            return "its connection closed"
+        if code < 0:
+            import signal
+
+            try:
+                return f"its process was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"its process was killed by signal {-code}"
+        return f"its process exited with code {code}"
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _connected(self) -> PodClient:
+        if self.client is None or self.gone.is_set():
+            raise ChildFailed(f"the child pod {self.name} is not running")
+        return self.client
+
+    async def _send(self, method: str, params: dict[str, Any] | None = None) -> None:
+        try:
+            await self._connected().send(method, params)
+        except ClientError as exc:
+            raise ChildFailed(f"the child pod {self.name}: {exc}") from None
+
+    async def _wait(self, future: asyncio.Future[str]) -> None:
+        """Wait for ``future``; :class:`ChildFailed` if the child goes away first."""
+        gone = asyncio.ensure_future(self.gone.wait())
+        waits: list[asyncio.Future[Any]] = [future, gone]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+        if not future.done():
+            if self.proc is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.proc.exited(), 2.0)
+            raise ChildFailed(f"the child pod {self.name} died: {self.exit_text()}")
+
+    async def _until(self, check: Callable[[], bool], timeout_s: float) -> None:
+        async def scan() -> None:
+            while not check() and not self.gone.is_set():
+                self._changed.clear()
+                await self._changed.wait()
+
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(scan(), timeout_s)
+
+    def _set(self, **changes: Any) -> None:
+        before = (self.state, self.tool)
+        for key, value in changes.items():
+            setattr(self, key, value)
+        self._changed.set()
+        if (self.state, self.tool) != before:
+            self.on_change(self)
+
+    def _apply_status(self, status: StatusData) -> None:
+        usage = status.usage
+        self.tokens = sum(usage.get(k, 0) for k in TOKEN_KINDS)
+        self.cost_usd = status.cost_usd
+        self._set(status=status.status, state=status.state)
+
+    async def _read(self, client: PodClient) -> None:
+        try:
+            async for event in client.events():
+                self._handle(event)
+        finally:
+            self.gone.set()
+            for relay in list(self._relays.values()):
+                relay.cancel()
+            self._set(state="exited", tool=None)
+
+    def _handle(self, event: PodEvent) -> None:
+        data = event.data
+        name = event.event
+        if name == "status":
+            self._apply_status(StatusData.model_validate(data))
+        elif name == "tool_call_start":
+            self._set(tool=data.get("name"))
+            self._say(f"\n→ {data.get('name')}\n")
+        elif name == "tool_result":
+            self._set(tool=None)
+        elif name == "text_delta":
+            self._say(str(data.get("text", "")))
+        elif name == "approval_request":
+            request = ApprovalRequestData.model_validate(data)
+            if self.on_approval is not None and request.id not in self._relays:
+                task = asyncio.create_task(self._relay(self.on_approval, request))
+                self._relays[request.id] = task
+        elif name == "approval_resolved":
+            relay = self._relays.pop(str(data.get("id")), None)
+            if relay is not None and not relay.done():
+                relay.cancel()  # answered at the child, or withdrawn there
+        elif name == "run_end":
+            if self._run_end is not None and not self._run_end.done():
+                self._run_end.set_result(str(data.get("result")))
+        elif (
+            name == "error"
+            and data.get("code") in REFUSALS
+            and self._run_end is not None
+            and not self._run_end.done()
+        ):
+            # The child refused what was sent to it: the task cannot go on there.
+            self.tail = str(data.get("message", ""))[-TAIL_CHARS:]
+            self._run_end.set_result("errored")
+
+    def _say(self, text: str) -> None:
+        if not text:
+            return
+        self.tail = (self.tail + text)[-TAIL_CHARS:]
+        if self.on_text is not None:
+            self.on_text(text)
+
+    async def _relay(self, relay: ApprovalRelay, request: ApprovalRequestData) -> None:
+        try:
+            answer = await relay(self, request)
+        except asyncio.CancelledError:
+            return  # withdrawn: the child answers nothing
+        finally:
+            self._relays.pop(request.id, None)
+        with contextlib.suppress(ChildFailed):
+            if answer.allow:
+                await self._send("approve", {"id": request.id, "scope": answer.scope})
+            else:
+                await self._send("deny", {"id": request.id, "message": answer.message})
+
+
+REFUSALS = ("already_running", "not_paused", "not_running", "invalid_request", "forbidden")
+"""Error codes with which a child refuses the method its parent sent."""
+
+TOKEN_KINDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)

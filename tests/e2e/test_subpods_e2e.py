@@ -1,0 +1,430 @@
+"""Sub-pods end to end: a parent pod in-process, its children real ``pod serve`` processes,
+every model request answered by the fake Messages API over HTTP (the real SDK)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.fake_api import FakeAnthropic, Reply, ToolCall
+from orchestrator.client import PodClient
+from orchestrator.config import PodConfig
+from orchestrator.session import load_session
+from tests.e2e.harness import collect_until, fake_provider, running_pod
+
+PARENT = "PARENT:"
+"""Every parent prompt starts so; a child's prompt does not (the fake tells them apart)."""
+
+
+def _first_user_text(body: dict[str, Any]) -> str:
+    content = body["messages"][0]["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for message in body["messages"]:
+        if message["role"] == "user" and isinstance(message["content"], list):
+            out += [b for b in message["content"] if b.get("type") == "tool_result"]
+    return out
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
+
+
+def _last_user_text(body: dict[str, Any]) -> str:
+    content = body["messages"][-1]["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+@dataclass
+class Tree:
+    """A scripted tree: the parent delegates ``tasks``; each child edits a file and answers.
+
+    A parent prompt that says ``stop`` gets a plain answer; any other delegates the next
+    list of ``more`` tasks (then ``tasks`` again).
+    """
+
+    tasks: list[dict[str, Any]]
+    more: list[list[dict[str, Any]]] = field(default_factory=list)
+    slow: bool = False
+    """Children stream their answers slowly (seconds), so they can be paused mid-stream."""
+    child_tool: str = "write_file"
+    parent_answers: list[str] = field(default_factory=list)
+    child_requests: int = 0
+
+    def respond(self, body: dict[str, Any]) -> Reply:
+        first = _first_user_text(body)
+        results = _tool_results(body)
+        if first.startswith(PARENT):
+            last = body["messages"][-1]["content"]
+            answered = [b for b in last if isinstance(b, dict) and b.get("type") == "tool_result"]
+            if answered or "stop" in _last_user_text(body):
+                self.parent_answers = [_result_text(r) for r in answered]
+                return Reply(text="All children are done.")
+            tasks = self.more.pop(0) if self.more else self.tasks
+            return Reply(
+                text="Delegating.",
+                tool_calls=[ToolCall(name="task", input=task) for task in tasks],
+            )
+        self.child_requests += 1
+        tag = first.split(":")[0]
+        if not results:
+            if self.child_tool == "write_file":
+                call = ToolCall(
+                    name="write_file", input={"path": f"{tag}.txt", "content": f"by {tag}\n"}
+                )
+            else:
+                call = ToolCall(name="glob", input={"pattern": "*"})
+            return Reply(text=f"{tag} starts.", tool_calls=[call])
+        answer = f"{tag} answer: the file is written."
+        if self.slow:
+            return Reply(text=answer + " " + "." * 400, chunk_size=2, delay_s=0.02)
+        return Reply(text=answer)
+
+
+@pytest.fixture
+def tree_env(monkeypatch: pytest.MonkeyPatch, fake: FakeAnthropic) -> Iterator[FakeAnthropic]:
+    """Children are processes: they find the fake through the environment, as the SDK does."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+    yield fake
+
+
+def _config(workspace: Path, **extra: Any) -> dict[str, Any]:
+    """``running_pod`` options for a parent on the fake API (children inherit all of it)."""
+    config = PodConfig(
+        workspace=workspace,
+        name="t",
+        provider="anthropic",
+        model="fake-model",
+        checkpoints=False,
+        **extra,
+    )
+    return {"loaded": config}
+
+
+async def _run(client: PodClient, text: str) -> None:
+    await client.send("run", {"input": text})
+
+
+TWO_TASKS = [
+    {"prompt": "alpha: write alpha.txt", "name": "alpha"},
+    {"prompt": "beta: write beta.txt", "name": "beta"},
+]
+
+
+async def test_two_task_calls_run_two_children_concurrently(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    # Slow answers (seconds each): run one after the other, one child would be done before
+    # the other began.
+    tree = Tree(tasks=TWO_TASKS, slow=True)
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with running_pod(
+        workspace,
+        tmp_path,
+        provider=fake_provider(tree_env),
+        **_config(workspace, permissions={"mode": "accept-edits"}),
+    ) as pod:
+        client = await pod.client()
+        await _run(client, f"{PARENT} delegate two tasks")
+        events = await collect_until(client, "run_end", timeout=60)
+        assert events[-1].data["result"] == "finished"
+        children = [e.data for e in events if e.event == "child"]
+        names = {c["name"] for c in children}
+        assert names == {"t.alpha-1", "t.beta-2"}
+        # Both were running at once: each was seen busy before either exited.
+        states = [(c["name"], c["state"]) for c in children]
+        first_exit = next(i for i, (_, s) in enumerate(states) if s == "exited")
+        busy_before = {n for n, s in states[:first_exit] if s == "requesting"}
+        assert busy_before == names
+        # Both answers reached the parent's model, with what each child did.
+        answers = "\n".join(tree.parent_answers)
+        assert "alpha answer" in answers and "beta answer" in answers
+        assert "write_file" in answers and "alpha.txt" in answers
+        # Shared isolation: the children's files are in the parent's workspace.
+        assert (workspace / "alpha.txt").read_text() == "by alpha\n"
+        assert (workspace / "beta.txt").read_text() == "by beta\n"
+        # One child session each, linked from the parent's session before each started.
+        loaded = load_session(pod_session(pod))
+        assert len(loaded.children) == 2
+        for record in loaded.children.values():
+            child = load_session(Path(record.session))
+            assert child.header.pod == record.name
+            assert any(item.kind == "assistant" for item in child.items)
+        status = await client.status()
+        assert status.children == []  # finished children are stopped
+        await client.close()
+
+
+def pod_session(pod: Any) -> Path:
+    """The parent's session file (its only one in the state folder)."""
+    from orchestrator.session import latest_session
+
+    path = latest_session(pod.config.workspace)
+    assert path is not None
+    return path
+
+
+async def test_worktree_isolation_reports_a_diff_and_leaves_the_workspace_alone(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    import subprocess
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("hello\n")
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "init"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=workspace,
+            check=True,
+        )
+    tree = Tree(tasks=[{"prompt": "gamma: write gamma.txt", "name": "gamma",
+                        "isolation": "worktree"}])  # fmt: skip
+    tree_env.responder = tree.respond
+    async with running_pod(
+        workspace,
+        tmp_path,
+        provider=fake_provider(tree_env),
+        **_config(workspace, permissions={"mode": "accept-edits"}),
+    ) as pod:
+        client = await pod.client()
+        await _run(client, f"{PARENT} delegate in a worktree")
+        events = await collect_until(client, "run_end", timeout=60)
+        assert events[-1].data["result"] == "finished"
+        [answer] = tree.parent_answers
+        assert not (workspace / "gamma.txt").exists()  # the parent's files are untouched
+        assert "gamma.txt" in answer and "+by gamma" in answer  # the diff is reported
+        [record] = load_session(pod_session(pod)).children.values()
+        assert (Path(record.workspace) / "gamma.txt").read_text() == "by gamma\n"
+        await client.close()
+
+
+async def test_a_childs_approval_is_answered_from_the_parents_client(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    tree = Tree(tasks=[TWO_TASKS[0]])
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with running_pod(
+        workspace, tmp_path, provider=fake_provider(tree_env), **_config(workspace)
+    ) as pod:
+        client = await pod.client()
+        await _run(client, f"{PARENT} delegate one task")
+        request = await client.wait_for("approval_request", timeout=60)
+        assert request.data["pod"] == "t.alpha-1" and request.data["tool"] == "write_file"
+        status = await client.status()
+        assert status.state == "awaiting_approval"
+        assert [a.pod for a in status.approvals] == ["t.alpha-1"]
+        await client.send("approve", {"id": request.data["id"]})
+        events = await collect_until(client, "run_end", timeout=60)
+        assert events[-1].data["result"] == "finished"
+        assert (workspace / "alpha.txt").exists()
+        assert "alpha answer" in tree.parent_answers[0]
+        await client.close()
+
+
+async def _until(check: Any, timeout_s: float = 60.0) -> None:
+    """Wait for a condition the test cannot be told about (the fake's request count)."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "condition never held"
+        await asyncio.sleep(0.05)
+
+
+async def _child_status(socket: str) -> str:
+    child = await PodClient.connect(socket)
+    try:
+        return (await child.status()).status
+    finally:
+        await child.close()
+
+
+async def test_pause_pauses_every_child_resume_finishes_all_and_a_new_message_closes_them(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    second = [
+        {"prompt": "gamma: write gamma.txt", "name": "gamma"},
+        {"prompt": "delta: write delta.txt", "name": "delta"},
+    ]
+    tree = Tree(tasks=TWO_TASKS, more=[TWO_TASKS, second], slow=True, child_tool="glob")
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with running_pod(
+        workspace,
+        tmp_path,
+        provider=fake_provider(tree_env),
+        **_config(workspace, permissions={"mode": "accept-edits"}),
+    ) as pod:
+        client = await pod.client()
+        await _run(client, f"{PARENT} delegate two tasks")
+        await _until(lambda: tree.child_requests >= 4)  # both stream their slow answers
+        await client.send("pause")
+        await client.wait_for("run_end", result="paused", timeout=30)
+        status = await client.status()
+        assert status.status == "paused"
+        assert len(status.children) == 2
+        for child in status.children:
+            assert await _child_status(child.socket) == "paused"
+        # Resume: the same two children resume, and all three finish.
+        tree.slow = False
+        await client.send("resume")
+        await client.wait_for("run_end", result="finished", timeout=60)
+        answers = "\n".join(tree.parent_answers)
+        assert "alpha answer" in answers and "beta answer" in answers
+        sessions = load_session(pod_session(pod)).children
+        assert len(sessions) == 2  # resumed, not started again
+
+        # Pause again mid-children, then a new message: they are closed truthfully.
+        tree.slow = True
+        before = tree.child_requests
+        await _run(client, f"{PARENT} delegate again")
+        await _until(lambda: tree.child_requests >= before + 4)
+        await client.send("pause")
+        await client.wait_for("run_end", result="paused", timeout=30)
+        sockets = [c.socket for c in (await client.status()).children]
+        assert len(sockets) == 2
+        await _run(client, f"{PARENT} stop, do something else")
+        await client.wait_for("run_end", result="finished", timeout=60)
+        loaded = load_session(pod_session(pod))
+        closed = [
+            item
+            for item in loaded.items
+            if item.kind == "tool_result" and item.synthetic and "child pod" in (item.content or "")
+        ]
+        assert len(closed) == 2
+        for item in closed:
+            assert "stopped before it finished" in (item.content or "")
+            assert "glob" in (item.content or "")  # what it had done
+        records = [r for r in loaded.children.values() if r.name.startswith(("t.gamma", "t.delta"))]
+        assert len(records) == 2
+        from orchestrator.server import socket_is_live
+
+        # The children are cancelled and stopped as their calls close: wait for them to exit.
+        await _until(lambda: not any(socket_is_live(Path(s)) for s in sockets), 30)
+        for record in records:
+            child = load_session(Path(record.session))
+            assert child.turn_results, "the child's turn was closed (cancelled)"
+        await client.close()
+
+
+async def test_kill_9_of_a_child_gives_a_truthful_result_and_a_resumable_session(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    from orchestrator.paths import pod_info_path
+
+    tree = Tree(tasks=[TWO_TASKS[0]], slow=True, child_tool="glob")
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with running_pod(
+        workspace,
+        tmp_path,
+        provider=fake_provider(tree_env),
+        **_config(workspace, permissions={"mode": "accept-edits"}),
+    ) as pod:
+        client = await pod.client()
+        await _run(client, f"{PARENT} delegate one task")
+        await _until(lambda: tree.child_requests >= 2)
+        [child] = (await client.status()).children
+        info = json.loads(pod_info_path(Path(child.socket)).read_text())
+        os.kill(info["pid"], signal.SIGKILL)
+        await client.wait_for("run_end", result="finished", timeout=60)
+        [result] = tree.parent_answers
+        assert "died" in result and "SIGKILL" in result and "resumable" in result
+        [record] = load_session(pod_session(pod)).children.values()
+        assert load_session(Path(record.session)).cut_off  # resumable: reloads paused
+        await client.close()
+
+
+def _serve_parent(workspace: Path, socket: Path, session: Path, fake: FakeAnthropic) -> Any:
+    env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
+    args = [
+        sys.executable, "-m", "cli", "serve", "--workspace", str(workspace),
+        "--socket", str(socket), "--session", str(session), "--name", "t",
+        "--provider", "anthropic", "--model", "fake-model", "--permission-mode", "accept-edits",
+    ]  # fmt: skip
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return proc
+
+
+async def _live(socket: Path, proc: Any) -> None:
+    from orchestrator.server import socket_is_live
+
+    await _until(lambda: socket_is_live(socket) or proc.poll() is not None, 30)
+    assert proc.poll() is None, proc.stderr.read().decode()
+
+
+async def test_kill_9_of_the_parent_then_resume_continues_the_same_child(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    from orchestrator.paths import pod_info_path
+    from orchestrator.server import socket_is_live
+
+    tree = Tree(tasks=[TWO_TASKS[0]], slow=True, child_tool="glob")
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    socket = tmp_path / "p.sock"
+    session = tmp_path / "parent.jsonl"
+    proc = _serve_parent(workspace, socket, session, tree_env)
+    try:
+        await _live(socket, proc)
+        client = await PodClient.connect(socket)
+        await _run(client, f"{PARENT} delegate one task")
+        await _until(lambda: tree.child_requests >= 2)  # the child streams its answer
+        [child] = (await client.status()).children
+        child_pid = json.loads(pod_info_path(Path(child.socket)).read_text())["pid"]
+        await client.close()
+        proc.kill()  # SIGKILL
+        proc.wait()
+        # The child died with its parent: killed at once, so its turn is cut off, not closed.
+        await _until(lambda: not Path(f"/proc/{child_pid}").exists(), 30)
+        assert not socket_is_live(Path(child.socket))
+        proc = _serve_parent(workspace, socket, session, tree_env)
+        await _live(socket, proc)
+        client = await PodClient.connect(socket)
+        status = await client.status()
+        assert status.status == "paused"
+        tree.slow = False
+        await client.send("resume")
+        await client.wait_for("run_end", result="finished", timeout=60)
+        [answer] = tree.parent_answers
+        assert "alpha answer" in answer
+        loaded = load_session(session)
+        assert len(loaded.children) == 1
+        [record] = loaded.children.values()
+        sessions = list(Path(record.session).parent.glob("*.jsonl"))
+        assert sessions == [Path(record.session)]  # one child session, not two
+        child_items = load_session(Path(record.session)).items
+        assert sum(1 for item in child_items if item.kind == "user_message") == 1
+        await client.send("shutdown")
+        await client.close()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
