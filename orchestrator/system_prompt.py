@@ -9,7 +9,10 @@ Sections, in order (only the first two are always present):
    and capped, when the file exists and is not empty;
 4. ``## Resident knowledge`` — one ``- <slug>: <description>`` line per record with
    ``model_invokation: true``, in slug order, when memory is enabled, the pod injects resident
-   knowledge, and at least one such record exists.
+   knowledge, and at least one such record exists;
+5. ``## Sub-pod`` — for a child pod (``subpods.depth`` > 0): that it works for another agent,
+   that its last message is all that agent receives, and its agent's instructions
+   (``subpods.role``).
 
 :func:`build_system_prompt` gathers the inputs (the only I/O here); :func:`render_system_prompt`
 turns them into text and is pure, so a prompt can be explained from its parts alone.
@@ -97,6 +100,10 @@ class PromptParts:
     agents_md: AgentsMd | None = None
     resident: list[ResidentEntry] = field(default_factory=list)
     """Resident knowledge; empty means no section."""
+    depth: int = 0
+    """Where the pod stands in a tree of pods (0: started by a person)."""
+    role: str = ""
+    """A child's instructions from its parent's agent definition."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +168,21 @@ def _render_resident(entries: list[ResidentEntry]) -> str:
     return "## Resident knowledge\n\n" + "\n".join(lines) + "\n\n" + KNOWLEDGE_TOOLS_HINT
 
 
+SUB_POD = """\
+## Sub-pod
+
+You are a child pod: another agent started you to do one task, and nobody but that agent \
+reads this conversation. Do the task with your tools, without asking anyone questions, then \
+end with a concise report: what you did, what you found, what you changed and what remains. \
+Your last message is all the other agent receives."""
+
+
+def _render_sub_pod(role: str) -> str:
+    if not role.strip():
+        return SUB_POD
+    return f"{SUB_POD}\n\nYour role, as the other agent defined it:\n\n{role.strip()}"
+
+
 def prompt_sections(parts: PromptParts) -> list[tuple[str, str]]:
     """``(name, text)`` of each present section, in prompt order."""
     sections = [
@@ -171,6 +193,8 @@ def prompt_sections(parts: PromptParts) -> list[tuple[str, str]]:
         sections.append(("agents_md", _render_agents_md(parts.agents_md)))
     if parts.resident:
         sections.append(("resident_knowledge", _render_resident(parts.resident)))
+    if parts.depth > 0:
+        sections.append(("sub_pod", _render_sub_pod(parts.role)))
     return sections
 
 
@@ -234,6 +258,8 @@ def gather_prompt_parts(config: PodConfig, fs: ScopedFS) -> tuple[PromptParts, l
         boundaries=boundaries,
         agents_md=_read_agents_md(fs, warnings),
         resident=_resident_knowledge(config, warnings),
+        depth=config.subpods.depth,
+        role=config.subpods.role,
     )
     return parts, warnings
 

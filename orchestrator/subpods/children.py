@@ -108,13 +108,20 @@ class Children:
         child.on_text = partial.append
         child.on_approval = self._relay
         try:
+            # The slot is held until the child's process is gone: max_children counts pods.
             async with self._slots:
                 if not child.alive:
                     await self._start(child, request)
                 result = await child.run_to_end(request.prompt)
+                child.on_text = child.on_approval = None
+                self.live.pop(call_id, None)
+                await child.stop()
         except ChildFailed as exc:
             self.live.pop(call_id, None)
-            report = await self._report(child, "died", f"{exc}; {self._resumable(child)}")
+            await child.stop()
+            started = child.proc is not None
+            detail = f"{exc}; {self._resumable(child)}" if started else str(exc)
+            report = await self._report(child, "died" if started else "failed", detail)
             return task_output(report)
         except asyncio.CancelledError:
             # Pause (or the first step of cancel and shutdown): the child pauses in its own
@@ -132,8 +139,6 @@ class Children:
         elif result == "cancelled":
             detail = "its turn was cancelled at the child"
         report = await self._report(child, result, detail)
-        self.live.pop(call_id, None)
-        await child.stop()
         links.alert("info", "subpods", f"child {child.name}: {result}")
         return task_output(report)
 

@@ -62,8 +62,8 @@ class ChildReport:
     name: str
     session: str
     result: str
-    """``finished``, ``limit_reached``, ``errored``, ``cancelled``, ``interrupted`` or
-    ``died``."""
+    """``finished``, ``limit_reached``, ``errored``, ``cancelled``, ``interrupted``, ``died``
+    (its process ended mid-task) or ``failed`` (it could not start)."""
     work: ChildWork
     tokens: int = 0
     cost_usd: float | None = None

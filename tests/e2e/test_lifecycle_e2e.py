@@ -358,3 +358,25 @@ async def test_bash_output_streams_live_before_its_result(workspace: Path, short
         assert {d["id"] for d in deltas} == {events[-1].data["id"]}
         await collect_until(c, "run_end")
         await c.close()
+
+
+async def test_a_turn_stops_with_limit_reached_once_its_token_budget_is_spent(
+    tmp_path: Path,
+) -> None:
+    from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    replies = [
+        ScriptedReply(text="Looking.", tool_calls=[ScriptedToolCall(name="glob", input={})]),
+        ScriptedReply(text="never asked for"),
+    ]
+    async with running_pod(workspace, tmp_path, replies=replies, max_turn_tokens=1) as pod:
+        client = await pod.client()
+        await client.send("run", {"input": "go"})
+        events = await collect_until(client, "run_end", timeout=20)
+        assert events[-1].data["result"] == "limit_reached"
+        assert len(pod.provider.requests) == 1  # the budget was spent by the first request
+        alerts = [e for e in events if e.event == "alert"]
+        assert any("max_turn_tokens" in a.data["message"] for a in alerts)
+        await client.close()

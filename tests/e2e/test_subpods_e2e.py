@@ -20,6 +20,7 @@ from conformance.fake_api import FakeAnthropic, Reply, ToolCall
 from orchestrator.client import PodClient
 from orchestrator.config import PodConfig
 from orchestrator.session import load_session
+from orchestrator.subpods import AgentConfig, SubpodsConfig
 from tests.e2e.harness import collect_until, fake_provider, running_pod
 
 PARENT = "PARENT:"
@@ -77,7 +78,8 @@ class Tree:
         if first.startswith(PARENT):
             last = body["messages"][-1]["content"]
             answered = [b for b in last if isinstance(b, dict) and b.get("type") == "tool_result"]
-            if answered or "stop" in _last_user_text(body):
+            prompt = _last_user_text(body)
+            if (answered and "delegate" not in prompt) or "stop" in prompt:
                 self.parent_answers = [_result_text(r) for r in answered]
                 return Reply(text="All children are done.")
             tasks = self.more.pop(0) if self.more else self.tasks
@@ -428,3 +430,153 @@ async def test_kill_9_of_the_parent_then_resume_continues_the_same_child(
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def _child_pids(status_children: list[Any]) -> list[int]:
+    from orchestrator.paths import pod_info_path
+
+    return [json.loads(pod_info_path(Path(c.socket)).read_text())["pid"] for c in status_children]
+
+
+async def test_cancel_and_shutdown_cascade_and_leave_no_process_behind(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    tree = Tree(tasks=TWO_TASKS, more=[TWO_TASKS, TWO_TASKS], slow=True, child_tool="glob")
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with running_pod(
+        workspace,
+        tmp_path,
+        provider=fake_provider(tree_env),
+        **_config(workspace, permissions={"mode": "accept-edits"}),
+    ) as pod:
+        client = await pod.client()
+        # Cancel while both children stream: both are cancelled, their calls closed.
+        await _run(client, f"{PARENT} delegate")
+        await _until(lambda: tree.child_requests >= 4)
+        pids = _child_pids((await client.status()).children)
+        await client.send("cancel")
+        await client.wait_for("run_end", result="cancelled", timeout=30)
+        await _until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in pids), 30)
+        for record in load_session(pod_session(pod)).children.values():
+            assert list(load_session(Path(record.session)).turn_results.values()) == ["cancelled"]
+        # Shutdown while two more stream: the pod stops, and so does every child.
+        before = tree.child_requests
+        await _run(client, f"{PARENT} delegate again")
+        await _until(lambda: tree.child_requests >= before + 4)
+        pids = _child_pids((await client.status()).children)
+        await client.send("shutdown")
+        await asyncio.wait_for(pod.task, 60)
+        await _until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in pids), 30)
+        await client.close()
+
+
+async def test_pause_withdraws_a_childs_approval_and_resume_asks_again(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    tree = Tree(tasks=[TWO_TASKS[0]])
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with running_pod(
+        workspace, tmp_path, provider=fake_provider(tree_env), **_config(workspace)
+    ):
+        client = await PodClient.connect(tmp_path / "pod.sock")
+        await _run(client, f"{PARENT} delegate one task")
+        first = await client.wait_for("approval_request", timeout=60)
+        await client.send("pause")
+        resolved = await client.wait_for("approval_resolved", id=first.data["id"], timeout=30)
+        assert resolved.data["decision"] == "withdrawn"
+        await client.wait_for("run_end", result="paused", timeout=30)
+        [child] = (await client.status()).children
+        assert await _child_status(child.socket) == "paused"
+        assert (await client.status()).approvals == []
+        await client.send("resume")
+        again = await client.wait_for("approval_request", timeout=60)
+        assert again.data["id"] == first.data["id"] and again.data["pod"] == "t.alpha-1"
+        await client.send("deny", {"id": again.data["id"], "message": "not that file"})
+        await client.wait_for("run_end", result="finished", timeout=60)
+        assert not (workspace / "alpha.txt").exists()
+        await client.close()
+
+
+async def test_max_children_queues_the_rest(tmp_path: Path, tree_env: FakeAnthropic) -> None:
+    tree = Tree(tasks=TWO_TASKS, child_tool="glob")
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    config = _config(
+        workspace,
+        permissions={"mode": "accept-edits"},
+        subpods=SubpodsConfig(max_children=1),
+    )
+    async with running_pod(workspace, tmp_path, provider=fake_provider(tree_env), **config):
+        client = await PodClient.connect(tmp_path / "pod.sock")
+        await _run(client, f"{PARENT} delegate two")
+        events = await collect_until(client, "run_end", timeout=60)
+        assert events[-1].data["result"] == "finished"
+        states = [(e.data["name"], e.data["state"]) for e in events if e.event == "child"]
+        # One at a time: the second starts only after the first exited.
+        first_exit = next(i for i, (_, s) in enumerate(states) if s == "exited")
+        started = {n for n, s in states[:first_exit] if s == "starting"}
+        assert len(started) == 1
+        assert len(tree.parent_answers) == 2
+        await client.close()
+
+
+async def test_a_childs_token_budget_stops_it_and_the_parent_is_told(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    tree = Tree(tasks=[TWO_TASKS[0]], child_tool="glob")
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    config = _config(
+        workspace,
+        permissions={"mode": "accept-edits"},
+        subpods=SubpodsConfig(child_max_tokens=1),
+    )
+    async with running_pod(workspace, tmp_path, provider=fake_provider(tree_env), **config):
+        client = await PodClient.connect(tmp_path / "pod.sock")
+        await _run(client, f"{PARENT} delegate")
+        await client.wait_for("run_end", result="finished", timeout=60)
+        [answer] = tree.parent_answers
+        assert "limit_reached" in answer and "token budget" in answer
+        await client.close()
+
+
+async def test_an_agent_gives_its_child_a_role_and_a_narrower_toolset_and_depth_ends_the_tree(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    tree = Tree(tasks=[{"prompt": "alpha: look", "name": "look", "agent": "scout"}],
+                child_tool="glob")  # fmt: skip
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    config = _config(
+        workspace,
+        permissions={"mode": "accept-edits"},
+        subpods=SubpodsConfig(max_depth=1),
+        agents={
+            "scout": AgentConfig(
+                description="looks around", system_prompt="You scout.", tools=["glob", "read_file"]
+            )
+        },
+    )
+    async with running_pod(workspace, tmp_path, provider=fake_provider(tree_env), **config):
+        client = await PodClient.connect(tmp_path / "pod.sock")
+        await _run(client, f"{PARENT} delegate")
+        await client.wait_for("run_end", result="finished", timeout=60)
+        parent_first = next(
+            r for r in tree_env.requests if PARENT in json.dumps(r.body["messages"][0])
+        )
+        task_tool = next(t for t in parent_first.body["tools"] if t["name"] == "task")
+        assert "scout: looks around" in json.dumps(task_tool)
+        child_first = next(
+            r for r in tree_env.requests if "alpha: look" in json.dumps(r.body["messages"][0])
+        )
+        assert {t["name"] for t in child_first.body["tools"]} == {"glob", "read_file"}
+        system = json.dumps(child_first.body["system"])
+        assert "You scout." in system and "## Sub-pod" in system
+        await client.close()

@@ -241,3 +241,15 @@ def test_relative_roots_resolve_against_the_workspace(workspace: Path) -> None:
     prompt = build(workspace, write_roots=["../out"])
 
     assert f"- Extra writable roots: {workspace.parent / 'out'}" in prompt.text
+
+
+def test_a_child_pod_is_told_it_works_for_another_agent_and_its_role() -> None:
+    from orchestrator.system_prompt import Boundaries, PromptParts, prompt_sections
+
+    top = PromptParts(boundaries=Boundaries(workspace=Path("/w")))
+    assert "sub_pod" not in [name for name, _ in prompt_sections(top)]
+    child = PromptParts(boundaries=Boundaries(workspace=Path("/w")), depth=1, role="Review.")
+    name, text = prompt_sections(child)[-1]
+    assert name == "sub_pod"
+    assert "Your last message is all the other agent receives" in text
+    assert text.endswith("Review.")
