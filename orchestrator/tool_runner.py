@@ -9,6 +9,10 @@ A call of a tool with side effects first gets a synced ``tool_start`` record in 
 (the write-ahead record) and copies its output to a spool file while it runs. If the pod dies
 mid-call, the next start finds the record without a result and closes the call truthfully
 (:func:`orchestrator.repair.close_crashed_calls`), so Resume never runs it a second time.
+
+A **resumable** tool (``task``, whose child pod keeps its own session) is the exception: it
+keeps its own write-ahead record, and an interrupted call is left unanswered on purpose, so
+Resume runs it again (continuing the same child) and Cancel or Paused→Run close it.
 """
 
 from __future__ import annotations
