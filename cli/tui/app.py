@@ -62,6 +62,7 @@ from cli.tui.widgets import (
 )
 from orchestrator.client import ClientError, PodClient, PodEvent
 from orchestrator.protocol import (
+    ChildData,
     ErrorData,
     HistoryData,
     RewindData,
@@ -599,6 +600,8 @@ class PodApp(App[str]):
             await self._rewind_command(line.argument)
         elif command.view == "fork":
             await self._fork_command(line.argument)
+        elif command.view == "attach":
+            self._attach_command(line.argument)
         elif command.view is not None:
             self._show_view(command.view)
         return True
@@ -621,6 +624,8 @@ class PodApp(App[str]):
                 f"{pod.turn}\n{pod.provider}/{pod.model} · tokens in {pod.input_tokens} out "
                 f"{pod.output_tokens}\nworkspace {pod.workspace}"
             )
+        elif view == "children":
+            text = children_text(list(pod.children.values()))
         elif view == "model":
             text = (
                 f"model {pod.model or '?'} · provider {pod.provider or '?'}\n"
@@ -632,6 +637,16 @@ class PodApp(App[str]):
         self._show_status()
         await self._draw([self.model.info(text)])
         self.conversation.follow()
+
+    def _attach_command(self, argument: str) -> None:
+        """``/attach NAME``: leave this pod's UI for its child's; leaving that comes back."""
+        children = list(self.model.pod.children.values())
+        chosen = pick_child(children, argument.strip())
+        if chosen is None:
+            names = ", ".join(c.name for c in children) or "none runs now"
+            self._say(Notice(f"Use /attach NAME with a child pod's name ({names})", "error"))
+            return
+        self.exit(f"{ATTACH_PREFIX}{chosen.socket}")
 
     @on(ChipEditor.RewindKey)
     async def _rewind_key(self, message: ChipEditor.RewindKey) -> None:
@@ -741,6 +756,33 @@ def _sessions_text(workspace: str) -> str:
     )
 
 
+ATTACH_PREFIX = "attach:"
+"""How the app says, as it exits, which child pod's socket the UI goes to next."""
+
+
+def children_text(children: list[ChildData]) -> str:
+    """``/children``: one line per child pod, and how to open one."""
+    if not children:
+        return "No child pods run now (the model starts them with the task tool)."
+    lines = ["Child pods (/attach NAME opens one here; leave it to come back):"]
+    for child in children:
+        doing = f", running {child.tool}" if child.tool else ""
+        agent = f" [{child.agent}]" if child.agent else ""
+        lines.append(f"  {child.name}{agent}: {child.state}{doing} · {child.tokens:,} tokens")
+    return "\n".join(lines)
+
+
+def pick_child(children: list[ChildData], name: str) -> ChildData | None:
+    """The child named ``name``, or whose name ends with ``.name`` or starts the short name."""
+    if not name:
+        return children[0] if len(children) == 1 else None
+    for child in children:
+        if child.name == name:
+            return child
+    matches = [c for c in children if c.name.split(".")[-1].startswith(name)]
+    return matches[0] if len(matches) == 1 else None
+
+
 def run_ui(socket: Path, *, notices: Sequence[str] = ()) -> str:
     """Run the UI attached to the pod on ``socket``; returns how it ended.
 
@@ -753,6 +795,20 @@ def run_ui(socket: Path, *, notices: Sequence[str] = ()) -> str:
     if not socket_is_live(socket):
         # Fail before taking over the terminal, with the usual one-line error.
         raise CliError(f"no pod is listening on {socket}")
+
+    while True:
+        result = _run_app(socket, notices)
+        notices = ()
+        if not result.startswith(ATTACH_PREFIX):
+            return result
+        child = Path(result.removeprefix(ATTACH_PREFIX))
+        if socket_is_live(child):
+            run_ui(child)  # its own loop: a grandchild comes back to the child
+        # Back to this pod whatever happened there (a child that shut down is gone).
+
+
+def _run_app(socket: Path, notices: Sequence[str]) -> str:
+    from cli.errors import CliError
 
     async def connect() -> PodLink:
         return await PodClient.connect(socket)

@@ -249,6 +249,10 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
         view="rewind",
     ),
     SlashCommand("fork", "a new session from this conversation; /fork NAME titles it", view="fork"),
+    SlashCommand("children", "the child pods of task calls: state, tool, tokens", view="children"),
+    SlashCommand(
+        "attach", "/attach NAME: this UI on a child pod (leave it to come back)", view="attach"
+    ),
 )
 """The UI's commands, in the order ``/help`` lists them; a new one is one entry here."""
 

@@ -8,7 +8,7 @@ the behaviour of the UI can be tested without a terminal; the Textual widgets on
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, TypeAlias
 
@@ -35,6 +35,7 @@ from orchestrator.protocol import (
     AlertData,
     ApprovalRequestData,
     ApprovalResolvedData,
+    ChildData,
     CompactionData,
     HistoryData,
     RunEndData,
@@ -104,6 +105,8 @@ class ToolEntry:
     content: str | None = None
     is_error: bool = False
     synthetic: bool = False
+    child: ChildData | None = None
+    """A ``task`` call's child pod, as its last ``child`` event showed it."""
 
     @property
     def running(self) -> bool:
@@ -117,6 +120,9 @@ class ToolEntry:
         parts = [f"⚙ {self.name}({_short_args(args)})"]
         if self.summary is not None:
             parts.append(f"→ {self.summary.splitlines()[0] if self.summary else '(empty)'}")
+        elif self.child is not None:
+            doing = f", {self.child.tool}" if self.child.tool else ""
+            parts.append(f"— child {self.child.name}: {self.child.state}{doing} …")
         else:
             parts.append("…")
         if self.is_error:
@@ -226,13 +232,16 @@ class ApprovalEntry:
     diff: str | None = None
     decision: str = "waiting"
     """``waiting``, ``approved``, ``denied`` or ``withdrawn``."""
+    pod: str | None = None
+    """The child pod that asks (relayed by this pod), if not this pod itself."""
 
     @property
     def title(self) -> str:
         """The card's one line."""
+        where = f" (child {self.pod})" if self.pod else ""
         if self.decision == "waiting":
-            return f"⚠ allow {self.summary}?  {APPROVAL_KEYS}"
-        return f"✓ {self.summary}: {self.decision}"
+            return f"⚠ allow {self.summary}{where}?  {APPROVAL_KEYS}"
+        return f"✓ {self.summary}{where}: {self.decision}"
 
     @property
     def body(self) -> str:
@@ -302,6 +311,8 @@ class PodView:
     last_alert: str = ""
     alert_at: float = 0.0
     connected: bool = False
+    children: dict[str, ChildData] = field(default_factory=dict)
+    """Live child pods of ``task`` calls, by call id."""
 
     def update(self, data: StatusData) -> None:
         """Take a ``status`` event (broadcast or reply)."""
@@ -316,6 +327,7 @@ class PodView:
         if data.context is not None:
             self.context_percent = data.context.percent
         self.cost_usd = data.cost_usd
+        self.children = {child.call_id: child for child in data.children}
         if data.usage:
             # Input counts every kind the model read: uncached, cache writes, cache reads.
             self.input_tokens = sum(n for k, n in data.usage.items() if k.endswith("input_tokens"))
@@ -357,6 +369,9 @@ class PodView:
             parts.append(f"context {self.context_percent}%")
         if self.cost_usd is not None:
             parts.append(f"${self.cost_usd:.2f}" if self.cost_usd >= 1 else f"${self.cost_usd:.4f}")
+        if self.children:
+            n = len(self.children)
+            parts.append(f"{n} child pod{'s' if n != 1 else ''} (/children)")
         line = " · ".join(parts)
         expires = self.alert_expires()
         if expires is not None and (now is None or now < expires):
@@ -503,6 +518,8 @@ class ChatModel:
                 return [self._add(compaction_note(done))]
             case _, ApprovalRequestData() as request:
                 return self.adopt_approvals([request])
+            case _, ChildData() as child:
+                return self._child(child)
             case _, ApprovalResolvedData(id=call_id, decision=decision):
                 index = self._approvals.get(call_id)
                 if index is None:
@@ -537,6 +554,7 @@ class ChatModel:
                 summary=request.summary,
                 reason=request.reason,
                 diff=request.diff,
+                pod=request.pod,
             )
             changes.append(self._add(entry))
             self._approvals[request.id] = changes[-1].index
@@ -613,6 +631,20 @@ class ChatModel:
         found = self.entries[index]
         assert isinstance(found, ToolEntry)
         return found, Change("updated", index)
+
+    def _child(self, child: ChildData) -> list[Change]:
+        """A child pod changed: the status line's count, and its ``task`` card."""
+        if child.state == "exited":
+            self.pod.children.pop(child.call_id, None)
+        else:
+            self.pod.children[child.call_id] = child
+        index = self._tools.get(child.call_id)
+        if index is None:
+            return []
+        entry = self.entries[index]
+        assert isinstance(entry, ToolEntry)
+        entry.child = child
+        return [Change("updated", index)]
 
     def _tool_call_start(self, call_id: str, name: str) -> list[Change]:
         # Text after this call belongs to a new block; the streamed one awaits its text_done.

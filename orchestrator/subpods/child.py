@@ -33,6 +33,9 @@ its session before it is killed."""
 PAUSE_WAIT_S = 5.0
 """How long a pause waits for a child to say it paused."""
 TAIL_CHARS = 300
+FORWARD_EVERY_S = 0.1
+"""A child's output reaches the parent's clients in batches at most this often: a child
+streams a delta every few milliseconds, and four of them would flood every client."""
 
 ChildSupervision = Supervision(grace_s=STOP_GRACE_S, main_first=True, kill_on_parent_death=True)
 
@@ -71,6 +74,8 @@ class Child:
         self.on_approval: ApprovalRelay | None = None
         self._pump: asyncio.Task[None] | None = None
         self._relays: dict[str, asyncio.Task[None]] = {}
+        self._unsent = ""
+        self._flush: asyncio.TimerHandle | None = None
         self._run_end: asyncio.Future[str] | None = None
         self._changed = asyncio.Event()
         self.gone = asyncio.Event()
@@ -256,6 +261,7 @@ class Child:
             async for event in client.events():
                 self._handle(event)
         finally:
+            self.flush_output()
             self.gone.set()
             for relay in list(self._relays.values()):
                 relay.cancel()
@@ -283,6 +289,7 @@ class Child:
             if relay is not None and not relay.done():
                 relay.cancel()  # answered at the child, or withdrawn there
         elif name == "run_end":
+            self.flush_output()
             if self._run_end is not None and not self._run_end.done():
                 self._run_end.set_result(str(data.get("result")))
         elif (
@@ -299,7 +306,18 @@ class Child:
         if not text:
             return
         self.tail = (self.tail + text)[-TAIL_CHARS:]
-        if self.on_text is not None:
+        self._unsent += text
+        if self._flush is None:
+            loop = asyncio.get_running_loop()
+            self._flush = loop.call_later(FORWARD_EVERY_S, self.flush_output)
+
+    def flush_output(self) -> None:
+        """Pass on the output gathered since the last batch."""
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        text, self._unsent = self._unsent, ""
+        if text and self.on_text is not None:
             self.on_text(text)
 
     async def _relay(self, relay: ApprovalRelay, request: ApprovalRequestData) -> None:

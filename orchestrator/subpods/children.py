@@ -113,6 +113,7 @@ class Children:
                 if not child.alive:
                     await self._start(child, request)
                 result = await child.run_to_end(request.prompt)
+                child.flush_output()
                 child.on_text = child.on_approval = None
                 self.live.pop(call_id, None)
                 await child.stop()
@@ -129,6 +130,7 @@ class Children:
             await asyncio.shield(child.pause())
             raise
         finally:
+            child.flush_output()
             child.on_text = None
             child.on_approval = None
         detail = ""

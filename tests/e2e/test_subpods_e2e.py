@@ -68,6 +68,8 @@ class Tree:
     more: list[list[dict[str, Any]]] = field(default_factory=list)
     slow: bool = False
     """Children stream their answers slowly (seconds), so they can be paused mid-stream."""
+    slow_chars: int = 400
+    """How long a slow answer is (2 characters every 20 ms)."""
     child_tool: str = "write_file"
     parent_answers: list[str] = field(default_factory=list)
     child_requests: int = 0
@@ -99,7 +101,7 @@ class Tree:
             return Reply(text=f"{tag} starts.", tool_calls=[call])
         answer = f"{tag} answer: the file is written."
         if self.slow:
-            return Reply(text=answer + " " + "." * 400, chunk_size=2, delay_s=0.02)
+            return Reply(text=answer + " " + "." * self.slow_chars, chunk_size=2, delay_s=0.02)
         return Reply(text=answer)
 
 
