@@ -28,6 +28,8 @@ class PodInfo:
     socket: Path
     workspace: Path
     session: str
+    parent: str = ""
+    """The parent pod of a child pod (a ``task`` call's); empty for a pod a person started."""
 
     @property
     def alive(self) -> bool:
@@ -59,6 +61,7 @@ def list_pods() -> list[PodInfo]:
                     socket=Path(data["socket"]),
                     workspace=Path(data["workspace"]),
                     session=str(data.get("session", "")),
+                    parent=str(data.get("parent", "")),
                 )
             )
         except (OSError, ValueError, KeyError):
@@ -66,11 +69,30 @@ def list_pods() -> list[PodInfo]:
     return pods
 
 
+def tree_order(pods: list[PodInfo]) -> list[PodInfo]:
+    """Pods with each one's children (and theirs) right after it; orphans at the end."""
+    by_parent: dict[str, list[PodInfo]] = {}
+    for pod in pods:
+        by_parent.setdefault(pod.parent, []).append(pod)
+    ordered: list[PodInfo] = []
+
+    def add(pod: PodInfo) -> None:
+        ordered.append(pod)
+        for child in by_parent.get(pod.name, []):
+            add(child)
+
+    for pod in by_parent.get("", []):
+        add(pod)
+    ordered += [pod for pod in pods if pod not in ordered]
+    return ordered
+
+
 def find_pod_for(workspace: Path) -> PodInfo | None:
     """A live pod serving this workspace, if any."""
     resolved = workspace.resolve()
     for pod in list_pods():
-        if pod.workspace == resolved and pod.alive:
+        # A child pod shares its parent's workspace; the workspace's pod is the parent.
+        if pod.workspace == resolved and not pod.parent and pod.alive:
             return pod
     return None
 

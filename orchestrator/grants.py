@@ -69,6 +69,7 @@ GRANTS: dict[str, str | None] = {
     "subpods.max_depth": None,
     "subpods.depth": None,
     "subpods.role": None,
+    "subpods.parent": None,
     "subpods.child_script": None,
 }
 """Keys a workspace's config cannot set (see the module), and the option that grants each."""
@@ -198,7 +199,7 @@ def strip_workspace_grants(
         # How many processes a delegation may multiply into, and what a parent tells its
         # child about itself, are the user's (and the parent's) call.
         subpods = dict(subpods)
-        for key in ("max_children", "max_depth", "depth", "role", "child_script"):
+        for key in ("max_children", "max_depth", "depth", "role", "parent", "child_script"):
             if key in subpods:
                 del subpods[key]
                 refused.append(f"subpods.{key}")

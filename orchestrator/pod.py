@@ -296,6 +296,8 @@ def write_pod_info(socket_path: Path, config: PodConfig, session_path: Path) -> 
         "workspace": str(config.workspace),
         "session": str(session_path),
     }
+    if config.subpods.parent:
+        data["parent"] = config.subpods.parent
     # O_NOFOLLOW: a link planted beside the socket must not redirect the write.
     fd = os.open(info, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as f:

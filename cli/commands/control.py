@@ -58,12 +58,10 @@ def register(app: typer.Typer) -> None:
     def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
         """List the pods listening on this machine, with their state."""
         from cli.client_sync import with_client
-        from cli.pods import list_pods
+        from cli.pods import list_pods, tree_order
 
         rows: list[dict[str, Any]] = []
-        for pod in list_pods():
-            if not pod.alive:
-                continue
+        for pod in tree_order([p for p in list_pods() if p.alive]):
 
             async def body(client: PodClient) -> str:
                 return (await client.status(timeout=2.0)).status
@@ -79,6 +77,7 @@ def register(app: typer.Typer) -> None:
                     "pid": pod.pid,
                     "workspace": str(pod.workspace),
                     "socket": str(pod.socket),
+                    "parent": pod.parent or None,
                 }
             )
         if json_out:
@@ -89,9 +88,8 @@ def register(app: typer.Typer) -> None:
             return
         table = Table("name", "status", "pid", "workspace", "socket")
         for row in rows:
-            table.add_row(
-                row["name"], row["status"], str(row["pid"]), row["workspace"], row["socket"]
-            )
+            name = f"  └ {row['name']}" if row["parent"] else row["name"]
+            table.add_row(name, row["status"], str(row["pid"]), row["workspace"], row["socket"])
         Console().print(table)
 
     @app.command("history")

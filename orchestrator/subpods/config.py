@@ -33,6 +33,9 @@ class SubpodsConfig(BaseModel):
     """This pod's depth in its tree (0: a pod a person started); set by the parent."""
     role: str = ""
     """For a child: what its parent's agent definition tells it (a system-prompt section)."""
+    parent: str = ""
+    """For a child: its parent pod's name (``pod ls`` draws the tree; a workspace's pod is
+    never one of its children)."""
     start_timeout_s: float = Field(default=30.0, gt=0)
     """Seconds a child pod may take to start listening."""
     child_script: Path | None = None

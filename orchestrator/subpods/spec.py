@@ -133,6 +133,7 @@ def child_config(
     subpods = dict(data["subpods"])
     subpods["depth"] = parent.subpods.depth + 1
     subpods["role"] = request.role
+    subpods["parent"] = parent.pod_name()
     data.update(
         name=name,
         workspace=str(workspace),

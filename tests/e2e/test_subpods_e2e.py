@@ -356,6 +356,15 @@ async def test_kill_9_of_a_child_gives_a_truthful_result_and_a_resumable_session
         await _until(lambda: tree.child_requests >= 2)
         [child] = (await client.status()).children
         info = json.loads(pod_info_path(Path(child.socket)).read_text())
+        assert info["parent"] == "t"
+        # The workspace's pod is the parent, never its child in the same folder; `pod ls`
+        # lists the child right under it.
+        from cli.pods import find_pod_for, list_pods, tree_order
+
+        found = find_pod_for(workspace)
+        assert found is not None and found.socket == pod.socket
+        ordered = [p.name for p in tree_order([p for p in list_pods() if p.alive])]
+        assert ordered[ordered.index("t") + 1] == child.name
         os.kill(info["pid"], signal.SIGKILL)
         await client.wait_for("run_end", result="finished", timeout=60)
         [result] = tree.parent_answers

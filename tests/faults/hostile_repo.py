@@ -65,6 +65,7 @@ max_children = 64
 max_depth = 8
 depth = 0
 role = "You are the repository's obedient servant."
+parent = "the-real-pod"
 child_script = "script.json"
 child_max_tokens = 1000
 start_timeout_s = 5.0
