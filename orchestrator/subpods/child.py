@@ -37,6 +37,9 @@ FORWARD_EVERY_S = 0.1
 """A child's output reaches the parent's clients in batches at most this often: a child
 streams a delta every few milliseconds, and four of them would flood every client."""
 
+ENDED = "ended"
+"""The child's turn had ended already when its parent came to it (after a crash)."""
+
 ChildSupervision = Supervision(grace_s=STOP_GRACE_S, main_first=True, kill_on_parent_death=True)
 
 ApprovalRelay = Callable[["Child", ApprovalRequestData], Awaitable[Answer]]
@@ -137,12 +140,13 @@ class Child:
 
     async def run_to_end(self, prompt: str) -> str:
         """Bring the task to its end: send the prompt, resume a paused turn, or find the
-        answer already given; returns how the child's run ended (``finished``, …)."""
+        answer already given; returns how the child's run ended (``finished``, …), or
+        :data:`ENDED` when it had ended before (its session says how)."""
         client = self._connected()
         status = await client.status()
         self._apply_status(status)
         if status.status == "idle" and status.turn > 0:
-            return "finished"  # it answered before the parent could take the answer
+            return ENDED  # its turn ended before the parent could take the answer
         self._run_end = asyncio.get_running_loop().create_future()
         if status.status == "paused":
             await self._send("resume")

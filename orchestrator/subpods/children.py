@@ -37,7 +37,7 @@ from orchestrator.history import ToolResult
 from orchestrator.paths import runtime_dir
 from orchestrator.protocol import ApprovalRequestData, ChildData
 from orchestrator.session import ChildRecord, SessionError, ensure_private_dir, load_session
-from orchestrator.subpods.child import Child, ChildFailed
+from orchestrator.subpods.child import ENDED, Child, ChildFailed
 from orchestrator.subpods.report import (
     ChildReport,
     ChildWork,
@@ -84,6 +84,8 @@ class Children:
         self._slots = asyncio.Semaphore(config.subpods.max_children)
         self._closing: set[asyncio.Task[None]] = set()
         self._bases: dict[str, str] = {}
+        self._numbered: int | None = None
+        """The highest number a child's name has had (counted from disk at first use)."""
 
     # -- what the parent shows ----------------------------------------------------------
 
@@ -133,6 +135,8 @@ class Children:
             child.flush_output()
             child.on_text = None
             child.on_approval = None
+        if result == ENDED:
+            result = await asyncio.to_thread(_last_turn_result, Path(child.record.session))
         detail = ""
         if result == "limit_reached":
             detail = "it hit its limit (token budget or rounds)"
@@ -147,7 +151,7 @@ class Children:
     def _handle(self, call_id: str, request: ChildRequest) -> Child:
         record = self.records.get(call_id)
         if record is None:
-            name = child_pod_name(self.config.pod_name(), request.name, len(self.records) + 1)
+            name = child_pod_name(self.config.pod_name(), request.name, self._next_number())
             isolated = request.isolation == "worktree"
             workspace = self.folder / f"{name}.worktree" if isolated else self.config.workspace
             record = ChildRecord(
@@ -165,6 +169,16 @@ class Children:
             log_path=self.folder / f"{record.name}.log",
             on_change=self._changed,
         )
+
+    def _next_number(self) -> int:
+        """A number no child of this session has had, even one whose record never reached
+        the parent's file (restored from an older copy): its session is never adopted by
+        another call."""
+        if self._numbered is None:
+            files = len(list(self.folder.glob("*.jsonl"))) if self.folder.is_dir() else 0
+            self._numbered = max(len(self.records), files)
+        self._numbered += 1
+        return self._numbered
 
     async def _start(self, child: Child, request: ChildRequest) -> None:
         """Record the child (write-ahead, once), make its worktree, start its process."""
@@ -273,6 +287,15 @@ class Children:
         await asyncio.gather(*(child.stop() for child in live), return_exceptions=True)
         if self._closing:
             await asyncio.wait(set(self._closing), timeout=30)
+
+
+def _last_turn_result(session: Path) -> str:
+    """How the child's last turn ended, from its session (``finished`` if it does not say)."""
+    try:
+        results = load_session(session).turn_results
+    except SessionError:
+        return "finished"
+    return results[max(results)] if results else "finished"
 
 
 def _work_of(session: Path) -> ChildWork:
