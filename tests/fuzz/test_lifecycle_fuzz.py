@@ -10,7 +10,9 @@ conversation, to a random prompt), ``fork`` and ``get_history``, bursts
 of 2-4 methods in one write (a turn task interrupted before it starts must still end),
 connect and drop extra clients, wait for the pod to reach a point (next ``text_delta``,
 ``executing_tools``, ``run_end``, a nap), and "crash" it (the fsync'd session file is copied
-at an arbitrary moment, the pod is shut down, a fresh pod continues from the copy).
+at an arbitrary moment, the pod is shut down, a fresh pod continues from the copy). Some
+replies delegate with ``task``: each is a child pod, a ``pod serve`` process of its own that
+answers from a short script.
 
 After every step:
 
@@ -23,7 +25,10 @@ After every step:
 * no ``internal`` error ever; every upward ``errored`` pod_event matches a provider error
   (``run_end: errored``), never a pause;
 * no command ran twice (crash included: a started command is closed as crashed, never re-run),
-  and a burst never leaves the pod pausing, cancelling or stopping.
+  and a burst never leaves the pod pausing, cancelling or stopping;
+* one child per ``task`` call, never two (one ``child`` record per call, one session per
+  record, one prompt per child session), every child's history wire-valid, no child left
+  once its parent idles, and no child process alive once its parent stopped.
 
 Some replies are malformed the way a misbehaving model or proxy makes them: one ``tool_use`` id
 twice (and again in later replies), a lone surrogate in text and tool input, a tool name of 200
@@ -110,6 +115,10 @@ def _reset_stats() -> None:
         thinking_sent_back=0,
         rewinds_accepted=0,
         forks=0,
+        tasks_called=0,
+        children_seen=0,
+        children_twice=0,
+        orphan_children=0,
     )
 
 
@@ -125,6 +134,27 @@ def _fresh_id(prefix: str = "toolu_fz") -> str:
     return f"{prefix}_{os.getpid()}_{_ID_COUNTER[0]:07d}"
 
 
+CHILD_REPLIES: list[dict[str, Any]] = [
+    {
+        "text": "child looks",
+        "tool_calls": [{"name": "glob", "input": {"pattern": "*"}}],
+        "chunk_size": 4,
+        "chunk_delay_s": 0.01,
+    },
+    {"text": "child done " + "." * 120, "chunk_size": 3, "chunk_delay_s": 0.02},
+]
+"""What every child pod answers: a glob round, then an answer that streams for a while (long
+enough to be paused or cancelled mid-stream)."""
+
+
+def write_child_script(root: Path) -> Path:
+    """The children's script file, beside the fuzz's workspace."""
+    path = root / "child-script.json"
+    if not path.exists():
+        path.write_text(json.dumps({"replies": CHILD_REPLIES}))
+    return path
+
+
 FUZZ_MCP_SERVER = hostile_server_config()
 """An MCP server whose ``record`` tool logs executions like the fuzz's bash commands."""
 
@@ -136,6 +166,8 @@ class RandomResponder:
         self.rng = rng
         self.executions = executions
         self.thinking = thinking
+        self.tasks = True
+        """Some replies delegate with ``task`` (a child pod: a process of its own)."""
         """Every reply thinks (signed) and carries a redacted block (the thinking profile)."""
 
     def __call__(self, request: ProviderRequest) -> ScriptedReply:
@@ -175,7 +207,14 @@ class RandomResponder:
         if rounds < 3:
             for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
                 kind = rng.choice(["read_file", "glob", "bash", "bash", "mcp"])
-                if kind == "read_file":
+                if self.tasks and rng.random() < 0.2:
+                    kind = "task"
+                if kind == "task":
+                    STATS["tasks_called"] += 1
+                    call_id = _fresh_id()
+                    args = {"prompt": f"child work for {call_id}", "name": "fz"}
+                    calls.append(ScriptedToolCall(name="task", input=args, id=call_id))
+                elif kind == "read_file":
                     args: dict[str, Any] = {"path": rng.choice(["README.md", "src/app.py"])}
                     calls.append(ScriptedToolCall(name=kind, input=args, id=_fresh_id()))
                 elif kind == "glob":
@@ -361,6 +400,7 @@ class PodFuzz(RuleBasedStateMachine):
         self.validated = 0
         self.counted_executions = 0
         self.run_ends_errored = 0
+        self.child_pids: dict[str, int] = {}
         self.parent = ParentListener(self.root / "parent.sock")
         self.session_path = self.root / "s0.jsonl"
         self._go(self.parent.start())
@@ -398,6 +438,7 @@ class PodFuzz(RuleBasedStateMachine):
                 # Rewinds here are of the conversation: the files' checkpoints are tested on
                 # their own (a crash copies the session file, not its checkpoint store).
                 checkpoints=False,
+                subpods={"child_script": str(write_child_script(self.root))},
             )
         )
         self.pod.provider.responder = self.responder
@@ -433,9 +474,40 @@ class PodFuzz(RuleBasedStateMachine):
                     assert errors and errors[-1].data["code"] == "provider_error", errors
             elif e.event == "compaction":
                 STATS["compactions"] += 1
+            elif e.event == "child" and e.data["state"] not in ("queued", "starting", "exited"):
+                self._note_child(e.data)
             elif e.event == "error":
                 assert e.data["code"] != "internal", e.data
                 assert "invalid request" not in e.data["message"], e.data
+
+    def _note_child(self, data: dict[str, Any]) -> None:
+        """Remember a live child's process, to check it is gone once its parent stopped."""
+        from orchestrator.paths import pod_info_path
+
+        if data["name"] in self.child_pids:
+            return
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            info = json.loads(pod_info_path(Path(data["socket"])).read_text())
+            self.child_pids[data["name"]] = int(info["pid"])
+            STATS["children_seen"] += 1
+
+    def _check_tree(self, session: Path) -> None:
+        """One child per task call, never two; each child's history is wire-valid."""
+        lines = [json.loads(line) for line in session.read_text().splitlines()[1:] if line]
+        records = [r for r in lines if r.get("type") == "child"]
+        by_call = {r["call_id"] for r in records}
+        by_session = {r["session"] for r in records}
+        if len(by_call) != len(records) or len(by_session) != len(records):
+            STATS["children_twice"] += 1
+        assert len(by_call) == len(records) == len(by_session), records
+        for record in records:
+            path = Path(record["session"])
+            if not path.exists():
+                continue  # recorded, then the parent stopped before the child began
+            child = load_session(path)
+            items = [json.loads(json.dumps(item_to_json(i))) for i in child.items]
+            assert sum(1 for i in items if i["kind"] == "user_message") <= 1, record
+            assert _history_valid_after(items, paused=child.cut_off) == [], record
 
     def _recent(self, n: int = 30) -> list[str]:
         """The last events seen, compactly, for assertion messages."""
@@ -735,6 +807,16 @@ class PodFuzz(RuleBasedStateMachine):
                 with contextlib.suppress(Exception):
                     await client.close()
         self.extras = []
+        # No child pod outlives its parent.
+        deadline = time.monotonic() + 15
+        alive = list(self.child_pids.values())
+        while alive and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            alive = [pid for pid in alive if Path(f"/proc/{pid}").exists()]
+        if alive:
+            STATS["orphan_children"] += 1
+        assert not alive, f"child pods outlived their parent: {alive}"
+        self.child_pids = {}
 
     def _count_validated(self) -> None:
         assert self.pod is not None
@@ -795,6 +877,9 @@ class PodFuzz(RuleBasedStateMachine):
         if status in ("idle", "paused"):
             # No turn task: the history is at rest.
             await self._check_history()
+            self._check_tree(self.session_path)
+            if status == "idle":
+                assert reply.data["children"] == [], reply.data["children"]
             if status == "idle":
                 parsed = [item_from_json(i) for i in self.prev_items]
                 assert pending_tool_calls(parsed) == []
@@ -912,6 +997,7 @@ def test_lifecycle_fuzz_short() -> None:
     print(json.dumps({"profile": "short", **STATS}))
     assert STATS["lost"] == 0
     assert STATS["executed_twice"] == 0
+    assert STATS["children_twice"] == 0 and STATS["orphan_children"] == 0
     assert STATS["steps"] > 0
 
 
