@@ -356,6 +356,7 @@ _DEMO_MENU = (
     '- "run a command" runs a short bash command; "run a long command" runs one for 30 s '
     "that you can pause while it prints (both need bash: `pod chat --allow-bash`)\n"
     '- "answer slowly" streams this reply at a quarter of the pace\n'
+    '- "delegate" starts two child pods with the task tool (each a pod of its own)\n'
     "Press Ctrl-C while I stream or a command runs to pause, then Enter to resume; "
     "Ctrl-X cancels."
 )
@@ -368,6 +369,12 @@ _LONG_COMMAND = re.compile(r"\blong command\b", re.IGNORECASE)
 _SHORT_COMMAND = re.compile(r"\brun (a |the |one )?(short |quick )?command\b", re.IGNORECASE)
 _LIST_FILES = re.compile(r"\b(list|show) (the )?files\b", re.IGNORECASE)
 _SLOW = re.compile(r"\bslow(ly)?\b", re.IGNORECASE)
+_DELEGATE = re.compile(r"\b(delegate|sub-?pods?|child pods?)\b", re.IGNORECASE)
+DEMO_TASKS = (
+    {"prompt": "list the files", "name": "files"},
+    {"prompt": "say what you are, slowly", "name": "hello"},
+)
+"""What "delegate" hands to two child pods (which answer with the demo too)."""
 
 
 def _last_user_texts(request: ProviderRequest) -> tuple[list[str], list[dict[str, Any]]]:
@@ -437,6 +444,13 @@ def demo_reply(request: ProviderRequest) -> ScriptedReply:
             f"Running a command with the bash tool; it takes {what}.",
             slow=slow,
             tool_calls=[ScriptedToolCall(name="bash", input={"command": command})],
+        )
+    if _DELEGATE.search(prompt) and "task" in tool_names:
+        return _demo_text(
+            "Delegating two tasks to child pods with the task tool; they run at once, each "
+            "in a pod of its own (Ctrl-C pauses them all).",
+            slow=slow,
+            tool_calls=[ScriptedToolCall(name="task", input=dict(task)) for task in DEMO_TASKS],
         )
     if _LIST_FILES.search(prompt) and "glob" in tool_names:
         return _demo_text(

@@ -591,3 +591,24 @@ async def test_an_agent_gives_its_child_a_role_and_a_narrower_toolset_and_depth_
         system = json.dumps(child_first.body["system"])
         assert "You scout." in system and "## Sub-pod" in system
         await client.close()
+
+
+async def test_the_offline_demo_delegates_to_two_offline_child_pods(tmp_path: Path) -> None:
+    """No key, no fake API: the scripted demo as parent, and its children run the demo too."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# demo\n")
+    async with running_pod(workspace, tmp_path, permissions={"mode": "accept-edits"}) as pod:
+        client = await pod.client()
+        await _run(client, "delegate some work")
+        events = await collect_until(client, "run_end", timeout=90)
+        assert events[-1].data["result"] == "finished"
+        results = [e.data for e in events if e.event == "tool_result"]
+        assert sorted(r["summary"] for r in results) == [
+            "task t.files-1: finished",
+            "task t.hello-2: finished",
+        ]
+        files = next(r for r in results if "files" in r["summary"])
+        assert "glob" in files["content"]  # the child listed the files with its own tool
+        pod.assert_all_requests_valid()
+        await client.close()

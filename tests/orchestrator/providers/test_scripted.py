@@ -220,3 +220,12 @@ def test_demo_answers_the_new_prompt_after_an_interrupted_turn() -> None:
     assert [c.name for c in reply.tool_calls] == ["glob"]
     alone = demo_reply(_request(interrupted, tools=["glob"]))
     assert alone.text.startswith("The tool returned 1 result(s):") and not alone.tool_calls
+
+
+def test_demo_delegates_to_two_child_pods_when_task_is_offered() -> None:
+    ask = demo_reply(_request(_text("delegate some work"), tools=["glob", "task"]))
+    assert [c.name for c in ask.tool_calls] == ["task", "task"]
+    assert {c.input["name"] for c in ask.tool_calls} == {"files", "hello"}
+    # A child pod (no task offered at its depth) answers the same words with the menu.
+    plain = demo_reply(_request(_text("delegate some work"), tools=["glob"]))
+    assert plain.tool_calls == []
