@@ -70,6 +70,19 @@ async def start_serve_process(
             )  # fmt: skip
         except OSError as exc:
             raise LaunchError(f"cannot start the pod: {exc}") from None
+    try:
+        await _until_listening(proc, socket, log_path, stdin_data, timeout_s)
+    except BaseException:
+        # Cancelled while it started (the caller was paused), or it failed: nobody would
+        # own the process otherwise.
+        await asyncio.shield(proc.close())
+        raise
+    return ServeProcess(socket=socket, proc=proc, log_path=log_path)
+
+
+async def _until_listening(
+    proc: Supervised, socket: Path, log_path: Path, stdin_data: bytes | None, timeout_s: float
+) -> None:
     stdin = proc.process.stdin
     if stdin is not None and stdin_data is not None:
         with contextlib.suppress(ConnectionError):  # it exited: the wait below says why
@@ -81,10 +94,8 @@ async def start_serve_process(
         if proc.process.returncode is not None:
             raise LaunchError(f"the pod exited at start: {last_line(log_path)} (log: {log_path})")
         if time.monotonic() > deadline:
-            await proc.close()
             raise LaunchError(f"the pod did not start within {timeout_s:.0f} s (log: {log_path})")
         await asyncio.sleep(0.02)
-    return ServeProcess(socket=socket, proc=proc, log_path=log_path)
 
 
 def last_line(path: Path) -> str:

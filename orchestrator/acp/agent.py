@@ -427,9 +427,10 @@ class PodAgent:
             diff = mapping.edit_diff(name, arguments, session.workspace, before)
             if diff is not None:
                 content.append(diff)
+        where = f" — in child pod {data['pod']}" if data.get("pod") else ""
         tool_call = schema.ToolCallUpdate(
             tool_call_id=call_id,
-            title=f"{data['summary']} ({data['reason']})",
+            title=f"{data['summary']} ({data['reason']}){where}",
             kind=mapping.TOOL_KINDS.get(name, "other"),
             status="pending",
             raw_input=arguments,

@@ -124,12 +124,11 @@ class Child:
         self.proc = started.proc
         try:
             self.client = await PodClient.connect(self.socket)
-        except ClientError as exc:
-            await self.proc.close()
-            self._set(state="exited")
+            self._pump = asyncio.create_task(self._read(self.client), name=f"child-{self.name}")
+            self._apply_status(await self.client.status())
+        except (ClientError, TimeoutError) as exc:
+            await self.stop()
             raise ChildFailed(f"cannot reach the child pod {self.name}: {exc}") from None
-        self._pump = asyncio.create_task(self._read(self.client), name=f"child-{self.name}")
-        self._apply_status(await self.client.status())
 
     @property
     def alive(self) -> bool:
@@ -163,11 +162,26 @@ class Child:
 
     async def pause(self) -> None:
         """Pause the child's turn and wait (bounded) until it says it paused."""
-        if not self.alive or self.status != "running":
+        if not self.alive:
+            return
+        # A run or resume just sent may not have been answered with a status yet; the child
+        # handles one connection's methods in order, so a pause sent now still reaches the
+        # turn it started.
+        sent = self._run_end is not None and not self._run_end.done()
+        if not sent and self.status != "running":
             return
         with contextlib.suppress(ChildFailed):
             await self._send("pause")
-            await self._until(lambda: self.status != "running", PAUSE_WAIT_S)
+            if sent and self._run_end is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(self._run_end), PAUSE_WAIT_S)
+            else:
+                await self._until(lambda: self.status != "running", PAUSE_WAIT_S)
+
+    def drop_relays(self) -> None:
+        """Withdraw the approvals relayed up for this child (its parent's call let go)."""
+        for relay in list(self._relays.values()):
+            relay.cancel()
 
     async def cancel(self) -> None:
         """Cancel the child's turn (it closes its calls truthfully) and wait until it did."""
@@ -179,8 +193,7 @@ class Child:
 
     async def stop(self) -> None:
         """Shut the child down (its session closes cleanly) and wait for its process."""
-        for relay in list(self._relays.values()):
-            relay.cancel()
+        self.drop_relays()
         if self.alive:
             with contextlib.suppress(ChildFailed):
                 await self._send("shutdown")

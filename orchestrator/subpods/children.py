@@ -129,9 +129,17 @@ class Children:
         except asyncio.CancelledError:
             # Pause (or the first step of cancel and shutdown): the child pauses in its own
             # state, resumable; the call stays open until the parent resumes or closes it.
-            await asyncio.shield(child.pause())
+            if child.alive:
+                await asyncio.shield(child.pause())
+            else:
+                # Not started, or half-started: nothing runs to pause; Resume starts it anew
+                # (on its session, if its record was written).
+                self.live.pop(call_id, None)
+                if child.proc is not None:
+                    await asyncio.shield(child.stop())
             raise
         finally:
+            child.drop_relays()
             child.flush_output()
             child.on_text = None
             child.on_approval = None
@@ -252,10 +260,10 @@ class Children:
     def closing(self, result: ToolResult) -> ToolResult:
         """The synthetic result of a ``task`` call closed while its child ran, made truthful:
         what the child had done; the child is cancelled and stopped meanwhile."""
+        child = self.live.pop(result.call_id, None)
         record = self.records.get(result.call_id)
         if record is None:
-            return result
-        child = self.live.pop(result.call_id, None)
+            return result  # its child never started
         if child is not None:
             work = _work_of(Path(record.session))
             detail = "the parent's turn was closed"

@@ -612,3 +612,36 @@ async def test_the_offline_demo_delegates_to_two_offline_child_pods(tmp_path: Pa
         assert "glob" in files["content"]  # the child listed the files with its own tool
         pod.assert_all_requests_valid()
         await client.close()
+
+
+async def test_a_pause_while_the_child_starts_leaves_nothing_running_and_resume_finishes(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    tree = Tree(tasks=[TWO_TASKS[0]], child_tool="glob")
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with running_pod(
+        workspace,
+        tmp_path,
+        provider=fake_provider(tree_env),
+        **_config(workspace, permissions={"mode": "accept-edits"}),
+    ) as pod:
+        client = await pod.client()
+        await _run(client, f"{PARENT} delegate")
+        await client.wait_for("child", state="starting", timeout=30)
+        await client.send("pause")
+        await client.wait_for("run_end", result="paused", timeout=30)
+        for child in (await client.status()).children:
+            # Whatever stage it reached, a child that still runs is paused, not working.
+            assert await _child_status(child.socket) in ("paused", "idle")
+        await client.send("resume")
+        await client.wait_for("run_end", result="finished", timeout=60)
+        [answer] = tree.parent_answers
+        assert "alpha answer" in answer
+        records = load_session(pod_session(pod)).children
+        assert len(records) == 1
+        [record] = records.values()
+        child_items = load_session(Path(record.session)).items
+        assert sum(1 for item in child_items if item.kind == "user_message") == 1
+        await client.close()
