@@ -10,6 +10,7 @@ BENCHMARKS: tuple[str, ...] = (
     "context_economy",
     "fs_read",
     "checkpoint",
+    "sandbox",
     "memory",
     "round_overhead",
     "fanout",

@@ -48,6 +48,7 @@ from orchestrator.mcp.config import McpConfig, wire_name
 from orchestrator.paths import POD_NAME_MAX, is_pod_name, safe_pod_name, state_dir
 from orchestrator.permissions import PermissionsConfig, Policy
 from orchestrator.regular_file import read_regular
+from orchestrator.sandbox.config import SandboxConfig
 from orchestrator.subpods.config import AgentConfig, SubpodsConfig
 from orchestrator.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
 from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
@@ -135,6 +136,8 @@ class PodConfig(BaseModel):
     """Which tool calls run, ask first, or are denied (docs/permissions.md)."""
     bash_timeout_s: float = Field(default=120.0, gt=0)
     """Seconds a ``bash`` command may run unless the model asks for another timeout."""
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """Where ``bash`` commands run: in a bubblewrap sandbox by default (docs/sandbox.md)."""
 
     tool_output_max_bytes: int = Field(default=TOOL_OUTPUT_MAX_BYTES, ge=0)
     """Cap on the content of one tool result (the rest is cut and marked)."""

@@ -65,6 +65,11 @@ GRANTS: dict[str, str | None] = {
     "parent_socket": "--parent-socket PATH",
     "tool_env_allow": None,
     "tool_env": None,
+    "sandbox.mode": None,
+    "sandbox.network": None,
+    "sandbox.writable": None,
+    "sandbox.readable": None,
+    "permissions.sandboxed_bash": None,
     "subpods.max_children": None,
     "subpods.max_depth": None,
     "subpods.depth": None,
@@ -189,11 +194,29 @@ def strip_workspace_grants(
         if permissions.get("allow"):
             del permissions["allow"]
             refused.append("permissions.allow")
+        if permissions.get("sandboxed_bash") not in (None, "ask"):
+            del permissions["sandboxed_bash"]
+            refused.append("permissions.sandboxed_bash")
         kept["permissions"] = permissions
     if kept.get("mcp"):
         # An MCP server is a program the pod runs: a cloned repository does not get to add one.
         del kept["mcp"]
         refused.append("mcp.servers")
+    sandbox = kept.get("sandbox")
+    if isinstance(sandbox, Mapping):
+        # A repository may ask for the sandbox (mode "on"), never turn it off or open it.
+        sandbox = dict(sandbox)
+        if "mode" in sandbox and sandbox["mode"] != "on":
+            del sandbox["mode"]
+            refused.append("sandbox.mode")
+        if sandbox.get("network") not in (None, False):
+            del sandbox["network"]
+            refused.append("sandbox.network")
+        for key in ("writable", "readable"):
+            if sandbox.get(key):
+                del sandbox[key]
+                refused.append(f"sandbox.{key}")
+        kept["sandbox"] = sandbox
     subpods = kept.get("subpods")
     if isinstance(subpods, Mapping):
         # How many processes a delegation may multiply into, and what a parent tells its

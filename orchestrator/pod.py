@@ -53,6 +53,7 @@ from orchestrator.transcript import Transcript
 if TYPE_CHECKING:
     from orchestrator.mcp.servers import McpServer, McpServers
     from orchestrator.procs import Ledger
+    from orchestrator.sandbox.bwrap import SandboxSpec
 
 log = logging.getLogger(__name__)
 
@@ -381,6 +382,7 @@ async def serve_pod(
     )
     controller = pod.controller
     ledger = _supervise_commands(controller)
+    await _sandbox_commands(controller, config)
     # A loaded history is millions of long-lived objects; a full collection walking them all
     # holds the GIL for a few hundred milliseconds, which clients feel as a frozen pod. They
     # live as long as the pod, so the collector can leave them out.
@@ -463,6 +465,50 @@ def _supervise_commands(controller: Controller) -> Ledger | None:
             f"{names}{more}",
         )
     return ledger
+
+
+async def _sandbox_commands(controller: Controller, config: PodConfig) -> None:
+    """Find out whether commands can run in the sandbox here, and set ``bash`` up for it:
+    sandboxed, or (``auto``) unsandboxed with one alert, or (``on``) refusing to run."""
+    from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
+    from orchestrator.tools.bash import BashTool, Sandboxing
+
+    bash = controller.tools.registry.get("bash")
+    if not isinstance(bash, BashTool) or config.sandbox.mode == "off":
+        return
+    try:
+        bwrap = await asyncio.to_thread(find_bwrap)
+    except SandboxUnavailable as exc:
+        if config.sandbox.mode == "on":
+            refusal = f"not run: [sandbox] mode is on, and {exc}"
+            bash.sandboxing = Sandboxing(bwrap=None, spec=None, refusal=refusal)
+            controller.alert("error", "sandbox", f"commands will not run: {exc}")
+        else:
+            controller.alert(
+                "warn", "sandbox", f"commands run without a sandbox: {exc} ([sandbox] mode)"
+            )
+        return
+    bash.sandboxing = Sandboxing(bwrap=bwrap, spec=sandbox_spec(config))
+    if controller.tools.policy is not None:
+        controller.tools.policy.sandboxed = True
+
+
+def sandbox_spec(config: PodConfig) -> SandboxSpec:
+    """What this pod's sandboxed commands may see and touch."""
+    from orchestrator.config import user_config_file
+    from orchestrator.paths import runtime_dir, state_dir
+    from orchestrator.sandbox.bwrap import SandboxSpec, hidden_paths, read_only_in
+
+    workspace = config.workspace.resolve()
+    ws = config.workspace
+    return SandboxSpec(
+        workspace=workspace,
+        writable=tuple((ws / p).resolve() for p in [*config.write_roots, *config.sandbox.writable]),
+        readable=tuple((ws / p).resolve() for p in [*config.read_roots, *config.sandbox.readable]),
+        hidden=hidden_paths(Path.home(), state_dir(), runtime_dir(), user_config_file().parent),
+        network=config.sandbox.network,
+        extra_ro=read_only_in(workspace),
+    )
 
 
 async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpServers | None:

@@ -28,6 +28,12 @@ def _isolated_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    # As a user whose config turns the sandbox off: most tests' commands write beside the
+    # workspace; the sandbox's own tests turn it on.
+    user_config = tmp_path / "config" / "pod" / "config.toml"
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    if not user_config.exists():
+        user_config.write_text('[sandbox]\nmode = "off"\n')
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     yield

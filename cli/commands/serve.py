@@ -86,6 +86,10 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="auto, adaptive, off, or a budget of thinking tokens (≥ 1024)."),
         ] = None,
         effort: Annotated[str | None, typer.Option(help="low, medium, high, xhigh or max.")] = None,
+        sandbox: Annotated[
+            str | None,
+            typer.Option(help="Where bash runs: auto (sandboxed where bubblewrap works), on, off."),
+        ] = None,
         mcp_servers_stdin: Annotated[
             bool,
             typer.Option(
@@ -156,6 +160,7 @@ def register(app: typer.Typer) -> None:
                 thinking=int(thinking) if thinking and thinking.isdigit() else thinking,
                 effort=effort,
                 mcp={"servers": mcp_servers} if mcp_servers else None,
+                sandbox={"mode": sandbox} if sandbox else None,
             )
         except (ConfigError, SessionError) as exc:
             raise CliError(str(exc)) from None

@@ -70,6 +70,10 @@ class PermissionsConfig(BaseModel):
     """Rules that ask even where the mode would allow."""
     deny: list[str] = Field(default_factory=list)
     """Rules that deny, whatever else says (e.g. ``"read(.env)"``, ``"bash(rm:*)"``)."""
+    sandboxed_bash: Literal["allow", "ask"] | None = None
+    """A ``bash`` command that runs in the sandbox: ``allow`` runs it without asking,
+    ``ask`` asks as the mode says. Unset: ``allow`` in ``accept-edits`` (and ``yolo``), ``ask``
+    in ``default``. A command that leaves the sandbox (``sandbox: false``) always asks."""
 
     @field_validator("allow", "ask", "deny")
     @classmethod
@@ -133,6 +137,10 @@ class Policy:
     """Rules a person added by answering "always" (for the pod's life)."""
     protected_roots: tuple[str, ...] = ()
     """Absolute directories a write to which always asks (the pod's state and sessions)."""
+    sandboxed_bash: Literal["allow", "ask"] = "ask"
+    """What a sandboxed ``bash`` command gets when no rule decides (``allow``: runs)."""
+    sandboxed: bool = False
+    """Whether ``bash`` commands run in the sandbox here (set once the pod found it works)."""
 
     @classmethod
     def from_config(
@@ -147,6 +155,8 @@ class Policy:
         MCP servers' entries)."""
         return cls(
             mode=config.mode,
+            sandboxed_bash=config.sandboxed_bash
+            or ("ask" if config.mode in ("default", "read-only") else "allow"),
             allow=[Rule.parse(r) for r in [*config.allow, *extra_allow]],
             ask=[Rule.parse(r) for r in config.ask],
             deny=[Rule.parse(r) for r in [*config.deny, *extra_deny]],
@@ -169,6 +179,8 @@ class Policy:
             return Decision("deny", f"denied by the rule {hit}")
         if self.mode == "read-only" and kind != "read":
             return Decision("deny", f"read-only mode denies {kind} tools, whatever allows them")
+        if tool == "bash" and arguments.get("sandbox") is False and self.sandboxed:
+            return Decision("ask", "it asks to run outside the sandbox: that always asks")
         opaque = subject.command.opaque if subject.command is not None else ()
         maybe = self._might_match(self.deny, tool, kind, subject)
         if maybe is not None:
@@ -188,6 +200,8 @@ class Policy:
         )
         if hit is not None:
             return Decision("ask", f"the rule {hit} asks")
+        if tool == "bash" and self.sandboxed and self.sandboxed_bash == "allow":
+            return Decision("allow", "it runs in the sandbox (permissions.sandboxed_bash)")
         verdict = MODE_DEFAULTS[self.mode][kind]
         return Decision(verdict, f"{self.mode} mode {_VERBS[verdict]} {kind} tools")
 

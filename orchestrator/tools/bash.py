@@ -16,11 +16,13 @@ import codecs
 import os
 import signal
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pydantic import Field
 
 from orchestrator.procs import Keeper, Ledger, Supervised, Supervision, spawn
+from orchestrator.sandbox.bwrap import SandboxSpec, sandbox_argv
+from orchestrator.sandbox.hints import sandbox_hint
 from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 from orchestrator.tools.environment import tool_environment
@@ -83,6 +85,31 @@ class BashArgs(ToolArgs):
     timeout_s: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
 
 
+class SandboxedBashArgs(BashArgs):
+    """``bash``'s arguments where commands run in the sandbox."""
+
+    sandbox: bool = Field(
+        True,
+        description="false runs the command outside the sandbox (network, files outside the "
+        "workspace); the user is always asked first.",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Sandboxing:
+    """How this pod's commands are sandboxed: a working ``bwrap`` and what it lets through;
+    or why a command cannot run (``[sandbox] mode = "on"`` where no sandbox can be made)."""
+
+    bwrap: str | None
+    spec: SandboxSpec | None
+    refusal: str | None = None
+
+    def argv(self, command: list[str]) -> list[str]:
+        """``command`` inside the sandbox."""
+        assert self.bwrap is not None and self.spec is not None
+        return sandbox_argv(self.bwrap, self.spec, command)
+
+
 class BashTool(TypedTool[BashArgs]):
     """Run a shell command with a timeout; the whole process group is killed on stop."""
 
@@ -95,7 +122,7 @@ class BashTool(TypedTool[BashArgs]):
         "exit code and output. Commands are killed (with everything they started) after "
         "timeout_s seconds."
     )
-    args_model = BashArgs
+    args_model: type[BashArgs] = BashArgs
 
     def __init__(
         self,
@@ -104,6 +131,7 @@ class BashTool(TypedTool[BashArgs]):
         max_timeout_s: float = 600.0,
         env_allow: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        sandbox: bool = False,
     ) -> None:
         if default_timeout_s <= 0 or max_timeout_s <= 0:
             raise ValueError("bash timeouts must be positive")
@@ -116,6 +144,12 @@ class BashTool(TypedTool[BashArgs]):
         supervisor is found by the next pod (set by the pod that serves)."""
         self.background = Keeper()
         """Commands whose background jobs still run; ended when the pod stops."""
+        self.sandboxing: Sandboxing | None = None
+        """Set by the pod that serves once it knows whether a sandbox can be made here."""
+        if sandbox:
+            # The schema is fixed for the pod's life (prompt caching): the argument exists
+            # wherever the config asks for a sandbox, even before the pod found it works.
+            self.args_model = SandboxedBashArgs
         self.max_timeout_s = max_timeout_s
         self.default_timeout_s = min(default_timeout_s, max_timeout_s)
         # A longer timeout than the ceiling is not refused but shortened to it, so the schema
@@ -143,7 +177,7 @@ class BashTool(TypedTool[BashArgs]):
             if self.ledger is not None:
                 supervision = replace(SUPERVISION, report=self.ledger.record("bash"))
             proc = await spawn(
-                ["/bin/bash", "-c", command],
+                self._argv(command, args),
                 supervision,
                 cwd=ctx.workspace,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -180,7 +214,25 @@ class BashTool(TypedTool[BashArgs]):
         code = proc.code
         assert code is not None
         output = "".join(ctx.partial)
+        if self._sandboxed(args):
+            hint = sandbox_hint(output, code)
+            if hint is not None:
+                output += ("\n" if output and not output.endswith("\n") else "") + hint
         return ToolOutput(summary=f"bash: {headline} — {_exit_text(code)}", content=output or None)
+
+    def _sandboxed(self, args: BashArgs) -> bool:
+        """Whether this call runs in the sandbox."""
+        wants = getattr(args, "sandbox", True)
+        return self.sandboxing is not None and self.sandboxing.bwrap is not None and wants
+
+    def _argv(self, command: str, args: BashArgs) -> list[str]:
+        """The shell command line, in the sandbox where it applies."""
+        shell = ["/bin/bash", "-c", command]
+        if self.sandboxing is None or getattr(args, "sandbox", True) is False:
+            return shell
+        if self.sandboxing.refusal is not None:
+            raise ToolError(self.sandboxing.refusal)
+        return self.sandboxing.argv(shell)
 
     async def aclose(self) -> None:
         """End the background jobs of earlier commands (the pod stops)."""

@@ -81,6 +81,7 @@ def default_registry(config: PodConfig, extra: Sequence[Tool] = ()) -> ToolRegis
             max_timeout_s=config.bash_timeout_s,
             env_allow=config.tool_env_allow,
             env=config.tool_env,
+            sandbox=config.sandbox.mode != "off",
         ),
         *extra,
     ]

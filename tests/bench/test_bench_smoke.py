@@ -212,6 +212,19 @@ def test_checkpoint_quick() -> None:
     assert space["after_checkpoints_bytes"] > space["after_first_bytes"] > 0
 
 
+def test_sandbox_quick() -> None:
+    from bench import sandbox
+
+    result = sandbox.run(quick=True)
+    assert_shape(result, "sandbox")
+    figures = result["results"]
+    if not figures["available"]:
+        pytest.skip(f"no sandbox here: {figures['why']}")
+    for label in ("true", "ls -R"):
+        assert_latency(figures[label]["plain"], sandbox.QUICK_RUNS)
+        assert_latency(figures[label]["sandboxed"], sandbox.QUICK_RUNS)
+
+
 def test_peers_quick() -> None:
     result = peers.run(quick=True)
     assert_shape(result, "peers")

@@ -203,7 +203,7 @@ def test_serve_listens_on_the_configured_socket(
 ) -> None:
     socket = short_dir / "pod" / "configured.sock"
     config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
-    config.parent.mkdir(parents=True)
+    config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f'socket = "{socket}"\n')
     proc = subprocess.Popen(
         [sys.executable, "-m", "cli", "serve", "--workspace", str(workspace)],

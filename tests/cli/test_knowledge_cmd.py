@@ -151,7 +151,7 @@ def test_memory_root_outside_comes_only_from_the_user_config(
     assert "memory.workspace_root" in ignored.stderr and "ignored" in ignored.stderr
 
     user = tmp_path / "cfg"
-    (user / "pod").mkdir(parents=True)
+    (user / "pod").mkdir(parents=True, exist_ok=True)
     (user / "pod" / "config.toml").write_text(f'[memory]\nworkspace_root = "{memory}"\n')
     monkeypatch.setenv("XDG_CONFIG_HOME", str(user))
     granted = lint("-w", str(workspace), "--json")

@@ -11,7 +11,7 @@ from tests.cli.helpers import pod
 
 def test_mcp_ls_lists_tools_and_names_a_broken_server(env: dict[str, str], workspace: Path) -> None:
     config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
-    config.parent.mkdir(parents=True)
+    config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(
         f'[mcp.servers.time]\ncommand = "{sys.executable}"\nargs = ["-m", "mcp_server_time"]\n'
         'deny = ["convert_time"]\n'
@@ -41,7 +41,7 @@ def test_mcp_ls_asks_the_running_pod(env: dict[str, str], workspace: Path, short
     from orchestrator.server import socket_is_live
 
     config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
-    config.parent.mkdir(parents=True)
+    config.parent.mkdir(parents=True, exist_ok=True)
     # The marker file proves the listing came from the pod's server, not one started here.
     marker = workspace.parent / "starts"
     config.write_text(

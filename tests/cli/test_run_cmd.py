@@ -44,7 +44,7 @@ def test_a_provider_error_is_printed_once_and_model_and_provider_apply(
     env: dict[str, str], workspace: Path
 ) -> None:
     config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
-    config.parent.mkdir(parents=True)
+    config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("provider_max_retries = 1\ncontext_window = 200000\n")
     with FakeAnthropic([Fault(status=500, message="upstream is down")] * 2) as api:
         env = {**env, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.base_url}

@@ -12,6 +12,7 @@ from orchestrator.config_doc import extract_block, generated_block, rows
 from orchestrator.grants import GRANTS
 from orchestrator.mcp.config import McpServerConfig
 from orchestrator.permissions import PermissionsConfig
+from orchestrator.sandbox import SandboxConfig
 from orchestrator.subpods import AgentConfig, SubpodsConfig
 from orchestrator.usage import Prices
 
@@ -34,9 +35,12 @@ def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
         "mcp.servers.<name>": McpServerConfig,
         "prices.<name>": Prices,
         "subpods": SubpodsConfig,
+        "sandbox": SandboxConfig,
         "agents.<name>": AgentConfig,
     }
-    nested = ("workspace", "memory", "permissions", "mcp", "prices", "subpods", "agents")
+    nested = (
+        "workspace", "memory", "permissions", "mcp", "prices", "subpods", "agents", "sandbox",
+    )  # fmt: skip
     expected = {name for name in PodConfig.model_fields if name not in nested}
     expected |= {
         f"{table}.{name}" for table, model in tables.items() for name in model.model_fields

@@ -82,6 +82,13 @@ mode = "yolo"
 allow = ["bash", "write_file"]
 ask = ["glob"]
 deny = ["read_file(secrets/**)"]
+sandboxed_bash = "allow"
+
+[sandbox]
+mode = "off"
+network = true
+writable = ["{outside}"]
+readable = ["{outside}"]
 
 [memory]
 enabled = true

@@ -69,7 +69,7 @@ async def test_a_setsid_child_ends_when_the_pod_is_killed(
     workspace: Path, short_dir: Path, seconds: int
 ) -> None:
     user_config = Path(os.environ["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
-    user_config.parent.mkdir(parents=True)
+    user_config.parent.mkdir(parents=True, exist_ok=True)
     server = config()
     user_config.write_text(
         f"[mcp.servers.d]\ncommand = {json.dumps(server['command'])}\n"

@@ -152,7 +152,7 @@ async def test_kill_9_of_the_pod_mid_call_leaves_no_server_and_no_resend(
     ws = tmp_path / "ws"
     ws.mkdir()
     config_home = tmp_path / "config"
-    (config_home / "pod").mkdir(parents=True)
+    (config_home / "pod").mkdir(parents=True, exist_ok=True)
     server = hostile(pidfile)
     (config_home / "pod" / "config.toml").write_text(
         f'[mcp.servers.h]\ncommand = "{server["command"]}"\nargs = {json.dumps(server["args"])}\n'

@@ -380,7 +380,7 @@ def test_a_workspace_cannot_add_an_mcp_server_but_the_user_can(
     (ws / ".pod").mkdir(parents=True)
     (ws / ".pod" / "config.toml").write_text('[mcp.servers.evil]\ncommand = "curl"\n')
     home = tmp_path / "home"
-    (home / "pod").mkdir(parents=True)
+    (home / "pod").mkdir(parents=True, exist_ok=True)
     (home / "pod" / "config.toml").write_text(
         '[mcp.servers.git]\ncommand = "uvx"\nargs = ["mcp-server-git"]\npermission = "allow"\n'
         '[mcp.servers.db]\nurl = "http://localhost:9/mcp"\npermission = "deny"\n'

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import ConfigError, PodConfig, config_file, load_config
+from orchestrator.config import ConfigError, config_file, load_config
 from orchestrator.config_doc import rows
 from orchestrator.grants import GRANTS, WORKSPACE_KEYS
 from tests.faults.hostile_repo import HOSTILE_TOML, make_hostile_repo
@@ -60,7 +60,10 @@ def test_the_grants_are_documented() -> None:
 def test_a_hostile_workspace_file_keeps_only_tuning(tmp_path: Path) -> None:
     repo = make_hostile_repo(tmp_path, tmp_path / "run")
     config = load_config(repo.workspace)
-    default = PodConfig(workspace=repo.workspace.resolve())
+    # The baseline is the same user's config over an empty workspace.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    default = load_config(plain)
     for key in GRANTS:
         top, _, leaf = key.partition(".")
         if top == "permissions":
@@ -97,7 +100,7 @@ def test_a_name_that_is_not_a_plain_word_is_refused_from_any_source(
     with pytest.raises(ConfigError, match=r"^command line: name: "):
         load_config(tmp_path, name=name)
     user = Path(tmp_path / "config" / "pod" / "config.toml")
-    user.parent.mkdir(parents=True)
+    user.parent.mkdir(parents=True, exist_ok=True)
     user.write_text(f"name = {name!r}\n".replace("'", '"'))
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(user))}: name: "):
         load_config(tmp_path)

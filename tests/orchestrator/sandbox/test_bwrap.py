@@ -1,0 +1,136 @@
+"""The sandbox's command line (pure) and what it does, run with the real ``bwrap``."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orchestrator.permissions import PermissionsConfig, Policy
+from orchestrator.sandbox.bwrap import (
+    SandboxSpec,
+    SandboxUnavailable,
+    find_bwrap,
+    hidden_paths,
+    read_only_in,
+    sandbox_argv,
+)
+from orchestrator.sandbox.hints import sandbox_hint
+
+
+def _bwrap() -> str:
+    try:
+        return find_bwrap()
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no working bubblewrap here: {exc}")
+
+
+def _run(spec: SandboxSpec, script: str) -> subprocess.CompletedProcess[str]:
+    argv = sandbox_argv(_bwrap(), spec, ["/bin/bash", "-c", script])
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> SandboxSpec:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("SECRET KEY\n")
+    workspace = tmp_path / "ws"
+    (workspace / ".git").mkdir(parents=True)
+    return SandboxSpec(
+        workspace=workspace,
+        hidden=hidden_paths(home, tmp_path / "state", tmp_path / "run", tmp_path / "cfg"),
+        extra_ro=read_only_in(workspace),
+    )
+
+
+def test_the_root_is_read_only_and_the_workspace_writable(spec: SandboxSpec) -> None:
+    done = _run(spec, "touch /etc/pod-sandbox-x; echo rc=$?; echo hi > made.txt")
+    assert "Read-only file system" in done.stderr and "rc=1" in done.stdout
+    assert (spec.workspace / "made.txt").read_text() == "hi\n"
+    assert not Path("/etc/pod-sandbox-x").exists()
+
+
+def test_outside_the_workspace_is_read_only_and_tmp_is_private(
+    spec: SandboxSpec, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    done = _run(spec, f"echo x > {outside}/f; echo rc=$?; echo t > /tmp/t; cat /tmp/t")
+    assert "rc=1" in done.stdout and "t\n" in done.stdout
+    assert not (outside / "f").exists()
+
+
+def test_secrets_and_git_are_out_of_reach(spec: SandboxSpec, tmp_path: Path) -> None:
+    key = tmp_path / "home" / ".ssh" / "id_rsa"
+    done = _run(spec, f"cat {key}; echo rc=$?; touch .git/hooks-x; echo git=$?")
+    assert "SECRET" not in done.stdout and "rc=1" in done.stdout
+    assert "git=1" in done.stdout and not (spec.workspace / ".git" / "hooks-x").exists()
+
+
+def test_there_is_no_network(spec: SandboxSpec) -> None:
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    try:
+        done = _run(spec, f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected")
+        assert "connected" not in done.stdout and done.returncode != 0
+        opened = _run(
+            SandboxSpec(workspace=spec.workspace, network=True),
+            f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected",
+        )
+        assert "connected" in opened.stdout  # allowed by config, it connects
+    finally:
+        server.close()
+
+
+def test_the_order_of_mounts_is_the_policy(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".git").mkdir(parents=True)
+    args = sandbox_argv(
+        "bwrap",
+        SandboxSpec(workspace=ws, hidden=(tmp_path,), extra_ro=read_only_in(ws)),
+        ["true"],
+    )
+    # Hidden first, then the workspace over it, then .git read-only over that.
+    hidden = args.index("--tmpfs", args.index("/tmp") + 1)
+    bind = args.index("--bind")
+    git = args.index(str(ws / ".git"))
+    assert hidden < bind < git and "--unshare-net" in args
+    assert args[-2:] == ["--", "true"]
+
+
+def test_a_failure_that_looks_like_the_sandbox_gets_a_hint() -> None:
+    assert sandbox_hint("touch: cannot touch '/etc/x': Read-only file system", 1) is not None
+    hint = sandbox_hint("curl: (6) Could not resolve host: example.com", 6)
+    assert hint is not None and "network" in hint and "sandbox: false" in hint
+    assert sandbox_hint("Read-only file system", 0) is None
+    assert sandbox_hint("error: tests failed", 1) is None
+
+
+def test_sandboxed_commands_run_without_asking_only_where_the_mode_says() -> None:
+    bash = {"command": "make test"}
+    edits = Policy.from_config(PermissionsConfig(mode="accept-edits"))
+    assert edits.decide("bash", "execute", bash).verdict == "ask"  # no sandbox here yet
+    edits.sandboxed = True
+    assert edits.decide("bash", "execute", bash).verdict == "allow"
+    # Leaving the sandbox always asks, even where rules or the mode would allow.
+    outside = {"command": "make test", "sandbox": False}
+    assert edits.decide("bash", "execute", outside).verdict == "ask"
+    yolo = Policy.from_config(PermissionsConfig(mode="yolo", allow=["bash"]))
+    yolo.sandboxed = True
+    assert yolo.decide("bash", "execute", outside).verdict == "ask"
+    default = Policy.from_config(PermissionsConfig(mode="default"))
+    default.sandboxed = True
+    assert default.decide("bash", "execute", bash).verdict == "ask"
+    opted = Policy.from_config(PermissionsConfig(mode="default", sandboxed_bash="allow"))
+    opted.sandboxed = True
+    assert opted.decide("bash", "execute", bash).verdict == "allow"
+    # Deny rules still deny inside the sandbox.
+    strict = Policy.from_config(PermissionsConfig(mode="accept-edits", deny=["bash(rm:*)"]))
+    strict.sandboxed = True
+    assert strict.decide("bash", "execute", {"command": "rm -rf x"}).verdict == "deny"
