@@ -106,6 +106,10 @@ WORKSPACE_KEYS: dict[str, str] = {
     "checkpoints": "whether the pod keeps checkpoints of the workspace for rewind (off narrows)",
     "checkpoint_max_file_bytes": "which files are checkpointed, bounded (at most 256 MiB a file)",
     "checkpoint_max_total_bytes": "when checkpoints fall back to touched files, bounded (64 GiB)",
+    "jobs.max_jobs": "how many background commands the user allowed may run at once, bounded "
+    "(at most 64); each still needs bash's permission",
+    "jobs.max_spool_bytes": "how much of a background job's output is kept on disk, bounded "
+    "(at most 1 GiB a job)",
 }
 """Keys a workspace's config may set, and why that gives it nothing it should not have."""
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import MemoryConfig, PodConfig, load_config
+from orchestrator.config import JobsConfig, MemoryConfig, PodConfig, load_config
 from orchestrator.config_doc import extract_block, generated_block, rows
 from orchestrator.grants import GRANTS
 from orchestrator.mcp.config import McpServerConfig
@@ -29,11 +29,12 @@ def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
     table = {key: meaning for key, _, _, meaning in rows()}
     tables = {
         "memory": MemoryConfig,
+        "jobs": JobsConfig,
         "permissions": PermissionsConfig,
         "mcp.servers.<name>": McpServerConfig,
         "prices.<name>": Prices,
     }
-    nested = ("workspace", "memory", "permissions", "mcp", "prices")
+    nested = ("workspace", "memory", "jobs", "permissions", "mcp", "prices")
     expected = {name for name in PodConfig.model_fields if name not in nested}
     expected |= {
         f"{table}.{name}" for table, model in tables.items() for name in model.model_fields

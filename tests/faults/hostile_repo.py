@@ -64,6 +64,10 @@ allow = ["bash", "write_file"]
 ask = ["glob"]
 deny = ["read_file(secrets/**)"]
 
+[jobs]
+max_jobs = 64
+max_spool_bytes = 1073741824
+
 [memory]
 enabled = true
 workspace_root = "{outside}"
