@@ -191,7 +191,9 @@ class ToolRunner:
     async def _run_one(self, call: ToolUseBlock, commit: Callable[[Item], Item]) -> None:
         tool = self.registry.get(call.name)
         fs = self._fs_for(call, tool)
-        ctx = ToolContext(fs=fs, workspace=self.workspace, scratch_dir=self.scratch_dir)
+        ctx = ToolContext(
+            fs=fs, workspace=self.workspace, scratch_dir=self.scratch_dir, call_id=call.id
+        )
         if self.on_output is not None:
             ctx.partial.on_text = functools.partial(self.on_output, call.id)
         cap = self.cap_for(call.name)

@@ -71,7 +71,25 @@ class StatusData(_Data):
     """Tool calls waiting for approval now (for a client that attaches)."""
     mcp: list[McpServerData] = Field(default_factory=list)
     """The pod's MCP servers, as they are now."""
+    jobs: list[JobData] = Field(default_factory=list)
+    """The pod's background jobs (``bash`` with ``background: true``): running ones, and
+    those that ended while the pod ran (the latest few)."""
     id: int | str | None = None
+
+
+class JobData(_Data):
+    """One background job of the pod (docs/jobs.md)."""
+
+    id: str
+    """``j1``, ``j2``, …: what ``kill_job`` and the job tools take."""
+    command: str
+    state: Literal["running", "exited", "killed"]
+    exit_code: int | None = None
+    """Once it ended: its exit code (negative: killed by that signal); None when unknown."""
+    started_ms: int
+    ended_ms: int | None = None
+    output_bytes: int = 0
+    """What it printed so far (past the spool cap too)."""
 
 
 class McpServerData(_Data):

@@ -78,6 +78,8 @@ class ToolContext:
     """Where tools write large outputs for later reading (inside the workspace)."""
     partial: PartialOutput = field(default_factory=PartialOutput)
     """Output produced so far; kept in the result if the tool is interrupted."""
+    call_id: str = ""
+    """The tool call's id (a background job's records name the call that started it)."""
 
 
 def tool_kind(tool: object) -> ToolKind:
