@@ -280,3 +280,46 @@ async def test_a_crash_ends_the_job_and_the_restart_reports_it_once(
     assert jobs == [("start", "j1", None), ("end", "j1", "crash")]
     with contextlib.suppress(FileNotFoundError):
         assert not list((short_dir / "session.jobs").iterdir())
+
+
+async def test_kill_job_from_a_client_and_the_model_hears_of_it(
+    workspace: Path, short_dir: Path
+) -> None:
+    seconds = unique_seconds()
+    command = f"echo up; sleep {seconds}"
+    replies = [
+        _call("bash", command=command, background=True),
+        ScriptedReply(text="started"),
+        ScriptedReply(text="heard"),
+    ]
+    try:
+        async with running_pod(workspace, short_dir, replies=replies, allow_bash=True) as served:
+            c = await served.client()
+            await c.send("run", {"input": "start it"})
+            await collect_until(c, "run_end", timeout=20)
+            [sleeper] = wait_running(f"sleep {seconds}", 1)
+            pgid = _pgid_of(sleeper)
+            reply = await c.request("kill_job", {"id": "j1"}, timeout=20)
+            assert reply.event == "status"
+            [job] = reply.data["jobs"]
+            assert (job["id"], job["state"]) == ("j1", "killed")
+            await _until_group_gone(pgid)
+            again = await c.request("kill_job", {"id": "j1"})
+            assert again.data["code"] == "invalid_request"
+            assert again.data["message"] == "job j1 is not running (killed)"
+            unknown = await c.request("kill_job", {"id": "j9"})
+            assert unknown.data["message"] == "no background job 'j9'; jobs: j1 (killed)"
+            # The next turn begins with a note: the model did not kill it itself.
+            await c.send("run", {"input": "anything new?"})
+            events = await collect_until(c, "run_end", timeout=20)
+            committed = [e for e in events if e.event in ("system_note", "user_message")]
+            assert [e.event for e in committed] == ["system_note", "user_message"]
+            assert (
+                committed[0]
+                .data["text"]
+                .startswith(f"[Background jobs] j1 `{command}` was killed by the user after ")
+            )
+            await c.close()
+            served.assert_all_requests_valid()
+    finally:
+        kill_all(f"sleep {seconds}")
