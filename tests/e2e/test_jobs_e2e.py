@@ -16,6 +16,7 @@ from orchestrator.client import PodClient
 from orchestrator.procs.supervisor import proc_stat
 from orchestrator.providers.base import ProviderRequest
 from orchestrator.providers.scripted import ScriptedProvider
+from orchestrator.session import JobRecord
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,
@@ -323,3 +324,62 @@ async def test_kill_job_from_a_client_and_the_model_hears_of_it(
             served.assert_all_requests_valid()
     finally:
         kill_all(f"sleep {seconds}")
+
+
+async def test_a_cancel_leaves_the_job_running_and_says_so(
+    workspace: Path, short_dir: Path
+) -> None:
+    seconds = unique_seconds()
+    command = f"sleep {seconds}"
+    replies = [
+        _call("bash", command=command, background=True),
+        _call("job_wait", id="j1", timeout_s=100),
+    ]
+    try:
+        async with running_pod(workspace, short_dir, replies=replies, allow_bash=True) as served:
+            c = await served.client()
+            await c.send("run", {"input": "start it and wait"})
+            await c.wait_for("tool_call_done", name="job_wait", timeout=20)
+            await c.wait_for("status", state="executing_tools")
+            await c.send("cancel")
+            events = await collect_until(c, "run_end", timeout=20)
+            assert events[-1].data == {"result": "cancelled"}
+            [alert] = [e.data for e in events if e.event == "alert" and e.data["source"] == "jobs"]
+            assert alert["message"].startswith(
+                f"the turn was cancelled; 1 background job still runs: j1 (`{command}`, "
+            )
+            assert [j.state for j in (await c.status()).jobs] == ["running"]
+            wait_running(f"sleep {seconds}", 1)
+            await c.close()
+            served.assert_all_requests_valid()
+        assert gone(f"sleep {seconds}")
+    finally:
+        kill_all(f"sleep {seconds}")
+
+
+async def test_a_crash_report_no_turn_heard_is_kept_in_the_session_at_shutdown(
+    workspace: Path, short_dir: Path
+) -> None:
+    # A session a killed pod left: a job started and never ended, and what it printed.
+    session = short_dir / "s.jsonl"
+    start = JobRecord(phase="start", id="j4", command="make watch", spool="j4.log", started_ms=1)
+    header = {"type": "session", "pod": "t", "workspace": str(workspace), "created_ms": 1}
+    session.write_text(json.dumps(header) + "\n" + start.model_dump_json() + "\n")
+    (short_dir / "s.jobs").mkdir()
+    (short_dir / "s.jobs" / "j4.log").write_text("watching…\n")
+    async with running_pod(
+        workspace, short_dir, continue_=True, session=session, allow_bash=True
+    ) as served:
+        c = await served.client()
+        alerts = [a["message"] for a in (await c.request("get_history")).data["alerts"]]
+        assert any(a.startswith("a background job was ended when the pod stopped") for a in alerts)
+        await c.send("shutdown")
+        await collect_until(c, "shutdown", timeout=20)
+        await c.close()
+        await asyncio.wait_for(served.task, 20)
+    records = [json.loads(line) for line in session.read_text().splitlines()[1:]]
+    [note] = [r["item"] for r in records if r["type"] == "item"]
+    assert note["origin"] == "jobs" and "watching…" in note["text"]
+    ends = [(r["id"], r["how"]) for r in records if r["type"] == "job" and r["phase"] == "end"]
+    assert ends == [("j4", "crash")]
+    assert not (short_dir / "s.jobs").exists()
