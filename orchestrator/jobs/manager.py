@@ -209,12 +209,20 @@ class Jobs:
             self._close_spool(job)
             self.spools.remove(spool)
             raise JobError(f"not started: {exc}") from None
+        # Shielded: once its start is recorded, a pause must not leave the job half-launched
+        # (started, but with nobody reading its output or recording its end).
+        launch = asyncio.ensure_future(self._launch(job, cwd=cwd, env=env, ledger=ledger))
+        return await asyncio.shield(launch)
+
+    async def _launch(
+        self, job: Job, *, cwd: Path, env: Mapping[str, str], ledger: Ledger | None
+    ) -> Job:
         supervision = Supervision(
             grace_s=GRACE_S, report=ledger.record("job") if ledger is not None else None
         )
         try:
             job.proc = await spawn(
-                ["/bin/bash", "-c", command],
+                ["/bin/bash", "-c", job.command],
                 supervision,
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -224,10 +232,10 @@ class Jobs:
             )
         except OSError as exc:
             job.ending = "failed"
-            self._jobs[job_id] = job
+            self._jobs[job.id] = job
             self._ended(job, None)
             raise JobError(f"could not start /bin/bash: {exc}") from None
-        self._jobs[job_id] = job
+        self._jobs[job.id] = job
         job.watcher = asyncio.ensure_future(self._watch(job))
         self._changed()
         return job
