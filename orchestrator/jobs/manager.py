@@ -123,6 +123,8 @@ class Jobs:
         self._crashed: list[_Crashed] = []
         """Jobs a crash ended whose end is not recorded yet."""
         self._crash_noted = False
+        self._launching = 0
+        """Jobs whose start is recorded and whose process is being started."""
 
     # -- start-up ---------------------------------------------------------------------------
 
@@ -178,7 +180,8 @@ class Jobs:
     ) -> Job:
         """Record and start a job; :class:`JobError` when it cannot start (nothing runs)."""
         running = self.running()
-        if len(running) >= self.limits.max_jobs:
+        # Jobs of the same round being launched count too: calls of a round run concurrently.
+        if len(running) + self._launching >= self.limits.max_jobs:
             raise JobError(limit_refusal([j.line() for j in running], self.limits.max_jobs))
         job_id = f"j{self._next}"
         self._next += 1  # never reused, even when this start fails
@@ -211,8 +214,13 @@ class Jobs:
             raise JobError(f"not started: {exc}") from None
         # Shielded: once its start is recorded, a pause must not leave the job half-launched
         # (started, but with nobody reading its output or recording its end).
+        self._launching += 1
         launch = asyncio.ensure_future(self._launch(job, cwd=cwd, env=env, ledger=ledger))
+        launch.add_done_callback(self._launched)
         return await asyncio.shield(launch)
+
+    def _launched(self, _: asyncio.Future[Job]) -> None:
+        self._launching -= 1
 
     async def _launch(
         self, job: Job, *, cwd: Path, env: Mapping[str, str], ledger: Ledger | None

@@ -132,6 +132,15 @@ async def test_past_max_jobs_a_start_is_refused_naming_the_running_ones(tmp_path
     await jobs.close()
 
 
+async def test_the_limit_holds_for_starts_of_one_round(tmp_path: Path) -> None:
+    jobs = _jobs(tmp_path, max_jobs=2)
+    starts = [_start(jobs, "sleep 300", tmp_path) for _ in range(3)]
+    outcomes = await asyncio.gather(*starts, return_exceptions=True)
+    assert [type(o).__name__ for o in outcomes] == ["Job", "Job", "JobError"]
+    assert len(jobs.running()) == 2
+    await jobs.close()
+
+
 async def test_output_past_the_spool_cap_is_read_and_dropped(tmp_path: Path) -> None:
     jobs = _jobs(tmp_path, max_spool_bytes=1000)
     job = await _start(jobs, "head -c 200000 /dev/zero | tr '\\0' x; echo done", tmp_path)
