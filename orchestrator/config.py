@@ -86,6 +86,25 @@ class MemoryConfig(BaseModel):
     """The folder that holds ``knowledge/``; the pod's workspace when unset."""
 
 
+JOBS_MAX_JOBS_LIMIT = 64
+JOBS_MAX_SPOOL_BYTES_LIMIT = 1024 * 1024 * 1024
+# Upper bounds for any source, as for checkpoints: a repository's config may tune the limits
+# of background jobs, not make the pod keep an unbounded number of them or of their output.
+
+
+class JobsConfig(BaseModel):
+    """The ``[jobs]`` table: limits of background jobs (``bash`` with ``background: true``)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    max_jobs: int = Field(default=8, ge=1, le=JOBS_MAX_JOBS_LIMIT)
+    """Background jobs that may run at once; a start past it is refused with an error naming
+    the running ones (at most 64)."""
+    max_spool_bytes: int = Field(default=64 * 1024 * 1024, gt=0, le=JOBS_MAX_SPOOL_BYTES_LIMIT)
+    """Output of one job kept in its spool file; what it prints past this is read and dropped
+    (counted, so the job never blocks), at most 1 GiB."""
+
+
 class PodConfig(BaseModel):
     """Everything a pod needs to start."""
 
@@ -188,6 +207,8 @@ class PodConfig(BaseModel):
     mcp: McpConfig = Field(default_factory=McpConfig)
     """MCP tool servers (docs/mcp.md)."""
     """The ``[memory]`` table: knowledge records (docs/knowledge.md)."""
+    jobs: JobsConfig = Field(default_factory=JobsConfig)
+    """The ``[jobs]`` table: background jobs' limits (docs/jobs.md)."""
     inject_resident_knowledge: bool = True
     """List resident knowledge records in the system prompt (its ``## Resident knowledge``
     section). A pod that reviews and rewrites the records turns this off, so it reads them

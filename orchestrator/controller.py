@@ -70,6 +70,7 @@ from states import PodLifecycle, leaf_state
 
 if TYPE_CHECKING:
     from orchestrator.checkpointing import Checkpointer
+    from orchestrator.jobs import Jobs
     from orchestrator.subpods.children import Children
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,7 @@ class Controller:
         on_stopped: Callable[[], None] | None = None,
         upward: Callable[[str, str], None] | None = None,
         checkpoints: Checkpointer | None = None,
+        jobs: Jobs | None = None,
     ) -> None:
         self.config = config
         self.provider = provider
@@ -155,6 +157,10 @@ class Controller:
             listeners=[self.board],
         )
         self.board.start()
+        self.jobs = jobs
+        """The pod's background jobs (None: a pod built without them, in tests)."""
+        if jobs is not None:
+            jobs.on_change = self.board.jobs_changed
 
     # -- events --------------------------------------------------------------------------
 
@@ -323,6 +329,11 @@ class Controller:
         """Commit queued notes as system messages."""
         for note in self.notes.take():
             self.commit(note)
+        if self.jobs is not None:
+            # Background jobs that ended (or a crash ended) since the model last heard.
+            for note in self.jobs.take_notes():
+                self.commit(note)
+            self.jobs.delivered()
 
     def has_queued_notes(self) -> bool:
         """Whether notes wait for a turn."""
@@ -492,13 +503,23 @@ class Controller:
 
     def end_run(self, result: str) -> None:
         """Tell clients how the run they started ended."""
+        if (
+            self.jobs is not None
+            and result in ("paused", "cancelled")
+            and self.state_id != "stopped"
+        ):
+            # Jobs belong to the pod, not the turn: say that they go on (before run_end, which
+            # is where a client like `pod run` stops listening).
+            alert = self.jobs.still_running(result)
+            if alert is not None:
+                self.alert("info", "jobs", alert)
         self.emit("run_end", RunEndData(result=result))  # type: ignore[arg-type]
         if result == "errored" and self.upward is not None:
             self.upward("errored", "the turn failed")
 
     def on_enter_stopped(self) -> None:
         """The pod stopped: keep undelivered notes, say goodbye, let the process end."""
-        if self.notes:
+        if self.notes or (self.jobs is not None and self.jobs.reports_pending):
             # Notes that never reached a turn are kept in the session, not dropped.
             self.inject_queued_notes()
         if self.upward is not None:

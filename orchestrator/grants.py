@@ -127,6 +127,10 @@ WORKSPACE_KEYS: dict[str, str] = {
     "agents.<name>.tools": "narrows a child's tools to a subset of its parent's",
     "agents.<name>.model": "which model answers a child, through the user's own key (cost)",
     "agents.<name>.permission_mode": "a child's mode, never wider than its parent's",
+    "jobs.max_jobs": "how many background commands the user allowed may run at once, bounded "
+    "(at most 64); each still needs bash's permission",
+    "jobs.max_spool_bytes": "how much of a background job's output is kept on disk, bounded "
+    "(at most 1 GiB a job)",
 }
 """Keys a workspace's config may set, and why that gives it nothing it should not have."""
 

@@ -19,6 +19,7 @@ from statemachine.exceptions import TransitionNotAllowed
 from orchestrator.controller import Controller
 from orchestrator.fork import fork_items, write_fork
 from orchestrator.history import SystemMessage
+from orchestrator.jobs import JobError
 from orchestrator.notes import NotesFull
 from orchestrator.offload import off_loop
 from orchestrator.protocol import (
@@ -86,6 +87,8 @@ class Methods:
             self._rewind(params, request_id, reply)
         elif method == "fork":
             self._fork(params, request_id, reply)
+        elif method == "kill_job":
+            self._kill_job(params.id, request_id, reply)
         elif method in ("approve", "deny"):
             if c.state_id == "awaiting_approval" and not c.approvals.waiting_for(params.id):
                 error = ErrorData(
@@ -152,6 +155,29 @@ class Methods:
             self._refuse(reply, request_id, f"no fork: {exc}")
             return
         reply(encode_event("forked", forked.model_copy(update={"id": request_id})))
+
+    def _kill_job(self, job_id: str, request_id: Any, reply: Reply) -> None:
+        """End a background job (in any state: jobs belong to the pod, not the turn); the
+        reply is the status once it has ended."""
+        jobs = self.controller.jobs
+        if jobs is None:
+            self._refuse(reply, request_id, "this pod runs no background jobs")
+            return
+        try:
+            job = jobs.get(job_id)
+        except JobError as exc:
+            self._refuse(reply, request_id, str(exc))
+            return
+        if not job.running:
+            self._refuse(reply, request_id, f"job {job_id} is not running ({jobs.state_text(job)})")
+            return
+        self._aside(self._killed(job_id, request_id, reply))
+
+    async def _killed(self, job_id: str, request_id: Any, reply: Reply) -> None:
+        jobs = self.controller.jobs
+        assert jobs is not None
+        await jobs.kill(job_id)
+        reply(encode_event("status", self.controller.status_data(request_id)))
 
     @staticmethod
     def _refuse(reply: Reply, request_id: Any, message: str) -> None:

@@ -27,6 +27,7 @@ from orchestrator.controller import Controller
 from orchestrator.errors import SetupError
 from orchestrator.history import History, Item, ToolResult
 from orchestrator.interceptors import InterceptorChain
+from orchestrator.jobs import Jobs, JobSpools
 from orchestrator.methods import Methods
 from orchestrator.paths import pod_info_path
 from orchestrator.protocol import ToolOutputDeltaData
@@ -166,6 +167,7 @@ def build_pod(
             transcript.commit(result)
         if transcript.durable:
             spools.clear()
+    jobs = _background_jobs(config, session_path, transcript, redactor, loaded)
 
     def provider_alert(level: str, message: str) -> None:
         transcript.alert(level, "provider", message)
@@ -194,7 +196,7 @@ def build_pod(
     policy = config.permission_policy()
     approvals = Approvals(policy=policy, emit=transcript.emit)
     runner = ToolRunner(
-        registry=default_registry(config, extra=extra),
+        registry=default_registry(config, extra=extra, jobs=jobs),
         fs=fs,
         workspace=config.workspace,
         scratch_dir=config.workspace / ".pod" / "scratch",
@@ -226,6 +228,7 @@ def build_pod(
         interceptors=chain,
         upward=upward,
         on_stopped=on_stopped,
+        jobs=jobs,
         checkpoints=Checkpointer(
             config=config,
             session_path=session_path,
@@ -257,6 +260,29 @@ def build_pod(
         session_path=session_path,
         loaded=loaded,
     )
+
+
+def _background_jobs(
+    config: PodConfig,
+    session_path: Path,
+    transcript: Transcript,
+    redactor: Redactor,
+    loaded: LoadedSession | None,
+) -> Jobs:
+    """The pod's background jobs, recording in its session; jobs a crash of the last run ended
+    are reported (an alert now, a note for the model at the next round boundary)."""
+    jobs = Jobs(
+        limits=config.jobs,
+        spools=JobSpools(session_path),
+        journal=transcript,
+        alert=lambda level, message: transcript.alert(level, "jobs", message),
+        redact=lambda text: redactor.redact(text)[0],
+    )
+    jobs.recover(
+        loaded.jobs if loaded is not None else [],
+        last_write_ms=loaded.last_write_ms if loaded is not None else 0,
+    )
+    return jobs
 
 
 def crash_results(
@@ -420,6 +446,8 @@ async def serve_pod(
         if upward is not None:
             await upward.flush()
         await server.close()
+        if controller.jobs is not None:
+            await controller.jobs.close()  # before the session closes: their ends are recorded
         for tool in controller.tools.registry:
             if isinstance(tool, ClosableTool):
                 await tool.aclose()

@@ -3,6 +3,7 @@ words for people (pure)."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -76,8 +77,29 @@ def status_text(data: dict[str, Any]) -> str:
     for child in data.get("children") or []:
         doing = f", running {child['tool']}" if child.get("tool") else ""
         lines.append(f"child {child['name']}: {child['state']}{doing} · {child['tokens']:,} tokens")
+    lines.extend(job_lines(data.get("jobs") or []))
     lines.append(f"workspace {data['workspace']}")
     return "\n".join(lines)
+
+
+def job_lines(jobs: list[dict[str, Any]], now_ms: int | None = None) -> list[str]:
+    """A line per background job: ``job j1 running 3m12s · 4.1 KB · npm run dev``."""
+    from orchestrator.jobs.report import duration, exit_text, short_command, size
+
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    lines = []
+    for job in jobs:
+        if job["state"] == "running":
+            state = f"running {duration((now - job['started_ms']) / 1000)}"
+        elif job["state"] == "killed":
+            state = "killed"
+        else:
+            state = exit_text(job.get("exit_code")).replace("exit", "exited", 1)
+        lines.append(
+            f"job {job['id']} {state} · {size(job.get('output_bytes', 0))} · "
+            f"{short_command(job['command'])}"
+        )
+    return lines
 
 
 class StatusBoard:
@@ -119,6 +141,11 @@ class StatusBoard:
         self._last = key
         self.controller.emit("status", self.data())
 
+    def jobs_changed(self) -> None:
+        """A background job started or ended: broadcast the status with the new list."""
+        if self.active:
+            self.controller.emit("status", self.data())
+
     def data(self, request_id: Any = None) -> StatusData:
         """The ``status`` event payload."""
         c = self.controller
@@ -145,5 +172,6 @@ class StatusBoard:
             approvals=c.approvals.pending(),
             mcp=self.mcp.report(set(c.tools.registry.names())) if self.mcp else [],
             children=self.children.report() if self.children else [],
+            jobs=c.jobs.data() if c.jobs is not None else [],
             id=request_id,
         )

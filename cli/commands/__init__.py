@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "conformance",
     "acp",
     "mcp",
+    "jobs",
 )
 
 

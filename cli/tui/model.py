@@ -38,6 +38,7 @@ from orchestrator.protocol import (
     ChildData,
     CompactionData,
     HistoryData,
+    JobData,
     RunEndData,
     ShutdownData,
     StatusData,
@@ -313,6 +314,8 @@ class PodView:
     connected: bool = False
     children: dict[str, ChildData] = field(default_factory=dict)
     """Live child pods of ``task`` calls, by call id."""
+    jobs: list[JobData] = field(default_factory=list)
+    """The pod's background jobs, as the last status listed them."""
 
     def update(self, data: StatusData) -> None:
         """Take a ``status`` event (broadcast or reply)."""
@@ -332,6 +335,7 @@ class PodView:
             # Input counts every kind the model read: uncached, cache writes, cache reads.
             self.input_tokens = sum(n for k, n in data.usage.items() if k.endswith("input_tokens"))
             self.output_tokens = data.usage.get("output_tokens", self.output_tokens)
+        self.jobs = list(data.jobs)
 
     @property
     def key_status(self) -> str:
@@ -373,10 +377,27 @@ class PodView:
             n = len(self.children)
             parts.append(f"{n} child pod{'s' if n != 1 else ''} (/children)")
         line = " · ".join(parts)
+        running = [job for job in self.jobs if job.state == "running"]
+        if running:
+            line += "\n" + jobs_text(running)
         expires = self.alert_expires()
         if expires is not None and (now is None or now < expires):
             line += f"\n⚠ {self.last_alert}"
         return line
+
+
+JOBS_NAMED = 3
+"""Running jobs the status line names; the rest are counted."""
+
+
+def jobs_text(running: list[JobData]) -> str:
+    """``⚙ 2 background jobs: j1 npm run dev · j2 make`` (names a few, shortened)."""
+    from orchestrator.jobs.report import short_command
+
+    count = "1 background job" if len(running) == 1 else f"{len(running)} background jobs"
+    named = [f"{job.id} {short_command(job.command)[:30]}" for job in running[:JOBS_NAMED]]
+    more = f" · +{len(running) - JOBS_NAMED} more" if len(running) > JOBS_NAMED else ""
+    return f"⚙ {count}: {' · '.join(named)}{more} (pod jobs)"
 
 
 def _k(n: int) -> str:

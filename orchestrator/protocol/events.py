@@ -70,9 +70,12 @@ class StatusData(_Data):
     approvals: list[ApprovalRequestData] = Field(default_factory=list)
     """Tool calls waiting for approval now (for a client that attaches)."""
     mcp: list[McpServerData] = Field(default_factory=list)
+    """The pod's MCP servers, as they are now."""
     children: list[ChildData] = Field(default_factory=list)
     """Child pods of running or paused ``task`` calls (docs/subpods.md)."""
-    """The pod's MCP servers, as they are now."""
+    jobs: list[JobData] = Field(default_factory=list)
+    """The pod's background jobs (``bash`` with ``background: true``): running ones, and
+    those that ended while the pod ran (the latest few)."""
     id: int | str | None = None
 
 
@@ -94,6 +97,21 @@ class ChildData(_Data):
     socket: str
     tail: str = ""
     """The end of what it said or printed last."""
+
+
+class JobData(_Data):
+    """One background job of the pod (docs/jobs.md)."""
+
+    id: str
+    """``j1``, ``j2``, …: what ``kill_job`` and the job tools take."""
+    command: str
+    state: Literal["running", "exited", "killed"]
+    exit_code: int | None = None
+    """Once it ended: its exit code (negative: killed by that signal); None when unknown."""
+    started_ms: int
+    ended_ms: int | None = None
+    output_bytes: int = 0
+    """What it printed so far (past the spool cap too)."""
 
 
 class McpServerData(_Data):

@@ -129,6 +129,13 @@ class ForkParams(_Params):
     """A title for the new session."""
 
 
+class KillJobParams(_Params):
+    """End a background job of the pod and everything it started."""
+
+    id: str = Field(min_length=1, max_length=64)
+    """The job's id (``j1``), as ``status.jobs`` lists it."""
+
+
 MethodName = Literal[
     "run",
     "notify",
@@ -145,6 +152,7 @@ MethodName = Literal[
     "deny",
     "rewind",
     "fork",
+    "kill_job",
 ]
 
 PARAMS_BY_METHOD: dict[str, type[_Params]] = {
@@ -163,6 +171,7 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "deny": DenyParams,
     "rewind": RewindParams,
     "fork": ForkParams,
+    "kill_job": KillJobParams,
 }
 
 

@@ -3,8 +3,9 @@
 Line 1 is a :class:`SessionHeader`; every later line is one record: ``item`` (a committed
 history item), ``turn_end`` (a turn closed for good), ``prune`` (the prune bound moved, so
 what the model saw can be reconstructed), ``tool_start`` (a tool with side effects is about
-to run: the write-ahead record that keeps Resume from running it twice after a crash) or
-``title`` (a name a person gave the session; without one, its first user message names it).
+to run: the write-ahead record that keeps Resume from running it twice after a crash),
+``title`` (a name a person gave the session; without one, its first user message names it)
+or ``job`` (a background job started or ended, :mod:`orchestrator.jobs`).
 
 Readers skip a record type they do not know, with a warning, so adding a record type keeps
 older files readable and does not change :data:`SESSION_VERSION`; the version changes only
@@ -50,6 +51,8 @@ from orchestrator.session.records import (
     CheckpointRecord,
     ChildRecord,
     ItemRecord,
+    JobEnd,
+    JobRecord,
     PruneRecord,
     RewindRecord,
     RewindRestore,
@@ -66,6 +69,8 @@ __all__ = [
     "CheckpointRecord",
     "ChildRecord",
     "ItemRecord",
+    "JobEnd",
+    "JobRecord",
     "LoadedSession",
     "PruneRecord",
     "RewindRecord",

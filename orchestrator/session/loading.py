@@ -15,6 +15,7 @@ from orchestrator.session.records import (
     CheckpointRecord,
     ChildRecord,
     ItemRecord,
+    JobRecord,
     RewindRecord,
     SessionHeader,
     TitleRecord,
@@ -48,6 +49,8 @@ class LoadedSession:
     """The next item number: past every item the file ever held, rewound ones included."""
     last_turn: int = 0
     """The highest turn number the file ever held (turn numbers are never reused)."""
+    jobs: list[JobRecord] = field(default_factory=list)
+    """Background jobs' ``start`` and ``end`` records, in file order."""
 
     @property
     def cut_off(self) -> bool:
@@ -113,6 +116,8 @@ def load_session(path: Path) -> LoadedSession:
             session.checkpoints.append(record)
         elif isinstance(record, ChildRecord):
             session.children[record.call_id] = record
+        elif isinstance(record, JobRecord):
+            session.jobs.append(record)
         elif isinstance(record, RewindRecord):
             if record.phase == "intent":
                 session.pending_rewind = record

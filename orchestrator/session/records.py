@@ -123,6 +123,38 @@ class ChildRecord(BaseModel):
     started_ms: int
 
 
+JobEnd = Literal["exited", "killed", "shutdown", "crash", "failed"]
+"""How a background job ended: by itself, by ``job_kill`` / ``kill_job``, with the pod's
+shutdown, with a pod that died (reported at the next start), or it never started."""
+
+
+class JobRecord(BaseModel):
+    """A background job (``bash`` with ``background: true``) started or ended.
+
+    ``start`` is written and synced before the process starts; ``end`` once it is over. A
+    loaded ``start`` without its ``end`` means the pod died while the job ran (the job died
+    with it): the next start tells the model and a person, then writes the ``end``.
+    """
+
+    type: Literal["job"] = "job"
+    phase: Literal["start", "end"]
+    id: str
+    """``j1``, ``j2``, …: never reused within a session."""
+    command: str = ""
+    call_id: str = ""
+    """The ``bash`` call that started it."""
+    spool: str | None = None
+    """The file (in the session's ``.jobs`` folder) its output is copied to."""
+    started_ms: int = 0
+    ended_ms: int | None = None
+    how: JobEnd | None = None
+    """(``end``) how it ended."""
+    exit_code: int | None = None
+    """(``end``) its exit code (negative: killed by that signal); None when unknown."""
+    output_bytes: int = 0
+    """(``end``) how much it printed, including what the spool cap dropped."""
+
+
 Record = Annotated[
     ItemRecord
     | TurnEndRecord
@@ -131,7 +163,8 @@ Record = Annotated[
     | TitleRecord
     | CheckpointRecord
     | RewindRecord
-    | ChildRecord,
+    | ChildRecord
+    | JobRecord,
     Field(discriminator="type"),
 ]
 RECORD: TypeAdapter[Record] = TypeAdapter(Record)

@@ -79,7 +79,8 @@ class ToolContext:
     partial: PartialOutput = field(default_factory=PartialOutput)
     """Output produced so far; kept in the result if the tool is interrupted."""
     call_id: str = ""
-    """The tool call's id (a ``task`` call links its child pod to it)."""
+    """The tool call's id (a ``task`` call links its child pod to it; a background job's
+    records name the call that started it)."""
 
 
 def resumable(tool: object) -> bool:

@@ -7,6 +7,10 @@ jobs that let go of the output (``server > log &``) run on until the pod stops, 
 even on ``kill -9``. Output is streamed into ``ctx.partial`` as it
 arrives, so an interrupted call still shows what it printed. The shell gets an allow-listed
 environment (``tools/environment.py``), never the pod's secrets such as ``ANTHROPIC_API_KEY``.
+
+With ``background: true`` the command becomes a background job of the pod
+(:mod:`orchestrator.jobs`): the call returns at once with the job's id, and the job runs, under
+its own supervisor and without a timeout, until it exits, is killed, or the pod stops.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import os
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -26,6 +31,9 @@ from orchestrator.sandbox.hints import sandbox_hint
 from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 from orchestrator.tools.environment import tool_environment
+
+if TYPE_CHECKING:
+    from orchestrator.jobs import Jobs
 
 KILL_GRACE_S = 0.2
 """Between SIGTERM and SIGKILL: long enough to flush and exit, short enough to feel instant."""
@@ -83,6 +91,13 @@ class BashArgs(ToolArgs):
 
     command: str = Field(description="The command line to run.")
     timeout_s: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
+    background: bool = Field(
+        False,
+        description="Start the command as a background job and return at once with its id "
+        "(j1, j2, …), for servers, watchers and long builds. It has no timeout (timeout_s does "
+        "not apply); it runs until it exits, job_kill ends it, or the pod stops. Read its "
+        "output with job_output, wait for it with job_wait.",
+    )
 
 
 class SandboxedBashArgs(BashArgs):
@@ -120,7 +135,8 @@ class BashTool(TypedTool[BashArgs]):
         "Run a command with /bin/bash -c in the workspace directory. stdout and stderr are "
         "merged; stdin is empty, so interactive programs will not wait for input. Returns the "
         "exit code and output. Commands are killed (with everything they started) after "
-        "timeout_s seconds."
+        "timeout_s seconds. With background: true the command runs on as a background job "
+        "(its id is returned at once)."
     )
     args_model: type[BashArgs] = BashArgs
 
@@ -150,6 +166,9 @@ class BashTool(TypedTool[BashArgs]):
             # The schema is fixed for the pod's life (prompt caching): the argument exists
             # wherever the config asks for a sandbox, even before the pod found it works.
             self.args_model = SandboxedBashArgs
+        self.jobs: Jobs | None = None
+        """The pod's background jobs, for ``background: true`` (set by the pod; None: such a
+        call is refused)."""
         self.max_timeout_s = max_timeout_s
         self.default_timeout_s = min(default_timeout_s, max_timeout_s)
         # A longer timeout than the ceiling is not refused but shortened to it, so the schema
@@ -169,6 +188,8 @@ class BashTool(TypedTool[BashArgs]):
         command = args.command
         if not command.strip():
             raise ToolError("command is empty")
+        if args.background:
+            return await self._start_job(args, ctx)
         requested = self.default_timeout_s if args.timeout_s is None else args.timeout_s
         timeout_s = min(requested, self.max_timeout_s)
         headline = _headline(command)
@@ -233,6 +254,26 @@ class BashTool(TypedTool[BashArgs]):
         if self.sandboxing.refusal is not None:
             raise ToolError(self.sandboxing.refusal)
         return self.sandboxing.argv(shell)
+
+    async def _start_job(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
+        """Start the command as a background job of the pod; its id comes back at once."""
+        if self.jobs is None:
+            raise ToolError("background jobs are not available here; run it without background")
+        from orchestrator.jobs import started_text
+
+        job = await self.jobs.start(
+            args.command,
+            argv=self._argv(args.command, args),
+            call_id=ctx.call_id,
+            cwd=ctx.workspace,
+            env=tool_environment(os.environ, allow=self.env_allow, fixed=self.env),
+            ledger=self.ledger,
+        )
+        ignored = " (timeout_s does not apply to background jobs)" if args.timeout_s else ""
+        return ToolOutput(
+            summary=f"bash: started background job {job.id}: {_headline(args.command)}",
+            content=started_text(job) + ignored,
+        )
 
     async def aclose(self) -> None:
         """End the background jobs of earlier commands (the pod stops)."""

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.config import PodConfig
 from orchestrator.tools.base import Tool, tool_kind
 from orchestrator.tools.bash import BashTool
 from orchestrator.tools.files import EditFileTool, ReadFileTool, WriteFileTool
 from orchestrator.tools.search import GlobTool, GrepTool
+
+if TYPE_CHECKING:
+    from orchestrator.jobs import Jobs
 
 
 class ToolRegistry:
@@ -60,12 +63,15 @@ class ToolRegistry:
         return len(self._tools)
 
 
-def default_registry(config: PodConfig, extra: Sequence[Tool] = ()) -> ToolRegistry:
+def default_registry(
+    config: PodConfig, extra: Sequence[Tool] = (), *, jobs: Jobs | None = None
+) -> ToolRegistry:
     """The built-in tools plus ``extra``, less those the permissions deny outright.
 
     A tool every call of which would be denied is not offered at all: the model cannot waste
     a round on it. ``extra`` is the hook for tools built elsewhere, such as the knowledge
-    tools, which need more than the config to construct.
+    tools, which need more than the config to construct. With ``jobs`` (the pod's background
+    jobs), ``bash`` may start them and the job tools come with it (never without it).
     """
     policy = config.permission_policy()
     tools: list[Tool] = [
@@ -85,4 +91,26 @@ def default_registry(config: PodConfig, extra: Sequence[Tool] = ()) -> ToolRegis
         ),
         *extra,
     ]
-    return ToolRegistry([t for t in tools if policy.offered(t.name, tool_kind(t))])
+    offered = [t for t in tools if policy.offered(t.name, tool_kind(t))]
+    bash = next((t for t in offered if isinstance(t, BashTool)), None)
+    if jobs is not None and bash is not None:
+        bash.jobs = jobs
+        offered += [t for t in job_tools(config, jobs) if policy.offered(t.name, tool_kind(t))]
+    return ToolRegistry(offered)
+
+
+def job_tools(config: PodConfig, jobs: Jobs) -> list[Tool]:
+    """``job_output``, ``job_wait`` and ``job_kill`` on the pod's jobs."""
+    from orchestrator.tools.jobs import JobKillTool, JobOutputTool, JobWaitTool
+
+    return [
+        JobOutputTool(jobs, max_bytes=config.content_cap(JobOutputTool.name)),
+        # A wait is bounded like a command: the configured bash timeout is its ceiling.
+        JobWaitTool(
+            jobs,
+            max_bytes=config.content_cap(JobWaitTool.name),
+            default_timeout_s=min(30.0, config.bash_timeout_s),
+            max_timeout_s=config.bash_timeout_s,
+        ),
+        JobKillTool(jobs, max_bytes=config.content_cap(JobKillTool.name)),
+    ]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import MemoryConfig, PodConfig, load_config
+from orchestrator.config import JobsConfig, MemoryConfig, PodConfig, load_config
 from orchestrator.config_doc import extract_block, generated_block, rows
 from orchestrator.grants import GRANTS
 from orchestrator.mcp.config import McpServerConfig
@@ -31,6 +31,7 @@ def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
     table = {key: meaning for key, _, _, meaning in rows()}
     tables = {
         "memory": MemoryConfig,
+        "jobs": JobsConfig,
         "permissions": PermissionsConfig,
         "mcp.servers.<name>": McpServerConfig,
         "prices.<name>": Prices,
@@ -39,7 +40,8 @@ def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
         "agents.<name>": AgentConfig,
     }
     nested = (
-        "workspace", "memory", "permissions", "mcp", "prices", "subpods", "agents", "sandbox",
+        "workspace", "memory", "jobs", "permissions", "mcp", "prices", "subpods", "agents",
+        "sandbox",
     )  # fmt: skip
     expected = {name for name in PodConfig.model_fields if name not in nested}
     expected |= {

@@ -93,7 +93,9 @@ async def running_pod(
     await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
     if task.done():
         task.result()
-    pod = RunningPod(socket=socket, provider=scripted, config=cfg, task=task)
+    # A scripted provider the test built (a responder) is the one whose requests it checks.
+    used = provider if isinstance(provider, ScriptedProvider) else scripted
+    pod = RunningPod(socket=socket, provider=used, config=cfg, task=task)
     try:
         yield pod
     finally:

@@ -90,6 +90,10 @@ network = true
 writable = ["{outside}"]
 readable = ["{outside}"]
 
+[jobs]
+max_jobs = 64
+max_spool_bytes = 1073741824
+
 [memory]
 enabled = true
 workspace_root = "{outside}"

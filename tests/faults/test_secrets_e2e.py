@@ -35,7 +35,7 @@ def test_a_command_cannot_read_the_key_from_the_cli_that_started_the_pod(
 ) -> None:
     base = tmp_path
     for name in ("ws", "state", "config", "home"):
-        (base / name).mkdir()
+        (base / name).mkdir(exist_ok=True)
     (base / "ws" / "README.md").write_text("# demo\n")
     pids: dict[str, int] = {}
 

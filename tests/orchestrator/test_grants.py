@@ -144,3 +144,15 @@ def test_tuning_stays_within_bounds(tmp_path: Path, line: str) -> None:
     path.write_text(line + "\n")
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: {line.split()[0]}: "):
         load_config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["max_jobs = 0", "max_jobs = 65", "max_spool_bytes = 0", "max_spool_bytes = 1073741825"],
+)
+def test_job_limits_stay_within_bounds(tmp_path: Path, line: str) -> None:
+    path = config_file(tmp_path)
+    path.parent.mkdir()
+    path.write_text(f"[jobs]\n{line}\n")
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: jobs\.{line.split()[0]}: "):
+        load_config(tmp_path)

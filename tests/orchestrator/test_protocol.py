@@ -16,6 +16,7 @@ from orchestrator.protocol import (
     CompleteFilesParams,
     DenyParams,
     ForkParams,
+    KillJobParams,
     NoParams,
     NotifyParams,
     PodEventParams,
@@ -91,6 +92,11 @@ VECTORS: list[tuple[str, Request, Any]] = [
         Request(method="fork", params={"at": 12, "name": "plan B"}),
         ForkParams(at=12, name="plan B"),
     ),
+    (
+        '{"method":"kill_job","params":{"id":"j1"},"id":"k"}',
+        Request(method="kill_job", params={"id": "j1"}, id="k"),
+        KillJobParams(id="j1"),
+    ),
 ]
 
 
@@ -153,11 +159,11 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, rewind, fork",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, rewind, fork, kill_job",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, rewind, fork",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, rewind, fork, kill_job",
         ),
         (
             '{"method":"run","params":{}}',
@@ -295,6 +301,26 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "socket": "/run/app.tests-1.sock",
                 "tail": "→ bash",
             }
+        ],
+        "jobs": [
+            {
+                "id": "j1",
+                "command": "npm run dev",
+                "state": "running",
+                "exit_code": None,
+                "started_ms": 1700000000000,
+                "ended_ms": None,
+                "output_bytes": 4100,
+            },
+            {
+                "id": "j2",
+                "command": "make",
+                "state": "exited",
+                "exit_code": 0,
+                "started_ms": 1700000000000,
+                "ended_ms": 1700000004000,
+                "output_bytes": 12,
+            },
         ],
         "id": 4,
     },

@@ -555,3 +555,22 @@ def test_the_status_line_shows_what_the_session_cost(cost: float | None, shown: 
     pod = PodView()
     pod.update(StatusData(status="idle", state="idle", name="p", cost_usd=cost))
     assert pod.text() == f"p · Idle · 0↑ 0↓ tokens{shown}"
+
+
+def test_the_status_line_lists_running_background_jobs() -> None:
+    pod = PodView()
+
+    def job(n: int, state: str = "running") -> dict[str, Any]:
+        return {"id": f"j{n}", "command": f"make  target{n}", "state": state, "started_ms": 0}
+
+    pod.update(StatusData.model_validate({"status": "idle", "state": "idle", "name": "p"}))
+    assert pod.text() == "p · Idle · 0↑ 0↓ tokens"
+    jobs = [job(1), job(2, "exited")]
+    pod.update(StatusData.model_validate({"status": "idle", "state": "idle", "jobs": jobs}))
+    assert pod.text() == "p · Idle · 0↑ 0↓ tokens\n⚙ 1 background job: j1 make target1 (pod jobs)"
+    jobs = [job(n) for n in range(1, 6)]
+    pod.update(StatusData.model_validate({"status": "idle", "state": "idle", "jobs": jobs}))
+    assert pod.text().endswith(
+        "\n⚙ 5 background jobs: j1 make target1 · j2 make target2 · j3 make target3 · +2 more"
+        " (pod jobs)"
+    )

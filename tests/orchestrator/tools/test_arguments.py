@@ -13,6 +13,7 @@ import pytest
 from pydantic import Field
 
 from orchestrator.config import PodConfig
+from orchestrator.jobs import Jobs, JobSpools
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.tools.arguments import ToolArgs, TypedTool, parse_args, schema_of
 from orchestrator.tools.base import Tool, ToolContext, ToolError, ToolOutput
@@ -28,9 +29,10 @@ REPO = Path(__file__).resolve().parents[3]
 def specs_json() -> str:
     """All built-in tools' specs (bash allowed, default config) as the snapshot holds them."""
     memory = Path("/nonexistent-memory-root")  # the schemas do not depend on it
+    config = PodConfig(workspace=Path("/nonexistent-workspace"), allow_bash=True)
+    jobs = Jobs(limits=config.jobs, spools=JobSpools(Path("/nonexistent-session.jsonl")))
     registry = default_registry(
-        PodConfig(workspace=Path("/nonexistent-workspace"), allow_bash=True),
-        extra=[KnowledgeSearchTool(memory), MemoryReadTool(memory)],
+        config, extra=[KnowledgeSearchTool(memory), MemoryReadTool(memory)], jobs=jobs
     )
     return json.dumps(registry.specs(), indent=2, ensure_ascii=False) + "\n"
 
