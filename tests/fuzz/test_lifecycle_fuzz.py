@@ -26,6 +26,8 @@ After every step:
   (``run_end: errored``), never a pause;
 * no command ran twice (crash included: a started command is closed as crashed, never re-run),
   and a burst never leaves the pod pausing, cancelling or stopping;
+* no background job (``bash`` with ``background: true``, polled and killed with the job
+  tools) outlives its pod;
 * one child per ``task`` call, never two (one ``child`` record per call, one session per
   record, one prompt per child session), every child's history wire-valid, no child left
   once its parent idles, and no child process alive once its parent stopped.
@@ -116,6 +118,8 @@ def _reset_stats() -> None:
         rewinds_accepted=0,
         forks=0,
         tasks_called=0,
+        jobs_started=0,
+        orphan_jobs=0,
         children_seen=0,
         children_twice=0,
         orphan_children=0,
@@ -134,6 +138,10 @@ def _fresh_id(prefix: str = "toolu_fz") -> str:
     return f"{prefix}_{os.getpid()}_{_ID_COUNTER[0]:07d}"
 
 
+JOB_MARKER = "fuzz-job-tick"
+"""Printed by every background job the fuzz starts: a process with it must not outlive its
+pod."""
+
 CHILD_REPLIES: list[dict[str, Any]] = [
     {
         "text": "child looks",
@@ -145,6 +153,21 @@ CHILD_REPLIES: list[dict[str, Any]] = [
 ]
 """What every child pod answers: a glob round, then an answer that streams for a while (long
 enough to be paused or cancelled mid-stream)."""
+
+
+def _job_processes() -> list[int]:
+    """Live processes of the fuzz's background jobs (their command line names the marker)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if JOB_MARKER.encode() in cmdline and b"pytest" not in cmdline:
+            found.append(int(entry))
+    return found
 
 
 def write_child_script(root: Path) -> Path:
@@ -209,7 +232,21 @@ class RandomResponder:
                 kind = rng.choice(["read_file", "glob", "bash", "bash", "mcp"])
                 if self.tasks and rng.random() < 0.2:
                     kind = "task"
-                if kind == "task":
+                elif rng.random() < 0.15:
+                    kind = rng.choice(["job", "job", "job_output", "job_kill"])
+                if kind == "job":
+                    # A background job: it outlives pauses and turns, never the pod.
+                    STATS["jobs_started"] += 1
+                    args = {
+                        "command": f"for i in 1 2 3 4 5 6; do echo {JOB_MARKER} $i; sleep 0.5;"
+                        " done",
+                        "background": True,
+                    }
+                    calls.append(ScriptedToolCall(name="bash", input=args, id=_fresh_id()))
+                elif kind in ("job_output", "job_kill"):
+                    job = f"j{rng.randint(1, 3)}"  # may not exist: a clear error result
+                    calls.append(ScriptedToolCall(name=kind, input={"id": job}, id=_fresh_id()))
+                elif kind == "task":
                     STATS["tasks_called"] += 1
                     call_id = _fresh_id()
                     args = {"prompt": f"child work for {call_id}", "name": "fz"}
@@ -817,6 +854,15 @@ class PodFuzz(RuleBasedStateMachine):
             STATS["orphan_children"] += 1
         assert not alive, f"child pods outlived their parent: {alive}"
         self.child_pids = {}
+        # No background job outlives its pod either (its whole process group ends).
+        deadline = time.monotonic() + 15
+        jobs = _job_processes()
+        while jobs and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+            jobs = _job_processes()
+        if jobs:
+            STATS["orphan_jobs"] += 1
+        assert not jobs, f"background jobs outlived their pod: {jobs}"
 
     def _count_validated(self) -> None:
         assert self.pod is not None
@@ -998,6 +1044,7 @@ def test_lifecycle_fuzz_short() -> None:
     assert STATS["lost"] == 0
     assert STATS["executed_twice"] == 0
     assert STATS["children_twice"] == 0 and STATS["orphan_children"] == 0
+    assert STATS["orphan_jobs"] == 0
     assert STATS["steps"] > 0
 
 

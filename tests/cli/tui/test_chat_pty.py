@@ -164,7 +164,7 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         # /help is answered by the UI itself: nothing reaches the pod's history.
         tmux.type("/help")
         tmux.keys("Enter")
-        tmux.wait(lambda s: "/sessions" in s and "Start a message with //" in flat(s), "the help")
+        tmux.wait(lambda s: "/attach" in s and "Start a message with //" in flat(s), "the help")
         assert len(ask(sock, "get_history")["items"]) == len(items)  # type: ignore[arg-type]
 
         # Up brings the last prompt back into the editor (drawn between its borders).
