@@ -126,7 +126,13 @@ class Children:
         except asyncio.CancelledError:
             # Pause (or the first step of cancel and shutdown): the child pauses in its own
             # state, resumable; the call stays open until the parent resumes or closes it.
-            await asyncio.shield(child.pause())
+            # The tool runner cancels a round's calls twice (its gather, then each task), so
+            # the pause is waited for through further cancels: else the parent says
+            # "paused" while a child still pauses, and a quick resume finds it running.
+            pausing = asyncio.ensure_future(child.pause())
+            while not pausing.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(pausing)
             raise
         finally:
             child.on_text = None
