@@ -23,6 +23,7 @@ from conformance.process import KitOptions, PodPool, PodProcess, PodStartError
 from conformance.proctree import Proc, alive, descendants, info_file_proc
 from conformance.recorder import Mismatch, Recorder, Seen
 from conformance.report import CaseResult, WireTally
+from conformance.thinking import thinking_on
 from conformance.tree_cases import TreeCase
 from conformance.tree_checks import (
     TreeBars,
@@ -405,6 +406,14 @@ def _check_bars(run: TreeRun) -> None:
             bars.run_twice.append(f"task call {call} ran in {len(sessions)} child sessions")
     if run.tasks and not named:
         bars.notes.append("the parent named no child session (no child events)")
+    if run.options.thinking:
+        # The children inherit how their parent talks to the model: thinking on too.
+        for request in requests:
+            if request.valid and not thinking_on(request.body):
+                run.fail(
+                    f"request {request.request_id} of the tree did not turn thinking on (the "
+                    "thinking profile; a child must think like its parent)"
+                )
     file_problems, notes, from_files = session_file_problems(run.pod.dir / "state")
     bars.run_twice += file_problems
     bars.notes += notes

@@ -22,13 +22,15 @@ pytest_plugins = ["pytester"]
 HERE = Path(__file__).parent
 
 
-def run_kit(tmp_path: Path, rows: list[str], command: list[str]) -> tuple[int, dict[str, Any]]:
+def run_kit(
+    tmp_path: Path, rows: list[str], command: list[str], *extra: str
+) -> tuple[int, dict[str, Any]]:
     """``pod conformance --rows ...`` against ``command``: exit code and JSON report."""
     report = tmp_path / "report.json"
     selected = [arg for row in rows for arg in ("--rows", row)]
     result = CliRunner().invoke(
         conformance_app(),
-        ["conformance", "--report-json", str(report), *selected, "--", *command],
+        ["conformance", *extra, "--report-json", str(report), *selected, "--", *command],
     )
     assert report.exists(), result.output
     data: dict[str, Any] = json.loads(report.read_text())
@@ -65,6 +67,19 @@ def test_every_tree_case_passes_against_our_pod(tmp_path: Path, hold: str) -> No
         assert bars["processes"] >= 4, row  # two children, each a pod and its supervisor
         assert row["invalid_requests"] == 0 and row["requests"] >= 3
     assert data["tree"]["cases"] == len(TREE_ACTIONS)
+
+
+@pytest.mark.slow
+def test_the_tree_thinks_under_the_thinking_profile(tmp_path: Path) -> None:
+    rows = ["tree-child_running-crash", "tree-child_awaiting_approval-resume"]
+    code, data = run_kit(tmp_path, rows, OUR_POD, "--thinking")
+    failed = {r["id"]: r["reasons"] for r in data["rows"] if r["outcome"] != "passed"}
+    assert code == 0 and not failed, failed
+    assert data["wire"]["thinking_sent_back"] > 0
+    # Without thinking on for the pod, its children's requests do not think either.
+    code, data = run_kit(tmp_path, rows[:1], OUR_POD, "--thinking", "--thinking-args", "")
+    (row,) = data["rows"]
+    assert code == 1 and any("did not turn thinking on" in r for r in row["reasons"])
 
 
 def test_a_pod_that_starts_a_second_child_on_resume_fails(tmp_path: Path) -> None:
