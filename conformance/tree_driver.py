@@ -98,16 +98,17 @@ class TreeRun:
     def sample(self) -> None:
         """Add the pod's descendants, and the processes its children's info files name."""
         found = descendants(self.pod.proc.pid) if self.pod.proc.poll() is None else []
+        sockets: set[str] = set()
         for event in self.events()[-200:]:
             views: list[Any] = []
             if event.event == "child":
                 views = [event.data]
             elif event.event == "status":
                 views = list(event.data.get("children") or [])
-            for view in views:
-                socket = view.get("socket") if isinstance(view, dict) else None
-                if isinstance(socket, str) and (proc := info_file_proc(socket)) is not None:
-                    found.append(proc)
+            sockets.update(
+                str(v["socket"]) for v in views if isinstance(v, dict) and v.get("socket")
+            )
+        found += [proc for socket in sockets if (proc := info_file_proc(socket)) is not None]
         for proc in found:
             self.seen.setdefault((proc.pid, proc.start), proc)
 
@@ -130,8 +131,9 @@ class TreeRun:
         """The index of the first event from ``start`` on the current connection."""
         return await self.recorder.wait_for(predicate, start=start, timeout=self.timeout, what=what)
 
-    async def until_run_end(self, start: int, *, approve: bool) -> Seen:
-        """Wait for ``run_end``; with ``approve``, approve every relayed request meanwhile."""
+    async def until_run_end(self, start: int, *, approve: bool) -> int:
+        """The index of the next ``run_end`` on the current connection; with ``approve``,
+        every relayed approval request meanwhile is approved."""
         conn = self.recorder
         answered: set[str] = set()
         position = start
@@ -150,7 +152,7 @@ class TreeRun:
             )
             seen = conn.events[index]
             if seen.event == "run_end":
-                return seen
+                return index
             request = str(seen.data.get("id"))
             answered.add(request)
             if not seen.data.get("pod"):
@@ -244,8 +246,8 @@ async def _pause(run: TreeRun) -> None:
     """Pause the parent: it pauses, its children pause, the task calls stay open."""
     conn = run.recorder
     mark = await conn.send({"method": "pause", "id": "kit-tree-pause"})
-    end = await run.until_run_end(mark, approve=False)
-    index = conn.events.index(end)
+    index = await run.until_run_end(mark, approve=False)
+    end = conn.events[index]
     if end.data.get("result") != "paused":
         run.fail(f"pause: expected run_end 'paused', got {end.data.get('result')!r}")
     between = conn.events[mark:index]
@@ -290,8 +292,8 @@ async def _resume(run: TreeRun, what: str) -> None:
     """Resume the parent: the same children go on and answer; the turn finishes."""
     conn = run.recorder
     mark = await conn.send({"method": "resume", "id": "kit-tree-resume"})
-    end = await run.until_run_end(mark, approve=run.case.hold == "child_awaiting_approval")
-    index = conn.events.index(end)
+    index = await run.until_run_end(mark, approve=run.case.hold == "child_awaiting_approval")
+    end = conn.events[index]
     if end.data.get("result") != "finished":
         run.fail(f"{what}: expected run_end 'finished', got {end.data.get('result')!r}")
     starts = [e for e in conn.events[mark:index] if e.event == "turn_start"]
@@ -307,7 +309,7 @@ async def _follow_up(run: TreeRun) -> None:
     mark = await conn.send(
         {"method": "run", "params": {"input": "Conformance tree follow-up."}, "id": "kit-next"}
     )
-    end = await run.until_run_end(mark, approve=False)
+    end = conn.events[await run.until_run_end(mark, approve=False)]
     if end.data.get("result") != "finished":
         run.fail(f"follow-up run: expected run_end 'finished', got {end.data.get('result')!r}")
 
@@ -316,8 +318,8 @@ async def _cancel(run: TreeRun) -> None:
     """Cancel the parent: the calls are closed with synthetic results, the turn ends."""
     conn = run.recorder
     mark = await conn.send({"method": "cancel", "id": "kit-tree-cancel"})
-    end = await run.until_run_end(mark, approve=False)
-    index = conn.events.index(end)
+    index = await run.until_run_end(mark, approve=False)
+    end = conn.events[index]
     between = conn.events[mark:index]
     if end.data.get("result") != "cancelled":
         run.fail(f"cancel: expected run_end 'cancelled', got {end.data.get('result')!r}")
