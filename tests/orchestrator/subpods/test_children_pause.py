@@ -59,3 +59,38 @@ async def test_a_cancelled_call_returns_only_once_its_child_paused(tmp_path: Pat
     done, _ = await asyncio.wait({call}, timeout=5)
     assert done and call.cancelled()
     assert child.paused, "the call ended before its child said it paused"
+
+
+class RecordingClient:
+    """A child's connection that records what its parent sends, and answers a cancel."""
+
+    def __init__(self, child: Any) -> None:
+        self.child = child
+        self.sent: list[str] = []
+
+    async def send(self, method: str, params: Any = None) -> None:
+        self.sent.append(method)
+        if method == "cancel":
+            self.child._set(status="idle", state="idle")
+
+
+async def test_a_paused_child_is_not_sent_the_cancel_a_paused_pod_refuses(tmp_path: Path) -> None:
+    from orchestrator.session import ChildRecord
+    from orchestrator.subpods.child import PAUSE_WAIT_S, Child
+
+    record = ChildRecord(
+        call_id="c", name="t.n-1", session=str(tmp_path / "c.jsonl"), workspace=".", started_ms=0
+    )
+    child = Child(record, socket=tmp_path / "c.sock", log_path=tmp_path / "c.log",
+                  on_change=lambda c: None)  # fmt: skip
+    client = RecordingClient(child)
+    child.client = client  # type: ignore[assignment]
+    child.status = "paused"
+    started = asyncio.get_running_loop().time()
+    await child.cancel()
+    # Refused there, the cancel would have waited PAUSE_WAIT_S for a change that never comes.
+    assert client.sent == []
+    assert asyncio.get_running_loop().time() - started < PAUSE_WAIT_S / 2
+    child.status = "running"
+    await asyncio.wait_for(child.cancel(), PAUSE_WAIT_S / 2)
+    assert client.sent == ["cancel"] and child.status == "idle"
