@@ -17,6 +17,7 @@ BENCHMARKS: tuple[str, ...] = (
     "pause_latency",
     "acp",
     "mcp",
+    "subpods",
     "peers",
 )
 """Module names under ``bench``, in the order ``python -m bench`` runs them."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from states.lifecycle import METHOD_EVENTS, OUTCOME_EVENTS, ROUND_EVENTS
 from states.table import TransitionRow, transition_table
@@ -303,6 +303,26 @@ class Case:
     def ends_pod(self) -> bool:
         """The pod is stopped afterwards, so it cannot be reused for the next row."""
         return self.expect is not None and self.expect.settle == "stopped"
+
+    def report_fields(self) -> dict[str, Any]:
+        """The columns of the report: id, state, event, the row's expectation in table words
+        (``→ pausing``, ``error not_running``, ``no-op``) and how the kit set it up."""
+        row = self.row
+        if not row.allowed:
+            expected = f"error {row.error}" if row.error else "not allowed"
+        elif row.noop:
+            expected = "no-op"
+        elif row.target == row.state:
+            expected = "stays"
+        else:
+            expected = f"→ {row.target}"
+        return {
+            "id": self.id,
+            "state": row.state,
+            "event": row.event,
+            "expected": expected,
+            "setup": self.setup.describe() if self.setup is not None else "—",
+        }
 
 
 def _setup(facts: StateFacts, row: TransitionRow) -> Setup:

@@ -36,6 +36,8 @@ from conformance.process import (
 from conformance.recorder import Mismatch, Recorder, Seen
 from conformance.report import CaseResult, WireTally
 from conformance.tokens import count_input_tokens
+from conformance.tree_cases import TreeCase
+from conformance.tree_driver import run_tree_case
 
 __all__ = ["DEFAULT_APPROVAL_TOOL", "DEFAULT_SLOW_TOOL", "KitOptions", "run_case", "run_cases"]
 
@@ -548,19 +550,22 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
 
 
 def run_cases(
-    cases: Sequence[Case],
+    cases: Sequence[Case | TreeCase],
     options: KitOptions,
     *,
     on_result: Callable[[CaseResult], None] | None = None,
 ) -> list[CaseResult]:
-    """Run cases in order with one pool, from synchronous code."""
+    """Run cases in order with one pool, from synchronous code (tree cases included)."""
 
     async def main() -> list[CaseResult]:
         pool = PodPool(options)
         results: list[CaseResult] = []
         try:
             for case in cases:
-                result = await run_case(case, pool, options)
+                if isinstance(case, TreeCase):
+                    result = await run_tree_case(case, pool, options)
+                else:
+                    result = await run_case(case, pool, options)
                 results.append(result)
                 if on_result is not None:
                     on_result(result)

@@ -9,7 +9,9 @@ other test suites: no items, no fixtures, no hooks that act. With it::
 collects one item per transition-table row from :mod:`conformance.cases`
 (ids ``cases.py::<state>-<event>``; select with ``-k``). Rows a client cannot send (turn
 outcomes, round markers) are collected as skipped, with the reason. Each item runs the row
-against a pod from a session-wide :class:`~conformance.driver.PodPool`.
+against a pod from a session-wide :class:`~conformance.driver.PodPool`. Then the tree cases
+of :mod:`conformance.tree_cases` (``tree_cases.py::tree-<hold>-<action>``; off with
+``--pod-no-tree``), skipped with the reason when the pod offers no ``task`` tool.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ if TYPE_CHECKING:
     from conformance.driver import KitOptions
     from conformance.process import PodPool
     from conformance.report import CaseResult
+    from conformance.tree_cases import TreeCase
 
-__all__ = ["ConformanceFile", "RowFailed", "RowItem"]
+__all__ = ["ConformanceFile", "RowFailed", "RowItem", "TreeFile"]
 
 _CASES_FILE = Path(__file__).with_name("cases.py").resolve()
+_TREE_FILE = Path(__file__).with_name("tree_cases.py").resolve()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -81,6 +85,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ),
     )
     group.addoption(
+        "--pod-no-tree",
+        action="store_true",
+        default=False,
+        help="Leave out the tree cases (a pod that delegates to child pods with a task tool).",
+    )
+    group.addoption(
+        "--pod-continue-args",
+        default="--continue",
+        help=(
+            "Arguments appended to the pod command when a tree case restarts it after a "
+            "kill -9, to continue its session (default: --continue)."
+        ),
+    )
+    group.addoption(
         "--pod-timeout",
         type=float,
         default=10.0,
@@ -98,10 +116,15 @@ class _Kit:
         self.pool: PodPool = PodPool(options)
         self.results: list[CaseResult] = []
 
-    def run(self, case: Case) -> CaseResult:
+    def run(self, case: Case | TreeCase) -> CaseResult:
         from conformance.driver import run_case
+        from conformance.tree_cases import TreeCase
+        from conformance.tree_driver import run_tree_case
 
-        result = asyncio.run(run_case(case, self.pool, self.options))
+        if isinstance(case, TreeCase):
+            result = asyncio.run(run_tree_case(case, self.pool, self.options))
+        else:
+            result = asyncio.run(run_case(case, self.pool, self.options))
         self.results.append(result)
         return result
 
@@ -127,6 +150,8 @@ def kit_options(
     *,
     thinking: bool = False,
     thinking_args: str = "--thinking adaptive",
+    tree: bool = True,
+    continue_args: str = "--continue",
 ) -> KitOptions:
     """Options from the command-line strings; ``UsageError`` when they make no sense."""
     from conformance.driver import DEFAULT_APPROVAL_TOOL, DEFAULT_SLOW_TOOL, KitOptions
@@ -141,6 +166,8 @@ def kit_options(
             timeout_s=timeout,
             thinking=thinking,
             thinking_args=tuple(shlex.split(thinking_args)),
+            tree=tree,
+            continue_args=tuple(shlex.split(continue_args)),
         )
     except ValueError as exc:
         raise pytest.UsageError(f"pod conformance: {exc}") from None
@@ -158,6 +185,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.getoption("--pod-approval-tool"),
         thinking=config.getoption("--pod-thinking"),
         thinking_args=config.getoption("--pod-thinking-args"),
+        tree=not config.getoption("--pod-no-tree"),
+        continue_args=config.getoption("--pod-continue-args"),
     )
     config.addinivalue_line("markers", "pod_conformance: a row of the pod conformance kit")
     config.stash[_KIT] = _Kit(options)
@@ -171,12 +200,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """Claim ``conformance/cases.py`` as the kit's suite (only when enabled)."""
-    if _KIT not in parent.config.stash:
+    """Claim ``conformance/cases.py`` (and ``tree_cases.py``) as the kit's suite (only when
+    enabled)."""
+    kit = parent.config.stash.get(_KIT, None)
+    if kit is None or file_path.name not in (_CASES_FILE.name, _TREE_FILE.name):
         return None
-    if file_path.name != _CASES_FILE.name or file_path.resolve() != _CASES_FILE:
-        return None
-    return ConformanceFile.from_parent(parent, path=file_path)
+    if file_path.resolve() == _CASES_FILE:
+        return ConformanceFile.from_parent(parent, path=file_path)
+    if file_path.resolve() == _TREE_FILE and kit.options.tree:
+        return TreeFile.from_parent(parent, path=file_path)
+    return None
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -197,7 +230,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     kit = config.stash.get(_KIT, None)
     if kit is None or not kit.results:
         return
-    from conformance.report import counts, run_problems, wire_totals
+    from conformance.report import counts, run_problems, tree_line, wire_totals
 
     terminalreporter.section("pod conformance")
     for result in kit.results:
@@ -207,6 +240,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(
             f"{result.outcome.upper():7} {result.id:28} {result.duration_s:6.2f}s  {why}"
         )
+    for result in kit.results:
+        if result.outcome == "skipped" and result.group == "tree":
+            terminalreporter.write_line(f"SKIPPED {result.id:28}          {result.reasons[0]}")
     tally = counts(kit.results)
     terminalreporter.write_line(
         f"{tally['passed']} rows passed, {tally['failed']} failed against "
@@ -218,6 +254,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         f"{wire.thinking_sent_back} thinking blocks sent back"
         + (" (thinking profile)" if kit.options.thinking else "")
     )
+    if tree := tree_line(kit.results):
+        terminalreporter.write_line(tree)
     for problem in run_problems(kit.results, thinking=kit.options.thinking):
         terminalreporter.write_line(f"FAILED  {problem}", red=True)
 
@@ -237,6 +275,19 @@ class ConformanceFile(pytest.File):
             yield item
 
 
+class TreeFile(pytest.File):
+    """The kit's tree cases: one item per hold × action."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        """Items in order; each skips at run time when the pod offers no ``task`` tool."""
+        from conformance.tree_cases import build_tree_cases
+
+        for case in build_tree_cases():
+            item = RowItem.from_parent(self, name=case.id, case=case)
+            item.add_marker(pytest.mark.pod_conformance)
+            yield item
+
+
 class RowFailed(Exception):
     """A row's checks failed; carries the result for the report."""
 
@@ -246,9 +297,9 @@ class RowFailed(Exception):
 
 
 class RowItem(pytest.Item):
-    """One transition-table row run against the pod under test."""
+    """One transition-table row (or tree case) run against the pod under test."""
 
-    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+    def __init__(self, *, case: Case | TreeCase, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
 
@@ -257,6 +308,8 @@ class RowItem(pytest.Item):
         result = self.config.stash[_KIT].run(self.case)
         if result.outcome == "failed":
             raise RowFailed(result)
+        if result.outcome == "skipped":
+            pytest.skip(result.reasons[0] if result.reasons else "skipped")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """The row's reasons and the events seen, not a traceback into the kit."""
@@ -265,6 +318,7 @@ class RowItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        """Where the row comes from: the table, not a line of code."""
-        row = self.case.row
-        return self.path, 0, f"transition {row.state} × {row.event}"
+        """Where the row comes from: the table (or the tree cases), not a line of code."""
+        fields = self.case.report_fields()
+        kind = "tree case" if fields["id"].startswith("tree-") else "transition"
+        return self.path, 0, f"{kind} {fields['state']} × {fields['event']}"

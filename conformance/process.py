@@ -85,6 +85,12 @@ class KitOptions:
     thinking_args: tuple[str, ...] = ("--thinking", "adaptive")
     """Appended to the pod's command under the thinking profile: how this pod is told to think
     (empty when the command already says so)."""
+    tree: bool = True
+    """Run the tree cases too (:mod:`conformance.tree_cases`): they skip, with the reason,
+    when the pod offers its model no ``task`` tool."""
+    continue_args: tuple[str, ...] = ("--continue",)
+    """Appended to the pod's command when a tree case restarts it after a ``kill -9``: how
+    this pod is told to continue the session it was serving."""
 
     def __post_init__(self) -> None:
         if not self.command:
@@ -207,28 +213,53 @@ class PodProcess:
         }
         command = [*options.command, *(options.thinking_args if options.thinking else ())]
         self.argv = [_fill(arg, values) for arg in command]
-        env = dict(os.environ)
-        env.update(
+        self.env = dict(os.environ)
+        self.env.update(
             ANTHROPIC_BASE_URL=self.api.base_url,
             ANTHROPIC_API_KEY="fake-key",
             XDG_STATE_HOME=str(self.dir / "state"),
         )
-        with open(self.log_path, "wb") as log:
-            try:
-                self.proc = subprocess.Popen(
-                    self.argv,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                self.api.stop()
-                shutil.rmtree(self.dir, ignore_errors=True)
-                raise PodStartError(f"cannot start {self.argv[0]!r}: {exc}") from None
+        try:
+            self.proc = self._spawn(self.argv)
+        except OSError as exc:
+            self.api.stop()
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise PodStartError(f"cannot start {self.argv[0]!r}: {exc}") from None
         self.ready = False
         self.rows = 0
+
+    def _spawn(self, argv: list[str]) -> subprocess.Popen[bytes]:
+        with open(self.log_path, "ab") as log:
+            return subprocess.Popen(
+                argv,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def crash(self) -> None:
+        """``kill -9`` the pod's own process (not its group: what it started must end with
+        it by its own means), and reap it."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def restart(self, extra: tuple[str, ...]) -> None:
+        """Start the pod again after a crash: the same command, socket, workspace, state
+        directory and fake API, plus ``extra`` (how this pod is told to continue its
+        session). Call :meth:`wait_ready` next."""
+        if self.proc.poll() is None:
+            raise RuntimeError("restart of a pod that still runs")
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)  # what lingers in the old group
+        self.argv = [*self.argv, *extra]
+        self.ready = False
+        try:
+            self.proc = self._spawn(self.argv)
+        except OSError as exc:
+            raise PodStartError(f"cannot restart {self.argv[0]!r}: {exc}") from None
 
     def log_tail(self, lines: int = 15) -> str:
         """The last lines the pod printed."""
@@ -239,7 +270,8 @@ class PodProcess:
         return "\n".join(text.splitlines()[-lines:])
 
     async def wait_ready(self) -> None:
-        """Wait until something accepts connections on the socket."""
+        """Wait until something accepts connections on the socket (a stale socket file of a
+        crashed pod refuses them, so it is waited past)."""
         deadline = time.monotonic() + self.options.startup_timeout_s
         while not self.ready:
             code = self.proc.poll()
@@ -309,6 +341,9 @@ class PodPool:
         self._reusable: list[PodProcess] = []
         self._warming: deque[PodProcess] = deque()
         self.started = 0
+        self.offers_task: bool | None = None
+        """Whether the pod under test offers the model a ``task`` tool, once a tree case
+        has seen its first request (None before): the other tree cases skip without one."""
 
     def _prime(self) -> None:
         while len(self._warming) < self.options.warm_pods:

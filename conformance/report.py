@@ -16,9 +16,12 @@ if TYPE_CHECKING:
 
     from conformance.cases import Case
     from conformance.server import RecordedRequest
+    from conformance.tree_cases import TreeCase
 
 __all__ = [
+    "TREE_BARS",
     "CaseResult",
+    "Group",
     "Outcome",
     "WireTally",
     "counts",
@@ -26,10 +29,13 @@ __all__ = [
     "render_table",
     "run_problems",
     "to_json",
+    "tree_line",
+    "tree_totals",
     "wire_totals",
 ]
 
 Outcome = Literal["passed", "failed", "skipped"]
+Group = Literal["table", "tree"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,34 +99,25 @@ class CaseResult:
     """The events seen, and the pod's output when it crashed, for failures."""
     wire: WireTally = WireTally()
     """The requests the row's fake API received."""
+    group: Group = "table"
+    """``table``: a transition-table row; ``tree``: a tree case (:mod:`conformance.tree_cases`)."""
+    tree: dict[str, int] | None = None
+    """A tree case's bars: ``task_calls``, ``child_sessions``, ``children_run_twice``,
+    ``orphans``, ``invalid_requests``, and ``processes`` (of the tree, seen by the kit)."""
 
     @classmethod
-    def _base(cls, case: Case) -> dict[str, Any]:
-        row = case.row
-        if not row.allowed:
-            expected = f"error {row.error}" if row.error else "not allowed"
-        elif row.noop:
-            expected = "no-op"
-        elif row.target == row.state:
-            expected = "stays"
-        else:
-            expected = f"→ {row.target}"
-        return {
-            "id": case.id,
-            "state": row.state,
-            "event": row.event,
-            "expected": expected,
-            "setup": case.setup.describe() if case.setup is not None else "—",
-        }
+    def _base(cls, case: Case | TreeCase) -> dict[str, Any]:
+        return {**case.report_fields(), "group": "tree" if case.id.startswith("tree-") else "table"}
 
     @classmethod
     def passed(
         cls,
-        case: Case,
+        case: Case | TreeCase,
         duration_s: float,
         *,
         notes: Sequence[str] = (),
         wire: WireTally = WireTally(),
+        tree: dict[str, int] | None = None,
     ) -> CaseResult:
         """A row whose every check held."""
         return cls(
@@ -129,18 +126,20 @@ class CaseResult:
             duration_s=duration_s,
             notes=tuple(notes),
             wire=wire,
+            tree=tree,
         )
 
     @classmethod
     def failed(
         cls,
-        case: Case,
+        case: Case | TreeCase,
         reasons: Sequence[str],
         duration_s: float,
         *,
         notes: Sequence[str] = (),
         detail: Sequence[str] = (),
         wire: WireTally = WireTally(),
+        tree: dict[str, int] | None = None,
     ) -> CaseResult:
         """A row with at least one failed check."""
         return cls(
@@ -151,17 +150,19 @@ class CaseResult:
             notes=tuple(notes),
             detail=tuple(detail),
             wire=wire,
+            tree=tree,
         )
 
     @classmethod
-    def skipped(cls, case: Case, reason: str) -> CaseResult:
+    def skipped(cls, case: Case | TreeCase, reason: str) -> CaseResult:
         """A row a client cannot send."""
         return cls(**cls._base(case), outcome="skipped", reasons=(reason,))
 
     def message(self) -> str:
         """Reasons, notes and detail as one block of text (the pytest failure report)."""
         lines = [
-            f"row {self.state} × {self.event} (expected: {self.expected}; setup: {self.setup})"
+            f"{'tree case' if self.group == 'tree' else 'row'} {self.state} × {self.event} "
+            f"(expected: {self.expected}; setup: {self.setup})"
         ]
         lines += [f"  - {reason}" for reason in self.reasons]
         lines += [f"  note: {note}" for note in self.notes]
@@ -182,7 +183,9 @@ class CaseResult:
             "reasons": list(self.reasons),
             "notes": list(self.notes),
             "detail": list(self.detail),
+            "group": self.group,
             **self.wire.to_dict(),
+            **({"tree": dict(self.tree)} if self.tree is not None else {}),
         }
 
 
@@ -198,6 +201,38 @@ def wire_totals(results: Sequence[CaseResult]) -> WireTally:
     for result in results:
         total += result.wire
     return total
+
+
+TREE_BARS = (
+    "task_calls",
+    "child_sessions",
+    "children_run_twice",
+    "orphans",
+    "invalid_requests",
+    "processes",
+)
+"""A tree case's figures, in report order."""
+
+
+def tree_totals(results: Sequence[CaseResult]) -> dict[str, int] | None:
+    """The tree cases' bars added up (None when no tree case ran)."""
+    ran = [r.tree for r in results if r.tree is not None]
+    if not ran:
+        return None
+    return {bar: sum(t.get(bar, 0) for t in ran) for bar in TREE_BARS} | {"cases": len(ran)}
+
+
+def tree_line(results: Sequence[CaseResult]) -> str:
+    """One line on the tree cases' bars, or "" when none ran."""
+    totals = tree_totals(results)
+    if totals is None:
+        return ""
+    return (
+        f"tree: {totals['cases']} cases, {totals['task_calls']} task calls, "
+        f"{totals['child_sessions']} child sessions, {totals['children_run_twice']} children "
+        f"run twice, {totals['orphans']} orphan processes (of {totals['processes']} seen), "
+        f"{totals['invalid_requests']} invalid requests"
+    )
 
 
 def run_problems(results: Sequence[CaseResult], *, thinking: bool) -> list[str]:
@@ -224,6 +259,7 @@ def to_json(
             "thinking": thinking,
             "counts": counts(results),
             "wire": wire_totals(results).to_dict(),
+            "tree": tree_totals(results),
             "problems": problems,
             "ok": counts(results)["failed"] == 0 and not problems,
             "rows": [r.to_dict() for r in results],
@@ -249,8 +285,8 @@ def render_table(results: Sequence[CaseResult], *, show_skipped: bool = True) ->
     table.add_column("time", justify="right")
     table.add_column("why", overflow="fold")
     for result in results:
-        if result.outcome == "skipped" and not show_skipped:
-            continue
+        if result.outcome == "skipped" and not show_skipped and result.group == "table":
+            continue  # a tree case skipped says why the pod has no tree: always shown
         why = "; ".join(result.reasons) if result.outcome != "passed" else "; ".join(result.notes)
         table.add_row(
             result.state,
@@ -281,6 +317,9 @@ def print_report(
         + (" (thinking profile)" if thinking else ""),
         highlight=False,
     )
+    tree = tree_line(results)
+    if tree:
+        console.print(tree, highlight=False)
     problems = run_problems(results, thinking=thinking)
     for problem in problems:
         console.print(f"[bold red]{problem}[/]", highlight=False)

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeAlias
 
 from conformance.answer import answer_fault, answer_step
 from conformance.cache import Breakpoint, CacheUsage, PromptCache, cache_breakpoints
-from conformance.lookups import lookup, route_of
+from conformance.lookups import Route, lookup, route_of
 from conformance.models import DEFAULT_MODELS, ModelSpec, spec_for
 from conformance.script import (
     Fault,
@@ -74,6 +74,11 @@ class RecordedRequest:
     """How the exchange ended; ``client_gone`` means the client closed the connection first."""
     usage: dict[str, int] | None = None
     """The token counts the reply reported (prompt-cache accounting included), if it started."""
+    received_s: float = 0.0
+    """When the request's body was read (``time.perf_counter``, this process's clock)."""
+    answered_s: float | None = None
+    """When the fake was done with it (its answer written, or the client gone); None before.
+    ``answered_s - received_s`` is the fake's own time, which benchmarks subtract."""
 
 
 @dataclass(slots=True)
@@ -88,6 +93,8 @@ class _Record:
     status: int = 0
     outcome: Outcome = "pending"
     usage: dict[str, int] | None = None
+    received_s: float = 0.0
+    answered_s: float | None = None
 
     def snapshot(self) -> RecordedRequest:
         return RecordedRequest(
@@ -101,6 +108,8 @@ class _Record:
             status=self.status,
             outcome=self.outcome,
             usage=dict(self.usage) if self.usage is not None else None,
+            received_s=self.received_s,
+            answered_s=self.answered_s,
         )
 
 
@@ -318,6 +327,7 @@ class FakeAnthropic:
 
     def _handle(self, handler: Handler) -> None:
         raw = handler.read_body()
+        received = time.perf_counter()
         request_id = self._next_id("req")
         headers = {name.lower(): value for name, value in handler.headers.items()}
         try:
@@ -327,7 +337,25 @@ class FakeAnthropic:
         path, _, query = handler.path.partition("?")
         path = path.rstrip("/")
         route = route_of(handler.command, path)
-        record = _Record(request_id, handler.command, handler.path, headers, body)
+        record = _Record(
+            request_id, handler.command, handler.path, headers, body, received_s=received
+        )
+        try:
+            self._answer(handler, record, route, path, query, headers, body)
+        finally:
+            self._update(record, answered_s=time.perf_counter())
+
+    def _answer(
+        self,
+        handler: Handler,
+        record: _Record,
+        route: Route | None,
+        path: str,
+        query: str,
+        headers: dict[str, str],
+        body: Any,
+    ) -> None:
+        request_id = record.request_id
         # Messages requests (and stray POSTs) in one list, lookups in another, so that a
         # client's model lookups and token counts do not shift the requests tests index.
         messages = route == "messages" or (route is None and handler.command == "POST")

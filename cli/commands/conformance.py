@@ -33,7 +33,9 @@ def register(app: typer.Typer) -> None:
         rows: Annotated[
             list[str] | None,
             typer.Option(
-                "--rows", help="Only rows whose id (<state>-<event>) matches this glob; repeatable."
+                "--rows",
+                help="Only rows whose id (<state>-<event>, tree-<hold>-<action>) matches this "
+                "glob; repeatable.",
             ),
         ] = None,
         slow_tool: Annotated[
@@ -75,11 +77,27 @@ def register(app: typer.Typer) -> None:
                 "thinking on (split like a shell; '' when the command already does).",
             ),
         ] = "--thinking adaptive",
+        tree: Annotated[
+            bool,
+            typer.Option(
+                "--tree/--no-tree",
+                help="Also run the tree cases (pause, resume, cancel and a kill -9 while child "
+                "pods run or ask); they skip when the pod offers no task tool.",
+            ),
+        ] = True,
+        continue_args: Annotated[
+            str,
+            typer.Option(
+                "--continue-args",
+                help="Arguments appended to the pod's command when a tree case restarts it "
+                "after a kill -9, to continue its session (split like a shell).",
+            ),
+        ] = "--continue",
     ) -> None:
         """Drive a pod through every transition-table row and check what it does.
 
-        Exit 0 only when every runnable row passes (and, with --thinking, thinking blocks
-        came back).
+        Then the tree cases (--no-tree leaves them out). Exit 0 only when every runnable row
+        passes (and, with --thinking, thinking blocks came back).
         """
         import json
         import shlex
@@ -87,7 +105,7 @@ def register(app: typer.Typer) -> None:
 
         from rich.console import Console
 
-        from conformance.cases import build_cases
+        from conformance.cases import Case, build_cases
         from conformance.driver import (
             DEFAULT_APPROVAL_TOOL,
             DEFAULT_SLOW_TOOL,
@@ -95,6 +113,7 @@ def register(app: typer.Typer) -> None:
             run_cases,
         )
         from conformance.report import CaseResult, counts, print_report, run_problems, to_json
+        from conformance.tree_cases import TreeCase, build_tree_cases
 
         def tool_option(name: str, text: str | None, default: dict[str, Any]) -> dict[str, Any]:
             try:
@@ -113,10 +132,13 @@ def register(app: typer.Typer) -> None:
                 timeout_s=timeout,
                 thinking=thinking,
                 thinking_args=tuple(shlex.split(thinking_args)),
+                tree=tree,
+                continue_args=tuple(shlex.split(continue_args)),
             )
         except ValueError as exc:
             raise CliError(str(exc)) from None
-        cases = [c for c in build_cases() if not rows or any(fnmatch(c.id, p) for p in rows)]
+        every: list[Case | TreeCase] = [*build_cases(), *(build_tree_cases() if tree else [])]
+        cases = [c for c in every if not rows or any(fnmatch(c.id, p) for p in rows)]
         if not cases:
             raise CliError(f"no row matches {', '.join(rows or [])}")
         console = Console() if sys.stdout.isatty() else Console(width=160)

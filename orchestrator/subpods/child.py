@@ -184,8 +184,10 @@ class Child:
             relay.cancel()
 
     async def cancel(self) -> None:
-        """Cancel the child's turn (it closes its calls truthfully) and wait until it did."""
-        if not self.alive or self.status not in ("running", "paused"):
+        """Cancel the child's running turn (it closes its calls truthfully) and wait until it
+        did. A paused child is left as it is: a pod refuses ``cancel`` while paused
+        (``not_running``), and the ``shutdown`` that follows closes its turn as cancelled."""
+        if not self.alive or self.status != "running":
             return
         with contextlib.suppress(ChildFailed):
             await self._send("cancel")

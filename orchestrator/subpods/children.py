@@ -129,14 +129,21 @@ class Children:
         except asyncio.CancelledError:
             # Pause (or the first step of cancel and shutdown): the child pauses in its own
             # state, resumable; the call stays open until the parent resumes or closes it.
+            # The tool runner cancels a round's calls twice (its gather, then each task), so
+            # what follows is waited for through further cancels: else the parent says
+            # "paused" while a child still pauses, and a quick resume finds it running.
             if child.alive:
-                await asyncio.shield(child.pause())
+                settling = asyncio.ensure_future(child.pause())
             else:
                 # Not started, or half-started: nothing runs to pause; Resume starts it anew
                 # (on its session, if its record was written).
                 self.live.pop(call_id, None)
-                if child.proc is not None:
-                    await asyncio.shield(child.stop())
+                settling = asyncio.ensure_future(
+                    child.stop() if child.proc is not None else asyncio.sleep(0)
+                )
+            while not settling.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(settling)
             raise
         finally:
             child.drop_relays()

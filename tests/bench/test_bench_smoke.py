@@ -29,6 +29,7 @@ from bench import (
     peers,
     round_overhead,
     startup,
+    subpods,
 )
 from bench._common import history_items, latency_stats, percentile
 
@@ -241,6 +242,29 @@ def test_peers_quick() -> None:
     pauses = result["results"]["pause_resume"]
     assert_latency(pauses["ours"]["pause_to_control"], peers.QUICK_PAUSE_SAMPLES)
     assert_latency(pauses["ours"]["resume_to_model"], peers.QUICK_PAUSE_SAMPLES)
+
+
+def test_subpods_quick() -> None:
+    result = subpods.run(quick=True)
+    assert_shape(result, "subpods")
+    figures = result["results"]
+    latency = figures["task_to_first_request"]
+    assert_latency(latency["from_tool_call_done"], subpods.QUICK_TASKS)
+    assert latency["from_tool_call_start"]["min_ms"] >= latency["from_tool_call_done"]["min_ms"]
+    rounds = figures["rounds"]
+    for pod in ("child", "plain"):
+        # R rounds of read_file, then the answer: R intervals between R + 1 requests.
+        assert rounds[pod]["rounds"] == subpods.QUICK_ROUNDS
+        assert rounds[pod]["fake"]["min_ms"] > 0
+        assert rounds[pod]["round"]["min_ms"] > rounds[pod]["pod"]["min_ms"] > 0
+    pause = figures["pause"]
+    assert_latency(pause["all_children_paused"], subpods.QUICK_PAUSES)
+    memory = figures["memory"]
+    assert len(memory["children"]) == subpods.CHILDREN
+    assert all(m["pod_kib"] and m["supervisor_kib"] for m in memory["children"])
+    assert memory["with_pod_host_kib"] is None and "pod host" in memory["with_pod_host_reason"]
+    assert figures["invalid_requests"] == 0
+    assert figures["leftover_processes"] == 0
 
 
 # -- the runner ---------------------------------------------------------------------------------------
