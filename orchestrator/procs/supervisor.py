@@ -187,7 +187,18 @@ def _make_cgroup() -> str | None:
 
 
 def remove_cgroup(group: str) -> None:
-    """Remove an emptied cgroup."""
+    """Remove an emptied cgroup, and the cgroups nested in it first.
+
+    A supervised pod (a child pod, a pod ``pod acp`` started) runs its own supervisors, whose
+    cgroups are made inside the one it runs in: a cgroup with a child cannot be removed, and
+    one left behind cost every later pod start a retry here."""
+    try:
+        nested = [entry.path for entry in os.scandir(group) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        nested = []
+    for inner in nested:
+        kill_cgroup(inner)
+        remove_cgroup(inner)
     # rmdir fails while exiting members are still being torn down: try for a moment.
     for _ in range(50):
         try:

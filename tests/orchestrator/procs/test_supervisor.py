@@ -341,3 +341,16 @@ def test_sweep_ledgers_ends_what_a_dead_pods_records_name(tmp_path: Path, marker
     finally:
         orphan.kill()
         orphan.wait()
+
+
+@pytest.mark.skipif(not CGROUP, reason="no writable cgroup v2 hierarchy here")
+def test_sweep_removes_a_dead_supervisors_cgroup_with_nested_ones() -> None:
+    """A supervised pod's own supervisors make their cgroups inside its one: left behind,
+    the outer one could never be removed, and every later pod start retried it."""
+    with private_cgroup() as group:
+        dead = group / f"{CGROUP_PREFIX}999999.1"  # no such process: its supervisor is gone
+        inner = dead / f"{CGROUP_PREFIX}999998.1"
+        inner.mkdir(parents=True)
+        (inner / f"{CGROUP_PREFIX}999997.1").mkdir()
+        assert sweep(group) == []
+        assert not dead.exists()
