@@ -56,7 +56,9 @@ from orchestrator.usage import DEFAULT_PRICES, Prices, prices_for
 TOOL_OUTPUT_MAX_BYTES = 16 * 1024
 """Default cap on a tool result's content and on a resolved ``@file`` body."""
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
+"""The default model (Sonnet 4.5 reaches its end of life on 2026-11-30; 4.6 takes adaptive
+thinking and a budget both)."""
 
 CHECKPOINT_MAX_FILE_BYTES = 2 * 1024 * 1024
 """Default cap on one checkpointed file."""
