@@ -144,12 +144,20 @@ pod."""
 
 CHILD_REPLIES: list[dict[str, Any]] = [
     {
+        # Children inherit their parent's thinking; like the API, the scripted provider
+        # thinks only when the request turns it on (the thinking profile).
+        "thinking": "the child looks around first",
         "text": "child looks",
         "tool_calls": [{"name": "glob", "input": {"pattern": "*"}}],
         "chunk_size": 4,
         "chunk_delay_s": 0.01,
     },
-    {"text": "child done " + "." * 120, "chunk_size": 3, "chunk_delay_s": 0.02},
+    {
+        "thinking": "the child has what it needs",
+        "text": "child done " + "." * 120,
+        "chunk_size": 3,
+        "chunk_delay_s": 0.02,
+    },
 ]
 """What every child pod answers: a glob round, then an answer that streams for a while (long
 enough to be paused or cancelled mid-stream)."""
