@@ -1,10 +1,11 @@
 """A child's own copy of the workspace (``isolation = "worktree"``) and the diff of its work.
 
-In a git repository the copy is a detached ``git worktree`` at a commit of the parent's
-working tree as it is now (``git stash create``: uncommitted changes to tracked files
-included, the parent's files untouched); untracked files are not carried over. Elsewhere it is
-a plain copy of the workspace (without ``.git`` and ``.pod``). Either way the diff is the
-child's changes against what it started from, untracked new files included.
+The copy is made by the pod, never by running git in the workspace's repository: the model
+asks for it, and a cloned repository's ``.git/config`` can name programs that git runs on
+its own (``core.fsmonitor``, filter drivers, external diff, textconv), which would run
+outside the sandbox and unasked. So the workspace is copied whole (without ``.git`` and
+``.pod``), uncommitted and untracked files included, next to a snapshot of how it started,
+and the diff is ``git diff --no-index`` of the two, outside any repository.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from orchestrator.errors import PodRuntimeError
 
 GIT_TIMEOUT_S = 60.0
 COPY_BASE = "copy"
-"""The base of a copy that is not a git worktree: its snapshot is ``<worktree>.base``."""
+"""The base of a copy: its snapshot is ``<worktree>.snapshot``."""
 
 
 class WorktreeError(PodRuntimeError):
@@ -35,7 +36,9 @@ class WorktreeDiff:
 
 
 async def _git(cwd: Path, *args: str, check: bool = True) -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    # No system config, and nothing configurable runs: external diff and textconv off.
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"}
+    args = (args[0], "--no-ext-diff", "--no-textconv", *args[1:])
     try:
         proc = await asyncio.create_subprocess_exec(
             "git", *args, cwd=cwd, env=env,
@@ -56,53 +59,26 @@ async def _git(cwd: Path, *args: str, check: bool = True) -> str:
     return out.decode(errors="replace")
 
 
-async def is_git_repo(path: Path) -> bool:
-    """Whether ``path`` is inside a git work tree with at least one commit."""
-    if shutil.which("git") is None:
-        return False
-    try:
-        await _git(path, "rev-parse", "--verify", "HEAD")
-    except WorktreeError:
-        return False
-    return True
-
-
 async def make_worktree(workspace: Path, target: Path) -> str:
     """Make the child's copy at ``target`` (idempotent: an existing one is kept, so a child
     resumed after a crash finds its work); returns the base its diff is taken against."""
     base_file = target.with_name(target.name + ".base")
     if target.exists() and base_file.exists():
         return base_file.read_text().strip()
-    if await is_git_repo(workspace):
-        base = (await _git(workspace, "stash", "create")).strip()
-        if not base:
-            base = (await _git(workspace, "rev-parse", "HEAD")).strip()
-        await _git(workspace, "worktree", "add", "--detach", str(target), base)
-    else:
-        base = COPY_BASE
-        ignore = shutil.ignore_patterns(".git", ".pod")
-        await asyncio.to_thread(shutil.copytree, workspace, target, symlinks=True, ignore=ignore)
-        snapshot = target.with_name(target.name + ".snapshot")
-        await asyncio.to_thread(shutil.copytree, target, snapshot, symlinks=True)
-    base_file.write_text(base + "\n")
-    return base
+    ignore = shutil.ignore_patterns(".git", ".pod")
+    await asyncio.to_thread(shutil.copytree, workspace, target, symlinks=True, ignore=ignore)
+    snapshot = target.with_name(target.name + ".snapshot")
+    await asyncio.to_thread(shutil.copytree, target, snapshot, symlinks=True)
+    base_file.write_text(COPY_BASE + "\n")
+    return COPY_BASE
 
 
 async def worktree_diff(target: Path, base: str) -> WorktreeDiff:
-    """What the child changed in its copy since ``base``."""
-    if base == COPY_BASE:
-        snapshot = target.with_name(target.name + ".snapshot")
-        diff = await _git(
-            target.parent, "diff", "--no-index", "--no-color", snapshot.name, target.name,
-            check=False,
-        )  # fmt: skip
-        stat = await _git(
-            target.parent, "diff", "--no-index", "--stat", snapshot.name, target.name,
-            check=False,
-        )  # fmt: skip
-        return WorktreeDiff(stat=stat.strip(), diff=diff)
-    # Intent-to-add makes new files show in the diff without staging their content.
-    await _git(target, "add", "--intent-to-add", "--all")
-    stat = await _git(target, "diff", "--stat", base)
-    diff = await _git(target, "diff", "--no-color", base)
+    """What the child changed in its copy since it began (``base`` names the snapshot)."""
+    if base != COPY_BASE:
+        raise WorktreeError(f"unknown worktree base {base!r}")
+    snapshot = target.with_name(target.name + ".snapshot")
+    names = (snapshot.name, target.name)
+    diff = await _git(target.parent, "diff", "--no-index", "--no-color", *names, check=False)
+    stat = await _git(target.parent, "diff", "--no-index", "--stat", *names, check=False)
     return WorktreeDiff(stat=stat.strip(), diff=diff)

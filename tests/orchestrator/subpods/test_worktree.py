@@ -52,3 +52,22 @@ async def test_outside_git_the_worktree_is_a_copy(tmp_path: Path) -> None:
     diff = await worktree_diff(target, COPY_BASE)
     assert "+more" in diff.diff and "b.txt" in diff.stat
     assert (ws / "b.txt").read_text() == "b\n"
+
+
+async def test_a_cloned_repositorys_git_config_runs_nothing(repo: Path, tmp_path: Path) -> None:
+    """The model asks for the worktree: programs a repository's config names must not run."""
+    marker = tmp_path / "ran"
+    evil = f"!touch {marker}"
+    _git(repo, "config", "core.fsmonitor", f"touch {marker}; false")
+    _git(repo, "config", "filter.evil.clean", f"sh -c 'touch {marker}; cat'")
+    _git(repo, "config", "diff.external", f"sh -c 'touch {marker}'")
+    _git(repo, "config", "diff.evil.textconv", f"sh -c 'touch {marker}; cat'")
+    _git(repo, "config", "alias.diff", evil)
+    (repo / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    (repo / "a.txt").write_text("changed\n")
+    target = tmp_path / "c.worktree"
+    base = await make_worktree(repo, target)
+    (target / "a.txt").write_text("changed again\n")
+    diff = await worktree_diff(target, base)
+    assert "+changed again" in diff.diff
+    assert not marker.exists()
