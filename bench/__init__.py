@@ -11,6 +11,7 @@ BENCHMARKS: tuple[str, ...] = (
     "fs_read",
     "checkpoint",
     "sandbox",
+    "hooks",
     "memory",
     "round_overhead",
     "fanout",

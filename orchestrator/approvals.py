@@ -54,9 +54,17 @@ def describe(call: ToolUseBlock) -> str:
 class Approvals:
     """The waiting approval requests of one pod."""
 
-    def __init__(self, *, policy: Policy, emit: Emit) -> None:
+    def __init__(
+        self,
+        *,
+        policy: Policy,
+        emit: Emit,
+        on_request: Callable[[ApprovalRequestData], None] | None = None,
+    ) -> None:
         self.policy = policy
         self.emit = emit
+        self.on_request = on_request
+        """Told of each request as it starts to wait (``Notification`` hooks)."""
         self._waiting: dict[str, tuple[asyncio.Future[Answer], ApprovalRequestData]] = {}
 
     def pending(self) -> list[ApprovalRequestData]:
@@ -99,6 +107,8 @@ class Approvals:
         if first:
             signal("approval_needed")
         self.emit("approval_request", data)
+        if self.on_request is not None:
+            self.on_request(data)
         decision: Literal["approved", "denied", "withdrawn"] = "withdrawn"
         try:
             answer = await future

@@ -44,6 +44,7 @@ from pydantic import (
 
 from orchestrator.errors import SetupError
 from orchestrator.grants import refused_grants_warning, strip_workspace_grants
+from orchestrator.hooks.config import HooksConfig
 from orchestrator.mcp.config import McpConfig, wire_name
 from orchestrator.paths import POD_NAME_MAX, is_pod_name, safe_pod_name, state_dir
 from orchestrator.permissions import PermissionsConfig, Policy
@@ -159,6 +160,9 @@ class PodConfig(BaseModel):
     """Seconds a ``bash`` command may run unless the model asks for another timeout."""
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     """Where ``bash`` commands run: in a bubblewrap sandbox by default (docs/sandbox.md)."""
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
+    """Commands run at points of a turn, as Claude Code's hooks (docs/hooks.md); only your
+    own config may set them."""
 
     tool_output_max_bytes: int = Field(default=TOOL_OUTPUT_MAX_BYTES, ge=0)
     """Cap on the content of one tool result (the rest is cut and marked)."""

@@ -30,6 +30,7 @@ from orchestrator.history import (
     SystemMessage,
     ToolUseBlock,
 )
+from orchestrator.hooks import HookEvent
 from orchestrator.interceptors import Cancel, ContinueWith, InterceptorChain
 from orchestrator.notes import NoteQueue
 from orchestrator.offload import off_loop
@@ -85,6 +86,10 @@ def rewind_data(plan: RewindPlan, files: RewindFilesData | None) -> RewindData:
         dropped=plan.dropped if plan.conversation else 0,
         files=files,
     )
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _changes_files(tool: Any) -> bool:
@@ -143,6 +148,11 @@ class Controller:
         self.session_usage = usage_of(self.history.items)
         self.turn_usage = TokenUsage()
         self._submission: Submission | None = None
+        self._session_start: asyncio.Future[list[SystemMessage]] | None = None
+        """What the ``SessionStart`` hooks will add, while they run."""
+        self._unsubmitted: Submission | None = None
+        """The open turn's prompt while its ``UserPromptSubmit`` hooks have not passed it
+        (kept across a pause: Resume asks them again; the turn's end drops it, saying so)."""
         self._preread: list[FileRefSegment] = []
         """Refs the open turn still has to pre-read (kept across a pause)."""
         self.task = PodTask(self._report)
@@ -285,7 +295,10 @@ class Controller:
         self.inject_queued_notes()
         submission, self._submission = self._submission, None
         cancelled: str | None = None
-        if submission is not None:
+        if submission is not None and self.interceptors.has(HookEvent.USER_PROMPT_SUBMIT):
+            # Commands take time: the turn task asks them, and commits the prompt after.
+            self._unsubmitted = submission
+        elif submission is not None:
             message = submission.message()
             action = self.interceptors.prompt_submit(message)
             if isinstance(action, Cancel):
@@ -298,6 +311,60 @@ class Controller:
                     self.commit(item)
                 self._preread = submission.preread
         self._launch(cancelled=cancelled)
+
+    def start_session_hooks(self, source: str) -> None:
+        """Run the ``SessionStart`` hooks (``startup`` or ``resume``) while the pod serves;
+        the first turn waits for what they add."""
+        if self.interceptors.has(HookEvent.SESSION_START):
+            self._session_start = asyncio.ensure_future(self.interceptors.session_start(source))
+
+    async def close_hooks(self) -> None:
+        """End hook commands still running with nobody waiting for them (the pod stops)."""
+        pending, self._session_start = self._session_start, None
+        if pending is not None and not pending.done():
+            pending.cancel()
+            await asyncio.wait([pending])
+        if self.interceptors.commands is not None:
+            await self.interceptors.commands.aclose()
+
+    async def _add_session_context(self) -> None:
+        """Commit what the ``SessionStart`` hooks printed, once they are done (shielded: a
+        pause of the turn does not end them)."""
+        pending = self._session_start
+        if pending is None:
+            return
+        try:
+            notes = await asyncio.shield(pending)
+        except asyncio.CancelledError:
+            if not pending.done():
+                raise  # the turn was interrupted; the hooks go on, the next turn waits again
+            notes = []
+        except Exception as exc:  # a failure here must not fail the turn
+            log.warning("SessionStart hooks failed", exc_info=True)
+            self.alert("warn", "hooks", f"SessionStart hooks failed: {type(exc).__name__}: {exc}")
+            notes = []
+        self._session_start = None
+        for note in notes:
+            self.commit(note)
+
+    async def _submit_held_prompt(self) -> bool:
+        """Ask the ``UserPromptSubmit`` hooks about the held prompt, then commit it and what
+        they added; False when they refused it (the turn ends, nothing committed)."""
+        submission = self._unsubmitted
+        if submission is None:
+            return True
+        message = submission.message()
+        action = await self.interceptors.user_prompt_submit(message)
+        self._unsubmitted = None
+        if isinstance(action, Cancel):
+            self.alert("warn", "prompt_submit", f"submit cancelled: {action.reason}")
+            return False
+        self._prompt_seq = self.commit(message).seq
+        extra = action.items if isinstance(action, ContinueWith) else ()
+        for item in [*submission.attach, *extra]:
+            self.commit(item)
+        self._preread = submission.preread
+        return True
 
     def resume_turn(self) -> None:
         """Run the paused turn again from where its history stands."""
@@ -495,6 +562,14 @@ class Controller:
             paths = ", ".join(f"@{ref.label}" for ref in self._preread)
             self.alert("warn", "file_ref", f"the turn ended before {paths} could be read")
             self._preread = []
+        if self._unsubmitted is not None:
+            self.alert(
+                "warn",
+                "prompt_submit",
+                "the turn ended before its UserPromptSubmit hooks passed the prompt; it was "
+                "not sent: " + _clip(self._unsubmitted.message().text),
+            )
+            self._unsubmitted = None
         self.transcript.end_turn(self.history.turn, result)
         self._turn_is_open = False
         self.emit("turn_end", TurnEndData(turn=self.history.turn, result=result))  # type: ignore[arg-type]
@@ -544,6 +619,7 @@ class Controller:
             cache_ttl=None if self.config.prompt_cache == "off" else self.config.prompt_cache,
             max_tokens_spent=self.config.max_turn_tokens,
             spent=lambda: self.turn_usage.context_tokens + self.turn_usage.output_tokens,
+            subagent=self.config.subpods.depth > 0,
         )
         self.task.start(
             self._drive(turn, cancelled, failure),
@@ -555,6 +631,8 @@ class Controller:
         """A compaction between turns: ``compaction_done``, or ``compaction_failed``."""
         try:
             await self.learn_window()
+            if self.interceptors.has(HookEvent.PRE_COMPACT):
+                await self.interceptors.pre_compact(request.trigger, request.focus)
             compaction = await self.compactor.compact(
                 request,
                 system=self.system_prompt,
@@ -577,6 +655,12 @@ class Controller:
             return "compaction_failed", None
         if compaction is None:
             self.alert("info", "compaction", "nothing to compact yet")
+        elif self.interceptors.has(HookEvent.SESSION_START):
+            try:
+                for note in await self.interceptors.session_start("compact"):
+                    self.queue_note(note)
+            except asyncio.CancelledError:
+                pass  # the compaction is committed; the hooks count as not run
         return "compaction_done", None
 
     def _task_crashed(self, source: str, exc: Exception) -> None:
@@ -592,6 +676,9 @@ class Controller:
             if failure is not None:
                 raise TurnError(failure, code="internal")
             if cancelled is not None:
+                return "turn_finished", "cancelled"
+            await self._add_session_context()
+            if not await self._submit_held_prompt():
                 return "turn_finished", "cancelled"
             self.checkpoint_turn()
             if self._preread:

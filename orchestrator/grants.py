@@ -15,6 +15,7 @@ come from.** Every key of :class:`~orchestrator.config.PodConfig` is classified 
 What the grants guard against, key by key:
 
 * programs: ``mcp`` (an MCP server is a command, or a URL the pod connects to with headers),
+  ``hooks`` (commands run at every tool call, outside the model's permissions),
   ``tool_env`` / ``tool_env_allow`` (``LD_PRELOAD``, ``PATH``, a secret into every command);
 * reach: ``allow_bash``, ``permissions.allow`` and the widening ``permissions.mode`` values,
   ``read_roots`` / ``write_roots`` / ``memory.workspace_root`` outside the workspace;
@@ -35,6 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from orchestrator.hooks.events import HookEvent
 from orchestrator.permissions import WIDENING_MODES
 
 GRANTS: dict[str, str | None] = {
@@ -65,6 +67,7 @@ GRANTS: dict[str, str | None] = {
     "parent_socket": "--parent-socket PATH",
     "tool_env_allow": None,
     "tool_env": None,
+    **{f"hooks.{event}": None for event in HookEvent},
     "sandbox.mode": None,
     "sandbox.network": None,
     "sandbox.writable": None,
@@ -206,6 +209,11 @@ def strip_workspace_grants(
         # An MCP server is a program the pod runs: a cloned repository does not get to add one.
         del kept["mcp"]
         refused.append("mcp.servers")
+    if "hooks" in kept:
+        # A hook is a command the pod runs, at every tool call: the user's call alone.
+        hooks = kept.pop("hooks")
+        if hooks:
+            refused.append("hooks")
     sandbox = kept.get("sandbox")
     if isinstance(sandbox, Mapping):
         # A repository may ask for the sandbox (mode "on"), never turn it off or open it.

@@ -26,6 +26,7 @@ from orchestrator.context import Context
 from orchestrator.controller import Controller
 from orchestrator.errors import SetupError
 from orchestrator.history import History, Item, ToolResult
+from orchestrator.hooks import CommandHooks, HookContext, HookRunner
 from orchestrator.interceptors import InterceptorChain
 from orchestrator.jobs import Jobs, JobSpools
 from orchestrator.methods import Methods
@@ -33,7 +34,12 @@ from orchestrator.paths import pod_info_path
 from orchestrator.protocol import ToolOutputDeltaData
 from orchestrator.providers.base import AlertCallback, Provider, ProviderConfigError
 from orchestrator.redaction import Redactor, secret_values
-from orchestrator.repair import CrashedCall, close_crashed_calls, repair_loaded
+from orchestrator.repair import (
+    CrashedCall,
+    close_crashed_calls,
+    close_denied_calls,
+    repair_loaded,
+)
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.server import PodServer
 from orchestrator.session import (
@@ -165,6 +171,8 @@ def build_pod(
     if loaded is not None:
         for result in crash_results(loaded, transcript.history.items, spools, config):
             transcript.commit(result)
+        for result in close_denied_calls(transcript.history.items, loaded.hook_denials):
+            transcript.commit(result)
         if transcript.durable:
             spools.clear()
     jobs = _background_jobs(config, session_path, transcript, redactor, loaded)
@@ -193,8 +201,16 @@ def build_pod(
     prompt = build_system_prompt(config, fs)
     alerts.extend(("warn", warning) for warning in prompt.warnings)
     chain = interceptors or InterceptorChain()
+    if config.hooks.configured():
+        chain.commands = command_hooks(config, session_path, transcript)
     policy = config.permission_policy()
-    approvals = Approvals(policy=policy, emit=transcript.emit)
+    approvals = Approvals(
+        policy=policy,
+        emit=transcript.emit,
+        on_request=lambda request: chain.notification(
+            f"pod needs your permission to use {request.tool}", "permission_prompt"
+        ),
+    )
     runner = ToolRunner(
         registry=default_registry(config, extra=extra, jobs=jobs),
         fs=fs,
@@ -283,6 +299,33 @@ def _background_jobs(
         last_write_ms=loaded.last_write_ms if loaded is not None else 0,
     )
     return jobs
+
+
+def command_hooks(config: PodConfig, session_path: Path, transcript: Transcript) -> CommandHooks:
+    """The user's ``[hooks]`` commands for this pod, recording what they decide."""
+    from orchestrator.config import user_config_file
+    from orchestrator.tools.environment import tool_environment
+
+    env = tool_environment(os.environ, allow=config.tool_env_allow, fixed=config.tool_env)
+    workspace = str(config.workspace)
+    # Claude Code's name for the project folder, so its users' scripts find it unchanged.
+    env |= {"CLAUDE_PROJECT_DIR": workspace, "POD_PROJECT_DIR": workspace}
+    return CommandHooks(
+        config=config.hooks,
+        runner=HookRunner(
+            workspace=config.workspace,
+            env=env,
+            hooks_dir=user_config_file().parent / "hooks",
+        ),
+        context=HookContext(
+            session_id=session_path.stem,
+            transcript_path=session_path,
+            cwd=config.workspace,
+            permission_mode=config.permissions.mode,
+        ),
+        record=transcript.record,
+        alert=lambda level, message: transcript.alert(level, "hooks", message),
+    )
 
 
 def crash_results(
@@ -437,6 +480,7 @@ async def serve_pod(
     for sig in STOP_SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, lambda: pod.methods.handle("shutdown", None, None, _drop))
+    controller.start_session_hooks("resume" if pod.loaded is not None else "startup")
     if ready is not None:
         ready.set()
     try:
@@ -451,6 +495,7 @@ async def serve_pod(
         for tool in controller.tools.registry:
             if isinstance(tool, ClosableTool):
                 await tool.aclose()
+        await controller.close_hooks()
         if ledger is not None:
             ledger.close()
         if mcp is not None:
@@ -502,22 +547,30 @@ async def _sandbox_commands(controller: Controller, config: PodConfig) -> None:
     from orchestrator.tools.bash import BashTool, Sandboxing
 
     bash = controller.tools.registry.get("bash")
-    if not isinstance(bash, BashTool) or config.sandbox.mode == "off":
+    hooks = controller.interceptors.commands
+    if not (isinstance(bash, BashTool) or hooks is not None) or config.sandbox.mode == "off":
         return
     try:
         bwrap = await asyncio.to_thread(find_bwrap)
     except SandboxUnavailable as exc:
         if config.sandbox.mode == "on":
             refusal = f"not run: [sandbox] mode is on, and {exc}"
-            bash.sandboxing = Sandboxing(bwrap=None, spec=None, refusal=refusal)
+            sandboxing = Sandboxing(bwrap=None, spec=None, refusal=refusal)
             controller.alert("error", "sandbox", f"commands will not run: {exc}")
         else:
             controller.alert(
                 "warn", "sandbox", f"commands run without a sandbox: {exc} ([sandbox] mode)"
             )
+            return
+    else:
+        sandboxing = Sandboxing(bwrap=bwrap, spec=sandbox_spec(config))
+    # Hooks run where commands run: a hook is a command too.
+    if hooks is not None:
+        hooks.runner.sandboxing = sandboxing
+    if not isinstance(bash, BashTool):
         return
-    bash.sandboxing = Sandboxing(bwrap=bwrap, spec=sandbox_spec(config))
-    if controller.tools.policy is not None:
+    bash.sandboxing = sandboxing
+    if sandboxing.refusal is None and controller.tools.policy is not None:
         controller.tools.policy.sandboxed = True
 
 

@@ -45,6 +45,20 @@ def close_orphans(items: list[Item]) -> list[ToolResult]:
     ]
 
 
+def close_denied_calls(items: list[Item], denials: dict[str, str]) -> list[ToolResult]:
+    """Results for unanswered calls a ``PreToolUse`` hook had denied before the pod stopped
+    (its record was on disk, the result was not): the call stays denied, never run."""
+    return [
+        ToolResult(
+            call_id=call.id,
+            summary=f"denied: a PreToolUse hook blocked this call: {denials[call.id] or 'no reason'}",
+            is_error=True,
+        )
+        for call in pending_tool_calls(items)
+        if call.id in denials
+    ]
+
+
 def interrupt_note() -> SystemMessage:
     """The note that tells the model the previous turn was cut short by the user."""
     return SystemMessage(text=INTERRUPT_NOTE, origin="interrupt")

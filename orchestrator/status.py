@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.config import PodConfig
 from orchestrator.context import ContextSize
-from orchestrator.protocol import ContextData, StatusData
+from orchestrator.hooks import HooksConfig
+from orchestrator.protocol import ContextData, HookData, StatusData
 from orchestrator.usage import TokenUsage
 from states import PublicStatus, leaf_state, public_status
 
@@ -78,6 +79,13 @@ def status_text(data: dict[str, Any]) -> str:
         doing = f", running {child['tool']}" if child.get("tool") else ""
         lines.append(f"child {child['name']}: {child['state']}{doing} · {child['tokens']:,} tokens")
     lines.extend(job_lines(data.get("jobs") or []))
+    for hook in data.get("hooks") or []:
+        matcher = f" [{hook['matcher']}]" if hook.get("matcher") not in (None, "", "*") else ""
+        where = "sandboxed" if hook.get("sandboxed") else "unsandboxed"
+        lines.append(
+            f"hook {hook['event']}{matcher}: {hook['command']} · {hook['timeout_s']:g} s · "
+            f"on failure {hook['on_failure']} · {where}"
+        )
     lines.append(f"workspace {data['workspace']}")
     return "\n".join(lines)
 
@@ -173,5 +181,23 @@ class StatusBoard:
             mcp=self.mcp.report(set(c.tools.registry.names())) if self.mcp else [],
             children=self.children.report() if self.children else [],
             jobs=c.jobs.data() if c.jobs is not None else [],
+            hooks=hook_data(
+                c.config.hooks, sandboxed=bool(c.tools.policy and c.tools.policy.sandboxed)
+            ),
             id=request_id,
         )
+
+
+def hook_data(hooks: HooksConfig, *, sandboxed: bool) -> list[HookData]:
+    """The configured hook commands, as ``status`` lists them."""
+    return [
+        HookData(
+            event=str(event),
+            matcher=matcher.matcher,
+            command=hook.command,
+            timeout_s=hook.timeout,
+            on_failure=hook.failure(event),
+            sandboxed=sandboxed and hook.sandbox,
+        )
+        for event, matcher, hook in hooks.configured()
+    ]

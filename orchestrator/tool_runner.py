@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import os
 import time
@@ -29,7 +30,8 @@ from typing import Protocol
 
 from orchestrator.approvals import Approvals
 from orchestrator.history import Item, ToolResult, ToolUseBlock
-from orchestrator.interceptors import Deny, InterceptorChain, Pause
+from orchestrator.hooks import HookEvent
+from orchestrator.interceptors import Deny, InterceptorChain, Pause, Proceed
 from orchestrator.permissions import Decision, Policy, Subject, subject_of
 from orchestrator.redaction import Redactor
 from orchestrator.scoped_fs import RuleDenied, ScopedFS
@@ -48,7 +50,7 @@ from orchestrator.tools.registry import ToolRegistry
 
 
 class ToolsPaused(Exception):
-    """A pre-tool interceptor asked to pause before this call."""
+    """A pre-tool interceptor (or a hook) asked to pause the turn."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -94,6 +96,10 @@ class ToolRunner:
     cap would otherwise survive in part)."""
     _subjects: dict[str, Subject] = field(default_factory=dict, init=False)
     """What each decided call was resolved to, until it runs (its file-system guard)."""
+    _rewritten: set[str] = field(default_factory=set, init=False)
+    """Calls that run with the input a ``PreToolUse`` hook gave instead of the model's."""
+    _stop: str | None = field(default=None, init=False)
+    """A ``PostToolUse`` hook said to stop the turn once the round's results are in."""
 
     async def run_calls(
         self,
@@ -108,8 +114,9 @@ class ToolRunner:
         """
         ready: list[tuple[ToolUseBlock, Decision | None]] = []
         self._subjects.clear()  # a round decides its calls afresh (after a resume too)
+        self._stop = None
         for call in calls:
-            action = self.interceptors.tool(call)
+            action = await self.interceptors.pre_tool_use(call)
             if isinstance(action, Deny):
                 commit(
                     ToolResult(call_id=call.id, summary=f"denied: {action.reason}", is_error=True)
@@ -120,7 +127,12 @@ class ToolRunner:
                     await self._gather(ready, commit, signal)
                 raise ToolsPaused(action.reason)
             else:
+                if isinstance(action, Proceed) and action.input is not None:
+                    call = dataclasses.replace(call, input=dict(action.input))
+                    self._rewritten.add(call.id)
                 decision = self._decide(call)
+                if isinstance(action, Proceed):
+                    decision = _with_hook(decision, action)
                 if decision is not None and decision.verdict == "deny":
                     commit(
                         ToolResult(
@@ -133,6 +145,8 @@ class ToolRunner:
                     ready.append((call, decision))
         if ready:
             await self._gather(ready, commit, signal)
+        if self._stop is not None:
+            raise ToolsPaused(self._stop)
 
     def _decide(self, call: ToolUseBlock) -> Decision | None:
         tool = self.registry.get(call.name)
@@ -227,7 +241,24 @@ class ToolRunner:
             )
         if self.redactor is not None:
             output = self.redactor.output(output)
-        commit(_result(call, cap_content(output, cap)))
+        output = cap_content(output, cap)
+        notes: list[str] = []
+        if call.id in self._rewritten:
+            self._rewritten.discard(call.id)
+            notes.append("[a PreToolUse hook rewrote this call's input before it ran]")
+        if tool is not None and self.interceptors.has(HookEvent.POST_TOOL_USE):
+            try:
+                after = await self.interceptors.post_tool_use(
+                    call, output.summary, output.content or "", output.is_error
+                )
+            except asyncio.CancelledError:
+                # The call ran: its result is committed whatever happens to the hooks.
+                commit(_result(call, _with_notes(output, notes)))
+                self._finish(spool, ctx)
+                raise
+            notes += after.notes
+            self._stop = self._stop or after.stop
+        commit(_result(call, _with_notes(output, notes)))
         self._finish(spool, ctx)
 
     async def _ask_then_run(
@@ -318,3 +349,25 @@ def _result(call: ToolUseBlock, output: ToolOutput) -> ToolResult:
         is_error=output.is_error,
         images=list(output.images),
     )
+
+
+def _with_hook(decision: Decision | None, action: Proceed) -> Decision | None:
+    """A ``PreToolUse`` hook's permission over the policy's: ``allow`` answers a question the
+    rules would ask, ``ask`` asks where they would not; a rule that denies still denies."""
+    reason = action.reason or "a PreToolUse hook said so"
+    if decision is None and action.permission == "ask":
+        return Decision(verdict="ask", reason=f"a PreToolUse hook asks: {reason}")
+    if decision is None or decision.verdict == "deny" or action.permission is None:
+        return decision
+    if action.permission == "allow":
+        return dataclasses.replace(decision, verdict="allow", reason=reason)
+    return dataclasses.replace(decision, verdict="ask", reason=f"a PreToolUse hook asks: {reason}")
+
+
+def _with_notes(output: ToolOutput, notes: list[str]) -> ToolOutput:
+    """The output with what hooks said about it, after its content."""
+    if not notes:
+        return output
+    text = "\n".join(notes)
+    content = f"{output.content}\n\n{text}" if output.content else text
+    return dataclasses.replace(output, content=content)

@@ -19,6 +19,7 @@ from orchestrator.compaction import CompactionError, CompactionRequest, Compacto
 from orchestrator.context import Context
 from orchestrator.errors import PodRuntimeError
 from orchestrator.history import AssistantMessage, Compaction, History, Item, ToolUseBlock
+from orchestrator.hooks import HookEvent
 from orchestrator.interceptors import ContinueWithMessages, InterceptorChain, Pause
 from orchestrator.model_output import normalize_reply
 from orchestrator.prompt_cache import CacheTTL
@@ -149,7 +150,11 @@ class Turn:
     """The turn's token budget (``max_turn_tokens``); None: none."""
     spent: Callable[[], int] = lambda: 0
     """Tokens the turn's requests used so far."""
+    subagent: bool = False
+    """This pod is a child pod: its turn's end is ``SubagentStop`` to hooks, not ``Stop``."""
     rounds: int = 0
+    stop_hook_active: bool = False
+    """The turn goes on because a stop hook said so (hooks read it, to not loop forever)."""
 
     async def run(self) -> TurnResult:
         """Run rounds until the model ends the turn, a limit, or an interceptor's pause."""
@@ -169,7 +174,7 @@ class Turn:
             elif isinstance(last_exchange(items), AssistantMessage):
                 # The model had already answered when the pod stopped (a crash between the
                 # commit and turn_end): the turn is over, asking again would be a prefill.
-                return self._turn_end_action() or "finished"
+                return await self._turn_end_action() or "finished"
             if self.rounds >= self.max_rounds:
                 return "limit_reached"
             if self.max_tokens_spent is not None and self.spent() >= self.max_tokens_spent:
@@ -187,16 +192,23 @@ class Turn:
                 # Calls answered at commit (an invalid name) are not pending: they never run.
                 await self._run_tools(pending_tool_calls(items))
                 continue
-            verdict = self._turn_end_action()
+            verdict = await self._turn_end_action()
             if verdict is not None:
                 return verdict
 
-    def _turn_end_action(self) -> TurnResult | None:
-        """Ask the turn-end interceptors; None means run another round."""
-        action = self.interceptors.turn_end(self.host.history.items)
+    async def _turn_end_action(self) -> TurnResult | None:
+        """Ask the turn-end interceptors and stop hooks; None means run another round.
+
+        Interrupted while a stop hook runs, the hook counts as not run: the turn pauses with
+        the model's answer committed, and Resume asks the hooks again.
+        """
+        action = await self.interceptors.stop(
+            self.host.history.items, active=self.stop_hook_active, subagent=self.subagent
+        )
         if isinstance(action, Pause):
             return "paused"
         if isinstance(action, ContinueWithMessages):
+            self.stop_hook_active = True
             for item in action.items:
                 self.host.commit(item)
             return None
@@ -238,6 +250,9 @@ class Turn:
     async def _compact(self, request: CompactionRequest) -> Compaction | None:
         """One compaction between rounds; the machine shows it as ``summarizing``."""
         self.host.signal("compaction_started")
+        if self.interceptors.has(HookEvent.PRE_COMPACT):
+            trigger = "manual" if request.trigger == "manual" else "auto"
+            await self.interceptors.pre_compact(trigger, request.focus)
         try:
             compaction = await self.host.compactor.compact(
                 request,
@@ -250,6 +265,9 @@ class Turn:
         except CompactionError as exc:
             raise TurnError(f"compaction failed: {exc}", code="provider_error") from exc
         self.host.signal("compaction_committed")
+        if compaction is not None and self.interceptors.has(HookEvent.SESSION_START):
+            for note in await self.interceptors.session_start("compact"):
+                self.host.commit(note)
         return compaction
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:

@@ -76,6 +76,8 @@ class StatusData(_Data):
     jobs: list[JobData] = Field(default_factory=list)
     """The pod's background jobs (``bash`` with ``background: true``): running ones, and
     those that ended while the pod ran (the latest few)."""
+    hooks: list[HookData] = Field(default_factory=list)
+    """The hook commands configured (``[hooks]``, docs/hooks.md)."""
     id: int | str | None = None
 
 
@@ -112,6 +114,18 @@ class JobData(_Data):
     ended_ms: int | None = None
     output_bytes: int = 0
     """What it printed so far (past the spool cap too)."""
+
+
+class HookData(_Data):
+    """One configured hook command."""
+
+    event: str
+    matcher: str = ""
+    command: str
+    timeout_s: float
+    on_failure: str
+    sandboxed: bool
+    """Runs inside the commands' sandbox (when the sandbox is on)."""
 
 
 class McpServerData(_Data):

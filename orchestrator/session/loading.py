@@ -14,6 +14,7 @@ from orchestrator.session.records import (
     RECORD,
     CheckpointRecord,
     ChildRecord,
+    HookRecord,
     ItemRecord,
     JobRecord,
     RewindRecord,
@@ -50,6 +51,8 @@ class LoadedSession:
     last_turn: int = 0
     """The highest turn number the file ever held (turn numbers are never reused)."""
     jobs: list[JobRecord] = field(default_factory=list)
+    hook_denials: dict[str, str] = field(default_factory=dict)
+    """Calls a ``PreToolUse`` hook denied, with the reason (closed with it if unanswered)."""
     """Background jobs' ``start`` and ``end`` records, in file order."""
 
     @property
@@ -118,6 +121,9 @@ def load_session(path: Path) -> LoadedSession:
             session.children[record.call_id] = record
         elif isinstance(record, JobRecord):
             session.jobs.append(record)
+        elif isinstance(record, HookRecord):
+            if record.event == "PreToolUse" and record.decision == "deny" and record.call_id:
+                session.hook_denials[record.call_id] = record.reason
         elif isinstance(record, RewindRecord):
             if record.phase == "intent":
                 session.pending_rewind = record

@@ -155,6 +155,38 @@ class JobRecord(BaseModel):
     """(``end``) how much it printed, including what the spool cap dropped."""
 
 
+class HookRunRecord(BaseModel):
+    """One hook command's run, as a :class:`HookRecord` keeps it."""
+
+    command: str
+    outcome: Literal["ok", "failed", "timeout", "interrupted"]
+    code: int | None = None
+    ms: int = 0
+    detail: str = ""
+
+
+class HookRecord(BaseModel):
+    """The hooks of one event ran (``[hooks]``), and what they decided.
+
+    A ``PreToolUse`` denial is written and synced before the call's result: a pod that dies
+    in between closes the call with the denial at the next start, so Resume never runs a call
+    a hook blocked.
+    """
+
+    type: Literal["hook"] = "hook"
+    event: str
+    call_id: str | None = None
+    """The tool call it was about (``PreToolUse``, ``PostToolUse``)."""
+    decision: Literal["allow", "ask", "deny", "block", "none"] = "none"
+    """``allow`` / ``ask`` / ``deny`` a call; ``block``: refuse a prompt, go on after a turn's
+    end, feedback on a result."""
+    reason: str = ""
+    updated_input: dict[str, Any] | None = None
+    """The input the call ran with instead of the model's (this pod's tool's words)."""
+    runs: list[HookRunRecord] = Field(default_factory=list)
+    at_ms: int = 0
+
+
 Record = Annotated[
     ItemRecord
     | TurnEndRecord
@@ -164,7 +196,8 @@ Record = Annotated[
     | CheckpointRecord
     | RewindRecord
     | ChildRecord
-    | JobRecord,
+    | JobRecord
+    | HookRecord,
     Field(discriminator="type"),
 ]
 RECORD: TypeAdapter[Record] = TypeAdapter(Record)

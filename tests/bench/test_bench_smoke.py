@@ -213,6 +213,18 @@ def test_checkpoint_quick() -> None:
     assert space["after_checkpoints_bytes"] > space["after_first_bytes"] > 0
 
 
+def test_hooks_quick() -> None:
+    from bench import hooks
+
+    result = hooks.run(quick=True)
+    assert_shape(result, "hooks")
+    figures = result["results"]
+    assert {"none", "true", "python"} <= set(figures)
+    assert figures["none"]["per_call_overhead_ms"] == 0
+    assert all(f["turn_median_ms"] > 0 for f in figures.values())
+    assert len(result["table"]) == len(figures) - 1
+
+
 def test_sandbox_quick() -> None:
     from bench import sandbox
 

@@ -10,6 +10,7 @@ import pytest
 from orchestrator.config import JobsConfig, MemoryConfig, PodConfig, load_config
 from orchestrator.config_doc import extract_block, generated_block, rows
 from orchestrator.grants import GRANTS
+from orchestrator.hooks import HooksConfig
 from orchestrator.mcp.config import McpServerConfig
 from orchestrator.permissions import PermissionsConfig
 from orchestrator.sandbox import SandboxConfig
@@ -38,10 +39,11 @@ def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
         "subpods": SubpodsConfig,
         "sandbox": SandboxConfig,
         "agents.<name>": AgentConfig,
+        "hooks": HooksConfig,
     }
     nested = (
         "workspace", "memory", "jobs", "permissions", "mcp", "prices", "subpods", "agents",
-        "sandbox",
+        "sandbox", "hooks",
     )  # fmt: skip
     expected = {name for name in PodConfig.model_fields if name not in nested}
     expected |= {

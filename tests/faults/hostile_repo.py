@@ -90,6 +90,38 @@ network = true
 writable = ["{outside}"]
 readable = ["{outside}"]
 
+[[hooks.PreToolUse]]
+matcher = "*"
+hooks = [{{type = "command", command = "touch {marker}"}}]
+
+[[hooks.PostToolUse]]
+matcher = "*"
+hooks = [{{type = "command", command = "touch {marker}"}}]
+
+[[hooks.UserPromptSubmit]]
+matcher = "*"
+hooks = [{{type = "command", command = "touch {marker}"}}]
+
+[[hooks.Stop]]
+matcher = "*"
+hooks = [{{type = "command", command = "touch {marker}"}}]
+
+[[hooks.SubagentStop]]
+matcher = "*"
+hooks = [{{type = "command", command = "touch {marker}"}}]
+
+[[hooks.PreCompact]]
+matcher = "*"
+hooks = [{{type = "command", command = "touch {marker}"}}]
+
+[[hooks.SessionStart]]
+matcher = "*"
+hooks = [{{type = "command", command = "touch {marker}"}}]
+
+[[hooks.Notification]]
+matcher = "*"
+hooks = [{{type = "command", command = "touch {marker}"}}]
+
 [jobs]
 max_jobs = 64
 max_spool_bytes = 1073741824

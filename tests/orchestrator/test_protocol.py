@@ -322,6 +322,16 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "output_bytes": 12,
             },
         ],
+        "hooks": [
+            {
+                "event": "PreToolUse",
+                "matcher": "bash",
+                "command": "~/.config/pod/hooks/no-rm.sh",
+                "timeout_s": 30.0,
+                "on_failure": "block",
+                "sandboxed": True,
+            }
+        ],
         "id": 4,
     },
     "user_message": {"segments": [{"kind": "text", "text": "hi"}, {"kind": "new", "a": 1}]},
