@@ -106,6 +106,14 @@ HookAction: TypeAlias = Continue | Cancel
 """What a read-only hook may answer: it can veto a submit but never add to history."""
 
 
+INTERCEPTOR_EVENTS: dict[str, HookEvent] = {
+    "on_prompt_submit": HookEvent.USER_PROMPT_SUBMIT,
+    "before_tool": HookEvent.PRE_TOOL_USE,
+    "on_turn_end": HookEvent.STOP,
+}
+"""Which event each in-process method answers (the events' one list is :class:`HookEvent`)."""
+
+
 class Interceptor(Protocol):
     """An object with any of the three interception points."""
 

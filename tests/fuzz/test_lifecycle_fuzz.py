@@ -123,6 +123,8 @@ def _reset_stats() -> None:
         children_seen=0,
         children_twice=0,
         orphan_children=0,
+        denied_ran=0,
+        hook_records=0,
     )
 
 
@@ -190,6 +192,36 @@ FUZZ_MCP_SERVER = hostile_server_config()
 """An MCP server whose ``record`` tool logs executions like the fuzz's bash commands."""
 
 
+DENY_MARKER = "FUZZ-DENY"
+
+
+def fuzz_hooks(root: Path) -> dict[str, Any]:
+    """The hooks profile's ``[hooks]``: each takes a moment (so pauses, cancels and crashes
+    land while one runs), the PreToolUse one blocks marked commands, the others add context
+    or let things go on."""
+    guard = root / "guard.sh"
+    guard.write_text(
+        "#!/bin/bash\n"
+        "event=$(cat)\n"
+        "sleep 0.$((RANDOM % 15))\n"
+        f"case \"$event\" in *{DENY_MARKER}*) echo 'marked: blocked' >&2; exit 2 ;; esac\n"
+    )
+    guard.chmod(0o755)
+
+    def one(command: str, matcher: str = "") -> list[dict[str, Any]]:
+        return [{"matcher": matcher, "hooks": [{"command": command, "timeout": 20}]}]
+
+    return {
+        "PreToolUse": one(str(guard), matcher="bash"),
+        "PostToolUse": one(
+            'cat >/dev/null; echo \'{"hookSpecificOutput": {"additionalContext": "ok"}}\'',
+            matcher="Bash|mcp__.*",
+        ),
+        "UserPromptSubmit": one("cat >/dev/null; sleep 0.05; echo 'a note from a hook'"),
+        "Stop": one("cat >/dev/null; sleep 0.05"),
+    }
+
+
 class RandomResponder:
     """Random but valid scripted replies; tool loops end after a few rounds."""
 
@@ -199,6 +231,10 @@ class RandomResponder:
         self.thinking = thinking
         self.tasks = True
         """Some replies delegate with ``task`` (a child pod: a process of its own)."""
+        self.denials = False
+        """Some commands carry :data:`DENY_MARKER`, which the hooks profile's PreToolUse hook
+        blocks: their ids go to ``denied`` and must never reach the executions log."""
+        self.denied: set[str] = set()
         """Every reply thinks (signed) and carries a redacted block (the thinking profile)."""
 
     def __call__(self, request: ProviderRequest) -> ScriptedReply:
@@ -284,6 +320,9 @@ class RandomResponder:
                         "command": f"echo go; echo {call_id} >> {self.executions}; "
                         f"sleep {rng.uniform(0.05, 0.3):.2f}"
                     }
+                    if self.denials and rng.random() < 0.3:
+                        args["command"] += f" # {DENY_MARKER}"
+                        self.denied.add(call_id)
                     calls.append(ScriptedToolCall(name=kind, input=args, id=call_id))
         if not calls and not text.strip():
             text = "done"
@@ -417,6 +456,7 @@ class PodFuzz(RuleBasedStateMachine):
     """One real pod per example, driven over its socket."""
 
     thinking = False
+    hooks = False
     """Run with extended thinking on: every reply thinks, and every request must carry the
     thinking it was given back unchanged (the scripted provider refuses it otherwise)."""
 
@@ -432,6 +472,7 @@ class PodFuzz(RuleBasedStateMachine):
         self.rng = random.Random(0)
         self.executions = self.root / "executions.log"
         self.responder = RandomResponder(self.rng, self.executions, thinking=self.thinking)
+        self.responder.denials = self.hooks
         self.generation = 0
         self.stack: contextlib.AsyncExitStack | None = None
         self.pod: RunningPod | None = None
@@ -484,6 +525,7 @@ class PodFuzz(RuleBasedStateMachine):
                 # their own (a crash copies the session file, not its checkpoint store).
                 checkpoints=False,
                 subpods={"child_script": str(write_child_script(self.root))},
+                hooks=fuzz_hooks(self.root) if self.hooks else {},
             )
         )
         self.pod.provider.responder = self.responder
@@ -963,6 +1005,9 @@ class PodFuzz(RuleBasedStateMachine):
         if twice:
             STATS["executed_twice"] += len(twice)
         assert not twice, f"commands ran twice: {sorted(twice)}"
+        blocked = self.responder.denied.intersection(ids)
+        STATS["denied_ran"] += len(blocked)
+        assert not blocked, f"commands a hook blocked ran: {sorted(blocked)}"
 
     # -- teardown ---------------------------------------------------------------------------
 
@@ -993,6 +1038,7 @@ class PodFuzz(RuleBasedStateMachine):
         await self.stack.aclose()  # type: ignore[union-attr]
         self.stack = None
         final = load_session(served.session_path)
+        STATS["hook_records"] += served.session_path.read_text().count('"type":"hook"')
         items = [json.loads(json.dumps(item_to_json(i))) for i in final.items]
         if items[: len(self.prev_items)] != self.prev_items:
             STATS["lost"] += 1
@@ -1060,6 +1106,32 @@ def test_lifecycle_fuzz_short() -> None:
     assert STATS["children_twice"] == 0 and STATS["orphan_children"] == 0
     assert STATS["orphan_jobs"] == 0
     assert STATS["steps"] > 0
+
+
+class PodFuzzHooks(PodFuzz):
+    """The same fuzz with hooks on every event that can hold a turn up (issue 24)."""
+
+    hooks = True
+
+
+@pytest.mark.slow
+def test_lifecycle_fuzz_short_with_hooks() -> None:
+    """The CI profile with hooks: a blocked command never runs, crash and resume included."""
+    _reset_stats()
+    run_state_machine_as_test(
+        PodFuzzHooks,
+        settings=settings(
+            max_examples=8,
+            stateful_step_count=25,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            database=None,
+        ),
+    )
+    print(json.dumps({"profile": "short-hooks", **STATS}))
+    assert STATS["lost"] == 0
+    assert STATS["executed_twice"] == 0 and STATS["denied_ran"] == 0
+    assert STATS["hook_records"] > 0  # a run where no hook ran proves nothing
 
 
 class PodFuzzThinking(PodFuzz):

@@ -131,3 +131,16 @@ async def test_denied_tool_gets_an_error_result(workspace: Path, short_dir: Path
         assert (result["summary"], result["is_error"]) == ("denied: not allowed here", True)
         pod.assert_all_requests_valid()
         await c.close()
+
+
+def test_every_interception_point_is_one_of_the_hook_events() -> None:
+    from orchestrator.hooks import HookEvent
+    from orchestrator.interceptors import INTERCEPTOR_EVENTS, BaseInterceptor, Interceptor
+
+    methods = {name for name in vars(Interceptor) if not name.startswith("_")}
+    assert (
+        methods
+        == set(INTERCEPTOR_EVENTS)
+        == {name for name in vars(BaseInterceptor) if not name.startswith("_")}
+    )
+    assert set(INTERCEPTOR_EVENTS.values()) <= set(HookEvent)
