@@ -108,6 +108,23 @@ class JobsConfig(BaseModel):
     (counted, so the job never blocks), at most 1 GiB."""
 
 
+class HostConfig(BaseModel):
+    """The ``[host]`` table: ``pod host``, the process that serves many pods (docs/host.md).
+    Read from your own config by the CLI and the host; a workspace's file cannot set it."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    enabled: bool = True
+    """``pod chat``, ``pod run`` and ``pod attach`` load the workspace's pod into a running
+    host, starting one when none runs; ``false`` starts a ``pod serve`` process per pod."""
+    idle_unload_s: float = Field(default=600.0, gt=0)
+    """Unload a pod nobody has used for this long (no client, no turn) to its session file;
+    it loads again when a client connects."""
+    max_loaded: int | None = Field(default=None, ge=1)
+    """At most this many pods in memory: loading one more unloads the least recently used
+    pods that may be unloaded. Unset: no cap."""
+
+
 class PodConfig(BaseModel):
     """Everything a pod needs to start."""
 
@@ -160,6 +177,8 @@ class PodConfig(BaseModel):
     """Seconds a ``bash`` command may run unless the model asks for another timeout."""
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     """Where ``bash`` commands run: in a bubblewrap sandbox by default (docs/sandbox.md)."""
+    host: HostConfig = Field(default_factory=HostConfig)
+    """How the CLI runs pods: in one ``pod host`` process, or a process each (docs/host.md)."""
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     """Commands run at points of a turn, as Claude Code's hooks (docs/hooks.md); only your
     own config may set them."""

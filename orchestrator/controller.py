@@ -29,6 +29,9 @@ from orchestrator.history import (
     Item,
     SystemMessage,
     ToolUseBlock,
+    UserMessage,
+    item_from_json,
+    item_to_json,
 )
 from orchestrator.hooks import HookEvent
 from orchestrator.interceptors import Cancel, ContinueWith, InterceptorChain
@@ -55,6 +58,7 @@ from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import FileRefSegment, Segment
 from orchestrator.session import (
     CheckpointRecord,
+    HeldPromptRecord,
     RewindRecord,
     RewindRestore,
     SessionWriteError,
@@ -88,6 +92,29 @@ def rewind_data(plan: RewindPlan, files: RewindFilesData | None) -> RewindData:
     )
 
 
+def held_record(submission: Submission, turn: int) -> HeldPromptRecord:
+    """The record of a prompt held for its ``UserPromptSubmit`` hooks."""
+    return HeldPromptRecord(
+        phase="held",
+        turn=turn,
+        message=item_to_json(submission.message()),
+        attach=[item_to_json(item) for item in submission.attach],
+        preread=[segment.model_dump(mode="json") for segment in submission.preread],
+    )
+
+
+def held_submission(record: HeldPromptRecord) -> Submission:
+    """A held prompt read back from its record (the pod stopped before the hooks decided)."""
+    message = item_from_json(record.message or {})
+    assert isinstance(message, UserMessage)
+    return Submission(
+        segments=list(message.segments),
+        text=message.text,
+        attach=[item_from_json(item) for item in record.attach],
+        preread=[FileRefSegment.model_validate(segment) for segment in record.preread],
+    )
+
+
 def _clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -117,6 +144,7 @@ class Controller:
         upward: Callable[[str, str], None] | None = None,
         checkpoints: Checkpointer | None = None,
         jobs: Jobs | None = None,
+        held_prompt: HeldPromptRecord | None = None,
     ) -> None:
         self.config = config
         self.provider = provider
@@ -150,7 +178,9 @@ class Controller:
         self._submission: Submission | None = None
         self._session_start: asyncio.Future[list[SystemMessage]] | None = None
         """What the ``SessionStart`` hooks will add, while they run."""
-        self._unsubmitted: Submission | None = None
+        self._unsubmitted: Submission | None = (
+            held_submission(held_prompt) if held_prompt is not None else None
+        )
         """The open turn's prompt while its ``UserPromptSubmit`` hooks have not passed it
         (kept across a pause: Resume asks them again; the turn's end drops it, saying so)."""
         self._preread: list[FileRefSegment] = []
@@ -296,8 +326,10 @@ class Controller:
         submission, self._submission = self._submission, None
         cancelled: str | None = None
         if submission is not None and self.interceptors.has(HookEvent.USER_PROMPT_SUBMIT):
-            # Commands take time: the turn task asks them, and commits the prompt after.
+            # Commands take time: the turn task asks them, and commits the prompt after. The
+            # held prompt is on disk first, so a pod that stops meanwhile still has it.
             self._unsubmitted = submission
+            self.transcript.record(held_record(submission, turn))
         elif submission is not None:
             message = submission.message()
             action = self.interceptors.prompt_submit(message)
@@ -356,7 +388,9 @@ class Controller:
         message = submission.message()
         action = await self.interceptors.user_prompt_submit(message)
         self._unsubmitted = None
+        turn = self.history.turn
         if isinstance(action, Cancel):
+            self.transcript.record(HeldPromptRecord(phase="done", turn=turn))
             self.alert("warn", "prompt_submit", f"submit cancelled: {action.reason}")
             return False
         self._prompt_seq = self.commit(message).seq
@@ -364,6 +398,7 @@ class Controller:
         for item in [*submission.attach, *extra]:
             self.commit(item)
         self._preread = submission.preread
+        self.transcript.record(HeldPromptRecord(phase="done", turn=turn))
         return True
 
     def resume_turn(self) -> None:
@@ -570,6 +605,7 @@ class Controller:
                 "not sent: " + _clip(self._unsubmitted.message().text),
             )
             self._unsubmitted = None
+            self.transcript.record(HeldPromptRecord(phase="done", turn=self.history.turn))
         self.transcript.end_turn(self.history.turn, result)
         self._turn_is_open = False
         self.emit("turn_end", TurnEndData(turn=self.history.turn, result=result))  # type: ignore[arg-type]

@@ -68,6 +68,9 @@ GRANTS: dict[str, str | None] = {
     "tool_env_allow": None,
     "tool_env": None,
     **{f"hooks.{event}": None for event in HookEvent},
+    "host.enabled": None,
+    "host.idle_unload_s": None,
+    "host.max_loaded": None,
     "sandbox.mode": None,
     "sandbox.network": None,
     "sandbox.writable": None,
@@ -209,11 +212,11 @@ def strip_workspace_grants(
         # An MCP server is a program the pod runs: a cloned repository does not get to add one.
         del kept["mcp"]
         refused.append("mcp.servers")
-    if "hooks" in kept:
-        # A hook is a command the pod runs, at every tool call: the user's call alone.
-        hooks = kept.pop("hooks")
-        if hooks:
-            refused.append("hooks")
+    for key in ("host", "hooks"):
+        # A hook is a command the pod runs at every tool call, and which process serves the
+        # user's pods is the user's: never a repository's call.
+        if kept.pop(key, None):
+            refused.append(key)
     sandbox = kept.get("sandbox")
     if isinstance(sandbox, Mapping):
         # A repository may ask for the sandbox (mode "on"), never turn it off or open it.

@@ -241,6 +241,7 @@ def build_pod(
         ),
         approvals=approvals,
         start_paused=bool(loaded and loaded.cut_off),
+        held_prompt=loaded.held_prompt if loaded is not None else None,
         interceptors=chain,
         upward=upward,
         on_stopped=on_stopped,
@@ -415,20 +416,74 @@ SWITCH_INTERVAL_S = 0.0005
 """How long a worker thread may hold the GIL before the event loop gets it back."""
 
 
-async def serve_pod(
+@dataclass(eq=False)
+class ServedPod:
+    """A pod that is built and serves clients: what :func:`open_pod` started, and the one
+    :meth:`close` that ends it (a shutdown) or unloads it (an eviction)."""
+
+    pod: Pod
+    server: PodServer
+    stopped: asyncio.Event
+    """Set when the machine reaches ``stopped`` (a client's ``shutdown``)."""
+    info: Path
+    ledger: Ledger | None = None
+    mcp: McpServers | None = None
+    upward: UpwardReporter | None = None
+
+    @property
+    def controller(self) -> Controller:
+        """The pod's controller."""
+        return self.pod.controller
+
+    async def close(self, *, unload: bool = False) -> None:
+        """End everything the pod started and close its session file.
+
+        ``unload`` (a host evicting an idle or paused pod): the machine is not sent
+        ``shutdown``, which from ``paused`` would close the turn; the session file is left as
+        a crash would leave it, minus the crash, and loading it again brings the pod back.
+        """
+        controller = self.controller
+        if self.upward is not None:
+            await self.upward.flush()
+        await self.server.close()
+        if controller.jobs is not None:
+            await controller.jobs.close()  # before the session closes: their ends are recorded
+        for tool in controller.tools.registry:
+            if isinstance(tool, ClosableTool):
+                await tool.aclose()
+        await controller.close_hooks()
+        if self.ledger is not None:
+            self.ledger.close()
+        if self.mcp is not None:
+            await self.mcp.close()
+        controller.transcript.session.close()
+        if not unload:
+            with contextlib.suppress(FileNotFoundError):
+                self.info.unlink()
+
+
+def prepare_process() -> None:
+    """What a process serving pods sets once, whatever number of pods it serves."""
+    # Long work (wiring a long loaded history, shrinking a summary request) runs in a thread
+    # while the loop answers clients; with the default 5 ms switch interval, each syscall the
+    # loop makes could wait that long for the GIL, and a status reply makes several.
+    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+
+
+async def open_pod(
     config: PodConfig,
     *,
     socket_path: Path,
     continue_: bool = False,
     provider: Provider | None = None,
-    ready: asyncio.Event | None = None,
     interceptors: InterceptorChain | None = None,
-) -> Pod:
-    """Build the pod, serve it on ``socket_path`` until it stops, and return it."""
-    # Long work (wiring a long loaded history, shrinking a summary request) runs in a thread
-    # while the loop answers clients; with the default 5 ms switch interval, each syscall the
-    # loop makes could wait that long for the GIL, and a status reply makes several.
-    sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+    listen: bool = True,
+) -> ServedPod:
+    """Build the pod and start serving it on ``socket_path``.
+
+    ``listen=False`` (a host): the socket is someone else's, who hands connections over with
+    ``server.serve_connection``.
+    """
     server: PodServer | None = None
     stopped = asyncio.Event()
 
@@ -459,12 +514,14 @@ async def serve_pod(
     mcp = await start_mcp_servers(config, controller)
     server = PodServer(socket_path, pod.methods.handle)
     try:
-        await server.start()
+        if listen:
+            await server.start()
     except BaseException:
         if mcp is not None:
             await mcp.close()
         if ledger is not None:
             ledger.close()
+        controller.transcript.session.close()
         raise
     controller.transcript.serving = True
     try:
@@ -476,37 +533,47 @@ async def serve_pod(
             ledger.close()
         why = exc.strerror if isinstance(exc, OSError) else str(exc)
         raise PodSetupError(f"cannot write the pod's info file: {why}") from None
+    controller.start_session_hooks("resume" if pod.loaded is not None else "startup")
+    return ServedPod(
+        pod=pod, server=server, stopped=stopped, info=info, ledger=ledger, mcp=mcp, upward=upward
+    )
+
+
+async def serve_pod(
+    config: PodConfig,
+    *,
+    socket_path: Path,
+    continue_: bool = False,
+    provider: Provider | None = None,
+    ready: asyncio.Event | None = None,
+    interceptors: InterceptorChain | None = None,
+) -> Pod:
+    """Build the pod, serve it on ``socket_path`` until it stops, and return it."""
+    prepare_process()
+    served = await open_pod(
+        config,
+        socket_path=socket_path,
+        continue_=continue_,
+        provider=provider,
+        interceptors=interceptors,
+    )
     loop = asyncio.get_running_loop()
     for sig in STOP_SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, lambda: pod.methods.handle("shutdown", None, None, _drop))
-    controller.start_session_hooks("resume" if pod.loaded is not None else "startup")
+            loop.add_signal_handler(
+                sig, lambda: served.pod.methods.handle("shutdown", None, None, _drop)
+            )
     if ready is not None:
         ready.set()
     try:
-        await stopped.wait()
-        await controller.wait_idle()
+        await served.stopped.wait()
+        await served.controller.wait_idle()
     finally:
-        if upward is not None:
-            await upward.flush()
-        await server.close()
-        if controller.jobs is not None:
-            await controller.jobs.close()  # before the session closes: their ends are recorded
-        for tool in controller.tools.registry:
-            if isinstance(tool, ClosableTool):
-                await tool.aclose()
-        await controller.close_hooks()
-        if ledger is not None:
-            ledger.close()
-        if mcp is not None:
-            await mcp.close()
-        controller.transcript.session.close()
-        with contextlib.suppress(FileNotFoundError):
-            info.unlink()
+        await served.close()
         for sig in STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(sig)
-    return pod
+    return served.pod
 
 
 def _supervise_commands(controller: Controller) -> Ledger | None:

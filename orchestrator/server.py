@@ -213,19 +213,27 @@ class PodServer:
 
     async def start(self) -> None:
         """Create the socket (0600 in a 0700 directory) and start accepting."""
-        prepare_socket_path(self.path)
-        old_umask = os.umask(0o177)
+        sock = bind_socket(self.path)
         try:
             self._server = await asyncio.start_unix_server(
-                self._serve_client, path=str(self.path), limit=_READ_CHUNK
+                self._serve_client, sock=sock, limit=_READ_CHUNK
             )
         except OSError as exc:
+            sock.close()
             raise ServerError(f"cannot listen on {self.path}: {exc.strerror}") from None
-        finally:
-            os.umask(old_umask)
-        st = os.lstat(self.path)
-        self._identity = (st.st_dev, st.st_ino)
-        os.chmod(self.path, 0o600)
+        st_path = os.lstat(self.path)
+        self._identity = (st_path.st_dev, st_path.st_ino)
+
+    @property
+    def clients(self) -> int:
+        """How many clients are connected now."""
+        return len(self._clients)
+
+    async def serve_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """Serve a connection someone else accepted (a host, on the socket it keeps bound)."""
+        await self._serve_client(reader, writer)
 
     def broadcast(self, line: bytes) -> None:
         """Queue one encoded event for every client."""
@@ -374,6 +382,26 @@ class PodServer:
             client.drained()
             with contextlib.suppress(Exception):
                 writer.close()
+
+
+def bind_socket(path: Path) -> socket.socket:
+    """A listening Unix socket at ``path``: 0600, in a private directory, a stale socket of
+    ours replaced. The umask is set only around ``bind``, which does not wait: a process that
+    serves many pods never has another socket made under the wrong mask meanwhile."""
+    prepare_socket_path(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    except OSError as exc:
+        sock.close()
+        raise ServerError(f"cannot listen on {path}: {exc.strerror}") from None
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
 
 
 def prepare_socket_path(path: Path) -> None:

@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "acp",
     "mcp",
     "jobs",
+    "host",
 )
 
 

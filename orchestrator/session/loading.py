@@ -14,6 +14,7 @@ from orchestrator.session.records import (
     RECORD,
     CheckpointRecord,
     ChildRecord,
+    HeldPromptRecord,
     HookRecord,
     ItemRecord,
     JobRecord,
@@ -51,6 +52,8 @@ class LoadedSession:
     last_turn: int = 0
     """The highest turn number the file ever held (turn numbers are never reused)."""
     jobs: list[JobRecord] = field(default_factory=list)
+    held_prompt: HeldPromptRecord | None = None
+    """A prompt whose ``UserPromptSubmit`` hooks had not decided when the pod stopped."""
     hook_denials: dict[str, str] = field(default_factory=dict)
     """Calls a ``PreToolUse`` hook denied, with the reason (closed with it if unanswered)."""
     """Background jobs' ``start`` and ``end`` records, in file order."""
@@ -58,6 +61,8 @@ class LoadedSession:
     @property
     def cut_off(self) -> bool:
         """True when the last turn never ended (crash, kill -9, or a pause)."""
+        if self.held_prompt is not None:
+            return True
         last_turn = max((item.turn for item in self.items), default=0)
         return last_turn > 0 and last_turn not in self.turn_results
 
@@ -109,8 +114,13 @@ def load_session(path: Path) -> LoadedSession:
             session.items.append(item)
             session.next_seq = max(session.next_seq, item.seq + 1)
             session.last_turn = max(session.last_turn, item.turn)
+            held = session.held_prompt
+            if held is not None and item.kind == "user_message" and item.turn == held.turn:
+                session.held_prompt = None  # committed; its "done" did not make it to disk
         elif isinstance(record, TurnEndRecord):
             session.turn_results[record.turn] = record.result
+            if session.held_prompt is not None and session.held_prompt.turn == record.turn:
+                session.held_prompt = None
         elif isinstance(record, ToolStartRecord):
             session.started_calls[record.call_id] = record
         elif isinstance(record, TitleRecord):
@@ -121,6 +131,9 @@ def load_session(path: Path) -> LoadedSession:
             session.children[record.call_id] = record
         elif isinstance(record, JobRecord):
             session.jobs.append(record)
+        elif isinstance(record, HeldPromptRecord):
+            session.held_prompt = record if record.phase == "held" else None
+            session.last_turn = max(session.last_turn, record.turn)
         elif isinstance(record, HookRecord):
             if record.event == "PreToolUse" and record.decision == "deny" and record.call_id:
                 session.hook_denials[record.call_id] = record.reason

@@ -187,6 +187,26 @@ class HookRecord(BaseModel):
     at_ms: int = 0
 
 
+class HeldPromptRecord(BaseModel):
+    """A prompt held while its ``UserPromptSubmit`` hooks decide (``held``, synced before
+    they run), and its end (``done``: committed, refused or dropped).
+
+    A pod that stops in between comes back with the turn paused and the prompt still held:
+    Resume asks the hooks again. A ``held`` followed by the prompt's own user message is done
+    too (the pod died between the commit and the ``done``), so it is never committed twice.
+    """
+
+    type: Literal["held_prompt"] = "held_prompt"
+    phase: Literal["held", "done"]
+    turn: int
+    message: dict[str, Any] | None = None
+    """(``held``) the user message, as a history item's JSON."""
+    attach: list[dict[str, Any]] = Field(default_factory=list)
+    """(``held``) the items committed right after it (attached files), as items' JSON."""
+    preread: list[dict[str, Any]] = Field(default_factory=list)
+    """(``held``) the ``@`` refs the turn reads first (``synthetic_read``), as segments' JSON."""
+
+
 Record = Annotated[
     ItemRecord
     | TurnEndRecord
@@ -197,7 +217,8 @@ Record = Annotated[
     | RewindRecord
     | ChildRecord
     | JobRecord
-    | HookRecord,
+    | HookRecord
+    | HeldPromptRecord,
     Field(discriminator="type"),
 ]
 RECORD: TypeAdapter[Record] = TypeAdapter(Record)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.config import JobsConfig, MemoryConfig, PodConfig, load_config
+from orchestrator.config import HostConfig, JobsConfig, MemoryConfig, PodConfig, load_config
 from orchestrator.config_doc import extract_block, generated_block, rows
 from orchestrator.grants import GRANTS
 from orchestrator.hooks import HooksConfig
@@ -40,10 +40,11 @@ def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
         "sandbox": SandboxConfig,
         "agents.<name>": AgentConfig,
         "hooks": HooksConfig,
+        "host": HostConfig,
     }
     nested = (
         "workspace", "memory", "jobs", "permissions", "mcp", "prices", "subpods", "agents",
-        "sandbox", "hooks",
+        "sandbox", "hooks", "host",
     )  # fmt: skip
     expected = {name for name in PodConfig.model_fields if name not in nested}
     expected |= {

@@ -478,3 +478,60 @@ def test_a_child_inherits_its_parents_hooks(tmp_path: Path) -> None:
         workspace=tmp_path, offered=["bash"],
     )  # fmt: skip
     assert PodConfig.model_validate(data).hooks == parent.hooks
+
+
+async def test_a_prompt_held_by_its_hooks_survives_kill_9_and_is_committed_once(
+    workspace: Path, tmp_path: Path, short_dir: Path
+) -> None:
+    import signal
+
+    from orchestrator.client import PodClient
+    from tests.e2e.harness import start_pod_process
+
+    started, go = tmp_path / "hook-started", tmp_path / "go"
+    # The hook waits for `go`: the pod is killed while it holds the prompt.
+    (tmp_path / "config" / "pod" / "config.toml").write_text(
+        '[sandbox]\nmode = "off"\n\n[[hooks.UserPromptSubmit]]\n[[hooks.UserPromptSubmit.hooks]]\n'
+        f'command = "echo $$ >> {started}; while [ ! -e {go} ]; do sleep 0.05; done"\n'
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"replies": [{"text": "heard you"}]}))
+    session, socket = tmp_path / "s.jsonl", short_dir / "p.sock"
+    proc = start_pod_process(workspace, socket, session, script)
+    try:
+        client = await PodClient.connect(socket)
+        await client.send("run", {"input": "the held prompt"})
+        for _ in range(400):
+            if started.exists():
+                break
+            await asyncio.sleep(0.05)
+        assert started.exists()
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        await client.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert load_session(session).held_prompt is not None
+    go.touch()
+    proc = start_pod_process(workspace, socket, session, script, "--continue")
+    try:
+        client = await PodClient.connect(socket)
+        status = await client.status()
+        assert status.status == "paused"  # the turn is open: its prompt waits for its hooks
+        assert not [i for i in (await client.request("get_history")).data["items"]
+                    if i["kind"] == "user_message"]  # fmt: skip
+        await client.send("resume")
+        events = await collect_until(client, "run_end", timeout=30)
+        assert events[-1].data["result"] == "finished"
+        items = (await client.request("get_history")).data["items"]
+        await client.send("shutdown")
+        await client.close()
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    prompts = [i["text"] for i in items if i["kind"] == "user_message"]
+    assert prompts == ["the held prompt"]
+    assert len(started.read_text().split()) == 2  # asked again after the restart
+    assert load_session(session).held_prompt is None

@@ -122,6 +122,11 @@ hooks = [{{type = "command", command = "touch {marker}"}}]
 matcher = "*"
 hooks = [{{type = "command", command = "touch {marker}"}}]
 
+[host]
+enabled = false
+idle_unload_s = 1.0
+max_loaded = 1
+
 [jobs]
 max_jobs = 64
 max_spool_bytes = 1073741824

@@ -1,0 +1,132 @@
+"""``pod host``: serve many pods in one process (docs/host.md); ``ls``, ``evict`` and ``stop``
+ask the running one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from cli.errors import CliError
+
+
+def _ask(method: str, params: dict[str, Any] | None = None) -> Any:
+    from orchestrator.host import HostError, ask_host
+
+    try:
+        return asyncio.run(ask_host(method, params))
+    except HostError as exc:
+        raise CliError(str(exc)) from None
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``host`` command group."""
+    group = typer.Typer(
+        help="Serve many pods in one process: idle ones are unloaded to their session file "
+        "and loaded again when a client connects (docs/host.md).",
+        invoke_without_command=True,
+    )
+    app.add_typer(group, name="host")
+
+    @group.callback()
+    def serve(
+        ctx: typer.Context,
+        idle_unload_s: Annotated[
+            float | None,
+            typer.Option(
+                help="Unload a pod nobody used for this long (default: the host table of your config)."
+            ),
+        ] = None,
+        max_loaded: Annotated[
+            int | None,
+            typer.Option(
+                help="At most this many pods in memory (default: the host table of your config)."
+            ),
+        ] = None,
+        exit_when_empty: Annotated[
+            bool,
+            typer.Option(
+                "--exit-when-empty", help="Stop once the last pod was shut down.", hidden=True
+            ),
+        ] = False,
+        log_file: Annotated[Path | None, typer.Option("--log-file", hidden=True)] = None,
+        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
+    ) -> None:
+        """Run the host in the foreground until SIGTERM, SIGINT or `pod host stop`."""
+        if ctx.invoked_subcommand is not None:
+            return
+        from orchestrator.config import ConfigError, load_config
+        from orchestrator.host import Host, run_host
+        from orchestrator.host.host import control_socket
+        from orchestrator.server import ServerError, socket_is_live
+
+        if log_file is not None:
+            from orchestrator.paths import UnsafePathError
+            from orchestrator.pod_log import log_to
+
+            try:
+                log_to(log_file)
+            except UnsafePathError as exc:
+                raise CliError(str(exc)) from None
+        logging.basicConfig(
+            level=logging.DEBUG if verbose else logging.WARNING,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+        try:
+            settings = load_config(Path.home()).host
+        except ConfigError as exc:
+            raise CliError(str(exc)) from None
+        if socket_is_live(control_socket()):
+            raise CliError(f"a pod host already runs for this user ({control_socket()})")
+        host = Host(
+            idle_unload_s=idle_unload_s if idle_unload_s is not None else settings.idle_unload_s,
+            max_loaded=max_loaded if max_loaded is not None else settings.max_loaded,
+            exit_when_empty=exit_when_empty,
+        )
+        from orchestrator.tools.environment import forbid_inspection
+
+        forbid_inspection()
+        sys.stderr.write(f"pod host listening on {host.control_path}\n")
+        sys.stderr.flush()
+        try:
+            asyncio.run(run_host(host))
+        except ServerError as exc:
+            raise CliError(str(exc)) from None
+
+    @group.command("ls")
+    def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+        """List the host's pods, loaded or not."""
+        rows = _ask("list")
+        if json_out:
+            typer.echo(json.dumps(rows))
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table("name", "loaded", "state", "clients", "last active", "workspace")
+        import time
+
+        for row in rows:
+            idle = max(0.0, time.time() - row["last_active_ms"] / 1000)
+            table.add_row(
+                row["name"], "yes" if row["loaded"] else "no", row["state"],
+                str(row["clients"]), f"{idle:.0f} s ago", row["workspace"],
+            )  # fmt: skip
+        Console(highlight=False).print(table)
+
+    @group.command("evict")
+    def evict(name: Annotated[str, typer.Argument(help="The pod to unload.")]) -> None:
+        """Unload a pod to its session file now (refused while it is busy or has clients)."""
+        _ask("evict", {"name": name})
+        typer.echo(f"pod {name} unloaded")
+
+    @group.command("stop")
+    def stop() -> None:
+        """Shut down every pod of the host, and the host."""
+        _ask("stop")
+        typer.echo("pod host stopping")

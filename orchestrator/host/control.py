@@ -1,0 +1,69 @@
+"""The host's control protocol: JSON lines on ``<runtime dir>/host.sock``, one request, one
+reply, each with the request's ``id``.
+
+Requests: ``load`` (register a pod and load it: a whole configuration, as a parent gives its
+child), ``list``, ``evict``, ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
+``{"id", "ok": false, "error"}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+HostMethod = Literal["load", "list", "evict", "stop"]
+
+
+class HostRequest(BaseModel):
+    """One line a client writes to the host."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int | str | None = None
+    method: HostMethod
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class LoadParams(BaseModel):
+    """``load``: the pod's whole configuration (``PodConfig`` as JSON), whether to continue
+    its latest session, and its socket."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    config: dict[str, Any]
+    continue_: bool = Field(False, alias="continue")
+    socket: str | None = None
+    """Where clients reach it; default: the runtime dir's ``<name>.sock``."""
+
+
+class EvictParams(BaseModel):
+    """``evict``: unload this pod now (refused with the reasons when it may not be)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+
+
+class PodRow(BaseModel):
+    """One pod the host knows, loaded or not (``list``, ``pod host ls``)."""
+
+    name: str
+    workspace: str
+    socket: str
+    session: str | None = None
+    loaded: bool
+    state: str
+    """The machine state of a loaded pod; ``unloaded`` otherwise."""
+    clients: int = 0
+    last_active_ms: int
+    """When a client last left it, or it last did anything (ms since the epoch)."""
+
+
+class HostReply(BaseModel):
+    """One line the host writes back."""
+
+    id: int | str | None = None
+    ok: bool
+    data: Any = None
+    error: str | None = None

@@ -1,0 +1,299 @@
+"""``pod host``: one process serving many pods, each on its own socket, loaded while used and
+unloaded to its session file when idle."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from orchestrator.config import PodConfig
+from orchestrator.errors import PodRuntimeError
+from orchestrator.host.control import EvictParams, HostReply, HostRequest, LoadParams, PodRow
+from orchestrator.host.slot import EvictRefused, PodSlot
+from orchestrator.paths import default_socket, runtime_dir
+from orchestrator.pod import STOP_SIGNALS, prepare_process
+from orchestrator.server import bind_socket
+
+log = logging.getLogger(__name__)
+
+IDLE_UNLOAD_S = 600.0
+SWEEP_EVERY_S = 1.0
+
+
+class HostError(PodRuntimeError):
+    """A request the host refuses; the message says why."""
+
+
+def control_socket() -> Path:
+    """Where the host of this user listens for control requests."""
+    return runtime_dir() / "host.sock"
+
+
+def registry_file() -> Path:
+    """Where the host keeps the pods it serves, so a restarted host binds them again."""
+    return runtime_dir() / "host-pods.json"
+
+
+@dataclass(eq=False)
+class Host:
+    """The pods of one host process, and its control socket."""
+
+    idle_unload_s: float = IDLE_UNLOAD_S
+    max_loaded: int | None = None
+    control_path: Path = field(default_factory=control_socket)
+    registry_path: Path = field(default_factory=registry_file)
+    slots: dict[str, PodSlot] = field(default_factory=dict)
+    stopped: asyncio.Event = field(default_factory=asyncio.Event)
+    exit_when_empty: bool = False
+    """Stop once the last pod was shut down (a host the CLI started for its pods)."""
+    on_change: Callable[[], None] = lambda: None
+    _control: asyncio.Server | None = None
+    _sweeper: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Listen for control requests and bind the sockets of the pods a previous host of
+        this user served (they load, from their sessions, when a client connects)."""
+        prepare_process()
+        self._control = await asyncio.start_unix_server(
+            self._serve_control, sock=bind_socket(self.control_path)
+        )
+        for entry in self._read_registry():
+            try:
+                config = PodConfig.model_validate(entry["config"])
+                await self.register(config, Path(entry["socket"]), continue_=True, save=False)
+            except Exception as exc:  # one bad entry must not keep the others down
+                log.warning("could not serve %s again: %s", entry.get("socket"), exc)
+        self._save_registry()
+        self._sweeper = asyncio.create_task(self._sweep())
+
+    def install_signals(self) -> None:
+        """Stop cleanly on SIGTERM, SIGINT and SIGHUP (the host owns the process's signals)."""
+        loop = asyncio.get_running_loop()
+        for sig in STOP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self.stopped.set)
+
+    async def serve_forever(self) -> None:
+        """Until asked to stop; then shut every pod down."""
+        await self.stopped.wait()
+        await self.close()
+
+    async def close(self) -> None:
+        """Shut down every pod and stop listening."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        if self._control is not None:
+            self._control.close()
+            with contextlib.suppress(OSError):
+                self.control_path.unlink()
+        slots = list(self.slots.values())
+        await asyncio.gather(*(slot.shutdown() for slot in slots), return_exceptions=True)
+        self.slots.clear()
+        with contextlib.suppress(OSError):
+            self.registry_path.unlink()
+        for sig in STOP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                asyncio.get_running_loop().remove_signal_handler(sig)
+
+    async def detach(self) -> None:
+        """Stop serving but keep the pods registered: each is unloaded (shut down when it may
+        not be), and the next host of this user binds them again (an upgrade, a restart)."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        if self._control is not None:
+            self._control.close()
+            with contextlib.suppress(OSError):
+                self.control_path.unlink()
+        self._save_registry()
+        for slot in list(self.slots.values()):
+            try:
+                await slot.evict()
+            except EvictRefused:
+                await slot.shutdown()
+            await slot.unbind()
+        self.slots.clear()
+
+    # -- pods --------------------------------------------------------------------------------
+
+    async def register(
+        self, config: PodConfig, socket: Path | None, *, continue_: bool, save: bool = True
+    ) -> PodSlot:
+        """Serve a pod on its socket (it loads at the first connection)."""
+        name = config.pod_name()
+        if name in self.slots:
+            raise HostError(f"this host already serves a pod named {name}")
+        slot = PodSlot(
+            config=config,
+            socket_path=socket or config.socket or default_socket(name),
+            continue_=continue_,
+            on_stopped=self._forget,
+        )
+        await slot.bind()
+        self.slots[name] = slot
+        if save:
+            self._save_registry()
+        return slot
+
+    async def load(self, config: PodConfig, socket: Path | None, *, continue_: bool) -> PodSlot:
+        """Register the pod if it is new, and load it now."""
+        slot = self.slots.get(config.pod_name())
+        if slot is None:
+            slot = await self.register(config, socket, continue_=continue_)
+        await slot.load()
+        self._save_registry()  # the session is known now
+        await self._enforce_cap(keep=slot)
+        return slot
+
+    async def evict(self, name: str) -> None:
+        """Unload a pod now; :class:`HostError` with the reasons when it may not be."""
+        slot = self.slots.get(name)
+        if slot is None:
+            raise HostError(f"this host serves no pod named {name}")
+        try:
+            await slot.evict()
+        except EvictRefused as exc:
+            raise HostError(str(exc)) from None
+
+    def rows(self) -> list[PodRow]:
+        """One row per pod, loaded or not."""
+        now_ms, now = time.time() * 1000, time.monotonic()
+        rows = []
+        for slot in self.slots.values():
+            served = slot.served
+            rows.append(
+                PodRow(
+                    name=slot.name,
+                    workspace=str(slot.config.workspace),
+                    socket=str(slot.socket_path),
+                    session=str(slot.config.session) if slot.config.session else None,
+                    loaded=served is not None,
+                    state=served.controller.state_id if served is not None else "unloaded",
+                    clients=slot.clients,
+                    last_active_ms=int(now_ms - (now - slot.last_active) * 1000),
+                )
+            )
+        return rows
+
+    def _forget(self, slot: PodSlot) -> None:
+        if self.slots.get(slot.name) is slot:
+            del self.slots[slot.name]
+            self._save_registry()
+            self.on_change()
+            if self.exit_when_empty and not self.slots:
+                self.stopped.set()
+
+    async def _sweep(self) -> None:
+        """Unload pods idle for ``idle_unload_s``, checked every second."""
+        while True:
+            await asyncio.sleep(SWEEP_EVERY_S)
+            for slot in list(self.slots.values()):
+                if slot.loaded and slot.idle_for() >= self.idle_unload_s:
+                    with contextlib.suppress(EvictRefused):
+                        await slot.evict()
+                        log.info("unloaded idle pod %s", slot.name)
+
+    async def _enforce_cap(self, keep: PodSlot) -> None:
+        """Over ``max_loaded``: unload the least recently used pods that may be unloaded."""
+        if self.max_loaded is None:
+            return
+        loaded = sorted(
+            (s for s in self.slots.values() if s.loaded and s is not keep),
+            key=lambda s: s.last_active,
+        )
+        excess = len(loaded) + 1 - self.max_loaded
+        for slot in loaded:
+            if excess <= 0:
+                break
+            try:
+                await slot.evict()
+                excess -= 1
+            except EvictRefused:
+                continue
+
+    # -- the registry file -------------------------------------------------------------------
+
+    def _save_registry(self) -> None:
+        entries = [
+            {"socket": str(s.socket_path), "config": s.config.model_dump(mode="json")}
+            for s in self.slots.values()
+        ]
+        tmp = self.registry_path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w") as file:
+            json.dump(entries, file)
+        os.replace(tmp, self.registry_path)
+
+    def _read_registry(self) -> list[dict[str, Any]]:
+        try:
+            entries = json.loads(self.registry_path.read_text())
+        except (OSError, ValueError):
+            return []
+        return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+    # -- the control socket ------------------------------------------------------------------
+
+    async def _serve_control(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        try:
+            while line := await reader.readline():
+                reply = await self._answer(line)
+                writer.write(reply.model_dump_json().encode() + b"\n")
+                await writer.drain()
+                if reply.ok and reply.data == "stopping":
+                    self.stopped.set()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    async def _answer(self, line: bytes) -> HostReply:
+        try:
+            request = HostRequest.model_validate_json(line)
+        except ValidationError as exc:
+            return HostReply(ok=False, error=f"not a host request: {exc.errors()[0]['msg']}")
+        try:
+            data = await self._dispatch(request)
+        except (HostError, ValidationError, OSError, PodRuntimeError) as exc:
+            return HostReply(id=request.id, ok=False, error=str(exc))
+        except Exception as exc:  # one bad request must not take the host down
+            log.exception("host request %s failed", request.method)
+            return HostReply(id=request.id, ok=False, error=f"{type(exc).__name__}: {exc}")
+        return HostReply(id=request.id, ok=True, data=data)
+
+    async def _dispatch(self, request: HostRequest) -> Any:
+        if request.method == "list":
+            return [row.model_dump() for row in self.rows()]
+        if request.method == "evict":
+            await self.evict(EvictParams.model_validate(request.params).name)
+            return None
+        if request.method == "stop":
+            return "stopping"
+        params = LoadParams.model_validate(request.params)
+        config = PodConfig.model_validate(params.config)
+        socket = Path(params.socket) if params.socket else None
+        slot = await self.load(config, socket, continue_=params.continue_)
+        return next(row.model_dump() for row in self.rows() if row.name == slot.name)
+
+
+async def run_host(host: Host) -> None:
+    """Start the host, serve until a signal or ``stop``, then shut every pod down."""
+    await host.start()
+    host.install_signals()
+    await host.serve_forever()
+
+
+def stop_signal_names() -> str:
+    """The signals that stop a host, for its help text."""
+    return ", ".join(signal.Signals(s).name for s in STOP_SIGNALS)

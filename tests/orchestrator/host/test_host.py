@@ -1,0 +1,214 @@
+"""Many pods in one host process, over their real sockets: load on the first connection,
+unload to the session file when idle, and come back exactly as they were."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestrator.client import PodClient
+from orchestrator.config import PodConfig
+from orchestrator.host import Host, HostError, ask_host
+from orchestrator.session import load_session
+from tests.e2e.harness import collect_until
+
+
+@pytest.fixture
+async def host(tmp_path: Path, short_dir: Path) -> AsyncIterator[Host]:
+    served = Host(
+        idle_unload_s=3600,
+        control_path=short_dir / "host.sock",
+        registry_path=tmp_path / "host-pods.json",
+    )
+    await served.start()
+    try:
+        yield served
+    finally:
+        await served.close()
+
+
+def pod_config(tmp_path: Path, name: str, **extra: Any) -> dict[str, Any]:
+    workspace = tmp_path / name
+    workspace.mkdir(exist_ok=True)
+    (workspace / "README.md").write_text(f"# {name}\n")
+    settings: dict[str, Any] = {
+        "sandbox": {"mode": "off"},
+        "permissions": {"mode": "accept-edits"},
+        "allow_bash": True,
+        **extra,
+    }
+    config = PodConfig(workspace=workspace, name=name, provider="scripted", **settings)
+    return config.model_dump(mode="json")
+
+
+async def load(host: Host, tmp_path: Path, short_dir: Path, name: str, **extra: Any) -> Path:
+    row = await ask_host(
+        "load",
+        {"config": pod_config(tmp_path, name, **extra), "socket": str(short_dir / f"{name}.sock")},
+        path=host.control_path,
+    )
+    return Path(row["socket"])
+
+
+async def turn(socket: Path, text: str, until: str = "run_end") -> list[Any]:
+    client = await PodClient.connect(socket)
+    await client.send("run", {"input": text})
+    events = await collect_until(client, until, timeout=30)
+    await client.close()
+    return events
+
+
+async def history(socket: Path) -> list[dict[str, Any]]:
+    client = await PodClient.connect(socket)
+    items = (await client.request("get_history")).data["items"]
+    await client.close()
+    return items
+
+
+async def wait_for_clients(host: Host, name: str, count: int) -> None:
+    for _ in range(200):
+        if host.slots[name].clients == count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{name} still has {host.slots[name].clients} clients")
+
+
+async def test_pods_load_run_unload_and_come_back_the_same(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    a = await load(host, tmp_path, short_dir, "a")
+    b = await load(host, tmp_path, short_dir, "b")
+    first = await asyncio.gather(turn(a, "hello from a"), turn(b, "hello from b"))
+    assert [events[-1].data["result"] for events in first] == ["finished", "finished"]
+    before = await history(a)
+    await wait_for_clients(host, "a", 0)
+    await ask_host("evict", {"name": "a"}, path=host.control_path)
+    rows = {r["name"]: r for r in await ask_host("list", path=host.control_path)}
+    assert (rows["a"]["loaded"], rows["a"]["state"]) == (False, "unloaded")
+    assert rows["b"]["loaded"] is True
+    assert a.exists()  # the socket stays bound while the pod is unloaded
+    # The first connection loads it again, from its session file: the same conversation.
+    assert await history(a) == before
+    assert host.slots["a"].loads == 2
+    again = await turn(a, "and again")
+    assert again[-1].data["result"] == "finished"
+    assert len([i for i in await history(a) if i["kind"] == "user_message"]) == 2
+
+
+async def test_a_paused_turn_is_unloaded_and_resumes_after_the_reload(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    socket = await load(host, tmp_path, short_dir, "p")
+    client = await PodClient.connect(socket)
+    await client.send("run", {"input": "run a long command"})
+    await collect_until(client, "tool_output_delta", timeout=30)
+    await client.send("pause")
+    events = await collect_until(client, "run_end", timeout=30)
+    assert events[-1].data["result"] == "paused"
+    await client.close()
+    await wait_for_clients(host, "p", 0)
+    await ask_host("evict", {"name": "p"}, path=host.control_path)
+    session = host.slots["p"].config.session
+    assert session is not None and load_session(session).cut_off  # no shutdown: still open
+    client = await PodClient.connect(socket)
+    status = await client.status()
+    assert status.status == "paused"
+    await client.send("resume")
+    ended = await collect_until(client, "run_end", timeout=60)
+    assert ended[-1].data["result"] == "finished"
+    results = [i for i in await history(socket) if i["kind"] == "tool_result"]
+    assert len(results) == 1 and "Interrupted" in results[0]["summary"]  # never run twice
+    await client.close()
+
+
+async def test_eviction_is_refused_while_running_or_with_a_client(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    socket = await load(host, tmp_path, short_dir, "busy")
+    client = await PodClient.connect(socket)
+    await client.send("run", {"input": "run a long command"})
+    await collect_until(client, "tool_output_delta", timeout=30)
+    with pytest.raises(HostError, match="stays loaded: it is executing_tools"):
+        await ask_host("evict", {"name": "busy"}, path=host.control_path)
+    await client.send("pause")
+    await collect_until(client, "run_end", timeout=30)
+    with pytest.raises(HostError, match="1 client"):
+        await ask_host("evict", {"name": "busy"}, path=host.control_path)
+    await client.close()
+    await wait_for_clients(host, "busy", 0)
+    await ask_host("evict", {"name": "busy"}, path=host.control_path)
+
+
+async def test_an_approval_waiting_keeps_the_pod_loaded(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    socket = await load(
+        host, tmp_path, short_dir, "ask", permissions={"mode": "default"}, allow_bash=False
+    )
+    client = await PodClient.connect(socket)
+    await client.send("run", {"input": "run a command"})
+    await collect_until(client, "approval_request", timeout=30)
+    await client.close()
+    await wait_for_clients(host, "ask", 0)
+    with pytest.raises(HostError, match="an approval waits"):
+        await ask_host("evict", {"name": "ask"}, path=host.control_path)
+
+
+async def test_idle_pods_unload_by_themselves_and_the_cap_unloads_the_oldest(
+    tmp_path: Path, short_dir: Path
+) -> None:
+    host = Host(
+        idle_unload_s=0.5, max_loaded=2, control_path=short_dir / "h.sock",
+        registry_path=tmp_path / "reg.json",
+    )  # fmt: skip
+    await host.start()
+    try:
+        sockets = [await load(host, tmp_path, short_dir, n) for n in ("x", "y")]
+        for socket in sockets:
+            await turn(socket, "hi")
+        await load(host, tmp_path, short_dir, "z")  # a third: x, used least recently, goes
+        rows = {r["name"]: r["loaded"] for r in await ask_host("list", path=host.control_path)}
+        assert rows == {"x": False, "y": True, "z": True}
+        for _ in range(100):
+            if not any(slot.loaded for slot in host.slots.values()):
+                break
+            await asyncio.sleep(0.1)
+        assert not any(slot.loaded for slot in host.slots.values())
+    finally:
+        await host.close()
+
+
+async def test_shutdown_of_one_pod_forgets_it_and_a_restarted_host_serves_the_rest(
+    tmp_path: Path, short_dir: Path
+) -> None:
+    registry = tmp_path / "reg.json"
+    host = Host(control_path=short_dir / "h.sock", registry_path=registry)
+    await host.start()
+    keep = await load(host, tmp_path, short_dir, "keep")
+    gone = await load(host, tmp_path, short_dir, "gone")
+    await turn(keep, "remember me")
+    client = await PodClient.connect(gone)
+    await client.send("shutdown")
+    await client.close()
+    for _ in range(100):
+        if "gone" not in host.slots:
+            break
+        await asyncio.sleep(0.05)
+    assert "gone" not in host.slots and not gone.exists()
+    saved = json.loads(registry.read_text())
+    assert [Path(e["socket"]).name for e in saved] == ["keep.sock"]
+    # As after a crash of the host: its pods are bound again and load on demand.
+    await host.detach()
+    again = Host(control_path=short_dir / "h.sock", registry_path=registry)
+    await again.start()
+    try:
+        assert [r["loaded"] for r in await ask_host("list", path=again.control_path)] == [False]
+        items = await history(keep)
+        assert [i["text"] for i in items if i["kind"] == "user_message"] == ["remember me"]
+    finally:
+        await again.close()
