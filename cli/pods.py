@@ -64,8 +64,8 @@ def list_pods() -> list[PodInfo]:
                     parent=str(data.get("parent", "")),
                 )
             )
-        except (OSError, ValueError, KeyError):
-            continue
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a pod's info file
     return pods
 
 
@@ -184,6 +184,106 @@ def spawn_pod(
     raise CliError(f"the pod did not start within {timeout_s:.0f} s (log: {log_path})")
 
 
+def start_pod(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
+    """Start the workspace's pod: in this user's ``pod host`` (started if none runs) unless
+    ``[host] enabled = false``, ``--no-host`` or ``POD_NO_HOST=1``; otherwise as a
+    ``pod serve`` process."""
+    from orchestrator.config import ConfigError, load_config
+
+    if options.no_host or os.environ.get("POD_NO_HOST") == "1":
+        return spawn_pod(workspace, extra_args=options.serve_args(session))
+    try:
+        use_host = load_config(workspace).host.enabled
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    if not use_host:
+        return spawn_pod(workspace, extra_args=options.serve_args(session))
+    return load_in_host(workspace, options, session)
+
+
+def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
+    """Load the workspace's pod into the running host (starting one first when none runs)."""
+    import asyncio
+
+    from orchestrator.config import ConfigError, load_config
+    from orchestrator.host import HostError, ask_host
+
+    name = default_name(workspace)
+    try:
+        config = load_config(
+            workspace,
+            name=name,
+            provider=options.provider,
+            model=options.model,
+            session=session.resolve() if session is not None else None,
+            allow_bash=options.allow_bash,
+            permissions=_permissions(options.permission_mode, options.allow_bash),
+            thinking=(
+                int(options.thinking)
+                if options.thinking and options.thinking.isdigit()
+                else options.thinking
+            ),
+            effort=options.effort,
+        )
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    ensure_host()
+    params = {
+        "config": config.model_dump(mode="json"),
+        "continue": session is None and not options.new,
+        "socket": str(runtime_dir() / f"{name}.sock"),
+    }
+    try:
+        asyncio.run(ask_host("load", params))
+    except HostError as exc:
+        raise CliError(str(exc)) from None
+    pod = find_pod_for(workspace)
+    if pod is None:
+        raise CliError(f"the pod host loaded {name} but it does not answer on its socket")
+    return pod
+
+
+def _permissions(mode: str | None, allow_bash: bool | None) -> dict[str, object] | None:
+    from cli.commands.serve import permissions_overrides
+
+    return permissions_overrides(mode, allow_bash)
+
+
+HOST_START_TIMEOUT_S = 15.0
+
+
+def ensure_host() -> None:
+    """Start this user's ``pod host`` in the background unless one runs; it stops by itself
+    once its last pod was shut down."""
+    from orchestrator.host import host_running
+
+    if host_running():
+        return
+    log_path = runtime_dir() / "host.log"
+    args = [sys.executable, "-m", "cli", "host", "--exit-when-empty", "--log-file", str(log_path)]
+    try:
+        log_fd = open_private_log(log_path)
+    except UnsafePathError as exc:
+        raise CliError(str(exc)) from None
+    with os.fdopen(log_fd, "ab") as log:
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # outlives the UI and ignores its Ctrl-C
+        )
+    deadline = time.monotonic() + HOST_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if host_running():
+            return
+        if proc.poll() is not None and not host_running():
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+            raise CliError(f"the pod host exited at start: {tail[0]} (log: {log_path})")
+        time.sleep(0.05)
+    raise CliError(f"the pod host did not start within {HOST_START_TIMEOUT_S:.0f} s ({log_path})")
+
+
 @dataclass(frozen=True)
 class StartOptions:
     """How ``pod chat`` and ``pod run`` start a pod when the workspace has none running."""
@@ -198,6 +298,8 @@ class StartOptions:
     permission_mode: str | None = None
     thinking: str | None = None
     effort: str | None = None
+    no_host: bool = False
+    """Start a ``pod serve`` process for the pod even where a host would serve it."""
 
     def settings_given(self) -> list[str]:
         """The options given that only a starting pod can apply."""
@@ -259,7 +361,7 @@ def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, l
         raise CliError(str(exc)) from None
     live = find_pod_for(workspace)
     if live is None:
-        return spawn_pod(workspace, extra_args=options.serve_args(session)), []
+        return start_pod(workspace, options, session), []
     stop = f"stop it first with `pod shutdown {live.name}`"
     current = Path(live.session).stem if live.session else "its session"
     if options.new and live.session and has_content(Path(live.session)):

@@ -34,6 +34,8 @@ def _isolated_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     user_config.parent.mkdir(parents=True, exist_ok=True)
     if not user_config.exists():
         user_config.write_text('[sandbox]\nmode = "off"\n')
+    # And a pod process per pod: the host's own tests use a host.
+    monkeypatch.setenv("POD_NO_HOST", "1")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     yield

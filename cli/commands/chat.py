@@ -57,6 +57,13 @@ ThinkingOpt = Annotated[
         show_default=False,
     ),
 ]
+NoHostOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-host",
+        help="When a pod is started: as a process of its own, not in the pod host (docs/host.md).",
+    ),
+]
 EffortOpt = Annotated[
     str | None,
     typer.Option(
@@ -88,6 +95,7 @@ def register(app: typer.Typer) -> None:
         permission_mode: PermissionModeOpt = None,
         thinking: ThinkingOpt = None,
         effort: EffortOpt = None,
+        no_host: NoHostOpt = False,
         continue_: Annotated[
             bool,
             typer.Option(
@@ -116,6 +124,7 @@ def register(app: typer.Typer) -> None:
             permission_mode=permission_mode,
             thinking=thinking,
             effort=effort,
+            no_host=no_host,
         )
         pod, notices = connect_or_start(workspace, options)
 

@@ -19,6 +19,7 @@ from cli.commands.chat import (
     EffortOpt,
     ModelOpt,
     NewOpt,
+    NoHostOpt,
     PermissionModeOpt,
     ProviderOpt,
     SessionOpt,
@@ -53,6 +54,7 @@ def register(app: typer.Typer) -> None:
         permission_mode: PermissionModeOpt = None,
         thinking: ThinkingOpt = None,
         effort: EffortOpt = None,
+        no_host: NoHostOpt = False,
         json_out: Annotated[
             bool, typer.Option("--json", help="Print every event as a JSON line.")
         ] = False,
@@ -87,6 +89,7 @@ def register(app: typer.Typer) -> None:
             permission_mode=permission_mode,
             thinking=thinking,
             effort=effort,
+            no_host=no_host,
         )
         if socket is not None:
             chosen = options.settings_given() + (["--new"] if new else [])

@@ -42,7 +42,7 @@ def control_socket() -> Path:
 
 def registry_file() -> Path:
     """Where the host keeps the pods it serves, so a restarted host binds them again."""
-    return runtime_dir() / "host-pods.json"
+    return runtime_dir() / "host.registry"
 
 
 @dataclass(eq=False)
@@ -148,9 +148,17 @@ class Host:
     async def load(self, config: PodConfig, socket: Path | None, *, continue_: bool) -> PodSlot:
         """Register the pod if it is new, and load it now."""
         slot = self.slots.get(config.pod_name())
+        new = slot is None
         if slot is None:
             slot = await self.register(config, socket, continue_=continue_)
-        await slot.load()
+        try:
+            await slot.load()
+        except BaseException:
+            if new:  # a pod that cannot load is not kept half-registered
+                await slot.unbind()
+                self.slots.pop(slot.name, None)
+                self._save_registry()
+            raise
         self._save_registry()  # the session is known now
         await self._enforce_cap(keep=slot)
         return slot

@@ -1,0 +1,61 @@
+"""``pod run`` through a ``pod host``: the first command starts the host, every pod of the
+user loads into it, idle ones unload and load again, and the host leaves with its last pod."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from orchestrator.server import socket_is_live
+from tests.cli.helpers import pod
+
+
+def test_pods_run_in_one_host_that_unloads_and_leaves_with_the_last_pod(
+    env: dict[str, str], tmp_path: Path, short_dir: Path
+) -> None:
+    env = {k: v for k, v in env.items() if k != "POD_NO_HOST"}
+    workspaces = []
+    for name in ("alpha", "beta"):
+        ws = tmp_path / name
+        ws.mkdir()
+        (ws / "README.md").write_text(f"# {name}\n")
+        workspaces.append(ws)
+    for ws in workspaces:
+        done = pod(env, "run", "hello", "--workspace", str(ws))
+        assert done.returncode == 0, done.stderr
+        assert "not a language model" in done.stdout
+    control = short_dir / "pod" / "host.sock"
+    assert socket_is_live(control)
+    listed = json.loads(pod(env, "ls", "--json").stdout)
+    assert {row["name"] for row in listed} == {"alpha", "beta"}
+    assert len({row["pid"] for row in listed}) == 1  # one process serves both
+    rows = {r["name"]: r for r in json.loads(pod(env, "host", "ls", "--json").stdout)}
+    assert rows["alpha"]["loaded"] and rows["alpha"]["state"] == "idle"
+    # Unloaded, alpha keeps its socket; the next command loads it again, same conversation.
+    evicted = pod(env, "host", "evict", "alpha")
+    assert evicted.returncode == 0, evicted.stderr
+    rows = {r["name"]: r for r in json.loads(pod(env, "host", "ls", "--json").stdout)}
+    assert (rows["alpha"]["loaded"], rows["alpha"]["state"]) == (False, "unloaded")
+    again = pod(env, "run", "once more", "--workspace", str(workspaces[0]))
+    assert again.returncode == 0, again.stderr
+    items = json.loads(pod(env, "history", "alpha", "--json").stdout)
+    assert [i["text"] for i in items if i["kind"] == "user_message"] == ["hello", "once more"]
+    # A pod that cannot be unloaded says why, in one line.
+    busy = pod(env, "host", "evict", "nobody")
+    assert busy.returncode == 1 and "no pod named nobody" in busy.stderr
+    for name in ("alpha", "beta"):
+        assert pod(env, "shutdown", name).returncode == 0
+    deadline = time.monotonic() + 20
+    while socket_is_live(control) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not socket_is_live(control)  # the host left with its last pod
+
+
+def test_no_host_starts_a_process_of_its_own(
+    env: dict[str, str], workspace: Path, short_dir: Path
+) -> None:
+    env = {k: v for k, v in env.items() if k != "POD_NO_HOST"}
+    done = pod(env, "run", "hello", "--no-host", "--workspace", str(workspace))
+    assert done.returncode == 0, done.stderr
+    assert not socket_is_live(short_dir / "pod" / "host.sock")
