@@ -137,7 +137,7 @@ def test_the_proxy_is_bound_in_and_the_command_runs_behind_the_bridge(tmp_path: 
     mount = args.index(str(PROXY_INSIDE))
     assert args[mount - 2 : mount] == ["--ro-bind", str(tmp_path / "proxy")]
     command = args[args.index("--") + 1 :]
-    bridge = str(PROXY_INSIDE / "bridge.py")  # the proxy's copy: seen wherever the pod lies
+    bridge = str(PROXY_INSIDE / "bridge.pyc")  # the proxy's copy: seen wherever the pod lies
     assert command[:4] == [sys.executable, "-I", "-S", bridge]
     assert command[command.index("--tag") + 1] == "call-7"
     assert command[-4:] == ["--", "/bin/bash", "-c", "true"]
