@@ -2,17 +2,30 @@
 ``/bin/bash -c`` as ``bash`` runs it, unsandboxed and in the sandbox (the pod's own
 bubblewrap command line), interleaved; the overhead is the difference of the medians.
 
+Where ``[sandbox] network`` lists hosts, two more costs: starting ``true`` behind the bridge
+to the pod's proxy (against the sandbox without it), and one HTTP request to a server on
+127.0.0.1 through the bridge and the proxy (against the same request made directly), each on
+a new connection as the proxy serves plain HTTP.
+
     python -m bench.sandbox [--quick]
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import http.client
 import subprocess
+import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from bench._common import Result, latency_stats, main_for, median, row
+from bench._common import Result, TableRow, latency_stats, main_for, median, row
 from orchestrator.sandbox.bwrap import (
     SandboxSpec,
     SandboxUnavailable,
@@ -21,6 +34,8 @@ from orchestrator.sandbox.bwrap import (
     read_only_in,
     sandbox_argv,
 )
+from orchestrator.sandbox.hosts import parse_host_rule
+from orchestrator.sandbox.proxy import BRIDGE_NAME, NetworkProxy
 
 NAME = "sandbox"
 RUNS = 60
@@ -93,6 +108,8 @@ def run(quick: bool = False) -> Result:
                     met=overhead <= TARGET_MS,
                 )
             )
+        results["proxy"], proxy_rows = _proxy_costs(bwrap, spec, base, runs)
+        table += proxy_rows
     return {
         "benchmark": NAME,
         "quick": quick,
@@ -100,6 +117,108 @@ def run(quick: bool = False) -> Result:
         "results": results,
         "table": table,
     }
+
+
+def _proxy_costs(
+    bwrap: str, spec: SandboxSpec, base: Path, runs: int
+) -> tuple[dict[str, Any], list[TableRow]]:
+    """The bridge's start and a request's round trip through the proxy, against without."""
+    shell = ["/bin/bash", "-c", "true"]
+    with _serving(base) as (proxy, port):
+        bridged = replace(spec, proxy=proxy.folder)
+        plain_s: list[float] = []
+        bridged_s: list[float] = []
+        for _ in range(runs):
+            plain_s.append(_time(sandbox_argv(bwrap, spec, shell), spec.workspace))
+            bridged_s.append(_time(sandbox_argv(bwrap, bridged, shell), spec.workspace))
+        with _bridge(proxy) as bridge_port:
+            direct_s: list[float] = []
+            proxied_s: list[float] = []
+            for _ in range(runs * 4):
+                direct_s.append(_get("127.0.0.1", port, "/"))
+                proxied_s.append(_get("127.0.0.1", bridge_port, f"http://127.0.0.1:{port}/"))
+    start = median([b * 1000 for b in bridged_s]) - median([p * 1000 for p in plain_s])
+    request = median([p * 1000 for p in proxied_s]) - median([d * 1000 for d in direct_s])
+    figures = {
+        "start": {
+            "sandboxed": latency_stats(plain_s),
+            "behind_the_bridge": latency_stats(bridged_s),
+            "overhead_ms": start,
+        },
+        "request": {
+            "direct": latency_stats(direct_s),
+            "through_the_proxy": latency_stats(proxied_s),
+            "overhead_ms": request,
+        },
+    }
+    rows = [
+        row("proxy: bridge start (true)", start, "ms", note="[sandbox] network lists hosts"),
+        row("proxy: one HTTP request", request, "ms", note="over a direct request"),
+    ]
+    return figures, rows
+
+
+async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A server's whole answer to one HTTP request (the proxy asks for one per connection)."""
+    await reader.readuntil(b"\r\n\r\n")
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n")
+    await writer.drain()
+    writer.close()
+
+
+@contextlib.contextmanager
+def _serving(base: Path) -> Iterator[tuple[NetworkProxy, int]]:
+    """A web server on 127.0.0.1 and a proxy that lets only it through, served by an event
+    loop of their own in a thread (the benchmark's requests block)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    async def start() -> tuple[asyncio.Server, NetworkProxy, int]:
+        server = await asyncio.start_server(_answer, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        proxy = await NetworkProxy.start([parse_host_rule(f"127.0.0.1:{port}")], base)
+        return server, proxy, port
+
+    server, proxy, port = asyncio.run_coroutine_threadsafe(start(), loop).result(30)
+    try:
+        yield proxy, port
+    finally:
+        asyncio.run_coroutine_threadsafe(proxy.close(), loop).result(30)
+        server.close()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+
+
+@contextlib.contextmanager
+def _bridge(proxy: NetworkProxy) -> Iterator[int]:
+    """The bridge the sandbox runs, here on the host's loopback (the namespace adds nothing to
+    a request's path): the port it listens on."""
+    say_port = ["/bin/sh", "-c", 'echo "$HTTP_PROXY"; exec sleep 600']
+    bridge = str(proxy.folder / BRIDGE_NAME)
+    argv = [sys.executable, "-I", "-S", bridge, "--socket", str(proxy.socket), "--tag", "bench"]
+    process = subprocess.Popen([*argv, "--", *say_port], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        yield int(process.stdout.readline().strip().rpartition(":")[2])
+    finally:
+        process.kill()
+        process.wait()
+
+
+def _get(host: str, port: int, target: str) -> float:
+    """One GET on a new connection, read to the end; its seconds."""
+    start = time.perf_counter()
+    connection = http.client.HTTPConnection(host, port, timeout=30)
+    try:
+        connection.request("GET", target)
+        answer = connection.getresponse()
+        body = answer.read()
+    finally:
+        connection.close()
+    if answer.status != 200 or body != b"ok\n":
+        raise RuntimeError(f"GET {target} answered {answer.status}: {body[:200]!r}")
+    return time.perf_counter() - start
 
 
 def main() -> None:

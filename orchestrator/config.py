@@ -447,6 +447,13 @@ def _merge(base: dict[str, Any], top: Mapping[str, Any], *, path: str = "") -> d
 _ADDITIVE = frozenset({"permissions.deny", "permissions.ask"})
 
 
+def _server_names(data: Mapping[str, Any]) -> list[str]:
+    """The MCP servers a config's data names (those a workspace may put in the sandbox)."""
+    mcp = data.get("mcp")
+    servers = mcp.get("servers") if isinstance(mcp, Mapping) else None
+    return list(servers) if isinstance(servers, Mapping) else []
+
+
 def load_config(workspace: Path, **overrides: Any) -> PodConfig:
     """Defaults, the user's file, the workspace's file (no grants), then non-None overrides.
 
@@ -456,8 +463,9 @@ def load_config(workspace: Path, **overrides: Any) -> PodConfig:
     user_path = user_config_file()
     ws_path = config_file(workspace)
     user_data = _read_toml(user_path)
-    ws_data, refused = strip_workspace_grants(_read_toml(ws_path), ws)
     given = {k: v for k, v in overrides.items() if v is not None}
+    servers = {*_server_names(user_data), *_server_names(given)}
+    ws_data, refused = strip_workspace_grants(_read_toml(ws_path), ws, servers=servers)
     data = _merge(_merge(user_data, ws_data), given)
     data["workspace"] = ws
     try:

@@ -14,7 +14,8 @@ come from.** Every key of :class:`~orchestrator.config.PodConfig` is classified 
 
 What the grants guard against, key by key:
 
-* programs: ``mcp`` (an MCP server is a command, or a URL the pod connects to with headers),
+* programs: ``mcp`` (an MCP server is a command, or a URL the pod connects to with headers;
+  a workspace may only put a server the user configured in the sandbox, ``sandbox = true``),
   ``hooks`` (commands run at every tool call, outside the model's permissions),
   ``tool_env`` / ``tool_env_allow`` (``LD_PRELOAD``, ``PATH``, a secret into every command);
 * reach: ``allow_bash``, ``permissions.allow`` and the widening ``permissions.mode`` values,
@@ -32,7 +33,7 @@ Pure functions over the parsed TOML.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ GRANTS: dict[str, str | None] = {
     "mcp.servers.<name>.timeout_s": None,
     "mcp.servers.<name>.call_timeout_s": None,
     "mcp.servers.<name>.cancel_grace_s": None,
+    "mcp.servers.<name>.sandbox": None,
     "session": "--session PATH",
     "socket": "--socket PATH",
     "parent_socket": "--parent-socket PATH",
@@ -164,11 +166,12 @@ def _contained(value: Any, workspace: Path) -> tuple[bool, Any]:
 
 
 def strip_workspace_grants(
-    data: Mapping[str, Any], workspace: Path
+    data: Mapping[str, Any], workspace: Path, *, servers: Collection[str] = ()
 ) -> tuple[dict[str, Any], list[str]]:
     """A workspace file's settings without the grants it may not give, and those grants' keys.
 
-    ``workspace`` must be resolved. Kept paths come back absolute.
+    ``workspace`` must be resolved. Kept paths come back absolute. ``servers``: the MCP
+    servers the user configured, which the file may put in the sandbox.
     """
     kept = dict(data)
     refused: list[str] = []
@@ -208,10 +211,9 @@ def strip_workspace_grants(
             del permissions["sandboxed_bash"]
             refused.append("permissions.sandboxed_bash")
         kept["permissions"] = permissions
-    if kept.get("mcp"):
-        # An MCP server is a program the pod runs: a cloned repository does not get to add one.
-        del kept["mcp"]
-        refused.append("mcp.servers")
+    if "mcp" in kept:
+        kept["mcp"], mcp_refused = _sandbox_requests(kept["mcp"], servers)
+        refused += mcp_refused
     for key in ("host", "hooks"):
         # A hook is a command the pod runs at every tool call, and which process serves the
         # user's pods is the user's: never a repository's call.
@@ -224,7 +226,7 @@ def strip_workspace_grants(
         if "mode" in sandbox and sandbox["mode"] != "on":
             del sandbox["mode"]
             refused.append("sandbox.mode")
-        if sandbox.get("network") not in (None, False):
+        if sandbox.get("network") not in (None, False, []):
             del sandbox["network"]
             refused.append("sandbox.network")
         for key in ("writable", "readable"):
@@ -251,6 +253,28 @@ def strip_workspace_grants(
             refused.append("memory.workspace_root")
         kept["memory"] = memory
     return kept, refused
+
+
+def _sandbox_requests(mcp: Any, servers: Collection[str]) -> tuple[dict[str, Any], list[str]]:
+    """The ``[mcp]`` a workspace's file may give, ``sandbox = true`` for servers the user
+    configured, and the keys it tried to set beyond that. (A request for a server the user
+    did not configure is left out without a word: it may be meant for someone else's.)"""
+    table = mcp.get("servers") if isinstance(mcp, Mapping) else None
+    if not isinstance(table, Mapping) or any(key != "servers" for key in mcp):
+        return {}, ["mcp.servers"]
+    kept: dict[str, Any] = {}
+    refused: set[str] = set()
+    for name, entry in table.items():
+        # An MCP server is a program the pod runs: a cloned repository does not get to add
+        # one or change one, only ask that one runs sandboxed.
+        if not isinstance(entry, Mapping) or any(key != "sandbox" for key in entry):
+            refused.add("mcp.servers")
+        if isinstance(entry, Mapping) and "sandbox" in entry:
+            if entry["sandbox"] is not True:
+                refused.add(f"mcp.servers.{name}.sandbox")
+            elif name in servers:
+                kept[name] = {"sandbox": True}
+    return ({"servers": kept} if kept else {}), sorted(refused)
 
 
 def refused_grants_warning(path: Path, keys: list[str], user_file: Path) -> str:

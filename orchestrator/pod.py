@@ -60,7 +60,7 @@ from orchestrator.transcript import Transcript
 if TYPE_CHECKING:
     from orchestrator.mcp.servers import McpServer, McpServers
     from orchestrator.procs import Ledger
-    from orchestrator.sandbox.bwrap import SandboxSpec
+    from orchestrator.sandbox.sandboxing import Sandboxing
 
 log = logging.getLogger(__name__)
 
@@ -428,6 +428,7 @@ class ServedPod:
     info: Path
     ledger: Ledger | None = None
     mcp: McpServers | None = None
+    sandboxing: Sandboxing | None = None
     upward: UpwardReporter | None = None
 
     @property
@@ -456,6 +457,8 @@ class ServedPod:
             self.ledger.close()
         if self.mcp is not None:
             await self.mcp.close()
+        if self.sandboxing is not None:
+            await self.sandboxing.aclose()  # after the programs that used its proxy
         controller.transcript.session.close()
         if not unload:
             with contextlib.suppress(FileNotFoundError):
@@ -506,12 +509,17 @@ async def open_pod(
     )
     controller = pod.controller
     ledger = _supervise_commands(controller)
-    await _sandbox_commands(controller, config)
+    try:
+        sandboxing = await _open_sandbox(controller, config)
+    except BaseException:
+        if ledger is not None:
+            ledger.close()
+        raise
     # A loaded history is millions of long-lived objects; a full collection walking them all
     # holds the GIL for a few hundred milliseconds, which clients feel as a frozen pod. They
     # live as long as the pod, so the collector can leave them out.
     gc.freeze()
-    mcp = await start_mcp_servers(config, controller)
+    mcp = await start_mcp_servers(config, controller, sandboxing)
     server = PodServer(socket_path, pod.methods.handle)
     try:
         if listen:
@@ -519,6 +527,8 @@ async def open_pod(
     except BaseException:
         if mcp is not None:
             await mcp.close()
+        if sandboxing is not None:
+            await sandboxing.aclose()
         if ledger is not None:
             ledger.close()
         controller.transcript.session.close()
@@ -528,6 +538,10 @@ async def open_pod(
         info = write_pod_info(socket_path, config, pod.session_path)
     except (OSError, SetupError) as exc:
         await server.close()
+        if mcp is not None:
+            await mcp.close()
+        if sandboxing is not None:
+            await sandboxing.aclose()
         controller.transcript.session.close()
         if ledger is not None:
             ledger.close()
@@ -535,7 +549,14 @@ async def open_pod(
         raise PodSetupError(f"cannot write the pod's info file: {why}") from None
     controller.start_session_hooks("resume" if pod.loaded is not None else "startup")
     return ServedPod(
-        pod=pod, server=server, stopped=stopped, info=info, ledger=ledger, mcp=mcp, upward=upward
+        pod=pod,
+        server=server,
+        stopped=stopped,
+        info=info,
+        ledger=ledger,
+        mcp=mcp,
+        sandboxing=sandboxing,
+        upward=upward,
     )
 
 
@@ -607,59 +628,44 @@ def _supervise_commands(controller: Controller) -> Ledger | None:
     return ledger
 
 
-async def _sandbox_commands(controller: Controller, config: PodConfig) -> None:
-    """Find out whether commands can run in the sandbox here, and set ``bash`` up for it:
-    sandboxed, or (``auto``) unsandboxed with one alert, or (``on``) refusing to run."""
-    from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
-    from orchestrator.tools.bash import BashTool, Sandboxing
+async def _open_sandbox(controller: Controller, config: PodConfig) -> Sandboxing | None:
+    """The pod's sandbox where something runs in it (``bash`` unless ``[sandbox] mode`` is
+    off, an MCP server with ``sandbox = true``), and ``bash`` set up for it: sandboxed, or
+    (``auto``) unsandboxed with one alert, or (``on``) refusing to run."""
+    from orchestrator.sandbox.sandboxing import open_sandboxing
+    from orchestrator.tools.bash import BashTool
 
     bash = controller.tools.registry.get("bash")
     hooks = controller.interceptors.commands
-    if not (isinstance(bash, BashTool) or hooks is not None) or config.sandbox.mode == "off":
-        return
-    try:
-        bwrap = await asyncio.to_thread(find_bwrap)
-    except SandboxUnavailable as exc:
+    for_bash = isinstance(bash, BashTool) and config.sandbox.mode != "off"
+    for_hooks = hooks is not None and config.sandbox.mode != "off"
+    if not (for_bash or for_hooks or config.mcp.sandboxed()):
+        return None
+    sandboxing = await open_sandboxing(config)
+    if for_hooks and hooks is not None and (sandboxing.bwrap or config.sandbox.mode == "on"):
+        # Hooks run where commands run (a hook is a command too), or refuse as they would.
+        hooks.runner.sandboxing = sandboxing
+    if not isinstance(bash, BashTool) or not for_bash:
+        return sandboxing
+    if sandboxing.bwrap is None:
+        why = sandboxing.unavailable
         if config.sandbox.mode == "on":
-            refusal = f"not run: [sandbox] mode is on, and {exc}"
-            sandboxing = Sandboxing(bwrap=None, spec=None, refusal=refusal)
-            controller.alert("error", "sandbox", f"commands will not run: {exc}")
+            bash.sandboxing = sandboxing  # which refuses every command, saying why
+            controller.alert("error", "sandbox", f"commands will not run: {why}")
         else:
             controller.alert(
-                "warn", "sandbox", f"commands run without a sandbox: {exc} ([sandbox] mode)"
+                "warn", "sandbox", f"commands run without a sandbox: {why} ([sandbox] mode)"
             )
-            return
-    else:
-        sandboxing = Sandboxing(bwrap=bwrap, spec=sandbox_spec(config))
-    # Hooks run where commands run: a hook is a command too.
-    if hooks is not None:
-        hooks.runner.sandboxing = sandboxing
-    if not isinstance(bash, BashTool):
-        return
+        return sandboxing
     bash.sandboxing = sandboxing
-    if sandboxing.refusal is None and controller.tools.policy is not None:
+    if controller.tools.policy is not None:
         controller.tools.policy.sandboxed = True
+    return sandboxing
 
 
-def sandbox_spec(config: PodConfig) -> SandboxSpec:
-    """What this pod's sandboxed commands may see and touch."""
-    from orchestrator.config import user_config_file
-    from orchestrator.paths import runtime_dir, state_dir
-    from orchestrator.sandbox.bwrap import SandboxSpec, hidden_paths, read_only_in
-
-    workspace = config.workspace.resolve()
-    ws = config.workspace
-    return SandboxSpec(
-        workspace=workspace,
-        writable=tuple((ws / p).resolve() for p in [*config.write_roots, *config.sandbox.writable]),
-        readable=tuple((ws / p).resolve() for p in [*config.read_roots, *config.sandbox.readable]),
-        hidden=hidden_paths(Path.home(), state_dir(), runtime_dir(), user_config_file().parent),
-        network=config.sandbox.network,
-        extra_ro=read_only_in(workspace),
-    )
-
-
-async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpServers | None:
+async def start_mcp_servers(
+    config: PodConfig, controller: Controller, sandboxing: Sandboxing | None = None
+) -> McpServers | None:
     """Start the configured MCP servers and offer their tools; None when there are none.
 
     A server that fails is an alert naming it (with its stderr's last lines); the pod runs
@@ -676,7 +682,7 @@ async def start_mcp_servers(config: PodConfig, controller: Controller) -> McpSer
 
     registry = controller.tools.registry
     policy = config.permission_policy()
-    servers = McpServers.from_config(config.mcp.servers, config.workspace, alert)
+    servers = McpServers.from_config(config.mcp.servers, config.workspace, alert, sandboxing)
     controller.board.mcp = servers
     await servers.start()
 

@@ -72,6 +72,7 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
 
     from cli.errors import CliError
     from orchestrator.config import ConfigError, load_config
+    from orchestrator.errors import SetupError
     from orchestrator.mcp.servers import McpServers
 
     try:
@@ -79,18 +80,32 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
     except ConfigError as exc:
         raise CliError(str(exc)) from None
     problems: list[str] = []
-    servers = McpServers.from_config(
-        config.mcp.servers, config.workspace, lambda _level, message: problems.append(message)
-    )
 
     async def inspect() -> list[dict[str, Any]]:
-        await servers.start()
-        offered = {t.name for t in servers.tools(set())}
-        report = servers.report(offered)
-        await servers.close()
+        from orchestrator.sandbox.sandboxing import open_sandboxing
+
+        # Servers with sandbox = true run in the sandbox here too, or not at all.
+        sandboxing = await open_sandboxing(config) if config.mcp.sandboxed() else None
+        servers = McpServers.from_config(
+            config.mcp.servers,
+            config.workspace,
+            lambda _level, message: problems.append(message),
+            sandboxing,
+        )
+        try:
+            await servers.start()
+            offered = {t.name for t in servers.tools(set())}
+            report = servers.report(offered)
+            await servers.close()
+        finally:
+            if sandboxing is not None:
+                await sandboxing.aclose()
         return _rows(report)
 
-    return asyncio.run(inspect()), problems
+    try:
+        return asyncio.run(inspect()), problems
+    except SetupError as exc:  # the sandbox's proxy could not start
+        raise CliError(str(exc)) from None
 
 
 def _rows(report: list[McpServerData]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from orchestrator.hooks.outcome import HookRun
 from orchestrator.procs import Supervised, Supervision, spawn
 
 if TYPE_CHECKING:
-    from orchestrator.tools.bash import Sandboxing
+    from orchestrator.sandbox.sandboxing import Sandboxing
 
 OUTPUT_MAX_BYTES = 1024 * 1024
 """What is kept of a hook's stdout and of its stderr; the rest is read and dropped."""
@@ -64,10 +64,10 @@ class HookRunner:
         sandboxing = self.sandboxing if hook.sandbox else None
         if sandboxing is None:
             return command
-        if sandboxing.refusal is not None or sandboxing.spec is None:
-            return sandboxing.refusal or "the sandbox cannot be made here"
+        if sandboxing.bwrap is None:
+            return f"not run: [sandbox] mode is on, and {sandboxing.unavailable}"
         spec = replace(sandboxing.spec, readable=(*sandboxing.spec.readable, self.hooks_dir))
-        return replace(sandboxing, spec=spec).argv(command)
+        return replace(sandboxing, spec=spec).argv(command, tag="hook")
 
     async def run_one(self, hook: HookCommand, stdin: bytes, event: HookEvent) -> HookRun:
         """Run one hook to its end, its timeout, or an interruption (then re-raised)."""

@@ -33,6 +33,11 @@ class McpServerConfig(BaseModel):
     """Extra environment for it; ``${NAME}`` is replaced by the pod's ``NAME``."""
     cwd: str | None = None
     """Its working directory (default: the workspace)."""
+    sandbox: bool = False
+    """Run this stdio server in the sandbox, as ``bash`` runs (docs/sandbox.md): it writes
+    only the workspace and ``[sandbox] writable``, sees no secrets, and reaches only what
+    ``[sandbox] network`` allows; where no sandbox can be made it does not start. A
+    workspace's config may turn it on for a server you configured, never off."""
     url: str | None = None
     """The endpoint of a streamable-HTTP server."""
     headers: dict[str, str] = Field(default_factory=dict)
@@ -60,6 +65,8 @@ class McpServerConfig(BaseModel):
     def _one_transport(self) -> McpServerConfig:
         if (self.command is None) == (self.url is None):
             raise ValueError("give either command (a stdio server) or url (an HTTP server)")
+        if self.sandbox and self.command is None:
+            raise ValueError("sandbox = true runs a stdio server's command; this one has a url")
         return self
 
     def resolved_env(self) -> dict[str, str]:
@@ -78,6 +85,10 @@ class McpConfig(BaseModel):
 
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     """MCP servers by name; their tools are offered as ``mcp__<name>__<tool>`` (docs/mcp.md)."""
+
+    def sandboxed(self) -> list[str]:
+        """The names of the enabled servers that run in the sandbox."""
+        return [name for name, server in self.servers.items() if server.enabled and server.sandbox]
 
 
 def expand(value: str, environ: Mapping[str, str] | None = None) -> str:

@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from mcp import Client, types
 from mcp.client import Transport
@@ -36,6 +36,9 @@ from orchestrator.mcp.wire_watch import WireWatch
 from orchestrator.procs import Survivor, survivors
 from orchestrator.protocol import McpServerData
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
+
+if TYPE_CHECKING:
+    from orchestrator.sandbox.sandboxing import Sandboxing
 
 log = logging.getLogger(__name__)
 
@@ -87,10 +90,12 @@ class McpServer:
     _broken: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the current connection's server breaks the protocol."""
     _noise_said: bool = False
+    sandboxing: Sandboxing | None = None
+    """The pod's sandbox, which a server with ``sandbox = true`` runs in."""
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
-        missing = self._missing_command()
+        missing = self._missing_command() or self._missing_sandbox()
         if missing is not None:
             self.status = f"failed: {missing}"
             raise McpServerError(f"MCP server {self.name} failed: {missing}")
@@ -126,6 +131,16 @@ class McpServer:
             return None
         return f"its command {command!r} was not found on PATH; install it or give its full path"
 
+    def _missing_sandbox(self) -> str | None:
+        """Why a server to be sandboxed cannot be (it never runs unsandboxed instead)."""
+        if not self.config.sandbox:
+            return None
+        if self.sandboxing is None:
+            return "it is to run sandboxed (sandbox = true), and no sandbox was set up for it"
+        if self.sandboxing.bwrap is None:
+            return f"it is to run sandboxed (sandbox = true), and {self.sandboxing.unavailable}"
+        return None
+
     def _transport(self) -> Transport:
         report = None
         if self.config.command is not None:
@@ -134,7 +149,14 @@ class McpServer:
             if self.records is not None:
                 report = self.records / f"{len(self._reports)}.json"
                 self._reports.append(report)
-        return open_transport(self.config, self.workspace, self._stderr, report)
+        return open_transport(
+            self.config,
+            self.workspace,
+            self._stderr,
+            report,
+            sandboxing=self.sandboxing,
+            tag=f"mcp:{self.name}",
+        )
 
     def survivors(self) -> list[Survivor]:
         """Processes of this server (or ones it started) that still run though the supervisor
@@ -483,12 +505,19 @@ class McpServers:
 
     @classmethod
     def from_config(
-        cls, configs: dict[str, McpServerConfig], workspace: Path, alert: Alert
+        cls,
+        configs: dict[str, McpServerConfig],
+        workspace: Path,
+        alert: Alert,
+        sandboxing: Sandboxing | None = None,
     ) -> McpServers:
-        """The enabled servers of a config (not started yet)."""
+        """The enabled servers of a config (not started yet); those with ``sandbox = true``
+        run in ``sandboxing``."""
         records = Path(tempfile.mkdtemp(prefix="pod-mcp-"))
         servers = [
-            McpServer(name=name, config=config, workspace=workspace, alert=alert)
+            McpServer(
+                name=name, config=config, workspace=workspace, alert=alert, sandboxing=sandboxing
+            )
             for name, config in configs.items()
             if config.enabled
         ]

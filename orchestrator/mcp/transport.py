@@ -8,7 +8,7 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import IO, Any, TextIO, cast
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 import anyio
 from mcp import StdioServerParameters
@@ -22,27 +22,41 @@ from orchestrator.mcp.config import McpServerConfig
 from orchestrator.mcp.wire_watch import WireWatch
 from orchestrator.procs import Supervision
 
+if TYPE_CHECKING:
+    from orchestrator.sandbox.sandboxing import Sandboxing
+
 SERVER_GRACE_S = 1.0
 """Between SIGTERM and SIGKILL for what a server leaves; the SDK kills its supervisor's
 process group 2 s after its own SIGTERM, so the supervisor must be done before that."""
 
 
 def open_transport(
-    config: McpServerConfig, workspace: Path, stderr: IO[str] | None, report: Path | None = None
+    config: McpServerConfig,
+    workspace: Path,
+    stderr: IO[str] | None,
+    report: Path | None = None,
+    sandboxing: Sandboxing | None = None,
+    tag: str = "",
 ) -> Transport:
     """The SDK transport for a server; a stdio server writes its stderr to ``stderr``, and its
-    supervisor keeps its record in ``report`` (:func:`orchestrator.procs.survivors`)."""
+    supervisor keeps its record in ``report`` (:func:`orchestrator.procs.survivors`). With
+    ``sandbox = true`` the server runs in ``sandboxing`` (which must be given), named ``tag``
+    to its proxy; :class:`~orchestrator.sandbox.bwrap.SandboxUnavailable` where there is
+    none."""
     if config.command is not None:
+        cwd = config.cwd or str(workspace)
+        command = [config.command, *config.args]
+        if config.sandbox:
+            if sandboxing is None:
+                raise ValueError("a server with sandbox = true needs the pod's sandbox")
+            command = sandboxing.argv(command, tag=tag, cwd=Path(cwd).absolute())
         # Under a supervisor, so that the server and all it starts (setsid children too) end
         # with it, and with the pod, even on kill -9.
         supervisor, *args = Supervision(
             grace_s=SERVER_GRACE_S, report=report, json_stdout=True
-        ).argv([config.command, *config.args])
+        ).argv(command)
         params = StdioServerParameters(
-            command=supervisor,
-            args=args,
-            env=config.resolved_env() or None,
-            cwd=config.cwd or str(workspace),
+            command=supervisor, args=args, env=config.resolved_env() or None, cwd=cwd
         )
         return stdio_client(
             params, errlog=cast(TextIO, stderr) if stderr is not None else sys.stderr

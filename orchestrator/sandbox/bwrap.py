@@ -5,8 +5,10 @@ Inside the sandbox the root is read-only; the workspace and the pod's write root
 writable; ``/tmp`` is a private tmpfs; the user's secrets, the pod's own state and sockets
 (a command that reached a pod's socket could approve its own calls) are hidden behind empty
 tmpfs mounts; ``.git`` stays read-only (a hook written there would run outside the sandbox
-at the user's next ``git commit``); there is no network unless allowed; and the command is
-PID 1's child in a PID namespace of its own, so ending the namespace ends all of it.
+at the user's next ``git commit``); there is no network unless allowed, or only the pod's
+proxy (:mod:`.proxy`), reached through the bridge (:mod:`.bridge`) that the command then runs
+behind; and the command is PID 1's child in a PID namespace of its own, so ending the
+namespace ends all of it.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from orchestrator.errors import PodRuntimeError
+from orchestrator.sandbox.proxy import BRIDGE_NAME, SOCKET_NAME
 
 HOME_SECRETS = (
     ".ssh",
@@ -43,6 +47,10 @@ READ_ONLY_IN_WORKSPACE = (".git", ".pod/config.toml", ".pod/hooks")
 """Inside the writable workspace, what stays read-only: what runs later outside the sandbox
 (git hooks, the pod's own configuration)."""
 
+PROXY_INSIDE = Path("/tmp/.pod-proxy")
+"""Where a sandbox sees the folder of the pod's proxy socket (in its private ``/tmp``: the
+root is read-only, so only there can the mount point be made)."""
+
 
 class SandboxUnavailable(PodRuntimeError):
     """No working bubblewrap here; the message says why (and what to install)."""
@@ -60,12 +68,19 @@ class SandboxSpec:
     hidden: tuple[Path, ...] = ()
     """Hidden: home secrets, the pod's state and runtime folders."""
     network: bool = False
+    """The whole network (no network namespace of its own)."""
+    proxy: Path | None = None
+    """The folder of the pod's proxy socket, where ``[sandbox] network`` lists hosts: the
+    command runs behind the bridge, its only way out (unless ``network``)."""
     extra_ro: tuple[Path, ...] = field(default=())
     """Read-only inside writable places (``.git``)."""
+    cwd: Path | None = None
+    """Where the command starts; the workspace when None."""
 
 
-def sandbox_argv(bwrap: str, spec: SandboxSpec, command: list[str]) -> list[str]:
-    """``bwrap … -- command``: later mounts cover earlier ones, so the order is the policy."""
+def sandbox_argv(bwrap: str, spec: SandboxSpec, command: list[str], *, tag: str = "") -> list[str]:
+    """``bwrap … -- command``: later mounts cover earlier ones, so the order is the policy.
+    ``tag`` names the command to the proxy (whose refusals the pod reports for it)."""
     args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not spec.network:
         args.append("--unshare-net")
@@ -84,9 +99,19 @@ def sandbox_argv(bwrap: str, spec: SandboxSpec, command: list[str]) -> list[str]
     for path in spec.extra_ro:
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
+    if spec.proxy is not None and not spec.network:
+        args += ["--ro-bind", str(spec.proxy), str(PROXY_INSIDE)]
+        command = bridged(command, tag)
     # TMPDIR may name a folder of the host's /tmp, which the sandbox replaced.
-    args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(spec.workspace), "--", *command]
-    return args
+    args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(spec.cwd or spec.workspace)]
+    return [*args, "--", *command]
+
+
+def bridged(command: list[str], tag: str) -> list[str]:
+    """``command`` run behind the bridge to the pod's proxy (its copy in the proxy's folder),
+    with the pod's interpreter (``-I -S``: the standard library alone, the quickest start)."""
+    bridge = [sys.executable, "-I", "-S", str(PROXY_INSIDE / BRIDGE_NAME)]
+    return [*bridge, "--socket", str(PROXY_INSIDE / SOCKET_NAME), "--tag", tag, "--", *command]
 
 
 def hidden_paths(home: Path, state: Path, runtime: Path, config_dir: Path) -> tuple[Path, ...]:

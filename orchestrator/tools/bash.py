@@ -20,13 +20,13 @@ import codecs
 import os
 import signal
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pydantic import Field
 
 from orchestrator.procs import Keeper, Ledger, Supervised, Supervision, spawn
-from orchestrator.sandbox.bwrap import SandboxSpec, sandbox_argv
+from orchestrator.sandbox.bwrap import SandboxUnavailable
 from orchestrator.sandbox.hints import sandbox_hint
 from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
@@ -34,6 +34,7 @@ from orchestrator.tools.environment import tool_environment
 
 if TYPE_CHECKING:
     from orchestrator.jobs import Jobs
+    from orchestrator.sandbox.sandboxing import Sandboxing
 
 KILL_GRACE_S = 0.2
 """Between SIGTERM and SIGKILL: long enough to flush and exit, short enough to feel instant."""
@@ -110,21 +111,6 @@ class SandboxedBashArgs(BashArgs):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Sandboxing:
-    """How this pod's commands are sandboxed: a working ``bwrap`` and what it lets through;
-    or why a command cannot run (``[sandbox] mode = "on"`` where no sandbox can be made)."""
-
-    bwrap: str | None
-    spec: SandboxSpec | None
-    refusal: str | None = None
-
-    def argv(self, command: list[str]) -> list[str]:
-        """``command`` inside the sandbox."""
-        assert self.bwrap is not None and self.spec is not None
-        return sandbox_argv(self.bwrap, self.spec, command)
-
-
 class BashTool(TypedTool[BashArgs]):
     """Run a shell command with a timeout; the whole process group is killed on stop."""
 
@@ -161,7 +147,8 @@ class BashTool(TypedTool[BashArgs]):
         self.background = Keeper()
         """Commands whose background jobs still run; ended when the pod stops."""
         self.sandboxing: Sandboxing | None = None
-        """Set by the pod that serves once it knows whether a sandbox can be made here."""
+        """Set by the pod that serves once it knows whether a sandbox can be made here: where
+        none can, set only with ``[sandbox] mode = "on"`` (commands are then refused)."""
         if sandbox:
             # The schema is fixed for the pod's life (prompt caching): the argument exists
             # wherever the config asks for a sandbox, even before the pod found it works.
@@ -198,7 +185,7 @@ class BashTool(TypedTool[BashArgs]):
             if self.ledger is not None:
                 supervision = replace(SUPERVISION, report=self.ledger.record("bash"))
             proc = await spawn(
-                self._argv(command, args),
+                self._argv(command, args, ctx.call_id),
                 supervision,
                 cwd=ctx.workspace,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -235,8 +222,9 @@ class BashTool(TypedTool[BashArgs]):
         code = proc.code
         assert code is not None
         output = "".join(ctx.partial)
-        if self._sandboxed(args):
-            hint = sandbox_hint(output, code)
+        if self.sandboxing is not None and self._sandboxed(args):
+            refused = self.sandboxing.refused(ctx.call_id)
+            hint = sandbox_hint(output, code, refused=refused, proxied=self.sandboxing.proxied)
             if hint is not None:
                 output += ("\n" if output and not output.endswith("\n") else "") + hint
         return ToolOutput(summary=f"bash: {headline} — {_exit_text(code)}", content=output or None)
@@ -246,14 +234,16 @@ class BashTool(TypedTool[BashArgs]):
         wants = getattr(args, "sandbox", True)
         return self.sandboxing is not None and self.sandboxing.bwrap is not None and wants
 
-    def _argv(self, command: str, args: BashArgs) -> list[str]:
-        """The shell command line, in the sandbox where it applies."""
+    def _argv(self, command: str, args: BashArgs, tag: str) -> list[str]:
+        """The shell command line, in the sandbox where it applies; ``tag`` names the
+        command to the sandbox's proxy."""
         shell = ["/bin/bash", "-c", command]
         if self.sandboxing is None or getattr(args, "sandbox", True) is False:
             return shell
-        if self.sandboxing.refusal is not None:
-            raise ToolError(self.sandboxing.refusal)
-        return self.sandboxing.argv(shell)
+        try:
+            return self.sandboxing.argv(shell, tag=tag)
+        except SandboxUnavailable as exc:
+            raise ToolError(f"not run: [sandbox] mode is on, and {exc}") from None
 
     async def _start_job(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         """Start the command as a background job of the pod; its id comes back at once."""
@@ -263,7 +253,7 @@ class BashTool(TypedTool[BashArgs]):
 
         job = await self.jobs.start(
             args.command,
-            argv=self._argv(args.command, args),
+            argv=self._argv(args.command, args, ctx.call_id),
             call_id=ctx.call_id,
             cwd=ctx.workspace,
             env=tool_environment(os.environ, allow=self.env_allow, fixed=self.env),

@@ -236,6 +236,13 @@ def test_sandbox_quick() -> None:
     for label in ("true", "ls -R"):
         assert_latency(figures[label]["plain"], sandbox.QUICK_RUNS)
         assert_latency(figures[label]["sandboxed"], sandbox.QUICK_RUNS)
+    proxy = figures["proxy"]
+    assert_latency(proxy["start"]["behind_the_bridge"], sandbox.QUICK_RUNS)
+    assert_latency(proxy["request"]["through_the_proxy"], sandbox.QUICK_RUNS * 4)
+    assert {r["metric"] for r in result["table"]} >= {
+        "proxy: bridge start (true)",
+        "proxy: one HTTP request",
+    }
 
 
 def test_peers_quick() -> None:

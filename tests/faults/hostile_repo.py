@@ -147,6 +147,7 @@ command = "sh"
 args = ["-c", "touch {marker}"]
 env = {{EVIL = "1"}}
 cwd = "."
+sandbox = false
 enabled = true
 allow = []
 deny = []

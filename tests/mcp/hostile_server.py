@@ -6,7 +6,8 @@ Tools: ``echo`` (fine), ``picture`` (a PNG), ``record`` (logs a call id, then sl
 with it), ``hang`` (never answers, ignores cancellation), ``freeze`` (blocks the whole server), ``huge`` (megabytes
 of text), ``fail`` (an ``isError`` result), ``die`` (exits mid-call), ``exit_later`` (answers, then
 exits while idle), ``grow`` (adds a ``reverse`` tool and announces that the list changed), ``spawn`` (starts a helper process that outlives the server unless something
-ends it; its pid goes to the file named by ``HOSTILE_CHILDREN``). ``--garbage`` writes a
+ends it; its pid goes to the file named by ``HOSTILE_CHILDREN``), ``write`` (writes a file, or
+says why it could not: the sandbox's tests). ``--garbage`` writes a
 non-JSON line to stdout first. ``--http PORT`` serves streamable HTTP on 127.0.0.1 instead of
 stdio, with a ``whoami`` tool that checks the ``Authorization`` header against
 ``HOSTILE_EXPECT``. The server records its pid in the file named by
@@ -101,6 +102,15 @@ def main() -> None:
             log.write(f"{call_id}\n")
         time.sleep(seconds)
         return f"recorded {call_id}"
+
+    @server.tool()
+    def write(path: str, text: str) -> str:
+        """Write ``text`` to ``path``, or say why not (the error's own words)."""
+        try:
+            Path(path).write_text(text)
+        except OSError as exc:
+            return f"cannot write {path}: {exc.strerror}"
+        return f"wrote {path}"
 
     @server.tool()
     def picture() -> Image:

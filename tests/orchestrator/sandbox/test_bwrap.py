@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from orchestrator.permissions import PermissionsConfig, Policy
 from orchestrator.sandbox.bwrap import (
+    PROXY_INSIDE,
     SandboxSpec,
     SandboxUnavailable,
     find_bwrap,
@@ -110,6 +113,38 @@ def test_a_failure_that_looks_like_the_sandbox_gets_a_hint() -> None:
     assert hint is not None and "network" in hint and "sandbox: false" in hint
     assert sandbox_hint("Read-only file system", 0) is None
     assert sandbox_hint("error: tests failed", 1) is None
+
+
+def test_a_refusal_of_the_proxy_is_said_even_when_the_command_went_on() -> None:
+    hint = sandbox_hint("done\n", 0, refused=["evil.example:443"], proxied=True)
+    assert hint is not None
+    assert hint.startswith("[blocked by the sandbox: evil.example:443 not in [sandbox] network")
+    assert "network only to the hosts of [sandbox] network" in hint
+    # A program that ignored the proxy variables tried to resolve a name itself.
+    direct = sandbox_hint("Could not resolve host: pypi.org", 6, proxied=True)
+    assert direct is not None and "did not go through the pod's proxy" in direct
+    # A refusal the proxy gave to another tag (a background job) is still recognised.
+    other = sandbox_hint("curl: (56) CONNECT tunnel failed, response 403", 56, proxied=True)
+    assert other is not None and "a host not in [sandbox] network" in other
+    assert sandbox_hint("curl: (56) CONNECT tunnel failed, response 403", 56) is None
+
+
+def test_the_proxy_is_bound_in_and_the_command_runs_behind_the_bridge(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    proxied = SandboxSpec(workspace=ws, proxy=tmp_path / "proxy")
+    args = sandbox_argv("bwrap", proxied, ["/bin/bash", "-c", "true"], tag="call-7")
+    assert "--unshare-net" in args
+    mount = args.index(str(PROXY_INSIDE))
+    assert args[mount - 2 : mount] == ["--ro-bind", str(tmp_path / "proxy")]
+    command = args[args.index("--") + 1 :]
+    bridge = str(PROXY_INSIDE / "bridge.pyc")  # the proxy's copy: seen wherever the pod lies
+    assert command[:4] == [sys.executable, "-I", "-S", bridge]
+    assert command[command.index("--tag") + 1] == "call-7"
+    assert command[-4:] == ["--", "/bin/bash", "-c", "true"]
+    # The whole network needs no proxy; without a proxy, no bridge.
+    opened = sandbox_argv("bwrap", replace(proxied, network=True), ["true"])
+    assert "--unshare-net" not in opened and bridge not in opened
+    assert bridge not in sandbox_argv("bwrap", SandboxSpec(workspace=ws), ["true"])
 
 
 def test_sandboxed_commands_run_without_asking_only_where_the_mode_says() -> None:
