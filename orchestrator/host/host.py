@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -33,6 +34,15 @@ SWEEP_EVERY_S = 1.0
 
 class HostError(PodRuntimeError):
     """A request the host refuses; the message says why."""
+
+
+def release_unloaded() -> None:
+    """Free what unloaded pods held. A loaded pod's objects are frozen out of the collector
+    (``open_pod``: walking millions of history objects stalls every pod of the process), so
+    their cycles are only ever freed here: unfreeze, collect, freeze what is still alive."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def control_socket() -> Path:
@@ -172,6 +182,7 @@ class Host:
             await slot.evict()
         except EvictRefused as exc:
             raise HostError(str(exc)) from None
+        release_unloaded()
 
     def rows(self) -> list[PodRow]:
         """One row per pod, loaded or not."""
@@ -210,6 +221,7 @@ class Host:
                     with contextlib.suppress(EvictRefused):
                         await slot.evict()
                         log.info("unloaded idle pod %s", slot.name)
+                        release_unloaded()
 
     async def _enforce_cap(self, keep: PodSlot) -> None:
         """Over ``max_loaded``: unload the least recently used pods that may be unloaded."""
@@ -228,6 +240,7 @@ class Host:
                 excess -= 1
             except EvictRefused:
                 continue
+        release_unloaded()
 
     # -- the registry file -------------------------------------------------------------------
 

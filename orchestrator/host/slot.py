@@ -144,8 +144,12 @@ class PodSlot:
             if reasons:
                 raise EvictRefused(self.name, reasons)
             served, self.served = self.served, None
-            if self._watch is not None:
-                self._watch.cancel()
+            watch, self._watch = self._watch, None
+            if watch is not None:
+                # Awaited and dropped: a cancelled task keeps its traceback, and with it the
+                # whole pod, alive.
+                watch.cancel()
+                await asyncio.wait([watch])
             await served.close(unload=True)
             self.last_active = time.monotonic()
 

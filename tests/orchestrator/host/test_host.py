@@ -212,3 +212,25 @@ async def test_shutdown_of_one_pod_forgets_it_and_a_restarted_host_serves_the_re
         assert [i["text"] for i in items if i["kind"] == "user_message"] == ["remember me"]
     finally:
         await again.close()
+
+
+async def test_an_unloaded_pod_leaves_no_controller_behind(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    import gc
+    import weakref
+
+    socket = await load(host, tmp_path, short_dir, "gone")
+    await turn(socket, "hello")
+    await wait_for_clients(host, "gone", 0)
+    served = host.slots["gone"].served
+    assert served is not None
+    controller = weakref.ref(served.controller)
+    del served
+    await ask_host("evict", {"name": "gone"}, path=host.control_path)
+    for _ in range(50):
+        gc.collect()
+        if controller() is None:
+            break
+        await asyncio.sleep(0.02)
+    assert controller() is None
