@@ -78,10 +78,12 @@ def _pod_config(root: Path, name: str, script: Path, session: Path | None) -> di
     workspace = root / "ws" / name
     workspace.mkdir(parents=True, exist_ok=True)
     (workspace / "README.md").write_text(f"# {name}\n")
-    config = PodConfig(
-        workspace=workspace, name=name, provider="scripted", scripted_script=script,
-        session=session, checkpoints=False, sandbox={"mode": "off"},
-        permissions={"mode": "accept-edits"},
+    config = PodConfig.model_validate(
+        {
+            "workspace": workspace, "name": name, "provider": "scripted",
+            "scripted_script": script, "session": session, "checkpoints": False,
+            "sandbox": {"mode": "off"}, "permissions": {"mode": "accept-edits"},
+        }
     )  # fmt: skip
     return config.model_dump(mode="json")
 
