@@ -125,6 +125,15 @@ def open_session(config: PodConfig, *, continue_: bool) -> tuple[Path, LoadedSes
     return path or new_session_path(config.workspace), None
 
 
+async def open_session_async(
+    config: PodConfig, *, continue_: bool
+) -> tuple[Path, LoadedSession | None]:
+    """:func:`open_session` on a worker thread, so the event loop serves other pods while a
+    long session file is read and parsed; pass the result to :func:`build_pod` (``opened``).
+    """
+    return await asyncio.to_thread(open_session, config, continue_=continue_)
+
+
 def build_pod(
     config: PodConfig,
     *,
@@ -135,14 +144,18 @@ def build_pod(
     upward: Callable[[str, str], None] | None = None,
     holder: dict[str, str] | None = None,
     on_stopped: Callable[[], None] | None = None,
+    opened: tuple[Path, LoadedSession | None] | None = None,
 ) -> Pod:
     """Build every part of a pod around a broadcast function, each once, in dependency order.
 
     ``holder`` describes this pod in the session's lock file (e.g. its socket), so a second
-    pod on the same session is told who holds it.
+    pod on the same session is told who holds it. ``opened``: what :func:`open_session` (or
+    :func:`open_session_async`) returned for this config, so the file is not read twice.
     """
     fs = ScopedFS(config.workspace, read_roots=config.read_roots, write_roots=config.write_roots)
-    session_path, loaded = open_session(config, continue_=continue_)
+    session_path, loaded = (
+        opened if opened is not None else open_session(config, continue_=continue_)
+    )
     alerts: list[tuple[str, str]] = [("warn", warning) for warning in config.load_warnings]
     # The transcript comes first: everything after it reports through it.
     session = SessionWriter(
