@@ -9,6 +9,7 @@ item belongs to (pruning counts turns).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal, TypeAlias
@@ -208,6 +209,12 @@ def item_to_json(item: Item) -> dict[str, Any]:
     """The serialised form of an item (session file, ``history`` event)."""
     data: dict[str, Any] = ITEM_ADAPTER.dump_python(item, mode="json")
     return data
+
+
+def item_text(item: Item) -> str:
+    """An item's JSON text, as a session line and the ``history`` event carry it (UTF-8 kept
+    as it is, not escaped)."""
+    return json.dumps(item_to_json(item), ensure_ascii=False)
 
 
 def item_from_json(data: dict[str, Any] | str | bytes) -> Item:

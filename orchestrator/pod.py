@@ -44,8 +44,10 @@ from orchestrator.scoped_fs import ScopedFS
 from orchestrator.server import PodServer
 from orchestrator.session import (
     LoadedSession,
+    PreparedHistory,
     SessionWriter,
     ToolSpools,
+    item_texts,
     latest_session,
     load_session,
     new_session_path,
@@ -129,9 +131,30 @@ async def open_session_async(
     config: PodConfig, *, continue_: bool
 ) -> tuple[Path, LoadedSession | None]:
     """:func:`open_session` on a worker thread, so the event loop serves other pods while a
-    long session file is read and parsed; pass the result to :func:`build_pod` (``opened``).
+    long session file is read, parsed and its history made ready (:func:`prepare_history`);
+    pass the result to :func:`build_pod` (``opened``), which then only wires the pod."""
+    return await asyncio.to_thread(_open_prepared, config, continue_)
+
+
+def _open_prepared(config: PodConfig, continue_: bool) -> tuple[Path, LoadedSession | None]:
+    path, loaded = open_session(config, continue_=continue_)
+    # A cut-short rewind changes the items first, and only the pod's build can finish it.
+    if loaded is not None and loaded.pending_rewind is None:
+        loaded.prepared = prepare_history(loaded)
+    return path, loaded
+
+
+def prepare_history(loaded: LoadedSession) -> PreparedHistory:
+    """The loaded items repaired (``repair_loaded``), in a history numbered on from the file,
+    each with its JSON text. Pure and touching nothing shared: it may run on a worker thread.
     """
-    return await asyncio.to_thread(open_session, config, continue_=continue_)
+    repair = repair_loaded(loaded.items, turn_closed=not loaded.cut_off)
+    return PreparedHistory(
+        source=loaded.items,
+        history=History(repair.items, next_seq=loaded.next_seq, turn=loaded.last_turn),
+        texts=item_texts(repair.items, loaded),
+        notes=repair.notes,
+    )
 
 
 def build_pod(
@@ -161,24 +184,21 @@ def build_pod(
     session = SessionWriter(
         session_path, pod=config.pod_name(), workspace=config.workspace, holder=holder
     )
-    items: list[Item] = []
+    prepared = PreparedHistory(source=[], history=History(), texts=[], notes=[])
     if loaded is not None:
         alerts.extend(("warn", warning) for warning in loaded.warnings)
         if loaded.pending_rewind is not None:
             alerts.append(finish_rewind(loaded, session, config, session_path))
-        repair = repair_loaded(loaded.items, turn_closed=not loaded.cut_off)
-        items = repair.items
-        alerts.extend(("warn", f"{session_path.name}: {note}") for note in repair.notes)
+        ahead, loaded.prepared = loaded.prepared, None
+        prepared = ahead if ahead and ahead.source is loaded.items else prepare_history(loaded)
+        alerts.extend(("warn", f"{session_path.name}: {note}") for note in prepared.notes)
     redactor = Redactor(secret_values(os.environ, config.mcp.servers))
     transcript = Transcript(
-        history=History(
-            items,
-            next_seq=loaded.next_seq if loaded is not None else 1,
-            turn=loaded.last_turn if loaded is not None else 0,
-        ),
+        history=prepared.history,
         session=session,
         broadcast=broadcast,
         clean_result=redactor.result,
+        item_json=prepared.texts,
     )
     spools = ToolSpools(session_path)
     if loaded is not None:

@@ -34,7 +34,7 @@ from orchestrator.history import (
     ToolResult,
     ToolUseBlock,
     UserMessage,
-    item_to_json,
+    item_text,
 )
 from orchestrator.protocol import (
     AlertData,
@@ -85,7 +85,10 @@ class Transcript:
         session: SessionWriter,
         broadcast: Send,
         clean_result: Callable[[ToolResult], ToolResult] | None = None,
+        item_json: list[str] | None = None,
     ) -> None:
+        """``item_json``: the JSON text of each item of ``history``, in order, when the caller
+        has it already (a reload reuses its session lines' text instead of encoding them)."""
         self.history = history
         self.session = session
         self.broadcast = broadcast
@@ -98,7 +101,11 @@ class Transcript:
         self.write_error: SessionWriteError | None = None
         """The last failed write, while records are waiting for the disk."""
         self._waiting: deque[_Write] = deque()
-        self._item_json: list[str] = [_encode(item) for item in history.items]
+        if item_json is None:
+            item_json = [item_text(item) for item in history.items]
+        elif len(item_json) != len(history.items):
+            raise ValueError(f"{len(item_json)} item texts for {len(history.items)} items")
+        self._item_json: list[str] = item_json
 
     # -- committing -------------------------------------------------------------------------
 
@@ -111,7 +118,7 @@ class Transcript:
         if self.clean_result is not None and isinstance(item, ToolResult):
             item = self.clean_result(item)
         stored = self.history.stamp(item)
-        self._waiting.append(_ItemWrite(stored, _encode(stored)))
+        self._waiting.append(_ItemWrite(stored, item_text(stored)))
         self.flush()
         return stored
 
@@ -286,7 +293,3 @@ class Transcript:
                 "system_note",
                 SystemNoteData(text=stored.text, origin=stored.origin, seq=stored.seq),
             )
-
-
-def _encode(item: Item) -> str:
-    return json.dumps(item_to_json(item), ensure_ascii=False)

@@ -44,7 +44,13 @@ from orchestrator.session.catalog import (
     summarize_session,
 )
 from orchestrator.session.errors import SessionError, SessionLocked, SessionWriteError
-from orchestrator.session.loading import LoadedSession, load_session, rewound
+from orchestrator.session.loading import (
+    LoadedSession,
+    PreparedHistory,
+    item_texts,
+    load_session,
+    rewound,
+)
 from orchestrator.session.lock import SessionLock, lock_path, session_holder
 from orchestrator.session.records import (
     SESSION_VERSION,
@@ -76,6 +82,7 @@ __all__ = [
     "JobEnd",
     "JobRecord",
     "LoadedSession",
+    "PreparedHistory",
     "PruneRecord",
     "RewindRecord",
     "RewindRestore",
@@ -93,6 +100,7 @@ __all__ = [
     "ensure_private_dir",
     "has_content",
     "is_disk_full",
+    "item_texts",
     "latest_session",
     "list_sessions",
     "load_session",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from orchestrator.history import Item, item_from_json
+from orchestrator.history import ITEM_ADAPTER, History, Item, item_from_json, item_text
 from orchestrator.regular_file import read_regular
 from orchestrator.session.errors import SessionError
 from orchestrator.session.records import (
@@ -23,6 +23,20 @@ from orchestrator.session.records import (
     ToolStartRecord,
     TurnEndRecord,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedHistory:
+    """A loaded session's items made ready for a pod ahead of building it (off the event
+    loop): repaired, in a :class:`History`, with each item's JSON text. Valid while
+    ``source`` is still the session's item list (finishing a cut-short rewind replaces it)."""
+
+    source: list[Item]
+    history: History
+    texts: list[str]
+    """Each item's JSON text for the ``history`` event, in the history's order."""
+    notes: list[str]
+    """What the repair changed, one line each."""
 
 
 @dataclass
@@ -41,9 +55,9 @@ class LoadedSession:
     """The latest ``title`` record; None when nobody named the session."""
     warnings: list[str] = field(default_factory=list)
     checkpoints: list[CheckpointRecord] = field(default_factory=list)
+    """Snapshots of the workspace, oldest first."""
     children: dict[str, ChildRecord] = field(default_factory=dict)
     """The child pods of ``task`` calls, by call id."""
-    """Snapshots of the workspace, oldest first."""
     pending_rewind: RewindRecord | None = None
     """A rewind whose ``intent`` was written but not its ``done``: to be replayed."""
     next_seq: int = 1
@@ -51,9 +65,16 @@ class LoadedSession:
     last_turn: int = 0
     """The highest turn number the file ever held (turn numbers are never reused)."""
     jobs: list[JobRecord] = field(default_factory=list)
+    """Background jobs' ``start`` and ``end`` records, in file order."""
     hook_denials: dict[str, str] = field(default_factory=dict)
     """Calls a ``PreToolUse`` hook denied, with the reason (closed with it if unanswered)."""
-    """Background jobs' ``start`` and ``end`` records, in file order."""
+    item_json: dict[int, str] = field(default_factory=dict)
+    """Each loaded item's JSON text as its line holds it, by ``seq``: the ``history`` event
+    carries the session file's item format, so a reload reuses it instead of encoding every
+    item again (see :func:`item_texts`)."""
+    prepared: PreparedHistory | None = None
+    """The history made ready on a worker thread (``open_session_async``) for the pod built
+    from this session next; None until then, and once that pod took it."""
 
     @property
     def cut_off(self) -> bool:
@@ -61,6 +82,10 @@ class LoadedSession:
         last_turn = max((item.turn for item in self.items), default=0)
         return last_turn > 0 and last_turn not in self.turn_results
 
+
+ITEM_LINE_PREFIX = b'{"type": "item", "item": '
+"""How :class:`~orchestrator.session.writer.SessionWriter` starts every item line; the rest of
+the line is the item's JSON and a closing brace."""
 
 MAX_SESSION_BYTES = 1 << 30
 """A session file larger than this is refused, not read (a 30,000-turn session is ~90 MB)."""
@@ -87,6 +112,17 @@ def load_session(path: Path) -> LoadedSession:
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
+        if line.startswith(ITEM_LINE_PREFIX) and line.endswith(b"}"):
+            # The common line, parsed once, straight into its item; a line this cannot read
+            # goes the general way below, which reports it exactly as it always did.
+            body = line[len(ITEM_LINE_PREFIX) : -1]
+            try:
+                fast: Item | None = ITEM_ADAPTER.validate_json(body)
+            except ValidationError:
+                fast = None
+            if fast is not None:
+                _add_item(session, seen, fast, body, path, number)
+                continue
         try:
             record = RECORD.validate_json(line)
         except ValidationError:
@@ -102,13 +138,7 @@ def load_session(path: Path) -> LoadedSession:
             except ValidationError:
                 session.warnings.append(f"{path.name}:{number}: unreadable item ignored")
                 continue
-            if item.seq in seen:
-                session.warnings.append(f"{path.name}:{number}: duplicate item {item.seq} ignored")
-                continue
-            seen.add(item.seq)
-            session.items.append(item)
-            session.next_seq = max(session.next_seq, item.seq + 1)
-            session.last_turn = max(session.last_turn, item.turn)
+            _add_item(session, seen, item, None, path, number)
         elif isinstance(record, TurnEndRecord):
             session.turn_results[record.turn] = record.result
         elif isinstance(record, ToolStartRecord):
@@ -134,6 +164,44 @@ def load_session(path: Path) -> LoadedSession:
         else:
             session.prune_before_turn = record.before_turn
     return session
+
+
+def _add_item(
+    session: LoadedSession,
+    seen: set[int],
+    item: Item,
+    body: bytes | None,
+    path: Path,
+    number: int,
+) -> None:
+    """Add the item of line ``number`` (``body``: its JSON as the line holds it), skipping a
+    repeat."""
+    if item.seq in seen:
+        session.warnings.append(f"{path.name}:{number}: duplicate item {item.seq} ignored")
+        return
+    seen.add(item.seq)
+    session.items.append(item)
+    if body is not None:
+        try:
+            session.item_json[item.seq] = body.decode()
+        except UnicodeDecodeError:  # pydantic refuses such JSON already; else encoded afresh
+            session.item_json.pop(item.seq, None)
+    if item.seq >= session.next_seq:
+        session.next_seq = item.seq + 1
+    if item.turn > session.last_turn:
+        session.last_turn = item.turn
+
+
+def item_texts(items: list[Item], loaded: LoadedSession) -> list[str]:
+    """Each item's JSON text for the ``history`` event: the line's own text for an item
+    loaded unchanged (the same object the loader made), a fresh encoding for the others
+    (items a repair changed or added, and lines whose text cannot be reused)."""
+    by_seq = {item.seq: item for item in loaded.items}
+    texts = loaded.item_json
+    return [
+        texts[item.seq] if by_seq.get(item.seq) is item and item.seq in texts else item_text(item)
+        for item in items
+    ]
 
 
 def rewound(items: list[Item], to_seq: int) -> list[Item]:

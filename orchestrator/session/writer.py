@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import time
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from orchestrator.history import Item, item_to_json
+from orchestrator.history import Item, item_text
 from orchestrator.regular_file import open_regular
 from orchestrator.session.catalog import ensure_private_dir
 from orchestrator.session.errors import SessionError, SessionWriteError
@@ -97,7 +96,7 @@ class SessionWriter:
 
     def append_item(self, item: Item, *, encoded: str | None = None) -> None:
         """Persist one committed item (``encoded``: its JSON, when the caller already has it)."""
-        body = encoded if encoded is not None else json.dumps(item_to_json(item))
+        body = encoded if encoded is not None else item_text(item)
         self._write(b'{"type": "item", "item": ' + body.encode("utf-8", "backslashreplace") + b"}")
 
     def turn_end(self, turn: int, result: str) -> None:
