@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,7 @@ from orchestrator.repair import (
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.server import PodServer
 from orchestrator.session import (
+    GrantRecord,
     LoadedSession,
     PreparedHistory,
     SessionWriter,
@@ -237,11 +239,21 @@ def build_pod(
     if config.hooks.configured():
         chain.commands = command_hooks(config, session_path, transcript)
     policy = config.permission_policy()
+    for grant in loaded.grants if loaded is not None else []:
+        policy.grant(grant.tool, grant.arguments())
     approvals = Approvals(
         policy=policy,
         emit=transcript.emit,
         on_request=lambda request: chain.notification(
             f"pod needs your permission to use {request.tool}", "permission_prompt"
+        ),
+        on_grant=lambda rule, call_id: transcript.keep(
+            GrantRecord(
+                tool=rule.tool,
+                command=rule.subject,
+                call_id=call_id,
+                at_ms=int(time.time() * 1000),
+            )
         ),
     )
     runner = ToolRunner(
@@ -301,6 +313,8 @@ def build_pod(
         )
         controller.subpods = children
         controller.board.children = children
+    if loaded is not None and loaded.unloaded is not None:
+        controller.restore(loaded.unloaded)
     for level, message in alerts:
         transcript.alert(level, "pod", message)
     return Pod(

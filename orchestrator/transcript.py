@@ -72,7 +72,12 @@ class _PruneWrite:
     prunable_tokens: int
 
 
-_Write = _ItemWrite | _TurnEndWrite | _PruneWrite
+@dataclass(frozen=True, slots=True)
+class _RecordWrite:
+    record: BaseModel
+
+
+_Write = _ItemWrite | _TurnEndWrite | _PruneWrite | _RecordWrite
 
 
 class Transcript:
@@ -132,6 +137,12 @@ class Transcript:
         self._waiting.append(_PruneWrite(before_turn, prunable_tokens))
         self.flush()
 
+    def keep(self, record: BaseModel) -> None:
+        """Write a record that must not be lost but need not hold anything up (an "always"
+        answer): when the disk refuses it, it waits in order with the items."""
+        self._waiting.append(_RecordWrite(record))
+        self.flush()
+
     def record_tool_start(self, record: ToolStartRecord) -> None:
         """Write the write-ahead record of a tool call; raises unless it is on disk."""
         self.require_durable()
@@ -164,6 +175,11 @@ class Transcript:
         """True when everything committed is on disk."""
         return not self._waiting
 
+    @property
+    def waiting(self) -> int:
+        """How many records wait for the disk."""
+        return len(self._waiting)
+
     def require_durable(self) -> None:
         """Raise :class:`SessionWriteError` unless everything committed is on disk."""
         self.flush()
@@ -194,8 +210,10 @@ class Transcript:
             self.session.append_item(write.item, encoded=write.encoded)
         elif isinstance(write, _TurnEndWrite):
             self.session.turn_end(write.turn, write.result)
-        else:
+        elif isinstance(write, _PruneWrite):
             self.session.prune(write.before_turn, write.prunable_tokens)
+        else:
+            self.session.record(write.record)
 
     def _failed(self, exc: SessionWriteError) -> None:
         if self.write_error is None:

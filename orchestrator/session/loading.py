@@ -14,6 +14,7 @@ from orchestrator.session.records import (
     RECORD,
     CheckpointRecord,
     ChildRecord,
+    GrantRecord,
     HookRecord,
     ItemRecord,
     JobRecord,
@@ -22,6 +23,7 @@ from orchestrator.session.records import (
     TitleRecord,
     ToolStartRecord,
     TurnEndRecord,
+    UnloadRecord,
 )
 
 
@@ -72,6 +74,10 @@ class LoadedSession:
     """Each loaded item's JSON text as its line holds it, by ``seq``: the ``history`` event
     carries the session file's item format, so a reload reuses it instead of encoding every
     item again (see :func:`item_texts`)."""
+    grants: list[GrantRecord] = field(default_factory=list)
+    """"Always" answers of this session, oldest first."""
+    unloaded: UnloadRecord | None = None
+    """What the pod held in memory when it was last unloaded, while nothing came after it."""
     prepared: PreparedHistory | None = None
     """The history made ready on a worker thread (``open_session_async``) for the pod built
     from this session next; None until then, and once that pod took it."""
@@ -79,6 +85,8 @@ class LoadedSession:
     @property
     def cut_off(self) -> bool:
         """True when the last turn never ended (crash, kill -9, or a pause)."""
+        if self.unloaded is not None and self.unloaded.paused:
+            return True  # paused when unloaded, maybe before any item of the turn
         last_turn = max((item.turn for item in self.items), default=0)
         return last_turn > 0 and last_turn not in self.turn_results
 
@@ -141,6 +149,7 @@ def load_session(path: Path) -> LoadedSession:
             _add_item(session, seen, item, None, path, number)
         elif isinstance(record, TurnEndRecord):
             session.turn_results[record.turn] = record.result
+            session.unloaded = None
         elif isinstance(record, ToolStartRecord):
             session.started_calls[record.call_id] = record
         elif isinstance(record, TitleRecord):
@@ -154,7 +163,12 @@ def load_session(path: Path) -> LoadedSession:
         elif isinstance(record, HookRecord):
             if record.event == "PreToolUse" and record.decision == "deny" and record.call_id:
                 session.hook_denials[record.call_id] = record.reason
+        elif isinstance(record, GrantRecord):
+            session.grants.append(record)
+        elif isinstance(record, UnloadRecord):
+            session.unloaded = record
         elif isinstance(record, RewindRecord):
+            session.unloaded = None
             if record.phase == "intent":
                 session.pending_rewind = record
                 continue
@@ -163,6 +177,8 @@ def load_session(path: Path) -> LoadedSession:
                 session.items = rewound(session.items, record.to_seq)
         else:
             session.prune_before_turn = record.before_turn
+    if session.unloaded is not None:
+        session.last_turn = max(session.last_turn, session.unloaded.turn)
     return session
 
 
@@ -176,6 +192,7 @@ def _add_item(
 ) -> None:
     """Add the item of line ``number`` (``body``: its JSON as the line holds it), skipping a
     repeat."""
+    session.unloaded = None  # the pod was loaded again and went on
     if item.seq in seen:
         session.warnings.append(f"{path.name}:{number}: duplicate item {item.seq} ignored")
         return
