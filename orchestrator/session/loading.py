@@ -11,6 +11,7 @@ from orchestrator.history import ITEM_ADAPTER, History, Item, item_from_json, it
 from orchestrator.regular_file import read_regular
 from orchestrator.session.errors import SessionError
 from orchestrator.session.records import (
+    ITEM_LINE_PREFIX,
     RECORD,
     CheckpointRecord,
     ChildRecord,
@@ -90,10 +91,6 @@ class LoadedSession:
         last_turn = max((item.turn for item in self.items), default=0)
         return last_turn > 0 and last_turn not in self.turn_results
 
-
-ITEM_LINE_PREFIX = b'{"type": "item", "item": '
-"""How :class:`~orchestrator.session.writer.SessionWriter` starts every item line; the rest of
-the line is the item's JSON and a closing brace."""
 
 MAX_SESSION_BYTES = 1 << 30
 """A session file larger than this is refused, not read (a 30,000-turn session is ~90 MB)."""

@@ -11,6 +11,10 @@ from orchestrator.segments import FileRefSegment, Segment
 
 SESSION_VERSION = 1
 
+ITEM_LINE_PREFIX = b'{"type": "item", "item": '
+"""How every ``item`` line starts; the rest of the line is the item's JSON and a closing
+brace (the writer makes them so, and the loader reads them fast for it)."""
+
 
 class SessionHeader(BaseModel):
     """First line of a session file."""

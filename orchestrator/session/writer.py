@@ -17,6 +17,7 @@ from orchestrator.session.catalog import ensure_private_dir
 from orchestrator.session.errors import SessionError, SessionWriteError
 from orchestrator.session.lock import SessionLock
 from orchestrator.session.records import (
+    ITEM_LINE_PREFIX,
     PruneRecord,
     SessionHeader,
     TitleRecord,
@@ -97,7 +98,7 @@ class SessionWriter:
     def append_item(self, item: Item, *, encoded: str | None = None) -> None:
         """Persist one committed item (``encoded``: its JSON, when the caller already has it)."""
         body = encoded if encoded is not None else item_text(item)
-        self._write(b'{"type": "item", "item": ' + body.encode("utf-8", "backslashreplace") + b"}")
+        self._write(ITEM_LINE_PREFIX + body.encode("utf-8", "backslashreplace") + b"}")
 
     def turn_end(self, turn: int, result: str) -> None:
         """Persist that a turn closed."""

@@ -20,7 +20,13 @@ from orchestrator.history import History, SystemMessage, ToolResult, UserMessage
 from orchestrator.pod import Pod, build_pod
 from orchestrator.protocol import parse_request
 from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
-from orchestrator.session import GrantRecord, SessionWriter, UnloadRecord, load_session
+from orchestrator.session import (
+    GrantRecord,
+    SessionWriter,
+    UnloadRecord,
+    has_content,
+    load_session,
+)
 from orchestrator.unload import UnloadBlocked, unload_blockers, unload_session
 from tests.faults.small_disk import small_disk
 
@@ -246,6 +252,8 @@ async def test_a_prompt_held_for_its_hooks_is_submitted_after_a_reload(
     held = unload_session(pod.controller)
     assert held.prompt is not None and held.prompt.text.startswith("explain @README.md")
     await pod.controller.close_hooks()
+    assert not load_session(pods.session).items
+    assert has_content(pods.session)  # `--continue` finds it: a conversation, paused
 
     gate.touch()
     again, events = pods.build([ScriptedReply(text="It is a demo.")])
