@@ -211,10 +211,11 @@ def item_to_json(item: Item) -> dict[str, Any]:
     return data
 
 
-def item_text(item: Item) -> str:
-    """An item's JSON text, as a session line and the ``history`` event carry it (UTF-8 kept
-    as it is, not escaped)."""
-    return json.dumps(item_to_json(item), ensure_ascii=False)
+def encode_item(item: Item) -> bytes:
+    """An item's JSON as a session line and the ``history`` event carry it: UTF-8, not
+    escaped, except an unpaired surrogate (UTF-8 cannot hold one), written as its ``\\u``
+    escape."""
+    return json.dumps(item_to_json(item), ensure_ascii=False).encode("utf-8", "backslashreplace")
 
 
 def item_from_json(data: dict[str, Any] | str | bytes) -> Item:

@@ -49,7 +49,7 @@ from orchestrator.session import (
     PreparedHistory,
     SessionWriter,
     ToolSpools,
-    item_texts,
+    encoded_items,
     latest_session,
     load_session,
     new_session_path,
@@ -154,7 +154,7 @@ def prepare_history(loaded: LoadedSession) -> PreparedHistory:
     return PreparedHistory(
         source=loaded.items,
         history=History(repair.items, next_seq=loaded.next_seq, turn=loaded.last_turn),
-        texts=item_texts(repair.items, loaded),
+        texts=encoded_items(repair.items, loaded),
         notes=repair.notes,
     )
 

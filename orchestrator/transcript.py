@@ -34,7 +34,7 @@ from orchestrator.history import (
     ToolResult,
     ToolUseBlock,
     UserMessage,
-    item_text,
+    encode_item,
 )
 from orchestrator.protocol import (
     AlertData,
@@ -57,7 +57,7 @@ Send = Callable[[bytes], None]
 @dataclass(frozen=True, slots=True)
 class _ItemWrite:
     item: Item
-    encoded: str
+    encoded: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +90,10 @@ class Transcript:
         session: SessionWriter,
         broadcast: Send,
         clean_result: Callable[[ToolResult], ToolResult] | None = None,
-        item_json: list[str] | None = None,
+        item_json: list[bytes] | None = None,
     ) -> None:
-        """``item_json``: the JSON text of each item of ``history``, in order, when the caller
-        has it already (a reload reuses its session lines' text instead of encoding them)."""
+        """``item_json``: each item of ``history`` encoded (:func:`encode_item`), in order,
+        when the caller has it already (a reload reuses its session lines)."""
         self.history = history
         self.session = session
         self.broadcast = broadcast
@@ -107,10 +107,10 @@ class Transcript:
         """The last failed write, while records are waiting for the disk."""
         self._waiting: deque[_Write] = deque()
         if item_json is None:
-            item_json = [item_text(item) for item in history.items]
+            item_json = [encode_item(item) for item in history.items]
         elif len(item_json) != len(history.items):
             raise ValueError(f"{len(item_json)} item texts for {len(history.items)} items")
-        self._item_json: list[str] = item_json
+        self._item_json: list[bytes] = item_json
 
     # -- committing -------------------------------------------------------------------------
 
@@ -123,7 +123,7 @@ class Transcript:
         if self.clean_result is not None and isinstance(item, ToolResult):
             item = self.clean_result(item)
         stored = self.history.stamp(item)
-        self._waiting.append(_ItemWrite(stored, item_text(stored)))
+        self._waiting.append(_ItemWrite(stored, encode_item(stored)))
         self.flush()
         return stored
 
@@ -257,9 +257,9 @@ class Transcript:
         """The ``history`` event line, assembled from each item's JSON encoded once at commit."""
         rest = {**extra, "alerts": self.startup_alerts}
         fields = json.dumps(rest, ensure_ascii=False)[1:-1]  # '"greeting": ..., "id": ...'
-        items = ",".join(self._item_json)
-        line = f'{{"event": "history", "data": {{"items": [{items}], {fields}}}}}\n'
-        return line.encode("utf-8", "backslashreplace")
+        items = b",".join(self._item_json)
+        tail = fields.encode("utf-8", "backslashreplace")
+        return b'{"event": "history", "data": {"items": [' + items + b"], " + tail + b"}}\n"
 
     def _announce(self, stored: Item) -> None:
         """Tell clients about an item that is now on disk."""

@@ -49,7 +49,7 @@ from orchestrator.session.errors import SessionError, SessionLocked, SessionWrit
 from orchestrator.session.loading import (
     LoadedSession,
     PreparedHistory,
-    item_texts,
+    encoded_items,
     load_session,
     rewound,
 )
@@ -107,10 +107,10 @@ __all__ = [
     "ToolStartRecord",
     "TurnEndRecord",
     "UnloadRecord",
+    "encoded_items",
     "ensure_private_dir",
     "has_content",
     "is_disk_full",
-    "item_texts",
     "latest_session",
     "list_sessions",
     "load_session",

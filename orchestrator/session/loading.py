@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from orchestrator.history import ITEM_ADAPTER, History, Item, item_from_json, item_text
+from orchestrator.history import ITEM_ADAPTER, History, Item, encode_item, item_from_json
 from orchestrator.regular_file import read_regular
 from orchestrator.session.errors import SessionError
 from orchestrator.session.records import (
@@ -36,8 +36,8 @@ class PreparedHistory:
 
     source: list[Item]
     history: History
-    texts: list[str]
-    """Each item's JSON text for the ``history`` event, in the history's order."""
+    texts: list[bytes]
+    """Each item's JSON for the ``history`` event, in the history's order."""
     notes: list[str]
     """What the repair changed, one line each."""
 
@@ -71,10 +71,10 @@ class LoadedSession:
     """Background jobs' ``start`` and ``end`` records, in file order."""
     hook_denials: dict[str, str] = field(default_factory=dict)
     """Calls a ``PreToolUse`` hook denied, with the reason (closed with it if unanswered)."""
-    item_json: dict[int, str] = field(default_factory=dict)
-    """Each loaded item's JSON text as its line holds it, by ``seq``: the ``history`` event
-    carries the session file's item format, so a reload reuses it instead of encoding every
-    item again (see :func:`item_texts`)."""
+    item_json: dict[int, bytes] = field(default_factory=dict)
+    """Each loaded item's JSON as its line holds it, by ``seq``: the ``history`` event carries
+    the session file's item format, so a reload reuses it instead of encoding every item
+    again (see :func:`encoded_items`)."""
     grants: list[GrantRecord] = field(default_factory=list)
     """"Always" answers of this session, oldest first."""
     unloaded: UnloadRecord | None = None
@@ -196,24 +196,21 @@ def _add_item(
     seen.add(item.seq)
     session.items.append(item)
     if body is not None:
-        try:
-            session.item_json[item.seq] = body.decode()
-        except UnicodeDecodeError:  # pydantic refuses such JSON already; else encoded afresh
-            session.item_json.pop(item.seq, None)
+        session.item_json[item.seq] = body
     if item.seq >= session.next_seq:
         session.next_seq = item.seq + 1
     if item.turn > session.last_turn:
         session.last_turn = item.turn
 
 
-def item_texts(items: list[Item], loaded: LoadedSession) -> list[str]:
-    """Each item's JSON text for the ``history`` event: the line's own text for an item
-    loaded unchanged (the same object the loader made), a fresh encoding for the others
-    (items a repair changed or added, and lines whose text cannot be reused)."""
+def encoded_items(items: list[Item], loaded: LoadedSession) -> list[bytes]:
+    """Each item's JSON for the ``history`` event: the line's own for an item loaded
+    unchanged (the same object the loader made), a fresh encoding for the others (items a
+    repair changed or added, and lines the fast reader did not take)."""
     by_seq = {item.seq: item for item in loaded.items}
     texts = loaded.item_json
     return [
-        texts[item.seq] if by_seq.get(item.seq) is item and item.seq in texts else item_text(item)
+        texts[item.seq] if by_seq.get(item.seq) is item and item.seq in texts else encode_item(item)
         for item in items
     ]
 

@@ -25,15 +25,15 @@ from orchestrator.history import (
     ToolResult,
     ToolUseBlock,
     UserMessage,
+    encode_item,
     item_from_json,
-    item_text,
     item_to_json,
 )
 from orchestrator.images import ImageData
 from orchestrator.pod import build_pod, open_session, open_session_async, prepare_history
 from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
 from orchestrator.segments import FileRefSegment, TextSegment
-from orchestrator.session import SessionWriter, item_texts, load_session
+from orchestrator.session import SessionWriter, encoded_items, load_session
 from orchestrator.usage import TokenUsage
 
 ODD_TEXT = 'héllo ✓ 日本語 "quoted" back\\slash\ttab\x1b[31mred\x1b[0m \u2028 😀'
@@ -101,8 +101,8 @@ def test_each_line_is_reused_exactly_as_encoding_the_loaded_item_gives_it(tmp_pa
     assert loaded.warnings == []
     # Byte for byte what encoding the loaded item gives: the history event cannot tell a
     # reloaded pod from the one that committed the items.
-    assert loaded.item_json == {item.seq: item_text(item) for item in loaded.items}
-    assert item_texts(loaded.items, loaded) == [item_text(item) for item in stored]
+    assert loaded.item_json == {item.seq: encode_item(item) for item in loaded.items}
+    assert encoded_items(loaded.items, loaded) == [encode_item(item) for item in stored]
 
 
 def test_lines_other_writers_made_read_back_as_the_same_items(tmp_path: Path) -> None:
@@ -119,10 +119,11 @@ def test_lines_other_writers_made_read_back_as_the_same_items(tmp_path: Path) ->
         f.write(tight + "\n")
     loaded = load_session(path)
     assert loaded.items == [note, answer]
-    texts = item_texts(loaded.items, loaded)
+    texts = encoded_items(loaded.items, loaded)
     assert [item_from_json(text) for text in texts] == [note, answer]
-    assert texts[0] == json.dumps(bare)  # the line's own text: parsed once, never re-encoded
-    assert texts[1] == item_text(answer)  # not the fast path's shape: encoded afresh
+    # The line's own bytes: parsed once, never encoded again.
+    assert texts[0] == json.dumps(bare).encode()
+    assert texts[1] == encode_item(answer)  # not the fast path's shape: encoded afresh
 
 
 def test_damaged_item_lines_are_reported_as_the_general_reader_reports_them(
@@ -148,7 +149,7 @@ def test_damaged_item_lines_are_reported_as_the_general_reader_reports_them(
         "torn last line (the pod stopped mid-write) ignored",
     ]
     assert [item.seq for item in loaded.items] == [1, 2]
-    assert item_texts(loaded.items, loaded) == [item_text(item) for item in loaded.items]
+    assert encoded_items(loaded.items, loaded) == [encode_item(item) for item in loaded.items]
 
 
 def test_items_a_repair_changed_or_added_are_encoded_afresh(tmp_path: Path) -> None:
@@ -170,7 +171,7 @@ def test_items_a_repair_changed_or_added_are_encoded_afresh(tmp_path: Path) -> N
     assert prepared.notes  # the repair did something
     items = prepared.history.items
     assert len(items) == 5  # a lost result was added after the call
-    assert prepared.texts == [item_text(item) for item in items]
+    assert prepared.texts == [encode_item(item) for item in items]
     assert prepared.source is loaded.items
 
 
