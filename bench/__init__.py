@@ -13,6 +13,7 @@ BENCHMARKS: tuple[str, ...] = (
     "sandbox",
     "hooks",
     "memory",
+    "reload",
     "round_overhead",
     "fanout",
     "pause_latency",

@@ -1,7 +1,7 @@
 """Approvals: a tool call that must be approved waits here until a person answers.
 
 The runner asks :meth:`Approvals.ask` for each call the policy marks ``ask``; the call does not
-start until a client answers with ``approve`` (once, or always for this pod's life) or ``deny``
+start until a client answers with ``approve`` (once, or always for this session) or ``deny``
 (optionally with a message for the model). While any call waits, the lifecycle machine is in
 ``awaiting_approval``: the first request signals ``approval_needed``, the last answer
 ``approval_settled``. Calls of the same round that need no approval run meanwhile.
@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from orchestrator.history import ToolUseBlock
-from orchestrator.permissions import Policy, ToolKind
+from orchestrator.permissions import Policy, Rule, ToolKind
 from orchestrator.protocol import ApprovalRequestData, ApprovalResolvedData
 
 Emit = Callable[[str, BaseModel], None]
@@ -60,11 +60,15 @@ class Approvals:
         policy: Policy,
         emit: Emit,
         on_request: Callable[[ApprovalRequestData], None] | None = None,
+        on_grant: Callable[[Rule, str], None] | None = None,
     ) -> None:
         self.policy = policy
         self.emit = emit
         self.on_request = on_request
         """Told of each request as it starts to wait (``Notification`` hooks)."""
+        self.on_grant = on_grant
+        """Told of each "always" rule and the call it came from (the pod records it in the
+        session, so it outlives an unload)."""
         self._waiting: dict[str, tuple[asyncio.Future[Answer], ApprovalRequestData]] = {}
 
     def pending(self) -> list[ApprovalRequestData]:
@@ -132,7 +136,9 @@ class Approvals:
         future, data = waiting
         if answer.allow and answer.scope == "session" and data.pod is None:
             # A child's "always" is granted by the child, in its own rules, not here.
-            self.policy.grant(data.tool, data.arguments)
+            rule = self.policy.grant(data.tool, data.arguments)
+            if self.on_grant is not None:
+                self.on_grant(rule, call_id)
         future.set_result(answer)
 
     def unknown(self, call_id: str) -> str:

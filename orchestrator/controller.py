@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -58,10 +59,13 @@ from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import FileRefSegment, Segment
 from orchestrator.session import (
     CheckpointRecord,
+    HeldNote,
+    HeldPrompt,
     HeldPromptRecord,
     RewindRecord,
     RewindRestore,
     SessionWriteError,
+    UnloadRecord,
 )
 from orchestrator.status import StatusBoard
 from orchestrator.submit import Submission, resolve_submission
@@ -175,9 +179,16 @@ class Controller:
         self._turn_is_open = start_paused
         self.session_usage = usage_of(self.history.items)
         self.turn_usage = TokenUsage()
+        if start_paused:  # the paused turn's spending so far counts against its budget
+            turn = self.history.turn
+            self.turn_usage = usage_of([i for i in self.history.items if i.turn == turn])
         self._submission: Submission | None = None
         self._session_start: asyncio.Future[list[SystemMessage]] | None = None
         """What the ``SessionStart`` hooks will add, while they run."""
+        self._session_context: list[SystemMessage] = []
+        """What ``SessionStart`` hooks of an unloaded pod added, for its next turn."""
+        self._job_notes: list[SystemMessage] = []
+        """What an unloaded pod had to tell of background jobs that ended, for its next turn."""
         self._unsubmitted: Submission | None = (
             held_submission(held_prompt) if held_prompt is not None else None
         )
@@ -362,6 +373,9 @@ class Controller:
     async def _add_session_context(self) -> None:
         """Commit what the ``SessionStart`` hooks printed, once they are done (shielded: a
         pause of the turn does not end them)."""
+        kept, self._session_context = self._session_context, []
+        for note in kept:
+            self.commit(note)
         pending = self._session_start
         if pending is None:
             return
@@ -431,11 +445,83 @@ class Controller:
         """Commit queued notes as system messages."""
         for note in self.notes.take():
             self.commit(note)
+        kept, self._job_notes = self._job_notes, []
+        for note in kept:
+            self.commit(note)
         if self.jobs is not None:
             # Background jobs that ended (or a crash ended) since the model last heard.
             for note in self.jobs.take_notes():
                 self.commit(note)
             self.jobs.delivered()
+
+    # -- unloading ----------------------------------------------------------------------------
+
+    def held(self) -> UnloadRecord:
+        """What lives only in memory and an unload must keep (see :mod:`orchestrator.unload`);
+        nothing is taken from the pod."""
+        prompt = self._unsubmitted
+        session_context = list(self._session_context)
+        pending = self._session_start
+        finished = pending is not None and pending.done() and not pending.cancelled()
+        if pending is not None and finished and pending.exception() is None:
+            session_context += pending.result()
+        job_note = self.jobs.untold_note() if self.jobs is not None else None
+        return UnloadRecord(
+            at_ms=int(time.time() * 1000),
+            turn=self.history.turn,
+            paused=self._turn_is_open,
+            notes=[HeldNote(note=note, repeats=n) for note, n in self.notes.waiting()],
+            preread=list(self._preread),
+            prompt=HeldPrompt(
+                segments=prompt.segments,
+                text=prompt.text,
+                attach=prompt.attach,
+                preread=prompt.preread,
+            )
+            if prompt is not None
+            else None,
+            prompt_seq=self._prompt_seq,
+            session_context=session_context,
+            job_notes=[*self._job_notes, *([job_note] if job_note is not None else [])],
+            touched=sorted(self.checkpoints.touched) if self.checkpoints is not None else [],
+        )
+
+    def unfinished_work(self) -> list[str]:
+        """Work of the pod's own, outside any task, that is not done yet (an unload waits)."""
+        out: list[str] = []
+        if self._session_start is not None and not self._session_start.done():
+            out.append("SessionStart hooks are running")
+        if self._turn_snapshot is not None and not self._turn_snapshot.done():
+            out.append("a workspace snapshot is being taken")
+        return out
+
+    def restore(self, held: UnloadRecord) -> None:
+        """Take back what :meth:`held` kept when this session's pod was unloaded."""
+        turn_state = held.notes or held.preread or held.prompt or held.prompt_seq is not None
+        if turn_state and not self._turn_is_open:
+            # Only a paused turn holds these, and a load finds the turn closed: never silently.
+            self.alert(
+                "warn",
+                "pod",
+                "the session was unloaded with a paused turn's notes or file refs, but its "
+                "turn is closed now; they were dropped",
+            )
+        elif turn_state:
+            for kept in held.notes:
+                self.notes.put_back(kept.note, kept.repeats)
+            self._preread = list(held.preread)
+            if held.prompt is not None:
+                self._unsubmitted = Submission(
+                    segments=list(held.prompt.segments),
+                    text=held.prompt.text,
+                    attach=list(held.prompt.attach),
+                    preread=list(held.prompt.preread),
+                )
+            self._prompt_seq = held.prompt_seq
+        self._session_context = list(held.session_context)
+        self._job_notes = list(held.job_notes)
+        if self.checkpoints is not None:
+            self.checkpoints.touched.update(held.touched)
 
     def has_queued_notes(self) -> bool:
         """Whether notes wait for a turn."""

@@ -9,6 +9,7 @@ item belongs to (pruning counts turns).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal, TypeAlias
@@ -208,6 +209,13 @@ def item_to_json(item: Item) -> dict[str, Any]:
     """The serialised form of an item (session file, ``history`` event)."""
     data: dict[str, Any] = ITEM_ADAPTER.dump_python(item, mode="json")
     return data
+
+
+def encode_item(item: Item) -> bytes:
+    """An item's JSON as a session line and the ``history`` event carry it: UTF-8, not
+    escaped, except an unpaired surrogate (UTF-8 cannot hold one), written as its ``\\u``
+    escape."""
+    return json.dumps(item_to_json(item), ensure_ascii=False).encode("utf-8", "backslashreplace")
 
 
 def item_from_json(data: dict[str, Any] | str | bytes) -> Item:

@@ -55,6 +55,17 @@ class NoteQueue:
         self._repeats.append(1)
         self._bytes += len(note.text.encode("utf-8", "replace"))
 
+    def waiting(self) -> list[tuple[SystemMessage, int]]:
+        """The queued notes with how many times each arrived, oldest first (none taken)."""
+        return list(zip(self._notes, self._repeats, strict=True))
+
+    def put_back(self, note: SystemMessage, repeats: int) -> None:
+        """Queue a note again as :meth:`waiting` gave it (a reloaded pod): it was accepted
+        once, so no bound refuses it now."""
+        self._notes.append(note)
+        self._repeats.append(max(1, repeats))
+        self._bytes += len(note.text.encode("utf-8", "replace"))
+
     def take(self) -> list[SystemMessage]:
         """Every queued note (repeats folded into one with a count), emptying the queue."""
         notes = [

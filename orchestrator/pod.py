@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,9 +44,12 @@ from orchestrator.repair import (
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.server import PodServer
 from orchestrator.session import (
+    GrantRecord,
     LoadedSession,
+    PreparedHistory,
     SessionWriter,
     ToolSpools,
+    encoded_items,
     latest_session,
     load_session,
     new_session_path,
@@ -125,6 +129,36 @@ def open_session(config: PodConfig, *, continue_: bool) -> tuple[Path, LoadedSes
     return path or new_session_path(config.workspace), None
 
 
+async def open_session_async(
+    config: PodConfig, *, continue_: bool
+) -> tuple[Path, LoadedSession | None]:
+    """:func:`open_session` on a worker thread, so the event loop serves other pods while a
+    long session file is read, parsed and its history made ready (:func:`prepare_history`);
+    pass the result to :func:`build_pod` (``opened``), which then only wires the pod."""
+    return await asyncio.to_thread(_open_prepared, config, continue_)
+
+
+def _open_prepared(config: PodConfig, continue_: bool) -> tuple[Path, LoadedSession | None]:
+    path, loaded = open_session(config, continue_=continue_)
+    # A cut-short rewind changes the items first, and only the pod's build can finish it.
+    if loaded is not None and loaded.pending_rewind is None:
+        loaded.prepared = prepare_history(loaded)
+    return path, loaded
+
+
+def prepare_history(loaded: LoadedSession) -> PreparedHistory:
+    """The loaded items repaired (``repair_loaded``), in a history numbered on from the file,
+    each with its JSON text. Pure and touching nothing shared: it may run on a worker thread.
+    """
+    repair = repair_loaded(loaded.items, turn_closed=not loaded.cut_off)
+    return PreparedHistory(
+        source=loaded.items,
+        history=History(repair.items, next_seq=loaded.next_seq, turn=loaded.last_turn),
+        texts=encoded_items(repair.items, loaded),
+        notes=repair.notes,
+    )
+
+
 def build_pod(
     config: PodConfig,
     *,
@@ -135,37 +169,38 @@ def build_pod(
     upward: Callable[[str, str], None] | None = None,
     holder: dict[str, str] | None = None,
     on_stopped: Callable[[], None] | None = None,
+    opened: tuple[Path, LoadedSession | None] | None = None,
 ) -> Pod:
     """Build every part of a pod around a broadcast function, each once, in dependency order.
 
     ``holder`` describes this pod in the session's lock file (e.g. its socket), so a second
-    pod on the same session is told who holds it.
+    pod on the same session is told who holds it. ``opened``: what :func:`open_session` (or
+    :func:`open_session_async`) returned for this config, so the file is not read twice.
     """
     fs = ScopedFS(config.workspace, read_roots=config.read_roots, write_roots=config.write_roots)
-    session_path, loaded = open_session(config, continue_=continue_)
+    session_path, loaded = (
+        opened if opened is not None else open_session(config, continue_=continue_)
+    )
     alerts: list[tuple[str, str]] = [("warn", warning) for warning in config.load_warnings]
     # The transcript comes first: everything after it reports through it.
     session = SessionWriter(
         session_path, pod=config.pod_name(), workspace=config.workspace, holder=holder
     )
-    items: list[Item] = []
+    prepared = PreparedHistory(source=[], history=History(), texts=[], notes=[])
     if loaded is not None:
         alerts.extend(("warn", warning) for warning in loaded.warnings)
         if loaded.pending_rewind is not None:
             alerts.append(finish_rewind(loaded, session, config, session_path))
-        repair = repair_loaded(loaded.items, turn_closed=not loaded.cut_off)
-        items = repair.items
-        alerts.extend(("warn", f"{session_path.name}: {note}") for note in repair.notes)
+        ahead, loaded.prepared = loaded.prepared, None
+        prepared = ahead if ahead and ahead.source is loaded.items else prepare_history(loaded)
+        alerts.extend(("warn", f"{session_path.name}: {note}") for note in prepared.notes)
     redactor = Redactor(secret_values(os.environ, config.mcp.servers))
     transcript = Transcript(
-        history=History(
-            items,
-            next_seq=loaded.next_seq if loaded is not None else 1,
-            turn=loaded.last_turn if loaded is not None else 0,
-        ),
+        history=prepared.history,
         session=session,
         broadcast=broadcast,
         clean_result=redactor.result,
+        item_json=prepared.texts,
     )
     spools = ToolSpools(session_path)
     if loaded is not None:
@@ -204,11 +239,21 @@ def build_pod(
     if config.hooks.configured():
         chain.commands = command_hooks(config, session_path, transcript)
     policy = config.permission_policy()
+    for grant in loaded.grants if loaded is not None else []:
+        policy.grant(grant.tool, grant.arguments())
     approvals = Approvals(
         policy=policy,
         emit=transcript.emit,
         on_request=lambda request: chain.notification(
             f"pod needs your permission to use {request.tool}", "permission_prompt"
+        ),
+        on_grant=lambda rule, call_id: transcript.keep(
+            GrantRecord(
+                tool=rule.tool,
+                command=rule.subject,
+                call_id=call_id,
+                at_ms=int(time.time() * 1000),
+            )
         ),
     )
     runner = ToolRunner(
@@ -269,6 +314,8 @@ def build_pod(
         )
         controller.subpods = children
         controller.board.children = children
+    if loaded is not None and loaded.unloaded is not None:
+        controller.restore(loaded.unloaded)
     for level, message in alerts:
         transcript.alert(level, "pod", message)
     return Pod(
@@ -459,7 +506,18 @@ class ServedPod:
             await self.mcp.close()
         if self.sandboxing is not None:
             await self.sandboxing.aclose()  # after the programs that used its proxy
-        controller.transcript.session.close()
+        if unload:
+            from orchestrator.unload import UnloadBlocked, unload_session
+
+            try:
+                unload_session(controller)  # what it held in memory, then the file closed
+            except UnloadBlocked as exc:
+                # Checked before the close began; something changed meanwhile. The pod is
+                # closed as a crash would leave it, which a load recovers from.
+                log.warning("unloading %s: %s", self.pod.session_path.name, exc)
+                controller.transcript.session.close()
+        else:
+            controller.transcript.session.close()
         if not unload:
             with contextlib.suppress(FileNotFoundError):
                 self.info.unlink()
@@ -497,6 +555,8 @@ async def open_pod(
     upward = (
         UpwardReporter(config.parent_socket, config.pod_name()) if config.parent_socket else None
     )
+    # Read, parsed and repaired on a worker thread: a host's other pods go on meanwhile.
+    opened = await open_session_async(config, continue_=continue_)
     pod = build_pod(
         config,
         broadcast=broadcast,
@@ -506,6 +566,7 @@ async def open_pod(
         interceptors=interceptors,
         holder={"socket": str(socket_path)},
         on_stopped=stopped.set,
+        opened=opened,
     )
     controller = pod.controller
     ledger = _supervise_commands(controller)
@@ -547,7 +608,10 @@ async def open_pod(
             ledger.close()
         why = exc.strerror if isinstance(exc, OSError) else str(exc)
         raise PodSetupError(f"cannot write the pod's info file: {why}") from None
-    controller.start_session_hooks("resume" if pod.loaded is not None else "startup")
+    if pod.loaded is None or pod.loaded.unloaded is None:
+        # A pod unloaded and loaded again is the same session going on: its hooks ran, and
+        # what they added was kept for its next turn.
+        controller.start_session_hooks("resume" if pod.loaded is not None else "startup")
     return ServedPod(
         pod=pod,
         server=server,

@@ -34,7 +34,7 @@ from orchestrator.history import (
     ToolResult,
     ToolUseBlock,
     UserMessage,
-    item_to_json,
+    encode_item,
 )
 from orchestrator.protocol import (
     AlertData,
@@ -57,7 +57,7 @@ Send = Callable[[bytes], None]
 @dataclass(frozen=True, slots=True)
 class _ItemWrite:
     item: Item
-    encoded: str
+    encoded: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +72,12 @@ class _PruneWrite:
     prunable_tokens: int
 
 
-_Write = _ItemWrite | _TurnEndWrite | _PruneWrite
+@dataclass(frozen=True, slots=True)
+class _RecordWrite:
+    record: BaseModel
+
+
+_Write = _ItemWrite | _TurnEndWrite | _PruneWrite | _RecordWrite
 
 
 class Transcript:
@@ -85,7 +90,10 @@ class Transcript:
         session: SessionWriter,
         broadcast: Send,
         clean_result: Callable[[ToolResult], ToolResult] | None = None,
+        item_json: list[bytes] | None = None,
     ) -> None:
+        """``item_json``: each item of ``history`` encoded (:func:`encode_item`), in order,
+        when the caller has it already (a reload reuses its session lines)."""
         self.history = history
         self.session = session
         self.broadcast = broadcast
@@ -98,7 +106,11 @@ class Transcript:
         self.write_error: SessionWriteError | None = None
         """The last failed write, while records are waiting for the disk."""
         self._waiting: deque[_Write] = deque()
-        self._item_json: list[str] = [_encode(item) for item in history.items]
+        if item_json is None:
+            item_json = [encode_item(item) for item in history.items]
+        elif len(item_json) != len(history.items):
+            raise ValueError(f"{len(item_json)} item texts for {len(history.items)} items")
+        self._item_json: list[bytes] = item_json
 
     # -- committing -------------------------------------------------------------------------
 
@@ -111,7 +123,7 @@ class Transcript:
         if self.clean_result is not None and isinstance(item, ToolResult):
             item = self.clean_result(item)
         stored = self.history.stamp(item)
-        self._waiting.append(_ItemWrite(stored, _encode(stored)))
+        self._waiting.append(_ItemWrite(stored, encode_item(stored)))
         self.flush()
         return stored
 
@@ -123,6 +135,12 @@ class Transcript:
     def record_prune(self, before_turn: int, prunable_tokens: int) -> None:
         """Record that the prune bound moved."""
         self._waiting.append(_PruneWrite(before_turn, prunable_tokens))
+        self.flush()
+
+    def keep(self, record: BaseModel) -> None:
+        """Write a record that must not be lost but need not hold anything up (an "always"
+        answer): when the disk refuses it, it waits in order with the items."""
+        self._waiting.append(_RecordWrite(record))
         self.flush()
 
     def record_tool_start(self, record: ToolStartRecord) -> None:
@@ -157,6 +175,11 @@ class Transcript:
         """True when everything committed is on disk."""
         return not self._waiting
 
+    @property
+    def waiting(self) -> int:
+        """How many records wait for the disk."""
+        return len(self._waiting)
+
     def require_durable(self) -> None:
         """Raise :class:`SessionWriteError` unless everything committed is on disk."""
         self.flush()
@@ -187,8 +210,10 @@ class Transcript:
             self.session.append_item(write.item, encoded=write.encoded)
         elif isinstance(write, _TurnEndWrite):
             self.session.turn_end(write.turn, write.result)
-        else:
+        elif isinstance(write, _PruneWrite):
             self.session.prune(write.before_turn, write.prunable_tokens)
+        else:
+            self.session.record(write.record)
 
     def _failed(self, exc: SessionWriteError) -> None:
         if self.write_error is None:
@@ -232,9 +257,9 @@ class Transcript:
         """The ``history`` event line, assembled from each item's JSON encoded once at commit."""
         rest = {**extra, "alerts": self.startup_alerts}
         fields = json.dumps(rest, ensure_ascii=False)[1:-1]  # '"greeting": ..., "id": ...'
-        items = ",".join(self._item_json)
-        line = f'{{"event": "history", "data": {{"items": [{items}], {fields}}}}}\n'
-        return line.encode("utf-8", "backslashreplace")
+        items = b",".join(self._item_json)
+        tail = fields.encode("utf-8", "backslashreplace")
+        return b'{"event": "history", "data": {"items": [' + items + b"], " + tail + b"}}\n"
 
     def _announce(self, stored: Item) -> None:
         """Tell clients about an item that is now on disk."""
@@ -286,7 +311,3 @@ class Transcript:
                 "system_note",
                 SystemNoteData(text=stored.text, origin=stored.origin, seq=stored.seq),
             )
-
-
-def _encode(item: Item) -> str:
-    return json.dumps(item_to_json(item), ensure_ascii=False)

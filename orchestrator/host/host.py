@@ -75,9 +75,7 @@ class Host:
         """Listen for control requests and bind the sockets of the pods a previous host of
         this user served (they load, from their sessions, when a client connects)."""
         prepare_process()
-        self._control = await asyncio.start_unix_server(
-            self._serve_control, sock=bind_socket(self.control_path)
-        )
+        control = bind_socket(self.control_path)  # first: a second host is refused here
         for entry in self._read_registry():
             try:
                 config = PodConfig.model_validate(entry["config"])
@@ -85,6 +83,8 @@ class Host:
             except Exception as exc:  # one bad entry must not keep the others down
                 log.warning("could not serve %s again: %s", entry.get("socket"), exc)
         self._save_registry()
+        # Only now answered: a client that finds the host up finds every pod of it too.
+        self._control = await asyncio.start_unix_server(self._serve_control, sock=control)
         self._sweeper = asyncio.create_task(self._sweep())
 
     def install_signals(self) -> None:

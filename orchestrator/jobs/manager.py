@@ -445,14 +445,31 @@ class Jobs:
             self._crash_noted = True
             text = crash_note([c.report for c in self._crashed])
             notes.append(SystemMessage(text=text, origin="jobs"))
-        untold = [job for job in self._jobs.values() if not job.running and not job.told]
-        if untold:
-            for job in untold:
+        untold = self.untold_note()
+        if untold is not None:
+            for job in self._untold():
                 job.told = True
-            lines = [job.line() for job in untold]
-            running = [job.line() for job in self.running()]
-            notes.append(SystemMessage(text=change_note(lines, running), origin="jobs"))
+            notes.append(untold)
         return notes
+
+    def untold_note(self) -> SystemMessage | None:
+        """The note about jobs that ended since the model last heard, leaving them untold
+        (what an unloaded pod keeps for its next turn); None when none did."""
+        untold = self._untold()
+        if not untold:
+            return None
+        lines = [job.line() for job in untold]
+        running = [job.line() for job in self.running()]
+        return SystemMessage(text=change_note(lines, running), origin="jobs")
+
+    def _untold(self) -> list[Job]:
+        return [job for job in self._jobs.values() if not job.running and not job.told]
+
+    def unrecorded(self) -> int:
+        """How many ended jobs' ``end`` records wait for the disk (a crash's jobs too, once
+        the model was told of them)."""
+        ended = sum(1 for job in self._jobs.values() if not job.running and not job.recorded)
+        return ended + (len(self._crashed) if self._crash_noted else 0)
 
     def delivered(self) -> None:
         """The notes are committed: record the end of each job a crash ended, so it is

@@ -134,7 +134,8 @@ class Policy:
     ask: list[Rule] = field(default_factory=list)
     deny: list[Rule] = field(default_factory=list)
     granted: list[Rule] = field(default_factory=list)
-    """Rules a person added by answering "always" (for the pod's life)."""
+    """Rules a person added by answering "always" (for the session: recorded in it, and
+    granted again when a pod loads it)."""
     protected_roots: tuple[str, ...] = ()
     """Absolute directories a write to which always asks (the pod's state and sessions)."""
     sandboxed_bash: Literal["allow", "ask"] = "ask"
@@ -214,7 +215,7 @@ class Policy:
         return True
 
     def grant(self, tool: str, arguments: dict[str, Any]) -> Rule:
-        """Allow calls like this one for the rest of the pod's life ("always")."""
+        """Allow calls like this one for the rest of the session ("always")."""
         # A command is allowed exactly as shown (``*`` in it is no wildcard); a file tool for
         # its whole kind of call.
         command = arguments.get("command")

@@ -92,7 +92,7 @@ class ApproveParams(_Params):
     """The tool call's id (from ``approval_request``)."""
     scope: Literal["once", "session"] = "once"
     """``session``: also allow calls like this one (the same command, or the same file tool)
-    for the rest of the pod's life."""
+    for the rest of the session (it is recorded in the session file)."""
 
 
 class DenyParams(_Params):

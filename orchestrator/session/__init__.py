@@ -4,8 +4,10 @@ Line 1 is a :class:`SessionHeader`; every later line is one record: ``item`` (a 
 history item), ``turn_end`` (a turn closed for good), ``prune`` (the prune bound moved, so
 what the model saw can be reconstructed), ``tool_start`` (a tool with side effects is about
 to run: the write-ahead record that keeps Resume from running it twice after a crash),
-``title`` (a name a person gave the session; without one, its first user message names it)
-or ``job`` (a background job started or ended, :mod:`orchestrator.jobs`).
+``title`` (a name a person gave the session; without one, its first user message names it),
+``job`` (a background job started or ended, :mod:`orchestrator.jobs`), ``grant`` (a person
+answered "always") or ``unload`` (the pod was closed without a shutdown, with what it held in
+memory: :mod:`orchestrator.unload`).
 
 Readers skip a record type they do not know, with a warning, so adding a record type keeps
 older files readable and does not change :data:`SESSION_VERSION`; the version changes only
@@ -44,12 +46,21 @@ from orchestrator.session.catalog import (
     summarize_session,
 )
 from orchestrator.session.errors import SessionError, SessionLocked, SessionWriteError
-from orchestrator.session.loading import LoadedSession, load_session, rewound
+from orchestrator.session.loading import (
+    LoadedSession,
+    PreparedHistory,
+    encoded_items,
+    load_session,
+    rewound,
+)
 from orchestrator.session.lock import SessionLock, lock_path, session_holder
 from orchestrator.session.records import (
     SESSION_VERSION,
     CheckpointRecord,
     ChildRecord,
+    GrantRecord,
+    HeldNote,
+    HeldPrompt,
     HeldPromptRecord,
     HookRecord,
     HookRunRecord,
@@ -63,6 +74,7 @@ from orchestrator.session.records import (
     TitleRecord,
     ToolStartRecord,
     TurnEndRecord,
+    UnloadRecord,
 )
 from orchestrator.session.spools import ToolSpools
 from orchestrator.session.writer import SessionWriter, is_disk_full
@@ -71,6 +83,9 @@ __all__ = [
     "SESSION_VERSION",
     "CheckpointRecord",
     "ChildRecord",
+    "GrantRecord",
+    "HeldNote",
+    "HeldPrompt",
     "HeldPromptRecord",
     "HookRecord",
     "HookRunRecord",
@@ -78,6 +93,7 @@ __all__ = [
     "JobEnd",
     "JobRecord",
     "LoadedSession",
+    "PreparedHistory",
     "PruneRecord",
     "RewindRecord",
     "RewindRestore",
@@ -92,6 +108,8 @@ __all__ = [
     "ToolSpools",
     "ToolStartRecord",
     "TurnEndRecord",
+    "UnloadRecord",
+    "encoded_items",
     "ensure_private_dir",
     "has_content",
     "is_disk_full",

@@ -63,11 +63,13 @@ def latest_session(workspace: Path, *, with_content: bool = False) -> Path | Non
 
 
 def has_content(path: Path) -> bool:
-    """True when the session file holds at least one readable item."""
+    """True when the session file holds at least one readable item, or a paused turn an
+    unload kept (its prompt still held for its hooks, so not an item yet)."""
     try:
-        return bool(load_session(path).items)
+        loaded = load_session(path)
     except SessionError:
         return False
+    return bool(loaded.items) or (loaded.unloaded is not None and loaded.unloaded.paused)
 
 
 def resolve_session(workspace: Path, ref: str) -> Path:

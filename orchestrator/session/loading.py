@@ -7,13 +7,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from orchestrator.history import Item, item_from_json
+from orchestrator.history import ITEM_ADAPTER, History, Item, encode_item, item_from_json
 from orchestrator.regular_file import read_regular
 from orchestrator.session.errors import SessionError
 from orchestrator.session.records import (
+    ITEM_LINE_PREFIX,
     RECORD,
     CheckpointRecord,
     ChildRecord,
+    GrantRecord,
     HeldPromptRecord,
     HookRecord,
     ItemRecord,
@@ -23,7 +25,22 @@ from orchestrator.session.records import (
     TitleRecord,
     ToolStartRecord,
     TurnEndRecord,
+    UnloadRecord,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedHistory:
+    """A loaded session's items made ready for a pod ahead of building it (off the event
+    loop): repaired, in a :class:`History`, with each item's JSON text. Valid while
+    ``source`` is still the session's item list (finishing a cut-short rewind replaces it)."""
+
+    source: list[Item]
+    history: History
+    texts: list[bytes]
+    """Each item's JSON for the ``history`` event, in the history's order."""
+    notes: list[str]
+    """What the repair changed, one line each."""
 
 
 @dataclass
@@ -42,9 +59,9 @@ class LoadedSession:
     """The latest ``title`` record; None when nobody named the session."""
     warnings: list[str] = field(default_factory=list)
     checkpoints: list[CheckpointRecord] = field(default_factory=list)
+    """Snapshots of the workspace, oldest first."""
     children: dict[str, ChildRecord] = field(default_factory=dict)
     """The child pods of ``task`` calls, by call id."""
-    """Snapshots of the workspace, oldest first."""
     pending_rewind: RewindRecord | None = None
     """A rewind whose ``intent`` was written but not its ``done``: to be replayed."""
     next_seq: int = 1
@@ -52,17 +69,30 @@ class LoadedSession:
     last_turn: int = 0
     """The highest turn number the file ever held (turn numbers are never reused)."""
     jobs: list[JobRecord] = field(default_factory=list)
+    """Background jobs' ``start`` and ``end`` records, in file order."""
     held_prompt: HeldPromptRecord | None = None
     """A prompt whose ``UserPromptSubmit`` hooks had not decided when the pod stopped."""
     hook_denials: dict[str, str] = field(default_factory=dict)
     """Calls a ``PreToolUse`` hook denied, with the reason (closed with it if unanswered)."""
-    """Background jobs' ``start`` and ``end`` records, in file order."""
+    item_json: dict[int, bytes] = field(default_factory=dict)
+    """Each loaded item's JSON as its line holds it, by ``seq``: the ``history`` event carries
+    the session file's item format, so a reload reuses it instead of encoding every item
+    again (see :func:`encoded_items`)."""
+    grants: list[GrantRecord] = field(default_factory=list)
+    """"Always" answers of this session, oldest first."""
+    unloaded: UnloadRecord | None = None
+    """What the pod held in memory when it was last unloaded, while nothing came after it."""
+    prepared: PreparedHistory | None = None
+    """The history made ready on a worker thread (``open_session_async``) for the pod built
+    from this session next; None until then, and once that pod took it."""
 
     @property
     def cut_off(self) -> bool:
         """True when the last turn never ended (crash, kill -9, or a pause)."""
         if self.held_prompt is not None:
             return True
+        if self.unloaded is not None and self.unloaded.paused:
+            return True  # paused when unloaded, maybe before any item of the turn
         last_turn = max((item.turn for item in self.items), default=0)
         return last_turn > 0 and last_turn not in self.turn_results
 
@@ -92,6 +122,17 @@ def load_session(path: Path) -> LoadedSession:
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
+        if line.startswith(ITEM_LINE_PREFIX) and line.endswith(b"}"):
+            # The common line, parsed once, straight into its item; a line this cannot read
+            # goes the general way below, which reports it exactly as it always did.
+            body = line[len(ITEM_LINE_PREFIX) : -1]
+            try:
+                fast: Item | None = ITEM_ADAPTER.validate_json(body)
+            except ValidationError:
+                fast = None
+            if fast is not None:
+                _add_item(session, seen, fast, body, path, number)
+                continue
         try:
             record = RECORD.validate_json(line)
         except ValidationError:
@@ -107,18 +148,13 @@ def load_session(path: Path) -> LoadedSession:
             except ValidationError:
                 session.warnings.append(f"{path.name}:{number}: unreadable item ignored")
                 continue
-            if item.seq in seen:
-                session.warnings.append(f"{path.name}:{number}: duplicate item {item.seq} ignored")
-                continue
-            seen.add(item.seq)
-            session.items.append(item)
-            session.next_seq = max(session.next_seq, item.seq + 1)
-            session.last_turn = max(session.last_turn, item.turn)
+            _add_item(session, seen, item, None, path, number)
             held = session.held_prompt
             if held is not None and item.kind == "user_message" and item.turn == held.turn:
                 session.held_prompt = None  # committed; its "done" did not make it to disk
         elif isinstance(record, TurnEndRecord):
             session.turn_results[record.turn] = record.result
+            session.unloaded = None
             if session.held_prompt is not None and session.held_prompt.turn == record.turn:
                 session.held_prompt = None
         elif isinstance(record, ToolStartRecord):
@@ -137,7 +173,12 @@ def load_session(path: Path) -> LoadedSession:
         elif isinstance(record, HookRecord):
             if record.event == "PreToolUse" and record.decision == "deny" and record.call_id:
                 session.hook_denials[record.call_id] = record.reason
+        elif isinstance(record, GrantRecord):
+            session.grants.append(record)
+        elif isinstance(record, UnloadRecord):
+            session.unloaded = record
         elif isinstance(record, RewindRecord):
+            session.unloaded = None
             if record.phase == "intent":
                 session.pending_rewind = record
                 continue
@@ -146,7 +187,45 @@ def load_session(path: Path) -> LoadedSession:
                 session.items = rewound(session.items, record.to_seq)
         else:
             session.prune_before_turn = record.before_turn
+    if session.unloaded is not None:
+        session.last_turn = max(session.last_turn, session.unloaded.turn)
     return session
+
+
+def _add_item(
+    session: LoadedSession,
+    seen: set[int],
+    item: Item,
+    body: bytes | None,
+    path: Path,
+    number: int,
+) -> None:
+    """Add the item of line ``number`` (``body``: its JSON as the line holds it), skipping a
+    repeat."""
+    session.unloaded = None  # the pod was loaded again and went on
+    if item.seq in seen:
+        session.warnings.append(f"{path.name}:{number}: duplicate item {item.seq} ignored")
+        return
+    seen.add(item.seq)
+    session.items.append(item)
+    if body is not None:
+        session.item_json[item.seq] = body
+    if item.seq >= session.next_seq:
+        session.next_seq = item.seq + 1
+    if item.turn > session.last_turn:
+        session.last_turn = item.turn
+
+
+def encoded_items(items: list[Item], loaded: LoadedSession) -> list[bytes]:
+    """Each item's JSON for the ``history`` event: the line's own for an item loaded
+    unchanged (the same object the loader made), a fresh encoding for the others (items a
+    repair changed or added, and lines the fast reader did not take)."""
+    by_seq = {item.seq: item for item in loaded.items}
+    texts = loaded.item_json
+    return [
+        texts[item.seq] if by_seq.get(item.seq) is item and item.seq in texts else encode_item(item)
+        for item in items
+    ]
 
 
 def rewound(items: list[Item], to_seq: int) -> list[Item]:

@@ -6,7 +6,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from orchestrator.history import Item, SystemMessage
+from orchestrator.segments import FileRefSegment, Segment
+
 SESSION_VERSION = 1
+
+ITEM_LINE_PREFIX = b'{"type": "item", "item": '
+"""How every ``item`` line starts; the rest of the line is the item's JSON and a closing
+brace (the writer makes them so, and the loader reads them fast for it)."""
 
 
 class SessionHeader(BaseModel):
@@ -207,6 +214,75 @@ class HeldPromptRecord(BaseModel):
     """(``held``) the ``@`` refs the turn reads first (``synthetic_read``), as segments' JSON."""
 
 
+class GrantRecord(BaseModel):
+    """A person answered "always" (``approve`` with ``scope: "session"``): calls like this one
+    run without asking for the rest of the session, so across an unload, a crash and a
+    ``--continue`` too (a fork starts without)."""
+
+    type: Literal["grant"] = "grant"
+    tool: str
+    command: str | None = None
+    """The exact command line allowed (a tool with a ``command``); None: the whole tool."""
+    call_id: str = ""
+    """The call whose approval granted it."""
+    at_ms: int = 0
+
+    def arguments(self) -> dict[str, Any]:
+        """Arguments of a call like the approved one, as ``Policy.grant`` takes them."""
+        return {} if self.command is None else {"command": self.command}
+
+
+class HeldNote(BaseModel):
+    """A note that waited for the next round boundary (:class:`orchestrator.notes.NoteQueue`)."""
+
+    note: SystemMessage
+    repeats: int = 1
+    """How many times it arrived (repeats of the latest note are folded into it)."""
+
+
+class HeldPrompt(BaseModel):
+    """A prompt held while its ``UserPromptSubmit`` hooks run (not committed yet)."""
+
+    segments: list[Segment]
+    text: str
+    """What the model reads as the user message."""
+    attach: list[Item] = Field(default_factory=list)
+    """Items committed right after it (file bodies, images), in order."""
+    preread: list[FileRefSegment] = Field(default_factory=list)
+    """Refs read inside the turn once it is committed."""
+
+
+class UnloadRecord(BaseModel):
+    """The pod was unloaded (closed without a shutdown), and what it held only in memory then.
+
+    Written and synced as the session's last record before it is closed. The next load puts
+    it back while it is still the pod's latest state: an item, a ``turn_end`` or a ``rewind``
+    after it means a pod loaded it since and went on (a crash after that loses only what a
+    crash always lost).
+    """
+
+    type: Literal["unload"] = "unload"
+    at_ms: int
+    turn: int = 0
+    """The pod's turn number then (a paused turn's may have no item yet: its prompt held)."""
+    paused: bool = False
+    """Its turn was open (paused): the load starts it paused, even with no item of it."""
+    notes: list[HeldNote] = Field(default_factory=list)
+    """``notify`` / ``pod_event`` notes queued for the paused turn."""
+    preread: list[FileRefSegment] = Field(default_factory=list)
+    """``@`` refs the paused turn still has to read."""
+    prompt: HeldPrompt | None = None
+    """The paused turn's prompt, when its ``UserPromptSubmit`` hooks had not passed it."""
+    prompt_seq: int | None = None
+    """The paused turn's user message, when its workspace snapshot was not taken yet."""
+    session_context: list[SystemMessage] = Field(default_factory=list)
+    """What finished ``SessionStart`` hooks added, waiting for the next turn."""
+    job_notes: list[SystemMessage] = Field(default_factory=list)
+    """Background jobs that ended since the model last heard, to be told at the next turn."""
+    touched: list[str] = Field(default_factory=list)
+    """Files the pod's tools wrote (snapshots of a workspace over budget hold only these)."""
+
+
 Record = Annotated[
     ItemRecord
     | TurnEndRecord
@@ -218,7 +294,9 @@ Record = Annotated[
     | ChildRecord
     | JobRecord
     | HookRecord
-    | HeldPromptRecord,
+    | HeldPromptRecord
+    | GrantRecord
+    | UnloadRecord,
     Field(discriminator="type"),
 ]
 RECORD: TypeAdapter[Record] = TypeAdapter(Record)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import time
 from pathlib import Path
@@ -12,12 +11,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from orchestrator.history import Item, item_to_json
+from orchestrator.history import Item, encode_item
 from orchestrator.regular_file import open_regular
 from orchestrator.session.catalog import ensure_private_dir
 from orchestrator.session.errors import SessionError, SessionWriteError
 from orchestrator.session.lock import SessionLock
 from orchestrator.session.records import (
+    ITEM_LINE_PREFIX,
     PruneRecord,
     SessionHeader,
     TitleRecord,
@@ -95,10 +95,11 @@ class SessionWriter:
             # The next write starts with a newline, so the fragment stays one bad line.
             self._torn = True
 
-    def append_item(self, item: Item, *, encoded: str | None = None) -> None:
-        """Persist one committed item (``encoded``: its JSON, when the caller already has it)."""
-        body = encoded if encoded is not None else json.dumps(item_to_json(item))
-        self._write(b'{"type": "item", "item": ' + body.encode("utf-8", "backslashreplace") + b"}")
+    def append_item(self, item: Item, *, encoded: bytes | None = None) -> None:
+        """Persist one committed item (``encoded``: its :func:`encode_item`, when the caller
+        has it already)."""
+        body = encoded if encoded is not None else encode_item(item)
+        self._write(ITEM_LINE_PREFIX + body + b"}")
 
     def turn_end(self, turn: int, result: str) -> None:
         """Persist that a turn closed."""

@@ -27,6 +27,7 @@ from bench import (
     memory,
     pause_latency,
     peers,
+    reload,
     round_overhead,
     startup,
     subpods,
@@ -157,6 +158,18 @@ def test_memory_quick() -> None:
     assert figures["tracemalloc"]["wire_bytes"] > 0
     assert figures["session"]["loaded_items"] == memory.QUICK_ITEMS
     assert figures["session"]["session_load_ms"] > 0
+
+
+def test_reload_quick() -> None:
+    result = reload.run(quick=True)
+    assert_shape(result, "reload")
+    (n,) = reload.QUICK_SIZES
+    figures = result["results"][str(n)]
+    assert figures["items"] == n
+    assert figures["history_reply_bytes"] > figures["session_file_bytes"] // 2
+    for key in ("load", "reload", "reload_cpu", "reload_off_loop"):
+        assert_latency(figures[key], reload.QUICK_SAMPLES)
+    assert figures["reload"]["p50_ms"] >= figures["load"]["p50_ms"]
 
 
 def test_context_quick() -> None:

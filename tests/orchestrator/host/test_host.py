@@ -133,7 +133,7 @@ async def test_eviction_is_refused_while_running_or_with_a_client(
     client = await PodClient.connect(socket)
     await client.send("run", {"input": "run a long command"})
     await collect_until(client, "tool_output_delta", timeout=30)
-    with pytest.raises(HostError, match="stays loaded: it is executing_tools"):
+    with pytest.raises(HostError, match="stays loaded: a turn is running"):
         await ask_host("evict", {"name": "busy"}, path=host.control_path)
     await client.send("pause")
     await collect_until(client, "run_end", timeout=30)
@@ -155,7 +155,7 @@ async def test_an_approval_waiting_keeps_the_pod_loaded(
     await collect_until(client, "approval_request", timeout=30)
     await client.close()
     await wait_for_clients(host, "ask", 0)
-    with pytest.raises(HostError, match="an approval waits"):
+    with pytest.raises(HostError, match="1 approval waits for an answer"):
         await ask_host("evict", {"name": "ask"}, path=host.control_path)
 
 
