@@ -20,6 +20,7 @@ BENCHMARKS: tuple[str, ...] = (
     "acp",
     "mcp",
     "subpods",
+    "host",
     "peers",
 )
 """Module names under ``bench``, in the order ``python -m bench`` runs them."""

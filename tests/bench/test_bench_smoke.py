@@ -226,6 +226,18 @@ def test_checkpoint_quick() -> None:
     assert space["after_checkpoints_bytes"] > space["after_first_bytes"] > 0
 
 
+@pytest.mark.slow
+def test_host_quick() -> None:
+    from bench import host
+
+    result = host.run(quick=True)
+    assert_shape(result, "host")
+    figures = result["results"]
+    assert figures["first_delta"]["n"] == host.QUICK["concurrent"]
+    assert figures["pss_mib"] > figures["pss_mib_empty"] > 0
+    assert figures["per_round_ms_host"] > 0 and figures["per_round_ms_process"] > 0
+
+
 def test_hooks_quick() -> None:
     from bench import hooks
 
