@@ -109,7 +109,8 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
     # The pane's shell gets the environment on its command line: a tmux server started
     # elsewhere would not pass ours through.
     command = (
-        f"env -u ANTHROPIC_API_KEY -u ANTHROPIC_BASE_URL "
+        # As a person runs it: the pod loads into a `pod host` started for it.
+        f"env -u ANTHROPIC_API_KEY -u ANTHROPIC_BASE_URL -u POD_NO_HOST "
         f"XDG_RUNTIME_DIR={shlex.quote(env['XDG_RUNTIME_DIR'])} "
         f"XDG_STATE_HOME={shlex.quote(env['XDG_STATE_HOME'])} "
         f"{shlex.quote(sys.executable)} -m cli chat --workspace {shlex.quote(str(root / 'ws'))}; "
@@ -121,6 +122,7 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         tmux.attach(command)
         tmux.wait(lambda s: "Idle" in status_line(s), "the UI attached to a fresh pod")
         assert "offline (scripted provider)" in tmux.screen()
+        assert (root / "run" / "pod" / "host.sock").exists()  # the pod runs in a host
 
         # An @file reference through the completion list.
         tmux.type("summarize @READ")
@@ -203,3 +205,7 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
     while sock.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not sock.exists(), "the background pod did not shut down"
+    host = root / "run" / "pod" / "host.sock"
+    while host.exists() and time.monotonic() < deadline + 10:
+        time.sleep(0.05)
+    assert not host.exists(), "the pod host did not leave with its last pod"
