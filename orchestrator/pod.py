@@ -672,7 +672,7 @@ def _supervise_commands(controller: Controller) -> Ledger | None:
     try:
         root = runtime_dir() / "procs"
         ended = {s.pid: s for s in [*sweep_ledgers(root), *sweep()]}
-        ledger = Ledger.open(root)
+        ledger = Ledger.open(root, controller.config.pod_name())
     except (OSError, SetupError) as exc:
         log.warning("no ledger for command supervisors: %s", exc)
         ended = {s.pid: s for s in sweep()}

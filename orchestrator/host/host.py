@@ -36,6 +36,11 @@ class HostError(PodRuntimeError):
     """A request the host refuses; the message says why."""
 
 
+RELEASE_AFTER_S = 1.0
+"""After an eviction, how long the host waits for more before it frees what they held (one
+full collection for a burst of evictions, not one each)."""
+
+
 def release_unloaded() -> None:
     """Free what unloaded pods held. A loaded pod's objects are frozen out of the collector
     (``open_pod``: walking millions of history objects stalls every pod of the process), so
@@ -70,6 +75,18 @@ class Host:
     on_change: Callable[[], None] = lambda: None
     _control: asyncio.Server | None = None
     _sweeper: asyncio.Task[None] | None = None
+    _release: asyncio.TimerHandle | None = None
+
+    def _release_soon(self) -> None:
+        """Free what evicted pods held once evictions pause (:func:`release_unloaded`)."""
+        if self._release is not None:
+            self._release.cancel()
+
+        def release() -> None:
+            self._release = None
+            release_unloaded()
+
+        self._release = asyncio.get_running_loop().call_later(RELEASE_AFTER_S, release)
 
     async def start(self) -> None:
         """Listen for control requests and bind the sockets of the pods a previous host of
@@ -182,7 +199,7 @@ class Host:
             await slot.evict()
         except EvictRefused as exc:
             raise HostError(str(exc)) from None
-        release_unloaded()
+        self._release_soon()
 
     def rows(self) -> list[PodRow]:
         """One row per pod, loaded or not."""
@@ -221,7 +238,7 @@ class Host:
                     with contextlib.suppress(EvictRefused):
                         await slot.evict()
                         log.info("unloaded idle pod %s", slot.name)
-                        release_unloaded()
+                        self._release_soon()
 
     async def _enforce_cap(self, keep: PodSlot) -> None:
         """Over ``max_loaded``: unload the least recently used pods that may be unloaded."""
@@ -240,7 +257,7 @@ class Host:
                 excess -= 1
             except EvictRefused:
                 continue
-        release_unloaded()
+        self._release_soon()
 
     # -- the registry file -------------------------------------------------------------------
 

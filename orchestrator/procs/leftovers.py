@@ -16,6 +16,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 from dataclasses import dataclass, field
@@ -119,6 +120,10 @@ def sweep(base: Path | None = None) -> list[Survivor]:
     return swept
 
 
+_PROCESS_DIR = re.compile(r"\d+\.\d+")
+"""A process's ledger folder: ``<pid>.<start time>``."""
+
+
 @dataclass
 class Ledger:
     """Where one pod's supervisors keep their records: ``<root>/<pod pid>.<start time>/``,
@@ -128,10 +133,13 @@ class Ledger:
     _numbers: itertools.count[int] = field(default_factory=itertools.count)
 
     @classmethod
-    def open(cls, root: Path) -> Ledger:
-        """This process's ledger under ``root`` (a private directory)."""
+    def open(cls, root: Path, owner: str = "") -> Ledger:
+        """This process's ledger under ``root`` (a private directory); ``owner`` (a pod's
+        name) gives each pod of a process that serves many its own, closed with it."""
         stat = proc_stat(os.getpid())
         directory = root / f"{os.getpid()}.{stat[2] if stat else 0}"
+        if owner:
+            directory = directory / owner
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         return cls(directory=directory)
 
@@ -140,8 +148,12 @@ class Ledger:
         return self.directory / f"{label}-{next(self._numbers)}.json"
 
     def close(self) -> None:
-        """The pod stops, its supervisors are done: drop the records."""
+        """The pod stops, its supervisors are done: drop the records (and the process's
+        folder, once no other pod of it has a ledger there)."""
         shutil.rmtree(self.directory, ignore_errors=True)
+        if not _PROCESS_DIR.fullmatch(self.directory.name):
+            with contextlib.suppress(OSError):
+                self.directory.parent.rmdir()  # only when empty
 
 
 def _still_supervised(report: Path) -> bool:
@@ -162,7 +174,7 @@ def sweep_ledgers(root: Path) -> list[Survivor]:
             pid, started = (int(part) for part in ledger.name.split("."))
         except ValueError:
             continue
-        records = sorted(ledger.glob("*.json"))
+        records = sorted(ledger.rglob("*.json"))  # a host's pods each have a folder
         if alive(pid, started) or any(_still_supervised(record) for record in records):
             continue  # a live pod answers for its own; a supervisor still ending things too
         for record in records:

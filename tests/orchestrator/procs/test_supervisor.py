@@ -354,3 +354,15 @@ def test_sweep_removes_a_dead_supervisors_cgroup_with_nested_ones() -> None:
         (inner / f"{CGROUP_PREFIX}999997.1").mkdir()
         assert sweep(group) == []
         assert not dead.exists()
+
+
+def test_the_pods_of_one_host_keep_ledgers_of_their_own(tmp_path: Path) -> None:
+    first, second = Ledger.open(tmp_path, "a"), Ledger.open(tmp_path, "b")
+    assert first.directory.parent == second.directory.parent  # the host process's folder
+    kept = second.record("bash")
+    kept.write_text("{}")
+    first.record("bash").write_text("{}")
+    first.close()  # one pod unloaded: the other's records stay
+    assert kept.exists() and not first.directory.exists()
+    second.close()
+    assert not second.directory.parent.exists()  # the last one takes the process's folder
