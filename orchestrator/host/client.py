@@ -9,6 +9,7 @@ from typing import Any
 
 from orchestrator.host.control import HostReply, HostRequest
 from orchestrator.host.host import HostError, control_socket
+from orchestrator.protocol import MAX_LINE_BYTES
 from orchestrator.server import socket_is_live
 
 _ids = itertools.count(1)
@@ -27,7 +28,9 @@ async def ask_host(
     where = path or control_socket()
     request = HostRequest(id=next(_ids), method=method, params=params or {})  # type: ignore[arg-type]
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(where)), 5.0)
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_unix_connection(str(where), limit=MAX_LINE_BYTES), 5.0
+        )
     except (OSError, TimeoutError) as exc:
         raise HostError(f"no pod host is listening on {where} ({exc})") from None
     try:

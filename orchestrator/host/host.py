@@ -24,6 +24,7 @@ from orchestrator.host.control import EvictParams, HostReply, HostRequest, LoadP
 from orchestrator.host.slot import EvictRefused, PodSlot
 from orchestrator.paths import default_socket, runtime_dir
 from orchestrator.pod import STOP_SIGNALS, prepare_process
+from orchestrator.protocol import MAX_LINE_BYTES
 from orchestrator.server import bind_socket
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,10 @@ class Host:
                 log.warning("could not serve %s again: %s", entry.get("socket"), exc)
         self._save_registry()
         # Only now answered: a client that finds the host up finds every pod of it too.
-        self._control = await asyncio.start_unix_server(self._serve_control, sock=control)
+        # A list of a thousand pods, or a configuration with many MCP servers, is one line.
+        self._control = await asyncio.start_unix_server(
+            self._serve_control, sock=control, limit=MAX_LINE_BYTES
+        )
         self._sweeper = asyncio.create_task(self._sweep())
 
     def install_signals(self) -> None:

@@ -234,3 +234,14 @@ async def test_an_unloaded_pod_leaves_no_controller_behind(
             break
         await asyncio.sleep(0.05)
     assert controller() is None
+
+
+async def test_long_requests_and_replies_fit_the_control_socket(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    # A configuration of 200 KB (one long agent prompt) is one request line, and the
+    # list of many pods one reply line: both past asyncio's 64 KiB default.
+    agents = {"reviewer": {"description": "reviews", "system_prompt": "Be thorough. " * 16_000}}
+    await load(host, tmp_path, short_dir, "long", agents=agents)
+    rows = await ask_host("list", path=host.control_path)
+    assert [row["name"] for row in rows] == ["long"]
