@@ -174,9 +174,11 @@ def sweep_ledgers(root: Path) -> list[Survivor]:
             pid, started = (int(part) for part in ledger.name.split("."))
         except ValueError:
             continue
+        if alive(pid, started):
+            continue  # a live pod (or host) answers for its own: no need to read its records
         records = sorted(ledger.rglob("*.json"))  # a host's pods each have a folder
-        if alive(pid, started) or any(_still_supervised(record) for record in records):
-            continue  # a live pod answers for its own; a supervisor still ending things too
+        if any(_still_supervised(record) for record in records):
+            continue  # a supervisor still ending things answers for them
         for record in records:
             for survivor in survivors(record):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
