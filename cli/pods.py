@@ -136,6 +136,25 @@ def default_name(workspace: Path) -> str:
     return name
 
 
+def start_in_background(
+    args: list[str], log_path: Path, cwd: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """Start a process that outlives the caller (and ignores its Ctrl-C), logging privately."""
+    try:
+        log_fd = open_private_log(log_path)
+    except UnsafePathError as exc:
+        raise CliError(str(exc)) from None
+    with os.fdopen(log_fd, "ab") as log:
+        return subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            cwd=str(cwd) if cwd is not None else None,
+        )
+
+
 def spawn_pod(
     workspace: Path, *, extra_args: list[str] | None = None, timeout_s: float = 15.0
 ) -> PodInfo:
@@ -159,19 +178,7 @@ def spawn_pod(
         str(log_path),
         *(extra_args or []),
     ]
-    try:
-        log_fd = open_private_log(log_path)
-    except UnsafePathError as exc:
-        raise CliError(str(exc)) from None
-    with os.fdopen(log_fd, "ab") as log:
-        proc = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,  # outlives the UI and ignores its Ctrl-C
-            cwd=str(workspace.resolve()),
-        )
+    proc = start_in_background(args, log_path, cwd=workspace.resolve())
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         pod = find_pod_for(workspace)
@@ -261,18 +268,7 @@ def ensure_host() -> None:
         return
     log_path = runtime_dir() / "host.log"
     args = [sys.executable, "-m", "cli", "host", "--exit-when-empty", "--log-file", str(log_path)]
-    try:
-        log_fd = open_private_log(log_path)
-    except UnsafePathError as exc:
-        raise CliError(str(exc)) from None
-    with os.fdopen(log_fd, "ab") as log:
-        proc = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,  # outlives the UI and ignores its Ctrl-C
-        )
+    proc = start_in_background(args, log_path)
     deadline = time.monotonic() + HOST_START_TIMEOUT_S
     while time.monotonic() < deadline:
         if host_running():

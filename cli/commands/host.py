@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -60,23 +59,13 @@ def register(app: typer.Typer) -> None:
         """Run the host in the foreground until SIGTERM, SIGINT or `pod host stop`."""
         if ctx.invoked_subcommand is not None:
             return
+        from cli.commands.serve import setup_logging
         from orchestrator.config import ConfigError, load_config
         from orchestrator.host import Host, run_host
         from orchestrator.host.host import control_socket
         from orchestrator.server import ServerError, socket_is_live
 
-        if log_file is not None:
-            from orchestrator.paths import UnsafePathError
-            from orchestrator.pod_log import log_to
-
-            try:
-                log_to(log_file)
-            except UnsafePathError as exc:
-                raise CliError(str(exc)) from None
-        logging.basicConfig(
-            level=logging.DEBUG if verbose else logging.WARNING,
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        )
+        setup_logging(log_file, verbose)
         try:
             settings = load_config(Path.home()).host
         except ConfigError as exc:

@@ -127,18 +127,7 @@ def register(app: typer.Typer) -> None:
         from orchestrator.server import ServerError
         from orchestrator.session import SessionError, resolve_session
 
-        if log_file is not None:
-            from orchestrator.paths import UnsafePathError
-            from orchestrator.pod_log import log_to
-
-            try:
-                log_to(log_file)
-            except UnsafePathError as exc:
-                raise CliError(str(exc)) from None
-        logging.basicConfig(
-            level=logging.DEBUG if verbose else logging.WARNING,
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        )
+        setup_logging(log_file, verbose)
         try:
             config = _read_child_config() if child_config_stdin else None
             mcp_servers = _read_mcp_servers() if mcp_servers_stdin else None
@@ -194,6 +183,22 @@ def register(app: typer.Typer) -> None:
             asyncio.run(main())
         except (PodSetupError, ServerError, SessionError, ConfigError) as exc:
             raise CliError(str(exc)) from None
+
+
+def setup_logging(log_file: Path | None, verbose: bool) -> None:
+    """Where a pod process (or a host) logs: ``--log-file`` (capped), else stderr."""
+    if log_file is not None:
+        from orchestrator.paths import UnsafePathError
+        from orchestrator.pod_log import log_to
+
+        try:
+            log_to(log_file)
+        except UnsafePathError as exc:
+            raise CliError(str(exc)) from None
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
 
 
 def _read_child_config() -> PodConfig:
