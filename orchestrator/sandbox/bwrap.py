@@ -74,6 +74,10 @@ class SandboxSpec:
     command runs behind the bridge, its only way out (unless ``network``)."""
     extra_ro: tuple[Path, ...] = field(default=())
     """Read-only inside writable places (``.git``)."""
+    under_tmp: tuple[Path, ...] = ()
+    """The pod's own installation where it lies under ``/tmp`` (a venv, a checkout), which
+    the sandbox's private ``/tmp`` would hide: bound read-only again, so the proxy's bridge
+    and the pod's own helpers run."""
     cwd: Path | None = None
     """Where the command starts; the workspace when None."""
 
@@ -85,6 +89,9 @@ def sandbox_argv(bwrap: str, spec: SandboxSpec, command: list[str], *, tag: str 
     if not spec.network:
         args.append("--unshare-net")
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for path in spec.under_tmp:
+        if path.exists():
+            args += ["--ro-bind", str(path), str(path)]
     for path in spec.hidden:
         if path.is_dir():
             args += ["--tmpfs", str(path)]
@@ -112,6 +119,14 @@ def bridged(command: list[str], tag: str) -> list[str]:
     with the pod's interpreter (``-I -S``: the standard library alone, the quickest start)."""
     bridge = [sys.executable, "-I", "-S", str(PROXY_INSIDE / BRIDGE_NAME)]
     return [*bridge, "--socket", str(PROXY_INSIDE / SOCKET_NAME), "--tag", tag, "--", *command]
+
+
+def installation_under_tmp(paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Those of ``paths`` (the interpreter's prefixes, the pod's source tree) under ``/tmp``,
+    outermost only (pure)."""
+    tmp = Path("/tmp")
+    found = sorted({p for p in paths if p.is_relative_to(tmp) and p != tmp})
+    return tuple(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
 
 
 def hidden_paths(home: Path, state: Path, runtime: Path, config_dir: Path) -> tuple[Path, ...]:

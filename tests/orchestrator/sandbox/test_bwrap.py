@@ -169,3 +169,26 @@ def test_sandboxed_commands_run_without_asking_only_where_the_mode_says() -> Non
     strict = Policy.from_config(PermissionsConfig(mode="accept-edits", deny=["bash(rm:*)"]))
     strict.sandboxed = True
     assert strict.decide("bash", "execute", {"command": "rm -rf x"}).verdict == "deny"
+
+
+def test_the_pods_own_installation_under_tmp_stays_visible() -> None:
+    import shutil
+    import tempfile
+
+    from orchestrator.sandbox.bwrap import installation_under_tmp
+
+    install = Path(tempfile.mkdtemp(prefix="pod-install-", dir="/tmp"))
+    try:
+        found = installation_under_tmp((install / ".venv", install, Path("/usr"), Path("/tmp")))
+        assert found == (install,)  # outermost only; /tmp itself and others are not bound
+        argv = sandbox_argv("bwrap", SandboxSpec(workspace=Path("/w"), under_tmp=found), ["x"])
+        tmpfs = argv.index("--tmpfs")
+        assert argv[tmpfs : tmpfs + 5] == [
+            "--tmpfs",
+            "/tmp",
+            "--ro-bind",
+            str(install),
+            str(install),
+        ]
+    finally:
+        shutil.rmtree(install)
