@@ -36,7 +36,6 @@ from orchestrator.sandbox.bwrap import (
 )
 from orchestrator.sandbox.hosts import parse_host_rule
 from orchestrator.sandbox.proxy import BRIDGE_NAME, NetworkProxy
-from orchestrator.sandbox.sandboxing import own_installation
 
 NAME = "sandbox"
 RUNS = 60
@@ -83,7 +82,6 @@ def run(quick: bool = False) -> Result:
             workspace=workspace,
             hidden=hidden_paths(Path.home(), base / "state", base / "run", base / "cfg"),
             extra_ro=read_only_in(workspace),
-            under_tmp=own_installation(),
         )
         results: dict[str, object] = {"available": True, "bwrap": bwrap}
         table = []

@@ -74,7 +74,7 @@ class SandboxSpec:
     command runs behind the bridge, its only way out (unless ``network``)."""
     extra_ro: tuple[Path, ...] = field(default=())
     """Read-only inside writable places (``.git``)."""
-    under_tmp: tuple[Path, ...] = ()
+    under_tmp: tuple[Path, ...] = field(default_factory=lambda: own_installation())
     """The pod's own installation where it lies under ``/tmp`` (a venv, a checkout), which
     the sandbox's private ``/tmp`` would hide: bound read-only again, so the proxy's bridge
     and the pod's own helpers run."""
@@ -127,6 +127,19 @@ def installation_under_tmp(paths: tuple[Path, ...]) -> tuple[Path, ...]:
     tmp = Path("/tmp")
     found = sorted({p for p in paths if p.is_relative_to(tmp) and p != tmp})
     return tuple(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
+
+
+def own_installation() -> tuple[Path, ...]:
+    """The pod's interpreter and source tree where they lie under ``/tmp`` (which the sandbox
+    replaces): what must stay visible inside for the bridge and the pod's own helpers."""
+    return installation_under_tmp(
+        (
+            Path(sys.prefix).resolve(),
+            Path(sys.base_prefix).resolve(),
+            Path(sys.executable).resolve().parent.parent,
+            Path(__file__).resolve().parents[2],  # the source tree of an editable install
+        )
+    )
 
 
 def hidden_paths(home: Path, state: Path, runtime: Path, config_dir: Path) -> tuple[Path, ...]:

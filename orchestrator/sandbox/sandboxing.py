@@ -8,7 +8,6 @@ sandboxed, and closed with the pod (:meth:`Sandboxing.aclose` ends the proxy).
 from __future__ import annotations
 
 import asyncio
-import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -74,21 +73,6 @@ async def open_sandboxing(config: PodConfig) -> Sandboxing:
     return Sandboxing(bwrap=bwrap, spec=replace(spec, proxy=proxy.folder), proxy=proxy)
 
 
-def own_installation() -> tuple[Path, ...]:
-    """The pod's interpreter and source tree where they lie under ``/tmp`` (which the sandbox
-    replaces): what must stay visible inside for the bridge and the pod's own helpers."""
-    from orchestrator.sandbox.bwrap import installation_under_tmp
-
-    return installation_under_tmp(
-        (
-            Path(sys.prefix).resolve(),
-            Path(sys.base_prefix).resolve(),
-            Path(sys.executable).resolve().parent.parent,
-            Path(__file__).resolve().parents[2],  # the source tree of an editable install
-        )
-    )
-
-
 def sandbox_spec(config: PodConfig) -> SandboxSpec:
     """What a pod's sandboxed programs may see and touch (without the proxy)."""
     from orchestrator.config import user_config_file
@@ -98,7 +82,6 @@ def sandbox_spec(config: PodConfig) -> SandboxSpec:
     workspace = config.workspace.resolve()
     ws = config.workspace
     return SandboxSpec(
-        under_tmp=own_installation(),
         workspace=workspace,
         writable=tuple((ws / p).resolve() for p in [*config.write_roots, *config.sandbox.writable]),
         readable=tuple((ws / p).resolve() for p in [*config.read_roots, *config.sandbox.readable]),
