@@ -212,6 +212,7 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
     """Load the workspace's pod into the running host (starting one first when none runs)."""
     import asyncio
 
+    from cli.commands.serve import start_overrides
     from orchestrator.config import ConfigError, load_config
     from orchestrator.host import HostError, ask_host
 
@@ -220,17 +221,15 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
         config = load_config(
             workspace,
             name=name,
-            provider=options.provider,
-            model=options.model,
             session=session.resolve() if session is not None else None,
-            allow_bash=options.allow_bash,
-            permissions=_permissions(options.permission_mode, options.allow_bash),
-            thinking=(
-                int(options.thinking)
-                if options.thinking and options.thinking.isdigit()
-                else options.thinking
+            **start_overrides(
+                provider=options.provider,
+                model=options.model,
+                allow_bash=options.allow_bash,
+                permission_mode=options.permission_mode,
+                thinking=options.thinking,
+                effort=options.effort,
             ),
-            effort=options.effort,
         )
     except ConfigError as exc:
         raise CliError(str(exc)) from None
@@ -248,12 +247,6 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
     if pod is None:
         raise CliError(f"the pod host loaded {name} but it does not answer on its socket")
     return pod
-
-
-def _permissions(mode: str | None, allow_bash: bool | None) -> dict[str, object] | None:
-    from cli.commands.serve import permissions_overrides
-
-    return permissions_overrides(mode, allow_bash)
 
 
 HOST_START_TIMEOUT_S = 15.0

@@ -135,19 +135,21 @@ def register(app: typer.Typer) -> None:
             config = config or load_config(
                 workspace,
                 name=name,
-                provider=provider,
-                model=model,
                 session=session_path,
-                allow_bash=allow_bash,
-                permissions=permissions_overrides(permission_mode, allow_bash),
+                **start_overrides(
+                    provider=provider,
+                    model=model,
+                    allow_bash=allow_bash,
+                    permission_mode=permission_mode,
+                    thinking=thinking,
+                    effort=effort,
+                ),
                 # Given on a command line, a relative path means the shell's folder.
                 read_roots=[p.resolve() for p in read_root] if read_root else None,
                 write_roots=[p.resolve() for p in write_root] if write_root else None,
                 parent_socket=parent_socket,
                 scripted_script=script,
                 file_ref_style=file_ref_style,
-                thinking=int(thinking) if thinking and thinking.isdigit() else thinking,
-                effort=effort,
                 mcp={"servers": mcp_servers} if mcp_servers else None,
                 sandbox={"mode": sandbox} if sandbox else None,
             )
@@ -222,6 +224,27 @@ def _read_mcp_servers() -> dict[str, Any]:
     if not isinstance(servers, dict):
         raise CliError("--mcp-servers-stdin: stdin is not a JSON object of servers by name")
     return servers
+
+
+def start_overrides(
+    *,
+    provider: str | None,
+    model: str | None,
+    allow_bash: bool | None,
+    permission_mode: str | None,
+    thinking: str | None,
+    effort: str | None,
+) -> dict[str, Any]:
+    """The config overrides of the options every command that starts a pod takes (``pod
+    serve``, and ``pod chat`` / ``pod run`` loading a pod into the host)."""
+    return {
+        "provider": provider,
+        "model": model,
+        "allow_bash": allow_bash,
+        "permissions": permissions_overrides(permission_mode, allow_bash),
+        "thinking": int(thinking) if thinking and thinking.isdigit() else thinking,
+        "effort": effort,
+    }
 
 
 def permissions_overrides(mode: str | None, allow_bash: bool | None) -> dict[str, Any] | None:

@@ -67,8 +67,6 @@ TOOLS: dict[str, tuple[str, tuple[_Field, ...]]] = {
 }
 """Pod tool → (Claude Code tool, the input fields whose names or units differ)."""
 
-_BY_CLAUDE_NAME = {claude: pod for pod, (claude, _) in TOOLS.items()}
-
 
 def claude_name(tool: str) -> str:
     """The name a Claude Code hook knows this tool by (the tool's own name when none)."""
@@ -101,8 +99,3 @@ def _renamed(
         else:
             renamed[field.pod] = field.back(value, workspace)
     return renamed
-
-
-def pod_name(tool: str) -> str:
-    """This pod's name of a tool a hook named in Claude Code's words (or its own)."""
-    return _BY_CLAUDE_NAME.get(tool, tool)

@@ -9,9 +9,7 @@ import gc
 import json
 import logging
 import os
-import signal
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,7 +71,6 @@ class Host:
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     exit_when_empty: bool = False
     """Stop once the last pod was shut down (a host the CLI started for its pods)."""
-    on_change: Callable[[], None] = lambda: None
     _control: asyncio.Server | None = None
     _sweeper: asyncio.Task[None] | None = None
     _release: asyncio.TimerHandle | None = None
@@ -120,14 +117,18 @@ class Host:
         await self.stopped.wait()
         await self.close()
 
-    async def close(self) -> None:
-        """Shut down every pod and stop listening."""
+    def _stop_listening(self) -> None:
+        """No more control requests, no more idle sweeps."""
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self._control is not None:
             self._control.close()
             with contextlib.suppress(OSError):
                 self.control_path.unlink()
+
+    async def close(self) -> None:
+        """Shut down every pod and stop listening."""
+        self._stop_listening()
         slots = list(self.slots.values())
         await asyncio.gather(*(slot.shutdown() for slot in slots), return_exceptions=True)
         self.slots.clear()
@@ -140,12 +141,7 @@ class Host:
     async def detach(self) -> None:
         """Stop serving but keep the pods registered: each is unloaded (shut down when it may
         not be), and the next host of this user binds them again (an upgrade, a restart)."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-        if self._control is not None:
-            self._control.close()
-            with contextlib.suppress(OSError):
-                self.control_path.unlink()
+        self._stop_listening()
         self._save_registry()
         for slot in list(self.slots.values()):
             try:
@@ -229,7 +225,6 @@ class Host:
         if self.slots.get(slot.name) is slot:
             del self.slots[slot.name]
             self._save_registry()
-            self.on_change()
             if self.exit_when_empty and not self.slots:
                 self.stopped.set()
 
@@ -334,8 +329,3 @@ async def run_host(host: Host) -> None:
     await host.start()
     host.install_signals()
     await host.serve_forever()
-
-
-def stop_signal_names() -> str:
-    """The signals that stop a host, for its help text."""
-    return ", ".join(signal.Signals(s).name for s in STOP_SIGNALS)

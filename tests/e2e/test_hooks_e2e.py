@@ -218,7 +218,10 @@ async def test_a_hook_that_hangs_is_ended_at_its_timeout_and_the_call_is_blocked
     assert result["is_error"] and "failed" in result["summary"]
     assert "no answer within 1 s" in result["summary"]
     assert not (workspace / "ran.txt").exists()  # fail closed
-    assert any("PreToolUse hook" in a and "timed out" not in a for a in alerts(events))
+    assert any(
+        "PreToolUse hook" in a and "no answer within 1 s" in a and "blocked" in a
+        for a in alerts(events)
+    ), alerts(events)
     assert not _alive(int(pid_file.read_text()))
 
 
@@ -415,10 +418,7 @@ async def test_a_claude_code_hook_script_runs_unchanged(workspace: Path, tmp_pat
     assert not ls["is_error"] and "app.py" in (ls["content"] or "")
 
 
-@pytest.mark.parametrize("mode", ["on"])
-async def test_a_hook_runs_inside_the_sandbox(
-    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
-) -> None:
+async def test_a_hook_runs_inside_the_sandbox(workspace: Path, tmp_path: Path) -> None:
     from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
 
     try:
@@ -440,7 +440,7 @@ async def test_a_hook_runs_inside_the_sandbox(
     )
     async with running_pod(
         workspace, tmp_path, replies=bash("echo ok"), allow_bash=True,
-        hooks=hooks("PreToolUse", str(probe)), sandbox={"mode": mode},
+        hooks=hooks("PreToolUse", str(probe)), sandbox={"mode": "on"},
     ) as pod:  # fmt: skip
         events = await run(pod)
     (result,) = results(events)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.hooks.dialect import claude_name, from_claude, pod_name, to_claude
+from orchestrator.hooks.dialect import claude_name, from_claude, to_claude
 
 WS = Path("/work/project")
 
@@ -40,8 +40,3 @@ def test_a_rewrite_comes_back_in_the_pods_words() -> None:
     # A path outside the workspace stays absolute: the file tools' scope refuses it.
     assert from_claude("read_file", {"file_path": "/etc/passwd"}, WS) == {"path": "/etc/passwd"}
     assert from_claude("custom", {"a": 1}, WS) == {"a": 1}
-
-
-def test_names_go_both_ways() -> None:
-    assert pod_name("Bash") == "bash" and pod_name("bash") == "bash"
-    assert pod_name("Task") == "task"
