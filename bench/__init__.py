@@ -14,6 +14,7 @@ BENCHMARKS: tuple[str, ...] = (
     "hooks",
     "memory",
     "reload",
+    "session_writes",
     "round_overhead",
     "fanout",
     "pause_latency",

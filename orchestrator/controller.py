@@ -262,7 +262,7 @@ class Controller:
         if move is not None:
             self._move_prune_bound(*move)
         # Never ask the model about a history the session file does not hold.
-        self.transcript.require_durable()
+        await self.transcript.settled()
         return await self.context.prepared_messages()
 
     def _move_prune_bound(self, bound: int, tokens: int) -> None:

@@ -62,9 +62,12 @@ class Methods:
         """Handle one method; direct replies and refusals go to ``reply`` only."""
         c = self.controller
         if method == "get_status":
-            reply(encode_event("status", c.status_data(request_id)))
+            # Answered after the writes before it, as broadcasts are: read-your-writes.
+            c.transcript.after_writes(
+                lambda: reply(encode_event("status", c.status_data(request_id)))
+            )
         elif method == "get_history":
-            reply(self.history_line(request_id))
+            c.transcript.after_writes(lambda: reply(self.history_line(request_id)))
         elif method == "complete_files":
             candidates = c.fs.complete(params.prefix, limit=params.limit)
             data = FileCompletionsData(prefix=params.prefix, candidates=candidates, id=request_id)

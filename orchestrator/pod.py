@@ -47,12 +47,14 @@ from orchestrator.session import (
     GrantRecord,
     LoadedSession,
     PreparedHistory,
+    SessionWriteError,
     SessionWriter,
     ToolSpools,
     encoded_items,
     latest_session,
     load_session,
     new_session_path,
+    session_write_pool,
 )
 from orchestrator.system_prompt import build_system_prompt
 from orchestrator.tool_runner import ToolRunner
@@ -493,6 +495,10 @@ class ServedPod:
         controller = self.controller
         if self.upward is not None:
             await self.upward.flush()
+        with contextlib.suppress(SessionWriteError):
+            # What was committed last (a shutdown's closing records) and the events behind it
+            # reach the clients before their connections close.
+            await controller.transcript.settled()
         await self.server.close()
         if controller.jobs is not None:
             await controller.jobs.close()  # before the session closes: their ends are recorded
@@ -515,9 +521,9 @@ class ServedPod:
                 # Checked before the close began; something changed meanwhile. The pod is
                 # closed as a crash would leave it, which a load recovers from.
                 log.warning("unloading %s: %s", self.pod.session_path.name, exc)
-                controller.transcript.session.close()
+                controller.transcript.close()
         else:
-            controller.transcript.session.close()
+            controller.transcript.close()
         if not unload:
             with contextlib.suppress(FileNotFoundError):
                 self.info.unlink()
@@ -592,9 +598,12 @@ async def open_pod(
             await sandboxing.aclose()
         if ledger is not None:
             ledger.close()
-        controller.transcript.session.close()
+        controller.transcript.close()
         raise
     controller.transcript.serving = True
+    # Clients from here on: commits are written off the loop, grouped (a host's other pods
+    # must not wait on this one's disk).
+    controller.transcript.write_in_background(session_write_pool())
     try:
         info = write_pod_info(socket_path, config, pod.session_path)
     except (OSError, SetupError) as exc:
@@ -603,7 +612,7 @@ async def open_pod(
             await mcp.close()
         if sandboxing is not None:
             await sandboxing.aclose()
-        controller.transcript.session.close()
+        controller.transcript.close()
         if ledger is not None:
             ledger.close()
         why = exc.strerror if isinstance(exc, OSError) else str(exc)

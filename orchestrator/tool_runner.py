@@ -60,8 +60,9 @@ class ToolsPaused(Exception):
 class ToolJournal(Protocol):
     """Where the runner writes its write-ahead records (the pod's transcript)."""
 
-    def record_tool_start(self, record: ToolStartRecord) -> None:
-        """Write and sync the record; raise :class:`SessionWriteError` if the disk refuses."""
+    async def record_tool_start(self, record: ToolStartRecord) -> None:
+        """Write and sync the record (and all before it); raise :class:`SessionWriteError` if
+        the disk refuses."""
         ...
 
     @property
@@ -216,7 +217,7 @@ class ToolRunner:
         if self.on_output is not None:
             ctx.partial.on_text = functools.partial(self.on_output, call.id)
         cap = self.cap_for(call.name)
-        spool = self._begin(call, tool, ctx, commit)
+        spool = await self._begin(call, tool, ctx, commit)
         started = time.monotonic()
         try:
             if tool is None:
@@ -292,7 +293,7 @@ class ToolRunner:
             reason = answer.message.strip() or "no reason given"
             commit(ToolResult(call_id=call.id, summary=f"denied by user: {reason}", is_error=True))
 
-    def _begin(
+    async def _begin(
         self,
         call: ToolUseBlock,
         tool: Tool | None,
@@ -311,7 +312,7 @@ class ToolRunner:
             call_id=call.id, name=call.name, started_ms=int(time.time() * 1000), spool=spool
         )
         try:
-            self.journal.record_tool_start(record)
+            await self.journal.record_tool_start(record)
         except SessionWriteError as exc:
             # Never run a command the session cannot remember starting; say so truthfully.
             self._close_spool(spool, ctx)

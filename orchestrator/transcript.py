@@ -1,26 +1,38 @@
 """The transcript: history, session file and broadcast, the one place an item becomes saved and
 visible.
 
-An item is committed in three steps, always in this order: it is written (whole, synced) to
-the session file, appended to the in-memory history, and announced to clients. A client never
-hears of an item that is not on disk.
+An item is committed in three steps, always in this order: it joins the in-memory history,
+it is written (whole, synced) to the session file, and it is announced to clients. A client
+never hears of an item that is not on disk, and no request is built from a history the file
+does not hold (:meth:`Transcript.settled` comes first).
+
+Served pods write on the process's writer threads (:meth:`Transcript.write_in_background`):
+commits made in one stretch of the event loop go out as one batch with one ``fdatasync``
+(group commit), and batches of one session complete in order. Every event a client would
+have seen after a commit waits behind it, so clients see exactly the order a synchronous
+writer would give them, only without the loop stalling on the disk. Without the writer
+threads (a pod built for a test, a fork) each commit is written before it returns.
 
 When the disk refuses a write (full, I/O error), the record waits in memory, in order, and so
-does everything committed after it: nothing is in history or announced until it is on disk.
-Each later commit tries again, so the pod recovers by itself once space is free. Code that must
-not go on without durability (sending a request, starting a tool with side effects) calls
-:meth:`Transcript.require_durable`, which raises :class:`SessionWriteError`; the machine's
-history surgery just commits, and its records wait with the rest.
+does every record committed after it; none of them is announced until it is on disk. Each
+later commit tries again, so the pod recovers by itself once space is free. Code that must
+not go on without durability (sending a request, starting a tool with side effects) awaits
+:meth:`Transcript.settled` or calls :meth:`Transcript.require_durable`, which raise
+:class:`SessionWriteError`; the machine's history surgery just commits, and its records wait
+with the rest.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -47,7 +59,14 @@ from orchestrator.protocol import (
     UserMessageData,
     encode_event,
 )
-from orchestrator.session import SessionWriteError, SessionWriter, ToolStartRecord
+from orchestrator.session import (
+    PruneRecord,
+    SessionWriteError,
+    SessionWriter,
+    ToolStartRecord,
+    TurnEndRecord,
+    item_line,
+)
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +96,39 @@ class _RecordWrite:
     record: BaseModel
 
 
+@dataclass(frozen=True, slots=True)
+class _Broadcast:
+    """Something told to clients that waits for the writes committed before it (an event, a
+    reply); it is not written."""
+
+    send: Callable[[], None]
+
+
 _Write = _ItemWrite | _TurnEndWrite | _PruneWrite | _RecordWrite
+_Entry = _Write | _Broadcast
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Records handed to a writer thread together: one write and one sync."""
+
+    entries: list[_Entry]
+    future: Future[None] = field(default_factory=Future)
+
+
+def _line(write: _Write) -> bytes:
+    if isinstance(write, _ItemWrite):
+        return item_line(write.encoded)
+    if isinstance(write, _TurnEndWrite):
+        return TurnEndRecord(turn=write.turn, result=write.result).model_dump_json().encode()
+    if isinstance(write, _PruneWrite):
+        record = PruneRecord(before_turn=write.before_turn, prunable_tokens=write.prunable_tokens)
+        return record.model_dump_json().encode()
+    return write.record.model_dump_json().encode()
 
 
 class Transcript:
-    """Commits items (disk, then history, then clients) and broadcasts events."""
+    """Commits items (history, then disk, then clients) and broadcasts events, in order."""
 
     def __init__(
         self,
@@ -100,56 +147,71 @@ class Transcript:
         self.clean_result = clean_result
         """Applied to every tool result before it is committed (known secrets redacted)."""
         self.startup_alerts: list[dict[str, Any]] = []
+        """Alerts raised while the pod was being built, for the ``history`` reply."""
         self.serving = False
         """Set once clients can connect; alerts raised before then are kept for them."""
-        """Alerts raised while the pod was being built, for the ``history`` reply."""
         self.write_error: SessionWriteError | None = None
         """The last failed write, while records are waiting for the disk."""
-        self._waiting: deque[_Write] = deque()
+        self._waiting: deque[_Entry] = deque()
+        self._writes = 0
+        """How many of ``_waiting`` are records (the rest are events held behind them)."""
+        self._pool: Executor | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._batch: _Batch | None = None
+        self._kicked = False
+        self._settled: list[asyncio.Future[None]] = []
         if item_json is None:
             item_json = [encode_item(item) for item in history.items]
         elif len(item_json) != len(history.items):
             raise ValueError(f"{len(item_json)} item texts for {len(history.items)} items")
         self._item_json: list[bytes] = item_json
 
+    def write_in_background(self, pool: Executor) -> None:
+        """From now on, write on ``pool``'s threads, in batches (call on the pod's loop)."""
+        self._loop = asyncio.get_running_loop()
+        self._pool = pool
+
     # -- committing -------------------------------------------------------------------------
 
     def commit(self, item: Item) -> Item:
-        """Number the item and write it; it is in history and announced once it is on disk.
+        """Number the item, add it to history and write it; it is announced once on disk.
 
         Returns the numbered item, whether or not the disk took it yet (see
-        :attr:`write_error`); a caller that needs it durable calls :meth:`require_durable`.
+        :attr:`write_error`); a caller that needs it durable awaits :meth:`settled`.
         """
         if self.clean_result is not None and isinstance(item, ToolResult):
             item = self.clean_result(item)
-        stored = self.history.stamp(item)
-        self._waiting.append(_ItemWrite(stored, encode_item(stored)))
-        self.flush()
+        stored = self.history.add(self.history.stamp(item))
+        self._queue(_ItemWrite(stored, encode_item(stored)))
         return stored
 
     def end_turn(self, turn: int, result: str) -> None:
         """Record that a turn closed for good."""
-        self._waiting.append(_TurnEndWrite(turn, result))
-        self.flush()
+        self._queue(_TurnEndWrite(turn, result))
 
     def record_prune(self, before_turn: int, prunable_tokens: int) -> None:
         """Record that the prune bound moved."""
-        self._waiting.append(_PruneWrite(before_turn, prunable_tokens))
-        self.flush()
+        self._queue(_PruneWrite(before_turn, prunable_tokens))
 
     def keep(self, record: BaseModel) -> None:
         """Write a record that must not be lost but need not hold anything up (an "always"
         answer): when the disk refuses it, it waits in order with the items."""
-        self._waiting.append(_RecordWrite(record))
-        self.flush()
+        self._queue(_RecordWrite(record))
 
-    def record_tool_start(self, record: ToolStartRecord) -> None:
-        """Write the write-ahead record of a tool call; raises unless it is on disk."""
-        self.require_durable()
+    async def record_tool_start(self, record: ToolStartRecord) -> None:
+        """Write the write-ahead record of a tool call; raises unless it (and everything
+        committed before it) is on disk, and then it is not written later either."""
+        write = _RecordWrite(record)  # in one batch with the call's message, when they meet
+        self._queue(write)
         try:
-            self.session.tool_start(record)
-        except SessionWriteError as exc:
-            self._failed(exc)
+            await self.settled()
+        except SessionWriteError:
+            # The call will be closed as not run: its start must not reach the file later.
+            for index, entry in enumerate(self._waiting):
+                if entry is write:
+                    del self._waiting[index]
+                    self._writes -= 1
+                    break
             raise
 
     def record(self, record: BaseModel) -> None:
@@ -173,50 +235,144 @@ class Transcript:
     @property
     def durable(self) -> bool:
         """True when everything committed is on disk."""
-        return not self._waiting
+        return self._writes == 0
 
     @property
     def waiting(self) -> int:
-        """How many records wait for the disk."""
-        return len(self._waiting)
+        """How many records wait for the disk (or for a writer thread)."""
+        return self._writes
 
     def require_durable(self) -> None:
-        """Raise :class:`SessionWriteError` unless everything committed is on disk."""
+        """Raise :class:`SessionWriteError` unless everything committed is on disk.
+
+        With writer threads this waits for them on the calling thread: for the few records
+        that must be on disk before a synchronous caller goes on (an unload, a rewind).
+        """
         self.flush()
         if self.write_error is not None:
             raise self.write_error
 
+    async def settled(self) -> None:
+        """Wait until everything committed is on disk; raise :class:`SessionWriteError` when
+        the disk refuses it (the records wait, and a later commit tries again)."""
+        if self._pool is None:
+            self.require_durable()
+            return
+        while self._writes:
+            if self._batch is None:
+                self._start_batch()  # now, or again after a failure
+            waiter = asyncio.get_running_loop().create_future()
+            self._settled.append(waiter)
+            await waiter
+            if self._batch is None and self.write_error is not None:
+                raise self.write_error
+
     def flush(self) -> bool:
-        """Write what waits, in order; True when nothing waits any more."""
-        while self._waiting:
-            write = self._waiting[0]
+        """Write what waits, in order, on this thread; True when nothing waits any more."""
+        if self._batch is not None:
+            batch = self._batch
+            with contextlib.suppress(SessionWriteError):
+                batch.future.result()  # the one in flight first: order is the file's
+            self._finish_batch(batch)
+        if self._writes:
+            entries = list(self._waiting)
             try:
-                self._write(write)
+                self.session.write_lines(
+                    [_line(e) for e in entries if not isinstance(e, _Broadcast)]
+                )
             except SessionWriteError as exc:
-                self._failed(exc)
-                return False
+                self._done(entries, exc)
+            else:
+                self._done(entries, None)
+        self._wake()
+        return not self._writes
+
+    def close(self) -> None:
+        """Write what waits (if the disk takes it), then close the session file."""
+        with contextlib.suppress(SessionWriteError):
+            self.require_durable()
+        self.session.close()
+
+    def _queue(self, write: _Write) -> None:
+        self._waiting.append(write)
+        self._writes += 1
+        if self._pool is None:
+            self.flush()
+        elif self._batch is None and not self._kicked and self._loop is not None:
+            # On the next turn of the loop: whatever else this stretch commits joins the batch.
+            self._kicked = True
+            self._loop.call_soon(self._start_batch)
+
+    def _start_batch(self) -> None:
+        self._kicked = False
+        if self._batch is not None or not self._writes or self._pool is None:
+            return
+        entries = list(self._waiting)
+        lines = [_line(e) for e in entries if not isinstance(e, _Broadcast)]
+        batch = _Batch(entries, self._pool.submit(self.session.write_lines, lines))
+        self._batch = batch
+        loop = self._loop
+        assert loop is not None
+
+        def landed(_: Future[None]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: close() settles it
+                loop.call_soon_threadsafe(self._landed, batch)
+
+        batch.future.add_done_callback(landed)
+
+    def _landed(self, batch: _Batch) -> None:
+        """A writer thread finished ``batch`` (on the loop)."""
+        if self._batch is not batch:
+            return  # :meth:`flush` finished it already
+        self._finish_batch(batch)
+        if self._writes and self.write_error is None:
+            self._start_batch()  # what was committed meanwhile: the next group
+        self._wake()
+
+    def _finish_batch(self, batch: _Batch) -> None:
+        self._batch = None
+        exc = batch.future.exception()
+        if exc is not None and not isinstance(exc, SessionWriteError):
+            # Not the disk refusing (a bug in encoding, say): the records are not on disk.
+            log.error("session write failed", exc_info=exc)
+            exc = SessionWriteError(self.session.path, OSError(str(exc)))
+        self._done(batch.entries, exc)
+
+    def _done(self, entries: list[_Entry], exc: SessionWriteError | None) -> None:
+        """``entries`` (the head of the queue) reached the disk, or ``exc`` says they did not."""
+        if exc is not None:
+            # The records wait in order; the events held behind them are told now, as a
+            # synchronous writer would have told them while the disk refused.
+            held = [e for e in self._waiting if isinstance(e, _Broadcast)]
+            self._waiting = deque(e for e in self._waiting if not isinstance(e, _Broadcast))
+            for event in held:
+                event.send()
+            self._failed(exc)
+            return
+        for entry in entries:
             self._waiting.popleft()
-            if isinstance(write, _ItemWrite):
-                self.history.add(write.item)
-                self._item_json.append(write.encoded)
-                self._announce(write.item)
+            if isinstance(entry, _Broadcast):
+                entry.send()
+                continue
+            self._writes -= 1
+            if isinstance(entry, _ItemWrite):
+                self._item_json.append(entry.encoded)
+                self._announce(entry.item)
+        while self._waiting and isinstance(self._waiting[0], _Broadcast):
+            self._waiting.popleft().send()  # type: ignore[union-attr]
         if self.write_error is not None:
             self.write_error = None
             self.alert("info", "session", f"the session file {self.session.path} is writable again")
-        return True
 
-    def _write(self, write: _Write) -> None:
-        if isinstance(write, _ItemWrite):
-            self.session.append_item(write.item, encoded=write.encoded)
-        elif isinstance(write, _TurnEndWrite):
-            self.session.turn_end(write.turn, write.result)
-        elif isinstance(write, _PruneWrite):
-            self.session.prune(write.before_turn, write.prunable_tokens)
-        else:
-            self.session.record(write.record)
+    def _wake(self) -> None:
+        waiters, self._settled = self._settled, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _failed(self, exc: SessionWriteError) -> None:
-        if self.write_error is None:
+        first, self.write_error = self.write_error is None, exc  # set first: alerts go out now
+        if first:
             self.alert(
                 "error",
                 "session",
@@ -224,18 +380,26 @@ class Transcript:
                 "and is written as soon as the disk takes it. Free some space, then resume "
                 "or send again.",
             )
-        self.write_error = exc
 
     def view(self) -> list[Item]:
-        """Committed items including those still waiting for the disk (for history surgery)."""
-        waiting = [w.item for w in self._waiting if isinstance(w, _ItemWrite)]
-        return [*self.history.items, *waiting] if waiting else self.history.items
+        """Committed items, including those still waiting for the disk (history surgery)."""
+        return self.history.items
 
     # -- events -----------------------------------------------------------------------------
 
     def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:
-        """Broadcast one event to every client."""
-        self.broadcast(encode_event(event, data))
+        """Broadcast one event to every client, after every item committed before it."""
+        line = encode_event(event, data)
+        self.after_writes(lambda: self.broadcast(line))
+
+    def after_writes(self, send: Callable[[], None]) -> None:
+        """Call ``send`` once everything committed so far is on disk (now, when it is, or
+        when the disk refuses it): what a client is told never runs ahead of the records
+        before it, so a ``get_history`` asked after ``idle`` holds the turn's last answer."""
+        if self._writes and self.write_error is None:
+            self._waiting.append(_Broadcast(send))
+        else:
+            send()
 
     def alert(self, level: str, source: str, message: str) -> None:
         """Broadcast an alert a person should see."""
@@ -261,27 +425,30 @@ class Transcript:
         tail = fields.encode("utf-8", "backslashreplace")
         return b'{"event": "history", "data": {"items": [' + items + b"], " + tail + b"}}\n"
 
+    def _tell(self, event: str, data: BaseModel) -> None:
+        self.broadcast(encode_event(event, data))  # at once: never behind later records
+
     def _announce(self, stored: Item) -> None:
         """Tell clients about an item that is now on disk."""
         if isinstance(stored, UserMessage):
-            self.emit("user_message", UserMessageData(segments=stored.segments, seq=stored.seq))
+            self._tell("user_message", UserMessageData(segments=stored.segments, seq=stored.seq))
         elif isinstance(stored, AssistantMessage):
             for block in stored.blocks:
                 if isinstance(block, TextBlock):
-                    self.emit("text_done", TextData(text=block.text, seq=stored.seq))
+                    self._tell("text_done", TextData(text=block.text, seq=stored.seq))
                 elif isinstance(block, ToolUseBlock):
                     if stored.synthetic:
-                        self.emit(
+                        self._tell(
                             "tool_call_start", ToolCallStartData(id=block.id, name=block.name)
                         )
-                    self.emit(
+                    self._tell(
                         "tool_call_done",
                         ToolCallDoneData(
                             id=block.id, name=block.name, arguments=block.input, seq=stored.seq
                         ),
                     )
         elif isinstance(stored, ToolResult):
-            self.emit(
+            self._tell(
                 "tool_result",
                 ToolResultData(
                     id=stored.call_id,
@@ -293,7 +460,7 @@ class Transcript:
                 ),
             )
         elif isinstance(stored, Compaction):
-            self.emit(
+            self._tell(
                 "compaction",
                 CompactionData(
                     seq=stored.seq,
@@ -307,7 +474,7 @@ class Transcript:
                 ),
             )
         else:
-            self.emit(
+            self._tell(
                 "system_note",
                 SystemNoteData(text=stored.text, origin=stored.origin, seq=stored.seq),
             )

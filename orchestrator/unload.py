@@ -102,7 +102,7 @@ def unload_session(controller: Controller) -> UnloadRecord:
         controller.transcript.record(held)
     except SessionWriteError as exc:
         raise UnloadBlocked([str(exc)]) from None
-    controller.transcript.session.close()
+    controller.transcript.close()
     return held
 
 

@@ -77,7 +77,8 @@ from orchestrator.session.records import (
     UnloadRecord,
 )
 from orchestrator.session.spools import ToolSpools
-from orchestrator.session.writer import SessionWriter, is_disk_full
+from orchestrator.session.write_pool import session_write_pool
+from orchestrator.session.writer import SessionWriter, is_disk_full, item_line
 
 __all__ = [
     "SESSION_VERSION",
@@ -113,6 +114,7 @@ __all__ = [
     "ensure_private_dir",
     "has_content",
     "is_disk_full",
+    "item_line",
     "latest_session",
     "list_sessions",
     "load_session",
@@ -123,6 +125,7 @@ __all__ = [
     "session_files",
     "session_holder",
     "session_title",
+    "session_write_pool",
     "sessions_dir",
     "summarize_session",
 ]

@@ -74,7 +74,16 @@ class SessionWriter:
 
     def _write(self, line: bytes) -> None:
         """Write one whole line and sync it, or leave the file as it was and raise."""
-        data = (b"\n" if self._torn else b"") + line + b"\n"
+        self.write_lines([line])
+
+    def write_lines(self, lines: list[bytes]) -> None:
+        """Write whole lines (already encoded records) with one sync: all of them are on disk
+        afterwards, or none is and it raises :class:`SessionWriteError`.
+
+        Safe to call from a worker thread, as long as one call at a time uses this writer
+        (:class:`orchestrator.transcript.Transcript` keeps at most one batch in flight).
+        """
+        data = (b"\n" if self._torn else b"") + b"\n".join(lines) + b"\n"
         view = memoryview(data)
         try:
             while view:
@@ -98,8 +107,7 @@ class SessionWriter:
     def append_item(self, item: Item, *, encoded: bytes | None = None) -> None:
         """Persist one committed item (``encoded``: its :func:`encode_item`, when the caller
         has it already)."""
-        body = encoded if encoded is not None else encode_item(item)
-        self._write(ITEM_LINE_PREFIX + body + b"}")
+        self._write(item_line(encoded if encoded is not None else encode_item(item)))
 
     def turn_end(self, turn: int, result: str) -> None:
         """Persist that a turn closed."""
@@ -129,6 +137,11 @@ class SessionWriter:
                 os.close(self._fd)
             self._fd = -1
         self._lock.release()
+
+
+def item_line(encoded: bytes) -> bytes:
+    """The session line of an item, from its :func:`encode_item` JSON."""
+    return ITEM_LINE_PREFIX + encoded + b"}"
 
 
 def is_disk_full(exc: SessionWriteError) -> bool:

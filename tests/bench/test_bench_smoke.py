@@ -29,6 +29,7 @@ from bench import (
     peers,
     reload,
     round_overhead,
+    session_writes,
     startup,
     subpods,
 )
@@ -170,6 +171,18 @@ def test_reload_quick() -> None:
     for key in ("load", "reload", "reload_cpu", "reload_off_loop"):
         assert_latency(figures[key], reload.QUICK_SAMPLES)
     assert figures["reload"]["p50_ms"] >= figures["load"]["p50_ms"]
+
+
+def test_session_writes_quick() -> None:
+    result = session_writes.run(quick=True)
+    assert_shape(result, "session_writes")
+    on_loop, threaded = result["results"]["on_loop"], result["results"]["writer_threads"]
+    # On the loop every record is a sync of its own (4 a round); the writer threads group the
+    # result with the note, and the tool's start with the message before it when they meet.
+    assert on_loop["syncs_per_round"] == 4
+    assert 1 <= threaded["syncs_per_round"] < on_loop["syncs_per_round"]
+    for figures in (on_loop, threaded):
+        assert figures["loop_late_ms"]["n"] > 0
 
 
 def test_context_quick() -> None:

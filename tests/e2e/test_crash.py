@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -38,6 +39,13 @@ async def test_kill_9_mid_tool_then_continue(workspace: Path, short_dir: Path) -
         await c.send("run", {"input": "do the long thing"})
         await c.wait_for("status", state="executing_tools")
         before = (await c.request("get_history")).data["items"]
+        # The command's write-ahead record is on disk once it runs (what this test is about).
+        for _ in range(1000):
+            if b'"tool_start"' in session.read_bytes():
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise AssertionError("the running command has no tool_start record")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
         await c.close()

@@ -86,7 +86,7 @@ class RefusingJournal:
 
     durable = False
 
-    def record_tool_start(self, record: ToolStartRecord) -> None:
+    async def record_tool_start(self, record: ToolStartRecord) -> None:
         raise SessionWriteError(Path("/s.jsonl"), OSError(28, "No space left on device"))
 
 
