@@ -307,7 +307,7 @@ def build_pod(
         from orchestrator.subpods.children import ParentLinks
 
         children.links = ParentLinks(
-            record=transcript.record,
+            record=transcript.persist,
             emit=transcript.emit,
             alert=transcript.alert,
             approvals=approvals,
@@ -373,7 +373,7 @@ def command_hooks(config: PodConfig, session_path: Path, transcript: Transcript)
             cwd=config.workspace,
             permission_mode=config.permissions.mode,
         ),
-        record=transcript.record,
+        record=transcript.persist,
         alert=lambda level, message: transcript.alert(level, "hooks", message),
     )
 

@@ -199,14 +199,19 @@ class Transcript:
         self._queue(_RecordWrite(record))
 
     async def record_tool_start(self, record: ToolStartRecord) -> None:
-        """Write the write-ahead record of a tool call; raises unless it (and everything
-        committed before it) is on disk, and then it is not written later either."""
-        write = _RecordWrite(record)  # in one batch with the call's message, when they meet
+        """Write the write-ahead record of a tool call (see :meth:`persist`)."""
+        await self.persist(record)
+
+    async def persist(self, record: BaseModel) -> None:
+        """Write a record the pod acts on (a tool's start, a hook's verdict, a child's link)
+        with the next batch; returns once it and everything before it are on disk. Raises
+        :class:`SessionWriteError` when the disk refuses it, and then it is not written
+        later either: the caller goes on as if it had never been made."""
+        write = _RecordWrite(record)  # in one batch with the commits before it, when they meet
         self._queue(write)
         try:
             await self.settled()
         except SessionWriteError:
-            # The call will be closed as not run: its start must not reach the file later.
             for index, entry in enumerate(self._waiting):
                 if entry is write:
                     del self._waiting[index]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +24,7 @@ class CommandHooks:
     config: HooksConfig
     runner: HookRunner
     context: HookContext
-    record: Callable[[HookRecord], None]
+    record: Callable[[HookRecord], Awaitable[None]]
     """Writes (and syncs) a record; raises when the session cannot take it."""
     alert: Callable[[str, str], None]
     """(level, message) for the person."""
@@ -54,7 +54,7 @@ class CommandHooks:
         verdict = decide(event, runs)
         for level, message in verdict.alerts:
             self.alert(level, message)
-        self.record(self._record(event, verdict, runs, tool=tool, call_id=call_id))
+        await self.record(self._record(event, verdict, runs, tool=tool, call_id=call_id))
         return verdict
 
     def _record(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import ctypes.util
 import gc
 import json
 import logging
@@ -47,6 +49,23 @@ def release_unloaded() -> None:
     gc.unfreeze()
     gc.collect()
     gc.freeze()
+    _trim_heap()
+
+
+def _trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``).
+
+    An unloaded pod's memory returns to the allocator, not to the system: its arenas keep the
+    freed pages, so a host that loaded a thousand sessions once stays that big. Trimming after
+    a burst of evictions returns them; elsewhere (musl, macOS) it is skipped.
+    """
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim.argtypes = [ctypes.c_size_t]
+    trim(0)
 
 
 def control_socket() -> Path:

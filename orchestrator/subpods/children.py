@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +54,7 @@ from orchestrator.tools.base import PartialOutput, ToolError, ToolOutput
 class ParentLinks:
     """What the children need of their parent pod (set once the controller exists)."""
 
-    record: Callable[[BaseModel], None]
+    record: Callable[[BaseModel], Awaitable[None]]
     """Write and sync a session record (the child's write-ahead link)."""
     emit: Callable[[str, BaseModel], None]
     alert: Callable[[str, str, str], None]
@@ -204,7 +204,7 @@ class Children:
         except OSError as exc:
             raise ToolError(f"cannot make {self.folder}: {exc.strerror}") from None
         if record.call_id not in self.records:
-            links.record(record)  # synced: from here on the call is this child's
+            await links.record(record)  # synced: from here on the call is this child's
             self.records[record.call_id] = record
         if record.isolation == "worktree":
             try:

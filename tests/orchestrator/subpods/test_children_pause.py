@@ -44,8 +44,11 @@ async def test_a_cancelled_call_returns_only_once_its_child_paused(tmp_path: Pat
         session_path=tmp_path / "s.jsonl",
         records={},
     )
+    async def record(_: object) -> None:
+        pass
+
     children.links = ParentLinks(
-        record=lambda record: None,
+        record=record,
         emit=lambda name, data: None,
         alert=lambda level, source, text: None,
         approvals=None,  # type: ignore[arg-type]  # never asked here
