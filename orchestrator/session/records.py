@@ -283,6 +283,18 @@ class UnloadRecord(BaseModel):
     """Files the pod's tools wrote (snapshots of a workspace over budget hold only these)."""
 
 
+class FenceRecord(BaseModel):
+    """A host took the pod over at ``epoch`` (``orchestrator.session.fencing``): a record with
+    a lower epoch after this line was written by a host that had lost the pod, and is skipped.
+    """
+
+    type: Literal["fence"] = "fence"
+    epoch: int
+    host: str = ""
+    """Which host claimed it (for people reading the file)."""
+    at_ms: int = 0
+
+
 Record = Annotated[
     ItemRecord
     | TurnEndRecord
@@ -296,7 +308,8 @@ Record = Annotated[
     | HookRecord
     | HeldPromptRecord
     | GrantRecord
-    | UnloadRecord,
+    | UnloadRecord
+    | FenceRecord,
     Field(discriminator="type"),
 ]
 RECORD: TypeAdapter[Record] = TypeAdapter(Record)

@@ -15,6 +15,7 @@ from orchestrator.history import Item, encode_item
 from orchestrator.regular_file import open_regular
 from orchestrator.session.catalog import ensure_private_dir
 from orchestrator.session.errors import SessionError, SessionWriteError
+from orchestrator.session.fencing import Fence
 from orchestrator.session.lock import SessionLock
 from orchestrator.session.records import (
     ITEM_LINE_PREFIX,
@@ -37,9 +38,13 @@ class SessionWriter:
         workspace: Path,
         holder: dict[str, Any] | None = None,
         header: dict[str, Any] | None = None,
+        fence: Fence | None = None,
     ) -> None:
-        """``header``: more fields for the header of a new file (``forked_from``)."""
+        """``header``: more fields for the header of a new file (``forked_from``). ``fence``:
+        a fleet pod's ownership epoch, checked before and stamped on every record
+        (:mod:`orchestrator.session.fencing`)."""
         self.path = path
+        self._fence = fence
         ensure_private_dir(path.parent)
         self._lock = SessionLock(path, holder={"pod": pod, "pid": os.getpid(), **(holder or {})})
         try:
@@ -74,6 +79,8 @@ class SessionWriter:
 
     def _write(self, line: bytes) -> None:
         """Write one whole line and sync it, or leave the file as it was and raise."""
+        if self._fence is not None:
+            line = self._fence.stamp(line, self.path)
         data = (b"\n" if self._torn else b"") + line + b"\n"
         view = memoryview(data)
         try:
