@@ -250,6 +250,8 @@ class HeldPrompt(BaseModel):
     """Items committed right after it (file bodies, images), in order."""
     preread: list[FileRefSegment] = Field(default_factory=list)
     """Refs read inside the turn once it is committed."""
+    request_id: str | None = None
+    """The ``run``'s client request id (see ``UserMessage.request_id``)."""
 
 
 class UnloadRecord(BaseModel):
