@@ -57,6 +57,22 @@ def connect(address: str = "auto") -> None:
         )
 
 
+def start_local(*, num_cpus: int = 1, object_store_mb: int = 80) -> None:
+    """A one-node Ray cluster owned by this process (tests, benches); ``ray.shutdown()``
+    ends it. :class:`FleetError` when Ray cannot start here."""
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    try:
+        ray.init(
+            num_cpus=num_cpus,
+            namespace=NAMESPACE,
+            include_dashboard=False,
+            object_store_memory=object_store_mb * 1024 * 1024,
+            log_to_driver=False,
+        )
+    except Exception as exc:  # shared memory, ports, a sandbox: Ray says which
+        raise FleetError(f"a local Ray cluster cannot start here: {exc}") from None
+
+
 def start_head(temp_dir: Path, *, num_cpus: int = 1, port: int = 6379) -> str:
     """``ray start --head`` on this machine; the address other nodes join with."""
     env = {**os.environ, "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
@@ -232,6 +248,7 @@ __all__ = [
     "host_name",
     "live_nodes",
     "start_head",
+    "start_local",
     "status",
     "teardown",
 ]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,8 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the fleet extra (Ray) is not installed")
 
-from orchestrator.fleet.cluster import deploy, status, teardown  # noqa: E402
-from orchestrator.fleet.directory import NAMESPACE, Directory  # noqa: E402
+from orchestrator.fleet.cluster import deploy, start_local, status, teardown  # noqa: E402
+from orchestrator.fleet.directory import NAMESPACE, Directory, FleetError  # noqa: E402
 from orchestrator.fleet.raykv import RayKV  # noqa: E402
 from orchestrator.history import UserMessage  # noqa: E402
 from orchestrator.host import ask_host  # noqa: E402
@@ -29,17 +28,10 @@ pytestmark = [pytest.mark.fleet, pytest.mark.slow]
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A one-node cluster of this process with two hosts and a gateway; the gateway's dir."""
     root = tmp_path_factory.mktemp("fleet")
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     try:
-        ray.init(
-            num_cpus=1,
-            namespace=NAMESPACE,
-            include_dashboard=False,
-            object_store_memory=80 * 1024 * 1024,
-            log_to_driver=False,
-        )
-    except Exception as exc:  # no shared memory, no ports: say so instead of failing
-        pytest.skip(f"a local Ray cluster cannot start here: {exc}")
+        start_local()
+    except FleetError as exc:  # no shared memory, no ports: say so instead of failing
+        pytest.skip(str(exc))
     try:
         out = deploy(root, hosts_per_node=2)
         (gateway,) = out["gateways"].values()
