@@ -26,7 +26,8 @@ BENCHMARKS: tuple[str, ...] = (
 )
 """Module names under ``bench``, in the order ``python -m bench`` runs them."""
 
-STANDALONE: tuple[str, ...] = ("kill9",)
-"""Long scripts run on their own (``python -m bench.kill9 --turns 100``), not by the suite."""
+STANDALONE: tuple[str, ...] = ("kill9", "fleet_overhead")
+"""Long scripts run on their own (``python -m bench.kill9 --turns 100``), not by the suite;
+``fleet_overhead`` needs the ``fleet`` extra (Ray) and starts a Ray cluster."""
 
 __all__ = ["BENCHMARKS", "STANDALONE"]

@@ -11,6 +11,7 @@ the machine through :mod:`orchestrator.methods`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -116,6 +117,7 @@ def held_submission(record: HeldPromptRecord) -> Submission:
         text=message.text,
         attach=[item_from_json(item) for item in record.attach],
         preread=[FileRefSegment.model_validate(segment) for segment in record.preread],
+        request_id=message.request_id,
     )
 
 
@@ -312,12 +314,30 @@ class Controller:
 
     # -- machine actions (states.LifecycleModel) -------------------------------------------
 
-    def stash_file_refs(self, segments: list[Segment]) -> None:
-        """Resolve the submit's refs now; failures become alerts and placeholders."""
+    def stash_file_refs(
+        self, segments: list[Segment], client_request_id: str | None = None
+    ) -> None:
+        """Resolve the submit's refs now; failures become alerts and placeholders.
+        ``client_request_id``: the ``run``'s, kept on its user message."""
         submission = resolve_submission(segments, fs=self.fs, config=self.config)
+        submission = dataclasses.replace(submission, request_id=client_request_id)
         for alert in submission.alerts:
             self.alert(alert.level, alert.source, alert.message)
         self._submission = submission
+
+    def request_turn(self, request_id: str) -> int | None:
+        """The turn a ``run`` with this client request id committed its user message in, or
+        holds its prompt in (hooks deciding); None when no such run is in the session.
+
+        A scan, not an index: a ``run`` is rare next to its rounds, and a rewind that drops
+        the message makes the id new again, as the conversation it went with is gone."""
+        held = self._unsubmitted
+        if held is not None and held.request_id == request_id:
+            return self.history.turn
+        for item in reversed(self.transcript.view()):
+            if isinstance(item, UserMessage) and item.request_id == request_id:
+                return item.turn
+        return None
 
     def start_turn(self) -> None:
         """Begin a turn: notes, the user message and its refs, then the turn task."""
@@ -477,6 +497,7 @@ class Controller:
                 text=prompt.text,
                 attach=prompt.attach,
                 preread=prompt.preread,
+                request_id=prompt.request_id,
             )
             if prompt is not None
             else None,
@@ -516,6 +537,7 @@ class Controller:
                     text=held.prompt.text,
                     attach=list(held.prompt.attach),
                     preread=list(held.prompt.preread),
+                    request_id=held.prompt.request_id,
                 )
             self._prompt_seq = held.prompt_seq
         self._session_context = list(held.session_context)

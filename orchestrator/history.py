@@ -86,6 +86,9 @@ class UserMessage:
     turn: int = 0
     segments: list[Segment] = field(default_factory=list)
     text: str = ""
+    request_id: Annotated[str | None, Field(exclude_if=lambda v: v is None)] = None
+    """The client request id of the ``run`` that submitted it: a replay of that run is
+    answered ``duplicate`` instead of committing it again (``Controller.request_turn``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -73,8 +73,20 @@ class Methods:
             data = FileCompletionsData(prefix=params.prefix, candidates=candidates, id=request_id)
             reply(encode_event("file_completions", data))
         elif method == "run":
+            if params.request_id is not None:
+                turn = c.request_turn(params.request_id)
+                if turn is not None:
+                    message = f"run {params.request_id} was committed already (turn {turn}); not run again"
+                    reply(
+                        encode_event(
+                            "error", ErrorData(code="duplicate", message=message, id=request_id)
+                        )
+                    )
+                    return
             segments = run_segments(params.segments, exists=c.fs.exists)
-            self._event("run", reply, request_id, segments=segments)
+            self._event(
+                "run", reply, request_id, segments=segments, client_request_id=params.request_id
+            )
         elif method in ("notify", "pod_event"):
             note = note_for(method, params)
             try:

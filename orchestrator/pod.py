@@ -44,6 +44,7 @@ from orchestrator.repair import (
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.server import PodServer
 from orchestrator.session import (
+    Fence,
     GrantRecord,
     LoadedSession,
     PreparedHistory,
@@ -172,12 +173,14 @@ def build_pod(
     holder: dict[str, str] | None = None,
     on_stopped: Callable[[], None] | None = None,
     opened: tuple[Path, LoadedSession | None] | None = None,
+    fence: Fence | None = None,
 ) -> Pod:
     """Build every part of a pod around a broadcast function, each once, in dependency order.
 
     ``holder`` describes this pod in the session's lock file (e.g. its socket), so a second
     pod on the same session is told who holds it. ``opened``: what :func:`open_session` (or
     :func:`open_session_async`) returned for this config, so the file is not read twice.
+    ``fence``: a fleet pod's ownership epoch, checked and stamped on every session record.
     """
     fs = ScopedFS(config.workspace, read_roots=config.read_roots, write_roots=config.write_roots)
     session_path, loaded = (
@@ -186,7 +189,11 @@ def build_pod(
     alerts: list[tuple[str, str]] = [("warn", warning) for warning in config.load_warnings]
     # The transcript comes first: everything after it reports through it.
     session = SessionWriter(
-        session_path, pod=config.pod_name(), workspace=config.workspace, holder=holder
+        session_path,
+        pod=config.pod_name(),
+        workspace=config.workspace,
+        holder=holder,
+        fence=fence,
     )
     prepared = PreparedHistory(source=[], history=History(), texts=[], notes=[])
     if loaded is not None:
@@ -545,11 +552,12 @@ async def open_pod(
     provider: Provider | None = None,
     interceptors: InterceptorChain | None = None,
     listen: bool = True,
+    fence: Fence | None = None,
 ) -> ServedPod:
     """Build the pod and start serving it on ``socket_path``.
 
     ``listen=False`` (a host): the socket is someone else's, who hands connections over with
-    ``server.serve_connection``.
+    ``server.serve_connection``. ``fence``: a fleet pod's ownership epoch (:func:`build_pod`).
     """
     server: PodServer | None = None
     stopped = asyncio.Event()
@@ -573,6 +581,7 @@ async def open_pod(
         holder={"socket": str(socket_path)},
         on_stopped=stopped.set,
         opened=opened,
+        fence=fence,
     )
     controller = pod.controller
     ledger = _supervise_commands(controller)

@@ -49,10 +49,12 @@ class Submission:
     preread: list[FileRefSegment] = field(default_factory=list)
     """Refs read inside the turn as a synthetic ``read_file`` call (``synthetic_read``)."""
     alerts: list[Alert] = field(default_factory=list)
+    request_id: str | None = None
+    """The ``run``'s client request id, kept on the user message it commits."""
 
     def message(self) -> UserMessage:
         """The user message this submit commits."""
-        return UserMessage(segments=self.segments, text=self.text)
+        return UserMessage(segments=self.segments, text=self.text, request_id=self.request_id)
 
 
 def run_segments(segments: list[Segment], *, exists: Callable[[str], bool]) -> list[Segment]:

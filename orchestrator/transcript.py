@@ -61,6 +61,7 @@ from orchestrator.protocol import (
 )
 from orchestrator.session import (
     PruneRecord,
+    SessionFenced,
     SessionWriteError,
     SessionWriter,
     ToolStartRecord,
@@ -377,7 +378,9 @@ class Transcript:
 
     def _failed(self, exc: SessionWriteError) -> None:
         first, self.write_error = self.write_error is None, exc  # set first: alerts go out now
-        if first:
+        if first and isinstance(exc, SessionFenced):
+            self.alert("error", "session", str(exc))  # another host owns the pod: no retry helps
+        elif first:
             self.alert(
                 "error",
                 "session",

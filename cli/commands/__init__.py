@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "mcp",
     "jobs",
     "host",
+    "fleet",
 )
 
 

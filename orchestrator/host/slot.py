@@ -18,6 +18,7 @@ from pathlib import Path
 from orchestrator.config import PodConfig
 from orchestrator.pod import ServedPod, open_pod
 from orchestrator.server import bind_socket
+from orchestrator.session import Fence
 from orchestrator.unload import unload_blockers
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ class PodSlot:
     session the first one opened."""
     on_stopped: Callable[[PodSlot], None] = lambda slot: None
     """Called once the pod was shut down by a client (the host forgets it)."""
+    fence: Fence | None = None
+    """A fleet pod's ownership epoch (``orchestrator.fleet``): every load writes under it."""
     served: ServedPod | None = None
     last_active: float = field(default_factory=time.monotonic)
     loads: int = 0
@@ -99,6 +102,7 @@ class PodSlot:
                 socket_path=self.socket_path,
                 continue_=self.continue_,
                 listen=False,
+                fence=self.fence,
             )
             # From now on this pod is this session: every reload continues it.
             self.config = self.config.model_copy(update={"session": served.pod.session_path})

@@ -27,6 +27,7 @@ ErrorCode = Literal[
     "not_awaiting_approval",
     "internal",
     "forbidden",
+    "duplicate",
 ]
 RunResult = Literal["finished", "paused", "cancelled", "limit_reached", "errored"]
 

@@ -45,6 +45,10 @@ class RunParams(_Params):
 
     segments: list[Segment] = Field(default_factory=list)
     input: str | None = None
+    request_id: str | None = Field(default=None, min_length=1, max_length=200)
+    """A client request id, unique across clients (a UUID): the pod keeps it on the user
+    message the run commits, and answers a replay of it ``duplicate`` instead of committing
+    it again (a retry after a lost connection, a fleet gateway's replay)."""
 
     @model_validator(mode="after")
     def _input_or_segments(self) -> RunParams:

@@ -6,7 +6,7 @@ what the model saw can be reconstructed), ``tool_start`` (a tool with side effec
 to run: the write-ahead record that keeps Resume from running it twice after a crash),
 ``title`` (a name a person gave the session; without one, its first user message names it),
 ``job`` (a background job started or ended, :mod:`orchestrator.jobs`), ``grant`` (a person
-answered "always") or ``unload`` (the pod was closed without a shutdown, with what it held in
+answered "always"), ``fence`` (a fleet host took the pod over: :mod:`.fencing`) or ``unload`` (the pod was closed without a shutdown, with what it held in
 memory: :mod:`orchestrator.unload`).
 
 Readers skip a record type they do not know, with a warning, so adding a record type keeps
@@ -25,7 +25,11 @@ instead of splicing two conversations into one file.
 
 Files are created 0600 in 0700 directories: sessions hold source code and conversations.
 
-Modules: :mod:`.records` (the line types), :mod:`.writer` (appending), :mod:`.loading`
+A fleet pod's lines start with its owner's epoch, and the loader skips what a superseded
+owner wrote after the takeover (:mod:`.fencing`).
+
+Modules: :mod:`.records` (the line types), :mod:`.writer` (appending), :mod:`.fencing`
+(ownership epochs), :mod:`.loading`
 (reading back), :mod:`.lock` (one pod per session), :mod:`.spools` (tool output kept beside
 it), :mod:`.catalog` (a workspace's sessions and their names), :mod:`.errors`.
 """
@@ -46,6 +50,14 @@ from orchestrator.session.catalog import (
     summarize_session,
 )
 from orchestrator.session.errors import SessionError, SessionLocked, SessionWriteError
+from orchestrator.session.fencing import (
+    EpochStore,
+    Fence,
+    SessionFenced,
+    claim_session,
+    split_epoch,
+    stamp_line,
+)
 from orchestrator.session.loading import (
     LoadedSession,
     PreparedHistory,
@@ -58,6 +70,7 @@ from orchestrator.session.records import (
     SESSION_VERSION,
     CheckpointRecord,
     ChildRecord,
+    FenceRecord,
     GrantRecord,
     HeldNote,
     HeldPrompt,
@@ -84,6 +97,9 @@ __all__ = [
     "SESSION_VERSION",
     "CheckpointRecord",
     "ChildRecord",
+    "EpochStore",
+    "Fence",
+    "FenceRecord",
     "GrantRecord",
     "HeldNote",
     "HeldPrompt",
@@ -99,6 +115,7 @@ __all__ = [
     "RewindRecord",
     "RewindRestore",
     "SessionError",
+    "SessionFenced",
     "SessionHeader",
     "SessionLock",
     "SessionLocked",
@@ -110,6 +127,7 @@ __all__ = [
     "ToolStartRecord",
     "TurnEndRecord",
     "UnloadRecord",
+    "claim_session",
     "encoded_items",
     "ensure_private_dir",
     "has_content",
@@ -127,5 +145,7 @@ __all__ = [
     "session_title",
     "session_write_pool",
     "sessions_dir",
+    "split_epoch",
+    "stamp_line",
     "summarize_session",
 ]

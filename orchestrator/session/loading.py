@@ -10,11 +10,13 @@ from pydantic import ValidationError
 from orchestrator.history import ITEM_ADAPTER, History, Item, encode_item, item_from_json
 from orchestrator.regular_file import read_regular
 from orchestrator.session.errors import SessionError
+from orchestrator.session.fencing import EPOCH_PREFIX, split_epoch
 from orchestrator.session.records import (
     ITEM_LINE_PREFIX,
     RECORD,
     CheckpointRecord,
     ChildRecord,
+    FenceRecord,
     GrantRecord,
     HeldPromptRecord,
     HookRecord,
@@ -82,6 +84,8 @@ class LoadedSession:
     """"Always" answers of this session, oldest first."""
     unloaded: UnloadRecord | None = None
     """What the pod held in memory when it was last unloaded, while nothing came after it."""
+    epoch: int | None = None
+    """The ownership epoch of the latest ``fence`` record (a fleet pod); None outside a fleet."""
     prepared: PreparedHistory | None = None
     """The history made ready on a worker thread (``open_session_async``) for the pod built
     from this session next; None until then, and once that pod took it."""
@@ -113,8 +117,9 @@ def load_session(path: Path) -> LoadedSession:
         lines = lines[:-1]
     if not lines:
         raise SessionError(f"session {path} is empty")
+    high, first = split_epoch(lines[0])
     try:
-        header = SessionHeader.model_validate_json(lines[0])
+        header = SessionHeader.model_validate_json(first)
     except ValidationError:
         raise SessionError(f"{path}: line 1 is not a session header") from None
     session = LoadedSession(header=header, items=[], last_write_ms=mtime_ms(path))
@@ -122,6 +127,18 @@ def load_session(path: Path) -> LoadedSession:
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
+        if line.startswith(EPOCH_PREFIX):
+            # A fleet pod's line (orchestrator.session.fencing): one from a host that had
+            # lost the pod when it wrote is not part of the session.
+            epoch, line = split_epoch(line)
+            if epoch is not None:
+                if high is not None and epoch < high:
+                    session.warnings.append(
+                        f"{path.name}:{number}: record of a superseded owner (epoch {epoch} "
+                        f"< {high}) ignored"
+                    )
+                    continue
+                high = epoch
         if line.startswith(ITEM_LINE_PREFIX) and line.endswith(b"}"):
             # The common line, parsed once, straight into its item; a line this cannot read
             # goes the general way below, which reports it exactly as it always did.
@@ -177,6 +194,8 @@ def load_session(path: Path) -> LoadedSession:
             session.grants.append(record)
         elif isinstance(record, UnloadRecord):
             session.unloaded = record
+        elif isinstance(record, FenceRecord):
+            session.epoch = record.epoch
         elif isinstance(record, RewindRecord):
             session.unloaded = None
             if record.phase == "intent":

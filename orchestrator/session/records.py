@@ -250,6 +250,8 @@ class HeldPrompt(BaseModel):
     """Items committed right after it (file bodies, images), in order."""
     preread: list[FileRefSegment] = Field(default_factory=list)
     """Refs read inside the turn once it is committed."""
+    request_id: str | None = None
+    """The ``run``'s client request id (see ``UserMessage.request_id``)."""
 
 
 class UnloadRecord(BaseModel):
@@ -283,6 +285,18 @@ class UnloadRecord(BaseModel):
     """Files the pod's tools wrote (snapshots of a workspace over budget hold only these)."""
 
 
+class FenceRecord(BaseModel):
+    """A host took the pod over at ``epoch`` (``orchestrator.session.fencing``): a record with
+    a lower epoch after this line was written by a host that had lost the pod, and is skipped.
+    """
+
+    type: Literal["fence"] = "fence"
+    epoch: int
+    host: str = ""
+    """Which host claimed it (for people reading the file)."""
+    at_ms: int = 0
+
+
 Record = Annotated[
     ItemRecord
     | TurnEndRecord
@@ -296,7 +310,8 @@ Record = Annotated[
     | HookRecord
     | HeldPromptRecord
     | GrantRecord
-    | UnloadRecord,
+    | UnloadRecord
+    | FenceRecord,
     Field(discriminator="type"),
 ]
 RECORD: TypeAdapter[Record] = TypeAdapter(Record)

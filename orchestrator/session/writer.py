@@ -15,6 +15,7 @@ from orchestrator.history import Item, encode_item
 from orchestrator.regular_file import open_regular
 from orchestrator.session.catalog import ensure_private_dir
 from orchestrator.session.errors import SessionError, SessionWriteError
+from orchestrator.session.fencing import Fence, stamp_line
 from orchestrator.session.lock import SessionLock
 from orchestrator.session.records import (
     ITEM_LINE_PREFIX,
@@ -37,9 +38,13 @@ class SessionWriter:
         workspace: Path,
         holder: dict[str, Any] | None = None,
         header: dict[str, Any] | None = None,
+        fence: Fence | None = None,
     ) -> None:
-        """``header``: more fields for the header of a new file (``forked_from``)."""
+        """``header``: more fields for the header of a new file (``forked_from``). ``fence``:
+        a fleet pod's ownership epoch, checked before and stamped on every record
+        (:mod:`orchestrator.session.fencing`)."""
         self.path = path
+        self._fence = fence
         ensure_private_dir(path.parent)
         self._lock = SessionLock(path, holder={"pod": pod, "pid": os.getpid(), **(holder or {})})
         try:
@@ -81,8 +86,12 @@ class SessionWriter:
         afterwards, or none is and it raises :class:`SessionWriteError`.
 
         Safe to call from a worker thread, as long as one call at a time uses this writer
-        (:class:`orchestrator.transcript.Transcript` keeps at most one batch in flight).
+        (:class:`orchestrator.transcript.Transcript` keeps at most one batch in flight). A
+        fenced writer asks its epoch store once per batch, on that thread.
         """
+        if self._fence is not None:
+            self._fence.check(self.path)
+            lines = [stamp_line(line, self._fence.epoch) for line in lines]
         data = (b"\n" if self._torn else b"") + b"\n".join(lines) + b"\n"
         view = memoryview(data)
         try:

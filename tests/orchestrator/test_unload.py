@@ -231,15 +231,15 @@ async def test_a_paused_turn_still_reads_its_refs_after_a_reload(workspace: Path
     again.controller.transcript.session.close()
 
 
-async def test_a_prompt_held_for_its_hooks_is_submitted_after_a_reload(
-    workspace: Path, tmp_path: Path
-) -> None:
+async def held_for_hooks(workspace: Path, tmp_path: Path, **run: Any) -> tuple[Harness, Pod, Path]:
+    """A pod paused while its ``UserPromptSubmit`` hook holds the prompt of a ``run`` with
+    ``run`` as params; the hook lets it pass once the returned gate file exists."""
     gate, started = tmp_path / "gate", tmp_path / "started"
     wait = f"cat >/dev/null; touch {started}; while [ ! -e {gate} ]; do sleep 0.02; done"
     hooks = {"UserPromptSubmit": [{"matcher": "", "hooks": [{"command": wait}]}]}
     pods = Harness(workspace, hooks=hooks, sandbox={"mode": "off"})
     pod, _ = pods.build([])
-    send(pod, "run", input="explain @README.md")
+    send(pod, "run", **run)
     for _ in range(500):
         if started.exists():
             break
@@ -247,6 +247,13 @@ async def test_a_prompt_held_for_its_hooks_is_submitted_after_a_reload(
     assert started.exists(), "the UserPromptSubmit hook never started"
     send(pod, "pause")
     await settled(pod)
+    return pods, pod, gate
+
+
+async def test_a_prompt_held_for_its_hooks_is_submitted_after_a_reload(
+    workspace: Path, tmp_path: Path
+) -> None:
+    pods, pod, gate = await held_for_hooks(workspace, tmp_path, input="explain @README.md")
     assert pod.controller.state_id == "paused"
     assert not [i for i in pod.controller.history.items if isinstance(i, UserMessage)]
     held = unload_session(pod.controller)

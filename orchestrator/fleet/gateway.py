@@ -1,0 +1,285 @@
+"""The gateway of one node: today's JSON-lines protocol, forwarded to the host that owns
+the pod, so ``pod chat``, ``pod run``, the TUI and the conformance kit work unchanged.
+
+- **Unix sockets**, one per pod of the fleet (``<root>/gw-<node>/<pod>.sock``, 0600 in a 0700
+  directory: the local user only, as a pod's own socket), bound for every pod the directory
+  lists and kept in step with it.
+- **TCP** (optional, ``127.0.0.1`` unless told otherwise): the first line is
+  ``{"token": "...", "pod": "<name>"}``; a wrong token gets one ``forbidden`` error line and
+  the connection is closed. After it, the protocol is the pod's.
+- A **control socket** (``<root>/gw-<node>/control.sock``) takes ``load`` (add a pod: its
+  whole configuration, as ``pod host`` takes it) and ``list``.
+
+Per client connection the gateway opens a connection on the owning ``PodHost`` and streams
+what the pod writes back through a Ray streaming generator. A ``run`` without a
+``request_id`` gets one here, so a ``send`` the gateway retries on a new connection (the host
+died between two lines) is answered ``duplicate`` if it was committed, never run twice.
+When the host is lost mid-stream the client's connection is closed, as a pod's crash closes
+it: the client reconnects, and the pod comes back from its session (a running turn paused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+
+import ray
+from pydantic import ValidationError
+
+from orchestrator.config import PodConfig
+from orchestrator.fleet.directory import NAMESPACE, Directory, FleetError, Placement, choose_host
+from orchestrator.fleet.raykv import RayKV
+from orchestrator.host.control import HostReply, HostRequest, LoadParams
+from orchestrator.protocol import MAX_LINE_BYTES, ErrorData, encode_event
+from orchestrator.server import bind_socket
+from orchestrator.session import ensure_private_dir
+
+log = logging.getLogger(__name__)
+
+SYNC_EVERY_S = 1.0
+
+
+def with_request_id(line: bytes) -> bytes:
+    """A client line, with a fresh ``request_id`` if it is a ``run`` without one (anything
+    else, a line that is not JSON included, passes unchanged: the pod answers it)."""
+    if b'"run"' not in line:
+        return line
+    try:
+        raw = json.loads(line)
+    except ValueError:
+        return line
+    params = raw.get("params") if isinstance(raw, dict) else None
+    if raw.get("method") != "run" or not isinstance(params, dict) or "request_id" in params:
+        return line
+    params["request_id"] = f"gw-{uuid.uuid4()}"
+    return json.dumps(raw).encode() + b"\n"
+
+
+def gateway_dir(root: Path, node: str) -> Path:
+    """Where a node's gateway binds its sockets (short: a Unix socket path is ≤107 bytes)."""
+    return root / f"gw-{node[:8]}"
+
+
+class _Route:
+    """One client connection's way to its pod: the host actor and the connection on it."""
+
+    def __init__(self, host: Any, link: str) -> None:
+        self.host = host
+        self.link = link
+
+
+class Gateway:
+    """One node's gateway (run inside ``GatewayActor``, or in any process joined to Ray)."""
+
+    def __init__(self, node: str, *, tcp_host: str = "127.0.0.1", tcp_port: int = 0) -> None:
+        self.directory = Directory(RayKV())
+        settings = self.directory.settings()
+        self.root = Path(settings.root)
+        self.token = settings.token
+        self.dir = gateway_dir(self.root, node)
+        self.tcp_host, self.tcp_port = tcp_host, tcp_port
+        self._pods: dict[str, asyncio.Server] = {}
+        self._servers: list[asyncio.Server] = []
+        self._sync: asyncio.Task[None] | None = None
+
+    async def start(self) -> dict[str, Any]:
+        """Bind the control socket, every pod's socket and the TCP listener."""
+        if self._sync is None:
+            ensure_private_dir(self.dir)
+            control = bind_socket(self.dir / "control.sock")
+            self._servers.append(
+                await asyncio.start_unix_server(
+                    self._serve_control, sock=control, limit=MAX_LINE_BYTES
+                )
+            )
+            if self.tcp_port:
+                self._servers.append(
+                    await asyncio.start_server(
+                        self._serve_tcp, self.tcp_host, self.tcp_port, limit=MAX_LINE_BYTES
+                    )
+                )
+            await self.sync()
+            self._sync = asyncio.ensure_future(self._keep_in_sync())
+        return {"dir": str(self.dir), "tcp_port": self.tcp_port, "pods": sorted(self._pods)}
+
+    async def stop(self) -> None:
+        """Stop listening and remove the sockets."""
+        if self._sync is not None:
+            self._sync.cancel()
+        for server in [*self._servers, *self._pods.values()]:
+            server.close()
+        self._servers.clear()
+        for name in list(self._pods):
+            with contextlib.suppress(OSError):
+                (self.dir / f"{name}.sock").unlink()
+        self._pods.clear()
+        with contextlib.suppress(OSError):
+            (self.dir / "control.sock").unlink()
+
+    async def sync(self) -> None:
+        """Bind a socket for every pod the directory lists, and only those."""
+        listed = {p.pod for p in await asyncio.to_thread(self.directory.placements)}
+        for name in listed - set(self._pods):
+            sock = bind_socket(self.dir / f"{name}.sock")
+
+            async def serve(
+                reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pod: str = name
+            ) -> None:
+                await self.forward(pod, reader, writer)
+
+            self._pods[name] = await asyncio.start_unix_server(
+                serve, sock=sock, limit=MAX_LINE_BYTES
+            )
+        for name in set(self._pods) - listed:
+            self._pods.pop(name).close()
+            with contextlib.suppress(OSError):
+                (self.dir / f"{name}.sock").unlink()
+
+    async def _keep_in_sync(self) -> None:
+        while True:
+            await asyncio.sleep(SYNC_EVERY_S)
+            try:
+                await self.sync()
+            except Exception:  # the GCS may be briefly unreachable; try again next time
+                log.warning("could not sync the gateway with the directory", exc_info=True)
+
+    # -- forwarding --------------------------------------------------------------------------
+
+    async def _open(self, pod: str) -> _Route:
+        """A connection on the pod's owner (placing the pod first if no host owns it)."""
+        owner = await asyncio.to_thread(self.directory.owner, pod)
+        try:
+            host = ray.get_actor(owner, namespace=NAMESPACE)
+        except ValueError:
+            # The owner was removed for good (not restarting): another host takes the pod.
+            live = [h.name for h in self.directory.hosts() if h.name != owner]
+            host = ray.get_actor(choose_host(pod, live), namespace=NAMESPACE)
+        link = await host.open.remote(pod)
+        return _Route(host, link)
+
+    async def forward(
+        self, pod: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """Serve one client of ``pod`` until either side closes."""
+        try:
+            route = await self._open(pod)
+        except Exception as exc:
+            await _refuse(writer, "internal", f"pod {pod} is unavailable: {_reason(exc)}")
+            return
+        pump = asyncio.ensure_future(self._pump(route, writer))
+        try:
+            while line := await _next_line(reader, pump):
+                line = with_request_id(line)
+                try:
+                    await route.host.send.remote(route.link, line)
+                except (ray.exceptions.RayError, FleetError):
+                    # The host went between two lines: once more on a new connection. A
+                    # replayed run carries its request id, so it cannot commit twice.
+                    pump.cancel()
+                    route = await self._open(pod)
+                    pump = asyncio.ensure_future(self._pump(route, writer))
+                    await route.host.send.remote(route.link, line)
+        except Exception as exc:
+            log.info("client of %s: %s", pod, _reason(exc))
+        finally:
+            pump.cancel()
+            with contextlib.suppress(Exception):
+                route.host.close.remote(route.link)
+            writer.close()
+
+    async def _pump(self, route: _Route, writer: asyncio.StreamWriter) -> None:
+        """What the pod writes, to the client, until the pod or its host goes."""
+        try:
+            async for ref in route.host.events.remote(route.link):
+                writer.write(await ref)
+                await writer.drain()
+        except (ray.exceptions.RayError, ConnectionError) as exc:
+            log.info("stream of %s ended: %s", route.link, _reason(exc))
+        writer.close()
+
+    # -- TCP ---------------------------------------------------------------------------------
+
+    async def _serve_tcp(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            hello = json.loads(await asyncio.wait_for(reader.readline(), 10.0))
+            token, pod = str(hello.get("token", "")), str(hello.get("pod", ""))
+        except (ValueError, AttributeError, TimeoutError, ConnectionError):
+            token, pod = "", ""
+        if not hmac.compare_digest(token.encode(), self.token.encode()):
+            await _refuse(writer, "forbidden", "wrong or missing gateway token")
+            return
+        await self.forward(pod, reader, writer)
+
+    # -- control -----------------------------------------------------------------------------
+
+    async def _serve_control(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        with contextlib.suppress(ConnectionError):
+            while line := await reader.readline():
+                reply = await self._control_reply(line)
+                writer.write(reply.model_dump_json().encode() + b"\n")
+                await writer.drain()
+        writer.close()
+
+    async def _control_reply(self, line: bytes) -> HostReply:
+        """One control line answered: ``pod host``'s request and reply models, and its
+        ``load`` and ``list`` (a pod's other controls go to its host)."""
+        request_id = None
+        try:
+            request = HostRequest.model_validate_json(line)
+            request_id = request.id
+            if request.method == "list":
+                data: Any = [p.model_dump() for p in self.directory.placements()]
+            elif request.method == "load":
+                data = await self.add(LoadParams.model_validate(request.params).config)
+            else:
+                raise FleetError(f"a gateway does not {request.method}; use `pod fleet`")
+        except (FleetError, ValidationError, OSError) as exc:
+            return HostReply(id=request_id, ok=False, error=str(exc))
+        return HostReply(id=request_id, ok=True, data=data)
+
+    async def add(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """Add a pod to the fleet (its session on the fleet's shared storage unless its
+        configuration names one) and bind its socket; its placement as JSON."""
+        config = PodConfig.model_validate(raw)
+        name = config.pod_name()
+        found = self.directory.placement(name)
+        if found is None:
+            if config.session is None:
+                sessions = self.root / "sessions"
+                ensure_private_dir(sessions)
+                config = config.model_copy(update={"session": sessions / f"{name}.jsonl"})
+            found = Placement(pod=name, config=config.model_dump(mode="json"))
+            self.directory.place(found)
+        await self.sync()
+        return {**found.model_dump(), "socket": str(self.dir / f"{name}.sock")}
+
+
+async def _next_line(reader: asyncio.StreamReader, pump: asyncio.Future[None]) -> bytes:
+    """The client's next line, or ``b""`` once the pod's side ended first."""
+    read = asyncio.ensure_future(reader.readline())
+    waiting: list[asyncio.Future[Any]] = [read, pump]
+    await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+    if read.done():
+        return read.result()
+    read.cancel()
+    return b""
+
+
+async def _refuse(writer: asyncio.StreamWriter, code: str, message: str) -> None:
+    with contextlib.suppress(Exception):
+        writer.write(encode_event("error", ErrorData(code=code, message=message)))  # type: ignore[arg-type]
+        await writer.drain()
+    writer.close()
+
+
+def _reason(exc: BaseException) -> str:
+    cause = getattr(exc, "cause", None)
+    return str(cause if isinstance(cause, BaseException) else exc).splitlines()[0][:300]

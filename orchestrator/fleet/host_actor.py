@@ -1,0 +1,190 @@
+"""``PodHost``: one Ray actor serving many pods, as ``pod host`` does in one process.
+
+A few of them run per node (an actor is a process, ~47 MiB: never one per pod). Each wraps a
+:class:`orchestrator.host.Host`, which loads a pod from its session file when a connection
+arrives and unloads it when idle; what the actor adds is ownership. Before it serves a pod it
+takes the pod's next epoch in Ray's KV, claims the session file with it
+(``orchestrator.session.fencing``), and records itself in the directory; from then on every
+record of that pod is written under the epoch, and refused once another host took it over.
+
+Connections are byte streams: the gateway ``open``s one (the actor connects to the pod's
+socket inside its own process), ``send``s client lines into it, and reads what the pod writes
+through ``events``, a Ray streaming generator, one chunk per read (many lines under load).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from orchestrator.config import PodConfig
+from orchestrator.fleet.directory import Directory, FleetError
+from orchestrator.fleet.raykv import RayKV
+from orchestrator.host import Host, PodSlot
+from orchestrator.protocol import MAX_LINE_BYTES
+from orchestrator.session import Fence, claim_session
+
+log = logging.getLogger(__name__)
+
+CHUNK_BYTES = 1 << 16
+
+
+class PodHost:
+    """The pods this actor owns, and the connections gateways have open to them."""
+
+    def __init__(
+        self, name: str, *, idle_unload_s: float = 600.0, max_loaded: int | None = None
+    ) -> None:
+        self.name = name
+        self.directory = Directory(RayKV())
+        # The pods' own sockets are this process's business: short paths in a private dir.
+        self.sockets = Path(tempfile.mkdtemp(prefix=f"pod-{name}-"))
+        self.host = Host(
+            idle_unload_s=idle_unload_s,
+            max_loaded=max_loaded,
+            control_path=self.sockets / "host.sock",
+            registry_path=self.sockets / "host.registry",
+        )
+        self.fences: dict[str, Fence] = {}
+        self._links: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
+        self._ids = itertools.count(1)
+        self._started: asyncio.Task[None] | None = None
+        self._taking: dict[str, asyncio.Lock] = {}
+
+    async def _ready(self) -> None:
+        if self._started is None:
+            self._started = asyncio.ensure_future(self.host.start())
+        await self._started
+
+    # -- ownership ---------------------------------------------------------------------------
+
+    async def acquire(self, pod: str) -> dict[str, Any]:
+        """Own the pod (taking its next epoch unless this actor holds the current one) and
+        return its row."""
+        slot = await self._own(pod)
+        return self._row(slot)
+
+    async def _own(self, pod: str) -> PodSlot:
+        await self._ready()
+        lock = self._taking.setdefault(pod, asyncio.Lock())
+        async with lock:
+            slot = self.host.slots.get(pod)
+            fence = self.fences.get(pod)
+            if slot is not None and fence is not None:
+                if self.directory.epochs.current(pod) == fence.epoch:
+                    return slot
+                await self._drop(pod)  # superseded: another host owns it now
+            placement = self.directory.placement(pod)
+            if placement is None:
+                raise FleetError(f"the fleet has no pod named {pod}")
+            config = PodConfig.model_validate(placement.config)
+            if config.session is None:
+                raise FleetError(f"pod {pod} has no session path on shared storage")
+            epoch = self.directory.epochs.take(pod, host=self.name)
+            fence = Fence(pod=pod, epoch=epoch, store=self.directory.epochs)
+            await asyncio.to_thread(claim_session, config.session, fence, host=self.name)
+            slot = await self.host.register(config, self.sockets / f"{pod}.sock", continue_=True)
+            slot.fence = fence
+            self.fences[pod] = fence
+            node = ray.get_runtime_context().get_node_id()
+            self.directory.place(
+                placement.model_copy(update={"host": self.name, "epoch": epoch, "node": node})
+            )
+            return slot
+
+    async def _drop(self, pod: str) -> None:
+        """Let go of a pod another host took over: close it without writing (its writes would
+        be refused anyway) and forget it."""
+        slot = self.host.slots.pop(pod, None)
+        self.fences.pop(pod, None)
+        if slot is None:
+            return
+        served, slot.served = slot.served, None
+        if served is not None:
+            with contextlib.suppress(Exception):
+                await served.close(unload=True)
+        await slot.unbind()
+
+    async def release(self, pod: str) -> None:
+        """Give a pod up (unloaded if loaded); the next host to serve it takes a new epoch."""
+        await self._ready()
+        slot = self.host.slots.get(pod)
+        if slot is not None and slot.loaded:
+            await self.host.evict(pod)
+        await self._drop(pod)
+
+    async def evict(self, pod: str) -> None:
+        """Unload a pod now (it stays owned here)."""
+        await self._ready()
+        await self.host.evict(pod)
+
+    # -- connections -------------------------------------------------------------------------
+
+    async def open(self, pod: str) -> str:
+        """A new connection to the pod (loaded if it is not); its id."""
+        slot = await self._own(pod)
+        reader, writer = await asyncio.open_unix_connection(
+            str(slot.socket_path), limit=MAX_LINE_BYTES
+        )
+        link = f"{self.name}:{os.getpid()}:{next(self._ids)}"
+        self._links[link] = (reader, writer)
+        return link
+
+    async def send(self, link: str, data: bytes) -> None:
+        """Write client bytes (whole lines) to a connection."""
+        _, writer = self._link(link)
+        writer.write(data)
+        await writer.drain()
+
+    async def events(self, link: str) -> AsyncIterator[bytes]:
+        """What the pod writes to a connection, a chunk at a time, until it closes it."""
+        reader, _ = self._link(link)
+        try:
+            while data := await reader.read(CHUNK_BYTES):
+                yield data
+        finally:
+            await self.close(link)
+
+    async def close(self, link: str) -> None:
+        """Close a connection (the client left)."""
+        pair = self._links.pop(link, None)
+        if pair is not None:
+            pair[1].close()
+
+    def _link(self, link: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        pair = self._links.get(link)
+        if pair is None:
+            raise FleetError(
+                f"connection {link} is gone (its host restarted, or the pod closed it); connect again"
+            )
+        return pair
+
+    # -- reporting ---------------------------------------------------------------------------
+
+    def _row(self, slot: PodSlot) -> dict[str, Any]:
+        row = next(row for row in self.host.rows() if row.name == slot.name)
+        fence = self.fences.get(slot.name)
+        return {**row.model_dump(), "epoch": fence.epoch if fence else 0, "host": self.name}
+
+    async def info(self) -> dict[str, Any]:
+        """This actor: its name, node, process, and a row per pod it owns."""
+        await self._ready()
+        rows = [self._row(slot) for slot in list(self.host.slots.values())]
+        node = ray.get_runtime_context().get_node_id()
+        return {"name": self.name, "node": node, "pid": os.getpid(), "pods": rows}
+
+    async def stop(self) -> None:
+        """Unload every pod it may, shut down the others, and remove its sockets."""
+        await self._ready()
+        await self.host.detach()
+        shutil.rmtree(self.sockets, ignore_errors=True)
