@@ -44,6 +44,7 @@ async def test_a_cancelled_call_returns_only_once_its_child_paused(tmp_path: Pat
         session_path=tmp_path / "s.jsonl",
         records={},
     )
+
     async def record(_: object) -> None:
         pass
 
