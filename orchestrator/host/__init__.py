@@ -2,7 +2,14 @@
 file when idle and loaded again when a client connects (docs/host.md)."""
 
 from orchestrator.host.client import ask_host, host_running
-from orchestrator.host.control import HostReply, HostRequest, LoadParams, PodRow
+from orchestrator.host.control import (
+    HostListing,
+    HostReply,
+    HostRequest,
+    HostStats,
+    LoadParams,
+    PodRow,
+)
 from orchestrator.host.host import Host, HostError, control_socket, run_host
 from orchestrator.host.slot import EvictRefused, PodSlot
 
@@ -10,8 +17,10 @@ __all__ = [
     "EvictRefused",
     "Host",
     "HostError",
+    "HostListing",
     "HostReply",
     "HostRequest",
+    "HostStats",
     "LoadParams",
     "PodRow",
     "PodSlot",

@@ -2,7 +2,7 @@
 reply, each with the request's ``id``.
 
 Requests: ``load`` (register a pod and load it: a whole configuration, as a parent gives its
-child), ``list``, ``evict``, ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
+child), ``list`` (the host's memory and a row per pod), ``evict``, ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
 ``{"id", "ok": false, "error"}``.
 """
 
@@ -55,9 +55,36 @@ class PodRow(BaseModel):
     loaded: bool
     state: str
     """The machine state of a loaded pod; ``unloaded`` otherwise."""
+    parent: str | None = None
+    """The parent pod of a child pod (a ``task`` call's)."""
     clients: int = 0
     last_active_ms: int
     """When a client last left it, or it last did anything (ms since the epoch)."""
+    rss_share_bytes: int | None = None
+    """A loaded pod's estimated part of the host's memory (``orchestrator/host/memory.py``);
+    None while unloaded, or where the system does not tell the host's memory."""
+
+
+class HostStats(BaseModel):
+    """The host process itself (``list``)."""
+
+    pid: int
+    rss_bytes: int | None = None
+    """The whole process's resident memory."""
+    pss_bytes: int | None = None
+    """Its proportional set size (shared pages divided among the processes sharing them)."""
+    baseline_rss_bytes: int | None = None
+    """Its RSS when it started, before loading any pod; what it grew by since is what the
+    loaded pods' ``rss_share_bytes`` split."""
+    loaded: int
+    registered: int
+
+
+class HostListing(BaseModel):
+    """The reply to ``list``: the host and every pod it knows."""
+
+    host: HostStats
+    pods: list[PodRow]
 
 
 class HostReply(BaseModel):

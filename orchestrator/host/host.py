@@ -18,7 +18,16 @@ from pydantic import ValidationError
 
 from orchestrator.config import PodConfig
 from orchestrator.errors import PodRuntimeError
-from orchestrator.host.control import EvictParams, HostReply, HostRequest, LoadParams, PodRow
+from orchestrator.host.control import (
+    EvictParams,
+    HostListing,
+    HostReply,
+    HostRequest,
+    HostStats,
+    LoadParams,
+    PodRow,
+)
+from orchestrator.host.memory import process_memory, split_shares
 from orchestrator.host.slot import EvictRefused, PodSlot
 from orchestrator.paths import default_socket, runtime_dir
 from orchestrator.pod import STOP_SIGNALS, prepare_process
@@ -71,6 +80,8 @@ class Host:
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     exit_when_empty: bool = False
     """Stop once the last pod was shut down (a host the CLI started for its pods)."""
+    baseline_rss_bytes: int | None = None
+    """The process's RSS before it loaded any pod (:meth:`start`)."""
     _control: asyncio.Server | None = None
     _sweeper: asyncio.Task[None] | None = None
     _release: asyncio.TimerHandle | None = None
@@ -90,6 +101,8 @@ class Host:
         """Listen for control requests and bind the sockets of the pods a previous host of
         this user served (they load, from their sessions, when a client connects)."""
         prepare_process()
+        baseline = process_memory()
+        self.baseline_rss_bytes = baseline.rss_bytes if baseline is not None else None
         control = bind_socket(self.control_path)  # first: a second host is refused here
         for entry in self._read_registry():
             try:
@@ -202,7 +215,7 @@ class Host:
         self._release_soon()
 
     def rows(self) -> list[PodRow]:
-        """One row per pod, loaded or not."""
+        """One row per pod, loaded or not (without memory shares: :meth:`listing`)."""
         now_ms, now = time.time() * 1000, time.monotonic()
         rows = []
         for slot in self.slots.values():
@@ -215,11 +228,37 @@ class Host:
                     session=str(slot.config.session) if slot.config.session else None,
                     loaded=served is not None,
                     state=served.controller.state_id if served is not None else "unloaded",
+                    parent=slot.config.subpods.parent or None,
                     clients=slot.clients,
                     last_active_ms=int(now_ms - (now - slot.last_active) * 1000),
                 )
             )
         return rows
+
+    def listing(self) -> HostListing:
+        """The host's memory and a row per pod, each loaded one with its estimated share of
+        what the host grew by since it started (``orchestrator/host/memory.py``)."""
+        rows = self.rows()
+        memory = process_memory()
+        if memory is not None and self.baseline_rss_bytes is not None:
+            weights = {
+                slot.name: _file_size(slot.served.pod.session_path)
+                for slot in self.slots.values()
+                if slot.served is not None
+            }
+            shares = split_shares(memory.rss_bytes - self.baseline_rss_bytes, weights)
+            rows = [
+                row.model_copy(update={"rss_share_bytes": shares.get(row.name)}) for row in rows
+            ]
+        stats = HostStats(
+            pid=os.getpid(),
+            rss_bytes=memory.rss_bytes if memory is not None else None,
+            pss_bytes=memory.pss_bytes if memory is not None else None,
+            baseline_rss_bytes=self.baseline_rss_bytes,
+            loaded=sum(row.loaded for row in rows),
+            registered=len(rows),
+        )
+        return HostListing(host=stats, pods=rows)
 
     def _forget(self, slot: PodSlot) -> None:
         if self.slots.get(slot.name) is slot:
@@ -311,7 +350,7 @@ class Host:
 
     async def _dispatch(self, request: HostRequest) -> Any:
         if request.method == "list":
-            return [row.model_dump() for row in self.rows()]
+            return self.listing().model_dump()
         if request.method == "evict":
             await self.evict(EvictParams.model_validate(request.params).name)
             return None
@@ -322,6 +361,13 @@ class Host:
         socket = Path(params.socket) if params.socket else None
         slot = await self.load(config, socket, continue_=params.continue_)
         return next(row.model_dump() for row in self.rows() if row.name == slot.name)
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 async def run_host(host: Host) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,10 @@ async def load(host: Host, tmp_path: Path, short_dir: Path, name: str, **extra: 
     return Path(row["socket"])
 
 
+async def listed(control: Path) -> list[dict[str, Any]]:
+    return (await ask_host("list", path=control))["pods"]  # type: ignore[no-any-return]
+
+
 async def turn(socket: Path, text: str, until: str = "run_end") -> list[Any]:
     client = await PodClient.connect(socket)
     await client.send("run", {"input": text})
@@ -88,9 +93,15 @@ async def test_pods_load_run_unload_and_come_back_the_same(
     before = await history(a)
     await wait_for_clients(host, "a", 0)
     await ask_host("evict", {"name": "a"}, path=host.control_path)
-    rows = {r["name"]: r for r in await ask_host("list", path=host.control_path)}
+    rows = {r["name"]: r for r in await listed(host.control_path)}
     assert (rows["a"]["loaded"], rows["a"]["state"]) == (False, "unloaded")
     assert rows["b"]["loaded"] is True
+    # The host's memory, and each loaded pod's share of what it grew by since it started.
+    listing = await ask_host("list", path=host.control_path)
+    stats, shares = listing["host"], {r["name"]: r["rss_share_bytes"] for r in listing["pods"]}
+    assert (stats["pid"], stats["loaded"], stats["registered"]) == (os.getpid(), 1, 2)
+    assert stats["rss_bytes"] > 0 and shares["a"] is None
+    assert shares["b"] == max(0, stats["rss_bytes"] - stats["baseline_rss_bytes"])
     assert a.exists()  # the socket stays bound while the pod is unloaded
     # The first connection loads it again, from its session file: the same conversation.
     assert await history(a) == before
@@ -172,7 +183,7 @@ async def test_idle_pods_unload_by_themselves_and_the_cap_unloads_the_oldest(
         for socket in sockets:
             await turn(socket, "hi")
         await load(host, tmp_path, short_dir, "z")  # a third: x, used least recently, goes
-        rows = {r["name"]: r["loaded"] for r in await ask_host("list", path=host.control_path)}
+        rows = {r["name"]: r["loaded"] for r in await listed(host.control_path)}
         assert rows == {"x": False, "y": True, "z": True}
         for _ in range(100):
             if not any(slot.loaded for slot in host.slots.values()):
@@ -207,7 +218,7 @@ async def test_shutdown_of_one_pod_forgets_it_and_a_restarted_host_serves_the_re
     again = Host(control_path=short_dir / "h.sock", registry_path=registry)
     await again.start()
     try:
-        assert [r["loaded"] for r in await ask_host("list", path=again.control_path)] == [False]
+        assert [r["loaded"] for r in await listed(again.control_path)] == [False]
         items = await history(keep)
         assert [i["text"] for i in items if i["kind"] == "user_message"] == ["remember me"]
     finally:
@@ -243,5 +254,5 @@ async def test_long_requests_and_replies_fit_the_control_socket(
     # list of many pods one reply line: both past asyncio's 64 KiB default.
     agents = {"reviewer": {"description": "reviews", "system_prompt": "Be thorough. " * 16_000}}
     await load(host, tmp_path, short_dir, "long", agents=agents)
-    rows = await ask_host("list", path=host.control_path)
+    rows = await listed(host.control_path)
     assert [row["name"] for row in rows] == ["long"]
