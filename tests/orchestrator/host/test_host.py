@@ -38,12 +38,13 @@ def pod_config(tmp_path: Path, name: str, **extra: Any) -> dict[str, Any]:
     workspace.mkdir(exist_ok=True)
     (workspace / "README.md").write_text(f"# {name}\n")
     settings: dict[str, Any] = {
+        "provider": "scripted",
         "sandbox": {"mode": "off"},
         "permissions": {"mode": "accept-edits"},
         "allow_bash": True,
         **extra,
     }
-    config = PodConfig(workspace=workspace, name=name, provider="scripted", **settings)
+    config = PodConfig(workspace=workspace, name=name, **settings)
     return config.model_dump(mode="json")
 
 
@@ -256,3 +257,23 @@ async def test_long_requests_and_replies_fit_the_control_socket(
     await load(host, tmp_path, short_dir, "long", agents=agents)
     rows = await listed(host.control_path)
     assert [row["name"] for row in rows] == ["long"]
+
+
+async def test_pods_of_one_host_ask_the_models_api_once(
+    host: Host, tmp_path: Path, short_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.fake_api import FakeAnthropic
+
+    with FakeAnthropic() as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        sockets = [
+            await load(host, tmp_path, short_dir, name, provider="anthropic", model="fake-model")
+            for name in ("one", "two")
+        ]
+        ends = await asyncio.gather(*(turn(socket, "hello") for socket in sockets))
+        assert [events[-1].data["result"] for events in ends] == ["finished", "finished"]
+        assert len(api.requests) == 2  # one turn each
+        assert [r.path for r in api.lookups if r.path.startswith("/v1/models")] == [
+            "/v1/models/fake-model"
+        ]
