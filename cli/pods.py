@@ -10,13 +10,14 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from cli.errors import CliError
 from orchestrator.paths import UnsafePathError, open_private_log, runtime_dir, safe_pod_name
 
 if TYPE_CHECKING:
     from orchestrator.acp import LaunchedPod
+    from orchestrator.config import PodConfig
     from orchestrator.host import HostListing, HostStats, PodRow
 
 
@@ -312,34 +313,43 @@ def spawn_pod(
     raise CliError(f"the pod did not start within {timeout_s:.0f} s (log: {log_path})")
 
 
-def start_pod(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
-    """Start the workspace's pod: in this user's ``pod host`` (started if none runs) unless
-    ``[host] enabled = false``, ``--no-host`` or ``POD_NO_HOST=1``; otherwise as a
-    ``pod serve`` process."""
+def uses_host(workspace: Path, no_host: bool) -> bool:
+    """Whether pods for this workspace go into this user's ``pod host``: not with
+    ``--no-host``, ``POD_NO_HOST=1`` or ``[host] enabled = false``."""
     from orchestrator.config import ConfigError, load_config
 
-    if options.no_host or os.environ.get("POD_NO_HOST") == "1":
-        return spawn_pod(workspace, extra_args=options.serve_args(session))
+    if no_host or os.environ.get("POD_NO_HOST") == "1":
+        return False
     try:
-        use_host = load_config(workspace).host.enabled
+        return load_config(workspace).host.enabled
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-    if not use_host:
+
+
+def start_pod(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
+    """Start the workspace's pod: in this user's ``pod host`` (started if none runs) unless
+    :func:`uses_host` says otherwise; then as a ``pod serve`` process."""
+    if not uses_host(workspace, options.no_host):
         return spawn_pod(workspace, extra_args=options.serve_args(session))
     return load_in_host(workspace, options, session)
 
 
-def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
-    """Load the workspace's pod into the running host (starting one first when none runs)."""
-    import asyncio
-
+def host_config(
+    workspace: Path,
+    options: StartOptions,
+    session: Path | None,
+    *,
+    name: str,
+    script: Path | None = None,
+    mcp_servers: dict[str, Any] | None = None,
+) -> PodConfig:
+    """The whole configuration of a pod the CLI loads into the host: what ``pod serve`` with
+    these options would run (the host has no command line to read)."""
     from cli.commands.serve import start_overrides
     from orchestrator.config import ConfigError, load_config
-    from orchestrator.host import HostError, ask_host
 
-    name = default_name(workspace)
     try:
-        config = load_config(
+        return load_config(
             workspace,
             name=name,
             session=session.resolve() if session is not None else None,
@@ -351,9 +361,21 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
                 thinking=options.thinking,
                 effort=options.effort,
             ),
+            scripted_script=script.resolve() if script is not None else None,
+            mcp={"servers": mcp_servers} if mcp_servers else None,
         )
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+
+
+def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
+    """Load the workspace's pod into the running host (starting one first when none runs)."""
+    import asyncio
+
+    from orchestrator.host import HostError, ask_host
+
+    name = default_name(workspace)
+    config = host_config(workspace, options, session, name=name)
     ensure_host()
     params = {
         "config": config.model_dump(mode="json"),
@@ -544,3 +566,63 @@ async def launch_serve_process(
             await proc.close()
 
     return LaunchedPod(socket=started.socket, stop=stop)
+
+
+async def launch_in_host(
+    workspace: Path,
+    session: Path | None,
+    *,
+    name: str,
+    options: StartOptions,
+    script: Path | None = None,
+    mcp_servers: dict[str, Any] | None = None,
+) -> LaunchedPod:
+    """Load a pod for ``pod acp`` into this user's host (started if none runs), owned by a
+    control connection that ``pod acp`` keeps open: the host shuts the pod down when it is
+    released or when that connection closes, so the pod never outlives ``pod acp``, even
+    after a kill -9. ``session`` names the session file to continue; None starts a new one.
+
+    The editor's MCP servers (their headers and env hold secrets) travel in the request on
+    the host's private socket, never on a command line, and an owned pod is never written to
+    the host's registry.
+    """
+    import asyncio
+
+    from orchestrator.acp import LaunchedPod, PodLaunchError
+    from orchestrator.host import HostConnection, HostError
+
+    try:
+        config = host_config(
+            workspace, options, session, name=name, script=script, mcp_servers=mcp_servers
+        )
+        await asyncio.to_thread(ensure_host)
+    except CliError as exc:
+        raise PodLaunchError(str(exc)) from None
+    socket = runtime_dir() / f"{name}.sock"
+    params = {
+        "config": config.model_dump(mode="json"),
+        "continue": False,
+        "socket": str(socket),
+        "owned": True,
+    }
+    try:
+        connection = await HostConnection.open()
+    except HostError as exc:
+        raise PodLaunchError(str(exc)) from None
+    try:
+        await connection.request("load", params)
+    except HostError as exc:
+        await connection.close()
+        raise PodLaunchError(f"the pod host could not load {name}: {exc}") from None
+
+    async def stop() -> None:
+        # After the pod was sent `shutdown`: wait until the host has shut it down and
+        # forgotten it (or does so now), then let the connection go.
+        try:
+            await connection.request("release", timeout=POD_STOP_GRACE_S + 30)
+        except HostError:
+            pass  # the host is gone: so is the pod
+        finally:
+            await connection.close()
+
+    return LaunchedPod(socket=socket, stop=stop)

@@ -1,7 +1,7 @@
 """``pod host``: many pods in one process, each on its own socket, unloaded to its session
 file when idle and loaded again when a client connects (docs/host.md)."""
 
-from orchestrator.host.client import ask_host, host_running
+from orchestrator.host.client import HostConnection, ask_host, host_running
 from orchestrator.host.control import (
     HostListing,
     HostReply,
@@ -16,6 +16,7 @@ from orchestrator.host.slot import EvictRefused, PodSlot
 __all__ = [
     "EvictRefused",
     "Host",
+    "HostConnection",
     "HostError",
     "HostListing",
     "HostReply",

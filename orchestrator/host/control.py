@@ -2,7 +2,8 @@
 reply, each with the request's ``id``.
 
 Requests: ``load`` (register a pod and load it: a whole configuration, as a parent gives its
-child), ``list`` (the host's memory and a row per pod), ``evict``, ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
+child), ``list`` (the host's memory and a row per pod), ``evict``, ``release`` (shut down the
+pods this connection owns), ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
 ``{"id", "ok": false, "error"}``.
 """
 
@@ -12,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-HostMethod = Literal["load", "list", "evict", "stop"]
+HostMethod = Literal["load", "list", "evict", "release", "stop"]
 
 
 class HostRequest(BaseModel):
@@ -35,6 +36,10 @@ class LoadParams(BaseModel):
     continue_: bool = Field(False, alias="continue")
     socket: str | None = None
     """Where clients reach it; default: the runtime dir's ``<name>.sock``."""
+    owned: bool = False
+    """The pod lives as long as this control connection (``pod acp``'s pods): it is shut down
+    on ``release`` or when the connection closes, however its owner ended, and it is never
+    written to the registry (a restarted host has no owner to give it back to)."""
 
 
 class EvictParams(BaseModel):

@@ -167,7 +167,13 @@ class Host:
     # -- pods --------------------------------------------------------------------------------
 
     async def register(
-        self, config: PodConfig, socket: Path | None, *, continue_: bool, save: bool = True
+        self,
+        config: PodConfig,
+        socket: Path | None,
+        *,
+        continue_: bool,
+        save: bool = True,
+        owned: bool = False,
     ) -> PodSlot:
         """Serve a pod on its socket (it loads at the first connection)."""
         name = config.pod_name()
@@ -178,6 +184,7 @@ class Host:
             socket_path=socket or config.socket or default_socket(name),
             continue_=continue_,
             on_stopped=self._forget,
+            owned=owned,
         )
         await slot.bind()
         self.slots[name] = slot
@@ -185,12 +192,16 @@ class Host:
             self._save_registry()
         return slot
 
-    async def load(self, config: PodConfig, socket: Path | None, *, continue_: bool) -> PodSlot:
+    async def load(
+        self, config: PodConfig, socket: Path | None, *, continue_: bool, owned: bool = False
+    ) -> PodSlot:
         """Register the pod if it is new, and load it now."""
         slot = self.slots.get(config.pod_name())
         new = slot is None
         if slot is None:
-            slot = await self.register(config, socket, continue_=continue_)
+            slot = await self.register(config, socket, continue_=continue_, owned=owned)
+        elif owned:
+            raise HostError(f"this host already serves a pod named {slot.name}")
         try:
             await slot.load()
         except BaseException:
@@ -213,6 +224,15 @@ class Host:
         except EvictRefused as exc:
             raise HostError(str(exc)) from None
         self._release_soon()
+
+    async def shut_down(self, slots: list[PodSlot]) -> list[str]:
+        """Shut these pods down (those still served), each as ``pod serve`` on SIGTERM, and
+        forget them; their names."""
+        mine = [slot for slot in slots if self.slots.get(slot.name) is slot]
+        await asyncio.gather(*(slot.shutdown() for slot in mine), return_exceptions=True)
+        for slot in mine:
+            self._forget(slot)  # an unloaded one has no pod to say it stopped
+        return [slot.name for slot in mine]
 
     def rows(self) -> list[PodRow]:
         """One row per pod, loaded or not (without memory shares: :meth:`listing`)."""
@@ -303,6 +323,7 @@ class Host:
         entries = [
             {"socket": str(s.socket_path), "config": s.config.model_dump(mode="json")}
             for s in self.slots.values()
+            if not s.owned
         ]
         tmp = self.registry_path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
@@ -322,9 +343,11 @@ class Host:
     async def _serve_control(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
+        owned: list[PodSlot] = []
+        """Pods this connection loaded with ``owned``: they end with it."""
         try:
             while line := await reader.readline():
-                reply = await self._answer(line)
+                reply = await self._answer(line, owned)
                 writer.write(reply.model_dump_json().encode() + b"\n")
                 await writer.drain()
                 if reply.ok and reply.data == "stopping":
@@ -333,14 +356,16 @@ class Host:
             pass
         finally:
             writer.close()
+            if owned:  # the owner is gone, however it ended (a kill -9 included)
+                await self.shut_down(owned)
 
-    async def _answer(self, line: bytes) -> HostReply:
+    async def _answer(self, line: bytes, owned: list[PodSlot]) -> HostReply:
         try:
             request = HostRequest.model_validate_json(line)
         except ValidationError as exc:
             return HostReply(ok=False, error=f"not a host request: {exc.errors()[0]['msg']}")
         try:
-            data = await self._dispatch(request)
+            data = await self._dispatch(request, owned)
         except (HostError, ValidationError, OSError, PodRuntimeError) as exc:
             return HostReply(id=request.id, ok=False, error=str(exc))
         except Exception as exc:  # one bad request must not take the host down
@@ -348,18 +373,24 @@ class Host:
             return HostReply(id=request.id, ok=False, error=f"{type(exc).__name__}: {exc}")
         return HostReply(id=request.id, ok=True, data=data)
 
-    async def _dispatch(self, request: HostRequest) -> Any:
+    async def _dispatch(self, request: HostRequest, owned: list[PodSlot]) -> Any:
         if request.method == "list":
             return self.listing().model_dump()
         if request.method == "evict":
             await self.evict(EvictParams.model_validate(request.params).name)
             return None
+        if request.method == "release":
+            names = await self.shut_down(owned)
+            owned.clear()
+            return names
         if request.method == "stop":
             return "stopping"
         params = LoadParams.model_validate(request.params)
         config = PodConfig.model_validate(params.config)
         socket = Path(params.socket) if params.socket else None
-        slot = await self.load(config, socket, continue_=params.continue_)
+        slot = await self.load(config, socket, continue_=params.continue_, owned=params.owned)
+        if params.owned:
+            owned.append(slot)
         return next(row.model_dump() for row in self.rows() if row.name == slot.name)
 
 

@@ -277,3 +277,38 @@ async def test_pods_of_one_host_ask_the_models_api_once(
         assert [r.path for r in api.lookups if r.path.startswith("/v1/models")] == [
             "/v1/models/fake-model"
         ]
+
+
+async def test_an_owned_pod_ends_with_its_connection_and_is_never_in_the_registry(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    from orchestrator.host import HostConnection
+    from orchestrator.paths import pod_info_path
+
+    kept = await load(host, tmp_path, short_dir, "kept")
+    sockets = {}
+    connections = []
+    for name in ("released", "dropped"):
+        connection = await HostConnection.open(host.control_path)
+        params = {
+            "config": pod_config(tmp_path, name),
+            "socket": str(short_dir / f"{name}.sock"),
+            "owned": True,
+        }
+        sockets[name] = Path((await connection.request("load", params))["socket"])
+        connections.append(connection)
+        await turn(sockets[name], f"hello {name}")
+    saved = json.loads(host.registry_path.read_text())
+    assert [Path(entry["socket"]).name for entry in saved] == ["kept.sock"]
+    released, dropped = connections
+    assert await released.request("release") == ["released"]
+    assert "released" not in host.slots and not sockets["released"].exists()
+    assert not pod_info_path(sockets["released"]).exists()
+    await dropped.close()  # as when its owner is killed: the host sees the connection end
+    for _ in range(200):
+        if "dropped" not in host.slots:
+            break
+        await asyncio.sleep(0.05)
+    assert set(host.slots) == {"kept"} and not sockets["dropped"].exists()
+    assert host.slots["kept"].loaded and kept.exists()  # the others' ends left it alone
+    await released.close()
