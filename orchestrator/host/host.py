@@ -58,6 +58,23 @@ def release_unloaded() -> None:
     gc.freeze()
 
 
+_serving: list[Path] = []
+"""The control socket of the host this process is, while it is one (:func:`serving_host`)."""
+
+
+def serving_host() -> Path | None:
+    """The control socket of the host running in this process, if it is a host: a pod it
+    serves loads its ``task`` children into it."""
+    return _serving[-1] if _serving else None
+
+
+def set_serving_host(path: Path | None) -> None:
+    """Say that this process is now the host on ``path`` (None: no more)."""
+    _serving.clear()
+    if path is not None:
+        _serving.append(path)
+
+
 def control_socket() -> Path:
     """Where the host of this user listens for control requests."""
     return runtime_dir() / "host.sock"
@@ -117,6 +134,7 @@ class Host:
             self._serve_control, sock=control, limit=MAX_LINE_BYTES
         )
         self._sweeper = asyncio.create_task(self._sweep())
+        set_serving_host(self.control_path)
 
     def install_signals(self) -> None:
         """Stop cleanly on SIGTERM, SIGINT and SIGHUP (the host owns the process's signals)."""
@@ -132,6 +150,8 @@ class Host:
 
     def _stop_listening(self) -> None:
         """No more control requests, no more idle sweeps."""
+        if serving_host() == self.control_path:
+            set_serving_host(None)
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self._control is not None:

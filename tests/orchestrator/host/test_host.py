@@ -312,3 +312,47 @@ async def test_an_owned_pod_ends_with_its_connection_and_is_never_in_the_registr
     assert set(host.slots) == {"kept"} and not sockets["dropped"].exists()
     assert host.slots["kept"].loaded and kept.exists()  # the others' ends left it alone
     await released.close()
+
+
+async def test_a_task_child_of_a_hosted_pod_is_a_pod_of_the_same_host(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    go = tmp_path / "go"
+    child_script = tmp_path / "child.json"
+    wait = {"name": "bash", "input": {"command": f"while [ ! -e {go} ]; do sleep 0.05; done"}}
+    child_script.write_text(
+        json.dumps({"replies": [{"tool_calls": [wait]}, {"text": "the child's answer"}]})
+    )
+    parent_script = tmp_path / "parent.json"
+    task = {"name": "task", "input": {"prompt": "wait for go", "name": "waiter"}}
+    parent_script.write_text(
+        json.dumps({"replies": [{"tool_calls": [task]}, {"text": "the parent is done"}]})
+    )
+    socket = await load(
+        host, tmp_path, short_dir, "parent",
+        scripted_script=str(parent_script), subpods={"child_script": str(child_script)},
+    )  # fmt: skip
+    ended = asyncio.ensure_future(turn(socket, "delegate"))
+    for _ in range(600):
+        children = [slot for slot in host.slots.values() if slot.name != "parent"]
+        if children and children[0].loaded and children[0].clients:
+            break
+        await asyncio.sleep(0.05)
+    [child] = children
+    assert child.name.startswith("parent.waiter-") and child.owned
+    [row] = [r for r in host.rows() if r.name == child.name]
+    assert (row.parent, row.loaded) == ("parent", True)
+    saved = json.loads(host.registry_path.read_text())
+    assert [Path(entry["socket"]).name for entry in saved] == ["parent.sock"]
+    go.touch()
+    events = await ended
+    assert events[-1].data["result"] == "finished"
+    [result] = [i for i in await history(socket) if i["kind"] == "tool_result"]
+    assert "the child's answer" in json.dumps(result)
+    # A finished child is shut down at once: the host forgot it, its session stays.
+    for _ in range(200):
+        if set(host.slots) == {"parent"}:
+            break
+        await asyncio.sleep(0.05)
+    assert set(host.slots) == {"parent"}
+    assert child.config.session is not None and child.config.session.exists()
