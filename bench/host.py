@@ -156,7 +156,7 @@ async def _measure(root: Path, env: dict[str, str], p: dict[str, int]) -> dict[s
         sockets = [runtime / f"{name}.sock" for name in names]
         for socket in sockets[: p["loaded"]]:  # a connection loads a pod
             await _turn_s(socket)
-        rows = await ask_host("list", path=control)
+        rows = (await ask_host("list", path=control))["pods"]
         assert sum(r["loaded"] for r in rows) == p["loaded"], rows[:3]
         pss_loaded = _pss_kib(host.pid)
         sockets = sockets[: p["concurrent"]]

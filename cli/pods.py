@@ -10,13 +10,15 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from cli.errors import CliError
 from orchestrator.paths import UnsafePathError, open_private_log, runtime_dir, safe_pod_name
 
 if TYPE_CHECKING:
     from orchestrator.acp import LaunchedPod
+    from orchestrator.config import PodConfig
+    from orchestrator.host import HostListing, HostStats, PodRow
 
 
 @dataclass(frozen=True)
@@ -69,14 +71,25 @@ def list_pods() -> list[PodInfo]:
     return pods
 
 
-def tree_order(pods: list[PodInfo]) -> list[PodInfo]:
+class _Node(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def parent(self) -> str: ...
+
+
+NodeT = TypeVar("NodeT", bound=_Node)
+
+
+def tree_order(pods: list[NodeT]) -> list[NodeT]:
     """Pods with each one's children (and theirs) right after it; orphans at the end."""
-    by_parent: dict[str, list[PodInfo]] = {}
+    by_parent: dict[str, list[NodeT]] = {}
     for pod in pods:
         by_parent.setdefault(pod.parent, []).append(pod)
-    ordered: list[PodInfo] = []
+    ordered: list[NodeT] = []
 
-    def add(pod: PodInfo) -> None:
+    def add(pod: NodeT) -> None:
         ordered.append(pod)
         for child in by_parent.get(pod.name, []):
             add(child)
@@ -85,6 +98,115 @@ def tree_order(pods: list[PodInfo]) -> list[PodInfo]:
         add(pod)
     ordered += [pod for pod in pods if pod not in ordered]
     return ordered
+
+
+@dataclass(frozen=True)
+class PodListing:
+    """One row of ``pod ls``: a pod of the running host (loaded or not), or a pod process of
+    its own."""
+
+    name: str
+    workspace: str
+    socket: str
+    pid: int
+    parent: str
+    loaded: bool
+    state: str
+    """The machine state; ``unloaded`` for a host's pod not in memory, ``unreachable`` for a
+    process that did not answer."""
+    clients: int | None
+    """Clients attached (a host's pods; None for a process: asking would be one more)."""
+    last_active_ms: int | None
+    """When a client last left it or it last did anything (a host's pods)."""
+    rss_share_bytes: int | None
+    """A loaded host pod's estimated part of the host's memory (docs/host.md)."""
+    in_host: bool
+
+    @classmethod
+    def of_host(cls, row: PodRow, pid: int) -> PodListing:
+        """A row of the host's ``list`` reply (``pid``: the host's)."""
+        return cls(
+            name=row.name, workspace=row.workspace, socket=row.socket, pid=pid,
+            parent=row.parent or "", loaded=row.loaded, state=row.state, clients=row.clients,
+            last_active_ms=row.last_active_ms, rss_share_bytes=row.rss_share_bytes,
+            in_host=True,
+        )  # fmt: skip
+
+    def as_json(self) -> dict[str, object]:
+        """The row as ``pod ls --json`` prints it (``status`` is ``state``, kept for scripts
+        written before the host)."""
+        return {
+            "name": self.name,
+            "workspace": self.workspace,
+            "loaded": self.loaded,
+            "state": self.state,
+            "status": self.state,
+            "clients": self.clients,
+            "last_active_ms": self.last_active_ms,
+            "rss_share_bytes": self.rss_share_bytes,
+            "pid": self.pid,
+            "socket": self.socket,
+            "parent": self.parent or None,
+            "host": self.in_host,
+        }
+
+
+def host_listing() -> HostListing | None:
+    """What the running host of this user serves; None when none runs (or it did not
+    answer)."""
+    import asyncio
+
+    from orchestrator.host import HostError, HostListing, ask_host, host_running
+
+    if not host_running():
+        return None
+    try:
+        return HostListing.model_validate(asyncio.run(ask_host("list", timeout=5.0)))
+    except (HostError, ValueError):
+        return None  # a host that stopped meanwhile: its pods' info files say the rest
+
+
+def _process_state(socket: Path) -> str:
+    from orchestrator.client import PodClient
+
+    async def ask() -> str:
+        client = await PodClient.connect(socket)
+        try:
+            return (await client.status(timeout=2.0)).status
+        finally:
+            await client.close()
+
+    import asyncio
+
+    try:
+        return asyncio.run(ask())
+    except Exception:  # any failure to answer is the same fact for a listing
+        return "unreachable"
+
+
+def live_pods() -> tuple[list[PodListing], HostStats | None]:
+    """Every pod of this user, its children right after it, and the host's memory when a
+    host runs. The host's pods come from its ``list`` reply, so no unloaded pod is loaded by
+    being looked at; other pods (``pod serve`` processes, children of ``task`` calls) from
+    their info files, each asked its state."""
+    listing = host_listing()
+    rows: list[PodListing] = []
+    in_host: set[str] = set()
+    if listing is not None:
+        for row in listing.pods:
+            in_host.add(row.socket)
+            rows.append(PodListing.of_host(row, listing.host.pid))
+    for pod in list_pods():
+        if str(pod.socket) in in_host or not pod.alive:
+            continue
+        rows.append(
+            PodListing(
+                name=pod.name, workspace=str(pod.workspace), socket=str(pod.socket),
+                pid=pod.pid, parent=pod.parent, loaded=True, state=_process_state(pod.socket),
+                clients=None, last_active_ms=None, rss_share_bytes=None, in_host=False,
+            )
+        )  # fmt: skip
+    return tree_order(rows), listing.host if listing is not None else None
 
 
 def find_pod_for(workspace: Path) -> PodInfo | None:
@@ -191,34 +313,43 @@ def spawn_pod(
     raise CliError(f"the pod did not start within {timeout_s:.0f} s (log: {log_path})")
 
 
-def start_pod(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
-    """Start the workspace's pod: in this user's ``pod host`` (started if none runs) unless
-    ``[host] enabled = false``, ``--no-host`` or ``POD_NO_HOST=1``; otherwise as a
-    ``pod serve`` process."""
+def uses_host(workspace: Path, no_host: bool) -> bool:
+    """Whether pods for this workspace go into this user's ``pod host``: not with
+    ``--no-host``, ``POD_NO_HOST=1`` or ``[host] enabled = false``."""
     from orchestrator.config import ConfigError, load_config
 
-    if options.no_host or os.environ.get("POD_NO_HOST") == "1":
-        return spawn_pod(workspace, extra_args=options.serve_args(session))
+    if no_host or os.environ.get("POD_NO_HOST") == "1":
+        return False
     try:
-        use_host = load_config(workspace).host.enabled
+        return load_config(workspace).host.enabled
     except ConfigError as exc:
         raise CliError(str(exc)) from None
-    if not use_host:
+
+
+def start_pod(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
+    """Start the workspace's pod: in this user's ``pod host`` (started if none runs) unless
+    :func:`uses_host` says otherwise; then as a ``pod serve`` process."""
+    if not uses_host(workspace, options.no_host):
         return spawn_pod(workspace, extra_args=options.serve_args(session))
     return load_in_host(workspace, options, session)
 
 
-def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
-    """Load the workspace's pod into the running host (starting one first when none runs)."""
-    import asyncio
-
+def host_config(
+    workspace: Path,
+    options: StartOptions,
+    session: Path | None,
+    *,
+    name: str,
+    script: Path | None = None,
+    mcp_servers: dict[str, Any] | None = None,
+) -> PodConfig:
+    """The whole configuration of a pod the CLI loads into the host: what ``pod serve`` with
+    these options would run (the host has no command line to read)."""
     from cli.commands.serve import start_overrides
     from orchestrator.config import ConfigError, load_config
-    from orchestrator.host import HostError, ask_host
 
-    name = default_name(workspace)
     try:
-        config = load_config(
+        return load_config(
             workspace,
             name=name,
             session=session.resolve() if session is not None else None,
@@ -230,9 +361,21 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
                 thinking=options.thinking,
                 effort=options.effort,
             ),
+            scripted_script=script.resolve() if script is not None else None,
+            mcp={"servers": mcp_servers} if mcp_servers else None,
         )
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+
+
+def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
+    """Load the workspace's pod into the running host (starting one first when none runs)."""
+    import asyncio
+
+    from orchestrator.host import HostError, ask_host
+
+    name = default_name(workspace)
+    config = host_config(workspace, options, session, name=name)
     ensure_host()
     params = {
         "config": config.model_dump(mode="json"),
@@ -423,3 +566,63 @@ async def launch_serve_process(
             await proc.close()
 
     return LaunchedPod(socket=started.socket, stop=stop)
+
+
+async def launch_in_host(
+    workspace: Path,
+    session: Path | None,
+    *,
+    name: str,
+    options: StartOptions,
+    script: Path | None = None,
+    mcp_servers: dict[str, Any] | None = None,
+) -> LaunchedPod:
+    """Load a pod for ``pod acp`` into this user's host (started if none runs), owned by a
+    control connection that ``pod acp`` keeps open: the host shuts the pod down when it is
+    released or when that connection closes, so the pod never outlives ``pod acp``, even
+    after a kill -9. ``session`` names the session file to continue; None starts a new one.
+
+    The editor's MCP servers (their headers and env hold secrets) travel in the request on
+    the host's private socket, never on a command line, and an owned pod is never written to
+    the host's registry.
+    """
+    import asyncio
+
+    from orchestrator.acp import LaunchedPod, PodLaunchError
+    from orchestrator.host import HostConnection, HostError
+
+    try:
+        config = host_config(
+            workspace, options, session, name=name, script=script, mcp_servers=mcp_servers
+        )
+        await asyncio.to_thread(ensure_host)
+    except CliError as exc:
+        raise PodLaunchError(str(exc)) from None
+    socket = runtime_dir() / f"{name}.sock"
+    params = {
+        "config": config.model_dump(mode="json"),
+        "continue": False,
+        "socket": str(socket),
+        "owned": True,
+    }
+    try:
+        connection = await HostConnection.open()
+    except HostError as exc:
+        raise PodLaunchError(str(exc)) from None
+    try:
+        await connection.request("load", params)
+    except HostError as exc:
+        await connection.close()
+        raise PodLaunchError(f"the pod host could not load {name}: {exc}") from None
+
+    async def stop() -> None:
+        # After the pod was sent `shutdown`: wait until the host has shut it down and
+        # forgotten it (or does so now), then let the connection go.
+        try:
+            await connection.request("release", timeout=POD_STOP_GRACE_S + 30)
+        except HostError:
+            pass  # the host is gone: so is the pod
+        finally:
+            await connection.close()
+
+    return LaunchedPod(socket=socket, stop=stop)

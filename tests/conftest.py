@@ -38,6 +38,11 @@ def _isolated_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     monkeypatch.setenv("POD_NO_HOST", "1")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    # Model lookups are remembered per process; a fake API of a later test may get the
+    # port of an earlier one, with other models.
+    from orchestrator.providers.model_info import MODEL_INFOS
+
+    MODEL_INFOS.clear()
     yield
     shutil.rmtree(runtime, ignore_errors=True)
 

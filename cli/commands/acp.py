@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.commands.chat import AllowBashOpt, ModelOpt, PermissionModeOpt, ProviderOpt
+from cli.commands.chat import AllowBashOpt, ModelOpt, NoHostOpt, PermissionModeOpt, ProviderOpt
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 """Each stops ``pod acp`` as the end of its input does: every pod it started is shut down."""
@@ -50,6 +50,7 @@ def register(app: typer.Typer) -> None:
         log_file: Annotated[
             Path | None, typer.Option(help="Write logs here instead of stderr.")
         ] = None,
+        no_host: NoHostOpt = False,
         verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
     ) -> None:
         """Serve ACP on stdin/stdout: each editor session is a pod for the session's folder.
@@ -65,8 +66,9 @@ def register(app: typer.Typer) -> None:
 
         from acp import run_agent
 
-        from cli.pods import launch_serve_process
-        from orchestrator.acp import AcpOptions, LaunchedPod, PodAgent
+        from cli.errors import CliError
+        from cli.pods import StartOptions, launch_in_host, launch_serve_process, uses_host
+        from orchestrator.acp import AcpOptions, LaunchedPod, PodAgent, PodLaunchError
         from orchestrator.paths import safe_pod_name
 
         logging.basicConfig(
@@ -76,23 +78,29 @@ def register(app: typer.Typer) -> None:
         )
         for handler in logging.getLogger().handlers:
             handler.addFilter(one_line_parse_errors)
-        # Each session's pod is a `pod serve` of its own, with the options given here.
-        serve_args: list[str] = []
-        for flag, value in (
-            ("--provider", provider),
-            ("--model", model),
-            ("--permission-mode", permission_mode),
-            ("--script", str(script.resolve()) if script else None),
-        ):
-            if value is not None:
-                serve_args += [flag, value]
-        if allow_bash is not None:
-            serve_args.append("--allow-bash" if allow_bash else "--no-allow-bash")
+        # Each session's pod loads into the user's pod host, or is a `pod serve` of its own,
+        # with the options given here; a new session unless session/load names one.
+        options = StartOptions(
+            new=True, provider=provider, model=model, permission_mode=permission_mode,
+            allow_bash=allow_bash, no_host=no_host,
+        )  # fmt: skip
+        serve_args = options.serve_args(None)
+        if script is not None:
+            serve_args += ["--script", str(script.resolve())]
         numbers = itertools.count(1)
 
         async def launch(workspace: Path, session: Path | None, mcp: dict[str, Any]) -> LaunchedPod:
             folder = safe_pod_name(workspace.resolve().name or "root")[:32]
             name = f"acp-{folder}-{os.getpid()}-{next(numbers)}"
+            try:
+                in_host = uses_host(workspace, no_host)
+            except CliError as exc:
+                raise PodLaunchError(str(exc)) from None
+            if in_host:
+                return await launch_in_host(
+                    workspace, session, name=name, options=options, script=script,
+                    mcp_servers=mcp,
+                )  # fmt: skip
             # Through a pipe, never the command line: every user can read /proc/PID/cmdline,
             # and an editor's servers carry tokens in their headers and env.
             return await launch_serve_process(

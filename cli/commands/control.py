@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from cli.errors import CliError
 from cli.options import workspace_option
@@ -56,41 +55,22 @@ def register(app: typer.Typer) -> None:
 
     @app.command("ls")
     def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-        """List the pods listening on this machine, with their state."""
-        from cli.client_sync import with_client
-        from cli.pods import list_pods, tree_order
+        """List your pods: those of your pod host (loaded or not) and pods running as
+        processes of their own, each child under its parent."""
+        from cli.pod_table import host_line, pods_table
+        from cli.pods import live_pods
 
-        rows: list[dict[str, Any]] = []
-        for pod in tree_order([p for p in list_pods() if p.alive]):
-
-            async def body(client: PodClient) -> str:
-                return (await client.status(timeout=2.0)).status
-
-            try:
-                state = with_client(pod.socket, body)
-            except CliError:
-                state = "unreachable"
-            rows.append(
-                {
-                    "name": pod.name,
-                    "status": state,
-                    "pid": pod.pid,
-                    "workspace": str(pod.workspace),
-                    "socket": str(pod.socket),
-                    "parent": pod.parent or None,
-                }
-            )
+        rows, host = live_pods()
         if json_out:
-            typer.echo(json.dumps(rows))
+            typer.echo(json.dumps([row.as_json() for row in rows]))
             return
         if not rows:
             typer.echo("no pods are running (start one with `pod chat` or `pod serve`)")
             return
-        table = Table("name", "status", "pid", "workspace", "socket")
-        for row in rows:
-            name = f"  └ {row['name']}" if row["parent"] else row["name"]
-            table.add_row(name, row["status"], str(row["pid"]), row["workspace"], row["socket"])
-        Console().print(table)
+        console = Console(highlight=False)
+        console.print(pods_table(rows, width=console.width), crop=False)
+        if host is not None:
+            console.print(host_line(host), markup=False)
 
     @app.command("history")
     def history(

@@ -4,7 +4,6 @@ ask the running one."""
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -89,24 +88,22 @@ def register(app: typer.Typer) -> None:
 
     @group.command("ls")
     def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-        """List the host's pods, loaded or not."""
-        rows = _ask("list")
+        """List the host's pods, loaded or not, and its memory."""
+        from orchestrator.host import HostListing
+
+        listing = HostListing.model_validate(_ask("list"))
         if json_out:
-            typer.echo(json.dumps(rows))
+            typer.echo(listing.model_dump_json())
             return
         from rich.console import Console
-        from rich.table import Table
 
-        table = Table("name", "loaded", "state", "clients", "last active", "workspace")
-        import time
+        from cli.pod_table import host_line, pods_table
+        from cli.pods import PodListing, tree_order
 
-        for row in rows:
-            idle = max(0.0, time.time() - row["last_active_ms"] / 1000)
-            table.add_row(
-                row["name"], "yes" if row["loaded"] else "no", row["state"],
-                str(row["clients"]), f"{idle:.0f} s ago", row["workspace"],
-            )  # fmt: skip
-        Console(highlight=False).print(table)
+        rows = [PodListing.of_host(row, listing.host.pid) for row in listing.pods]
+        console = Console(highlight=False)
+        console.print(pods_table(tree_order(rows), width=console.width, pids=False), crop=False)
+        console.print(host_line(listing.host), markup=False)
 
     @group.command("evict")
     def evict(name: Annotated[str, typer.Argument(help="The pod to unload.")]) -> None:

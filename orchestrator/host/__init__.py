@@ -1,17 +1,27 @@
 """``pod host``: many pods in one process, each on its own socket, unloaded to its session
 file when idle and loaded again when a client connects (docs/host.md)."""
 
-from orchestrator.host.client import ask_host, host_running
-from orchestrator.host.control import HostReply, HostRequest, LoadParams, PodRow
+from orchestrator.host.client import HostConnection, ask_host, host_running
+from orchestrator.host.control import (
+    HostListing,
+    HostReply,
+    HostRequest,
+    HostStats,
+    LoadParams,
+    PodRow,
+)
 from orchestrator.host.host import Host, HostError, control_socket, run_host
 from orchestrator.host.slot import EvictRefused, PodSlot
 
 __all__ = [
     "EvictRefused",
     "Host",
+    "HostConnection",
     "HostError",
+    "HostListing",
     "HostReply",
     "HostRequest",
+    "HostStats",
     "LoadParams",
     "PodRow",
     "PodSlot",

@@ -2,7 +2,8 @@
 reply, each with the request's ``id``.
 
 Requests: ``load`` (register a pod and load it: a whole configuration, as a parent gives its
-child), ``list``, ``evict``, ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
+child), ``list`` (the host's memory and a row per pod), ``evict``, ``release`` (shut down the
+pods this connection owns), ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
 ``{"id", "ok": false, "error"}``.
 """
 
@@ -12,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-HostMethod = Literal["load", "list", "evict", "stop"]
+HostMethod = Literal["load", "list", "evict", "release", "stop"]
 
 
 class HostRequest(BaseModel):
@@ -35,6 +36,10 @@ class LoadParams(BaseModel):
     continue_: bool = Field(False, alias="continue")
     socket: str | None = None
     """Where clients reach it; default: the runtime dir's ``<name>.sock``."""
+    owned: bool = False
+    """The pod lives as long as this control connection (``pod acp``'s pods): it is shut down
+    on ``release`` or when the connection closes, however its owner ended, and it is never
+    written to the registry (a restarted host has no owner to give it back to)."""
 
 
 class EvictParams(BaseModel):
@@ -55,9 +60,36 @@ class PodRow(BaseModel):
     loaded: bool
     state: str
     """The machine state of a loaded pod; ``unloaded`` otherwise."""
+    parent: str | None = None
+    """The parent pod of a child pod (a ``task`` call's)."""
     clients: int = 0
     last_active_ms: int
     """When a client last left it, or it last did anything (ms since the epoch)."""
+    rss_share_bytes: int | None = None
+    """A loaded pod's estimated part of the host's memory (``orchestrator/host/memory.py``);
+    None while unloaded, or where the system does not tell the host's memory."""
+
+
+class HostStats(BaseModel):
+    """The host process itself (``list``)."""
+
+    pid: int
+    rss_bytes: int | None = None
+    """The whole process's resident memory."""
+    pss_bytes: int | None = None
+    """Its proportional set size (shared pages divided among the processes sharing them)."""
+    baseline_rss_bytes: int | None = None
+    """Its RSS when it started, before loading any pod; what it grew by since is what the
+    loaded pods' ``rss_share_bytes`` split."""
+    loaded: int
+    registered: int
+
+
+class HostListing(BaseModel):
+    """The reply to ``list``: the host and every pod it knows."""
+
+    host: HostStats
+    pods: list[PodRow]
 
 
 class HostReply(BaseModel):

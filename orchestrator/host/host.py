@@ -20,7 +20,16 @@ from pydantic import ValidationError
 
 from orchestrator.config import PodConfig
 from orchestrator.errors import PodRuntimeError
-from orchestrator.host.control import EvictParams, HostReply, HostRequest, LoadParams, PodRow
+from orchestrator.host.control import (
+    EvictParams,
+    HostListing,
+    HostReply,
+    HostRequest,
+    HostStats,
+    LoadParams,
+    PodRow,
+)
+from orchestrator.host.memory import process_memory, split_shares
 from orchestrator.host.slot import EvictRefused, PodSlot
 from orchestrator.paths import default_socket, runtime_dir
 from orchestrator.pod import STOP_SIGNALS, prepare_process
@@ -68,6 +77,23 @@ def _trim_heap() -> None:
     trim(0)
 
 
+_serving: list[Path] = []
+"""The control socket of the host this process is, while it is one (:func:`serving_host`)."""
+
+
+def serving_host() -> Path | None:
+    """The control socket of the host running in this process, if it is a host: a pod it
+    serves loads its ``task`` children into it."""
+    return _serving[-1] if _serving else None
+
+
+def set_serving_host(path: Path | None) -> None:
+    """Say that this process is now the host on ``path`` (None: no more)."""
+    _serving.clear()
+    if path is not None:
+        _serving.append(path)
+
+
 def control_socket() -> Path:
     """Where the host of this user listens for control requests."""
     return runtime_dir() / "host.sock"
@@ -90,6 +116,8 @@ class Host:
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     exit_when_empty: bool = False
     """Stop once the last pod was shut down (a host the CLI started for its pods)."""
+    baseline_rss_bytes: int | None = None
+    """The process's RSS before it loaded any pod (:meth:`start`)."""
     _control: asyncio.Server | None = None
     _sweeper: asyncio.Task[None] | None = None
     _release: asyncio.TimerHandle | None = None
@@ -109,6 +137,8 @@ class Host:
         """Listen for control requests and bind the sockets of the pods a previous host of
         this user served (they load, from their sessions, when a client connects)."""
         prepare_process()
+        baseline = process_memory()
+        self.baseline_rss_bytes = baseline.rss_bytes if baseline is not None else None
         control = bind_socket(self.control_path)  # first: a second host is refused here
         for entry in self._read_registry():
             try:
@@ -123,6 +153,7 @@ class Host:
             self._serve_control, sock=control, limit=MAX_LINE_BYTES
         )
         self._sweeper = asyncio.create_task(self._sweep())
+        set_serving_host(self.control_path)
 
     def install_signals(self) -> None:
         """Stop cleanly on SIGTERM, SIGINT and SIGHUP (the host owns the process's signals)."""
@@ -138,6 +169,8 @@ class Host:
 
     def _stop_listening(self) -> None:
         """No more control requests, no more idle sweeps."""
+        if serving_host() == self.control_path:
+            set_serving_host(None)
         if self._sweeper is not None:
             self._sweeper.cancel()
         if self._control is not None:
@@ -173,7 +206,13 @@ class Host:
     # -- pods --------------------------------------------------------------------------------
 
     async def register(
-        self, config: PodConfig, socket: Path | None, *, continue_: bool, save: bool = True
+        self,
+        config: PodConfig,
+        socket: Path | None,
+        *,
+        continue_: bool,
+        save: bool = True,
+        owned: bool = False,
     ) -> PodSlot:
         """Serve a pod on its socket (it loads at the first connection)."""
         name = config.pod_name()
@@ -184,6 +223,7 @@ class Host:
             socket_path=socket or config.socket or default_socket(name),
             continue_=continue_,
             on_stopped=self._forget,
+            owned=owned,
         )
         await slot.bind()
         self.slots[name] = slot
@@ -191,12 +231,16 @@ class Host:
             self._save_registry()
         return slot
 
-    async def load(self, config: PodConfig, socket: Path | None, *, continue_: bool) -> PodSlot:
+    async def load(
+        self, config: PodConfig, socket: Path | None, *, continue_: bool, owned: bool = False
+    ) -> PodSlot:
         """Register the pod if it is new, and load it now."""
         slot = self.slots.get(config.pod_name())
         new = slot is None
         if slot is None:
-            slot = await self.register(config, socket, continue_=continue_)
+            slot = await self.register(config, socket, continue_=continue_, owned=owned)
+        elif owned:
+            raise HostError(f"this host already serves a pod named {slot.name}")
         try:
             await slot.load()
         except BaseException:
@@ -220,8 +264,17 @@ class Host:
             raise HostError(str(exc)) from None
         self._release_soon()
 
+    async def shut_down(self, slots: list[PodSlot]) -> list[str]:
+        """Shut these pods down (those still served), each as ``pod serve`` on SIGTERM, and
+        forget them; their names."""
+        mine = [slot for slot in slots if self.slots.get(slot.name) is slot]
+        await asyncio.gather(*(slot.shutdown() for slot in mine), return_exceptions=True)
+        for slot in mine:
+            self._forget(slot)  # an unloaded one has no pod to say it stopped
+        return [slot.name for slot in mine]
+
     def rows(self) -> list[PodRow]:
-        """One row per pod, loaded or not."""
+        """One row per pod, loaded or not (without memory shares: :meth:`listing`)."""
         now_ms, now = time.time() * 1000, time.monotonic()
         rows = []
         for slot in self.slots.values():
@@ -234,11 +287,37 @@ class Host:
                     session=str(slot.config.session) if slot.config.session else None,
                     loaded=served is not None,
                     state=served.controller.state_id if served is not None else "unloaded",
+                    parent=slot.config.subpods.parent or None,
                     clients=slot.clients,
                     last_active_ms=int(now_ms - (now - slot.last_active) * 1000),
                 )
             )
         return rows
+
+    def listing(self) -> HostListing:
+        """The host's memory and a row per pod, each loaded one with its estimated share of
+        what the host grew by since it started (``orchestrator/host/memory.py``)."""
+        rows = self.rows()
+        memory = process_memory()
+        if memory is not None and self.baseline_rss_bytes is not None:
+            weights = {
+                slot.name: _file_size(slot.served.pod.session_path)
+                for slot in self.slots.values()
+                if slot.served is not None
+            }
+            shares = split_shares(memory.rss_bytes - self.baseline_rss_bytes, weights)
+            rows = [
+                row.model_copy(update={"rss_share_bytes": shares.get(row.name)}) for row in rows
+            ]
+        stats = HostStats(
+            pid=os.getpid(),
+            rss_bytes=memory.rss_bytes if memory is not None else None,
+            pss_bytes=memory.pss_bytes if memory is not None else None,
+            baseline_rss_bytes=self.baseline_rss_bytes,
+            loaded=sum(row.loaded for row in rows),
+            registered=len(rows),
+        )
+        return HostListing(host=stats, pods=rows)
 
     def _forget(self, slot: PodSlot) -> None:
         if self.slots.get(slot.name) is slot:
@@ -283,6 +362,7 @@ class Host:
         entries = [
             {"socket": str(s.socket_path), "config": s.config.model_dump(mode="json")}
             for s in self.slots.values()
+            if not s.owned
         ]
         tmp = self.registry_path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
@@ -302,9 +382,11 @@ class Host:
     async def _serve_control(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
+        owned: list[PodSlot] = []
+        """Pods this connection loaded with ``owned``: they end with it."""
         try:
             while line := await reader.readline():
-                reply = await self._answer(line)
+                reply = await self._answer(line, owned)
                 writer.write(reply.model_dump_json().encode() + b"\n")
                 await writer.drain()
                 if reply.ok and reply.data == "stopping":
@@ -313,14 +395,16 @@ class Host:
             pass
         finally:
             writer.close()
+            if owned:  # the owner is gone, however it ended (a kill -9 included)
+                await self.shut_down(owned)
 
-    async def _answer(self, line: bytes) -> HostReply:
+    async def _answer(self, line: bytes, owned: list[PodSlot]) -> HostReply:
         try:
             request = HostRequest.model_validate_json(line)
         except ValidationError as exc:
             return HostReply(ok=False, error=f"not a host request: {exc.errors()[0]['msg']}")
         try:
-            data = await self._dispatch(request)
+            data = await self._dispatch(request, owned)
         except (HostError, ValidationError, OSError, PodRuntimeError) as exc:
             return HostReply(id=request.id, ok=False, error=str(exc))
         except Exception as exc:  # one bad request must not take the host down
@@ -328,19 +412,32 @@ class Host:
             return HostReply(id=request.id, ok=False, error=f"{type(exc).__name__}: {exc}")
         return HostReply(id=request.id, ok=True, data=data)
 
-    async def _dispatch(self, request: HostRequest) -> Any:
+    async def _dispatch(self, request: HostRequest, owned: list[PodSlot]) -> Any:
         if request.method == "list":
-            return [row.model_dump() for row in self.rows()]
+            return self.listing().model_dump()
         if request.method == "evict":
             await self.evict(EvictParams.model_validate(request.params).name)
             return None
+        if request.method == "release":
+            names = await self.shut_down(owned)
+            owned.clear()
+            return names
         if request.method == "stop":
             return "stopping"
         params = LoadParams.model_validate(request.params)
         config = PodConfig.model_validate(params.config)
         socket = Path(params.socket) if params.socket else None
-        slot = await self.load(config, socket, continue_=params.continue_)
+        slot = await self.load(config, socket, continue_=params.continue_, owned=params.owned)
+        if params.owned:
+            owned.append(slot)
         return next(row.model_dump() for row in self.rows() if row.name == slot.name)
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 async def run_host(host: Host) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orchestrator.config import PodConfig
+from orchestrator.paths import pod_info_path
 from orchestrator.pod import ServedPod, open_pod
 from orchestrator.server import bind_socket
 from orchestrator.session import Fence
@@ -45,6 +46,8 @@ class PodSlot:
     """Called once the pod was shut down by a client (the host forgets it)."""
     fence: Fence | None = None
     """A fleet pod's ownership epoch (``orchestrator.fleet``): every load writes under it."""
+    owned: bool = False
+    """Shut down with the control connection that loaded it; never in the registry."""
     served: ServedPod | None = None
     last_active: float = field(default_factory=time.monotonic)
     loads: int = 0
@@ -160,7 +163,11 @@ class PodSlot:
     async def shutdown(self) -> None:
         """Shut the pod down as ``pod serve`` does on SIGTERM (the host stops)."""
         served = self.served
-        if served is not None:
+        if served is None:
+            # Unloaded, its session is already closed; what says it is served goes with it.
+            with contextlib.suppress(OSError):
+                pod_info_path(self.socket_path).unlink()
+        else:
             from orchestrator.pod import _drop
 
             served.pod.methods.handle("shutdown", None, None, _drop)

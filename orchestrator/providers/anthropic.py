@@ -49,9 +49,24 @@ from orchestrator.providers.base import (
     ProviderStreamError,
     StreamEvent,
 )
+from orchestrator.providers.model_info import (
+    MODEL_INFOS,
+    ModelInfoCache,
+    ModelKey,
+    credential_digest,
+)
 from orchestrator.thinking import ModelThinking
 
 __all__ = ["AlertCallback", "AnthropicProvider"]
+
+
+def _credential(client: anthropic.AsyncAnthropic) -> str:
+    """Who asks, for the process's model-info cache: a digest of the key or token."""
+    secret = client.api_key or client.auth_token
+    if secret:
+        return credential_digest(secret)
+    # Other credentials (a cloud's) have no secret string to digest here: this client's own.
+    return f"client:{id(client)}"
 
 
 class AnthropicProvider:
@@ -61,7 +76,8 @@ class AnthropicProvider:
     ``ANTHROPIC_BASE_URL``. ``max_retries`` bounds our retries (the SDK's are off);
     delays grow from ``retry_base_delay_s`` by doubling, and neither they nor a server's
     ``retry-after`` exceed ``retry_max_delay_s``. ``timeout_s`` bounds connecting and each
-    read, so a stalled stream fails instead of hanging.
+    read, so a stalled stream fails instead of hanging. ``model_infos``: where Models API
+    answers are remembered (default: the process's cache, shared by every pod of a host).
     """
 
     name = "anthropic"
@@ -77,6 +93,7 @@ class AnthropicProvider:
         retry_base_delay_s: float = 0.5,
         retry_max_delay_s: float = 30.0,
         on_alert: AlertCallback | None = None,
+        model_infos: ModelInfoCache[ModelInfo] | None = None,
     ) -> None:
         self.model = model
         self.max_retries = max(0, max_retries)
@@ -88,7 +105,9 @@ class AnthropicProvider:
         self._base_url = base_url
         self._client: anthropic.AsyncAnthropic | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
-        self._infos: dict[str, ModelInfo | None] = {}
+        self._model_infos: ModelInfoCache[ModelInfo] = model_infos or MODEL_INFOS
+        self._failed_models: set[str] = set()
+        """Models whose lookup failed for this provider: it said so once, and knows no more."""
         self._previous_end: BlockPosition | None = None
         """Where the last request's newest cache breakpoint was: the next one reads it."""
 
@@ -116,7 +135,8 @@ class AnthropicProvider:
         return client
 
     async def context_window(self) -> int | None:
-        """``max_input_tokens`` from the Models API, asked once per model.
+        """``max_input_tokens`` from the Models API, asked once per model, endpoint and key in
+        the process (:mod:`orchestrator.providers.model_info`).
 
         Raises :class:`ProviderError` saying why when the endpoint cannot tell (unreachable,
         an unknown model, a compatible server without it); None when it lists no window.
@@ -126,7 +146,7 @@ class AnthropicProvider:
 
     async def thinking_capabilities(self) -> ModelThinking | None:
         """``capabilities.thinking`` and ``capabilities.effort`` from the Models API (asked
-        once per model, with the window); None when it lists no capabilities."""
+        with the window); None when it lists no capabilities."""
         info = await self._model_info()
         if info is None or info.capabilities is None:
             return None
@@ -134,15 +154,26 @@ class AnthropicProvider:
 
     async def _model_info(self) -> ModelInfo | None:
         model = self.model
-        if model not in self._infos:
-            client = self._ensure_client()
+        if model in self._failed_models:
+            return None
+        client = self._ensure_client()
+        key = ModelKey(
+            base_url=str(client.base_url),
+            credential=_credential(client),
+            model=model,
+        )
+
+        async def fetch() -> ModelInfo:
             try:
-                info = await client.models.retrieve(model, timeout=min(self.timeout_s, 10.0))
+                return await client.models.retrieve(model, timeout=min(self.timeout_s, 10.0))
             except (anthropic.AnthropicError, httpx2.TransportError) as err:
-                self._infos[model] = None
                 raise ProviderError(f"the Models API did not answer for {model}: {err}") from err
-            self._infos[model] = info
-        return self._infos[model]
+
+        try:
+            return await self._model_infos.get(key, fetch)
+        except ProviderError:
+            self._failed_models.add(model)
+            raise
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

@@ -1,10 +1,13 @@
 """One child pod as its parent sees it: its process, its connection, and what it is doing.
 
-The child is a real pod (``pod serve`` under a supervisor) that its parent drives as a
-client, over the child's own socket: ``run`` with the task's prompt, ``pause``, ``resume``,
-``cancel``, ``shutdown``, and ``approve``/``deny`` for the approvals it relays up. Its
-supervisor SIGKILLs it when the parent dies (even by ``kill -9``), so the child's session is
-cut off mid-turn exactly like a crash, and the parent, back up, resumes that same session.
+The child is a real pod that its parent drives as a client, over the child's own socket:
+``run`` with the task's prompt, ``pause``, ``resume``, ``cancel``, ``shutdown``, and
+``approve``/``deny`` for the approvals it relays up. It is a ``pod serve`` under a supervisor
+that SIGKILLs it when the parent dies (even by ``kill -9``), so the child's session is cut off
+mid-turn exactly like a crash, and the parent, back up, resumes that same session. When the
+parent is a pod of a ``pod host``, the child is a pod of the same host instead, owned by a
+control connection of its parent: the parent's death is the host's, which takes the child
+with it the same way.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.approvals import Answer
 from orchestrator.client import ClientError, PodClient, PodEvent
@@ -24,6 +27,9 @@ from orchestrator.launch import LaunchError, start_serve_process
 from orchestrator.procs import Supervised, Supervision
 from orchestrator.protocol import ApprovalRequestData, ChildData, StatusData
 from orchestrator.session import ChildRecord
+
+if TYPE_CHECKING:
+    from orchestrator.host import HostConnection
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +77,9 @@ class Child:
         self.cost_usd: float | None = None
         self.tail = ""
         self.proc: Supervised | None = None
+        self.host: HostConnection | None = None
+        """The connection to the host that serves the child, when the parent's host does."""
+        self._released = False
         self.client: PodClient | None = None
         self.on_text: Callable[[str], None] | None = None
         """Where the child's live output goes (the parent's call, as ``tool_output_delta``)."""
@@ -106,8 +115,24 @@ class Child:
     # -- starting ---------------------------------------------------------------------------
 
     async def launch(self, config: dict[str, Any], *, timeout_s: float) -> None:
-        """Start the child's ``pod serve`` with its whole configuration, and connect."""
+        """Start the child with its whole configuration (in the parent's host when the
+        parent is a pod of one, else as a ``pod serve``), and connect."""
         self._set(state="starting")
+        try:
+            if not await self._load_in_host(config, timeout_s):
+                await self._start_process(config, timeout_s)
+        except ChildFailed:
+            self._set(state="exited")
+            raise
+        try:
+            self.client = await PodClient.connect(self.socket)
+            self._pump = asyncio.create_task(self._read(self.client), name=f"child-{self.name}")
+            self._apply_status(await self.client.status())
+        except (ClientError, TimeoutError) as exc:
+            await self.stop()
+            raise ChildFailed(f"cannot reach the child pod {self.name}: {exc}") from None
+
+    async def _start_process(self, config: dict[str, Any], timeout_s: float) -> None:
         try:
             started = await start_serve_process(
                 Path(self.record.workspace),
@@ -119,16 +144,35 @@ class Child:
                 timeout_s=timeout_s,
             )
         except LaunchError as exc:
-            self._set(state="exited")
             raise ChildFailed(f"the child pod {self.name} did not start: {exc}") from None
         self.proc = started.proc
+
+    async def _load_in_host(self, config: dict[str, Any], timeout_s: float) -> bool:
+        """Load the child into the host this process is, if it is one (False: it is not)."""
+        from orchestrator.host import HostConnection, HostError
+        from orchestrator.host.host import serving_host
+
+        control = serving_host()
+        if control is None:
+            return False
+        # Owned by this connection: if the parent goes without stopping it, the host does.
+        params = {"config": config, "socket": str(self.socket), "owned": True}
         try:
-            self.client = await PodClient.connect(self.socket)
-            self._pump = asyncio.create_task(self._read(self.client), name=f"child-{self.name}")
-            self._apply_status(await self.client.status())
-        except (ClientError, TimeoutError) as exc:
-            await self.stop()
-            raise ChildFailed(f"cannot reach the child pod {self.name}: {exc}") from None
+            connection = await HostConnection.open(control)
+        except HostError as exc:
+            raise ChildFailed(f"the child pod {self.name} did not start: {exc}") from None
+        try:
+            await connection.request("load", params, timeout=timeout_s)
+        except HostError as exc:
+            await connection.close()
+            raise ChildFailed(f"the child pod {self.name} did not start: {exc}") from None
+        self.host = connection
+        return True
+
+    @property
+    def started(self) -> bool:
+        """Whether the child's pod was started (its process, or in the host)."""
+        return self.proc is not None or self.host is not None
 
     @property
     def alive(self) -> bool:
@@ -204,6 +248,12 @@ class Child:
                 await asyncio.wait_for(asyncio.shield(self.proc.process.wait()), STOP_GRACE_S)
             except TimeoutError:
                 await self.proc.close()
+        if self.host is not None and not self._released:
+            self._released = True
+            # Until the host has shut it down (the shutdown above, or now) and forgotten it.
+            with contextlib.suppress(Exception):
+                await self.host.request("release", timeout=STOP_GRACE_S + 30)
+            await self.host.close()
         if self.client is not None:
             with contextlib.suppress(Exception):
                 await self.client.close()

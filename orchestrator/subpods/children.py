@@ -122,7 +122,7 @@ class Children:
         except ChildFailed as exc:
             self.live.pop(call_id, None)
             await child.stop()
-            started = child.proc is not None
+            started = child.started
             detail = f"{exc}; {self._resumable(child)}" if started else str(exc)
             report = await self._report(child, "died" if started else "failed", detail)
             return task_output(report)
@@ -139,7 +139,7 @@ class Children:
                 # (on its session, if its record was written).
                 self.live.pop(call_id, None)
                 settling = asyncio.ensure_future(
-                    child.stop() if child.proc is not None else asyncio.sleep(0)
+                    child.stop() if child.started else asyncio.sleep(0)
                 )
             while not settling.done():
                 with contextlib.suppress(asyncio.CancelledError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -14,6 +15,8 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION, schema
 from acp.stdio import spawn_agent_process
+
+from tests.processes import wait_running
 
 Answer = Callable[[schema.ToolCallUpdate], str | None]
 """Picks the option id for a permission request; None cancels the request."""
@@ -81,3 +84,37 @@ def acp_env(base: dict[str, str], runtime: Path, state: Path) -> dict[str, str]:
     env = {k: v for k, v in base.items() if not k.startswith("ANTHROPIC_")}
     env.update(XDG_RUNTIME_DIR=str(runtime), XDG_STATE_HOME=str(state))
     return env
+
+
+def command_then_done(tmp_path: Path, command: str) -> tuple[str, ...]:
+    """``pod acp`` options for a scripted pod that runs ``command`` with bash at its first
+    prompt, then says ``done``."""
+    script = tmp_path / "script.json"
+    bash = {"name": "bash", "input": {"command": command}}
+    script.write_text(json.dumps({"replies": [{"tool_calls": [bash]}, {"text": "done"}]}))
+    return ("--provider", "scripted", "--script", str(script), "--allow-bash")
+
+
+async def start_two_and_run(conn: Any, workspace: Path, seconds: int) -> asyncio.Future[Any]:
+    """Open two sessions, prompt the first, and wait until its command (``sleep seconds``,
+    with a ``setsid sleep seconds+1`` beside it) runs; the prompt in flight."""
+    sessions = [await conn.new_session(cwd=str(workspace), mcp_servers=[]) for _ in "ab"]
+    prompt = [schema.TextContentBlock(type="text", text="run it")]
+    running = asyncio.ensure_future(conn.prompt(session_id=sessions[0].session_id, prompt=prompt))
+    # In a thread: the prompt goes out on this event loop meanwhile.
+    await asyncio.to_thread(wait_running, f"sleep {seconds}", 1)
+    await asyncio.to_thread(wait_running, f"sleep {seconds + 1}", 1)
+    return running
+
+
+async def stop_with(
+    process: asyncio.subprocess.Process, signum: int, running: asyncio.Future[Any]
+) -> int | None:
+    """Send ``pod acp`` a signal, wait for it to exit, drop the prompt in flight; its exit
+    code."""
+    process.send_signal(signum)
+    await asyncio.wait_for(process.wait(), 30)
+    running.cancel()
+    with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+        await running
+    return process.returncode

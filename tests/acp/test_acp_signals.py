@@ -4,19 +4,16 @@ down as a closed stdin does, and after a SIGKILL they die with it (their supervi
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import os
 import signal
 from pathlib import Path
 
 import pytest
-from acp import schema
 
 from orchestrator.procs import descendants
 from orchestrator.procs.supervisor import alive, proc_stat
-from tests.acp.client import acp_agent, acp_env
-from tests.processes import gone, kill_all, unique_seconds, wait_running
+from tests.acp.client import acp_agent, acp_env, command_then_done, start_two_and_run, stop_with
+from tests.processes import gone, kill_all, unique_seconds
 
 
 @pytest.fixture
@@ -52,30 +49,16 @@ async def test_no_pod_outlives_pod_acp(
 ) -> None:
     # Each session's pod runs a command that started a setsid child: none of it may stay.
     seconds = unique_seconds()
-    command = f"setsid sleep {seconds + 1} & sleep {seconds}"
-    script = tmp_path / "script.json"
-    bash = {"name": "bash", "input": {"command": command}}
-    script.write_text(json.dumps({"replies": [{"tool_calls": [bash]}, {"text": "done"}]}))
-    args = ("--provider", "scripted", "--script", str(script), "--allow-bash")
+    args = command_then_done(tmp_path, f"setsid sleep {seconds + 1} & sleep {seconds}")
     pods: dict[int, int] = {}
     try:
         async with acp_agent(env, *args) as (conn, _client, process):
-            sessions = [await conn.new_session(cwd=str(workspace), mcp_servers=[]) for _ in "ab"]
-            prompt = [schema.TextContentBlock(type="text", text="run it")]
-            running = asyncio.ensure_future(
-                conn.prompt(session_id=sessions[0].session_id, prompt=prompt)
-            )
-            # In a thread: the prompt goes out on this event loop meanwhile.
-            await asyncio.to_thread(wait_running, f"sleep {seconds}", 1)
-            await asyncio.to_thread(wait_running, f"sleep {seconds + 1}", 1)
+            running = await start_two_and_run(conn, workspace, seconds)
             pods = _pod_serve_processes(process.pid)
             assert len(pods) == 2, pods
-            process.send_signal(how)
-            await asyncio.wait_for(process.wait(), 30)
-            running.cancel()
-            with contextlib.suppress(asyncio.CancelledError, ConnectionError):
-                await running
-            assert process.returncode == (-how if how == signal.SIGKILL else 128 + how)
+            assert await stop_with(process, how, running) == (
+                -how if how == signal.SIGKILL else 128 + how
+            )
             assert await _all_gone(pods), "a pod outlived pod acp"
             assert gone(f"sleep {seconds}") and gone(f"sleep {seconds + 1}")
     finally:

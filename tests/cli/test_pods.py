@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli.errors import CliError
-from cli.pods import default_name, list_pods, spawn_pod
+from cli.pods import PodListing, default_name, list_pods, spawn_pod, tree_order
 
 
 def test_spawn_refuses_a_symlink_planted_at_the_log_path(
@@ -75,3 +75,35 @@ def test_a_spawned_pod_writes_its_log_through_the_capped_writer(
                 break
             time.sleep(0.05)
     assert f"pod {info.name} stopped" in log.read_text()  # the last words landed too
+
+
+def _row(name: str, parent: str = "") -> PodListing:
+    return PodListing(
+        name=name, workspace=f"/home/someone/src/{name}", socket=f"/run/{name}.sock",
+        pid=4242, parent=parent, loaded=True, state="running", clients=1,
+        last_active_ms=None, rss_share_bytes=3 * 1024 * 1024, in_host=True,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("width", [40, 80, 160])
+def test_the_pod_table_never_cuts_a_name_and_says_what_it_left_out(width: int) -> None:
+    from rich.console import Console
+
+    from cli.pod_table import pods_table
+
+    long = "a-pod-name-of-fifty-characters-for-the-table-tests"
+    rows = tree_order([_row("child", parent=long), _row(long), _row("solo")])
+    console = Console(width=width, record=True)
+    console.print(pods_table(rows, width=width), crop=False)
+    lines = console.export_text().splitlines()
+    assert [line.split("│")[1].strip() for line in lines if "│" in line and "running" in line] == [
+        long,
+        "└ child",
+        "solo",
+    ]
+    if width == 160:
+        assert "4242" in lines[3] and "3.0 MiB" in lines[3] and "(" not in lines[-1]
+    else:
+        bottom = lines.index(next(line for line in lines if line.startswith("└")))
+        caption = " ".join(" ".join(lines[bottom + 1 :]).split())
+        assert caption.startswith("(") and "workspace: a wider terminal or --json" in caption

@@ -113,7 +113,7 @@ async def test_a_host_killed_with_100_pods_brings_every_one_back(
     assert sorted(executions.read_text().split()) == [f"p{n:03d}" for n in range(BUSY)]
     host = start_host(env, log)
     try:
-        rows = await ask_host("list", path=control)
+        rows = (await ask_host("list", path=control))["pods"]
         assert len(rows) == PODS and not any(r["loaded"] for r in rows)
         for name, socket in sockets.items():
             client = await PodClient.connect(socket)  # loads it from its session

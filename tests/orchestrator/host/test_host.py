@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -37,12 +38,13 @@ def pod_config(tmp_path: Path, name: str, **extra: Any) -> dict[str, Any]:
     workspace.mkdir(exist_ok=True)
     (workspace / "README.md").write_text(f"# {name}\n")
     settings: dict[str, Any] = {
+        "provider": "scripted",
         "sandbox": {"mode": "off"},
         "permissions": {"mode": "accept-edits"},
         "allow_bash": True,
         **extra,
     }
-    config = PodConfig(workspace=workspace, name=name, provider="scripted", **settings)
+    config = PodConfig(workspace=workspace, name=name, **settings)
     return config.model_dump(mode="json")
 
 
@@ -53,6 +55,10 @@ async def load(host: Host, tmp_path: Path, short_dir: Path, name: str, **extra: 
         path=host.control_path,
     )
     return Path(row["socket"])
+
+
+async def listed(control: Path) -> list[dict[str, Any]]:
+    return (await ask_host("list", path=control))["pods"]  # type: ignore[no-any-return]
 
 
 async def turn(socket: Path, text: str, until: str = "run_end") -> list[Any]:
@@ -88,9 +94,15 @@ async def test_pods_load_run_unload_and_come_back_the_same(
     before = await history(a)
     await wait_for_clients(host, "a", 0)
     await ask_host("evict", {"name": "a"}, path=host.control_path)
-    rows = {r["name"]: r for r in await ask_host("list", path=host.control_path)}
+    rows = {r["name"]: r for r in await listed(host.control_path)}
     assert (rows["a"]["loaded"], rows["a"]["state"]) == (False, "unloaded")
     assert rows["b"]["loaded"] is True
+    # The host's memory, and each loaded pod's share of what it grew by since it started.
+    listing = await ask_host("list", path=host.control_path)
+    stats, shares = listing["host"], {r["name"]: r["rss_share_bytes"] for r in listing["pods"]}
+    assert (stats["pid"], stats["loaded"], stats["registered"]) == (os.getpid(), 1, 2)
+    assert stats["rss_bytes"] > 0 and shares["a"] is None
+    assert shares["b"] == max(0, stats["rss_bytes"] - stats["baseline_rss_bytes"])
     assert a.exists()  # the socket stays bound while the pod is unloaded
     # The first connection loads it again, from its session file: the same conversation.
     assert await history(a) == before
@@ -172,7 +184,7 @@ async def test_idle_pods_unload_by_themselves_and_the_cap_unloads_the_oldest(
         for socket in sockets:
             await turn(socket, "hi")
         await load(host, tmp_path, short_dir, "z")  # a third: x, used least recently, goes
-        rows = {r["name"]: r["loaded"] for r in await ask_host("list", path=host.control_path)}
+        rows = {r["name"]: r["loaded"] for r in await listed(host.control_path)}
         assert rows == {"x": False, "y": True, "z": True}
         for _ in range(100):
             if not any(slot.loaded for slot in host.slots.values()):
@@ -207,7 +219,7 @@ async def test_shutdown_of_one_pod_forgets_it_and_a_restarted_host_serves_the_re
     again = Host(control_path=short_dir / "h.sock", registry_path=registry)
     await again.start()
     try:
-        assert [r["loaded"] for r in await ask_host("list", path=again.control_path)] == [False]
+        assert [r["loaded"] for r in await listed(again.control_path)] == [False]
         items = await history(keep)
         assert [i["text"] for i in items if i["kind"] == "user_message"] == ["remember me"]
     finally:
@@ -243,5 +255,104 @@ async def test_long_requests_and_replies_fit_the_control_socket(
     # list of many pods one reply line: both past asyncio's 64 KiB default.
     agents = {"reviewer": {"description": "reviews", "system_prompt": "Be thorough. " * 16_000}}
     await load(host, tmp_path, short_dir, "long", agents=agents)
-    rows = await ask_host("list", path=host.control_path)
+    rows = await listed(host.control_path)
     assert [row["name"] for row in rows] == ["long"]
+
+
+async def test_pods_of_one_host_ask_the_models_api_once(
+    host: Host, tmp_path: Path, short_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.fake_api import FakeAnthropic
+
+    with FakeAnthropic() as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        sockets = [
+            await load(host, tmp_path, short_dir, name, provider="anthropic", model="fake-model")
+            for name in ("one", "two")
+        ]
+        ends = await asyncio.gather(*(turn(socket, "hello") for socket in sockets))
+        assert [events[-1].data["result"] for events in ends] == ["finished", "finished"]
+        assert len(api.requests) == 2  # one turn each
+        assert [r.path for r in api.lookups if r.path.startswith("/v1/models")] == [
+            "/v1/models/fake-model"
+        ]
+
+
+async def test_an_owned_pod_ends_with_its_connection_and_is_never_in_the_registry(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    from orchestrator.host import HostConnection
+    from orchestrator.paths import pod_info_path
+
+    kept = await load(host, tmp_path, short_dir, "kept")
+    sockets = {}
+    connections = []
+    for name in ("released", "dropped"):
+        connection = await HostConnection.open(host.control_path)
+        params = {
+            "config": pod_config(tmp_path, name),
+            "socket": str(short_dir / f"{name}.sock"),
+            "owned": True,
+        }
+        sockets[name] = Path((await connection.request("load", params))["socket"])
+        connections.append(connection)
+        await turn(sockets[name], f"hello {name}")
+    saved = json.loads(host.registry_path.read_text())
+    assert [Path(entry["socket"]).name for entry in saved] == ["kept.sock"]
+    released, dropped = connections
+    assert await released.request("release") == ["released"]
+    assert "released" not in host.slots and not sockets["released"].exists()
+    assert not pod_info_path(sockets["released"]).exists()
+    await dropped.close()  # as when its owner is killed: the host sees the connection end
+    for _ in range(200):
+        if "dropped" not in host.slots:
+            break
+        await asyncio.sleep(0.05)
+    assert set(host.slots) == {"kept"} and not sockets["dropped"].exists()
+    assert host.slots["kept"].loaded and kept.exists()  # the others' ends left it alone
+    await released.close()
+
+
+async def test_a_task_child_of_a_hosted_pod_is_a_pod_of_the_same_host(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    go = tmp_path / "go"
+    child_script = tmp_path / "child.json"
+    wait = {"name": "bash", "input": {"command": f"while [ ! -e {go} ]; do sleep 0.05; done"}}
+    child_script.write_text(
+        json.dumps({"replies": [{"tool_calls": [wait]}, {"text": "the child's answer"}]})
+    )
+    parent_script = tmp_path / "parent.json"
+    task = {"name": "task", "input": {"prompt": "wait for go", "name": "waiter"}}
+    parent_script.write_text(
+        json.dumps({"replies": [{"tool_calls": [task]}, {"text": "the parent is done"}]})
+    )
+    socket = await load(
+        host, tmp_path, short_dir, "parent",
+        scripted_script=str(parent_script), subpods={"child_script": str(child_script)},
+    )  # fmt: skip
+    ended = asyncio.ensure_future(turn(socket, "delegate"))
+    for _ in range(600):
+        children = [slot for slot in host.slots.values() if slot.name != "parent"]
+        if children and children[0].loaded and children[0].clients:
+            break
+        await asyncio.sleep(0.05)
+    [child] = children
+    assert child.name.startswith("parent.waiter-") and child.owned
+    [row] = [r for r in host.rows() if r.name == child.name]
+    assert (row.parent, row.loaded) == ("parent", True)
+    saved = json.loads(host.registry_path.read_text())
+    assert [Path(entry["socket"]).name for entry in saved] == ["parent.sock"]
+    go.touch()
+    events = await ended
+    assert events[-1].data["result"] == "finished"
+    [result] = [i for i in await history(socket) if i["kind"] == "tool_result"]
+    assert "the child's answer" in json.dumps(result)
+    # A finished child is shut down at once: the host forgot it, its session stays.
+    for _ in range(200):
+        if set(host.slots) == {"parent"}:
+            break
+        await asyncio.sleep(0.05)
+    assert set(host.slots) == {"parent"}
+    assert child.config.session is not None and child.config.session.exists()

@@ -110,7 +110,8 @@ async def test_turns_stream_side_by_side_while_some_pause_and_resume(
     )
     for n, got in enumerate(results):
         assert got == (["paused", "finished"] if n in PAUSED else ["finished"]), names[n]
-    rows = {r["name"]: r for r in await ask_host("list", path=host.control_path)}
+    listing = await ask_host("list", path=host.control_path)
+    rows = {r["name"]: r for r in listing["pods"]}
     assert {rows[name]["state"] for name in names} == {"idle"}
     for n, name in enumerate(names):
         items = _items(tmp_path / f"{name}.jsonl")

@@ -472,3 +472,68 @@ def test_one_provider_serves_successive_event_loops(api: FakeAnthropic) -> None:
 
     assert isinstance(asyncio.run(once()), ResponseComplete)
     assert isinstance(asyncio.run(once()), ResponseComplete)
+
+
+# -- model lookups, once per process ------------------------------------------------------------
+
+
+def _model_lookups(api: FakeAnthropic) -> list[str]:
+    return [r.path for r in api.lookups if r.path.startswith("/v1/models")]
+
+
+async def test_providers_of_one_process_share_one_model_lookup(api: FakeAnthropic) -> None:
+    from orchestrator.providers.model_info import ModelInfoCache
+
+    cache: ModelInfoCache[Any] = ModelInfoCache()
+    first, second = (make(api, model_infos=cache) for _ in range(2))
+    for provider in (first, second):
+        provider.model = "claude-sonnet-4-5"
+    # Concurrent first lookups (two pods loading at once) send one request between them.
+    windows = await asyncio.gather(first.context_window(), second.context_window())
+    assert windows == [200_000, 200_000]
+    assert await second.thinking_capabilities() is not None
+    assert _model_lookups(api) == ["/v1/models/claude-sonnet-4-5"]
+    # Another key may see other models: it asks for itself; so does another model.
+    other_key = make(api, model_infos=cache, api_key="another-key")
+    other_key.model = "claude-sonnet-4-5"
+    other_model = make(api, model_infos=cache)
+    other_model.model = "claude-haiku-4-5"
+    assert await other_key.context_window() == 200_000
+    assert await other_model.context_window() == 200_000
+    assert _model_lookups(api) == ["/v1/models/claude-sonnet-4-5"] * 2 + [
+        "/v1/models/claude-haiku-4-5"
+    ]
+    # The key is never kept in the cache's keys, only a digest of it.
+    assert "test-key" not in repr(cache._known) and "another-key" not in repr(cache._known)
+
+
+async def test_a_failed_lookup_is_shared_then_asked_again_after_a_while(
+    api: FakeAnthropic,
+) -> None:
+    from orchestrator.providers.model_info import ModelInfoCache
+
+    clock = [0.0]
+    cache: ModelInfoCache[Any] = ModelInfoCache(failure_ttl_s=60, clock=lambda: clock[0])
+    api.models_fault = Fault(status=500)
+    first, second = make(api, model_infos=cache), make(api, model_infos=cache)
+    for provider in (first, second):
+        provider.model = "claude-sonnet-4-5"
+    outcomes = await asyncio.gather(
+        first.context_window(), second.context_window(), return_exceptions=True
+    )
+    assert all(isinstance(o, ProviderError) and "Models API" in str(o) for o in outcomes)
+    assert len(_model_lookups(api)) == 1
+    # Each provider said so once; its later questions get "unknown" without a request.
+    assert await first.thinking_capabilities() is None
+    # A new pod within the minute hears the same failure, from memory.
+    api.models_fault = None
+    third = make(api, model_infos=cache)
+    third.model = "claude-sonnet-4-5"
+    with pytest.raises(ProviderError, match="Models API did not answer"):
+        await third.context_window()
+    assert len(_model_lookups(api)) == 1
+    clock[0] = 61.0
+    fourth = make(api, model_infos=cache)
+    fourth.model = "claude-sonnet-4-5"
+    assert await fourth.context_window() == 200_000
+    assert len(_model_lookups(api)) == 2
