@@ -107,7 +107,9 @@ def test_a_reply_that_fails_midway_is_marked_as_not_kept(
 def test_an_interrupted_answer_is_marked_as_not_kept(
     env: dict[str, str], workspace: Path, method: str, code: int
 ) -> None:
-    run = _start_run(env, workspace, "hello")
+    # Slowly: the answer streams for some 10 s, time enough for a second CLI process to start
+    # on a loaded machine and pause it mid-stream.
+    run = _start_run(env, workspace, "hello, slowly")
     try:
         _wait_for(run.stdout, b"scripted provider")  # the demo is streaming its answer
         assert pod(env, method, "--workspace", str(workspace)).returncode == 0
