@@ -9,6 +9,7 @@ depends on it). ``run`` validates the call's JSON against the same model; a mist
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Generic, TypeVar
 
@@ -89,6 +90,22 @@ def schema_of(
         "required": list(raw.get("required", [])),
         "additionalProperties": False,
     }
+
+
+_SCHEMAS: dict[tuple[type[ToolArgs], str], dict[str, Any]] = {}
+
+
+def shared_schema(
+    model: type[ToolArgs], overrides: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    """:func:`schema_of`, worked out once per model and overrides and shared by every tool
+    built with them: a host building hundreds of pods builds each schema once, holds it once,
+    and the request-size estimate (which caches per schema object) hits for all of them."""
+    key = (model, json.dumps(overrides or {}, sort_keys=True, default=str))
+    schema = _SCHEMAS.get(key)
+    if schema is None:
+        schema = _SCHEMAS[key] = schema_of(model, overrides)
+    return schema
 
 
 def _plain(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -189,8 +206,9 @@ class TypedTool(Generic[A]):
     args_model: type[A]
 
     def __init__(self, *, schema_overrides: Mapping[str, Mapping[str, Any]] | None = None) -> None:
-        self.input_schema: dict[str, Any] = schema_of(self.args_model, schema_overrides)
-        """Sent with every request; per instance, as limits may come from the config."""
+        self.input_schema: dict[str, Any] = shared_schema(self.args_model, schema_overrides)
+        """Sent with every request; per instance, as limits may come from the config (shared
+        between instances with the same limits: never change it)."""
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Validate ``args`` and run the tool with them."""

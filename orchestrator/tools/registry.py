@@ -20,6 +20,8 @@ class ToolRegistry:
 
     def __init__(self, tools: Sequence[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._specs: list[dict[str, Any]] | None = None
+        """The wire form, kept until the tools change (every request asks for it)."""
         for tool in tools:
             self.register(tool)
 
@@ -28,10 +30,12 @@ class ToolRegistry:
         if tool.name in self._tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
+        self._specs = None
 
     def unregister(self, name: str) -> None:
         """Stop offering a tool (an MCP server's list changed, or it stopped)."""
         self._tools.pop(name, None)
+        self._specs = None
 
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, if any."""
@@ -43,15 +47,18 @@ class ToolRegistry:
 
     def specs(self) -> list[dict[str, Any]]:
         """``{"name", "description", "input_schema"}`` per tool, sorted by name so requests
-        (and prompt caching) do not depend on registration order."""
-        return [
-            {
-                "name": tool.name,
-                "description": tool.description,
-                "input_schema": tool.input_schema,
-            }
-            for tool in (self._tools[name] for name in self.names())
-        ]
+        (and prompt caching) do not depend on registration order. A new list each call; its
+        dicts are shared and must not be changed."""
+        if self._specs is None:
+            self._specs = [
+                {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                }
+                for tool in (self._tools[name] for name in self.names())
+            ]
+        return list(self._specs)
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools

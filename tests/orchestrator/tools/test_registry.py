@@ -59,6 +59,28 @@ def test_specs_are_the_wire_form_sorted_by_name() -> None:
     assert len(registry) == 2
 
 
+def test_specs_follow_registrations_and_removals() -> None:
+    registry = ToolRegistry([EchoTool("a")])
+    first = registry.specs()
+    first.append({"name": "stray"})  # a caller's list is its own
+    assert [spec["name"] for spec in registry.specs()] == ["a"]
+    registry.register(EchoTool("b"))
+    assert [spec["name"] for spec in registry.specs()] == ["a", "b"]
+    registry.unregister("a")
+    assert [spec["name"] for spec in registry.specs()] == ["b"]
+
+
+def test_pods_with_the_same_limits_share_their_tool_schemas(tmp_path: Path) -> None:
+    # A host builds hundreds of pods: each schema is built and held once.
+    one = default_registry(PodConfig(workspace=tmp_path, allow_bash=True, bash_timeout_s=45))
+    two = default_registry(PodConfig(workspace=tmp_path, allow_bash=True, bash_timeout_s=45))
+    other = default_registry(PodConfig(workspace=tmp_path, allow_bash=True, bash_timeout_s=90))
+    for name in ("read_file", "bash"):
+        assert one.get(name).input_schema is two.get(name).input_schema  # type: ignore[union-attr]
+    timeout = other.get("bash").input_schema["properties"]["timeout_s"]  # type: ignore[union-attr]
+    assert timeout != one.get("bash").input_schema["properties"]["timeout_s"]  # type: ignore[union-attr]
+
+
 def test_get_and_contains() -> None:
     tool = EchoTool()
     registry = ToolRegistry([tool])
