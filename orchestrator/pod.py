@@ -738,6 +738,7 @@ async def start_mcp_servers(
     enabled = {n: s for n, s in config.mcp.servers.items() if s.enabled}
     if not enabled:
         return None
+    from orchestrator.mcp.client_side import settings_of
     from orchestrator.mcp.servers import McpServers, McpTool
     from orchestrator.tools.base import tool_kind
 
@@ -746,7 +747,9 @@ async def start_mcp_servers(
 
     registry = controller.tools.registry
     policy = config.permission_policy()
-    servers = McpServers.from_config(config.mcp.servers, config.workspace, alert, sandboxing)
+    servers = McpServers.from_config(
+        config.mcp.servers, config.workspace, alert, sandboxing, settings_of(config)
+    )
     controller.board.mcp = servers
     await servers.start()
 

@@ -73,6 +73,7 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
     from cli.errors import CliError
     from orchestrator.config import ConfigError, load_config
     from orchestrator.errors import SetupError
+    from orchestrator.mcp.client_side import settings_of
     from orchestrator.mcp.servers import McpServers
 
     try:
@@ -89,8 +90,10 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
         servers = McpServers.from_config(
             config.mcp.servers,
             config.workspace,
-            lambda _level, message: problems.append(message),
+            # Only what went wrong: a server's log lines and info notes are not problems.
+            lambda level, message: problems.append(message) if level != "info" else None,
             sandboxing,
+            settings_of(config),
         )
         try:
             await servers.start()
@@ -116,7 +119,11 @@ def _rows(report: list[McpServerData]) -> list[dict[str, Any]]:
             "status": server.status,
             "restarts": server.restarts,
             "survivors": server.survivors,
-            "tools": [{"name": n, "offered": n in server.offered} for n in server.tools],
+            "tools": [
+                {"name": n, "offered": n in server.offered}
+                | ({"why_not": server.not_offered[n]} if n in server.not_offered else {})
+                for n in server.tools
+            ],
         }
         for server in report
     ]
@@ -131,7 +138,8 @@ def _print(pod: str | None, rows: list[dict[str, Any]], problems: list[str]) -> 
         restarts = f" (restarted {row['restarts']}×)" if row["restarts"] else ""
         typer.echo(f"{row['name']}: {row['status']}{restarts}")
         for tool in row["tools"]:
-            mark = "" if tool["offered"] else "  (not offered)"
+            why = f": {tool['why_not']}" if "why_not" in tool else ""
+            mark = "" if tool["offered"] else f"  (not offered{why})"
             typer.echo(f"  {tool['name']}{mark}")
         for survivor in row["survivors"]:
             typer.echo(f"  left running, unsupervised: {survivor}")

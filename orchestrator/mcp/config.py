@@ -85,6 +85,10 @@ class McpConfig(BaseModel):
 
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     """MCP servers by name; their tools are offered as ``mcp__<name>__<tool>`` (docs/mcp.md)."""
+    elicitation: Literal["defaults", "decline"] = "decline"
+    """How a server's request for input (``elicitation/create``) is answered: ``decline``
+    declines each, saying why; ``defaults`` (for headless runs) accepts a form whose required
+    fields all have defaults in its schema, with those defaults, and declines the rest."""
 
     def sandboxed(self) -> list[str]:
         """The names of the enabled servers that run in the sandbox."""

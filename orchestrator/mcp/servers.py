@@ -29,8 +29,9 @@ from typing import IO, TYPE_CHECKING, Any
 from mcp import Client, types
 from mcp.client import Transport
 
+from orchestrator.mcp.client_side import ClientSettings, ClientSide, progress_line
 from orchestrator.mcp.config import McpServerConfig, wire_name
-from orchestrator.mcp.results import Offer, offers, tool_output
+from orchestrator.mcp.results import TASK_ONLY, Offer, offers, tool_output
 from orchestrator.mcp.transport import describe, first_of, open_transport, watched
 from orchestrator.mcp.wire_watch import WireWatch
 from orchestrator.procs import Survivor, survivors
@@ -92,6 +93,15 @@ class McpServer:
     _noise_said: bool = False
     sandboxing: Sandboxing | None = None
     """The pod's sandbox, which a server with ``sandbox = true`` runs in."""
+    settings: ClientSettings = field(default_factory=ClientSettings)
+    """What the server is told about the pod (roots) and how its requests are answered."""
+    not_offered: dict[str, str] = field(default_factory=dict)
+    """Why each of its tools that the model is not offered is not (by the name it would have)."""
+    side: ClientSide = field(init=False)
+    """The pod's side of the connection: the callbacks that answer the server."""
+
+    def __post_init__(self) -> None:
+        self.side = ClientSide(server=self.name, settings=self.settings, alert=self.alert)
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
@@ -178,7 +188,10 @@ class McpServer:
         watch = self._watch = WireWatch(self.name, on_breach=breached, on_noise=self._noisy)
         try:
             transport = watched(self._transport(), ended, watch)
-            async with Client(transport, message_handler=self._on_message) as client:
+            self.side.connected()
+            async with Client(
+                transport, message_handler=self._on_message, **self.side.client_kwargs()
+            ) as client:
                 listing = await client.list_tools()
                 self.tools = list(listing.tools)
                 self._client = client
@@ -312,9 +325,15 @@ class McpServer:
             self._revivals += 1
             await self._restart(f"{self._revivals} of {MAX_RESTARTS} restarts after it stopped")
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        on_progress: Callable[[str], None] | None = None,
+    ) -> types.CallToolResult:
         """Call one tool; raises ToolError when the server is not there to answer, breaks the
-        protocol or takes longer than ``call_timeout_s``."""
+        protocol or takes longer than ``call_timeout_s``. The call carries a progress token:
+        each progress notification is passed to ``on_progress`` as a line of text."""
         if self._client is None:
             await self._revive()
         client, watch, broken = self._client, self._watch, self._broken
@@ -322,7 +341,16 @@ class McpServer:
             raise ToolError(f"MCP server {self.name} is not running ({self.status})")
         # A task of its own, so that a call the server will never answer (it answered another
         # request, or nothing) can be given up on without cancelling the caller.
-        calling = asyncio.ensure_future(client.call_tool(tool, arguments))
+        answered = asyncio.Event()
+
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            # Progress that comes after the pod gave up on the call belongs to no result.
+            if on_progress is not None and not answered.is_set():
+                on_progress(progress_line(progress, total, message))
+
+        calling = asyncio.ensure_future(
+            client.call_tool(tool, arguments, progress_callback=progressed)
+        )
         calling.add_done_callback(_retrieved)
         breaking = asyncio.ensure_future(broken.wait())
         try:
@@ -337,6 +365,7 @@ class McpServer:
             raise
         finally:
             breaking.cancel()
+            answered.set()
         if not calling.done():
             calling.cancel()
             if watch is not None and watch.breach is not None:
@@ -487,7 +516,8 @@ class McpTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Call the tool on its server and map the result."""
-        result = await self.server.call(self.offer.tool.name, args)
+        # Progress streams as the call's live output, as a command's output does.
+        result = await self.server.call(self.offer.tool.name, args, ctx.partial.append)
         await self.server.settle()
         return tool_output(self.server.name, self.offer.tool.name, result)
 
@@ -510,13 +540,21 @@ class McpServers:
         workspace: Path,
         alert: Alert,
         sandboxing: Sandboxing | None = None,
+        settings: ClientSettings | None = None,
     ) -> McpServers:
         """The enabled servers of a config (not started yet); those with ``sandbox = true``
-        run in ``sandboxing``."""
+        run in ``sandboxing``; ``settings`` say what each is told and how it is answered
+        (default: the workspace as the only root, requests for input declined)."""
+        settings = settings or ClientSettings(roots=(workspace,))
         records = Path(tempfile.mkdtemp(prefix="pod-mcp-"))
         servers = [
             McpServer(
-                name=name, config=config, workspace=workspace, alert=alert, sandboxing=sandboxing
+                name=name,
+                config=config,
+                workspace=workspace,
+                alert=alert,
+                sandboxing=sandboxing,
+                settings=settings,
             )
             for name, config in configs.items()
             if config.enabled
@@ -545,6 +583,7 @@ class McpServers:
         for server in self.servers:
             if server.status != "running" or (only is not None and server is not only):
                 continue
+            server.not_offered = {}
             for offer in offers(
                 server.name, server.tools, allow=server.config.allow, deny=server.config.deny
             ):
@@ -553,8 +592,10 @@ class McpServers:
                         offer.server, offer.tool, offer.name, "another tool has that name"
                     )
                 if offer.problem is not None:
+                    server.not_offered[offer.name] = offer.problem
+                    # A task-only tool is a known gap of the pod, not the server's fault.
                     self.alert(
-                        "warn",
+                        "info" if offer.problem == TASK_ONLY else "warn",
                         f"MCP server {server.name}: tool {offer.tool.name} is not offered: "
                         f"{offer.problem}",
                     )
@@ -574,6 +615,7 @@ class McpServers:
                     status=server.status,
                     tools=tools,
                     offered=[name for name in tools if name in offered],
+                    not_offered=dict(server.not_offered),
                     restarts=server.restarts,
                     survivors=[f"{s.pid} {s.command}".strip() for s in server.survivors()],
                 )

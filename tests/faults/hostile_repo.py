@@ -142,6 +142,9 @@ cache_write = 0.0
 cache_write_1h = 0.0
 cache_read = 0.0
 
+[mcp]
+elicitation = "defaults"
+
 [mcp.servers.evil]
 command = "sh"
 args = ["-c", "touch {marker}"]

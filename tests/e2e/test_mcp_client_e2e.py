@@ -1,0 +1,60 @@
+"""The pod as an MCP client that servers can ask things of, end to end: a pod's config reaches
+its servers (roots, ``[mcp] elicitation``), a call's progress streams to its clients as the
+call's live output, and what a server logs reaches people as alerts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
+from tests.mcp.asking_server import config
+
+
+def call(tool: str, **arguments: Any) -> ScriptedReply:
+    return ScriptedReply(tool_calls=[ScriptedToolCall(name=f"mcp__a__{tool}", input=arguments)])
+
+
+async def test_progress_streams_as_output_and_the_config_reaches_the_server(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    extra = tmp_path / "reference"
+    extra.mkdir()
+    replies = [
+        call("steps", count=2),
+        call("roots"),
+        call("ask"),
+        call("chatty", levels=["error"]),
+        ScriptedReply(text="done"),
+    ]
+    async with running_pod(
+        workspace,
+        short_dir,
+        replies=replies,
+        read_roots=[str(extra)],
+        mcp={"servers": {"a": config()}, "elicitation": "defaults"},
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "go"})
+        events = await collect_until(c, "run_end", timeout=60)
+        await c.close()
+    assert events[-1].data == {"result": "finished"}
+    steps_id = next(e.data["id"] for e in events if e.event == "tool_call_done")
+    live = [
+        (e.event, e.data.get("text"))
+        for e in events
+        if e.event in ("tool_output_delta", "tool_result") and e.data["id"] == steps_id
+    ]
+    assert live == [
+        ("tool_output_delta", "[progress 1/2] step 1 of 2\n"),
+        ("tool_output_delta", "[progress 2/2] step 2 of 2\n"),
+        ("tool_result", None),
+    ]
+    contents = [e.data["content"] for e in events if e.event == "tool_result"]
+    assert contents[1].splitlines() == [
+        f"{workspace.resolve().as_uri()} workspace",
+        f"{extra.resolve().as_uri()} reference",
+    ]
+    assert contents[2] == "accept {'name': 'John Doe', 'age': 30}"
+    alerts = [(e.data["level"], e.data["message"]) for e in events if e.event == "alert"]
+    assert ("error", "MCP server a logged (error): chatty: a error message") in alerts

@@ -1,0 +1,226 @@
+"""What servers ask of the pod as a client (roots, input, its model) and what they tell it (log
+messages, progress): each against a real server of ours over stdio, speaking protocol
+2026-07-28 (requests for input ride the call's result and its retry)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from mcp import types
+
+from orchestrator.mcp.client_side import (
+    MAX_LOG_ALERTS,
+    REASON_KEY,
+    ClientSettings,
+    answer,
+    answer_by_defaults,
+    client_version,
+    progress_line,
+)
+from orchestrator.mcp.config import McpServerConfig
+from orchestrator.mcp.results import TASK_ONLY, offers
+from orchestrator.mcp.servers import McpServer, McpServers
+from orchestrator.tools.base import ToolError
+from tests.mcp.asking_server import config
+
+Alerts = list[tuple[str, str]]
+
+
+def form(schema: dict[str, object]) -> types.ElicitRequestFormParams:
+    return types.ElicitRequestFormParams(message="Who?", requested_schema=schema)  # type: ignore[arg-type]
+
+
+def test_a_form_whose_required_fields_have_defaults_is_accepted_with_every_default() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "note": {"type": "string"},
+        },
+        "required": ["name"],
+    }
+    reply = answer_by_defaults(form(schema))
+    assert reply.result == types.ElicitResult(
+        action="accept", content={"name": "John Doe", "age": 30}
+    )
+    assert reply.why == 'accepted with the schema\'s defaults (name="John Doe", age=30)'
+
+
+def test_a_required_field_without_a_default_or_a_url_is_declined_with_the_reason() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"token": {"type": "string"}, "pin": {"type": "integer"}},
+        "required": ["token", "pin"],
+    }
+    reply = answer_by_defaults(form(schema))
+    why = "required fields token, pin have no default, and nobody is asked here"
+    assert reply.result.action == "decline" and reply.result.content is None
+    assert reply.result.meta == {REASON_KEY: why}
+    url = types.ElicitRequestURLParams(
+        message="Log in", url="https://example.com/x", elicitation_id="e1"
+    )
+    assert answer_by_defaults(url).result.action == "decline"
+    # Under "decline" even a form full of defaults is declined.
+    full = {"type": "object", "properties": {"a": {"type": "string", "default": "x"}}}
+    assert answer("decline", form(full)).result.action == "decline"
+    assert answer("defaults", form(full)).result.content == {"a": "x"}
+
+
+def test_progress_lines_and_task_only_tools() -> None:
+    assert progress_line(2, 5, "copying") == "[progress 2/5] copying\n"
+    assert progress_line(0.5, None, None) == "[progress 0.5]\n"
+    schema = {"type": "object", "properties": {}}
+    tools = [
+        types.Tool(name="now", input_schema=schema),
+        types.Tool(
+            name="later",
+            input_schema=schema,
+            execution=types.ToolExecution(task_support="required"),
+        ),
+        types.Tool(
+            name="either",
+            input_schema=schema,
+            execution=types.ToolExecution(task_support="optional"),
+        ),
+    ]
+    assert [(o.tool.name, o.problem) for o in offers("s", tools, allow=[], deny=[])] == [
+        ("now", None),
+        ("later", TASK_ONLY),
+        ("either", None),
+    ]
+
+
+@pytest.fixture
+async def asking(tmp_path: Path) -> AsyncIterator[tuple[McpServer, Alerts]]:
+    """The asking server, started with the pod's settings: two roots, input by defaults."""
+    alerts: Alerts = []
+    extra = tmp_path / "docs"
+    settings = ClientSettings(roots=(tmp_path, extra, tmp_path), elicitation="defaults")
+    servers = McpServers.from_config(
+        {"a": McpServerConfig(**config())},
+        tmp_path,
+        lambda level, message: alerts.append((level, message)),
+        settings=settings,
+    )
+    await servers.start()
+    [server] = servers.servers
+    assert server.status == "running"
+    try:
+        yield server, alerts
+    finally:
+        await servers.close()
+
+
+async def text_of(server: McpServer, tool: str, **arguments: object) -> str:
+    result = await server.call(tool, dict(arguments))
+    assert not result.is_error, result
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def test_the_roots_are_the_workspace_then_the_extra_roots(
+    asking: tuple[McpServer, Alerts], tmp_path: Path
+) -> None:
+    server, _ = asking
+    assert (await text_of(server, "roots")).splitlines() == [
+        f"{tmp_path.as_uri()} workspace",
+        f"{(tmp_path / 'docs').as_uri()} docs",
+    ]
+
+
+async def test_log_messages_reach_the_pod_log_and_warnings_become_alerts(
+    asking: tuple[McpServer, Alerts],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server, alerts = asking
+    # The pod logs only its own warnings (serve's logging setup): a server's info still gets in.
+    monkeypatch.setattr(logging.getLogger(), "level", logging.WARNING)
+    await text_of(server, "chatty", levels=["debug", "info", "warning", "error"])
+    logged = [(r.name, r.levelname, r.getMessage()) for r in caplog.records if r.name == "mcp.a"]
+    assert logged == [
+        ("mcp.a", "INFO", "chatty: a info message"),
+        ("mcp.a", "WARNING", "chatty: a warning message"),
+        ("mcp.a", "ERROR", "chatty: a error message"),
+    ]
+    assert alerts == [
+        ("warn", "MCP server a logged (warning): chatty: a warning message"),
+        ("error", "MCP server a logged (error): chatty: a error message"),
+    ]
+
+
+async def test_a_server_that_warns_in_a_loop_raises_a_bounded_number_of_alerts(
+    asking: tuple[McpServer, Alerts],
+) -> None:
+    server, alerts = asking
+    await text_of(server, "chatty", levels=["warning"] * (MAX_LOG_ALERTS + 10))
+    assert len(alerts) == MAX_LOG_ALERTS + 1
+    assert alerts[-1] == (
+        "info",
+        f"MCP server a logged more than {MAX_LOG_ALERTS} warnings; the rest go only to the "
+        "pod's log",
+    )
+
+
+async def test_a_call_carries_a_progress_token_and_its_progress_comes_as_lines(
+    asking: tuple[McpServer, Alerts],
+) -> None:
+    server, _ = asking
+    lines: list[str] = []
+    result = await server.call("steps", {"count": 3}, lines.append)
+    assert not result.is_error
+    assert lines == [f"[progress {n}/3] step {n} of 3\n" for n in (1, 2, 3)]
+
+
+async def test_input_is_answered_by_defaults_or_declined_and_people_are_told(
+    asking: tuple[McpServer, Alerts],
+) -> None:
+    server, alerts = asking
+    assert await text_of(server, "ask") == "accept {'name': 'John Doe', 'age': 30}"
+    assert await text_of(server, "ask_token") == "decline"
+    assert alerts == [
+        (
+            "info",
+            "MCP server a asked for input: 'Who are you?'; accepted with the schema's defaults "
+            '(name="John Doe", age=30)',
+        ),
+        (
+            "info",
+            "MCP server a asked for input: 'Your token, please'; declined: required field "
+            "token has no default, and nobody is asked here",
+        ),
+    ]
+
+
+async def test_sampling_is_declined_with_a_message_that_says_so(
+    asking: tuple[McpServer, Alerts],
+) -> None:
+    server, alerts = asking
+    declined = (
+        "pod-orchestrator declined the sampling request of MCP server a: its model is not lent "
+        "to MCP servers"
+    )
+    for _ in range(2):
+        with pytest.raises(ToolError) as failed:
+            await server.call("sample", {})
+        assert str(failed.value) == f"MCP server a: sample failed: {declined}"
+    assert alerts == [("info", f"{declined} (said once per server)")]
+
+
+def test_the_client_names_itself_with_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    assert client_version() == version("pod-orchestrator")
+    side = McpServer(
+        name="x",
+        config=McpServerConfig(command="true"),
+        workspace=Path("/"),
+        alert=lambda level, message: None,
+    ).side
+    info = side.client_kwargs()["client_info"]
+    assert (info.name, info.version) == ("pod-orchestrator", client_version())
