@@ -739,6 +739,7 @@ async def start_mcp_servers(
     if not enabled:
         return None
     from orchestrator.mcp.client_side import settings_of
+    from orchestrator.mcp.resources import ReadMcpResource
     from orchestrator.mcp.servers import McpServers, McpTool
     from orchestrator.tools.base import tool_kind
 
@@ -765,6 +766,9 @@ async def start_mcp_servers(
     for server in servers.servers:
         server.on_tools_changed = offer
         offer(server)
+    reader = ReadMcpResource(servers)
+    if any(s.has_resources for s in servers.servers) and policy.offered(reader.name, "read"):
+        registry.register(reader)
     return servers
 
 

@@ -21,10 +21,10 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from mcp import Client, types
 from mcp.client import Transport
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from orchestrator.sandbox.sandboxing import Sandboxing
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 Alert = Callable[[str, str], None]
 """``(level, message)``: tells people what happened to a server."""
@@ -95,6 +97,8 @@ class McpServer:
     """The pod's sandbox, which a server with ``sandbox = true`` runs in."""
     settings: ClientSettings = field(default_factory=ClientSettings)
     """What the server is told about the pod (roots) and how its requests are answered."""
+    has_resources: bool = False
+    """The server said it has resources (``read_mcp_resource`` reads them)."""
     not_offered: dict[str, str] = field(default_factory=dict)
     """Why each of its tools that the model is not offered is not (by the name it would have)."""
     side: ClientSide = field(init=False)
@@ -197,6 +201,7 @@ class McpServer:
                 self._client = client
                 if not ready.done():
                     ready.set_result(None)
+                self.has_resources = client.server_capabilities.resources is not None
                 capability = client.server_capabilities.tools
                 self._announces_changes = bool(capability and capability.list_changed)
                 listener = (
@@ -334,13 +339,6 @@ class McpServer:
         """Call one tool; raises ToolError when the server is not there to answer, breaks the
         protocol or takes longer than ``call_timeout_s``. The call carries a progress token:
         each progress notification is passed to ``on_progress`` as a line of text."""
-        if self._client is None:
-            await self._revive()
-        client, watch, broken = self._client, self._watch, self._broken
-        if client is None:
-            raise ToolError(f"MCP server {self.name} is not running ({self.status})")
-        # A task of its own, so that a call the server will never answer (it answered another
-        # request, or nothing) can be given up on without cancelling the caller.
         answered = asyncio.Event()
 
         async def progressed(progress: float, total: float | None, message: str | None) -> None:
@@ -348,9 +346,31 @@ class McpServer:
             if on_progress is not None and not answered.is_set():
                 on_progress(progress_line(progress, total, message))
 
-        calling = asyncio.ensure_future(
-            client.call_tool(tool, arguments, progress_callback=progressed)
+        try:
+            return await self._request(
+                tool, lambda client: client.call_tool(tool, arguments, progress_callback=progressed)
+            )
+        finally:
+            answered.set()
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """Read one resource, with the same limits and failures as a tool call."""
+        return await self._request(
+            f"the resource {uri}", lambda client: client.read_resource(uri, cache_mode="bypass")
         )
+
+    async def _request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
+        """Send one request (``what`` names it in messages) and wait for its answer; raises
+        ToolError when the server is not there to answer, breaks the protocol or takes longer
+        than ``call_timeout_s``. An interrupt tells the server to cancel it."""
+        if self._client is None:
+            await self._revive()
+        client, watch, broken = self._client, self._watch, self._broken
+        if client is None:
+            raise ToolError(f"MCP server {self.name} is not running ({self.status})")
+        # A task of its own, so that a request the server will never answer (it answered
+        # another request, or nothing) can be given up on without cancelling the caller.
+        calling = asyncio.ensure_future(send(client))
         calling.add_done_callback(_retrieved)
         breaking = asyncio.ensure_future(broken.wait())
         try:
@@ -361,21 +381,20 @@ class McpServer:
             )
         except asyncio.CancelledError:
             calling.cancel()  # the SDK tells the server to cancel it
-            self._check_after_interrupt(client, tool)
+            self._check_after_interrupt(client, what)
             raise
         finally:
             breaking.cancel()
-            answered.set()
         if not calling.done():
             calling.cancel()
             if watch is not None and watch.breach is not None:
                 raise ToolError(
-                    f"MCP server {self.name}: {tool} failed: the server {watch.breach}; "
+                    f"MCP server {self.name}: {what} failed: the server {watch.breach}; "
                     "it is restarted at the next call of its tools"
                 )
-            self._check_after_interrupt(client, tool)
+            self._check_after_interrupt(client, what)
             raise ToolError(
-                f"MCP server {self.name}: {tool} did not answer within "
+                f"MCP server {self.name}: {what} did not answer within "
                 f"{self.config.call_timeout_s:g} s (call_timeout_s); the server was told to "
                 "cancel it"
             )
@@ -384,10 +403,10 @@ class McpServer:
         except Exception as exc:
             why = describe(exc)
             if await self._alive(client):
-                raise ToolError(f"MCP server {self.name}: {tool} failed: {why}") from exc
+                raise ToolError(f"MCP server {self.name}: {what} failed: {why}") from exc
             # Gone: say so once, with what it printed last; its tools stay, and answer that.
             raise ToolError(
-                self._stopped_by_itself(f"it stopped during a call of {tool}: {why}")
+                self._stopped_by_itself(f"it stopped during a call of {what}: {why}")
             ) from exc
 
     def _check_after_interrupt(self, client: Client, tool: str) -> None:

@@ -58,3 +58,31 @@ async def test_progress_streams_as_output_and_the_config_reaches_the_server(
     assert contents[2] == "accept {'name': 'John Doe', 'age': 30}"
     alerts = [(e.data["level"], e.data["message"]) for e in events if e.event == "alert"]
     assert ("error", "MCP server a logged (error): chatty: a error message") in alerts
+
+
+async def test_the_model_follows_a_resource_link_with_read_mcp_resource(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [
+        call("check_in"),
+        ScriptedReply(
+            tool_calls=[
+                ScriptedToolCall(
+                    name="read_mcp_resource", input={"server": "a", "uri": "notes://today"}
+                )
+            ]
+        ),
+        ScriptedReply(text="done"),
+    ]
+    async with running_pod(
+        workspace, short_dir, replies=replies, mcp={"servers": {"a": config()}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "what is on today?"})
+        events = await collect_until(c, "run_end", timeout=60)
+        await c.close()
+    assert events[-1].data == {"result": "finished"}
+    link, read = [e.data for e in events if e.event == "tool_result"]
+    assert link["content"] == "See today's notes.\n[link: notes://today]"
+    assert not read["is_error"]
+    assert read["content"] == "[resource notes://today]\n# Today\nWater the plants.\n"

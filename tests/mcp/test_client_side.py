@@ -224,3 +224,32 @@ def test_the_client_names_itself_with_the_installed_version() -> None:
     ).side
     info = side.client_kwargs()["client_info"]
     assert (info.name, info.version) == ("pod-orchestrator", client_version())
+
+
+async def test_resources_are_read_text_as_text_images_attached_other_bytes_named(
+    asking: tuple[McpServer, Alerts], tmp_path: Path
+) -> None:
+    from orchestrator.mcp.resources import ReadMcpResource
+    from orchestrator.scoped_fs import ScopedFS
+    from orchestrator.tools.base import ToolContext
+
+    server, _ = asking
+    servers = McpServers(servers=[server], alert=lambda level, message: None)
+    tool = ReadMcpResource(servers)
+    ctx = ToolContext(fs=ScopedFS(tmp_path), workspace=tmp_path, scratch_dir=tmp_path)
+    text = await tool.run({"server": "a", "uri": "notes://today"}, ctx)
+    assert text.summary == "mcp a resource notes://today: 3 lines"
+    assert text.content == "[resource notes://today]\n# Today\nWater the plants.\n"
+    picture = await tool.run({"server": "a", "uri": "notes://logo.png"}, ctx)
+    assert picture.content == "[resource notes://logo.png: image 1, image/png, attached]"
+    [image] = picture.images
+    assert image.media_type == "image/png"
+    data = await tool.run({"server": "a", "uri": "notes://data.bin"}, ctx)
+    assert data.content == (
+        "[resource notes://data.bin: application/octet-stream, 256 bytes, not shown]"
+    )
+    assert not data.images
+    with pytest.raises(ToolError, match="no MCP server is named 'b'; the servers: a"):
+        await tool.run({"server": "b", "uri": "notes://today"}, ctx)
+    with pytest.raises(ToolError, match=r"MCP server a: the resource notes://nope failed: "):
+        await tool.run({"server": "a", "uri": "notes://nope"}, ctx)
