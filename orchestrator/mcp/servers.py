@@ -97,6 +97,8 @@ class McpServer:
     """The pod's sandbox, which a server with ``sandbox = true`` runs in."""
     settings: ClientSettings = field(default_factory=ClientSettings)
     """What the server is told about the pod (roots) and how its requests are answered."""
+    _refusal: int | None = None
+    """The HTTP status with which the server last refused a request (401, 403)."""
     has_resources: bool = False
     """The server said it has resources (``read_mcp_resource`` reads them)."""
     not_offered: dict[str, str] = field(default_factory=dict)
@@ -114,6 +116,7 @@ class McpServer:
             self.status = f"failed: {missing}"
             raise McpServerError(f"MCP server {self.name} failed: {missing}")
         self.status = "starting"
+        self._refusal = None
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._hold(ready), name=f"mcp-{self.name}")
@@ -121,7 +124,7 @@ class McpServer:
             await asyncio.wait_for(asyncio.shield(ready), self.config.timeout_s)
         except Exception as exc:  # the SDK's errors are many; each becomes one clear message
             timed_out = isinstance(exc, TimeoutError)
-            why = f"no answer within {self.config.timeout_s:g} s" if timed_out else describe(exc)
+            why = f"no answer within {self.config.timeout_s:g} s" if timed_out else self._why(exc)
             message = self._failure(why)
             await self._disconnect()
             self.status = f"failed: {why}"
@@ -170,7 +173,24 @@ class McpServer:
             report,
             sandboxing=self.sandboxing,
             tag=f"mcp:{self.name}",
+            on_refused=self._refused,
         )
+
+    def _refused(self, status: int) -> None:
+        self._refusal = status
+
+    def _why(self, exc: BaseException) -> str:
+        """What went wrong, in words; an HTTP server that refused the pod says that, and how
+        to get in, instead of the SDK's "an error response"."""
+        if self._refusal == 401:
+            return (
+                "it answered 401 Unauthorized: it needs authorization, and the pod's MCP client "
+                "cannot sign in (OAuth) yet; if the server takes a token, set headers = "
+                f'{{ Authorization = "Bearer ${{TOKEN}}" }} in [mcp.servers.{self.name}]'
+            )
+        if self._refusal == 403:
+            return "it answered 403 Forbidden: the credentials in its headers are not enough"
+        return describe(exc)
 
     def survivors(self) -> list[Survivor]:
         """Processes of this server (or ones it started) that still run though the supervisor
@@ -368,6 +388,7 @@ class McpServer:
         client, watch, broken = self._client, self._watch, self._broken
         if client is None:
             raise ToolError(f"MCP server {self.name} is not running ({self.status})")
+        self._refusal = None
         # A task of its own, so that a request the server will never answer (it answered
         # another request, or nothing) can be given up on without cancelling the caller.
         calling = asyncio.ensure_future(send(client))
@@ -401,7 +422,7 @@ class McpServer:
         try:
             return calling.result()
         except Exception as exc:
-            why = describe(exc)
+            why = self._why(exc)
             if await self._alive(client):
                 raise ToolError(f"MCP server {self.name}: {what} failed: {why}") from exc
             # Gone: say so once, with what it printed last; its tools stay, and answer that.

@@ -5,7 +5,9 @@ messages, progress): each against a real server of ours over stdio, speaking pro
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -253,3 +255,50 @@ async def test_resources_are_read_text_as_text_images_attached_other_bytes_named
         await tool.run({"server": "b", "uri": "notes://today"}, ctx)
     with pytest.raises(ToolError, match=r"MCP server a: the resource notes://nope failed: "):
         await tool.run({"server": "a", "uri": "notes://nope"}, ctx)
+
+
+@pytest.fixture
+def refusing() -> Iterator[str]:
+    """The URL of an HTTP server that answers every request 401, as one that wants OAuth."""
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Bearer realm="mcp"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_DELETE = do_POST
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    http = HTTPServer(("127.0.0.1", 0), Refuse)
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{http.server_port}/mcp"
+    finally:
+        http.shutdown()
+        http.server_close()
+
+
+async def test_a_server_that_wants_authorization_says_so_and_how(
+    refusing: str, tmp_path: Path
+) -> None:
+    alerts: Alerts = []
+    servers = McpServers.from_config(
+        {"t": McpServerConfig(url=refusing)},
+        tmp_path,
+        lambda level, message: alerts.append((level, message)),
+    )
+    await servers.start()
+    await servers.close()
+    assert alerts == [
+        (
+            "error",
+            "MCP server t failed: it answered 401 Unauthorized: it needs authorization, and the "
+            "pod's MCP client cannot sign in (OAuth) yet; if the server takes a token, set "
+            'headers = { Authorization = "Bearer ${TOKEN}" } in [mcp.servers.t]',
+        )
+    ]
