@@ -36,6 +36,7 @@ from orchestrator.history import (
 )
 from orchestrator.hooks import HookEvent
 from orchestrator.interceptors import Cancel, ContinueWith, InterceptorChain
+from orchestrator.mcp.config import READ_RESOURCE_TOOL
 from orchestrator.notes import NoteQueue
 from orchestrator.offload import off_loop
 from orchestrator.pod_task import Outcome, PodTask
@@ -314,7 +315,16 @@ class Controller:
 
     def stash_file_refs(self, segments: list[Segment]) -> None:
         """Resolve the submit's refs now; failures become alerts and placeholders."""
-        submission = resolve_submission(segments, fs=self.fs, config=self.config)
+        servers = self.board.mcp
+        # Only where read_mcp_resource is offered (a server with resources, permissions).
+        readable = (
+            [s.name for s in servers.servers if s.has_resources and s.status == "running"]
+            if servers is not None and self.tools.registry.get(READ_RESOURCE_TOOL) is not None
+            else []
+        )
+        submission = resolve_submission(
+            segments, fs=self.fs, config=self.config, mcp_readable=readable
+        )
         for alert in submission.alerts:
             self.alert(alert.level, alert.source, alert.message)
         self._submission = submission

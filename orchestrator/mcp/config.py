@@ -13,6 +13,8 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 MAX_TOOL_NAME = 128
 """The Messages API's limit on a tool name."""
+READ_RESOURCE_TOOL = "read_mcp_resource"
+"""The built-in tool that reads a resource of an MCP server (``orchestrator.mcp.resources``)."""
 
 
 def wire_name(server: str, tool: str) -> str:

@@ -19,13 +19,12 @@ from mcp import types
 from pydantic import Field
 
 from orchestrator.images import IMAGE_MAX_BYTES, IMAGE_MEDIA_TYPES, ImageData
+from orchestrator.mcp.config import READ_RESOURCE_TOOL
 from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 
 if TYPE_CHECKING:
     from orchestrator.mcp.servers import McpServers
-
-TOOL_NAME = "read_mcp_resource"
 
 
 def resource_output(server: str, uri: str, result: types.ReadResourceResult) -> ToolOutput:
@@ -76,7 +75,7 @@ class ReadMcpResourceArgs(ToolArgs):
 class ReadMcpResource(TypedTool[ReadMcpResourceArgs]):
     """Read a resource of one of the pod's MCP servers."""
 
-    name = TOOL_NAME
+    name = READ_RESOURCE_TOOL
     side_effects = False
     kind = "read"
     description = (

@@ -7,7 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
+from conformance.fake_api import FakeAnthropic, Reply
+from tests.e2e.harness import (
+    ScriptedReply,
+    ScriptedToolCall,
+    collect_until,
+    fake_provider,
+    running_pod,
+)
 from tests.mcp.asking_server import config
 
 
@@ -86,3 +93,38 @@ async def test_the_model_follows_a_resource_link_with_read_mcp_resource(
     assert link["content"] == "See today's notes.\n[link: notes://today]"
     assert not read["is_error"]
     assert read["content"] == "[resource notes://today]\n# Today\nWater the plants.\n"
+
+
+async def test_an_mcp_ref_in_a_prompt_attaches_the_resource_before_the_model_answers(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.push(Reply(text="Water the plants, and the logo is grey."))
+    provider = fake_provider(fake)
+    prompt = "what is on @mcp:a:notes://today, and @mcp:a:notes://logo.png? (@mcp:zz:x://y)"
+    async with running_pod(
+        workspace, short_dir, provider=provider, mcp={"servers": {"a": config()}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": prompt})
+        events = await collect_until(c, "run_end", timeout=60)
+        await c.close()
+    await provider.aclose()
+    assert events[-1].data == {"result": "finished"}
+    alerts = [e.data["message"] for e in events if e.event == "alert"]
+    assert alerts == [
+        "could not attach @mcp:zz:x://y: no MCP server named zz with resources is running"
+    ]
+    [request] = fake.requests
+    assert request.valid, request.error
+    user, reads, results = request.body["messages"]
+    assert user["content"][0]["text"] == prompt
+    assert [(b["name"], b["input"]) for b in reads["content"]] == [
+        ("read_mcp_resource", {"server": "a", "uri": "notes://today"}),
+        ("read_mcp_resource", {"server": "a", "uri": "notes://logo.png"}),
+    ]
+    text, picture = results["content"]
+    assert text["content"] == (
+        "mcp a resource notes://today: 3 lines\n[resource notes://today]\n# Today\n"
+        "Water the plants.\n"
+    )
+    assert [block["type"] for block in picture["content"]] == ["text", "image"]
