@@ -28,9 +28,11 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from mcp import Client, types
 from mcp.client import Transport
+from mcp.client.auth import OAuthFlowError
 
 from orchestrator.mcp.client_side import ClientSettings, ClientSide, progress_line
 from orchestrator.mcp.config import McpServerConfig, wire_name
+from orchestrator.mcp.oauth import stored_auth, token_path
 from orchestrator.mcp.results import TASK_ONLY, Offer, offers, tool_output
 from orchestrator.mcp.transport import describe, first_of, open_transport, watched
 from orchestrator.mcp.wire_watch import WireWatch
@@ -174,6 +176,7 @@ class McpServer:
             sandboxing=self.sandboxing,
             tag=f"mcp:{self.name}",
             on_refused=self._refused,
+            auth=stored_auth(self.name, self.config),
         )
 
     def _refused(self, status: int) -> None:
@@ -182,11 +185,17 @@ class McpServer:
     def _why(self, exc: BaseException) -> str:
         """What went wrong, in words; an HTTP server that refused the pod says that, and how
         to get in, instead of the SDK's "an error response"."""
-        if self._refusal == 401:
+        signed_in = self.config.url is not None and token_path(self.name).exists()
+        if self._refusal == 401 or _oauth_failure(exc):
+            if signed_in:
+                return (
+                    "it answered 401 Unauthorized: its sign-in is no longer accepted; sign in "
+                    f"again with `pod mcp login {self.name}`"
+                )
             return (
-                "it answered 401 Unauthorized: it needs authorization, and the pod's MCP client "
-                "cannot sign in (OAuth) yet; if the server takes a token, set headers = "
-                f'{{ Authorization = "Bearer ${{TOKEN}}" }} in [mcp.servers.{self.name}]'
+                "it answered 401 Unauthorized: it needs authorization; sign in with `pod mcp "
+                f"login {self.name}` (once, in a browser), or, if the server takes a token, set "
+                f'headers = {{ Authorization = "Bearer ${{TOKEN}}" }} in [mcp.servers.{self.name}]'
             )
         if self._refusal == 403:
             return "it answered 403 Forbidden: the credentials in its headers are not enough"
@@ -521,6 +530,18 @@ class McpServer:
             self._stderr.close()
             self._stderr = None
         self.status = "stopped"
+
+
+def _oauth_failure(exc: BaseException) -> bool:
+    """Whether the SDK's OAuth gave up (it cannot sign in again by itself in a pod)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, BaseExceptionGroup):
+            return any(_oauth_failure(inner) for inner in seen.exceptions)
+        if isinstance(seen, OAuthFlowError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _retrieved(task: asyncio.Future[Any]) -> None:

@@ -39,13 +39,14 @@ def open_transport(
     sandboxing: Sandboxing | None = None,
     tag: str = "",
     on_refused: Callable[[int], None] | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> Transport:
     """The SDK transport for a server; a stdio server writes its stderr to ``stderr``, and its
     supervisor keeps its record in ``report`` (:func:`orchestrator.procs.survivors`). With
     ``sandbox = true`` the server runs in ``sandboxing`` (which must be given), named ``tag``
     to its proxy; :class:`~orchestrator.sandbox.bwrap.SandboxUnavailable` where there is
-    none. An HTTP server's 401 and 403 answers are passed to ``on_refused`` (the SDK keeps
-    only "an error response")."""
+    none. An HTTP server's requests carry ``auth`` (its OAuth tokens), and its 401 and 403
+    answers are passed to ``on_refused`` (the SDK keeps only "an error response")."""
     if config.command is not None:
         cwd = config.cwd or str(workspace)
         command = [config.command, *config.args]
@@ -65,7 +66,7 @@ def open_transport(
             params, errlog=cast(TextIO, stderr) if stderr is not None else sys.stderr
         )
     assert config.url is not None
-    http = create_mcp_http_client(headers=config.resolved_headers() or None)
+    http = create_mcp_http_client(headers=config.resolved_headers() or None, auth=auth)
     if on_refused is not None:
         refused = on_refused
 

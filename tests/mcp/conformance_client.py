@@ -7,7 +7,8 @@ The suite starts a server for the scenario, then runs this command with the serv
 its last argument and the scenario's name in ``MCP_CONFORMANCE_SCENARIO``. This writes a user
 config naming that server (its tools allowed, ``[mcp] elicitation = "defaults"``) and a script
 whose model calls the scenario's tool, runs ``pod run`` in a new workspace, and shuts the pod
-down. Everything lives in a temporary directory, removed at the end: the runtime, state and
+down. An ``auth/*`` scenario first signs in with ``pod mcp login`` (its "browser" follows the
+authorization server's redirect back to the pod). Everything lives in a temporary directory, removed at the end: the runtime, state and
 config directories too, so the user's pods and config are never touched. Its exit code is
 ``pod run``'s.
 """
@@ -83,6 +84,22 @@ def main(argv: list[str]) -> int:
         (root / "run").mkdir(mode=0o700)
         pod = [sys.executable, "-m", "cli"]
         where = ["--workspace", str(workspace)]
+        if scenario.startswith("auth/"):
+            # The sign-in page of the suite's authorization server approves at once: a
+            # "browser" that fetches it and follows its redirect to the pod's loopback will do.
+            browser = root / "browser"
+            browser.write_text(
+                f"#!/bin/sh\nexec {sys.executable} -c 'import sys, urllib.request; "
+                'urllib.request.urlopen(sys.argv[1], timeout=30).read()\' "$1"\n'
+            )
+            browser.chmod(0o755)
+            login = [*pod, "mcp", "login", "conformance", *where]
+            signed = subprocess.run(
+                login, env={**env, "BROWSER": str(browser)}, cwd=REPO,
+                stdin=subprocess.DEVNULL, check=False,
+            )  # fmt: skip
+            if signed.returncode != 0:
+                return signed.returncode
         try:
             run = subprocess.run(
                 [*pod, "run", *where, "--new", f"run the {scenario or 'conformance'} scenario"],

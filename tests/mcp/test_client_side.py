@@ -286,19 +286,36 @@ def refusing() -> Iterator[str]:
 async def test_a_server_that_wants_authorization_says_so_and_how(
     refusing: str, tmp_path: Path
 ) -> None:
-    alerts: Alerts = []
-    servers = McpServers.from_config(
-        {"t": McpServerConfig(url=refusing)},
-        tmp_path,
-        lambda level, message: alerts.append((level, message)),
-    )
-    await servers.start()
-    await servers.close()
-    assert alerts == [
+    from mcp.shared.auth import OAuthToken
+
+    from orchestrator.mcp.oauth import OAuthRecord, TokenFile, token_path
+
+    async def started() -> Alerts:
+        alerts: Alerts = []
+        servers = McpServers.from_config(
+            {"t": McpServerConfig(url=refusing)},
+            tmp_path,
+            lambda level, message: alerts.append((level, message)),
+        )
+        await servers.start()
+        await servers.close()
+        return alerts
+
+    assert await started() == [
         (
             "error",
-            "MCP server t failed: it answered 401 Unauthorized: it needs authorization, and the "
-            "pod's MCP client cannot sign in (OAuth) yet; if the server takes a token, set "
+            "MCP server t failed: it answered 401 Unauthorized: it needs authorization; sign in "
+            "with `pod mcp login t` (once, in a browser), or, if the server takes a token, set "
             'headers = { Authorization = "Bearer ${TOKEN}" } in [mcp.servers.t]',
+        )
+    ]
+    # Signed in, and the token is refused: sign in again.
+    record = OAuthRecord(server_url=refusing, redirect_uri="http://127.0.0.1:1/callback")
+    await TokenFile(token_path("t"), record).set_tokens(OAuthToken(access_token="old"))
+    assert await started() == [
+        (
+            "error",
+            "MCP server t failed: it answered 401 Unauthorized: its sign-in is no longer "
+            "accepted; sign in again with `pod mcp login t`",
         )
     ]
