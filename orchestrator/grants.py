@@ -64,6 +64,7 @@ GRANTS: dict[str, str | None] = {
     "mcp.servers.<name>.call_timeout_s": None,
     "mcp.servers.<name>.cancel_grace_s": None,
     "mcp.servers.<name>.sandbox": None,
+    "mcp.servers.<name>.sampling": None,
     "mcp.elicitation": None,
     "session": "--session PATH",
     "socket": "--socket PATH",

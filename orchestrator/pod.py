@@ -740,6 +740,7 @@ async def start_mcp_servers(
         return None
     from orchestrator.mcp.client_side import settings_of
     from orchestrator.mcp.resources import ReadMcpResource
+    from orchestrator.mcp.sampling import PodSampler
     from orchestrator.mcp.servers import McpServers, McpTool
     from orchestrator.tools.base import tool_kind
 
@@ -763,8 +764,10 @@ async def start_mcp_servers(
             if policy.offered(tool.name, tool_kind(tool)):
                 registry.register(tool)
 
+    sampler = PodSampler(controller)
     for server in servers.servers:
         server.on_tools_changed = offer
+        server.sampler = sampler
         offer(server)
     reader = ReadMcpResource(servers)
     if any(s.has_resources for s in servers.servers) and policy.offered(reader.name, "read"):

@@ -13,7 +13,8 @@ One :class:`ClientSide` per server gives the ``mcp`` SDK's ``Client`` its callba
   required fields all have schema defaults, with those defaults; everything else, and every
   request under ``decline``, is declined with a reason (in the result's ``_meta`` and in an
   alert);
-* **sampling**: declined with an error that says how to allow it.
+* **sampling**: declined with an error that says how to allow it, unless the server's entry
+  says ``sampling = "ask"`` (:mod:`.sampling`).
 
 Progress is per call: :func:`progress_line` is what a progress notification becomes in the
 call's live output.
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -38,6 +39,11 @@ if TYPE_CHECKING:
 
 Alert = Callable[[str, str], None]
 """``(level, message)``: tells people what happened."""
+
+AskModel = Callable[
+    [types.CreateMessageRequestParams], Awaitable[types.CreateMessageResult | types.ErrorData]
+]
+"""Where a sampling request goes when the server may ask for the pod's model."""
 
 Elicitation = Literal["defaults", "decline"]
 """How the pod answers a server's request for input (``[mcp] elicitation``)."""
@@ -173,6 +179,8 @@ class ClientSide:
     server: str
     settings: ClientSettings
     alert: Alert
+    ask_model: AskModel | None = None
+    """Where a sampling request goes when the server may ask (``sampling = "ask"``)."""
     _log_alerts: int = 0
     _sampling_said: bool = False
     _logger: logging.Logger = field(init=False)
@@ -243,11 +251,15 @@ class ClientSide:
 
     async def sample(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.ErrorData:
-        """``sampling/createMessage``: declined, with how the user could allow it."""
+    ) -> types.CreateMessageResult | types.ErrorData:
+        """``sampling/createMessage``: declined, with how the user could allow it, unless the
+        server may ask (then a person decides)."""
+        if self.ask_model is not None:
+            return await self.ask_model(params)
         message = (
             f"pod-orchestrator declined the sampling request of MCP server {self.server}: its "
-            "model is not lent to MCP servers"
+            'model is not lent to MCP servers (a user allows it with sampling = "ask" in '
+            f"[mcp.servers.{self.server}])"
         )
         self._logger.info("%s", message)
         if not self._sampling_said:

@@ -51,6 +51,10 @@ class McpServerConfig(BaseModel):
     """Offer only these tools (names as the server gives them); all when empty."""
     deny: list[str] = Field(default_factory=list)
     """Never offer these tools."""
+    sampling: Literal["decline", "ask"] = "decline"
+    """What the server's requests for the pod's model (sampling) get: declined (default), or
+    put to a person as an approval during a call of its tools, then sent to the pod's own
+    provider, counted in the usage and cost (docs/mcp.md)."""
     permission: Literal["ask", "allow", "deny"] = "ask"
     """What a call of this server's tools does without another rule: ask first (default),
     run, or never run. ``[permissions]`` rules on ``mcp__<name>__*`` still apply first."""

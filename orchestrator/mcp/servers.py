@@ -34,6 +34,7 @@ from orchestrator.mcp.client_side import ClientSettings, ClientSide, progress_li
 from orchestrator.mcp.config import McpServerConfig, wire_name
 from orchestrator.mcp.oauth import stored_auth, token_path
 from orchestrator.mcp.results import TASK_ONLY, Offer, offers, tool_output
+from orchestrator.mcp.sampling import PodSampler, settle
 from orchestrator.mcp.transport import describe, first_of, open_transport, watched
 from orchestrator.mcp.wire_watch import WireWatch
 from orchestrator.procs import Survivor, survivors
@@ -108,8 +109,31 @@ class McpServer:
     side: ClientSide = field(init=False)
     """The pod's side of the connection: the callbacks that answer the server."""
 
+    sampler: PodSampler | None = None
+    """The pod's model, lent through a person's approval (``sampling = "ask"``)."""
+    _calls: int = 0
+    """Requests of the pod's in flight (a sampling request is answered only during one)."""
+    _asking: set[asyncio.Task[Any]] = field(default_factory=set)
+    """Sampling requests being answered; an interrupted call withdraws them."""
+
     def __post_init__(self) -> None:
-        self.side = ClientSide(server=self.name, settings=self.settings, alert=self.alert)
+        self.side = ClientSide(
+            server=self.name,
+            settings=self.settings,
+            alert=self.alert,
+            ask_model=self._ask_model if self.config.sampling == "ask" else None,
+        )
+
+    async def _ask_model(
+        self, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        # A task of its own, so that the call it belongs to can withdraw it when interrupted.
+        task = asyncio.ensure_future(settle(self.sampler, self.name, params, self._calls > 0))
+        self._asking.add(task)
+        try:
+            return await task
+        finally:
+            self._asking.discard(task)
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
@@ -398,6 +422,7 @@ class McpServer:
         if client is None:
             raise ToolError(f"MCP server {self.name} is not running ({self.status})")
         self._refusal = None
+        self._calls += 1
         # A task of its own, so that a request the server will never answer (it answered
         # another request, or nothing) can be given up on without cancelling the caller.
         calling = asyncio.ensure_future(send(client))
@@ -411,12 +436,15 @@ class McpServer:
             )
         except asyncio.CancelledError:
             calling.cancel()  # the SDK tells the server to cancel it
+            self._withdraw()
             self._check_after_interrupt(client, what)
             raise
         finally:
             breaking.cancel()
+            self._calls -= 1
         if not calling.done():
             calling.cancel()
+            self._withdraw()
             if watch is not None and watch.breach is not None:
                 raise ToolError(
                     f"MCP server {self.name}: {what} failed: the server {watch.breach}; "
@@ -438,6 +466,11 @@ class McpServer:
             raise ToolError(
                 self._stopped_by_itself(f"it stopped during a call of {what}: {why}")
             ) from exc
+
+    def _withdraw(self) -> None:
+        """A call was given up on: nobody is asked any more for what its server wanted."""
+        for asking in self._asking:
+            asking.cancel()
 
     def _check_after_interrupt(self, client: Client, tool: str) -> None:
         # One check at a time: interrupts in a row need one look at the server, not many.

@@ -128,3 +128,49 @@ async def test_an_mcp_ref_in_a_prompt_attaches_the_resource_before_the_model_ans
         "Water the plants.\n"
     )
     assert [block["type"] for block in picture["content"]] == ["text", "image"]
+
+
+async def test_sampling_is_put_to_a_person_then_to_the_pods_model(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [
+        call("sample"),
+        ScriptedReply(text="An old silent pond"),  # the sampling request's answer
+        call("sample"),
+        ScriptedReply(text="done"),
+    ]
+    entry = config(sampling="ask")
+    async with running_pod(
+        workspace, short_dir, replies=replies, mcp={"servers": {"a": entry}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "a haiku, twice"})
+        events = await collect_until(c, "approval_request", timeout=60)
+        asked = events[-1]
+        await c.send("approve", {"id": asked.data["id"]})
+        events += await collect_until(c, "approval_request", timeout=60)
+        await c.send("deny", {"id": events[-1].data["id"], "message": "one is enough"})
+        events += await collect_until(c, "run_end", timeout=60)
+        status = await c.request("get_status")
+        history = await c.request("get_history")
+        await c.close()
+    assert (asked.data["tool"], asked.data["kind"]) == ("mcp__a__sampling", "other")
+    assert asked.data["arguments"]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "A haiku?"}]}
+    ]
+    assert events[-1].data == {"result": "finished"}
+    sampled, denied = [e.data for e in events if e.event == "tool_result"][-2:]
+    assert "sampled: type='text' text='An old silent pond'" in sampled["content"]
+    assert denied["is_error"]
+    assert denied["summary"].endswith(
+        "pod-orchestrator declined the sampling request of MCP server a: the user denied it: "
+        "one is enough"
+    )
+    # What the sampling request cost is counted beside the turn's own requests.
+    turns = [
+        item["usage"]["output_tokens"]
+        for item in history.data["items"]
+        if item["kind"] == "assistant" and item.get("usage")
+    ]
+    assert len(turns) == 3
+    assert status.data["turn_usage"]["output_tokens"] > sum(turns)

@@ -151,6 +151,7 @@ args = ["-c", "touch {marker}"]
 env = {{EVIL = "1"}}
 cwd = "."
 sandbox = false
+sampling = "ask"
 enabled = true
 allow = []
 deny = []

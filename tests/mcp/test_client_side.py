@@ -205,7 +205,7 @@ async def test_sampling_is_declined_with_a_message_that_says_so(
     server, alerts = asking
     declined = (
         "pod-orchestrator declined the sampling request of MCP server a: its model is not lent "
-        "to MCP servers"
+        'to MCP servers (a user allows it with sampling = "ask" in [mcp.servers.a])'
     )
     for _ in range(2):
         with pytest.raises(ToolError) as failed:
@@ -319,3 +319,37 @@ async def test_a_server_that_wants_authorization_says_so_and_how(
             "accepted; sign in again with `pod mcp login t`",
         )
     ]
+
+
+async def test_a_sampling_request_becomes_wire_messages_or_a_reason_to_decline() -> None:
+    from orchestrator.mcp.sampling import SamplingDeclined, settle, stop_reason, wire_messages
+
+    def request(*content: types.SamplingContent) -> types.CreateMessageRequestParams:
+        return types.CreateMessageRequestParams(
+            messages=[types.SamplingMessage(role="user", content=list(content))], max_tokens=50
+        )
+
+    text = types.TextContent(type="text", text="What is this?")
+    image = types.ImageContent(type="image", data="iVBORw0K", mime_type="image/png")
+    assert wire_messages(request(text, image)) == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is this?"},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"},
+                },
+            ],
+        }
+    ]
+    audio = types.AudioContent(type="audio", data="AAAA", mime_type="audio/wav")
+    with pytest.raises(SamplingDeclined, match="its audio content is not supported"):
+        wire_messages(request(audio))
+    assert (stop_reason("end_turn"), stop_reason("max_tokens")) == ("endTurn", "maxTokens")
+    outside = await settle(None, "a", request(text), in_call=False)
+    assert isinstance(outside, types.ErrorData) and outside.code == -1
+    assert outside.message == (
+        "pod-orchestrator declined the sampling request of MCP server a: it came outside a call "
+        "of the server's tools"
+    )

@@ -90,6 +90,7 @@ async def test_roots_progress_input_and_sampling_as_the_reference_server_sees_th
     assert sampled.is_error
     assert texts(sampled) == [
         "MCP error -1: pod-orchestrator declined the sampling request of MCP server ev: its "
-        "model is not lent to MCP servers"
+        'model is not lent to MCP servers (a user allows it with sampling = "ask" in '
+        "[mcp.servers.ev])"
     ]
     assert [level for level, message in alerts if "asked for input" in message] == ["info"]
