@@ -37,6 +37,7 @@ from orchestrator.history import (
 )
 from orchestrator.hooks import HookEvent
 from orchestrator.interceptors import Cancel, ContinueWith, InterceptorChain
+from orchestrator.mcp.config import READ_RESOURCE_TOOL
 from orchestrator.notes import NoteQueue
 from orchestrator.offload import off_loop
 from orchestrator.pod_task import Outcome, PodTask
@@ -319,7 +320,16 @@ class Controller:
     ) -> None:
         """Resolve the submit's refs now; failures become alerts and placeholders.
         ``client_request_id``: the ``run``'s, kept on its user message."""
-        submission = resolve_submission(segments, fs=self.fs, config=self.config)
+        servers = self.board.mcp
+        # Only where read_mcp_resource is offered (a server with resources, permissions).
+        readable = (
+            [s.name for s in servers.servers if s.has_resources and s.status == "running"]
+            if servers is not None and self.tools.registry.get(READ_RESOURCE_TOOL) is not None
+            else []
+        )
+        submission = resolve_submission(
+            segments, fs=self.fs, config=self.config, mcp_readable=readable
+        )
         submission = dataclasses.replace(submission, request_id=client_request_id)
         for alert in submission.alerts:
             self.alert(alert.level, alert.source, alert.message)

@@ -64,6 +64,8 @@ GRANTS: dict[str, str | None] = {
     "mcp.servers.<name>.call_timeout_s": None,
     "mcp.servers.<name>.cancel_grace_s": None,
     "mcp.servers.<name>.sandbox": None,
+    "mcp.servers.<name>.sampling": None,
+    "mcp.elicitation": None,
     "session": "--session PATH",
     "socket": "--socket PATH",
     "parent_socket": "--parent-socket PATH",
@@ -259,11 +261,14 @@ def _sandbox_requests(mcp: Any, servers: Collection[str]) -> tuple[dict[str, Any
     """The ``[mcp]`` a workspace's file may give, ``sandbox = true`` for servers the user
     configured, and the keys it tried to set beyond that. (A request for a server the user
     did not configure is left out without a word: it may be meant for someone else's.)"""
-    table = mcp.get("servers") if isinstance(mcp, Mapping) else None
-    if not isinstance(table, Mapping) or any(key != "servers" for key in mcp):
+    if not isinstance(mcp, Mapping):
         return {}, ["mcp.servers"]
+    # ``elicitation`` would answer a server's questions in the user's name.
+    refused = {f"mcp.{key}" for key in mcp if key != "servers"}
+    table = mcp.get("servers", {})
+    if not isinstance(table, Mapping):
+        return {}, sorted(refused | {"mcp.servers"})
     kept: dict[str, Any] = {}
-    refused: set[str] = set()
     for name, entry in table.items():
         # An MCP server is a program the pod runs: a cloned repository does not get to add
         # one or change one, only ask that one runs sandboxed.

@@ -8,6 +8,9 @@ bracket or quote) and what follows looks like a path:
 * it is a known extension-less file name (``@Makefile``, ``@Dockerfile``) or a dot-file
   (``@.gitignore``).
 
+``@mcp:<server>:<uri>`` (``@mcp:notes:notes://today``) names a resource of one of the pod's
+MCP servers instead; it becomes an ``mcp_resource_ref`` segment.
+
 Not mentions: e-mail addresses and ``pkg@1.2.3`` (the ``@`` does not start a token), version
 pins (``@1.2.3``, ``@^2.0``), commit hashes (``@a1b2c3d``), URLs, people (``@alice``), and
 anything inside ``` code fences ``` or `inline code` (``@decorators``). Trailing punctuation
@@ -33,7 +36,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from orchestrator.segments import FileRefSegment, Segment, TextSegment
+from orchestrator.segments import FileRefSegment, McpResourceRefSegment, Segment, TextSegment
 
 
 def _words(text: str) -> frozenset[str]:
@@ -81,6 +84,8 @@ _DOT_FILE = re.compile(r"\.\w[\w.-]*")
 _NAME_WITH_EXTENSION = re.compile(r"[\w-][\w.-]*\.\w+")
 
 
+_MCP_REF = re.compile(r"mcp:([A-Za-z0-9_.-]+):(\S+)")
+"""``@mcp:<server>:<uri>``: a resource of an MCP server, not a path."""
 _LINE_RANGE = re.compile(r"[:#]L(\d{1,9})(?:-L?(\d{1,9}))?")
 
 
@@ -95,6 +100,8 @@ class Mention:
     start: int
     end: int
     lines: tuple[int, int] | None = None
+    server: str | None = None
+    """For ``@mcp:<server>:<uri>``, the MCP server; ``path`` is then the resource's URI."""
 
 
 def split_line_range(token: str) -> tuple[str, tuple[int, int] | None]:
@@ -224,6 +231,11 @@ def find_mentions(text: str, *, exists: Callable[[str], bool] | None = None) -> 
         if _inside(code, starts, match.start()):
             continue
         token = match.group(1).rstrip(_TRAILING)
+        resource = _MCP_REF.fullmatch(token)
+        if resource is not None:
+            end = match.start() + 1 + len(token)
+            found.append(Mention(resource.group(2), match.start(), end, server=resource.group(1)))
+            continue
         path, lines = split_line_range(token)
         verdict = classify(path)
         if verdict is None:
@@ -241,7 +253,10 @@ def segments_from_text(text: str, *, exists: Callable[[str], bool] | None = None
         if mention.start > pos:
             segments.append(TextSegment(text=text[pos : mention.start]))
         first, last = mention.lines or (None, None)
-        segments.append(FileRefSegment(path=mention.path, start_line=first, end_line=last))
+        if mention.server is not None:
+            segments.append(McpResourceRefSegment(server=mention.server, uri=mention.path))
+        else:
+            segments.append(FileRefSegment(path=mention.path, start_line=first, end_line=last))
         pos = mention.end
     if pos < len(text):
         segments.append(TextSegment(text=text[pos:]))

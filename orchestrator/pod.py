@@ -756,6 +756,9 @@ async def start_mcp_servers(
     enabled = {n: s for n, s in config.mcp.servers.items() if s.enabled}
     if not enabled:
         return None
+    from orchestrator.mcp.client_side import settings_of
+    from orchestrator.mcp.resources import ReadMcpResource
+    from orchestrator.mcp.sampling import PodSampler
     from orchestrator.mcp.servers import McpServers, McpTool
     from orchestrator.tools.base import tool_kind
 
@@ -764,7 +767,9 @@ async def start_mcp_servers(
 
     registry = controller.tools.registry
     policy = config.permission_policy()
-    servers = McpServers.from_config(config.mcp.servers, config.workspace, alert, sandboxing)
+    servers = McpServers.from_config(
+        config.mcp.servers, config.workspace, alert, sandboxing, settings_of(config)
+    )
     controller.board.mcp = servers
     await servers.start()
 
@@ -777,9 +782,14 @@ async def start_mcp_servers(
             if policy.offered(tool.name, tool_kind(tool)):
                 registry.register(tool)
 
+    sampler = PodSampler(controller)
     for server in servers.servers:
         server.on_tools_changed = offer
+        server.sampler = sampler
         offer(server)
+    reader = ReadMcpResource(servers)
+    if any(s.has_resources for s in servers.servers) and policy.offered(reader.name, "read"):
+        registry.register(reader)
     return servers
 
 

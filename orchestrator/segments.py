@@ -81,6 +81,15 @@ class KnowledgeRefSegment(_Segment):
     slug: str
 
 
+class McpResourceRefSegment(_Segment):
+    """A resource of one of the pod's MCP servers (``@mcp:<server>:<uri>``), read when the
+    turn starts and attached like a file."""
+
+    kind: Literal["mcp_resource_ref"] = "mcp_resource_ref"
+    server: str
+    uri: str
+
+
 class WorkflowInvokeSegment(_Segment):
     """An invocation of a named workflow."""
 
@@ -102,10 +111,17 @@ class UnknownSegment(BaseModel):
         return self
 
 
-KNOWN_SEGMENT_KINDS = frozenset({"text", "paste", "file_ref", "knowledge_ref", "workflow_invoke"})
+KNOWN_SEGMENT_KINDS = frozenset(
+    {"text", "paste", "file_ref", "knowledge_ref", "mcp_resource_ref", "workflow_invoke"}
+)
 
 KnownSegment = Annotated[
-    TextSegment | PasteSegment | FileRefSegment | KnowledgeRefSegment | WorkflowInvokeSegment,
+    TextSegment
+    | PasteSegment
+    | FileRefSegment
+    | KnowledgeRefSegment
+    | McpResourceRefSegment
+    | WorkflowInvokeSegment,
     Field(discriminator="kind"),
 ]
 
@@ -134,6 +150,8 @@ def ref_label(segment: Segment) -> str | None:
         return f"@{segment.label}"
     if isinstance(segment, KnowledgeRefSegment):
         return f"@knowledge:{segment.slug}"
+    if isinstance(segment, McpResourceRefSegment):
+        return f"@mcp:{segment.server}:{segment.uri}"
     if isinstance(segment, WorkflowInvokeSegment):
         return f"/{segment.slug}"
     return f"[unsupported segment: {segment.kind}]"

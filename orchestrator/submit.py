@@ -9,18 +9,21 @@ The controller commits it when the turn starts, after the prompt-submit intercep
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from orchestrator.config import PodConfig
 from orchestrator.file_refs import is_image_name, resolve_segments
-from orchestrator.history import Item, UserMessage
+from orchestrator.history import AssistantMessage, Item, ToolUseBlock, UserMessage
 from orchestrator.knowledge import resolve_knowledge_refs
+from orchestrator.mcp.config import READ_RESOURCE_TOOL
 from orchestrator.mentions import expand_mentions
 from orchestrator.scoped_fs import ScopedFS
 from orchestrator.segments import (
     FileRefSegment,
     KnowledgeRefSegment,
+    McpResourceRefSegment,
     Segment,
     UnknownSegment,
     WorkflowInvokeSegment,
@@ -66,10 +69,21 @@ def run_segments(segments: list[Segment], *, exists: Callable[[str], bool]) -> l
     return expand_mentions(segments, exists=exists)
 
 
-def resolve_submission(segments: list[Segment], *, fs: ScopedFS, config: PodConfig) -> Submission:
-    """Resolve a submit's refs now (blank input never gets here: the protocol refuses it)."""
+def resolve_submission(
+    segments: list[Segment],
+    *,
+    fs: ScopedFS,
+    config: PodConfig,
+    mcp_readable: Collection[str] = (),
+) -> Submission:
+    """Resolve a submit's refs now (blank input never gets here: the protocol refuses it).
+
+    ``mcp_readable`` names the MCP servers whose resources ``read_mcp_resource`` reads."""
     alerts = _segment_alerts(segments)
     knowledge, knowledge_alerts = _knowledge_items(segments, config)
+    resources, resource_alerts = _resource_reads(segments, mcp_readable)
+    knowledge += resources
+    knowledge_alerts += resource_alerts
     if config.file_ref_style == "synthetic_read":
         # Read later, inside the turn task, so a cancelled submit leaves no trace.
         # Images cannot be a read_file result: they are attached now, as in the other style.
@@ -152,3 +166,36 @@ def _knowledge_items(segments: list[Segment], config: PodConfig) -> tuple[list[I
         config.memory_root(), slugs, max_bytes=config.file_ref_max_bytes
     )
     return list(items), [Alert("warn", "knowledge_ref", failure) for failure in failures]
+
+
+def _resource_reads(
+    segments: list[Segment], readable: Collection[str]
+) -> tuple[list[Item], list[Alert]]:
+    """``@mcp:<server>:<uri>`` refs as a synthetic call of ``read_mcp_resource`` each, which
+    the turn runs first (through the tool runner, like any call: its permissions, its live
+    output, its crash rules); a ref to a server that cannot be read is an alert, and stays
+    text."""
+    refs = [s for s in segments if isinstance(s, McpResourceRefSegment)]
+    calls: list[ToolUseBlock] = []
+    alerts: list[Alert] = []
+    for ref in dict.fromkeys(refs):
+        if ref.server not in readable:
+            why = (
+                f"no MCP server named {ref.server} with resources is running"
+                if readable
+                else "no MCP server with resources is running"
+            )
+            alerts.append(
+                Alert(
+                    "warn",
+                    "mcp_resource_ref",
+                    f"could not attach @mcp:{ref.server}:{ref.uri}: {why}",
+                )
+            )
+            continue
+        call_id = f"toolu_mcpref_{secrets.token_hex(8)}"
+        arguments: dict[str, object] = {"server": ref.server, "uri": ref.uri}
+        calls.append(ToolUseBlock(id=call_id, name=READ_RESOURCE_TOOL, input=arguments))
+    if not calls:
+        return [], alerts
+    return [AssistantMessage(blocks=list(calls), synthetic=True, stop_reason="tool_use")], alerts

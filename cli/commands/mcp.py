@@ -52,6 +52,58 @@ def register(app: typer.Typer) -> None:
         if any(row["status"].startswith("failed") for row in rows):
             raise typer.Exit(1)
 
+    @group.command("login")
+    def login_cmd(
+        name: Annotated[str, typer.Argument(help="The HTTP server, as named in [mcp.servers].")],
+        workspace: Annotated[Path, workspace_option("The workspace whose config names it.")] = Path(
+            "."
+        ),
+    ) -> None:
+        """Sign in to an HTTP MCP server that asks for OAuth, once, in a browser.
+
+        The pod registers itself with the server's authorization server and opens the sign-in
+        page ($BROWSER, or the desktop's; the address is printed too); the browser comes back to
+        a loopback address. The tokens are kept 0600 in the state directory, and pods started
+        afterwards use them (a pod already running picks them up when the server restarts).
+        """
+        _login(workspace, name)
+
+
+def _login(workspace: Path, name: str) -> None:
+    """Sign in to the HTTP server ``name`` of the workspace's config (docs/mcp.md#oauth)."""
+    import asyncio
+    import webbrowser
+
+    from cli.errors import CliError
+    from orchestrator.config import ConfigError, load_config
+    from orchestrator.mcp.oauth import login
+
+    try:
+        config = load_config(workspace)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    server = config.mcp.servers.get(name)
+    if server is None:
+        known = ", ".join(sorted(config.mcp.servers)) or "none"
+        raise CliError(f"no MCP server is named {name!r} in the config (the servers: {known})")
+    if server.url is None:
+        raise CliError(f"MCP server {name} is a stdio server: only HTTP servers sign in")
+
+    async def open_url(url: str) -> None:
+        typer.echo(f"Sign in to MCP server {name} in your browser:\n  {url}", err=True)
+        # $BROWSER, or the desktop's; where none can start, the URL above is the way.
+        if not await asyncio.to_thread(webbrowser.open, url):
+            typer.echo("(no browser could be started: open the address yourself)", err=True)
+        typer.echo("Waiting for the browser to come back…", err=True)
+
+    try:
+        path = asyncio.run(login(name, server, open_url))
+    except Exception as exc:  # the SDK's OAuth and HTTP errors are many; each is one line
+        from orchestrator.mcp.transport import describe
+
+        raise CliError(f"could not sign in to MCP server {name}: {describe(exc)}") from None
+    typer.echo(f"signed in to MCP server {name}; its tokens are kept in {path} (mode 0600)")
+
 
 def _from_pod(socket: Path) -> tuple[str, list[dict[str, Any]], list[str]]:
     """The servers of the pod at ``socket``, as its ``get_status`` reports them."""
@@ -73,6 +125,7 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
     from cli.errors import CliError
     from orchestrator.config import ConfigError, load_config
     from orchestrator.errors import SetupError
+    from orchestrator.mcp.client_side import settings_of
     from orchestrator.mcp.servers import McpServers
 
     try:
@@ -89,8 +142,10 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
         servers = McpServers.from_config(
             config.mcp.servers,
             config.workspace,
-            lambda _level, message: problems.append(message),
+            # Only what went wrong: a server's log lines and info notes are not problems.
+            lambda level, message: problems.append(message) if level != "info" else None,
             sandboxing,
+            settings_of(config),
         )
         try:
             await servers.start()
@@ -116,7 +171,11 @@ def _rows(report: list[McpServerData]) -> list[dict[str, Any]]:
             "status": server.status,
             "restarts": server.restarts,
             "survivors": server.survivors,
-            "tools": [{"name": n, "offered": n in server.offered} for n in server.tools],
+            "tools": [
+                {"name": n, "offered": n in server.offered}
+                | ({"why_not": server.not_offered[n]} if n in server.not_offered else {})
+                for n in server.tools
+            ],
         }
         for server in report
     ]
@@ -131,7 +190,8 @@ def _print(pod: str | None, rows: list[dict[str, Any]], problems: list[str]) -> 
         restarts = f" (restarted {row['restarts']}×)" if row["restarts"] else ""
         typer.echo(f"{row['name']}: {row['status']}{restarts}")
         for tool in row["tools"]:
-            mark = "" if tool["offered"] else "  (not offered)"
+            why = f": {tool['why_not']}" if "why_not" in tool else ""
+            mark = "" if tool["offered"] else f"  (not offered{why})"
             typer.echo(f"  {tool['name']}{mark}")
         for survivor in row["survivors"]:
             typer.echo(f"  left running, unsupervised: {survivor}")

@@ -13,6 +13,8 @@ _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 MAX_TOOL_NAME = 128
 """The Messages API's limit on a tool name."""
+READ_RESOURCE_TOOL = "read_mcp_resource"
+"""The built-in tool that reads a resource of an MCP server (``orchestrator.mcp.resources``)."""
 
 
 def wire_name(server: str, tool: str) -> str:
@@ -49,6 +51,10 @@ class McpServerConfig(BaseModel):
     """Offer only these tools (names as the server gives them); all when empty."""
     deny: list[str] = Field(default_factory=list)
     """Never offer these tools."""
+    sampling: Literal["decline", "ask"] = "decline"
+    """What the server's requests for the pod's model (sampling) get: declined (default), or
+    put to a person as an approval during a call of its tools, then sent to the pod's own
+    provider, counted in the usage and cost (docs/mcp.md)."""
     permission: Literal["ask", "allow", "deny"] = "ask"
     """What a call of this server's tools does without another rule: ask first (default),
     run, or never run. ``[permissions]`` rules on ``mcp__<name>__*`` still apply first."""
@@ -85,6 +91,10 @@ class McpConfig(BaseModel):
 
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     """MCP servers by name; their tools are offered as ``mcp__<name>__<tool>`` (docs/mcp.md)."""
+    elicitation: Literal["defaults", "decline"] = "decline"
+    """How a server's request for input (``elicitation/create``) is answered: ``decline``
+    declines each, saying why; ``defaults`` (for headless runs) accepts a form whose required
+    fields all have defaults in its schema, with those defaults, and declines the rest."""
 
     def sandboxed(self) -> list[str]:
         """The names of the enabled servers that run in the sandbox."""

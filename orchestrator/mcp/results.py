@@ -74,6 +74,12 @@ def tool_output(server: str, tool: str, result: types.CallToolResult) -> ToolOut
     )
 
 
+TASK_ONLY = (
+    "it runs only as a task (execution.taskSupport = required), which the pod does not support yet"
+)
+"""Why a task-augmented tool is not offered: every call of it would fail."""
+
+
 @dataclass(frozen=True)
 class Offer:
     """One MCP tool as the model is offered it, or why it is not."""
@@ -100,5 +106,7 @@ def offers(
             problem = f"its name {name} is longer than {MAX_TOOL_NAME} characters"
         elif not isinstance(schema, dict) or schema.get("type") != "object":
             problem = "its input schema is not a JSON Schema object"
+        elif tool.execution is not None and tool.execution.task_support == "required":
+            problem = TASK_ONLY
         out.append(Offer(server, tool, name, problem))
     return out

@@ -21,16 +21,20 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from mcp import Client, types
 from mcp.client import Transport
+from mcp.client.auth import OAuthFlowError
 
+from orchestrator.mcp.client_side import ClientSettings, ClientSide, progress_line
 from orchestrator.mcp.config import McpServerConfig, wire_name
-from orchestrator.mcp.results import Offer, offers, tool_output
+from orchestrator.mcp.oauth import stored_auth, token_path
+from orchestrator.mcp.results import TASK_ONLY, Offer, offers, tool_output
+from orchestrator.mcp.sampling import PodSampler, settle
 from orchestrator.mcp.transport import describe, first_of, open_transport, watched
 from orchestrator.mcp.wire_watch import WireWatch
 from orchestrator.procs import Survivor, survivors
@@ -41,6 +45,8 @@ if TYPE_CHECKING:
     from orchestrator.sandbox.sandboxing import Sandboxing
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 Alert = Callable[[str, str], None]
 """``(level, message)``: tells people what happened to a server."""
@@ -92,6 +98,42 @@ class McpServer:
     _noise_said: bool = False
     sandboxing: Sandboxing | None = None
     """The pod's sandbox, which a server with ``sandbox = true`` runs in."""
+    settings: ClientSettings = field(default_factory=ClientSettings)
+    """What the server is told about the pod (roots) and how its requests are answered."""
+    _refusal: int | None = None
+    """The HTTP status with which the server last refused a request (401, 403)."""
+    has_resources: bool = False
+    """The server said it has resources (``read_mcp_resource`` reads them)."""
+    not_offered: dict[str, str] = field(default_factory=dict)
+    """Why each of its tools that the model is not offered is not (by the name it would have)."""
+    side: ClientSide = field(init=False)
+    """The pod's side of the connection: the callbacks that answer the server."""
+
+    sampler: PodSampler | None = None
+    """The pod's model, lent through a person's approval (``sampling = "ask"``)."""
+    _calls: int = 0
+    """Requests of the pod's in flight (a sampling request is answered only during one)."""
+    _asking: set[asyncio.Task[Any]] = field(default_factory=set)
+    """Sampling requests being answered; an interrupted call withdraws them."""
+
+    def __post_init__(self) -> None:
+        self.side = ClientSide(
+            server=self.name,
+            settings=self.settings,
+            alert=self.alert,
+            ask_model=self._ask_model if self.config.sampling == "ask" else None,
+        )
+
+    async def _ask_model(
+        self, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        # A task of its own, so that the call it belongs to can withdraw it when interrupted.
+        task = asyncio.ensure_future(settle(self.sampler, self.name, params, self._calls > 0))
+        self._asking.add(task)
+        try:
+            return await task
+        finally:
+            self._asking.discard(task)
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
@@ -100,6 +142,7 @@ class McpServer:
             self.status = f"failed: {missing}"
             raise McpServerError(f"MCP server {self.name} failed: {missing}")
         self.status = "starting"
+        self._refusal = None
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._hold(ready), name=f"mcp-{self.name}")
@@ -107,7 +150,7 @@ class McpServer:
             await asyncio.wait_for(asyncio.shield(ready), self.config.timeout_s)
         except Exception as exc:  # the SDK's errors are many; each becomes one clear message
             timed_out = isinstance(exc, TimeoutError)
-            why = f"no answer within {self.config.timeout_s:g} s" if timed_out else describe(exc)
+            why = f"no answer within {self.config.timeout_s:g} s" if timed_out else self._why(exc)
             message = self._failure(why)
             await self._disconnect()
             self.status = f"failed: {why}"
@@ -156,7 +199,31 @@ class McpServer:
             report,
             sandboxing=self.sandboxing,
             tag=f"mcp:{self.name}",
+            on_refused=self._refused,
+            auth=stored_auth(self.name, self.config),
         )
+
+    def _refused(self, status: int) -> None:
+        self._refusal = status
+
+    def _why(self, exc: BaseException) -> str:
+        """What went wrong, in words; an HTTP server that refused the pod says that, and how
+        to get in, instead of the SDK's "an error response"."""
+        signed_in = self.config.url is not None and token_path(self.name).exists()
+        if self._refusal == 401 or _oauth_failure(exc):
+            if signed_in:
+                return (
+                    "it answered 401 Unauthorized: its sign-in is no longer accepted; sign in "
+                    f"again with `pod mcp login {self.name}`"
+                )
+            return (
+                "it answered 401 Unauthorized: it needs authorization; sign in with `pod mcp "
+                f"login {self.name}` (once, in a browser), or, if the server takes a token, set "
+                f'headers = {{ Authorization = "Bearer ${{TOKEN}}" }} in [mcp.servers.{self.name}]'
+            )
+        if self._refusal == 403:
+            return "it answered 403 Forbidden: the credentials in its headers are not enough"
+        return describe(exc)
 
     def survivors(self) -> list[Survivor]:
         """Processes of this server (or ones it started) that still run though the supervisor
@@ -178,12 +245,16 @@ class McpServer:
         watch = self._watch = WireWatch(self.name, on_breach=breached, on_noise=self._noisy)
         try:
             transport = watched(self._transport(), ended, watch)
-            async with Client(transport, message_handler=self._on_message) as client:
+            self.side.connected()
+            async with Client(
+                transport, message_handler=self._on_message, **self.side.client_kwargs()
+            ) as client:
                 listing = await client.list_tools()
                 self.tools = list(listing.tools)
                 self._client = client
                 if not ready.done():
                     ready.set_result(None)
+                self.has_resources = client.server_capabilities.resources is not None
                 capability = client.server_capabilities.tools
                 self._announces_changes = bool(capability and capability.list_changed)
                 listener = (
@@ -312,17 +383,49 @@ class McpServer:
             self._revivals += 1
             await self._restart(f"{self._revivals} of {MAX_RESTARTS} restarts after it stopped")
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        on_progress: Callable[[str], None] | None = None,
+    ) -> types.CallToolResult:
         """Call one tool; raises ToolError when the server is not there to answer, breaks the
-        protocol or takes longer than ``call_timeout_s``."""
+        protocol or takes longer than ``call_timeout_s``. The call carries a progress token:
+        each progress notification is passed to ``on_progress`` as a line of text."""
+        answered = asyncio.Event()
+
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            # Progress that comes after the pod gave up on the call belongs to no result.
+            if on_progress is not None and not answered.is_set():
+                on_progress(progress_line(progress, total, message))
+
+        try:
+            return await self._request(
+                tool, lambda client: client.call_tool(tool, arguments, progress_callback=progressed)
+            )
+        finally:
+            answered.set()
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """Read one resource, with the same limits and failures as a tool call."""
+        return await self._request(
+            f"the resource {uri}", lambda client: client.read_resource(uri, cache_mode="bypass")
+        )
+
+    async def _request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
+        """Send one request (``what`` names it in messages) and wait for its answer; raises
+        ToolError when the server is not there to answer, breaks the protocol or takes longer
+        than ``call_timeout_s``. An interrupt tells the server to cancel it."""
         if self._client is None:
             await self._revive()
         client, watch, broken = self._client, self._watch, self._broken
         if client is None:
             raise ToolError(f"MCP server {self.name} is not running ({self.status})")
-        # A task of its own, so that a call the server will never answer (it answered another
-        # request, or nothing) can be given up on without cancelling the caller.
-        calling = asyncio.ensure_future(client.call_tool(tool, arguments))
+        self._refusal = None
+        self._calls += 1
+        # A task of its own, so that a request the server will never answer (it answered
+        # another request, or nothing) can be given up on without cancelling the caller.
+        calling = asyncio.ensure_future(send(client))
         calling.add_done_callback(_retrieved)
         breaking = asyncio.ensure_future(broken.wait())
         try:
@@ -333,33 +436,41 @@ class McpServer:
             )
         except asyncio.CancelledError:
             calling.cancel()  # the SDK tells the server to cancel it
-            self._check_after_interrupt(client, tool)
+            self._withdraw()
+            self._check_after_interrupt(client, what)
             raise
         finally:
             breaking.cancel()
+            self._calls -= 1
         if not calling.done():
             calling.cancel()
+            self._withdraw()
             if watch is not None and watch.breach is not None:
                 raise ToolError(
-                    f"MCP server {self.name}: {tool} failed: the server {watch.breach}; "
+                    f"MCP server {self.name}: {what} failed: the server {watch.breach}; "
                     "it is restarted at the next call of its tools"
                 )
-            self._check_after_interrupt(client, tool)
+            self._check_after_interrupt(client, what)
             raise ToolError(
-                f"MCP server {self.name}: {tool} did not answer within "
+                f"MCP server {self.name}: {what} did not answer within "
                 f"{self.config.call_timeout_s:g} s (call_timeout_s); the server was told to "
                 "cancel it"
             )
         try:
             return calling.result()
         except Exception as exc:
-            why = describe(exc)
+            why = self._why(exc)
             if await self._alive(client):
-                raise ToolError(f"MCP server {self.name}: {tool} failed: {why}") from exc
+                raise ToolError(f"MCP server {self.name}: {what} failed: {why}") from exc
             # Gone: say so once, with what it printed last; its tools stay, and answer that.
             raise ToolError(
-                self._stopped_by_itself(f"it stopped during a call of {tool}: {why}")
+                self._stopped_by_itself(f"it stopped during a call of {what}: {why}")
             ) from exc
+
+    def _withdraw(self) -> None:
+        """A call was given up on: nobody is asked any more for what its server wanted."""
+        for asking in self._asking:
+            asking.cancel()
 
     def _check_after_interrupt(self, client: Client, tool: str) -> None:
         # One check at a time: interrupts in a row need one look at the server, not many.
@@ -454,6 +565,18 @@ class McpServer:
         self.status = "stopped"
 
 
+def _oauth_failure(exc: BaseException) -> bool:
+    """Whether the SDK's OAuth gave up (it cannot sign in again by itself in a pod)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, BaseExceptionGroup):
+            return any(_oauth_failure(inner) for inner in seen.exceptions)
+        if isinstance(seen, OAuthFlowError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _retrieved(task: asyncio.Future[Any]) -> None:
     """Collect the outcome of a call given up on, which nobody else will."""
     if not task.cancelled():
@@ -487,7 +610,8 @@ class McpTool:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         """Call the tool on its server and map the result."""
-        result = await self.server.call(self.offer.tool.name, args)
+        # Progress streams as the call's live output, as a command's output does.
+        result = await self.server.call(self.offer.tool.name, args, ctx.partial.append)
         await self.server.settle()
         return tool_output(self.server.name, self.offer.tool.name, result)
 
@@ -510,13 +634,21 @@ class McpServers:
         workspace: Path,
         alert: Alert,
         sandboxing: Sandboxing | None = None,
+        settings: ClientSettings | None = None,
     ) -> McpServers:
         """The enabled servers of a config (not started yet); those with ``sandbox = true``
-        run in ``sandboxing``."""
+        run in ``sandboxing``; ``settings`` say what each is told and how it is answered
+        (default: the workspace as the only root, requests for input declined)."""
+        settings = settings or ClientSettings(roots=(workspace,))
         records = Path(tempfile.mkdtemp(prefix="pod-mcp-"))
         servers = [
             McpServer(
-                name=name, config=config, workspace=workspace, alert=alert, sandboxing=sandboxing
+                name=name,
+                config=config,
+                workspace=workspace,
+                alert=alert,
+                sandboxing=sandboxing,
+                settings=settings,
             )
             for name, config in configs.items()
             if config.enabled
@@ -545,6 +677,7 @@ class McpServers:
         for server in self.servers:
             if server.status != "running" or (only is not None and server is not only):
                 continue
+            server.not_offered = {}
             for offer in offers(
                 server.name, server.tools, allow=server.config.allow, deny=server.config.deny
             ):
@@ -553,8 +686,10 @@ class McpServers:
                         offer.server, offer.tool, offer.name, "another tool has that name"
                     )
                 if offer.problem is not None:
+                    server.not_offered[offer.name] = offer.problem
+                    # A task-only tool is a known gap of the pod, not the server's fault.
                     self.alert(
-                        "warn",
+                        "info" if offer.problem == TASK_ONLY else "warn",
                         f"MCP server {server.name}: tool {offer.tool.name} is not offered: "
                         f"{offer.problem}",
                     )
@@ -574,6 +709,7 @@ class McpServers:
                     status=server.status,
                     tools=tools,
                     offered=[name for name in tools if name in offered],
+                    not_offered=dict(server.not_offered),
                     restarts=server.restarts,
                     survivors=[f"{s.pid} {s.command}".strip() for s in server.survivors()],
                 )

@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 import anyio
+import httpx2
 from mcp import StdioServerParameters
 from mcp.client import Transport
 from mcp.client.stdio import stdio_client
@@ -37,12 +38,15 @@ def open_transport(
     report: Path | None = None,
     sandboxing: Sandboxing | None = None,
     tag: str = "",
+    on_refused: Callable[[int], None] | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> Transport:
     """The SDK transport for a server; a stdio server writes its stderr to ``stderr``, and its
     supervisor keeps its record in ``report`` (:func:`orchestrator.procs.survivors`). With
     ``sandbox = true`` the server runs in ``sandboxing`` (which must be given), named ``tag``
     to its proxy; :class:`~orchestrator.sandbox.bwrap.SandboxUnavailable` where there is
-    none."""
+    none. An HTTP server's requests carry ``auth`` (its OAuth tokens), and its 401 and 403
+    answers are passed to ``on_refused`` (the SDK keeps only "an error response")."""
     if config.command is not None:
         cwd = config.cwd or str(workspace)
         command = [config.command, *config.args]
@@ -62,7 +66,15 @@ def open_transport(
             params, errlog=cast(TextIO, stderr) if stderr is not None else sys.stderr
         )
     assert config.url is not None
-    http = create_mcp_http_client(headers=config.resolved_headers() or None)
+    http = create_mcp_http_client(headers=config.resolved_headers() or None, auth=auth)
+    if on_refused is not None:
+        refused = on_refused
+
+        async def seen(response: httpx2.Response) -> None:
+            if response.status_code in (401, 403):
+                refused(response.status_code)
+
+        http.event_hooks["response"].append(seen)
     return streamable_http_client(config.url, http_client=http)
 
 

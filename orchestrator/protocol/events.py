@@ -139,6 +139,9 @@ class McpServerData(_Data):
     """The server's tools as the model sees them (``mcp__<server>__<tool>``)."""
     offered: list[str] = Field(default_factory=list)
     """Those of them offered to the model (the others are filtered, denied or collide)."""
+    not_offered: dict[str, str] = Field(default_factory=dict)
+    """Why a tool of the server's is not offered, where the pod can say: a task-only tool, a
+    bad schema or name, a name another tool has (``allow``/``deny`` and permissions aside)."""
     restarts: int = 0
     """Times it was started again after it stopped by itself or stuck after a cancel."""
     survivors: list[str] = Field(default_factory=list)

@@ -9,13 +9,21 @@ from pathlib import Path
 from tests.cli.helpers import pod
 
 
-def test_mcp_ls_lists_tools_and_names_a_broken_server(env: dict[str, str], workspace: Path) -> None:
+def user_config(env: dict[str, str], more: str) -> None:
+    """The user's config: the time server from PyPI, then ``more``."""
     config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(
         f'[mcp.servers.time]\ncommand = "{sys.executable}"\nargs = ["-m", "mcp_server_time"]\n'
+        + more
+    )
+
+
+def test_mcp_ls_lists_tools_and_names_a_broken_server(env: dict[str, str], workspace: Path) -> None:
+    user_config(
+        env,
         'deny = ["convert_time"]\n'
-        '[mcp.servers.broken]\ncommand = "sh"\nargs = ["-c", "echo missing token >&2; exit 2"]\n'
+        '[mcp.servers.broken]\ncommand = "sh"\nargs = ["-c", "echo missing token >&2; exit 2"]\n',
     )
     shown = pod(env, "mcp", "ls", "--workspace", str(workspace))
     assert shown.returncode == 1
@@ -77,3 +85,20 @@ def test_mcp_ls_asks_the_running_pod(env: dict[str, str], workspace: Path, short
     finally:
         pod(env, "shutdown", "--socket", str(socket), timeout=20)
         proc.wait(20)
+
+
+def test_mcp_login_names_what_cannot_sign_in(env: dict[str, str], workspace: Path) -> None:
+    user_config(env, '[mcp.servers.down]\nurl = "http://127.0.0.1:9/mcp"\n')
+    where = ["--workspace", str(workspace)]
+    missing = pod(env, "mcp", "login", "nope", *where)
+    assert (missing.returncode, missing.stderr) == (
+        1,
+        "pod: error: no MCP server is named 'nope' in the config (the servers: down, time)\n",
+    )
+    stdio = pod(env, "mcp", "login", "time", *where)
+    assert stdio.stderr == (
+        "pod: error: MCP server time is a stdio server: only HTTP servers sign in\n"
+    )
+    down = pod(env, "mcp", "login", "down", *where)
+    assert down.returncode == 1
+    assert down.stderr.startswith("pod: error: could not sign in to MCP server down: ")

@@ -11,7 +11,7 @@ from orchestrator.config import HostConfig, JobsConfig, MemoryConfig, PodConfig,
 from orchestrator.config_doc import extract_block, generated_block, rows
 from orchestrator.grants import GRANTS
 from orchestrator.hooks import HooksConfig
-from orchestrator.mcp.config import McpServerConfig
+from orchestrator.mcp.config import McpConfig, McpServerConfig
 from orchestrator.permissions import PermissionsConfig
 from orchestrator.sandbox import SandboxConfig
 from orchestrator.subpods import AgentConfig, SubpodsConfig
@@ -50,6 +50,7 @@ def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
     expected |= {
         f"{table}.{name}" for table, model in tables.items() for name in model.model_fields
     }
+    expected |= {f"mcp.{name}" for name in McpConfig.model_fields if name != "servers"}
     assert set(table) == expected
     assert [key for key, meaning in table.items() if len(meaning) < 20] == []
     assert {key for key, meaning in table.items() if "*A grant*" in meaning} == set(GRANTS)

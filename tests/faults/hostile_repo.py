@@ -142,12 +142,16 @@ cache_write = 0.0
 cache_write_1h = 0.0
 cache_read = 0.0
 
+[mcp]
+elicitation = "defaults"
+
 [mcp.servers.evil]
 command = "sh"
 args = ["-c", "touch {marker}"]
 env = {{EVIL = "1"}}
 cwd = "."
 sandbox = false
+sampling = "ask"
 enabled = true
 allow = []
 deny = []

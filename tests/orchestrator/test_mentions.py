@@ -260,3 +260,20 @@ def test_a_segment_range_that_runs_backwards_is_refused() -> None:
         FileRefSegment(path="a.py", start_line=9, end_line=3)
     with pytest.raises(ValidationError):
         FileRefSegment(path="a.py", end_line=3)
+
+
+def test_an_mcp_resource_is_a_resource_ref_not_a_path() -> None:
+    from orchestrator.segments import McpResourceRefSegment, TextSegment, flatten_segments
+
+    text = "compare @mcp:git:git://log/main, and @mcp:fs:file:///etc/hosts."
+    segments = segments_from_text(text)
+    assert segments == [
+        TextSegment(text="compare "),
+        McpResourceRefSegment(server="git", uri="git://log/main"),
+        TextSegment(text=", and "),
+        McpResourceRefSegment(server="fs", uri="file:///etc/hosts"),
+        TextSegment(text="."),
+    ]
+    assert flatten_segments(segments) == text
+    # Without a URI, or inside code, it is no ref at all.
+    assert find_mentions("see @mcp:git and `@mcp:git:git://x`") == []

@@ -285,6 +285,10 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "status": "running",
                 "tools": ["mcp__git__git_log", "mcp__git__git_push"],
                 "offered": ["mcp__git__git_log"],
+                "not_offered": {
+                    "mcp__git__git_push": "it runs only as a task (execution.taskSupport = "
+                    "required), which the pod does not support yet"
+                },
                 "restarts": 1,
                 "survivors": ["4242 node helper.js"],
             }

@@ -1,0 +1,176 @@
+"""The pod as an MCP client that servers can ask things of, end to end: a pod's config reaches
+its servers (roots, ``[mcp] elicitation``), a call's progress streams to its clients as the
+call's live output, and what a server logs reaches people as alerts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from conformance.fake_api import FakeAnthropic, Reply
+from tests.e2e.harness import (
+    ScriptedReply,
+    ScriptedToolCall,
+    collect_until,
+    fake_provider,
+    running_pod,
+)
+from tests.mcp.asking_server import config
+
+
+def call(tool: str, **arguments: Any) -> ScriptedReply:
+    return ScriptedReply(tool_calls=[ScriptedToolCall(name=f"mcp__a__{tool}", input=arguments)])
+
+
+async def test_progress_streams_as_output_and_the_config_reaches_the_server(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    extra = tmp_path / "reference"
+    extra.mkdir()
+    replies = [
+        call("steps", count=2),
+        call("roots"),
+        call("ask"),
+        call("chatty", levels=["error"]),
+        ScriptedReply(text="done"),
+    ]
+    async with running_pod(
+        workspace,
+        short_dir,
+        replies=replies,
+        read_roots=[str(extra)],
+        mcp={"servers": {"a": config()}, "elicitation": "defaults"},
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "go"})
+        events = await collect_until(c, "run_end", timeout=60)
+        await c.close()
+    assert events[-1].data == {"result": "finished"}
+    steps_id = next(e.data["id"] for e in events if e.event == "tool_call_done")
+    live = [
+        (e.event, e.data.get("text"))
+        for e in events
+        if e.event in ("tool_output_delta", "tool_result") and e.data["id"] == steps_id
+    ]
+    assert live == [
+        ("tool_output_delta", "[progress 1/2] step 1 of 2\n"),
+        ("tool_output_delta", "[progress 2/2] step 2 of 2\n"),
+        ("tool_result", None),
+    ]
+    contents = [e.data["content"] for e in events if e.event == "tool_result"]
+    assert contents[1].splitlines() == [
+        f"{workspace.resolve().as_uri()} workspace",
+        f"{extra.resolve().as_uri()} reference",
+    ]
+    assert contents[2] == "accept {'name': 'John Doe', 'age': 30}"
+    alerts = [(e.data["level"], e.data["message"]) for e in events if e.event == "alert"]
+    assert ("error", "MCP server a logged (error): chatty: a error message") in alerts
+
+
+async def test_the_model_follows_a_resource_link_with_read_mcp_resource(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [
+        call("check_in"),
+        ScriptedReply(
+            tool_calls=[
+                ScriptedToolCall(
+                    name="read_mcp_resource", input={"server": "a", "uri": "notes://today"}
+                )
+            ]
+        ),
+        ScriptedReply(text="done"),
+    ]
+    async with running_pod(
+        workspace, short_dir, replies=replies, mcp={"servers": {"a": config()}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "what is on today?"})
+        events = await collect_until(c, "run_end", timeout=60)
+        await c.close()
+    assert events[-1].data == {"result": "finished"}
+    link, read = [e.data for e in events if e.event == "tool_result"]
+    assert link["content"] == "See today's notes.\n[link: notes://today]"
+    assert not read["is_error"]
+    assert read["content"] == "[resource notes://today]\n# Today\nWater the plants.\n"
+
+
+async def test_an_mcp_ref_in_a_prompt_attaches_the_resource_before_the_model_answers(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.push(Reply(text="Water the plants, and the logo is grey."))
+    provider = fake_provider(fake)
+    prompt = "what is on @mcp:a:notes://today, and @mcp:a:notes://logo.png? (@mcp:zz:x://y)"
+    async with running_pod(
+        workspace, short_dir, provider=provider, mcp={"servers": {"a": config()}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": prompt})
+        events = await collect_until(c, "run_end", timeout=60)
+        await c.close()
+    await provider.aclose()
+    assert events[-1].data == {"result": "finished"}
+    alerts = [e.data["message"] for e in events if e.event == "alert"]
+    assert alerts == [
+        "could not attach @mcp:zz:x://y: no MCP server named zz with resources is running"
+    ]
+    [request] = fake.requests
+    assert request.valid, request.error
+    user, reads, results = request.body["messages"]
+    assert user["content"][0]["text"] == prompt
+    assert [(b["name"], b["input"]) for b in reads["content"]] == [
+        ("read_mcp_resource", {"server": "a", "uri": "notes://today"}),
+        ("read_mcp_resource", {"server": "a", "uri": "notes://logo.png"}),
+    ]
+    text, picture = results["content"]
+    assert text["content"] == (
+        "mcp a resource notes://today: 3 lines\n[resource notes://today]\n# Today\n"
+        "Water the plants.\n"
+    )
+    assert [block["type"] for block in picture["content"]] == ["text", "image"]
+
+
+async def test_sampling_is_put_to_a_person_then_to_the_pods_model(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [
+        call("sample"),
+        ScriptedReply(text="An old silent pond"),  # the sampling request's answer
+        call("sample"),
+        ScriptedReply(text="done"),
+    ]
+    entry = config(sampling="ask")
+    async with running_pod(
+        workspace, short_dir, replies=replies, mcp={"servers": {"a": entry}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "a haiku, twice"})
+        events = await collect_until(c, "approval_request", timeout=60)
+        asked = events[-1]
+        await c.send("approve", {"id": asked.data["id"]})
+        events += await collect_until(c, "approval_request", timeout=60)
+        await c.send("deny", {"id": events[-1].data["id"], "message": "one is enough"})
+        events += await collect_until(c, "run_end", timeout=60)
+        status = await c.request("get_status")
+        history = await c.request("get_history")
+        await c.close()
+    assert (asked.data["tool"], asked.data["kind"]) == ("mcp__a__sampling", "other")
+    assert asked.data["arguments"]["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "A haiku?"}]}
+    ]
+    assert events[-1].data == {"result": "finished"}
+    sampled, denied = [e.data for e in events if e.event == "tool_result"][-2:]
+    assert "sampled: type='text' text='An old silent pond'" in sampled["content"]
+    assert denied["is_error"]
+    assert denied["summary"].endswith(
+        "pod-orchestrator declined the sampling request of MCP server a: the user denied it: "
+        "one is enough"
+    )
+    # What the sampling request cost is counted beside the turn's own requests.
+    turns = [
+        item["usage"]["output_tokens"]
+        for item in history.data["items"]
+        if item["kind"] == "assistant" and item.get("usage")
+    ]
+    assert len(turns) == 3
+    assert status.data["turn_usage"]["output_tokens"] > sum(turns)
