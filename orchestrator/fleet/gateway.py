@@ -33,6 +33,7 @@ import ray
 from pydantic import ValidationError
 
 from orchestrator.config import PodConfig
+from orchestrator.errors import OrchestratorError
 from orchestrator.fleet.directory import NAMESPACE, Directory, FleetError, Placement, choose_host
 from orchestrator.fleet.raykv import RayKV
 from orchestrator.host.control import HostReply, HostRequest, LoadParams
@@ -87,6 +88,7 @@ class Gateway:
         self._pods: dict[str, asyncio.Server] = {}
         self._servers: list[asyncio.Server] = []
         self._sync: asyncio.Task[None] | None = None
+        self._syncing = asyncio.Lock()
 
     async def start(self) -> dict[str, Any]:
         """Bind the control socket, every pod's socket and the TCP listener."""
@@ -124,6 +126,11 @@ class Gateway:
 
     async def sync(self) -> None:
         """Bind a socket for every pod the directory lists, and only those."""
+        # One at a time: two ``load``s at once would both find a new pod unbound.
+        async with self._syncing:
+            await self._sync_now()
+
+    async def _sync_now(self) -> None:
         listed = {p.pod for p in await asyncio.to_thread(self.directory.placements)}
         for name in listed - set(self._pods):
             sock = bind_socket(self.dir / f"{name}.sock")
@@ -241,7 +248,7 @@ class Gateway:
                 data = await self.add(LoadParams.model_validate(request.params).config)
             else:
                 raise FleetError(f"a gateway does not {request.method}; use `pod fleet`")
-        except (FleetError, ValidationError, OSError) as exc:
+        except (OrchestratorError, ValidationError, OSError) as exc:
             return HostReply(id=request_id, ok=False, error=str(exc))
         return HostReply(id=request_id, ok=True, data=data)
 
