@@ -45,6 +45,9 @@ class PodSlot:
     """Called once the pod was shut down by a client (the host forgets it)."""
     fence: Fence | None = None
     """A fleet pod's ownership epoch (``orchestrator.fleet``): every load writes under it."""
+    on_fenced: Callable[[PodSlot], None] = lambda slot: None
+    """Called once a write of the loaded pod was refused under :attr:`fence` (another host
+    owns the pod now)."""
     served: ServedPod | None = None
     last_active: float = field(default_factory=time.monotonic)
     loads: int = 0
@@ -108,6 +111,7 @@ class PodSlot:
             self.config = self.config.model_copy(update={"session": served.pod.session_path})
             self.continue_ = True
             self.served = served
+            served.controller.transcript.on_fenced = lambda exc: self.on_fenced(self)
             self.loads += 1
             self.last_active = time.monotonic()
             self._watch = asyncio.create_task(self._until_stopped(served))
