@@ -26,8 +26,9 @@ BENCHMARKS: tuple[str, ...] = (
 )
 """Module names under ``bench``, in the order ``python -m bench`` runs them."""
 
-STANDALONE: tuple[str, ...] = ("kill9", "fleet_overhead")
+STANDALONE: tuple[str, ...] = ("kill9", "fleet_overhead", "fleet_kill")
 """Long scripts run on their own (``python -m bench.kill9 --turns 100``), not by the suite;
-``fleet_overhead`` needs the ``fleet`` extra (Ray) and starts a Ray cluster."""
+``fleet_overhead`` and ``fleet_kill`` need the ``fleet`` extra (Ray) and start Ray clusters
+(``fleet_kill`` two nodes, one of which it kills)."""
 
 __all__ = ["BENCHMARKS", "STANDALONE"]

@@ -153,6 +153,9 @@ class Transcript:
         """Set once clients can connect; alerts raised before then are kept for them."""
         self.write_error: SessionWriteError | None = None
         """The last failed write, while records are waiting for the disk."""
+        self.on_fenced: Callable[[SessionFenced], None] | None = None
+        """Called once when a write is refused because another host owns the pod now (a
+        fleet's host drops the pod: no retry here can succeed)."""
         self._waiting: deque[_Entry] = deque()
         self._writes = 0
         """How many of ``_waiting`` are records (the rest are events held behind them)."""
@@ -380,6 +383,8 @@ class Transcript:
         first, self.write_error = self.write_error is None, exc  # set first: alerts go out now
         if first and isinstance(exc, SessionFenced):
             self.alert("error", "session", str(exc))  # another host owns the pod: no retry helps
+            if self.on_fenced is not None:
+                self.on_fenced(exc)
         elif first:
             self.alert(
                 "error",

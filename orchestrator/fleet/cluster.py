@@ -120,7 +120,7 @@ def deploy(
     for index, node in enumerate(live_nodes()):
         for number in range(hosts_per_node):
             name = host_name(node, number)
-            host_class.options(
+            host: Any = host_class.options(
                 name=name,
                 namespace=NAMESPACE,
                 lifetime="detached",
@@ -131,7 +131,10 @@ def deploy(
                 num_cpus=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=True),
             ).remote(name, idle_unload_s=idle_unload_s, max_loaded=max_loaded)
-            directory.add_host(HostInfo(name=name, node=node))
+            # Where it runs, not where it was asked to: soft affinity may place it elsewhere
+            # (a node still starting its workers), and status must say where it is.
+            info = ray.get(host.info.remote(), timeout=60)
+            directory.add_host(HostInfo(name=name, node=info["node"]))
         port = settings.tcp_port + index if settings.tcp_port else 0
         gateway: Any = gateway_class.options(
             name=f"pod-gateway-{node[:8]}",

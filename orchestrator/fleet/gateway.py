@@ -14,8 +14,10 @@ Per client connection the gateway opens a connection on the owning ``PodHost`` a
 what the pod writes back through a Ray streaming generator. A ``run`` without a
 ``request_id`` gets one here, so a ``send`` the gateway retries on a new connection (the host
 died between two lines) is answered ``duplicate`` if it was committed, never run twice.
-When the host is lost mid-stream the client's connection is closed, as a pod's crash closes
-it: the client reconnects, and the pod comes back from its session (a running turn paused).
+When the host is lost mid-stream the client is sent an ``error`` alert saying so, then its
+connection is closed: the client reconnects, and the pod comes back from its session (a
+running turn paused). A ``run`` the gateway sent again that the pod answers ``duplicate`` was
+committed by the first sending: the client gets an ``info`` alert instead of that error.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import contextlib
 import hmac
 import json
 import logging
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -33,10 +36,11 @@ import ray
 from pydantic import ValidationError
 
 from orchestrator.config import PodConfig
+from orchestrator.errors import OrchestratorError
 from orchestrator.fleet.directory import NAMESPACE, Directory, FleetError, Placement, choose_host
 from orchestrator.fleet.raykv import RayKV
 from orchestrator.host.control import HostReply, HostRequest, LoadParams
-from orchestrator.protocol import MAX_LINE_BYTES, ErrorData, encode_event
+from orchestrator.protocol import MAX_LINE_BYTES, AlertData, ErrorData, encode_event
 from orchestrator.server import bind_socket
 from orchestrator.session import ensure_private_dir
 
@@ -61,6 +65,61 @@ def with_request_id(line: bytes) -> bytes:
     return json.dumps(raw).encode() + b"\n"
 
 
+REPLAY_PREFIX = "gw-replay-"
+"""The start of the line id the gateway gives a line it sends again on a new connection."""
+
+
+def tag_replay(line: bytes, replays: dict[str, Any]) -> bytes:
+    """A client line to send again after its host was lost, with a line id of the gateway's
+    own (the client's id, if any, is kept in ``replays`` to be given back)."""
+    try:
+        raw = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(raw, dict):
+        return line
+    tag = f"{REPLAY_PREFIX}{uuid.uuid4().hex[:12]}"
+    replays[tag] = raw.get("id")
+    raw["id"] = tag
+    return json.dumps(raw).encode() + b"\n"
+
+
+def untag_replies(data: bytes, replays: dict[str, Any]) -> bytes:
+    """What a pod wrote, with the replies to replayed lines given back their client ids.
+
+    A ``duplicate`` error answering a replayed ``run`` means the first sending committed it
+    before its host was lost: for the client that run happened once, so it gets an ``alert``
+    saying so instead of an error about a request it sent once.
+    """
+    if REPLAY_PREFIX.encode() not in data:
+        return data
+    out: list[bytes] = []
+    for line in data.split(b"\n"):
+        if REPLAY_PREFIX.encode() not in line:
+            out.append(line)
+            continue
+        raw = json.loads(line)
+        reply = raw.get("data") or {}
+        tag = reply.get("id")
+        if tag not in replays:
+            out.append(line)
+            continue
+        if raw.get("event") == "error" and reply.get("code") == "duplicate":
+            replays.pop(tag)
+            note = AlertData(
+                level="info",
+                source="fleet",
+                message="the run was committed before its host was lost, and not run again "
+                "(get_status says where its turn is: a turn cut off comes back paused)",
+                timestamp_ms=int(time.time() * 1000),
+            )
+            out.append(encode_event("alert", note).rstrip(b"\n"))
+            continue
+        reply["id"] = replays[tag]
+        out.append(json.dumps(raw).encode())
+    return b"\n".join(out)
+
+
 def gateway_dir(root: Path, node: str) -> Path:
     """Where a node's gateway binds its sockets (short: a Unix socket path is ≤107 bytes)."""
     return root / f"gw-{node[:8]}"
@@ -72,6 +131,10 @@ class _Route:
     def __init__(self, host: Any, link: str) -> None:
         self.host = host
         self.link = link
+        self.replays: dict[str, Any] = {}
+        """Lines sent again on this connection: the gateway's line id → the client's."""
+        self.pending = b""
+        """The start of a line the pod is still writing (only kept while ``replays``)."""
 
 
 class Gateway:
@@ -87,6 +150,7 @@ class Gateway:
         self._pods: dict[str, asyncio.Server] = {}
         self._servers: list[asyncio.Server] = []
         self._sync: asyncio.Task[None] | None = None
+        self._syncing = asyncio.Lock()
 
     async def start(self) -> dict[str, Any]:
         """Bind the control socket, every pod's socket and the TCP listener."""
@@ -124,6 +188,11 @@ class Gateway:
 
     async def sync(self) -> None:
         """Bind a socket for every pod the directory lists, and only those."""
+        # One at a time: two ``load``s at once would both find a new pod unbound.
+        async with self._syncing:
+            await self._sync_now()
+
+    async def _sync_now(self) -> None:
         listed = {p.pod for p in await asyncio.to_thread(self.directory.placements)}
         for name in listed - set(self._pods):
             sock = bind_socket(self.dir / f"{name}.sock")
@@ -184,7 +253,7 @@ class Gateway:
                     pump.cancel()
                     route = await self._open(pod)
                     pump = asyncio.ensure_future(self._pump(route, writer))
-                    await route.host.send.remote(route.link, line)
+                    await route.host.send.remote(route.link, tag_replay(line, route.replays))
         except Exception as exc:
             log.info("client of %s: %s", pod, _reason(exc))
         finally:
@@ -194,13 +263,32 @@ class Gateway:
             writer.close()
 
     async def _pump(self, route: _Route, writer: asyncio.StreamWriter) -> None:
-        """What the pod writes, to the client, until the pod or its host goes."""
+        """What the pod writes, to the client, until the pod or its host goes. A host lost
+        mid-stream is told to the client (an ``error`` alert) before its connection closes:
+        a closed connection alone looks like a pod that shut down."""
         try:
             async for ref in route.host.events.remote(route.link):
-                writer.write(await ref)
+                data = await ref
+                if route.replays:
+                    # Whole lines only: a chunk may end inside the reply to be rewritten.
+                    data, route.pending = _whole_lines(route.pending + data)
+                    data = untag_replies(data, route.replays)
+                writer.write(data)
                 await writer.drain()
-        except (ray.exceptions.RayError, ConnectionError) as exc:
+        except ray.exceptions.RayError as exc:
             log.info("stream of %s ended: %s", route.link, _reason(exc))
+            lost = AlertData(
+                level="error",
+                source="fleet",
+                message=f"the host serving this pod was lost ({_reason(exc)}); connect again: "
+                "the pod comes back from its session, a turn it was running paused",
+                timestamp_ms=int(time.time() * 1000),
+            )
+            with contextlib.suppress(ConnectionError):
+                writer.write(encode_event("alert", lost))
+                await writer.drain()
+        except ConnectionError as exc:
+            log.info("client of %s left: %s", route.link, _reason(exc))
         writer.close()
 
     # -- TCP ---------------------------------------------------------------------------------
@@ -241,7 +329,7 @@ class Gateway:
                 data = await self.add(LoadParams.model_validate(request.params).config)
             else:
                 raise FleetError(f"a gateway does not {request.method}; use `pod fleet`")
-        except (FleetError, ValidationError, OSError) as exc:
+        except (OrchestratorError, ValidationError, OSError) as exc:
             return HostReply(id=request_id, ok=False, error=str(exc))
         return HostReply(id=request_id, ok=True, data=data)
 
@@ -278,6 +366,12 @@ async def _refuse(writer: asyncio.StreamWriter, code: str, message: str) -> None
         writer.write(encode_event("error", ErrorData(code=code, message=message)))  # type: ignore[arg-type]
         await writer.drain()
     writer.close()
+
+
+def _whole_lines(data: bytes) -> tuple[bytes, bytes]:
+    """``data`` up to its last newline, and the rest."""
+    end = data.rfind(b"\n") + 1
+    return data[:end], data[end:]
 
 
 def _reason(exc: BaseException) -> str:

@@ -37,6 +37,8 @@ from orchestrator.session import Fence, claim_session
 log = logging.getLogger(__name__)
 
 CHUNK_BYTES = 1 << 16
+DROP_WAIT_S = 10.0
+"""How long a fenced pod's turn may take to stop before the pod is closed anyway."""
 
 
 class PodHost:
@@ -60,6 +62,7 @@ class PodHost:
         self._ids = itertools.count(1)
         self._started: asyncio.Task[None] | None = None
         self._taking: dict[str, asyncio.Lock] = {}
+        self._dropping: set[asyncio.Future[None]] = set()
 
     async def _ready(self) -> None:
         if self._started is None:
@@ -95,6 +98,7 @@ class PodHost:
             await asyncio.to_thread(claim_session, config.session, fence, host=self.name)
             slot = await self.host.register(config, self.sockets / f"{pod}.sock", continue_=True)
             slot.fence = fence
+            slot.on_fenced = self._fenced
             self.fences[pod] = fence
             node = ray.get_runtime_context().get_node_id()
             self.directory.place(
@@ -102,17 +106,35 @@ class PodHost:
             )
             return slot
 
-    async def _drop(self, pod: str) -> None:
-        """Let go of a pod another host took over: close it without writing (its writes would
-        be refused anyway) and forget it."""
+    def _fenced(self, slot: PodSlot) -> None:
+        """A write of a loaded pod was refused: another host owns it now. Dropped at once,
+        not at the next connection: its clients were told why (the ``error`` alert goes out
+        before the pod closes their connections) and reach the new owner through a gateway."""
+        fence = self.fences.get(slot.name)
+        log.warning("pod %s was taken over by another host; dropping it here", slot.name)
+        task = asyncio.ensure_future(self._drop(slot.name, fenced=fence))
+        self._dropping.add(task)
+        task.add_done_callback(self._dropping.discard)
+
+    async def _drop(self, pod: str, *, fenced: Fence | None = None) -> None:
+        """Let go of a pod another host took over: close it and forget it. ``fenced``: the
+        fence its writes were refused under (only that ownership is dropped, not a newer one
+        this host took meanwhile); a turn it runs is stopped first, and nothing is written
+        (every write would be refused)."""
+        if fenced is not None and self.fences.get(pod) is not fenced:
+            return
         slot = self.host.slots.pop(pod, None)
         self.fences.pop(pod, None)
         if slot is None:
             return
         served, slot.served = slot.served, None
         if served is not None:
+            if fenced is not None:
+                served.controller.task.interrupt()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(served.controller.task.wait_idle(), DROP_WAIT_S)
             with contextlib.suppress(Exception):
-                await served.close(unload=True)
+                await served.close(unload=fenced is None)
         await slot.unbind()
 
     async def release(self, pod: str) -> None:

@@ -48,6 +48,9 @@ class PodSlot:
     """A fleet pod's ownership epoch (``orchestrator.fleet``): every load writes under it."""
     owned: bool = False
     """Shut down with the control connection that loaded it; never in the registry."""
+    on_fenced: Callable[[PodSlot], None] = lambda slot: None
+    """Called once a write of the loaded pod was refused under :attr:`fence` (another host
+    owns the pod now)."""
     served: ServedPod | None = None
     last_active: float = field(default_factory=time.monotonic)
     loads: int = 0
@@ -111,6 +114,7 @@ class PodSlot:
             self.config = self.config.model_copy(update={"session": served.pod.session_path})
             self.continue_ = True
             self.served = served
+            served.controller.transcript.on_fenced = lambda exc: self.on_fenced(self)
             self.loads += 1
             self.last_active = time.monotonic()
             self._watch = asyncio.create_task(self._until_stopped(served))

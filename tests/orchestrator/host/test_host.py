@@ -356,3 +356,35 @@ async def test_a_task_child_of_a_hosted_pod_is_a_pod_of_the_same_host(
         await asyncio.sleep(0.05)
     assert set(host.slots) == {"parent"}
     assert child.config.session is not None and child.config.session.exists()
+
+
+async def test_a_pod_whose_write_is_fenced_tells_its_clients_and_its_host_once(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    from orchestrator.fleet import Epochs, MemoryKV
+    from orchestrator.history import UserMessage
+    from orchestrator.host import PodSlot
+    from orchestrator.session import Fence
+
+    # Registered, not loaded: its first load writes under the fence, as a fleet host's does.
+    config = PodConfig.model_validate(pod_config(tmp_path, "f"))
+    slot = await host.register(config, short_dir / "f.sock", continue_=False)
+    socket = slot.socket_path
+    epochs = Epochs(MemoryKV())
+    slot.fence = Fence(pod="f", epoch=epochs.take("f", host="here"), store=epochs)
+    told: list[PodSlot] = []
+    slot.on_fenced = told.append
+    assert (await turn(socket, "one"))[-1].data["result"] == "finished"
+    epochs.take("f", host="elsewhere")  # another host took the pod over
+
+    client = await PodClient.connect(socket)
+    await client.send("run", {"input": "two"})
+    events = await collect_until(client, "alert", timeout=30, level="error")
+    await client.close()
+    assert "another host took the pod over" in events[-1].data["message"]
+    assert told == [slot]
+    # Nothing of the second run reached the file; the first is whole.
+    assert slot.config.session is not None
+    assert slot.config.session.read_bytes().startswith(b'{"epoch": 1, ')
+    items = load_session(slot.config.session).items
+    assert [i.text for i in items if isinstance(i, UserMessage)] == ["one"]

@@ -1,0 +1,38 @@
+"""The fleet's failure test in its small profile (issue 26): a 2-node Ray cluster on this
+machine, 50 sessions, one node SIGKILLed whole. What it asserts are the properties, not the
+timing (``python -m bench.fleet_kill`` prints the figures)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("ray", reason="the fleet extra (Ray) is not installed")
+
+from bench import fleet_kill
+from orchestrator.fleet import FleetError
+
+pytestmark = [pytest.mark.fleet, pytest.mark.slow]
+
+
+def test_a_node_killed_whole_loses_nothing_acknowledged_and_runs_nothing_twice() -> None:
+    try:
+        result = fleet_kill.run(dict(fleet_kill.QUICK), quick=True)
+    except FleetError as exc:  # no second node here (ports, shared memory): say so
+        pytest.skip(f"a 2-node Ray cluster cannot start here: {exc}")
+    figures = result["results"]
+    sessions = fleet_kill.QUICK["sessions"] + fleet_kill.QUICK["mid_turn"]
+    assert figures["processes_killed"] > 0
+    assert figures["sessions_missing_acknowledged_items"] == 0
+    assert figures["user_messages_committed_twice"] == 0
+    assert figures["load_warnings"] == 0
+    assert figures["answered"] == sessions
+    assert figures["mid_turn_paused_then_finished"] == fleet_kill.QUICK["mid_turn"]
+    # Every run in flight was committed once: before the kill (its replay is a duplicate)
+    # or after it (the replay ran it).
+    replays = figures["in_flight_replays"]
+    assert set(replays) <= {"duplicate", "finished"}
+    assert sum(replays.values()) == fleet_kill.QUICK["in_flight"]
+    assert figures["failures"] == {}
+    assert figures["next_turn_finished"] == sessions
+    # The dead node's hosts came back on the other one: nothing is placed on it any more.
+    assert figures["node_b_in_placements_after"] is False
