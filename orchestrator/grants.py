@@ -65,6 +65,8 @@ GRANTS: dict[str, str | None] = {
     "mcp.servers.<name>.cancel_grace_s": None,
     "mcp.servers.<name>.sandbox": None,
     "mcp.servers.<name>.sampling": None,
+    "mcp.servers.<name>.oauth_client_id": None,
+    "mcp.servers.<name>.oauth_client_secret": None,
     "mcp.elicitation": None,
     "session": "--session PATH",
     "socket": "--socket PATH",

@@ -46,6 +46,8 @@ def secret_values(environ: Mapping[str, str], servers: Mapping[str, McpServerCon
                     value = expand(raw, environ)
                     found.add(value)
                     found.update(value.split())  # "Bearer <token>": the token on its own
+        if server.oauth_client_secret:
+            found.add(expand(server.oauth_client_secret, environ))
     return sorted((v for v in found if len(v) >= MIN_SECRET_CHARS), key=lambda v: (-len(v), v))
 
 

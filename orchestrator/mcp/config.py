@@ -45,6 +45,13 @@ class McpServerConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     """HTTP headers for it; ``${NAME}`` is replaced from the environment, so a token stays
     out of the file (and out of the session and the logs, which never see the values)."""
+    oauth_client_id: str | None = None
+    """For ``pod mcp login``: a client ID registered beforehand with the server's
+    authorization server (one that does not let clients register themselves); ``${NAME}``
+    is replaced from the environment."""
+    oauth_client_secret: str | None = None
+    """That client's secret, sent with HTTP Basic authentication; write ``${NAME}`` so it
+    stays out of the file."""
     enabled: bool = True
     """Set false to keep the entry without starting the server."""
     allow: list[str] = Field(default_factory=list)
@@ -71,6 +78,10 @@ class McpServerConfig(BaseModel):
     def _one_transport(self) -> McpServerConfig:
         if (self.command is None) == (self.url is None):
             raise ValueError("give either command (a stdio server) or url (an HTTP server)")
+        if (self.oauth_client_id or self.oauth_client_secret) and self.url is None:
+            raise ValueError("oauth_client_id and oauth_client_secret are for an HTTP server")
+        if self.oauth_client_secret and not self.oauth_client_id:
+            raise ValueError("oauth_client_secret needs the oauth_client_id it belongs to")
         if self.sandbox and self.command is None:
             raise ValueError("sandbox = true runs a stdio server's command; this one has a url")
         return self

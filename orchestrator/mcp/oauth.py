@@ -2,7 +2,8 @@
 
 The flow is the ``mcp`` SDK's ``OAuthClientProvider``: the server's protected-resource and
 authorization-server metadata are discovered, the pod registers itself as a client
-(dynamic client registration), and the person authorizes it in a browser (authorization code
+(dynamic client registration; or it uses the client the entry's ``oauth_client_id`` and
+``oauth_client_secret`` name), and the person authorizes it in a browser (authorization code
 with PKCE). The browser comes back to a loopback address the login listens on
 (``http://127.0.0.1:<port>/callback``), which hands the code to the SDK for the tokens.
 
@@ -35,7 +36,7 @@ from mcp.shared.auth import (
 from pydantic import AnyUrl, BaseModel, ValidationError
 
 from orchestrator.mcp.client_side import CLIENT_NAME, client_version
-from orchestrator.mcp.config import McpServerConfig
+from orchestrator.mcp.config import McpServerConfig, expand
 from orchestrator.paths import safe_pod_name, state_dir
 
 LOGIN_TIMEOUT_S = 300.0
@@ -110,6 +111,21 @@ def _metadata(redirect_uri: str) -> OAuthClientMetadata:
         client_name=CLIENT_NAME,
         software_version=client_version(),
         redirect_uris=[AnyUrl(redirect_uri)],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+    )
+
+
+def _registered(config: McpServerConfig, redirect_uri: str) -> OAuthClientInformationFull | None:
+    """The client registered beforehand (``oauth_client_id``), or None to register one."""
+    if not config.oauth_client_id:
+        return None
+    secret = expand(config.oauth_client_secret) if config.oauth_client_secret else None
+    return OAuthClientInformationFull(
+        client_id=expand(config.oauth_client_id),
+        client_secret=secret or None,
+        redirect_uris=[AnyUrl(redirect_uri)],
+        token_endpoint_auth_method="client_secret_basic" if secret else "none",
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
     )
@@ -205,10 +221,15 @@ async def login(
     loopback = Loopback()
     await loopback.start()
     try:
-        # A registration belongs to its redirect address, which is new at each login.
+        # A registration belongs to its redirect address, which is new at each login; a
+        # client registered beforehand is used as it is.
         storage = TokenFile(
             token_path(server),
-            OAuthRecord(server_url=config.url, redirect_uri=loopback.redirect_uri),
+            OAuthRecord(
+                server_url=config.url,
+                redirect_uri=loopback.redirect_uri,
+                client_info=_registered(config, loopback.redirect_uri),
+            ),
         )
         auth = OAuthClientProvider(
             server_url=config.url,

@@ -42,9 +42,16 @@ def script(scenario: str) -> dict[str, object]:
     return {"replies": [*replies, {"text": f"scenario {scenario} done"}]}
 
 
-def user_config(url: str, script_file: Path) -> str:
+def user_config(url: str, script_file: Path, context: dict[str, str]) -> str:
     """The user's config: the script as the model, the scenario's server with its tools
-    allowed, input answered by defaults."""
+    allowed, input answered by defaults, and the client the scenario registered beforehand
+    (its secret from the environment, as a user would keep it)."""
+    client = (
+        f"oauth_client_id = {json.dumps(context['client_id'])}\n"
+        'oauth_client_secret = "${CONFORMANCE_CLIENT_SECRET}"\n'
+        if "client_id" in context and "client_secret" in context
+        else ""
+    )
     return (
         'provider = "scripted"\n'
         f"scripted_script = {json.dumps(str(script_file))}\n\n"
@@ -53,7 +60,7 @@ def user_config(url: str, script_file: Path) -> str:
         "[mcp.servers.conformance]\n"
         f"url = {json.dumps(url)}\n"
         'permission = "allow"\n'
-        "timeout_s = 20\n"
+        "timeout_s = 20\n" + client
     )
 
 
@@ -61,6 +68,7 @@ def main(argv: list[str]) -> int:
     """Run the scenario's turn against the server at ``argv[-1]``; ``pod run``'s exit code."""
     url = argv[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     with tempfile.TemporaryDirectory(prefix="pod-conf") as tmp:
         root = Path(tmp)
         workspace = root / "ws"
@@ -68,7 +76,7 @@ def main(argv: list[str]) -> int:
         (root / "config" / "pod").mkdir(parents=True)
         script_file = root / "script.json"
         script_file.write_text(json.dumps(script(scenario)))
-        (root / "config" / "pod" / "config.toml").write_text(user_config(url, script_file))
+        (root / "config" / "pod" / "config.toml").write_text(user_config(url, script_file, context))
         python_path = os.environ.get("PYTHONPATH")
         env = {
             **os.environ,
@@ -79,6 +87,7 @@ def main(argv: list[str]) -> int:
             "POD_NO_HOST": "1",
             # The pod in the background runs this checkout, whatever is installed.
             "PYTHONPATH": f"{REPO}{os.pathsep}{python_path}" if python_path else str(REPO),
+            "CONFORMANCE_CLIENT_SECRET": str(context.get("client_secret", "")),
         }
         env.pop("ANTHROPIC_API_KEY", None)
         (root / "run").mkdir(mode=0o700)

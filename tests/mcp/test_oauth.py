@@ -65,3 +65,27 @@ async def test_the_loopback_hands_over_the_code_or_the_refusal() -> None:
             await loopback.result()
     finally:
         await loopback.close()
+
+
+def test_a_client_registered_beforehand_keeps_its_secret_out_of_the_logs() -> None:
+    from orchestrator.mcp.oauth import _registered
+    from orchestrator.redaction import secret_values
+
+    entry = McpServerConfig(
+        url="https://mcp.example.com/mcp",
+        oauth_client_id="pod-for-me",
+        oauth_client_secret="${TRACKER_CLIENT_SECRET}",
+    )
+    environ = {"TRACKER_CLIENT_SECRET": "s3cret-value-1234"}
+    assert "s3cret-value-1234" in secret_values(environ, {"tracker": entry})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRACKER_CLIENT_SECRET", "s3cret-value-1234")
+        client = _registered(entry, "http://127.0.0.1:5/callback")
+    assert client is not None
+    assert (client.client_id, client.client_secret, client.token_endpoint_auth_method) == (
+        "pod-for-me",
+        "s3cret-value-1234",
+        "client_secret_basic",
+    )
+    with pytest.raises(ValueError, match="oauth_client_id and oauth_client_secret are for an HTTP"):
+        McpServerConfig(command="x", oauth_client_id="pod-for-me")
