@@ -190,7 +190,7 @@ async def _measure(root: Path, env: dict[str, str], p: dict[str, int]) -> dict[s
             fresh = _pod_config(root, f"rounds-host-{n}", rounds_script, None)
             hosted = Path((await ask_host("load", {"config": fresh}, path=control))["socket"])
         await ask_host("stop", path=control)
-        host.wait(120)
+        host.wait(600)  # 300 loaded pods end their turns and close: minutes on a busy machine
     finally:
         if host.poll() is None:
             host.kill()
