@@ -10,7 +10,7 @@ scripted provider; a protocol client on the same event loop drives it. Two situa
   group and commits a truthful interrupted result), waits for ``run_end``, resumes.
 
 Each sample is one pause of a running turn; resume → first ``text_delta`` (streaming) and
-resume → ``tool_call_done`` (tool) are reported too. After the run, no ``sleep`` started by
+resume → ``executing_tools`` (tool) are reported too. After the run, no ``sleep`` started by
 the benchmark may be left alive (checked through a marker in the children's environment).
 
     python -m bench.pause_latency [--quick]
@@ -107,7 +107,11 @@ async def _tool(root: Path, samples: int) -> dict[str, Any]:
                 start = time.perf_counter()
                 if i:
                     await client.send("resume")
-                await client.wait_for("tool_call_done", name="bash")
+                # The command runs again: a new call when the pause closed the old one, or
+                # the same call when the pause came before it started (on a busy machine the
+                # pause can land between the call's announcement and its start), which
+                # announces no new call. Either way the pod says it is executing tools.
+                await client.wait_for("status", state="executing_tools")
                 if i:
                     resumes.append(time.perf_counter() - start)
                 await asyncio.sleep(random.uniform(0.030, 0.060))
