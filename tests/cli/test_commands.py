@@ -72,6 +72,29 @@ def test_run_starts_a_background_pod_for_the_workspace(
     assert stopped.stdout.strip() == "stopped"
 
 
+def test_run_and_status_say_which_grants_the_workspace_config_could_not_give(
+    env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / ".pod").mkdir()
+    (workspace / ".pod" / "config.toml").write_text("allow_bash = true\n")
+    warning = f"{workspace / '.pod' / 'config.toml'} sets allow_bash, which only you can choose"
+    done = pod(env, "run", "hello", "--workspace", str(workspace))
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "allow_bash" in line]
+    assert len(lines) == 1, done.stderr
+    line = lines[0]
+    assert line.startswith(f"pod: warning: {warning}") and "pass --allow-bash" in line
+    again = pod(env, "run", "hello again", "--workspace", str(workspace))  # a pod already there
+    assert [line for line in again.stderr.splitlines() if "allow_bash" in line] == [line]
+    status = pod(env, "status", "--workspace", str(workspace))
+    assert status.returncode == 0, status.stderr
+    assert status.stdout.splitlines()[0].startswith("ws idle · scripted/")
+    (shown_line,) = [line for line in status.stdout.splitlines() if "allow_bash" in line]
+    assert shown_line.startswith(f"! warning: {warning}") and shown_line.endswith("config.toml.")
+    shown = json.loads(pod(env, "status", "--workspace", str(workspace), "--json").stdout)
+    assert [w[: len(warning)] for w in shown["config_warnings"]] == [warning]
+
+
 def test_errors_are_one_line_with_nonzero_exit(env: dict[str, str], tmp_path: Path) -> None:
     missing = pod(env, "status", "--socket", str(tmp_path / "nope.sock"))
     assert missing.returncode == 1
@@ -251,7 +274,7 @@ def test_compact_prints_what_it_saved_and_status_shows_the_context(
     before, after = (int(n.replace(",", "")) for n in saved.groups())
     assert after < before
     shown = pod(env, "status", "--socket", str(served)).stdout.splitlines()
-    assert shown[0].startswith("demo idle (idle) · scripted/")
+    assert shown[0].startswith("demo idle · scripted/")
     assert shown[2].startswith("context ") and "of 20,000 tokens" in shown[2]
     assert "compacts at 80%" in shown[2]
     history = json.loads(pod(env, "history", "--socket", str(served), "--json").stdout)
