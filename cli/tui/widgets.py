@@ -37,6 +37,7 @@ from orchestrator.segments import TextSegment
 CHIP_STYLE = "bold #1c1c1c on #87afd7"
 """Chips are drawn as light-blue blocks, readable on dark and light themes alike."""
 
+
 def _first_line(text: str) -> str:
     return text.splitlines()[0] if text else ""
 
