@@ -108,7 +108,8 @@ def register(app: typer.Typer) -> None:
         continue_: Annotated[
             bool,
             typer.Option(
-                "--continue", hidden=True, help="The default: continue the latest session."
+                "--continue",
+                help="The default: continue the latest session that has a conversation.",
             ),
         ] = False,
     ) -> None:

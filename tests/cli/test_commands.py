@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -189,6 +190,40 @@ def test_flags_read_as_flags_in_help(env: dict[str, str]) -> None:
     assert all("--help" in page for page in pages.values()), pages
     assert {name for name, page in pages.items() if "<bool>" in page} == set()
     assert "--json " in pages["history"] and "--allow-bash" in pages["run"]
+
+
+def _box_rows(page: str, title: str) -> list[str]:
+    """The rows inside one ``╭─ title ─╮`` box of a help page, without the borders."""
+    lines = page.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"╭─ {title} "))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("╰"))
+    return [line[1:-1] for line in lines[start + 1 : end]]
+
+
+@pytest.mark.parametrize("group", ["", "sessions"])
+def test_command_summaries_wrap_only_where_the_width_ends(env: dict[str, str], group: str) -> None:
+    page = pod({**env, "COLUMNS": "80"}, *group.split(), "--help").stdout
+    rows = _box_rows(page, "Commands")
+    indent = len(rows[0]) - len(rows[0].split(maxsplit=1)[1])  # where summaries begin
+    for row, following in itertools.pairwise(rows):
+        if following[:indent].strip():
+            continue  # the next row is the next command
+        # A continuation row: its first word did not fit at the end of this row.
+        room = len(row) - 1 - len(row.rstrip())
+        assert len(following.split()[0]) + 1 > room, f"{row!r} then {following!r}"
+    summaries = " ".join(" ".join(row.split()) for row in rows)
+    assert ("pods running as processes of their own" in summaries) == (group == "")
+
+
+def test_serve_takes_new_and_chat_shows_continue(env: dict[str, str], workspace: Path) -> None:
+    both = pod(env, "serve", "--new", "--continue", "--workspace", str(workspace))
+    assert (both.returncode, both.stderr) == (
+        1,
+        "pod: error: --new starts a new session; it cannot be combined with --continue or "
+        "--session\n",
+    )
+    assert "--new" in pod(env, "serve", "--help").stdout
+    assert "--continue" in pod(env, "chat", "--help").stdout
 
 
 def test_a_value_after_a_flag_gets_a_hint(env: dict[str, str]) -> None:
