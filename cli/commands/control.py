@@ -175,4 +175,9 @@ def compaction_text(data: dict[str, Any]) -> str:
     return (
         f"compacted items {data['first_seq']}-{data['last_seq']}: "
         f"{before:,} → {after:,} tokens{reread}"
+        + (
+            " (no smaller: the summary outweighs the short history it replaced)"
+            if after >= before
+            else ""
+        )
     )
