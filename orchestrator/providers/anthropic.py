@@ -179,6 +179,13 @@ class AnthropicProvider:
         async def fetch() -> ModelInfo:
             try:
                 return await client.models.retrieve(model, timeout=min(self.timeout_s, 10.0))
+            except anthropic.APIStatusError as err:
+                # The API's own words, not the SDK's text with the raw body as a Python dict.
+                said = err.api_message or err.response.reason_phrase
+                raise ProviderError(
+                    f"the Models API did not answer for {model}: {err.status_code} {said}",
+                    status=err.status_code,
+                ) from err
             except (anthropic.AnthropicError, httpx2.TransportError) as err:
                 raise ProviderError(f"the Models API did not answer for {model}: {err}") from err
 

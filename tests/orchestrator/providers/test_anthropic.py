@@ -645,3 +645,17 @@ async def test_a_streaming_request_answered_with_other_json_says_so_at_once() ->
     )
     assert not caught.value.retryable
     assert server.streamed == [True]
+
+
+async def test_a_refused_model_lookup_says_the_apis_words_not_a_raw_body(
+    api: FakeAnthropic,
+) -> None:
+    api.models_fault = Fault(status=401, message="invalid x-api-key")
+    provider = make(api)
+    provider.model = "claude-sonnet-4-5"
+    with pytest.raises(ProviderError) as caught:
+        await provider.context_window()
+    assert str(caught.value) == (
+        "the Models API did not answer for claude-sonnet-4-5: 401 invalid x-api-key"
+    )
+    assert caught.value.status == 401
