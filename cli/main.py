@@ -13,7 +13,7 @@ import typer
 
 from cli.commands import register_all
 from cli.errors import CliError, print_error
-from cli.options import PodGroup, bare_flags
+from cli.options import PodGroup, bare_flags, one_line_summaries
 from orchestrator.errors import OrchestratorError
 
 app = typer.Typer(
@@ -66,6 +66,7 @@ def _options(
 
 register_all(app)
 bare_flags(app)
+one_line_summaries(app)
 
 
 def main() -> None:

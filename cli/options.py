@@ -1,7 +1,9 @@
-"""What every command shares: bare flags in help, and the ``--workspace`` check."""
+"""What every command shares: bare flags and one-line summaries in help, and the
+``--workspace`` check."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,19 @@ def bare_flags(app: typer.Typer) -> None:
         group.cls = PodGroup
         if group.typer_instance is not None:
             bare_flags(group.typer_instance)
+
+
+def one_line_summaries(app: typer.Typer) -> None:
+    """Give each command of ``app`` its docstring's first paragraph as one line for the
+    command list of ``pod --help``: typer keeps the docstring's line breaks there, so a
+    summary written over two source lines was broken mid-sentence at any width."""
+    for command in app.registered_commands:
+        doc = inspect.getdoc(command.callback) if command.callback else None
+        if command.short_help is None and command.help is None and doc:
+            command.short_help = " ".join(doc.split("\n\n", 1)[0].split())
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            one_line_summaries(group.typer_instance)
 
 
 def _existing_workspace(value: Path) -> Path:

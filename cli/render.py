@@ -7,6 +7,7 @@ know is named rather than dropped. Text from the conversation is printed as
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -47,6 +48,11 @@ def _user_text(item: UserMessage) -> str:
     return "".join(segment_text(s) for s in item.segments) or item.text
 
 
+def _arguments(arguments: dict[str, Any]) -> str:
+    """A tool call's arguments as the JSON the model wrote, not a Python dict."""
+    return json.dumps(arguments, ensure_ascii=False)
+
+
 def render_items(console: Console, items: list[dict[str, Any]]) -> None:
     """Print a conversation: user, assistant, tool calls and results, system notes."""
     for item in _items(items):
@@ -71,7 +77,8 @@ def render_items(console: Console, items: list[dict[str, Any]]) -> None:
                             console.print(Text(REDACTED_THINKING, style="dim italic"))
                         case ToolUseBlock(name=name, input=arguments):
                             mark = " (synthetic)" if synthetic else ""
-                            console.print(Text(f"⚙ {name} {arguments}{mark}", style="yellow"))
+                            shown = _arguments(arguments)
+                            console.print(Text(f"⚙ {name} {shown}{mark}", style="yellow"))
             case ToolResult():
                 style = "red" if item.is_error else "green"
                 mark = " (synthetic)" if item.synthetic else ""
@@ -96,7 +103,7 @@ def items_to_markdown(items: list[dict[str, Any]]) -> str:
                     if isinstance(block, TextBlock):
                         parts.append(block.text)
                     elif isinstance(block, ToolUseBlock):
-                        parts.append(f"`{block.name}` `{block.input}`")
+                        parts.append(f"`{block.name}` `{_arguments(block.input)}`")
                 out.append("## Assistant\n\n" + "\n\n".join(parts) + "\n")
             case ToolResult():
                 body = item.content or ""

@@ -77,6 +77,11 @@ class CompactionError(PodRuntimeError):
     """A compaction could not be made; the history is unchanged."""
 
 
+class CompactionNotSmaller(CompactionError):
+    """The summary and what is kept would be no smaller than the history they replace: the
+    compaction is not committed (a pod goes on with its history as it was, and says so)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CompactionPlan:
     """What a compaction summarises and what it keeps verbatim."""
@@ -319,6 +324,13 @@ class Compactor:
             usage=usage,
         )
         after = item_tokens(draft) + sum(item_tokens(i) for i in plan.kept) + fixed
+        if after >= before and request.trigger != "manual":
+            # Committing it would make every later request bigger, and hide the history. One
+            # a person asked for is theirs to have (``pod compact`` says it is no smaller).
+            raise CompactionNotSmaller(
+                f"the summary would not make the context smaller ({before:,} → {after:,} "
+                "tokens), so it was not committed; the history stays as it was"
+            )
         committed = self.commit(replace(draft, tokens_after=max(0, after)))
         assert isinstance(committed, Compaction)
         return committed

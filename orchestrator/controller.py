@@ -21,7 +21,12 @@ from pydantic import BaseModel
 
 from orchestrator.approvals import Answer, Approvals
 from orchestrator.checkpoints import CheckpointError
-from orchestrator.compaction import CompactionError, CompactionRequest, Compactor
+from orchestrator.compaction import (
+    CompactionError,
+    CompactionNotSmaller,
+    CompactionRequest,
+    Compactor,
+)
 from orchestrator.config import PodConfig
 from orchestrator.context import OFF_LOOP_ITEMS, Context, usage_of
 from orchestrator.file_refs import preread_files, resolve_segments, synthetic_read_items
@@ -797,6 +802,9 @@ class Controller:
             )
         except asyncio.CancelledError:
             return "compaction_failed", None
+        except CompactionNotSmaller as exc:  # nothing changed, as when nothing was to compact
+            self.alert("info", "compaction", str(exc))
+            return "compaction_done", None
         except (CompactionError, SessionWriteError) as exc:
             self.emit("error", ErrorData(code="provider_error", message=str(exc)))
             self.alert("error", "compaction", f"compaction failed: {exc}")

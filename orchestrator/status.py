@@ -47,8 +47,10 @@ def status_text(data: dict[str, Any]) -> str:
         tokens += (
             f" (cache read {cached:,}, written {usage.get('cache_creation_input_tokens', 0):,})"
         )
+    # The machine's state says more only where it differs from the coarse status.
+    state = f" ({data['state']})" if data["state"] != data["status"] else ""
     lines = [
-        f"{data['name']} {data['status']} ({data['state']}) · {data['provider']}/{data['model']}"
+        f"{data['name']} {data['status']}{state} · {data['provider']}/{data['model']}"
         f" · turn {data['turn']}",
         tokens + (f" · ${data['cost_usd']:.4f}" if data.get("cost_usd") is not None else ""),
     ]
@@ -87,6 +89,7 @@ def status_text(data: dict[str, Any]) -> str:
             f"on failure {hook['on_failure']} · {where}"
         )
     lines.append(f"workspace {data['workspace']}")
+    lines.extend(f"! warning: {warning}" for warning in data.get("config_warnings") or [])
     return "\n".join(lines)
 
 
@@ -184,6 +187,7 @@ class StatusBoard:
             hooks=hook_data(
                 c.config.hooks, sandboxed=bool(c.tools.policy and c.tools.policy.sandboxed)
             ),
+            config_warnings=list(c.config.load_warnings),
             id=request_id,
         )
 

@@ -15,7 +15,12 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from orchestrator.compaction import CompactionError, CompactionRequest, Compactor
+from orchestrator.compaction import (
+    CompactionError,
+    CompactionNotSmaller,
+    CompactionRequest,
+    Compactor,
+)
 from orchestrator.context import Context
 from orchestrator.errors import PodRuntimeError
 from orchestrator.history import AssistantMessage, Compaction, History, Item, ToolUseBlock
@@ -155,6 +160,9 @@ class Turn:
     rounds: int = 0
     stop_hook_active: bool = False
     """The turn goes on because a stop hook said so (hooks read it, to not loop forever)."""
+    compaction_futile: bool = False
+    """A compaction of this turn would not have made the context smaller: the turn does not
+    ask for another on its own (each is a summary request)."""
 
     async def run(self) -> TurnResult:
         """Run rounds until the model ends the turn, a limit, or an interceptor's pause."""
@@ -225,7 +233,7 @@ class Turn:
         if request is None:
             context = self.host.context
             estimate = context.estimate(self.system_prompt, self.tools.registry.specs(), messages)
-            if context.due(estimate):
+            if context.due(estimate) and not self.compaction_futile:
                 request = CompactionRequest(trigger="auto")
         if request is None:
             return messages
@@ -262,6 +270,12 @@ class Turn:
                 max_tokens=self.max_tokens,
                 thinking=self.host.thinking_plan,
             )
+        except CompactionNotSmaller as exc:
+            # The turn goes on with the history as it was: the request is no bigger for it.
+            self.host.alert("warn", "compaction", str(exc))
+            self.compaction_futile = True
+            self.host.signal("compaction_committed")
+            return None
         except CompactionError as exc:
             raise TurnError(f"compaction failed: {exc}", code="provider_error") from exc
         self.host.signal("compaction_committed")

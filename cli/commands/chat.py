@@ -72,11 +72,20 @@ EffortOpt = Annotated[
 ]
 
 
-def _farewell(result: str, name: str) -> None:
+def _farewell(result: str, name: str, socket: Path) -> None:
+    """Say what is true of the pod as the UI leaves: shut down, still running, or gone."""
+    from orchestrator.server import socket_is_live
+
     if result == "shutdown":
         sys.stderr.write(f"pod {name} shut down\n")
-    else:
+    elif socket_is_live(socket):
         sys.stderr.write(f"left the UI; pod {name} keeps running (pod attach {name})\n")
+    else:
+        # The pod stopped or its process died while the UI was open: nothing runs to attach.
+        sys.stderr.write(
+            f"left the UI; pod {name} is not running (it stopped or its process ended); "
+            "`pod chat` in its workspace starts one that continues its session\n"
+        )
 
 
 def register(app: typer.Typer) -> None:
@@ -99,7 +108,8 @@ def register(app: typer.Typer) -> None:
         continue_: Annotated[
             bool,
             typer.Option(
-                "--continue", hidden=True, help="The default: continue the latest session."
+                "--continue",
+                help="The default: continue the latest session that has a conversation.",
             ),
         ] = False,
     ) -> None:
@@ -130,7 +140,7 @@ def register(app: typer.Typer) -> None:
 
         from cli.tui.app import run_ui
 
-        _farewell(run_ui(pod.socket, notices=notices), pod.name)
+        _farewell(run_ui(pod.socket, notices=notices), pod.name, pod.socket)
 
     @app.command("attach")
     def attach(
@@ -146,4 +156,4 @@ def register(app: typer.Typer) -> None:
 
         from cli.tui.app import run_ui
 
-        _farewell(run_ui(path), target or path.stem)
+        _farewell(run_ui(path), target or path.stem, path)

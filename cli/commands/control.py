@@ -51,7 +51,9 @@ def register(app: typer.Typer) -> None:
             return
         from orchestrator.status import status_text
 
-        Console(highlight=False).print(status_text(data), markup=False)
+        # soft_wrap: a warning naming paths stays one line (the terminal wraps it), not a
+        # path folded mid-name.
+        Console(highlight=False).print(status_text(data), markup=False, soft_wrap=True)
 
     @app.command("ls")
     def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
@@ -173,4 +175,9 @@ def compaction_text(data: dict[str, Any]) -> str:
     return (
         f"compacted items {data['first_seq']}-{data['last_seq']}: "
         f"{before:,} → {after:,} tokens{reread}"
+        + (
+            " (no smaller: the summary outweighs the short history it replaced)"
+            if after >= before
+            else ""
+        )
     )

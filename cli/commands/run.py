@@ -277,9 +277,15 @@ async def _stream(client: Any, json_out: bool, interrupts: Interrupts | None = N
     printer = _Printer(sys.stdout, sys.stderr)
     approver = TerminalApprover(answer)
     started = False
+    warned = False
     try:
         async for event in client.events():
             data = event.data
+            if event.event == "status" and not warned and not json_out:
+                # The pod's first status (sent on connecting) says what its config ignored.
+                warned = True
+                for warning in data.get("config_warnings") or []:
+                    sys.stderr.write(f"pod: warning: {warning}\n")
             if json_out:
                 sys.stdout.write(json.dumps({"event": event.event, "data": data}) + "\n")
                 sys.stdout.flush()

@@ -49,6 +49,10 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--continue", help="Continue the latest session that has a conversation."),
         ] = False,
+        new: Annotated[
+            bool,
+            typer.Option("--new", help="The default: start a new session."),
+        ] = False,
         allow_bash: Annotated[
             bool | None,
             typer.Option(
@@ -128,6 +132,10 @@ def register(app: typer.Typer) -> None:
         from orchestrator.session import SessionError, resolve_session
 
         setup_logging(log_file, verbose)
+        if new and (continue_ or session):
+            raise CliError(
+                "--new starts a new session; it cannot be combined with --continue or --session"
+            )
         try:
             config = _read_child_config() if child_config_stdin else None
             mcp_servers = _read_mcp_servers() if mcp_servers_stdin else None

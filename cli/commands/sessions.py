@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
 from cli.errors import CliError
 from cli.options import workspace_option
+from cli.pod_table import BORDER
 
 WorkspaceOpt = Annotated[Path, workspace_option("The workspace whose sessions to use.")]
 SessionArg = Annotated[
@@ -61,6 +63,74 @@ def _row(summary: Any) -> dict[str, Any]:
     return row
 
 
+TITLE_MIN_WIDTH = 12
+"""Narrower than this, a cut title says too little to pick a session by."""
+
+
+def sessions_table(rows: list[dict[str, Any]], *, width: int) -> Table:
+    """The rows of ``pod sessions ls`` as a table for ``width`` columns.
+
+    The name is never cut: it is the value ``--session`` takes (print with ``crop=False``: a
+    name wider than the terminal makes the table wider). The state is never cut either. The
+    title takes the room that is left and is cut with an ellipsis; when even a short title does
+    not fit, the columns that matter least are left out, and a caption names them.
+    """
+    names = [str(row["name"]) for row in rows]
+    states = [
+        f"live (pod {row['pod']})" if row["state"] == "live" and row.get("pod") else row["state"]
+        for row in rows
+    ]
+    titles = [str(row.get("error") or row["title"]) for row in rows]
+    optional: dict[str, list[str]] = {
+        "turns": [str(row["turns"]) for row in rows],
+        "modified": [str(row["modified"]) for row in rows],
+    }
+    if any("forked_from" in row for row in rows):
+        optional["forked from"] = [str(row.get("forked_from", "")) for row in rows]
+
+    def natural(header: str, cells: list[str]) -> int:
+        return max(len(header), *(cell_len(cell) for cell in cells)) + BORDER
+
+    needed = 1 + natural("name", names) + natural("state", states)
+    title_width = min(natural("title", titles), TITLE_MIN_WIDTH + BORDER)
+    room = width - needed - title_width
+    shown: list[str] = []
+    for header, cells in optional.items():  # most useful first
+        if natural(header, cells) <= room:
+            room -= natural(header, cells)
+            shown.append(header)
+    left_out = [header for header in optional if header not in shown]
+    needed += sum(natural(header, optional[header]) for header in shown)
+    title_room = max(title_width, width - needed) - BORDER
+    needed += title_width
+    table = Table(
+        caption=f"({', '.join(left_out)}: a wider terminal or --json)" if left_out else None,
+        caption_justify="left",
+        # Narrower than a name: wider than the terminal (print with crop=False), never cut.
+        width=needed if needed > width else None,
+    )
+    table.add_column("name", no_wrap=True, min_width=max(map(cell_len, names)))
+    table.add_column(
+        "title",
+        overflow="ellipsis",
+        no_wrap=True,
+        min_width=title_width - BORDER,
+        max_width=title_room,
+    )
+    table.add_column("state", no_wrap=True, min_width=max(map(cell_len, states)))
+    for header in shown:
+        table.add_column(
+            header,
+            justify="right" if header == "turns" else "left",
+            no_wrap=True,
+            min_width=natural(header, optional[header]) - BORDER,
+        )
+    for index, name in enumerate(names):
+        cells = [optional[header][index] for header in shown]
+        table.add_row(name, titles[index], states[index], *cells)
+    return table
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``sessions`` command group."""
     group = typer.Typer(help="List, show, export and name session files.", no_args_is_help=True)
@@ -84,29 +154,8 @@ def register(app: typer.Typer) -> None:
         if not rows:
             typer.echo(f"no sessions yet (they are kept in {sessions_dir(workspace)})")
             return
-        table = Table()
-        table.add_column("name", no_wrap=True)
-        table.add_column("title", overflow="ellipsis", no_wrap=True, ratio=1)
-        table.add_column("state", no_wrap=True)
-        table.add_column("turns", justify="right")
-        table.add_column("modified", no_wrap=True)
-        forks = any("forked_from" in row for row in rows)
-        if forks:
-            table.add_column("forked from", no_wrap=True)
-        for row in rows:
-            state = row["state"]
-            if state == "live" and row.get("pod"):
-                state = f"live (pod {row['pod']})"
-            cells = [
-                row["name"],
-                row.get("error") or row["title"],
-                state,
-                str(row["turns"]),
-                row["modified"],
-            ]
-            table.add_row(*cells, *([row.get("forked_from", "")] if forks else []))
         console = Console()
-        console.print(table)
+        console.print(sessions_table(rows, width=console.width), crop=False)
         console.print(f"[dim]{sessions_dir(workspace)}[/]")
 
     @group.command("show")

@@ -619,8 +619,10 @@ class PodApp(App[str]):
                 except (ClientError, TimeoutError) as exc:
                     self._say(Notice(f"no status: {exc}", "error"))
                     return
+            # The machine's state only where it says more than the label (not "Idle (idle)").
+            state = f" ({pod.state})" if pod.state and pod.state != pod.status else ""
             text = (
-                f"pod {pod.name} · {pod.state_label} ({pod.state or pod.status}) · turn "
+                f"pod {pod.name} · {pod.state_label}{state} · turn "
                 f"{pod.turn}\n{pod.provider}/{pod.model} · tokens in {pod.input_tokens} out "
                 f"{pod.output_tokens}\nworkspace {pod.workspace}"
             )

@@ -37,12 +37,9 @@ from orchestrator.segments import TextSegment
 CHIP_STYLE = "bold #1c1c1c on #87afd7"
 """Chips are drawn as light-blue blocks, readable on dark and light themes alike."""
 
-TITLE_LIMIT = 72
 
-
-def _clip(text: str, limit: int = TITLE_LIMIT) -> str:
-    line = text.splitlines()[0] if text else ""
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""
 
 
 # -- conversation entries ------------------------------------------------------------------------
@@ -171,6 +168,10 @@ class Card(Widget):
     }
     Card > .card--title {
         padding: 0 1;
+        /* One line cut at the width there is: the outcome and keys at the end show on a
+           wide terminal, and an ellipsis says a narrow one cut them. */
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     Card > .card--tail {
         color: $text-muted;
@@ -225,7 +226,7 @@ class Card(Widget):
 
     def _show_title(self) -> None:
         symbol = "▼" if self.expanded else "▶"
-        self._title.update(Text(f"{symbol} {_clip(self._title_text)}"))
+        self._title.update(Text(f"{symbol} {_first_line(self._title_text)}"))
 
     def toggle(self) -> None:
         """Expand or collapse."""
@@ -278,8 +279,7 @@ class NoteView(Card):
     """
 
     def __init__(self, entry: NoteEntry) -> None:
-        first = _clip(entry.text, TITLE_LIMIT - 12)
-        super().__init__(f"✎ system ({entry.origin}): {first}", entry.text)
+        super().__init__(f"✎ system ({entry.origin}): {_first_line(entry.text)}", entry.text)
 
 
 class AlertView(Static):

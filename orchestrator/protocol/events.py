@@ -79,6 +79,10 @@ class StatusData(_Data):
     those that ended while the pod ran (the latest few)."""
     hooks: list[HookData] = Field(default_factory=list)
     """The hook commands configured (``[hooks]``, docs/hooks.md)."""
+    config_warnings: list[str] = Field(default_factory=list)
+    """What loading the pod's config ignored, one line each (a grant the workspace's
+    ``.pod/config.toml`` may not give): every client says it, not only the one that started
+    the pod."""
     id: int | str | None = None
 
 

@@ -16,6 +16,11 @@ Retry policy (the SDK's own retries are switched off so that this is the only on
 * Other 4xx raise :class:`ProviderRejectedError` with the API's message.
 * No API key raises :class:`ProviderConfigError` naming ``ANTHROPIC_API_KEY``.
 
+A server that answers the streaming request with one JSON body (``content-type:
+application/json``, a proxy that ignores ``stream``) is not an event stream that ended early:
+its message is taken whole (the SDK's ``Message``, said once as a warning), and JSON that is
+not a message raises :class:`ProviderStreamError` saying what came instead, without retries.
+
 Cancelling the task that iterates :meth:`AnthropicProvider.stream` closes the HTTP stream.
 
 This module holds the client, the request parameters and the retry loop; assembling a streamed
@@ -69,6 +74,12 @@ def _credential(client: anthropic.AsyncAnthropic) -> str:
     return f"client:{id(client)}"
 
 
+def _answered_json(response: httpx2.Response) -> bool:
+    """The server sent a JSON body, not the event stream a streaming request asked for."""
+    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    return content_type == "application/json"
+
+
 class AnthropicProvider:
     """A :class:`~orchestrator.providers.base.Provider` for the Anthropic Messages API.
 
@@ -110,6 +121,8 @@ class AnthropicProvider:
         """Models whose lookup failed for this provider: it said so once, and knows no more."""
         self._previous_end: BlockPosition | None = None
         """Where the last request's newest cache breakpoint was: the next one reads it."""
+        self._told_json = False
+        """The user was told that the server answers streaming requests with whole JSON."""
 
     def _ensure_client(self) -> anthropic.AsyncAnthropic:
         """The SDK client, made on first use so a missing key fails as a ProviderError."""
@@ -166,6 +179,13 @@ class AnthropicProvider:
         async def fetch() -> ModelInfo:
             try:
                 return await client.models.retrieve(model, timeout=min(self.timeout_s, 10.0))
+            except anthropic.APIStatusError as err:
+                # The API's own words, not the SDK's text with the raw body as a Python dict.
+                said = err.api_message or err.response.reason_phrase
+                raise ProviderError(
+                    f"the Models API did not answer for {model}: {err.status_code} {said}",
+                    status=err.status_code,
+                ) from err
             except (anthropic.AnthropicError, httpx2.TransportError) as err:
                 raise ProviderError(f"the Models API did not answer for {model}: {err}") from err
 
@@ -215,6 +235,31 @@ class AnthropicProvider:
             return min(retry_after, self.retry_max_delay_s)
         return min(self.retry_base_delay_s * 2.0 ** (retry - 1), self.retry_max_delay_s)
 
+    async def _json_message(self, response: httpx2.Response) -> anthropic.types.Message:
+        """The SDK's ``Message`` from a JSON body that answered a streaming request.
+
+        Said once per provider (the answers come whole, nothing streams); a body that is not
+        a message raises :class:`ProviderStreamError` saying what came instead.
+        """
+        body = await response.aread()
+        try:
+            message = anthropic.types.Message.model_validate_json(body)
+        except ValueError:
+            raise ProviderStreamError(
+                f"{response.url} answered a streaming request with JSON (content-type "
+                f"{response.headers.get('content-type')}) instead of an event stream, and the "
+                f"JSON is not a message: {body[:200].decode('utf-8', 'replace')!r}",
+                retryable=False,
+            ) from None
+        if not self._told_json:
+            self._told_json = True
+            self._alert(
+                "warn",
+                f"{response.url} answered a streaming request with one JSON message instead "
+                "of an event stream (a proxy that ignores stream?): answers arrive whole",
+            )
+        return message
+
     def _alert(self, level: Literal["warn", "error"], message: str) -> None:
         if self.on_alert is not None:
             self.on_alert(level, message)
@@ -230,12 +275,19 @@ class AnthropicProvider:
                 sdk_stream = await client.messages.create(**params, stream=True)
                 async with sdk_stream:
                     builder = ResponseBuilder()
-                    async for raw in sdk_stream:
-                        for event in builder.feed(raw):
+                    if _answered_json(sdk_stream.response):
+                        # A proxy that ignores ``stream``: the whole message in one body.
+                        message = await self._json_message(sdk_stream.response)
+                        for event in builder.whole(message):
                             yielded = True
                             yield event
-                        if builder.done:
-                            break  # no need to wait for the body's last bytes
+                    else:
+                        async for raw in sdk_stream:
+                            for event in builder.feed(raw):
+                                yielded = True
+                                yield event
+                            if builder.done:
+                                break  # no need to wait for the body's last bytes
                     final = builder.finish()
                 yield final
                 return

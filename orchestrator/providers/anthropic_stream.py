@@ -72,6 +72,24 @@ class ResponseBuilder:
             self.done = True
         return []
 
+    def whole(self, message: Any) -> list[StreamEvent]:
+        """Our events for a complete SDK ``Message`` (a server that answered a streaming
+        request with one JSON body): as if each block had streamed in one piece."""
+        self._take_usage(message.usage)
+        events: list[StreamEvent] = []
+        for index, block in enumerate(message.content):
+            events += self._start(index, block)
+            if block.type == "tool_use" and block.input:
+                arguments = json.dumps(block.input, ensure_ascii=False)
+                self.blocks[index].parts.append(arguments)
+                events.append(ToolCallArgsDelta(block.id, arguments))
+            elif block.type == "thinking":
+                self.blocks[index].signature = block.signature or ""
+        if message.stop_reason is not None:
+            self.stop_reason = message.stop_reason
+        self.done = True
+        return events
+
     def _take_usage(self, usage: Any) -> None:
         # message_start carries the input counts, message_delta the output (and, on some API
         # versions, the input counts again): a count the event leaves out keeps its value.

@@ -354,7 +354,8 @@ _DEMO_MENU = (
     "- `@README.md` attaches a file (type @ to complete a path)\n"
     '- "list the files" calls the glob tool\n'
     '- "run a command" runs a short bash command; "run a long command" runs one for 30 s '
-    "that you can pause while it prints (both need bash: `pod chat --allow-bash`)\n"
+    "that you can pause while it prints (each asks before it runs; in a pod started with "
+    "`pod chat --allow-bash` they run without asking)\n"
     '- "answer slowly" streams this reply at a quarter of the pace\n'
     '- "delegate" starts two child pods with the task tool (each a pod of its own)\n'
     "Press Ctrl-C while I stream or a command runs to pause, then Enter to resume; "

@@ -11,6 +11,7 @@ who holds it; through a hard link it may only hear "another pod".
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -84,6 +85,7 @@ class SessionLock:
                 "attach to it, or start with --new"
             ) from None
         self._fd: int | None = fd
+        self._lock_file = lock_path(session_path)
         self._describe(session_path, holder)
 
     @staticmethod
@@ -105,7 +107,14 @@ class SessionLock:
             os.close(fd)
 
     def release(self) -> None:
-        """Give the lock up (closing the file releases it)."""
+        """Give the lock up (closing the file releases it) and remove the holder's file.
+
+        The file goes while the lock is still held, so it is never the description a next
+        holder just wrote. A holder that dies leaves it behind: it is read only while someone
+        holds the lock, so a stale one is never believed.
+        """
         if self._fd is not None:
+            with contextlib.suppress(OSError):
+                self._lock_file.unlink()
             os.close(self._fd)
             self._fd = None

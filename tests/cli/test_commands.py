@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -70,6 +71,29 @@ def test_run_starts_a_background_pod_for_the_workspace(
     assert json.loads(again.stdout)["turn"] == 1  # the same pod was reused
     stopped = pod(env, "shutdown", "--workspace", str(workspace))
     assert stopped.stdout.strip() == "stopped"
+
+
+def test_run_and_status_say_which_grants_the_workspace_config_could_not_give(
+    env: dict[str, str], workspace: Path
+) -> None:
+    (workspace / ".pod").mkdir()
+    (workspace / ".pod" / "config.toml").write_text("allow_bash = true\n")
+    warning = f"{workspace / '.pod' / 'config.toml'} sets allow_bash, which only you can choose"
+    done = pod(env, "run", "hello", "--workspace", str(workspace))
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "allow_bash" in line]
+    assert len(lines) == 1, done.stderr
+    line = lines[0]
+    assert line.startswith(f"pod: warning: {warning}") and "pass --allow-bash" in line
+    again = pod(env, "run", "hello again", "--workspace", str(workspace))  # a pod already there
+    assert [line for line in again.stderr.splitlines() if "allow_bash" in line] == [line]
+    status = pod(env, "status", "--workspace", str(workspace))
+    assert status.returncode == 0, status.stderr
+    assert status.stdout.splitlines()[0].startswith("ws idle · scripted/")
+    (shown_line,) = [line for line in status.stdout.splitlines() if "allow_bash" in line]
+    assert shown_line.startswith(f"! warning: {warning}") and shown_line.endswith("config.toml.")
+    shown = json.loads(pod(env, "status", "--workspace", str(workspace), "--json").stdout)
+    assert [w[: len(warning)] for w in shown["config_warnings"]] == [warning]
 
 
 def test_errors_are_one_line_with_nonzero_exit(env: dict[str, str], tmp_path: Path) -> None:
@@ -168,6 +192,40 @@ def test_flags_read_as_flags_in_help(env: dict[str, str]) -> None:
     assert "--json " in pages["history"] and "--allow-bash" in pages["run"]
 
 
+def _box_rows(page: str, title: str) -> list[str]:
+    """The rows inside one ``╭─ title ─╮`` box of a help page, without the borders."""
+    lines = page.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"╭─ {title} "))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("╰"))
+    return [line[1:-1] for line in lines[start + 1 : end]]
+
+
+@pytest.mark.parametrize("group", ["", "sessions"])
+def test_command_summaries_wrap_only_where_the_width_ends(env: dict[str, str], group: str) -> None:
+    page = pod({**env, "COLUMNS": "80"}, *group.split(), "--help").stdout
+    rows = _box_rows(page, "Commands")
+    indent = len(rows[0]) - len(rows[0].split(maxsplit=1)[1])  # where summaries begin
+    for row, following in itertools.pairwise(rows):
+        if following[:indent].strip():
+            continue  # the next row is the next command
+        # A continuation row: its first word did not fit at the end of this row.
+        room = len(row) - 1 - len(row.rstrip())
+        assert len(following.split()[0]) + 1 > room, f"{row!r} then {following!r}"
+    summaries = " ".join(" ".join(row.split()) for row in rows)
+    assert ("pods running as processes of their own" in summaries) == (group == "")
+
+
+def test_serve_takes_new_and_chat_shows_continue(env: dict[str, str], workspace: Path) -> None:
+    both = pod(env, "serve", "--new", "--continue", "--workspace", str(workspace))
+    assert (both.returncode, both.stderr) == (
+        1,
+        "pod: error: --new starts a new session; it cannot be combined with --continue or "
+        "--session\n",
+    )
+    assert "--new" in pod(env, "serve", "--help").stdout
+    assert "--continue" in pod(env, "chat", "--help").stdout
+
+
 def test_a_value_after_a_flag_gets_a_hint(env: dict[str, str]) -> None:
     done = pod(env, "history", "--json", "true")
     assert done.returncode == 1
@@ -251,7 +309,7 @@ def test_compact_prints_what_it_saved_and_status_shows_the_context(
     before, after = (int(n.replace(",", "")) for n in saved.groups())
     assert after < before
     shown = pod(env, "status", "--socket", str(served)).stdout.splitlines()
-    assert shown[0].startswith("demo idle (idle) · scripted/")
+    assert shown[0].startswith("demo idle · scripted/")
     assert shown[2].startswith("context ") and "of 20,000 tokens" in shown[2]
     assert "compacts at 80%" in shown[2]
     history = json.loads(pod(env, "history", "--socket", str(served), "--json").stdout)

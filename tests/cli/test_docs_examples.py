@@ -102,3 +102,17 @@ def test_every_reply_field_is_documented() -> None:
     text = (REPO / "docs" / "scripted-provider.md").read_text(encoding="utf-8")
     for name in ScriptedReply.model_fields:
         assert f"| `{name}` |" in text, name
+
+
+def test_the_readme_and_the_protocol_doc_name_every_method() -> None:
+    from typing import get_args
+
+    from orchestrator.protocol.requests import MethodName
+
+    methods = list(get_args(MethodName))
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    (listed,) = re.findall(r"Methods: ((?:`\w+`, )+`\w+`)\.", readme)
+    assert re.findall(r"`(\w+)`", listed) == methods
+    protocol = (REPO / "docs" / "protocol.md").read_text(encoding="utf-8")
+    table = protocol.split("## Methods", 1)[1].split("\n\n", 2)[1]
+    assert re.findall(r"^\| `(\w+)` \|", table, re.MULTILINE) == methods

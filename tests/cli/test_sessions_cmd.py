@@ -182,3 +182,38 @@ def test_sessions_ls_shows_titles_and_says_what_the_state_means(
         "modified",
     ]
     assert "The flaky test" in table and "turn closed" in table
+
+
+@pytest.mark.parametrize("width", [40, 80, 160])
+def test_sessions_ls_never_cuts_a_name_and_drops_columns_before_the_title(width: int) -> None:
+    from rich.console import Console
+
+    from cli.commands.sessions import sessions_table
+
+    title = "Fix the flaky test in @src/app.py and then tell me why it was flaky at all"
+    rows = [
+        {"name": "20261124-181512", "title": title, "state": "turn closed", "turns": 12,
+         "modified": "2026-11-24 18:15"},
+        {"name": "20261124-181940", "title": "Short", "state": "live", "pod": "workspace-pod",
+         "turns": 3, "modified": "2026-11-24 18:19"},
+    ]  # fmt: skip
+    console = Console(width=width, record=True)
+    console.print(sessions_table(rows, width=width), crop=False)
+    lines = console.export_text().splitlines()
+    body = [[cell.strip() for cell in line.split("│")[1:-1]] for line in lines if "│" in line]
+    assert [cells[0] for cells in body] == ["20261124-181512", "20261124-181940"]
+    assert [cells[2] for cells in body] == ["turn closed", "live (pod workspace-pod)"]
+    assert body[0][1].startswith("Fix the fla") and body[1][1] == "Short"
+    assert max(map(len, lines)) <= max(width, 61)  # 61: the name, a short title and the state
+    header = [cell.strip() for cell in lines[1].split("┃")[1:-1]]
+    assert header[:3] == ["name", "title", "state"]
+    left_out = [column for column in ("turns", "modified") if column not in header]
+    assert header[3:] == [column for column in ("turns", "modified") if column in header]
+    if left_out:
+        caption = " ".join(" ".join(lines[len(body) + 4 :]).split())
+        assert caption == f"({', '.join(left_out)}: a wider terminal or --json)"
+    assert left_out == {40: ["turns", "modified"], 80: ["modified"], 160: []}[width]
+    if width >= 80:
+        assert [cells[3] for cells in body] == ["12", "3"]
+    if width == 160:
+        assert body[0][1] == title and body[0][4] == "2026-11-24 18:15"

@@ -342,3 +342,38 @@ async def test_a_session_far_over_the_window_comes_up_and_compacts(
         assert sent <= 20_000 * 0.8  # the summarised turns, cut down to what fits
         pod.assert_all_requests_valid()
         await c.close()
+
+
+async def test_an_automatic_compaction_that_would_not_shrink_is_not_committed_and_said(
+    workspace: Path, short_dir: Path
+) -> None:
+    # A window so small that every request is due for compaction, and a history so short
+    # that the summary with what is kept comes out bigger than what it replaces.
+    replies = [ScriptedReply(text=f"answer {k}") for k in range(4)]
+    async with running_pod(
+        workspace, short_dir, replies=replies, context_window=8000, compact_at=0.05
+    ) as pod:
+        c = await pod.client()
+        alerts: list[dict[str, Any]] = []
+        for k in range(4):
+            await c.send("run", {"input": f"turn {k}: tell me about @README.md"})
+            events = await collect_until(c, "run_end")
+            assert events[-1].data == {"result": "finished"}
+            alerts += [
+                e.data for e in events if e.event == "alert" and e.data["source"] == "compaction"
+            ]
+        assert alerts, "no compaction was tried"
+        for alert in alerts:
+            assert alert["level"] == "warn"
+            assert alert["message"].startswith("the summary would not make the context smaller (")
+            assert alert["message"].endswith(
+                "tokens), so it was not committed; the history stays as it was"
+            )
+        history = (await c.request("get_history")).data["items"]
+        assert "compaction" not in _kinds(history)
+        purposes = [r.purpose for r in pod.provider.requests]
+        # A turn whose compaction came to nothing does not ask for another.
+        assert "compaction, compaction" not in ", ".join(purposes)
+        assert purposes.count("turn") == 4 and purposes.count("compaction") == len(alerts)
+        pod.assert_all_requests_valid()
+        await c.close()

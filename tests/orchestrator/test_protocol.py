@@ -336,6 +336,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "sandboxed": True,
             }
         ],
+        "config_warnings": ["/w/.pod/config.toml sets allow_bash, which only you can choose"],
         "id": 4,
     },
     "user_message": {"segments": [{"kind": "text", "text": "hi"}, {"kind": "new", "a": 1}]},

@@ -20,6 +20,7 @@ from orchestrator.session import (
     latest_session,
     list_sessions,
     load_session,
+    lock_path,
     new_session_path,
     resolve_session,
     session_holder,
@@ -140,9 +141,12 @@ def test_a_second_writer_is_refused_and_told_who_holds_the_session(tmp_path: Pat
         SessionWriter(path, pod="beta", workspace=tmp_path)
     first.close()
     assert session_holder(path) is None
+    assert not lock_path(path).exists()  # a clean stop leaves no .lock file behind
     second = SessionWriter(path, pod="beta", workspace=tmp_path)
+    assert session_holder(path) == {"pod": "beta", "pid": os.getpid()}
     second.close()
     assert len(path.read_text().splitlines()) == 1  # one header: the refused writer wrote nothing
+    assert sorted(p.name for p in tmp_path.glob("s.*")) == ["s.jsonl"]
 
 
 @pytest.mark.parametrize("link", ["symlink", "hardlink"])

@@ -144,13 +144,16 @@ def connector(socket: Path) -> Callable[[], Awaitable[PodLink]]:
 
 
 @contextlib.asynccontextmanager
-async def attach(pod: RunningPod, clock: FakeClock | None = None) -> AsyncIterator[Session]:
-    """Run a UI attached to ``pod`` at 80x24 until history and status are drawn."""
+async def attach(
+    pod: RunningPod, clock: FakeClock | None = None, size: tuple[int, int] = SIZE
+) -> AsyncIterator[Session]:
+    """Run a UI attached to ``pod`` (at 80x24 unless ``size`` says) until history and status
+    are drawn."""
     clock = clock or FakeClock()
     app = PodApp(connector(pod.socket), clock=clock)
     probe = await pod.client()
     try:
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             await wait_until(pilot, lambda: app.attached, what="attach")
             yield Session(pod=pod, app=app, pilot=pilot, probe=probe, clock=clock)
     finally:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cli.tui.model import approval_key
 from tests.cli.tui.conftest import attach
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, running_pod
@@ -72,3 +74,35 @@ async def test_a_ui_that_attaches_late_shows_the_waiting_request(
             await s.ui_status("idle")
         await c.close()
     assert "return 7" in (workspace / "src" / "app.py").read_text()
+
+
+@pytest.mark.parametrize("width", [80, 200])
+async def test_card_titles_use_the_width_there_is(
+    workspace: Path, short_dir: Path, width: int
+) -> None:
+    folder = workspace / "src" / "a_folder_with_a_rather_long_name" / "and_another_one_below_it"
+    folder.mkdir(parents=True)
+    (folder / "module.py").write_text("def main():\n    return 42\n")
+    path = str((folder / "module.py").relative_to(workspace))
+    edit = ScriptedToolCall(
+        name="edit_file",
+        input={"path": path, "old_string": "return 42", "new_string": "return 43"},
+        id="toolu_1",
+    )
+    replies = [ScriptedReply(tool_calls=[edit]), ScriptedReply(text="Done.")]
+    async with (
+        running_pod(workspace, short_dir, replies=replies, permissions={"mode": "default"}) as pod,
+        attach(pod, size=(width, 40)) as s,
+    ):
+        await s.probe.send("run", {"input": "bump it"})
+        await s.until(lambda: "⚠ allow edit_file" in s.screen, "approval card")
+        (asking,) = [row for row in s.screen.splitlines() if "⚠ allow edit_file" in row]
+        await s.pilot.press("y")
+        await s.ui_status("idle")
+        (answered,) = [row for row in s.screen.splitlines() if "✓ edit_file" in row]
+    if width == 200:  # longer than 72 characters, and whole
+        assert f"allow edit_file {path}?  y once · a always · n deny" in asking
+        assert answered.rstrip().endswith(f"✓ edit_file {path}: approved")
+    else:  # cut where the terminal ends, and marked
+        assert asking.rstrip().endswith("…") and len(asking) <= width
+        assert answered.rstrip().endswith("…") and len(answered) <= width

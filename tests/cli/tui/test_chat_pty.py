@@ -209,3 +209,30 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
     while host.exists() and time.monotonic() < deadline + 10:
         time.sleep(0.05)
     assert not host.exists(), "the pod host did not leave with its last pod"
+
+
+def test_leaving_the_ui_after_the_pod_died_says_it_is_not_running(
+    dirs: tuple[Path, Path],
+) -> None:
+    root, _ = dirs
+    command = (
+        # A pod process of its own, so that killing it kills only the pod.
+        f"env -u ANTHROPIC_API_KEY -u ANTHROPIC_BASE_URL POD_NO_HOST=1 "
+        f"XDG_RUNTIME_DIR={shlex.quote(str(root / 'run'))} "
+        f"XDG_STATE_HOME={shlex.quote(str(root / 'state'))} "
+        f"{shlex.quote(sys.executable)} -m cli chat --workspace {shlex.quote(str(root / 'ws'))}; "
+        "echo UI-EXITED-$?; sleep 60"
+    )
+    tmux = Tmux(f"podtest{os.getpid()}d")
+    try:
+        tmux.attach(command)
+        tmux.wait(lambda s: "Idle" in status_line(s), "the UI attached to a fresh pod")
+        info = json.loads((root / "run" / "pod" / "ws.json").read_text())
+        os.kill(int(info["pid"]), 9)
+        tmux.wait(lambda s: "Disconnected" in status_line(s), "the UI to see the pod gone")
+        tmux.keys("C-c")
+        screen = flat(tmux.wait(lambda s: "UI-EXITED-0" in s, "the UI to exit"))
+        assert "keeps running" not in screen
+        assert "left the UI; pod ws is not running (it stopped or its process ended)" in screen
+    finally:
+        tmux.kill()

@@ -35,7 +35,7 @@ async def test_help_is_answered_by_the_ui_never_by_the_model(session: Session) -
 async def test_status_model_and_sessions(session: Session) -> None:
     await _command(session, "/status")
     status = _infos(session)[-1]
-    assert status.startswith("pod t · Idle (idle) · turn 0")
+    assert status.startswith("pod t · Idle · turn 0")
     assert "scripted/scripted-demo" in status and str(session.pod.config.workspace) in status
     await _command(session, "/model")
     assert _infos(session)[-1].startswith("model scripted-demo · provider scripted")

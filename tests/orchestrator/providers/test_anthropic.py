@@ -537,3 +537,125 @@ async def test_a_failed_lookup_is_shared_then_asked_again_after_a_while(
     fourth.model = "claude-sonnet-4-5"
     assert await fourth.context_window() == 200_000
     assert len(_model_lookups(api)) == 2
+
+
+# -- a server that answers a streaming request with plain JSON -------------------------------
+
+
+class JsonOnlyApi:
+    """A tiny Messages API that answers every request with one JSON body, as a proxy that
+    ignores ``stream`` does; it records whether each request asked for a stream."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        import http.server
+        import json
+        import threading
+
+        self.streamed: list[bool] = []
+        recorded = self.streamed
+        answer = json.dumps(body).encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                sent = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                recorded.append(bool(sent.get("stream")))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: Any) -> None:
+                pass  # the test's output is not the place for an access log
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+async def test_a_streaming_request_answered_with_a_json_message_takes_the_message() -> None:
+    message = {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [
+            {"type": "text", "text": "Let me look."},
+            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.py"}},
+        ],
+        "stop_reason": "tool_use", "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 7},
+    }  # fmt: skip
+    server = JsonOnlyApi(message)
+    alerts = Alerts()
+    try:
+        provider = AnthropicProvider(
+            "claude-test", api_key="k", base_url=server.base_url, on_alert=alerts,
+            retry_base_delay_s=0.01,
+        )  # fmt: skip
+        _open.append(provider)
+        first = await collect(provider, request(tools=TOOLS))
+        second = await collect(provider, request(tools=TOOLS))
+    finally:
+        server.close()
+    assert (
+        first
+        == second
+        == [
+            TextDelta("Let me look."),
+            ToolCallStart("toolu_1", "read"),
+            ToolCallArgsDelta("toolu_1", '{"path": "a.py"}'),
+            ResponseComplete(
+                blocks=[
+                    TextBlock(text="Let me look."),
+                    ToolUseBlock(id="toolu_1", name="read", input={"path": "a.py"}),
+                ],
+                stop_reason="tool_use",
+                usage=Usage(input_tokens=12, output_tokens=7),
+            ),
+        ]
+    )
+    assert server.streamed == [True, True]  # asked for a stream, once each: no retries
+    assert alerts == [
+        (
+            "warn",
+            f"{server.base_url}/v1/messages answered a streaming request with one JSON message "
+            "instead of an event stream (a proxy that ignores stream?): answers arrive whole",
+        )
+    ]
+
+
+async def test_a_streaming_request_answered_with_other_json_says_so_at_once() -> None:
+    server = JsonOnlyApi({"result": "ok"})
+    try:
+        provider = AnthropicProvider(
+            "claude-test", api_key="k", base_url=server.base_url, retry_base_delay_s=0.01
+        )
+        _open.append(provider)
+        with pytest.raises(ProviderStreamError) as caught:
+            await collect(provider, request())
+    finally:
+        server.close()
+    assert str(caught.value) == (
+        f"{server.base_url}/v1/messages answered a streaming request with JSON (content-type "
+        "application/json) instead of an event stream, and the JSON is not a message: "
+        """'{"result": "ok"}'"""
+    )
+    assert not caught.value.retryable
+    assert server.streamed == [True]
+
+
+async def test_a_refused_model_lookup_says_the_apis_words_not_a_raw_body(
+    api: FakeAnthropic,
+) -> None:
+    api.models_fault = Fault(status=401, message="invalid x-api-key")
+    provider = make(api)
+    provider.model = "claude-sonnet-4-5"
+    with pytest.raises(ProviderError) as caught:
+        await provider.context_window()
+    assert str(caught.value) == (
+        "the Models API did not answer for claude-sonnet-4-5: 401 invalid x-api-key"
+    )
+    assert caught.value.status == 401

@@ -167,6 +167,8 @@ def test_demo_streams_slowly_enough_to_interrupt() -> None:
     for phrase in ("@README.md", "list the files", "run a command", "run a long command"):
         assert phrase in menu, phrase
     assert "--allow-bash" in menu and "answer slowly" in menu and "Ctrl-C" in menu
+    # The default permission mode offers bash and asks: the menu must not say it needs a flag.
+    assert "need bash" not in menu and "each asks before it runs" in menu
 
 
 @pytest.mark.parametrize(
