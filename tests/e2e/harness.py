@@ -110,6 +110,17 @@ async def running_pod(
             task.cancel()
 
 
+def what_it_said(proc: subprocess.Popen[bytes]) -> str:
+    """A pod process's exit code and the end of its stderr, for a failure message (it is
+    ended first if it still runs): what the pod said as it went."""
+    code = proc.poll()
+    if code is None:
+        proc.terminate()
+        proc.wait(10)
+    said = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace")[-3000:]
+    return f"exit {code}: {said}"
+
+
 def start_pod_process(
     workspace: Path,
     socket: Path,

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from orchestrator.client import PodClient
-from tests.e2e.harness import collect_until, start_pod_process
+from tests.e2e.harness import collect_until, start_pod_process, what_it_said
 
 
 async def test_kill_9_mid_tool_then_continue(workspace: Path, short_dir: Path) -> None:
@@ -61,7 +61,10 @@ async def test_kill_9_mid_tool_then_continue(workspace: Path, short_dir: Path) -
     proc = start_pod_process(workspace, socket, session, script, "--continue")
     try:
         c = await PodClient.connect(socket)
-        status = await c.request("get_status")
+        try:
+            status = await c.request("get_status")
+        except Exception as exc:  # seen once in CI: the restarted pod closed the connection
+            raise AssertionError(what_it_said(proc)) from exc
         assert status.data["status"] == "paused"
         after = (await c.request("get_history")).data["items"]
         assert after[: len(before)] == before  # nothing committed was lost or duplicated

@@ -20,6 +20,7 @@ from tests.e2e.harness import (
     collect_until,
     running_pod,
     start_pod_process,
+    what_it_said,
 )
 
 
@@ -177,11 +178,7 @@ async def test_a_rewind_cut_short_by_kill_9_is_finished_at_the_next_start(
         try:
             alerts = (await c.request("get_history")).data["alerts"]
         except Exception as exc:
-            code = proc.poll()
-            proc.terminate()  # say what the pod said as it went
-            proc.wait(10)
-            said = (proc.stderr.read() if proc.stderr else b"").decode()[-3000:]
-            raise AssertionError(f"exit {code}: {said}") from exc
+            raise AssertionError(what_it_said(proc)) from exc
         assert tree(workspace) == before, alerts
         assert len(prompts((await c.request("get_history")).data["items"])) == 1
         await c.send("shutdown")
