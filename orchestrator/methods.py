@@ -62,10 +62,10 @@ class Methods:
         """Handle one method; direct replies and refusals go to ``reply`` only."""
         c = self.controller
         if method == "get_status":
-            # Answered after the writes before it, as broadcasts are: read-your-writes.
-            c.transcript.after_writes(
-                lambda: reply(encode_event("status", c.status_data(request_id)))
-            )
+            # The pod as it is now (a client may be asking about a transient state), told
+            # after the records committed before it, as broadcasts are.
+            line = encode_event("status", c.status_data(request_id))
+            c.transcript.after_writes(lambda: reply(line))
         elif method == "get_history":
             c.transcript.after_writes(lambda: reply(self.history_line(request_id)))
         elif method == "complete_files":
