@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,20 +16,6 @@ from orchestrator.config import PodConfig
 from orchestrator.host import Host, HostError, ask_host
 from orchestrator.session import load_session
 from tests.e2e.harness import collect_until
-
-
-@pytest.fixture
-async def host(tmp_path: Path, short_dir: Path) -> AsyncIterator[Host]:
-    served = Host(
-        idle_unload_s=3600,
-        control_path=short_dir / "host.sock",
-        registry_path=tmp_path / "host-pods.json",
-    )
-    await served.start()
-    try:
-        yield served
-    finally:
-        await served.close()
 
 
 def pod_config(tmp_path: Path, name: str, **extra: Any) -> dict[str, Any]:

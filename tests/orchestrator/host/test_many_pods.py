@@ -8,11 +8,8 @@ import asyncio
 import json
 import secrets
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from orchestrator.client import PodClient
 from orchestrator.config import PodConfig
@@ -28,20 +25,6 @@ from tests.processes import gone, kill_all, wait_running
 PODS = 8
 PAUSED = {1, 4, 6}
 """Pods paused mid-stream and resumed while the others stream on."""
-
-
-@pytest.fixture
-async def host(tmp_path: Path, short_dir: Path) -> AsyncIterator[Host]:
-    served = Host(
-        idle_unload_s=3600,
-        control_path=short_dir / "host.sock",
-        registry_path=tmp_path / "host-pods.json",
-    )
-    await served.start()
-    try:
-        yield served
-    finally:
-        await served.close()
 
 
 def _script(tmp_path: Path, name: str) -> Path:
