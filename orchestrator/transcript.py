@@ -403,7 +403,10 @@ class Transcript:
     def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:
         """Broadcast one event to every client, after every item committed before it."""
         line = encode_event(event, data)
-        self.after_writes(lambda: self.broadcast(line))
+        if self._writes and self.write_error is None:
+            self._waiting.append(_Broadcast(lambda: self.broadcast(line)))
+        else:
+            self.broadcast(line)  # the common case (a streamed delta): no closure, no queue
 
     def after_writes(self, send: Callable[[], None]) -> None:
         """Call ``send`` once everything committed so far is on disk (now, when it is, or

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import gc
 import json
 import logging
@@ -68,13 +69,21 @@ def _trim_heap() -> None:
     freed pages, so a host that loaded a thousand sessions once stays that big. Trimming after
     a burst of evictions returns them; elsewhere (musl, macOS) it is skipped.
     """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """libc's ``malloc_trim``, looked up once (``find_library`` runs a program), or None."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         trim = libc.malloc_trim
     except (OSError, AttributeError):
-        return
+        return None
     trim.argtypes = [ctypes.c_size_t]
-    trim(0)
+    return trim
 
 
 _serving: list[Path] = []
