@@ -168,6 +168,7 @@ class StatusBoard:
             model=c.provider.model,
             provider=c.provider.name,
             workspace=str(c.config.workspace),
+            session=str(c.transcript.session.path),
             turn=c.history.turn,
             usage=asdict(c.session_usage),
             turn_usage=asdict(c.turn_usage),

@@ -31,7 +31,6 @@ from orchestrator.acp.session import (
     LaunchedPod,
     PodLaunchError,
     current_text,
-    pod_info,
     resolve,
     settle,
 )
@@ -164,8 +163,14 @@ class PodAgent:
             client = await PodClient.connect(socket)
         except ClientError as exc:
             raise RequestError.internal_error({"message": str(exc)}) from exc
-        info = pod_info(socket)
-        session_id = Path(info.get("session", "")).stem or f"session-{next(self._numbers)}"
+        # Asked of the pod itself: its info file is written after its socket listens, so a
+        # quick client could read none yet (and name the session wrongly).
+        try:
+            status = await client.status()
+        except ClientError as exc:
+            await client.close()
+            raise RequestError.internal_error({"message": str(exc)}) from exc
+        session_id = Path(status.session).stem or f"session-{next(self._numbers)}"
         if session is not None and session_id != session.stem:
             await client.close()
             raise RequestError.invalid_params(

@@ -4,15 +4,12 @@ flight, and the small helpers that shape what the editor is sent."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from orchestrator.client import PodClient
-from orchestrator.errors import SetupError
-from orchestrator.paths import pod_info_path
 from orchestrator.scoped_fs import FsError, ScopedFS
 
 T = TypeVar("T")
@@ -90,12 +87,3 @@ def current_text(workspace: Path, path: object) -> str | None:
         return ScopedFS(workspace).read_text(path, max_bytes=1024 * 1024).text
     except FsError:
         return None
-
-
-def pod_info(socket: Path) -> dict[str, Any]:
-    """The info file a pod writes for its socket (its session, pid, workspace)."""
-    try:
-        data = json.loads(pod_info_path(socket).read_text(encoding="utf-8"))
-    except (OSError, ValueError, SetupError):
-        return {}
-    return data if isinstance(data, dict) else {}

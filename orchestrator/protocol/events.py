@@ -57,6 +57,8 @@ class StatusData(_Data):
     model: str = ""
     provider: str = ""
     workspace: str = ""
+    session: str = ""
+    """The session file the pod writes (its stem is the name ``--session`` takes)."""
     turn: int = 0
     usage: dict[str, int] = Field(default_factory=dict)
     """The session's tokens by kind (input, cache writes, cache reads, output), all turns."""

@@ -206,6 +206,9 @@ async def test_a_fork_continues_on_its_own(workspace: Path, short_dir: Path) -> 
         continue_=True,
     ) as forked:
         c = await forked.client()
+        # A client learns which session a pod writes from the pod itself (pod acp names its
+        # sessions so).
+        assert (await c.status()).session == str(fork)
         assert [text for _, text in prompts(await history(c))] == ["one"]
         await run(c, "two, differently")
         forked.assert_all_requests_valid()
