@@ -4,12 +4,14 @@ host against a pod process of its own.
 
 A real ``pod host`` process (scripted provider, real sockets, sessions with fsync):
 
-1. ``sessions`` session files of 100 items are written, each pod is loaded through the control
-   socket and all but ``loaded`` are unloaded again; the host's PSS (``smaps_rollup``) and its
-   open descriptors are read, loaded and unloaded;
+1. ``sessions`` session files of 100 items are written and each pod registered through the
+   control socket (the descriptors an unloaded pod holds are read); ``loaded`` of them take a
+   turn, which loads them, and the host's PSS (``smaps_rollup``) is read;
 2. ``concurrent`` loaded pods each get a ``run`` at once; the time from the request to each
    pod's first ``text_delta`` (p50, p95);
-3. a turn of ``rounds`` ``read_file`` rounds in a host-served pod and in a ``pod serve``
+3. every other session takes a turn and is unloaded again, and the PSS is read once more (what
+   the allocator keeps of pods it served; reported, no target);
+4. a turn of ``rounds`` ``read_file`` rounds in a host-served pod and in a ``pod serve``
    process, interleaved; the per-round times and their ratio.
 
     python -m bench.host [--quick]
@@ -104,6 +106,19 @@ async def _first_delta(socket: Path) -> float:
     return first if first is not None else float("nan")
 
 
+async def _evicted(control: Path, name: str) -> None:
+    """Evict a pod whose client just left (the host may not have seen it leave yet)."""
+    from orchestrator.host import HostError, ask_host
+
+    for _ in range(200):
+        try:
+            await ask_host("evict", {"name": name}, path=control)
+            return
+        except HostError:
+            await asyncio.sleep(0.01)
+    raise RuntimeError(f"{name} would not unload")
+
+
 async def _turn_s(socket: Path) -> float:
     from orchestrator.client import PodClient
 
@@ -142,25 +157,33 @@ async def _measure(root: Path, env: dict[str, str], p: dict[str, int]) -> dict[s
     try:
         _wait_socket(control, host, "the host")
         pss_empty = _pss_kib(host.pid)
-        fds_empty = _fds(host.pid)
         names = [f"b{n:04d}" for n in range(p["sessions"])]
-        for name in names:
+        fds_one = 0
+        for n, name in enumerate(names):
             session = root / "sessions" / f"{name}.jsonl"
             session.parent.mkdir(exist_ok=True)
             write_session(session, items, pod=name, workspace=root / "ws" / name)
             config = _pod_config(root, name, _script(root, 0), session)
-            await ask_host("load", {"config": config, "continue": True}, path=control)
-        for name in names:
-            await ask_host("evict", {"name": name}, path=control)
-        fds_per_unloaded = (_fds(host.pid) - fds_empty) / len(names)
+            # Registered, not loaded: as the pods of a restarted host, each loads at its
+            # first connection.
+            await ask_host("register", {"config": config, "continue": True}, path=control)
+            if n == 0:
+                fds_one = _fds(host.pid)  # what the host opens once is not any pod's
+        fds_per_unloaded = (_fds(host.pid) - fds_one) / max(1, len(names) - 1)
         sockets = [runtime / f"{name}.sock" for name in names]
         for socket in sockets[: p["loaded"]]:  # a connection loads a pod
             await _turn_s(socket)
         rows = (await ask_host("list", path=control))["pods"]
         assert sum(r["loaded"] for r in rows) == p["loaded"], rows[:3]
         pss_loaded = _pss_kib(host.pid)
-        sockets = sockets[: p["concurrent"]]
-        firsts = await asyncio.gather(*(_first_delta(s) for s in sockets))
+        firsts = await asyncio.gather(*(_first_delta(s) for s in sockets[: p["concurrent"]]))
+        # Every other session loaded once and unloaded again: what a host that has served
+        # them all keeps of them (the allocator's fragments; no target, reported).
+        for name, socket in zip(names[p["loaded"] :], sockets[p["loaded"] :], strict=True):
+            await _turn_s(socket)
+            await _evicted(control, name)
+        await asyncio.sleep(2)  # the host frees what unloaded pods held a second after a burst
+        pss_churned = _pss_kib(host.pid)
         # The per-round cost: one host-served pod against a pod process, interleaved.
         config = _pod_config(root, "rounds-host", rounds_script, None)
         row_ = await ask_host("load", {"config": config}, path=control)
@@ -200,6 +223,7 @@ async def _measure(root: Path, env: dict[str, str], p: dict[str, int]) -> dict[s
     return {
         "pss_mib_empty": pss_empty / 1024,
         "pss_mib": pss_loaded / 1024,
+        "pss_mib_after_all_loaded_once": pss_churned / 1024,
         "fds_per_unloaded_pod": fds_per_unloaded,
         "first_delta": latency_stats(firsts),
         "per_round_ms_host": per_round_host,

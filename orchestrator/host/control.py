@@ -2,7 +2,8 @@
 reply, each with the request's ``id``.
 
 Requests: ``load`` (register a pod and load it: a whole configuration, as a parent gives its
-child), ``list`` (the host's memory and a row per pod), ``evict``, ``release`` (shut down the
+child), ``register`` (serve a pod on its socket without loading it: it loads at the first
+connection), ``list`` (the host's memory and a row per pod), ``evict``, ``release`` (shut down the
 pods this connection owns), ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
 ``{"id", "ok": false, "error"}``.
 """
@@ -13,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-HostMethod = Literal["load", "list", "evict", "release", "stop"]
+HostMethod = Literal["load", "register", "list", "evict", "release", "stop"]
 
 
 class HostRequest(BaseModel):
@@ -27,7 +28,7 @@ class HostRequest(BaseModel):
 
 
 class LoadParams(BaseModel):
-    """``load``: the pod's whole configuration (``PodConfig`` as JSON), whether to continue
+    """``load`` and ``register``: the pod's whole configuration (``PodConfig`` as JSON), whether to continue
     its latest session, and its socket."""
 
     model_config = ConfigDict(extra="forbid")

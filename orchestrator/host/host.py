@@ -132,9 +132,11 @@ class Host:
     _release: asyncio.TimerHandle | None = None
 
     def _release_soon(self) -> None:
-        """Free what evicted pods held once evictions pause (:func:`release_unloaded`)."""
+        """Free what evicted pods held, once for a burst of evictions: a second after the
+        first of them (:func:`release_unloaded`). Never postponed by later ones: a host at its
+        cap evicts on every load, and what it evicted must not pile up meanwhile."""
         if self._release is not None:
-            self._release.cancel()
+            return
 
         def release() -> None:
             self._release = None
@@ -436,6 +438,12 @@ class Host:
         params = LoadParams.model_validate(request.params)
         config = PodConfig.model_validate(params.config)
         socket = Path(params.socket) if params.socket else None
+        if request.method == "register":
+            if params.owned:
+                # An owned pod is one its owner is using now: that is a load.
+                raise HostError("register takes no owned pods (load them)")
+            slot = await self.register(config, socket, continue_=params.continue_)
+            return next(row.model_dump() for row in self.rows() if row.name == slot.name)
         slot = await self.load(config, socket, continue_=params.continue_, owned=params.owned)
         if params.owned:
             owned.append(slot)

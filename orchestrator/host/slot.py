@@ -110,8 +110,11 @@ class PodSlot:
                 listen=False,
                 fence=self.fence,
             )
-            # From now on this pod is this session: every reload continues it.
-            self.config = self.config.model_copy(update={"session": served.pod.session_path})
+            # From now on this pod is this session: every reload continues it. (Copied only
+            # when it changes: an object made now outlives the pod's, and one such object
+            # keeps the allocator from giving back the pages around it.)
+            if self.config.session != served.pod.session_path:
+                self.config = self.config.model_copy(update={"session": served.pod.session_path})
             self.continue_ = True
             self.served = served
             served.controller.transcript.on_fenced = lambda exc: self.on_fenced(self)

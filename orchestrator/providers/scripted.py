@@ -292,7 +292,9 @@ def _changed_thinking(messages: list[dict[str, Any]]) -> str | None:
     (as the API refuses one); None when every such block is intact."""
     for index, message in enumerate(messages):
         content = message.get("content")
-        for position, block in enumerate(content if isinstance(content, list) else []):
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue  # only the model's own turns carry thinking blocks
+        for position, block in enumerate(content):
             signature = str(block.get("signature", ""))
             ours = block.get("type") == "thinking" and signature.startswith("scripted-")
             if ours and signature != _sign(str(block.get("thinking", ""))):

@@ -97,6 +97,24 @@ async def test_pods_load_run_unload_and_come_back_the_same(
     assert len([i for i in await history(a) if i["kind"] == "user_message"]) == 2
 
 
+async def test_a_registered_pod_loads_at_its_first_connection(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    socket = short_dir / "r.sock"
+    params = {"config": pod_config(tmp_path, "r"), "socket": str(socket)}
+    row = await ask_host("register", params, path=host.control_path)
+    assert (row["name"], row["loaded"], row["state"]) == ("r", False, "unloaded")
+    assert socket.exists() and host.slots["r"].loads == 0
+    with pytest.raises(HostError, match="already serves a pod named r"):
+        await ask_host("register", params, path=host.control_path)
+    with pytest.raises(HostError, match="register takes no owned pods"):
+        config = pod_config(tmp_path, "o")
+        await ask_host("register", {"config": config, "owned": True}, path=host.control_path)
+    assert (await turn(socket, "hello"))[-1].data["result"] == "finished"
+    assert host.slots["r"].loads == 1
+    assert json.loads(host.registry_path.read_text())[0]["config"]["name"] == "r"
+
+
 async def test_a_paused_turn_is_unloaded_and_resumes_after_the_reload(
     host: Host, tmp_path: Path, short_dir: Path
 ) -> None:
@@ -373,3 +391,24 @@ async def test_a_pod_whose_write_is_fenced_tells_its_clients_and_its_host_once(
     assert slot.config.session.read_bytes().startswith(b'{"epoch": 1, ')
     items = load_session(slot.config.session).items
     assert [i.text for i in items if isinstance(i, UserMessage)] == ["one"]
+
+
+async def test_evictions_in_a_row_free_memory_a_second_after_the_first(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A host at its cap evicts on every load: a release postponed by each eviction would
+    # never come while loads go on, and every evicted pod's objects would pile up.
+    import orchestrator.host.host as host_module
+
+    released: list[float] = []
+    real = host_module.release_unloaded
+    monkeypatch.setattr(host_module, "RELEASE_AFTER_S", 0.2)
+    monkeypatch.setattr(host_module, "release_unloaded", lambda: (released.append(1), real()))
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while loop.time() - started < 0.7:  # an eviction every 50 ms, for longer than the delay
+        host._release_soon()
+        await asyncio.sleep(0.05)
+    assert len(released) >= 2
+    await asyncio.sleep(0.3)
+    assert host._release is None
