@@ -45,9 +45,19 @@ def register(app: typer.Typer) -> None:
             int, typer.Option(help="Gateways also listen on TCP from this port (0: none).")
         ] = 0,
         num_cpus: Annotated[int, typer.Option(help="CPUs of a head node started here.")] = 1,
+        port: Annotated[
+            int, typer.Option(help="The GCS port of a head started here (0: a free one).")
+        ] = 6379,
         ray_dir: Annotated[Path, typer.Option(help="Temp dir of a Ray head started here.")] = Path(
             "/tmp/ray"
         ),
+        shared: Annotated[
+            list[Path] | None,
+            typer.Option(
+                help="A directory every node sees (repeatable): pods with workspaces under it "
+                "(or under --root) may run on any node; others stay on their machine."
+            ),
+        ] = None,
     ) -> None:
         """Start (or join) a Ray cluster on this machine and put the fleet's hosts and a
         gateway on every node."""
@@ -55,11 +65,21 @@ def register(app: typer.Typer) -> None:
         from orchestrator.fleet import FleetError
         from orchestrator.fleet.cluster import connect, deploy, start_head
 
+        head = None
         try:
             if address is None:
-                address = start_head(ray_dir, num_cpus=num_cpus)
+                head = start_head(
+                    ray_dir.expanduser().resolve(), num_cpus=num_cpus, port=port or None
+                )
+                address = head.address
             connect(address)
-            out = deploy(root.expanduser(), hosts_per_node=hosts_per_node, tcp_port=tcp_port)
+            out = deploy(
+                root.expanduser(),
+                hosts_per_node=hosts_per_node,
+                tcp_port=tcp_port,
+                shared=[path.expanduser().resolve() for path in shared or []],
+                head=head,
+            )
         except FleetError as exc:
             raise CliError(str(exc)) from None
         out["address"] = address
@@ -89,9 +109,13 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"  host {host.name}  node {where}  pid {host.pid}  pods {host.pods}")
         for pod in report.pods:
             node = pod.node[:8] if pod.node else "-"
+            pinned = f"  pinned to {pod.pinned_machine}" if pod.pinned_machine else ""
             typer.echo(
-                f"  pod {pod.pod}  {pod.state}  host {pod.host or '-'}  node {node}  epoch {pod.epoch}"
+                f"  pod {pod.pod}  {pod.state}  host {pod.host or '-'}  node {node}  "
+                f"epoch {pod.epoch}{pinned}"
             )
+            if pod.why:
+                typer.echo(f"    {pod.why}")
 
     @group.command("add")
     def add(
@@ -102,13 +126,17 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Add a pod to the fleet; prints the gateway socket of this node to reach it."""
         _ray()
+        from orchestrator.fleet import FleetError
         from orchestrator.fleet.cluster import connect, live_nodes
         from orchestrator.fleet.directory import Directory
         from orchestrator.fleet.gateway import gateway_dir
         from orchestrator.fleet.raykv import RayKV
         from orchestrator.host import HostError, ask_host
 
-        connect(address)
+        try:
+            connect(address)
+        except (FleetError, ConnectionError) as exc:
+            raise CliError(str(exc)) from None
         import ray
 
         node = ray.get_runtime_context().get_node_id()
@@ -130,14 +158,22 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--keep-ray", help="Leave the Ray cluster running.")
         ] = False,
     ) -> None:
-        """Unload every pod to its session, stop the fleet's actors, then Ray on this machine."""
+        """Unload every pod to its session, stop the fleet's actors, then the Ray head that
+        `pod fleet up` started (a cluster it joined keeps running)."""
         _ray()
-        import subprocess
+        import ray
 
+        from orchestrator.fleet import FleetError
         from orchestrator.fleet.cluster import connect, teardown
 
-        connect(address)
-        teardown()
-        if not keep_ray:
-            subprocess.run(["ray", "stop", "--force"], check=False, capture_output=True)
-        typer.echo("fleet stopped")
+        try:
+            connect(address)
+        except (FleetError, ConnectionError) as exc:
+            raise CliError(str(exc)) from None
+        head = teardown()
+        if head is not None and not keep_ray:
+            ray.shutdown()
+            head.stop()
+            typer.echo(f"fleet stopped, and the Ray head it started ({head.temp_dir})")
+        else:
+            typer.echo("fleet stopped (Ray keeps running)")

@@ -23,6 +23,7 @@ from orchestrator.fleet.directory import (
     MemoryKV,
     Placement,
     choose_host,
+    pin_for,
 )
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "MemoryKV",
     "Placement",
     "choose_host",
+    "pin_for",
 ]

@@ -11,7 +11,7 @@ import contextlib
 import logging
 import os
 import secrets
-import subprocess
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from orchestrator.fleet.directory import (
 )
 from orchestrator.fleet.gateway import Gateway, gateway_dir
 from orchestrator.fleet.host_actor import PodHost
+from orchestrator.fleet.local import LocalNode, start_node
 from orchestrator.fleet.raykv import RayKV
 
 ACTOR_CALL_TIMEOUT_S = 10.0
@@ -39,6 +40,14 @@ class GatewayActor:
 
     def __init__(self, node: str, tcp_port: int) -> None:
         self.gateway = Gateway(node, tcp_port=tcp_port)
+        # Bound by itself, not only by `pod fleet up`: Ray runs this again when it restarts
+        # the actor (its process died), and nobody else would bind the sockets then. The call
+        # runs once the constructor is done.
+        ray.get_runtime_context().current_actor.start.remote()
+
+    async def pid(self) -> int:
+        """Its process (tests kill it to see it come back)."""
+        return os.getpid()
 
     async def start(self) -> dict[str, Any]:
         """Bind its sockets (again after a restart; idempotent)."""
@@ -50,7 +59,19 @@ class GatewayActor:
 
 
 def connect(address: str = "auto") -> None:
-    """Join the Ray cluster at ``address`` as a driver (once per process)."""
+    """Join the Ray cluster at ``address`` as a driver (once per process). :class:`FleetError`
+    at once when nothing listens at a ``host:port`` address (Ray itself would retry for
+    minutes)."""
+    if address != "auto" and not ray.is_initialized():
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5):
+                pass
+        except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise FleetError(
+                f"no Ray cluster answers at {address} ({why}); start one with `pod fleet up`"
+            ) from None
     if not ray.is_initialized():
         ray.init(
             address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING
@@ -73,23 +94,24 @@ def start_local(*, num_cpus: int = 1, object_store_mb: int = 80) -> None:
         raise FleetError(f"a local Ray cluster cannot start here: {exc}") from None
 
 
-def start_head(temp_dir: Path, *, num_cpus: int = 1, port: int = 6379) -> str:
-    """``ray start --head`` on this machine; the address other nodes join with."""
-    env = {**os.environ, "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
-    command = [
-        "ray", "start", "--head", f"--port={port}", f"--num-cpus={num_cpus}",
-        f"--temp-dir={temp_dir}", "--include-dashboard=false", "--disable-usage-stats",
-    ]  # fmt: skip
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise FleetError(f"ray start --head failed: {done.stderr.strip()[-500:]}")
-    return f"127.0.0.1:{port}"
+def start_head(temp_dir: Path, *, num_cpus: int = 1, port: int | None = None) -> LocalNode:
+    """A Ray head on this machine for a fleet (``pod fleet up``), with a temp dir of its own
+    (so ``pod fleet down`` stops it alone) and its GCS on ``port`` (default: a free one)."""
+    return start_node(
+        temp_dir, label="pod_fleet_head", num_cpus=num_cpus, object_store_mb=None, port=port
+    )
 
 
 def live_nodes() -> list[str]:
     """The ids of the cluster's live nodes."""
     nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
     return [node["NodeID"] for node in nodes if node.get("Alive")]
+
+
+def live_machines() -> list[str]:
+    """The machines (host names) with a live node."""
+    nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
+    return sorted({str(node.get("NodeManagerHostname")) for node in nodes if node.get("Alive")})
 
 
 def host_name(node: str, index: int) -> str:
@@ -104,14 +126,30 @@ def deploy(
     tcp_port: int = 0,
     idle_unload_s: float = 600.0,
     max_loaded: int | None = None,
+    shared: list[Path] | None = None,
+    head: LocalNode | None = None,
 ) -> dict[str, Any]:
     """Start the fleet's actors on every live node not serving yet (idempotent: ``pod fleet
-    up`` again after a node joined adds that node's); what each gateway bound."""
+    up`` again after a node joined adds that node's); what each gateway bound. ``shared``:
+    further directories every node sees (added to those of a fleet that runs already);
+    ``head``: the Ray head started for the fleet (``pod fleet down`` stops it)."""
     directory = Directory(RayKV())
+    more = [str(path) for path in shared or []]
     try:
         settings = directory.settings()
+        known = settings.shared + [path for path in more if path not in settings.shared]
+        if known != settings.shared:
+            settings = settings.model_copy(update={"shared": known})
+            directory.save_settings(settings)
     except FleetError:
-        settings = FleetSettings(root=str(root), token=secrets.token_urlsafe(24), tcp_port=tcp_port)
+        settings = FleetSettings(
+            root=str(root),
+            token=secrets.token_urlsafe(24),
+            tcp_port=tcp_port,
+            shared=more,
+            ray_dir=str(head.temp_dir) if head is not None else None,
+            ray_client_port=head.client_port if head is not None else 0,
+        )
         directory.save_settings(settings)
     Path(settings.root).mkdir(parents=True, exist_ok=True, mode=0o700)
     host_class = ray.remote(PodHost)
@@ -134,7 +172,7 @@ def deploy(
             # Where it runs, not where it was asked to: soft affinity may place it elsewhere
             # (a node still starting its workers), and status must say where it is.
             info = ray.get(host.info.remote(), timeout=60)
-            directory.add_host(HostInfo(name=name, node=info["node"]))
+            directory.add_host(HostInfo(name=name, node=info["node"], machine=info["machine"]))
         port = settings.tcp_port + index if settings.tcp_port else 0
         gateway: Any = gateway_class.options(
             name=f"pod-gateway-{node[:8]}",
@@ -170,7 +208,11 @@ class PodLine(BaseModel):
     loaded: bool = False
     state: str = "unplaced"
     """The pod's machine state, ``unloaded``, ``unplaced`` (no host took it yet), or
-    ``unavailable`` (its host does not answer)."""
+    ``unavailable`` (its host does not answer, or its machine has no live node)."""
+    pinned_machine: str | None = None
+    """The machine it must run on (its workspace is not on shared storage), or None."""
+    why: str = ""
+    """Why it is unavailable, when it is."""
 
 
 class FleetStatus(BaseModel):
@@ -198,19 +240,32 @@ def status(timeout: float = ACTOR_CALL_TIMEOUT_S) -> FleetStatus:
         for name, info in infos.items()
     ]
     rows = {row["name"]: row for info in infos.values() for row in info.get("pods", [])}
+    machines = live_machines()
     return FleetStatus(
         nodes=live_nodes(),
         hosts=hosts,
-        pods=[_line(p, rows.get(p.pod), infos) for p in directory.placements()],
+        pods=[_line(p, rows.get(p.pod), infos, machines) for p in directory.placements()],
     )
 
 
 def _line(
-    placement: Placement, row: dict[str, Any] | None, infos: dict[str, dict[str, Any]]
+    placement: Placement,
+    row: dict[str, Any] | None,
+    infos: dict[str, dict[str, Any]],
+    live_machines: list[str],
 ) -> PodLine:
+    """How ``pod fleet status`` shows a pod: what its host says, else what the directory and
+    the cluster's live machines say."""
     line = PodLine(
-        pod=placement.pod, host=placement.host, node=placement.node, epoch=placement.epoch
+        pod=placement.pod,
+        host=placement.host,
+        node=placement.node,
+        epoch=placement.epoch,
+        pinned_machine=placement.pinned_machine,
     )
+    why = placement.unavailable(live_machines)
+    if why is not None:
+        return line.model_copy(update={"state": "unavailable", "why": why})
     if placement.host is None:
         return line
     if row is not None and row.get("host") == placement.host:
@@ -219,13 +274,19 @@ def _line(
             update={"loaded": row["loaded"], "state": row["state"], "node": node}
         )
     if not infos.get(placement.host):
-        return line.model_copy(update={"state": "unavailable"})
+        why = f"its host {placement.host} does not answer (restarting, or its node is down)"
+        return line.model_copy(update={"state": "unavailable", "why": why})
     return line.model_copy(update={"state": "unloaded"})
 
 
-def teardown(*, timeout: float = ACTOR_CALL_TIMEOUT_S) -> None:
-    """Unload every pod to its session, stop every host and gateway, forget the fleet."""
+def teardown(*, timeout: float = ACTOR_CALL_TIMEOUT_S) -> LocalNode | None:
+    """Unload every pod to its session, stop every host and gateway, forget the fleet; the
+    Ray head ``pod fleet up`` started, if it did."""
     directory = Directory(RayKV())
+    try:
+        settings: FleetSettings | None = directory.settings()
+    except FleetError:
+        settings = None
     names = [h.name for h in directory.hosts()]
     names += [f"pod-gateway-{node[:8]}" for node in {h.node for h in directory.hosts()}]
     for name in names:
@@ -238,6 +299,15 @@ def teardown(*, timeout: float = ACTOR_CALL_TIMEOUT_S) -> None:
             ray.get(actor.stop.remote(), timeout=timeout)
         ray.kill(actor, no_restart=True)
     directory.clear()
+    if settings is None or settings.ray_dir is None:
+        return None
+    return LocalNode(
+        temp_dir=Path(settings.ray_dir),
+        address="",
+        label="",
+        head=True,
+        client_port=settings.ray_client_port,
+    )
 
 
 __all__ = [
@@ -249,6 +319,7 @@ __all__ = [
     "deploy",
     "gateway_dir",
     "host_name",
+    "live_machines",
     "live_nodes",
     "start_head",
     "start_local",

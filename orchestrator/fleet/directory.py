@@ -12,7 +12,9 @@ fleet's hosts (:func:`choose_host`): spread evenly, and the same answer from eve
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -140,9 +142,20 @@ class Placement(BaseModel):
     """The epoch its host took it at."""
     node: str | None = None
     """The Ray node its host ran on when it took the pod."""
-    pinned_node: str | None = None
-    """Set when its workspace is not on shared storage: it may only run on this node, and is
-    unavailable while that node is down."""
+    pinned_machine: str | None = None
+    """The machine (host name) its workspace is on, when that is not the fleet's shared
+    storage (:func:`pin_for`): only hosts running there may serve it, and it is unavailable
+    while no node of that machine is up."""
+
+    def unavailable(self, live_machines: list[str]) -> str | None:
+        """Why no host may serve the pod now (its machine has no live node), or None."""
+        if self.pinned_machine is None or self.pinned_machine in live_machines:
+            return None
+        return (
+            f"pod {self.pod} is pinned to machine {self.pinned_machine} (its workspace "
+            f"{self.config.get('workspace')} is not on the fleet's shared storage), which has "
+            "no live node; it is back when a node of that machine is"
+        )
 
 
 class HostInfo(BaseModel):
@@ -150,6 +163,7 @@ class HostInfo(BaseModel):
 
     name: str
     node: str = Field(description="The Ray node it was placed on first (a restart may move it).")
+    machine: str = Field("", description="That node's machine (host name).")
 
 
 class FleetSettings(BaseModel):
@@ -161,6 +175,29 @@ class FleetSettings(BaseModel):
     """What a TCP client sends first (``docs/fleet.md``)."""
     tcp_port: int = 0
     """The first node's gateway TCP port (each further node's is the next one); 0: none."""
+    shared: list[str] = Field(default_factory=list)
+    """Further directories every node sees (``pod fleet up --shared``): a pod whose
+    workspace is under one of them, or under ``root``, may run on any node."""
+    ray_dir: str | None = None
+    """The temp dir of the Ray head ``pod fleet up`` started (``pod fleet down`` stops that
+    one only); None when it joined a cluster."""
+    ray_client_port: int = 0
+    """That head's Ray client server port (its one process that does not name the dir)."""
+
+    def shared_roots(self) -> list[Path]:
+        """Every directory all nodes see."""
+        return [Path(self.root), *map(Path, self.shared)]
+
+
+def pin_for(workspace: Path, shared: list[Path], machine: str) -> str | None:
+    """The machine a pod must stay on: None when its workspace is under shared storage,
+    else ``machine`` (where it was added: the only one known to have it)."""
+    where = os.path.realpath(workspace)
+    for root in shared:
+        base = os.path.realpath(root)
+        if where == base or where.startswith(base.rstrip(os.sep) + os.sep):
+            return None
+    return machine
 
 
 def choose_host(pod: str, hosts: list[str]) -> str:
@@ -216,14 +253,25 @@ class Directory:
         found = [self.kv.get(key) for key in sorted(self.kv.keys("pod/"))]
         return [Placement.model_validate_json(raw) for raw in found if raw is not None]
 
-    def owner(self, pod: str) -> str:
-        """The host that owns the pod now, or the one it goes to if none does yet."""
+    def owner(self, pod: str, *, exclude: str | None = None) -> str:
+        """The host that owns the pod now, or the one it goes to if none does yet (or if
+        ``exclude``, its owner, is gone for good). A pinned pod goes only to a host that
+        started on its machine."""
         placement = self.placement(pod)
         if placement is None:
             raise FleetError(f"the fleet has no pod named {pod}; add it with `pod fleet add`")
-        if placement.host is not None:
+        if placement.host is not None and placement.host != exclude:
             return placement.host
-        return choose_host(pod, [host.name for host in self.hosts()])
+        hosts = [h for h in self.hosts() if h.name != exclude]
+        if placement.pinned_machine is not None:
+            hosts = [h for h in hosts if h.machine == placement.pinned_machine]
+            if not hosts:
+                raise FleetError(
+                    f"pod {pod} is pinned to machine {placement.pinned_machine} (its workspace "
+                    "is not on the fleet's shared storage), and no host of the fleet started "
+                    "there; it is unavailable until a node of that machine joins the fleet"
+                )
+        return choose_host(pod, [h.name for h in hosts])
 
     def remove(self, pod: str) -> None:
         """Forget a pod that was shut down for good, and its epochs."""

@@ -24,20 +24,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import json
 import logging
+import socket
 import time
 import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import ray
 from pydantic import ValidationError
 
 from orchestrator.config import PodConfig
 from orchestrator.errors import OrchestratorError
-from orchestrator.fleet.directory import NAMESPACE, Directory, FleetError, Placement, choose_host
+from orchestrator.fleet.directory import NAMESPACE, Directory, FleetError, Placement, pin_for
 from orchestrator.fleet.raykv import RayKV
 from orchestrator.host.control import HostReply, HostRequest, LoadParams
 from orchestrator.protocol import MAX_LINE_BYTES, AlertData, ErrorData, encode_event
@@ -47,6 +51,11 @@ from orchestrator.session import ensure_private_dir
 log = logging.getLogger(__name__)
 
 SYNC_EVERY_S = 1.0
+GCS_THREADS = 32
+"""Threads for the GCS calls of clients that connect at once: after a node is lost, every
+client of its pods reconnects, and the default pool (a few threads) would queue them."""
+
+T = TypeVar("T")
 
 
 def with_request_id(line: bytes) -> bytes:
@@ -144,6 +153,7 @@ class Gateway:
         self.directory = Directory(RayKV())
         settings = self.directory.settings()
         self.root = Path(settings.root)
+        self.shared = settings.shared_roots()
         self.token = settings.token
         self.dir = gateway_dir(self.root, node)
         self.tcp_host, self.tcp_port = tcp_host, tcp_port
@@ -151,9 +161,22 @@ class Gateway:
         self._servers: list[asyncio.Server] = []
         self._sync: asyncio.Task[None] | None = None
         self._syncing = asyncio.Lock()
+        self._starting = asyncio.Lock()
+        self._gcs_pool = ThreadPoolExecutor(GCS_THREADS, thread_name_prefix="gateway-gcs")
+
+    async def _gcs(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """A blocking call to Ray's GCS (the KV, ``get_actor``), on the gateway's threads."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self._gcs_pool, functools.partial(call, *args, **kwargs)
+        )
 
     async def start(self) -> dict[str, Any]:
-        """Bind the control socket, every pod's socket and the TCP listener."""
+        """Bind the control socket, every pod's socket and the TCP listener (once: a second
+        call, even one made while the first still binds, only reports)."""
+        async with self._starting:
+            return await self._start()
+
+    async def _start(self) -> dict[str, Any]:
         if self._sync is None:
             ensure_private_dir(self.dir)
             control = bind_socket(self.dir / "control.sock")
@@ -193,7 +216,7 @@ class Gateway:
             await self._sync_now()
 
     async def _sync_now(self) -> None:
-        listed = {p.pod for p in await asyncio.to_thread(self.directory.placements)}
+        listed = {p.pod for p in await self._gcs(self.directory.placements)}
         for name in listed - set(self._pods):
             sock = bind_socket(self.dir / f"{name}.sock")
 
@@ -222,13 +245,15 @@ class Gateway:
 
     async def _open(self, pod: str) -> _Route:
         """A connection on the pod's owner (placing the pod first if no host owns it)."""
-        owner = await asyncio.to_thread(self.directory.owner, pod)
+        # Off the loop: each is a blocking round trip to the GCS, and while a node is lost the
+        # GCS is slow to answer; on the loop, every other client of this gateway would wait.
+        owner = await self._gcs(self.directory.owner, pod)
         try:
-            host = ray.get_actor(owner, namespace=NAMESPACE)
+            host = await self._gcs(ray.get_actor, owner, namespace=NAMESPACE)
         except ValueError:
             # The owner was removed for good (not restarting): another host takes the pod.
-            live = [h.name for h in self.directory.hosts() if h.name != owner]
-            host = ray.get_actor(choose_host(pod, live), namespace=NAMESPACE)
+            other = await self._gcs(self.directory.owner, pod, exclude=owner)
+            host = await self._gcs(ray.get_actor, other, namespace=NAMESPACE)
         link = await host.open.remote(pod)
         return _Route(host, link)
 
@@ -344,7 +369,11 @@ class Gateway:
                 sessions = self.root / "sessions"
                 ensure_private_dir(sessions)
                 config = config.model_copy(update={"session": sessions / f"{name}.jsonl"})
-            found = Placement(pod=name, config=config.model_dump(mode="json"))
+            found = Placement(
+                pod=name,
+                config=config.model_dump(mode="json"),
+                pinned_machine=pin_for(config.workspace, self.shared, socket.gethostname()),
+            )
             self.directory.place(found)
         await self.sync()
         return {**found.model_dump(), "socket": str(self.dir / f"{name}.sock")}

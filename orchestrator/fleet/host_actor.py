@@ -20,6 +20,7 @@ import itertools
 import logging
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -56,6 +57,7 @@ class PodHost:
             max_loaded=max_loaded,
             control_path=self.sockets / "host.sock",
             registry_path=self.sockets / "host.registry",
+            on_forget=self._shut_down,
         )
         self.fences: dict[str, Fence] = {}
         self._links: dict[str, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
@@ -83,28 +85,53 @@ class PodHost:
         async with lock:
             slot = self.host.slots.get(pod)
             fence = self.fences.get(pod)
+            # The KV calls run on threads: each is a round trip to the GCS, slow while a node
+            # is being declared dead, and every pod of this actor shares its loop.
             if slot is not None and fence is not None:
-                if self.directory.epochs.current(pod) == fence.epoch:
+                if await asyncio.to_thread(self.directory.epochs.current, pod) == fence.epoch:
                     return slot
                 await self._drop(pod)  # superseded: another host owns it now
-            placement = self.directory.placement(pod)
+            placement = await asyncio.to_thread(self.directory.placement, pod)
             if placement is None:
                 raise FleetError(f"the fleet has no pod named {pod}")
+            node = ray.get_runtime_context().get_node_id()
+            machine = socket.gethostname()
+            if placement.pinned_machine not in (None, machine):
+                # Its host was restarted on another machine (its own is down): the workspace
+                # is not here, so the pod is unavailable, not served without its files.
+                raise FleetError(
+                    f"pod {pod} is pinned to machine {placement.pinned_machine} (its "
+                    "workspace is not on the fleet's shared storage) and this host runs on "
+                    f"{machine}; it is unavailable while that machine has no live node"
+                )
             config = PodConfig.model_validate(placement.config)
             if config.session is None:
                 raise FleetError(f"pod {pod} has no session path on shared storage")
-            epoch = self.directory.epochs.take(pod, host=self.name)
+            epoch = await asyncio.to_thread(self.directory.epochs.take, pod, host=self.name)
             fence = Fence(pod=pod, epoch=epoch, store=self.directory.epochs)
             await asyncio.to_thread(claim_session, config.session, fence, host=self.name)
             slot = await self.host.register(config, self.sockets / f"{pod}.sock", continue_=True)
             slot.fence = fence
             slot.on_fenced = self._fenced
             self.fences[pod] = fence
-            node = ray.get_runtime_context().get_node_id()
-            self.directory.place(
-                placement.model_copy(update={"host": self.name, "epoch": epoch, "node": node})
-            )
+            placed = placement.model_copy(update={"host": self.name, "epoch": epoch, "node": node})
+            await asyncio.to_thread(self.directory.place, placed)
             return slot
+
+    def _shut_down(self, pod: str) -> None:
+        """A client shut the pod down (``shutdown``): it leaves the fleet, as it leaves a
+        ``pod host`` (its session file stays; ``pod fleet add`` brings it back)."""
+        fence = self.fences.pop(pod, None)
+        if fence is None:
+            return
+        task = asyncio.ensure_future(asyncio.to_thread(self._remove, pod, fence))
+        self._dropping.add(task)
+        task.add_done_callback(self._dropping.discard)
+
+    def _remove(self, pod: str, fence: Fence) -> None:
+        # Only while this host still owns it: a pod another host took over is that host's.
+        if self.directory.epochs.current(pod) == fence.epoch:
+            self.directory.remove(pod)
 
     def _fenced(self, slot: PodSlot) -> None:
         """A write of a loaded pod was refused: another host owns it now. Dropped at once,
@@ -203,7 +230,13 @@ class PodHost:
         await self._ready()
         rows = [self._row(slot) for slot in list(self.host.slots.values())]
         node = ray.get_runtime_context().get_node_id()
-        return {"name": self.name, "node": node, "pid": os.getpid(), "pods": rows}
+        return {
+            "name": self.name,
+            "node": node,
+            "machine": socket.gethostname(),
+            "pid": os.getpid(),
+            "pods": rows,
+        }
 
     async def stop(self) -> None:
         """Unload every pod it may, shut down the others, and remove its sockets."""

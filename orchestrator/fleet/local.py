@@ -103,24 +103,27 @@ def start_node(
     label: str,
     address: str | None = None,
     num_cpus: int = 1,
-    object_store_mb: int = 80,
+    object_store_mb: int | None = 80,
     env: dict[str, str] | None = None,
+    port: int | None = None,
 ) -> LocalNode:
     """``ray start`` a head (no ``address``) or a node joining ``address``, with its own temp
-    dir and ports, and a custom resource ``label``. :class:`FleetError` when Ray cannot start
-    (what it printed ends the message)."""
+    dir and ports (a head's GCS on ``port``, else a free one), and a custom resource
+    ``label``. ``object_store_mb`` None: Ray's default. :class:`FleetError` when Ray cannot
+    start (what it printed ends the message)."""
     temp_dir.mkdir(parents=True, exist_ok=True)
     environ = {**os.environ, "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
     environ.update(env or {})
     command = [
         ray_command(), "start", f"--temp-dir={temp_dir}", f"--num-cpus={num_cpus}",
-        f"--object-store-memory={object_store_mb * 1024 * 1024}",
         f"--resources={json.dumps({label: 1})}", "--disable-usage-stats",
         f"--dashboard-agent-listen-port={free_port()}",
     ]  # fmt: skip
+    if object_store_mb is not None:
+        command.append(f"--object-store-memory={object_store_mb * 1024 * 1024}")
     client_port = 0
     if address is None:
-        port, client_port = free_port(), free_port()
+        port, client_port = port or free_port(), free_port()
         address = f"127.0.0.1:{port}"
         command += [
             "--head", f"--port={port}", f"--ray-client-server-port={client_port}",

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,9 @@ class Host:
     """Stop once the last pod was shut down (a host the CLI started for its pods)."""
     baseline_rss_bytes: int | None = None
     """The process's RSS before it loaded any pod (:meth:`start`)."""
+    on_forget: Callable[[str], None] | None = None
+    """Told the name of a pod a client shut down (the host forgot it): a fleet host drops it
+    from the fleet's directory."""
     _control: asyncio.Server | None = None
     _sweeper: asyncio.Task[None] | None = None
     _release: asyncio.TimerHandle | None = None
@@ -334,6 +338,8 @@ class Host:
         if self.slots.get(slot.name) is slot:
             del self.slots[slot.name]
             self._save_registry()
+            if self.on_forget is not None:
+                self.on_forget(slot.name)
             if self.exit_when_empty and not self.slots:
                 self.stopped.set()
 

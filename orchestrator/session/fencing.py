@@ -131,7 +131,10 @@ def claim_session(path: Path, fence: Fence, *, host: str) -> bool:
                 "or wait for Ray to end it"
             ) from None
         record = FenceRecord(epoch=fence.epoch, host=host, at_ms=int(time.time() * 1000))
-        line = fence.stamp(record.model_dump_json().encode(), path)
+        # Not stamped: the record names its epoch itself (the loader raises the session's
+        # epoch there), and a stamp would say it twice. Still only while the store agrees.
+        fence.check(path)
+        line = record.model_dump_json().encode()
         # The file may end in a torn line of a host that died mid-write: end it first.
         whole = os.pread(fd, 1, os.fstat(fd).st_size - 1) == b"\n"
         data = (b"" if whole else b"\n") + line + b"\n"

@@ -196,6 +196,9 @@ def load_session(path: Path) -> LoadedSession:
             session.unloaded = record
         elif isinstance(record, FenceRecord):
             session.epoch = record.epoch
+            # Every record of an older owner from here on is stale (the claim is not stamped:
+            # it names its epoch itself).
+            high = record.epoch if high is None else max(high, record.epoch)
         elif isinstance(record, RewindRecord):
             session.unloaded = None
             if record.phase == "intent":

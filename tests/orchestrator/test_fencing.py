@@ -114,6 +114,8 @@ def test_the_loader_skips_what_a_superseded_owner_wrote_after_the_takeover(
 
     new_fence = epochs.take("p")
     assert claim_session(path, new_fence, host="h2")
+    [claim] = [line for line in path.read_bytes().splitlines() if b'"type":"fence"' in line]
+    assert claim.count(b'"epoch"') == 1  # the claim names its epoch once, itself
     # The old owner's next turn, as its machine wrote it: stamped with epoch 1, which its
     # check still saw. Written aside, then appended the way its O_APPEND writes land.
     aside = tmp_path / "aside.jsonl"

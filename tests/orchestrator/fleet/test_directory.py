@@ -11,10 +11,12 @@ from orchestrator.fleet import (
     Directory,
     Epochs,
     FleetError,
+    FleetSettings,
     HostInfo,
     MemoryKV,
     Placement,
     choose_host,
+    pin_for,
 )
 from orchestrator.session import Fence, SessionFenced
 
@@ -91,3 +93,43 @@ def test_the_owner_is_the_directory_s_word_then_the_hash() -> None:
 def test_a_cluster_without_a_fleet_says_how_to_start_one() -> None:
     with pytest.raises(FleetError, match="pod fleet up"):
         Directory(MemoryKV()).settings()
+
+
+def test_a_workspace_off_shared_storage_pins_its_pod_to_its_machine(tmp_path: Path) -> None:
+    root, shared, own = tmp_path / "root", tmp_path / "nfs", tmp_path / "home"
+    for path in (root / "ws", shared / "a", own / "b", tmp_path / "nfs-other"):
+        path.mkdir(parents=True)
+    settings = FleetSettings(root=str(root), token="t", shared=[str(shared)])
+    roots = settings.shared_roots()
+    assert pin_for(root / "ws", roots, "m1") is None
+    assert pin_for(shared / "a", roots, "m1") is None
+    assert pin_for(shared, roots, "m1") is None
+    assert pin_for(own / "b", roots, "m1") == "m1"
+    # A sibling whose name starts alike is not under it; a link into shared storage is.
+    assert pin_for(tmp_path / "nfs-other", roots, "m1") == "m1"
+    (own / "link").symlink_to(shared / "a")
+    assert pin_for(own / "link", roots, "m1") is None
+
+
+def test_a_pinned_pod_goes_only_to_a_host_of_its_machine() -> None:
+    directory = Directory(MemoryKV())
+    directory.add_host(HostInfo(name="a1", node="na", machine="alpha"))
+    directory.add_host(HostInfo(name="b1", node="nb", machine="beta"))
+    directory.add_host(HostInfo(name="b2", node="nb", machine="beta"))
+    directory.place(Placement(pod="p", config={"workspace": "/w"}, pinned_machine="beta"))
+    assert {directory.owner("p")} <= {"b1", "b2"}
+    # Its owner gone for good: another host of the same machine, never one elsewhere.
+    owner = directory.owner("p")
+    directory.place(Placement(pod="p", config={}, pinned_machine="beta", host=owner))
+    assert directory.owner("p", exclude=owner) == ({"b1", "b2"} - {owner}).pop()
+    directory.place(Placement(pod="q", config={}, pinned_machine="gamma"))
+    with pytest.raises(FleetError, match=r"pinned to machine gamma .* no host of the fleet"):
+        directory.owner("q")
+
+
+def test_a_pinned_pod_is_unavailable_while_its_machine_has_no_live_node() -> None:
+    pinned = Placement(pod="p", config={"workspace": "/home/me/app"}, pinned_machine="beta")
+    assert pinned.unavailable(["alpha", "beta"]) is None
+    why = pinned.unavailable(["alpha"])
+    assert why is not None and "pinned to machine beta" in why and "/home/me/app" in why
+    assert Placement(pod="s", config={}).unavailable([]) is None

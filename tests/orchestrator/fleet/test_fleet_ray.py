@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -144,3 +147,80 @@ async def test_a_pod_taken_over_by_another_host_is_served_there(
     back = await old.acquire.remote("charlie")
     assert back["epoch"] == before.epoch + 2
     assert load_session(Path(row["config"]["session"])).warnings == []
+
+
+async def refused(socket: str) -> str:
+    """The message of the error a gateway answers a client with at once."""
+    events = await run(socket, {"method": "get_status"})
+    assert events[-1][0] == "error", events
+    return str(events[-1][1]["message"])
+
+
+async def test_a_pod_pinned_to_a_machine_without_a_host_is_unavailable(
+    fleet: Path, workspace: Path
+) -> None:
+    row = await add_pod(fleet, workspace, "delta")
+    directory = Directory(RayKV())
+    placed = directory.placement("delta")
+    # Its workspace (the test's tmp dir) is not under the fleet's root: pinned to this machine.
+    assert placed is not None and placed.pinned_machine == socket.gethostname()
+    # As if it had been added on a machine whose nodes are all down.
+    directory.place(placed.model_copy(update={"pinned_machine": "gone-machine"}))
+    assert "pinned to machine gone-machine" in await refused(row["socket"])
+    (line,) = [p for p in status().pods if p.pod == "delta"]
+    assert (line.state, line.pinned_machine) == ("unavailable", "gone-machine")
+    assert "no live node" in line.why
+    # Its host restarted on another machine: that host will not serve it without its files.
+    host = directory.hosts()[0].name
+    directory.place(placed.model_copy(update={"pinned_machine": "gone-machine", "host": host}))
+    assert f"this host runs on {socket.gethostname()}" in await refused(row["socket"])
+    # Back on its machine, it is served again.
+    directory.place(placed)
+    events = await run(row["socket"], {"method": "run", "params": {"input": "hello"}})
+    assert events[-1] == ("run_end", {"result": "finished"})
+
+
+async def test_a_pod_a_client_shuts_down_leaves_the_fleet(fleet: Path, workspace: Path) -> None:
+    row = await add_pod(fleet, workspace, "echo")
+    await run(row["socket"], {"method": "run", "params": {"input": "hi"}})
+    reader, writer = await asyncio.open_unix_connection(row["socket"])
+    writer.write(b'{"method": "shutdown"}\n')
+    while await asyncio.wait_for(reader.readline(), 60):
+        pass  # the pod closes the connection once it has stopped
+    writer.close()
+    directory = Directory(RayKV())
+    for _ in range(100):
+        if directory.placement("echo") is None and not Path(row["socket"]).exists():
+            break
+        await asyncio.sleep(0.1)
+    assert directory.placement("echo") is None
+    assert not Path(row["socket"]).exists()  # the gateway unbound it
+    assert "echo" not in [p.pod for p in status().pods]
+    assert user_messages(row["config"]["session"]) != []  # its session stays
+
+
+async def test_a_gateway_restarted_by_ray_binds_its_sockets_again(
+    fleet: Path, workspace: Path
+) -> None:
+    row = await add_pod(fleet, workspace, "foxtrot")
+    (gateway,) = [
+        a for a in ray.util.list_named_actors(True) if a["name"].startswith("pod-gateway-")
+    ]
+    actor = ray.get_actor(gateway["name"], namespace=NAMESPACE)
+    old_pid = await actor.pid.remote()
+    os.kill(old_pid, signal.SIGKILL)
+    for _ in range(300):
+        try:
+            if await actor.pid.remote() != old_pid:
+                break
+        except ray.exceptions.RayActorError:
+            pass
+        await asyncio.sleep(0.1)
+    events: list[tuple[str, dict[str, Any]]] = []
+    for _ in range(100):  # it binds once its constructor is done
+        try:
+            events = await run(row["socket"], {"method": "run", "params": {"input": "back"}})
+            break
+        except (ConnectionError, FileNotFoundError):
+            await asyncio.sleep(0.1)
+    assert events and events[-1] == ("run_end", {"result": "finished"})
