@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 NOT_INTERACTIVE = (
-    "pod run is not interactive, so nobody could approve this call: denied. Allow it with "
-    "--permission-mode (accept-edits, yolo) or an allow rule in [permissions]"
+    "pod run is not interactive; allow such calls with --permission-mode (accept-edits, "
+    "yolo) or an allow rule in [permissions]"
 )
 """The denial message for a run with no terminal to ask on (the model reads it)."""
 
@@ -85,7 +85,7 @@ class TerminalApprover:
         if not self.interactive:
             self.err.write(f"{describe(data)}\n  ✗ denied: pod run is not interactive\n")
             self.err.flush()
-            await self.send("deny", {"id": data["id"], "message": NOT_INTERACTIVE})
+            await self.send("deny", {"id": data["id"], "message": NOT_INTERACTIVE, "asked": False})
             return
         self._waiting[str(data["id"])] = data
         if self._worker is None or self._worker.done():
@@ -130,7 +130,7 @@ class TerminalApprover:
             self.err.flush()
             line = await _read_line(self.stdin_fd)
             if line is None:  # end of input: nobody will answer
-                return Answer("deny", {"id": call_id, "message": NOT_INTERACTIVE})
+                return Answer("deny", {"id": call_id, "message": NOT_INTERACTIVE, "asked": False})
             answer = parse_answer(call_id, line)
             if answer is not None:
                 return answer

@@ -37,6 +37,8 @@ class Answer:
     allow: bool
     scope: Literal["once", "session"] = "once"
     message: str = ""
+    asked: bool = True
+    """False: nobody was asked (a client with no person to ask refused for them)."""
 
 
 def describe(call: ToolUseBlock) -> str:

@@ -702,9 +702,10 @@ class Controller:
             call_id, Answer(allow=True, scope="session" if scope == "session" else "once")
         )
 
-    def deny_call(self, call_id: str, message: str = "") -> None:
-        """Refuse a waiting tool call; the model reads the message."""
-        self.approvals.answer(call_id, Answer(allow=False, message=message))
+    def deny_call(self, call_id: str, message: str = "", asked: bool = True) -> None:
+        """Refuse a waiting tool call; the model reads the message (``asked`` False: no
+        person was asked, a client refused on nobody's behalf)."""
+        self.approvals.answer(call_id, Answer(allow=False, message=message, asked=asked))
 
     def turn_open(self) -> bool:
         """Whether the last turn is still open (paused), so a compaction returns to paused."""

@@ -111,7 +111,11 @@ class Methods:
                 )
                 reply(encode_event("error", error))
                 return
-            extra = {"scope": params.scope} if method == "approve" else {"message": params.message}
+            extra = (
+                {"scope": params.scope}
+                if method == "approve"
+                else {"message": params.message, "asked": params.asked}
+            )
             self._event(method, reply, request_id, call_id=params.id, **extra)
         else:
             self._event(method, reply, request_id)

@@ -530,7 +530,8 @@ class ServedPod:
                 log.warning("unloading %s: %s", self.pod.session_path.name, exc)
                 controller.transcript.close()
         else:
-            controller.transcript.close()
+            # A session nobody said a word in is not kept (`pod chat --new` then quit).
+            controller.transcript.close(discard_if_empty=True)
         if not unload:
             with contextlib.suppress(FileNotFoundError):
                 self.info.unlink()

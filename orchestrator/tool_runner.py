@@ -291,7 +291,13 @@ class ToolRunner:
             await self._run_one(call, commit)
         else:
             reason = answer.message.strip() or "no reason given"
-            commit(ToolResult(call_id=call.id, summary=f"denied by user: {reason}", is_error=True))
+            # The model is told who refused: a person, or a client nobody could answer on.
+            summary = (
+                f"denied by user: {reason}"
+                if answer.asked
+                else f"not run: nobody could be asked to approve it ({reason})"
+            )
+            commit(ToolResult(call_id=call.id, summary=summary, is_error=True))
 
     async def _begin(
         self,

@@ -296,11 +296,12 @@ class Transcript:
         self._wake()
         return not self._writes
 
-    def close(self) -> None:
-        """Write what waits (if the disk takes it), then close the session file."""
+    def close(self, *, discard_if_empty: bool = False) -> None:
+        """Write what waits (if the disk takes it), then close the session file (removing it
+        if ``discard_if_empty`` and it holds nothing but its header)."""
         with contextlib.suppress(SessionWriteError):
             self.require_durable()
-        self.session.close()
+        self.session.close(discard_if_empty=discard_if_empty)
 
     def _queue(self, write: _Write) -> None:
         self._waiting.append(write)

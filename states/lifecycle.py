@@ -153,8 +153,9 @@ class LifecycleModel(Protocol):
     def approve_call(self, call_id: str, scope: str = "once") -> None:
         """Let a waiting tool call run (``session``: and calls like it from now on)."""
 
-    def deny_call(self, call_id: str, message: str = "") -> None:
-        """Refuse a waiting tool call; the model reads the message."""
+    def deny_call(self, call_id: str, message: str = "", asked: bool = True) -> None:
+        """Refuse a waiting tool call; the model reads the message (``asked`` False: no
+        person was asked, a client refused on nobody's behalf)."""
 
     def end_turn(self, result: str) -> None:
         """Close the current turn for good with this result (``turn_end``)."""

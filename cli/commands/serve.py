@@ -182,7 +182,12 @@ def register(app: typer.Typer) -> None:
                 sys.stderr.flush()
             waiter.cancel()
             pod = await task
-            sys.stderr.write(f"pod {config.pod_name()} stopped; session {pod.session_path}\n")
+            kept = (
+                f"session {pod.session_path}"
+                if pod.session_path.exists()
+                else "its session was empty and is not kept"
+            )
+            sys.stderr.write(f"pod {config.pod_name()} stopped; {kept}\n")
 
         # Tool processes are the pod's children: keep them out of its /proc environ and memory
         # (cli.main does it for every pod process; a serve started another way is covered too).

@@ -448,7 +448,7 @@ class PodAgent:
         except Exception as exc:  # the editor failed to answer: deny, and say why
             log.warning("permission request for %s failed: %s", call_id, exc)
             await session.client.send(
-                "deny", {"id": call_id, "message": "the editor could not be asked"}
+                "deny", {"id": call_id, "message": "the editor could not be asked", "asked": False}
             )
             return
         method, params = mapping.permission_answer(response)

@@ -356,7 +356,10 @@ def permission_answer(response: schema.RequestPermissionResponse) -> tuple[str, 
         return "approve", {"scope": outcome.option_id}
     if isinstance(outcome, schema.AllowedOutcome):
         return "deny", {"message": "denied in the editor"}
-    return "deny", {"message": "the editor withdrew the question (the prompt was cancelled)"}
+    return "deny", {
+        "message": "the editor withdrew the question (the prompt was cancelled)",
+        "asked": False,
+    }
 
 
 def message_chunk(text: str) -> schema.AgentMessageChunk:

@@ -163,7 +163,7 @@ class HostInfo(BaseModel):
 
     name: str
     node: str = Field(description="The Ray node it was placed on first (a restart may move it).")
-    machine: str = Field("", description="That node's machine (host name).")
+    machine: str = Field(default="", description="That node's machine (host name).")
 
 
 class FleetSettings(BaseModel):

@@ -65,6 +65,8 @@ class PodHost:
         self._started: asyncio.Task[None] | None = None
         self._taking: dict[str, asyncio.Lock] = {}
         self._dropping: set[asyncio.Future[None]] = set()
+        self._die_after_send: tuple[str, Path, str] | None = None
+        """Fault injection (:meth:`die_after_next_send`): the pod, its session, the marker."""
 
     async def _ready(self) -> None:
         if self._started is None:
@@ -185,7 +187,7 @@ class PodHost:
         reader, writer = await asyncio.open_unix_connection(
             str(slot.socket_path), limit=MAX_LINE_BYTES
         )
-        link = f"{self.name}:{os.getpid()}:{next(self._ids)}"
+        link = f"{self.name}:{os.getpid()}:{next(self._ids)}:{pod}"
         self._links[link] = (reader, writer)
         return link
 
@@ -194,6 +196,28 @@ class PodHost:
         _, writer = self._link(link)
         writer.write(data)
         await writer.drain()
+        fault = self._die_after_send
+        if fault is not None and link.endswith(f":{fault[0]}"):
+            await self._die_once_written(fault[1], fault[2])
+
+    # -- fault injection ---------------------------------------------------------------------
+
+    async def die_after_next_send(self, pod: str, marker: str) -> None:
+        """Fault injection for the gateway's retry test (nothing else calls it): after the
+        next ``send`` to a connection of ``pod``, wait until its session file holds
+        ``marker`` (a run's request id), then end this process at once, before ``send``
+        returns. The gateway sees a host lost mid-call whose line took effect."""
+        slot = await self._own(pod)
+        if slot.config.session is None:
+            raise FleetError(f"pod {pod} has no session file")
+        self._die_after_send = (pod, slot.config.session, marker)
+
+    async def _die_once_written(self, session: Path, marker: str) -> None:
+        for _ in range(200):
+            if marker.encode() in await asyncio.to_thread(session.read_bytes):
+                break
+            await asyncio.sleep(0.05)
+        os._exit(70)
 
     async def events(self, link: str) -> AsyncIterator[bytes]:
         """What the pod writes to a connection, a chunk at a time, until it closes it."""

@@ -105,6 +105,10 @@ class DenyParams(_Params):
     id: str = Field(min_length=1)
     message: str = Field(default="", max_length=4000)
     """What the model is told (``denied by user: <message>``)."""
+    asked: bool = True
+    """False when no person was asked (a client with no terminal, an editor that could not
+    be reached): the model is told ``not run: nobody could be asked to approve it
+    (<message>)``, not that a user denied it."""
 
 
 class CompactParams(_Params):

@@ -57,6 +57,8 @@ class SessionWriter:
         self._fd = fd
         self._size = os.fstat(fd).st_size
         self._torn = False
+        self._header_only_at: int | None = None
+        """The file's size right after this writer created it with its header alone."""
         try:
             if exists:
                 self._repair_torn_tail()
@@ -68,6 +70,7 @@ class SessionWriter:
                     **(header or {}),
                 )
                 self._write(first.model_dump_json().encode())
+                self._header_only_at = self._size
         except SessionWriteError as exc:
             self.close()
             raise SessionError(str(exc)) from None
@@ -139,8 +142,16 @@ class SessionWriter:
         """Persist a title for the session."""
         self._write(TitleRecord(title=title).model_dump_json().encode())
 
-    def close(self) -> None:
-        """Close the file and release the lock."""
+    def close(self, *, discard_if_empty: bool = False) -> None:
+        """Close the file and release the lock. ``discard_if_empty`` (a pod's clean stop): a
+        file this writer created that still holds only its header is removed first, while
+        the lock is held (``pod chat --new`` left without a word leaves no session behind)."""
+        if discard_if_empty and self._fd >= 0 and self._size == self._header_only_at:
+            with contextlib.suppress(OSError):
+                # Checked on disk too: another writer of the same file is refused by the lock,
+                # but the size is what proves nothing was appended.
+                if os.fstat(self._fd).st_size == self._size:
+                    self.path.unlink()
         if self._fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(self._fd)

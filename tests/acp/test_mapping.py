@@ -101,7 +101,13 @@ def test_slash_commands_and_stop_reasons() -> None:
         ),
         (
             schema.DeniedOutcome(outcome="cancelled"),
-            ("deny", {"message": "the editor withdrew the question (the prompt was cancelled)"}),
+            (
+                "deny",
+                {
+                    "message": "the editor withdrew the question (the prompt was cancelled)",
+                    "asked": False,
+                },
+            ),
         ),
     ],
 )

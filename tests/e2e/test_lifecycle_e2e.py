@@ -380,3 +380,19 @@ async def test_a_turn_stops_with_limit_reached_once_its_token_budget_is_spent(
         alerts = [e for e in events if e.event == "alert"]
         assert any("max_turn_tokens" in a.data["message"] for a in alerts)
         await client.close()
+
+
+async def test_a_pod_stopped_before_anyone_spoke_leaves_no_session(
+    workspace: Path, short_dir: Path
+) -> None:
+    async with running_pod(workspace, short_dir) as silent:
+        c = await silent.client()
+        assert (await c.status()).status == "idle"
+        await c.close()
+    assert not silent.task.result().session_path.exists()
+    async with running_pod(workspace, short_dir, replies=[ScriptedReply(text="hi")]) as spoken:
+        c = await spoken.client()
+        await c.send("run", {"input": "hello"})
+        await collect_until(c, "run_end")
+        await c.close()
+    assert spoken.task.result().session_path.exists()

@@ -278,3 +278,22 @@ def test_the_state_says_what_it_means(tmp_path: Path) -> None:
         assert (row.state, row.holder and row.holder["pod"]) == ("live", "alpha")
     finally:
         live.close()
+
+
+def test_a_clean_stop_discards_a_session_it_created_and_wrote_nothing_to(tmp_path: Path) -> None:
+    empty, used, older = tmp_path / "empty.jsonl", tmp_path / "used.jsonl", tmp_path / "old.jsonl"
+    SessionWriter(empty, pod="p", workspace=tmp_path).close(discard_if_empty=True)
+    assert not empty.exists() and not lock_path(empty).exists()
+
+    writer = SessionWriter(used, pod="p", workspace=tmp_path)
+    writer.title("named, if nothing else")
+    writer.close(discard_if_empty=True)
+    assert len(used.read_text().splitlines()) == 2
+
+    # A session it did not create is never removed, however little it holds.
+    SessionWriter(older, pod="p", workspace=tmp_path).close()
+    SessionWriter(older, pod="p", workspace=tmp_path).close(discard_if_empty=True)
+    assert older.exists()
+    # An unload (or anything but a clean stop) keeps even an empty one.
+    SessionWriter(empty, pod="p", workspace=tmp_path).close()
+    assert empty.exists()
