@@ -59,9 +59,49 @@ def _stable_ids(dot_source: str) -> str:
     return _OBJECT_ID.sub(renumber, dot_source)
 
 
+_EDGE = re.compile(r"^(?P<ends>\S+ -> \S+) \[label=<(?P<label><table .*</table>)>(?P<rest>.*)\];$")
+_ROW = re.compile(r"<tr>.*?</tr>")
+_SPACER = '<tr><td cellpadding="1"></td></tr>'
+
+
+def merge_parallel_edges(dot: str) -> str:
+    """One edge per pair of states, its label the labels of every transition between them.
+
+    Graphviz draws the labels of parallel edges (above all those leaving a compound state,
+    clipped to its border) on top of each other; one edge with one stacked label cannot
+    overlap itself.
+    """
+    lines = dot.splitlines()
+    merged: dict[tuple[str, str], list[str]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for number, line in enumerate(lines):
+        edge = _EDGE.match(line)
+        if edge is None:
+            continue
+        key = (edge["ends"], edge["rest"])
+        rows = [row for row in _ROW.findall(edge["label"]) if row != _SPACER]
+        merged.setdefault(key, []).extend(rows)
+        first.setdefault(key, number)
+    out: list[str] = []
+    for number, line in enumerate(lines):
+        edge = _EDGE.match(line)
+        if edge is None:
+            out.append(line)
+            continue
+        key = (edge["ends"], edge["rest"])
+        if first[key] != number:
+            continue  # drawn with the first edge of its pair
+        table = re.match(r"<table[^>]*>", edge["label"])
+        opening = table.group(0) if table else "<table>"
+        label = opening + "".join(merged[key]) + _SPACER + "</table>"
+        out.append(f"{edge['ends']} [label=<{label}>{edge['rest']}];")
+    return "\n".join(out) + ("\n" if dot.endswith("\n") else "")
+
+
 def dot_source() -> str:
-    """The lifecycle in the DOT language, with stable node names."""
-    return _stable_ids(formatter.render(PodLifecycle, "dot"))
+    """The lifecycle in the DOT language, with stable node names and one labelled edge per
+    pair of states."""
+    return merge_parallel_edges(_stable_ids(formatter.render(PodLifecycle, "dot")))
 
 
 def render_diagram(fmt: DiagramFormat) -> str | bytes:

@@ -377,6 +377,7 @@ class PodApp(App[str]):
 
     def _on_error(self, error: ErrorData) -> None:
         run = self._runs.pop(str(error.id), None)
+        self.model.pod.run_sent = False  # a refused run or resume left the pod as it was
         if run is not None and not self.editor.text.strip():
             # The pod refused our run (e.g. another client started a turn first): give the
             # input back rather than losing it.
@@ -395,6 +396,8 @@ class PodApp(App[str]):
         except ClientError as exc:
             self._say(Notice(str(exc), "error"))
             return False
+        if method in ("run", "resume"):
+            self.model.pod.run_sent = True
         return True
 
     async def _complete(self, prefix: str) -> list[str]:
@@ -690,7 +693,6 @@ class PodApp(App[str]):
             card = self._card(previous)
             if card is not None:
                 card.toggle()
-                card.scroll_visible(animate=False)
             return
         elif not cards:
             self.editor.leave_cards()

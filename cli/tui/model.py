@@ -316,10 +316,15 @@ class PodView:
     """Live child pods of ``task`` calls, by call id."""
     jobs: list[JobData] = field(default_factory=list)
     """The pod's background jobs, as the last status listed them."""
+    run_sent: bool = False
+    """A ``run`` (or ``resume``) went out and the pod has not said it runs yet: the keys act
+    as while running (a Ctrl-C right after Enter pauses that turn, it does not arm quit)."""
 
     def update(self, data: StatusData) -> None:
         """Take a ``status`` event (broadcast or reply)."""
         self.connected = True
+        if data.status != self.status or data.status == "running":
+            self.run_sent = False  # the pod took it (running), or it ended or was refused
         self.status = data.status
         self.state = data.state
         self.name = data.name or self.name
@@ -339,8 +344,13 @@ class PodView:
 
     @property
     def key_status(self) -> str:
-        """The status the keys act on: the pod's, or ``disconnected``."""
-        return self.status if self.connected else "disconnected"
+        """The status the keys act on: the pod's (``running`` once a run was sent), or
+        ``disconnected``."""
+        if not self.connected:
+            return "disconnected"
+        if self.run_sent and self.status in ("idle", "paused"):
+            return "running"
+        return self.status
 
     @property
     def state_label(self) -> str:

@@ -229,8 +229,12 @@ class Card(Widget):
         self._title.update(Text(f"{symbol} {_first_line(self._title_text)}"))
 
     def toggle(self) -> None:
-        """Expand or collapse."""
+        """Expand or collapse; an expanded card is brought into view once it is laid out
+        (before that its region is still one line, and the newest card's body would open
+        below the bottom of the view)."""
         self.expanded = not self.expanded
+        if self.expanded:
+            self.call_after_refresh(self.scroll_visible, animate=False)
 
     def watch_expanded(self, expanded: bool) -> None:
         """Show or hide the body."""

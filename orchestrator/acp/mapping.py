@@ -305,7 +305,13 @@ def tool_finished(
         tool_call_id=call_id,
         status="failed" if is_error else "completed",
         content=parts,
-        raw_output={"summary": summary, "content": content, "is_error": is_error},
+        # The output itself is in ``content`` only: editors that also print rawOutput (acpx)
+        # would show it twice.
+        raw_output={
+            "summary": summary,
+            "is_error": is_error,
+            "output_chars": len(content or ""),
+        },
     )
 
 

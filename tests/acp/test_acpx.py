@@ -71,6 +71,7 @@ def test_a_prompt_with_a_file_and_a_command_approved_then_denied(
     assert "session/request_permission" in approved.stdout
     ran = "\n    hello from bash\n"  # the command's output, not its input
     assert ran in approved.stdout and "[done] end_turn" in approved.stdout
+    assert approved.stdout.count(ran) == 1  # content only, not again from rawOutput
 
     denied = acpx(acpx_env, project, "--deny-all", "exec", "run a command")
     assert denied.returncode == 5, denied.stderr  # acpx's exit code for a denied permission

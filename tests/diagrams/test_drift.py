@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
+from statemachine.contrib.diagram import formatter
 
 from orchestrator.diagram import COMMITTED_FILES, DIAGRAMS_DIR, render_diagram
 from states.lifecycle import PodLifecycle
@@ -44,3 +46,18 @@ def test_fresh_svg_names_every_state() -> None:
     root = ET.fromstring(svg)
     text = " ".join(root.itertext())
     assert all(s.name in text for s in PodLifecycle.states_map.values())
+
+
+def test_every_pair_of_states_has_one_edge_carrying_every_transition_label() -> None:
+    """Parallel edges drew their labels on top of each other; one edge per pair cannot."""
+    raw = formatter.render(PodLifecycle, "dot")
+    merged = render_diagram("dot")
+    assert isinstance(merged, str)
+    edges = re.findall(r"^(\S+ -> \S+) \[label=<", merged, flags=re.MULTILINE)
+    assert len(edges) == len(set(edges))
+    assert len(set(edges)) < len(re.findall(r"^\S+ -> \S+ \[label=<", raw, flags=re.MULTILINE))
+    label_texts = sorted(re.findall(r'<font point-size="9">([^<]*)</font>', raw))
+    assert sorted(re.findall(r'<font point-size="9">([^<]*)</font>', merged)) == label_texts
+    # Stopping's many ways to Stopped are one edge, its label listing them all.
+    [stopping] = [line for line in merged.splitlines() if line.startswith("stopping -> stopped")]
+    assert all(t in stopping for t in ("Turn finished", "Rewind failed", "Compaction done"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from tests.cli.tui.conftest import attach, eventually_status, history_kinds, pod_status
@@ -88,3 +89,31 @@ async def test_tool_cards_expand_from_the_keyboard(workspace: Path, short_dir: P
         # Esc leaves the cards; Enter sends again.
         await ui.pilot.press("escape")
         assert not card.has_class("-selected") and ui.app.focused is ui.app.editor
+
+
+async def test_the_newest_card_expanded_opens_in_view(workspace: Path, short_dir: Path) -> None:
+    from cli.tui.widgets import ToolCard
+
+    (workspace / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 81)))
+    turn = [
+        ScriptedReply(
+            text="Reading.",
+            tool_calls=[ScriptedToolCall(name="read_file", input={"path": "long.txt"})],
+        ),
+        ScriptedReply(text="Done."),
+    ]
+    async with running_pod(workspace, short_dir, replies=turn) as pod, attach(pod) as ui:
+        await ui.pilot.press(*"read it", "enter")
+        await eventually_status(ui.probe, "idle")
+        await ui.ui_status("idle")
+        card = ui.app.query_one(ToolCard)
+        await ui.pilot.press("tab")
+        await ui.until(lambda: card.has_class("-selected"), "the card chosen")
+        await ui.pilot.press("enter")
+        await ui.until(lambda: card.expanded, "the card expanded")
+        # The view follows the end as the card grows, then brings the card back: its title
+        # and the start of its body are on screen, not scrolled off above 80 lines.
+        for _ in range(3):
+            await ui.pilot.pause()  # the layout, the follow to the end, the scroll after
+        screen = ui.screen
+        assert "▼ ⚙ read_file" in screen and re.search(r" 1   line 1 *$", screen, re.MULTILINE)

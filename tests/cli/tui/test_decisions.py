@@ -13,8 +13,10 @@ from cli.tui.model import (
     Key,
     Notice,
     NoticeBoard,
+    PodView,
     decide,
 )
+from orchestrator.protocol import StatusData
 
 AT_REST = ["idle", "paused"]
 GONE = ["stopped", "disconnected"]
@@ -110,3 +112,21 @@ def test_kept_input_stays_while_the_turn_runs_and_goes_after() -> None:
     board.show(decide(Key.SUBMIT, "running", blank=False).notice, status="running", now=0.0)
     assert board.current(status="running", now=600.0) is not None
     assert board.current(status="paused", now=600.0) is None
+
+
+@pytest.mark.parametrize("status", AT_REST)
+def test_ctrl_c_right_after_enter_pauses_the_turn_just_sent(status: str) -> None:
+    """Between sending ``run`` and the pod's ``running`` status the keys act as while
+    running: the Ctrl-C meant for the new turn pauses it instead of arming quit."""
+    pod = PodView()
+    pod.update(StatusData(status=status, state=status))
+    pod.run_sent = True
+    assert decide(Key.INTERRUPT, pod.key_status).send == "pause"
+    pod.update(StatusData(status="running", state="requesting"))
+    assert not pod.run_sent and pod.key_status == "running"
+    pod.update(StatusData(status="idle", state="idle"))
+    assert decide(Key.INTERRUPT, pod.key_status).arm  # the turn ended: at rest again
+    # A run the pod refused (its status did not change) is forgotten at the next status.
+    pod.run_sent = True
+    pod.update(StatusData(status="paused", state="paused"))
+    assert pod.key_status == "paused"
