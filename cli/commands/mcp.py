@@ -110,12 +110,20 @@ def _from_pod(socket: Path) -> tuple[str, list[dict[str, Any]], list[str]]:
     from cli.client_sync import with_client
     from orchestrator.client import PodClient
 
-    async def body(client: PodClient) -> tuple[str, list[dict[str, Any]]]:
+    async def body(client: PodClient) -> tuple[str, list[dict[str, Any]], list[str]]:
         status = await client.status()
-        return status.name, _rows(status.mcp)
+        return status.name, _rows(status.mcp), list(status.config_warnings)
 
-    name, rows = with_client(socket, body)
+    name, rows, warnings = with_client(socket, body)
+    _warn(warnings)
     return name, rows, []
+
+
+def _warn(warnings: list[str]) -> None:
+    """What the config ignored (a grant a workspace's config may not give), one line each on
+    stderr, as ``pod run`` and ``pod status`` say it."""
+    for warning in warnings:
+        typer.echo(f"pod: warning: {warning}", err=True)
 
 
 def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
@@ -132,6 +140,7 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
         config = load_config(workspace)
     except ConfigError as exc:
         raise CliError(str(exc)) from None
+    _warn(list(config.load_warnings))
     problems: list[str] = []
 
     async def inspect() -> list[dict[str, Any]]:

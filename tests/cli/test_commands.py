@@ -73,7 +73,7 @@ def test_run_starts_a_background_pod_for_the_workspace(
     assert stopped.stdout.strip() == "stopped"
 
 
-def test_run_and_status_say_which_grants_the_workspace_config_could_not_give(
+def test_run_status_and_mcp_ls_say_which_grants_the_workspace_config_could_not_give(
     env: dict[str, str], workspace: Path
 ) -> None:
     (workspace / ".pod").mkdir()
@@ -94,6 +94,12 @@ def test_run_and_status_say_which_grants_the_workspace_config_could_not_give(
     assert shown_line.startswith(f"! warning: {warning}") and shown_line.endswith("config.toml.")
     shown = json.loads(pod(env, "status", "--workspace", str(workspace), "--json").stdout)
     assert [w[: len(warning)] for w in shown["config_warnings"]] == [warning]
+    # pod mcp ls says it too, asking the running pod or starting the servers itself.
+    mcp_ls = pod(env, "mcp", "ls", "--workspace", str(workspace))
+    assert [w for w in mcp_ls.stderr.splitlines() if "allow_bash" in w] == [line]
+    pod(env, "shutdown", "--workspace", str(workspace))
+    alone = pod(env, "mcp", "ls", "--workspace", str(workspace))
+    assert [w for w in alone.stderr.splitlines() if "allow_bash" in w] == [line]
 
 
 def test_errors_are_one_line_with_nonzero_exit(env: dict[str, str], tmp_path: Path) -> None:
