@@ -72,6 +72,7 @@ from orchestrator.session import (
     RewindRecord,
     RewindRestore,
     SessionWriteError,
+    SpendRecord,
     UnloadRecord,
 )
 from orchestrator.status import StatusBoard
@@ -243,6 +244,32 @@ class Controller:
     def status_data(self, request_id: Any = None) -> StatusData:
         """The ``status`` event payload."""
         return self.board.data(request_id)
+
+    # -- spending outside the conversation ------------------------------------------------
+
+    def spend(self, usage: TokenUsage, source: str) -> None:
+        """Count tokens the pod's key spent outside the conversation's own requests (an MCP
+        server's sampling request) as the turn's, and keep them in the session file so the
+        usage and cost survive a reload."""
+        self.session_usage += usage
+        self.turn_usage += usage
+        self.transcript.keep(
+            SpendRecord(
+                turn=self.history.turn,
+                source=source,
+                usage=dataclasses.asdict(usage),
+                at_ms=int(time.time() * 1000),
+            )
+        )
+
+    def count_spent(self, spends: list[SpendRecord]) -> None:
+        """Add what a loaded session's ``spend`` records say (a paused turn's to its turn)."""
+        fields = {f.name for f in dataclasses.fields(TokenUsage)}
+        for spend in spends:
+            usage = TokenUsage(**{k: v for k, v in spend.usage.items() if k in fields})
+            self.session_usage += usage
+            if self._turn_is_open and spend.turn == self.history.turn:
+                self.turn_usage += usage
 
     # -- committing -----------------------------------------------------------------------
 

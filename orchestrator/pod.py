@@ -310,6 +310,8 @@ def build_pod(
         if config.checkpoints
         else None,
     )
+    if loaded is not None:
+        controller.count_spent(loaded.spends)
     if children is not None:
         from orchestrator.subpods.children import ParentLinks
 

@@ -112,9 +112,9 @@ class PodSampler:
             raise SamplingDeclined(f"the pod's model failed: {exc}") from exc
         if final is None:
             raise SamplingDeclined("the pod's model ended without an answer")
-        # Spent by the pod's key like any request of the turn: counted as the turn's.
-        c.session_usage += final.usage
-        c.turn_usage += final.usage
+        # Spent by the pod's key like any request of the turn: counted as the turn's, and
+        # kept in the session (no item carries it).
+        c.spend(final.usage, f"sampling:{server}")
         c.status_changed()
         text = "".join(block.text for block in final.blocks if isinstance(block, TextBlock))
         return types.CreateMessageResult(

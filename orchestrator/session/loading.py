@@ -24,6 +24,7 @@ from orchestrator.session.records import (
     JobRecord,
     RewindRecord,
     SessionHeader,
+    SpendRecord,
     TitleRecord,
     ToolStartRecord,
     TurnEndRecord,
@@ -82,6 +83,8 @@ class LoadedSession:
     again (see :func:`encoded_items`)."""
     grants: list[GrantRecord] = field(default_factory=list)
     """"Always" answers of this session, oldest first."""
+    spends: list[SpendRecord] = field(default_factory=list)
+    """Tokens spent outside the conversation's requests (sampling), oldest first."""
     unloaded: UnloadRecord | None = None
     """What the pod held in memory when it was last unloaded, while nothing came after it."""
     epoch: int | None = None
@@ -194,6 +197,8 @@ def load_session(path: Path) -> LoadedSession:
             session.grants.append(record)
         elif isinstance(record, UnloadRecord):
             session.unloaded = record
+        elif isinstance(record, SpendRecord):
+            session.spends.append(record)
         elif isinstance(record, FenceRecord):
             session.epoch = record.epoch
             # Every record of an older owner from here on is stale (the claim is not stamped:

@@ -297,6 +297,19 @@ class FenceRecord(BaseModel):
     at_ms: int = 0
 
 
+class SpendRecord(BaseModel):
+    """Tokens the pod's key spent outside the conversation's own requests (an MCP server's
+    sampling request): kept so the session's usage and cost survive a reload."""
+
+    type: Literal["spend"] = "spend"
+    turn: int
+    source: str
+    """What spent them (``sampling:<server>``)."""
+    usage: dict[str, int]
+    """Tokens by kind, as ``TokenUsage``'s fields."""
+    at_ms: int = 0
+
+
 Record = Annotated[
     ItemRecord
     | TurnEndRecord
@@ -311,7 +324,8 @@ Record = Annotated[
     | HeldPromptRecord
     | GrantRecord
     | UnloadRecord
-    | FenceRecord,
+    | FenceRecord
+    | SpendRecord,
     Field(discriminator="type"),
 ]
 RECORD: TypeAdapter[Record] = TypeAdapter(Record)

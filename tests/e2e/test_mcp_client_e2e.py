@@ -174,3 +174,11 @@ async def test_sampling_is_put_to_a_person_then_to_the_pods_model(
     ]
     assert len(turns) == 3
     assert status.data["turn_usage"]["output_tokens"] > sum(turns)
+    # ... and kept in the session: a reload counts it too (no item carries it).
+    async with running_pod(
+        workspace, short_dir, continue_=True, mcp={"servers": {"a": entry}}
+    ) as again:
+        c = await again.client()
+        reloaded = await c.request("get_status")
+        await c.close()
+    assert reloaded.data["usage"] == status.data["usage"]
