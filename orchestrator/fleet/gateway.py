@@ -292,7 +292,10 @@ class Gateway:
         mid-stream is told to the client (an ``error`` alert) before its connection closes:
         a closed connection alone looks like a pod that shut down."""
         try:
-            async for ref in route.host.events.remote(route.link):
+            # Not retried: the hosts' calls are retried on a restarted actor, which for a
+            # stream means silence until the node is declared dead; its clients are told at
+            # once instead, and reconnect to wait for the host themselves.
+            async for ref in route.host.events.options(max_task_retries=0).remote(route.link):
                 data = await ref
                 if route.replays:
                     # Whole lines only: a chunk may end inside the reply to be rewritten.
