@@ -62,7 +62,7 @@ def connect(address: str = "auto") -> None:
     """Join the Ray cluster at ``address`` as a driver (once per process). :class:`FleetError`
     at once when nothing listens at a ``host:port`` address (Ray itself would retry for
     minutes)."""
-    if address != "auto" and not ray.is_initialized():
+    if address != "auto" and "://" not in address and not ray.is_initialized():
         host, _, port = address.rpartition(":")
         try:
             with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5):

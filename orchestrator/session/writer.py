@@ -146,7 +146,9 @@ class SessionWriter:
         """Close the file and release the lock. ``discard_if_empty`` (a pod's clean stop): a
         file this writer created that still holds only its header is removed first, while
         the lock is held (``pod chat --new`` left without a word leaves no session behind)."""
-        if discard_if_empty and self._fd >= 0 and self._size == self._header_only_at:
+        # Never a fleet pod's file (fenced): another host may own and write it by now.
+        empty = self._fd >= 0 and self._size == self._header_only_at and self._fence is None
+        if discard_if_empty and empty:
             with contextlib.suppress(OSError):
                 # Checked on disk too: another writer of the same file is refused by the lock,
                 # but the size is what proves nothing was appended.
