@@ -3,7 +3,7 @@
 A background worker connects, replays the pod's history and status, then turns every typed
 event into a message for the app; the app applies it to the pure
 :class:`~cli.tui.model.ChatModel` and draws what changed. What a key does in each status is
-:func:`~cli.tui.model.decide`; the app carries the decision out (``docs/tui-keybindings.md``).
+:func:`~cli.tui.keys.decide`; the app carries the decision out (``docs/tui-keybindings.md``).
 The double-press windows and notice lifetimes read an injectable clock.
 """
 
@@ -23,6 +23,7 @@ from textual.message import Message
 
 from cli.commands.rewind import preview_text
 from cli.tui.editor import ChipEditor, CompletionList, PromptInput
+from cli.tui.entries import ApprovalEntry, AssistantEntry, Change, ThinkingEntry, ToolEntry
 from cli.tui.input import (
     SLASH_COMMANDS,
     InputChips,
@@ -33,21 +34,9 @@ from cli.tui.input import (
     run_params,
     unescape_slash,
 )
-from cli.tui.model import (
-    DOUBLE_PRESS_S,
-    ApprovalEntry,
-    AssistantEntry,
-    Change,
-    ChatModel,
-    Decision,
-    Key,
-    Notice,
-    NoticeBoard,
-    ThinkingEntry,
-    ToolEntry,
-    decide,
-    step_card,
-)
+from cli.tui.keys import DOUBLE_PRESS_S, Decision, Key, decide, step_card
+from cli.tui.model import ChatModel
+from cli.tui.notices import Notice, NoticeBoard
 from cli.tui.widgets import (
     ApprovalCard,
     AssistantView,

@@ -17,8 +17,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
-from cli.tui.input import segment_label
-from cli.tui.model import (
+from cli.tui.entries import (
     NOT_KEPT,
     AlertEntry,
     ApprovalEntry,
@@ -26,12 +25,13 @@ from cli.tui.model import (
     Entry,
     InfoEntry,
     NoteEntry,
-    NoticeLevel,
-    PodView,
     ThinkingEntry,
     ToolEntry,
     UserEntry,
 )
+from cli.tui.input import segment_label
+from cli.tui.notices import NoticeLevel
+from cli.tui.pod_view import PodView
 from orchestrator.segments import TextSegment
 
 CHIP_STYLE = "bold #1c1c1c on #87afd7"

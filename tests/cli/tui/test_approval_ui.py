@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.tui.model import approval_key
+from cli.tui.keys import approval_key
 from tests.cli.tui.conftest import attach
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, running_pod
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from cli.tui.app import ATTACH_PREFIX, children_text, pick_child
-from cli.tui.model import ApprovalEntry, ChatModel, InfoEntry, ToolEntry
+from cli.tui.entries import ApprovalEntry, InfoEntry, ToolEntry
+from cli.tui.model import ChatModel
 from conformance.fake_api import FakeAnthropic
 from orchestrator.client import PodEvent
 from orchestrator.protocol import ChildData

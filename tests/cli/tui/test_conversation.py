@@ -12,7 +12,8 @@ from pathlib import Path
 from textual import events
 
 from cli.tui.app import PodApp
-from cli.tui.model import NOT_KEPT, NOTICE_TTL_S, AssistantEntry, ToolEntry
+from cli.tui.entries import NOT_KEPT, AssistantEntry, ToolEntry
+from cli.tui.notices import NOTICE_TTL_S
 from cli.tui.widgets import AssistantView, NewOutputMarker, ToolCard
 from tests.cli.tui.conftest import (
     QUICK,

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from cli.tui.model import (
+from cli.tui.keys import (
     DOUBLE_PRESS_S,
     KEPT_INPUT,
     QUIT_WARNING,
     SHUTDOWN_WARNING,
     Decision,
     Key,
-    Notice,
-    NoticeBoard,
-    PodView,
     decide,
 )
+from cli.tui.notices import Notice, NoticeBoard
+from cli.tui.pod_view import PodView
 from orchestrator.protocol import StatusData
 
 AT_REST = ["idle", "paused"]

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from cli.tui.entries import AlertEntry, AssistantEntry, Change, ToolEntry
 from cli.tui.input import (
     InputChips,
     completion_query,
@@ -13,14 +14,8 @@ from cli.tui.input import (
     run_params,
     should_chip_paste,
 )
-from cli.tui.model import (
-    AlertEntry,
-    AssistantEntry,
-    Change,
-    ChatModel,
-    PodView,
-    ToolEntry,
-)
+from cli.tui.model import ChatModel
+from cli.tui.pod_view import PodView
 from orchestrator.client import PodEvent
 from orchestrator.history import (
     AssistantMessage,
@@ -472,7 +467,7 @@ def test_a_history_item_of_an_unknown_kind_is_named_not_dropped() -> None:
 
 
 def test_the_status_lines_alert_expires() -> None:
-    from cli.tui.model import ALERT_TTL_S
+    from cli.tui.pod_view import ALERT_TTL_S
 
     model = ChatModel()
     model.pod.update(StatusData(status="idle", state="idle", name="p"))
@@ -488,7 +483,7 @@ def test_the_status_lines_alert_expires() -> None:
 
 
 def test_cards_are_chosen_from_the_newest() -> None:
-    from cli.tui.model import step_card
+    from cli.tui.keys import step_card
 
     cards = [2, 5, 9]
     assert step_card(cards, None, 0) == 9
