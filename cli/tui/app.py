@@ -22,8 +22,11 @@ from textual.events import DescendantFocus
 from textual.message import Message
 
 from cli.commands.rewind import preview_text
+from cli.tui.cards import ApprovalCard, Card, ToolCard
+from cli.tui.conversation import Conversation
 from cli.tui.editor import ChipEditor, CompletionList, PromptInput
 from cli.tui.entries import ApprovalEntry, AssistantEntry, Change, ThinkingEntry, ToolEntry
+from cli.tui.entry_views import AssistantView, EntryView, ThinkingView, view_for
 from cli.tui.input import (
     SLASH_COMMANDS,
     InputChips,
@@ -37,18 +40,7 @@ from cli.tui.input import (
 from cli.tui.keys import DOUBLE_PRESS_S, Decision, Key, decide, step_card
 from cli.tui.model import ChatModel
 from cli.tui.notices import Notice, NoticeBoard
-from cli.tui.widgets import (
-    ApprovalCard,
-    AssistantView,
-    Card,
-    Conversation,
-    EntryView,
-    NoticeLine,
-    StatusBar,
-    ThinkingView,
-    ToolCard,
-    view_for,
-)
+from cli.tui.status_bar import NoticeLine, StatusBar
 from orchestrator.client import ClientError, PodClient, PodEvent
 from orchestrator.protocol import (
     ChildData,
