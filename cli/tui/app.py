@@ -3,7 +3,7 @@
 A background worker connects, replays the pod's history and status, then turns every typed
 event into a message for the app; the app applies it to the pure
 :class:`~cli.tui.model.ChatModel` and draws what changed. What a key does in each status is
-:func:`~cli.tui.model.decide`; the app carries the decision out (``docs/tui-keybindings.md``).
+:func:`~cli.tui.keys.decide`; the app carries the decision out (``docs/tui-keybindings.md``).
 The double-press windows and notice lifetimes read an injectable clock.
 """
 
@@ -11,20 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.events import DescendantFocus
-from textual.message import Message
 
 from cli.commands.rewind import preview_text
+from cli.tui.cards import ApprovalCard, Card, ToolCard
+from cli.tui.conversation import Conversation
 from cli.tui.editor import ChipEditor, CompletionList, PromptInput
+from cli.tui.entries import ApprovalEntry, AssistantEntry, Change, ThinkingEntry, ToolEntry
+from cli.tui.entry_views import AssistantView, EntryView, ThinkingView, view_for
 from cli.tui.input import (
-    SLASH_COMMANDS,
     InputChips,
     PromptHistory,
     SlashLine,
@@ -33,36 +35,21 @@ from cli.tui.input import (
     run_params,
     unescape_slash,
 )
-from cli.tui.model import (
-    DOUBLE_PRESS_S,
-    ApprovalEntry,
-    AssistantEntry,
-    Change,
-    ChatModel,
-    Decision,
-    Key,
-    Notice,
-    NoticeBoard,
-    ThinkingEntry,
-    ToolEntry,
-    decide,
-    step_card,
+from cli.tui.keys import DOUBLE_PRESS_S, Decision, Key, decide, step_card
+from cli.tui.link import Attached, Connector, PodEventReceived, PodGone, PodLink
+from cli.tui.model import ChatModel
+from cli.tui.notices import Notice, NoticeBoard
+from cli.tui.status_bar import NoticeLine, StatusBar
+from cli.tui.views import (
+    children_text,
+    help_text,
+    model_text,
+    pick_child,
+    sessions_text,
+    status_text,
 )
-from cli.tui.widgets import (
-    ApprovalCard,
-    AssistantView,
-    Card,
-    Conversation,
-    EntryView,
-    NoticeLine,
-    StatusBar,
-    ThinkingView,
-    ToolCard,
-    view_for,
-)
-from orchestrator.client import ClientError, PodClient, PodEvent
+from orchestrator.client import ClientError, PodClient
 from orchestrator.protocol import (
-    ChildData,
     ErrorData,
     HistoryData,
     RewindData,
@@ -74,79 +61,6 @@ from orchestrator.segments import Segment
 
 TICK_S = 0.25
 """How often notices and the status line's alert are checked for expiry."""
-
-KEYS_HELP = """\
-Keys:
-  Enter      send; on an empty line while Paused: resume
-  Ctrl-J     a new line
-  Ctrl-C     pause a running turn; otherwise, twice: leave the UI
-  Ctrl-X     cancel the running turn
-  Ctrl-D     shut the pod down (twice while a turn runs)
-  @          attach a file (Tab completes)
-  Up/Down    earlier prompts
-  Tab        tool cards: Up/Down choose, Enter expands, Esc returns
-  Esc Esc    on an empty line: the prompts to rewind to (/rewind)
-  PgUp/PgDn  scroll the conversation
-Start a message with // to send one that begins with /."""
-
-
-class PodLink(Protocol):
-    """What the UI needs of a connection; :class:`PodClient` is the real one."""
-
-    async def send(
-        self, method: str, params: dict[str, Any] | None = None, *, id: Any = None
-    ) -> None:
-        """Send a method without waiting."""
-
-    async def status(self, *, timeout: float = 10.0) -> StatusData:
-        """``get_status``."""
-
-    async def history(self, *, timeout: float = 10.0) -> HistoryData:
-        """``get_history``."""
-
-    async def complete_files(
-        self, prefix: str, *, limit: int = 50, timeout: float = 10.0
-    ) -> list[str]:
-        """``complete_files``."""
-
-    async def request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 10.0
-    ) -> PodEvent:
-        """Send a method and wait for its direct reply (``rewind`` previews, ``fork``)."""
-
-    def events(self) -> AsyncIterator[PodEvent]:
-        """Broadcast events until the connection closes."""
-
-    async def close(self) -> None:
-        """Close the connection."""
-
-
-Connector = Callable[[], Awaitable[PodLink]]
-
-
-class Attached(Message):
-    """The connection is up; status and history were fetched."""
-
-    def __init__(self, status: StatusData, history: HistoryData) -> None:
-        super().__init__()
-        self.status = status
-        self.history = history
-
-
-class PodEventReceived(Message):
-    """One broadcast event from the pod."""
-
-    def __init__(self, event: PodEvent) -> None:
-        super().__init__()
-        self.event = event
-
-
-class PodGone(Message):
-    """The connection closed (shutdown, crash, or the pod could not be reached)."""
-
-    def __init__(self, error: str = "") -> None:
-        super().__init__()
-        self.error = error
 
 
 class PodApp(App[str]):
@@ -613,8 +527,7 @@ class PodApp(App[str]):
     async def _show_view(self, view: str) -> None:
         pod = self.model.pod
         if view == "help":
-            commands = "\n".join(f"  /{c.name:<9} {c.summary}" for c in SLASH_COMMANDS)
-            text = f"Commands (never sent to the model):\n{commands}\n{KEYS_HELP}"
+            text = help_text()
         elif view == "status":
             if self.link is not None and pod.connected:
                 try:
@@ -622,23 +535,13 @@ class PodApp(App[str]):
                 except (ClientError, TimeoutError) as exc:
                     self._say(Notice(f"no status: {exc}", "error"))
                     return
-            # The machine's state only where it says more than the label (not "Idle (idle)").
-            state = f" ({pod.state})" if pod.state and pod.state != pod.status else ""
-            text = (
-                f"pod {pod.name} · {pod.state_label}{state} · turn "
-                f"{pod.turn}\n{pod.provider}/{pod.model} · tokens in {pod.input_tokens} out "
-                f"{pod.output_tokens}\nworkspace {pod.workspace}"
-            )
+            text = status_text(pod)
         elif view == "children":
             text = children_text(list(pod.children.values()))
         elif view == "model":
-            text = (
-                f"model {pod.model or '?'} · provider {pod.provider or '?'}\n"
-                "The pod keeps its model while it runs: start one with --model NAME, or set "
-                'model = "..." in .pod/config.toml.'
-            )
+            text = model_text(pod)
         else:
-            text = await asyncio.to_thread(_sessions_text, pod.workspace)
+            text = await asyncio.to_thread(sessions_text, pod.workspace)
         self._show_status()
         await self._draw([self.model.info(text)])
         self.conversation.follow()
@@ -732,59 +635,8 @@ class PodApp(App[str]):
             self.conversation.scroll_page_down(animate=False)
 
 
-def _sessions_text(workspace: str) -> str:
-    """``/sessions``: the workspace's session files, newest last (``pod sessions ls`` has more)."""
-    from orchestrator.session import sessions_dir
-
-    if not workspace:
-        return "The pod did not say which workspace it serves."
-    base = sessions_dir(Path(workspace))
-    try:
-        stats = [(p, p.stat()) for p in base.glob("*.jsonl")] if base.is_dir() else []
-    except OSError as exc:
-        return f"Cannot list the sessions in {base}: {exc.strerror or exc}"
-    if not stats:
-        return f"No sessions for {workspace}."
-    stats.sort(key=lambda found: found[1].st_mtime_ns)
-    files = [p for p, _ in stats]
-    rows = [
-        f"  {p.stem}  {time.strftime('%Y-%m-%d %H:%M', time.localtime(st.st_mtime))}"
-        f"  {st.st_size // 1024} KiB"
-        for p, st in stats[-10:]
-    ]
-    more = f" (the last 10 of {len(files)})" if len(files) > 10 else ""
-    return (
-        f"Sessions of {workspace}{more}, newest last:\n"
-        + "\n".join(rows)
-        + "\n`pod sessions show NAME` prints one."
-    )
-
-
 ATTACH_PREFIX = "attach:"
 """How the app says, as it exits, which child pod's socket the UI goes to next."""
-
-
-def children_text(children: list[ChildData]) -> str:
-    """``/children``: one line per child pod, and how to open one."""
-    if not children:
-        return "No child pods run now (the model starts them with the task tool)."
-    lines = ["Child pods (/attach NAME opens one here; leave it to come back):"]
-    for child in children:
-        doing = f", running {child.tool}" if child.tool else ""
-        agent = f" [{child.agent}]" if child.agent else ""
-        lines.append(f"  {child.name}{agent}: {child.state}{doing} · {child.tokens:,} tokens")
-    return "\n".join(lines)
-
-
-def pick_child(children: list[ChildData], name: str) -> ChildData | None:
-    """The child named ``name``, or whose name ends with ``.name`` or starts the short name."""
-    if not name:
-        return children[0] if len(children) == 1 else None
-    for child in children:
-        if child.name == name:
-            return child
-    matches = [c for c in children if c.name.split(".")[-1].startswith(name)]
-    return matches[0] if len(matches) == 1 else None
 
 
 def run_ui(socket: Path, *, notices: Sequence[str] = ()) -> str:

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 
 from cli.tui.input import InputChips, PromptHistory, completion_query, should_chip_paste
-from cli.tui.model import ApprovalAnswer, approval_key
+from cli.tui.keys import ApprovalAnswer, approval_key
 from orchestrator.segments import Segment
 
 Submit = Callable[[str], Awaitable[bool]]

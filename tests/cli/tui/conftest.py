@@ -12,7 +12,8 @@ import pytest
 from textual.app import App
 from textual.pilot import Pilot
 
-from cli.tui.app import PodApp, PodLink
+from cli.tui.app import PodApp
+from cli.tui.link import PodLink
 from orchestrator.client import PodClient
 from tests.e2e.harness import RunningPod, ScriptedReply, running_pod
 

@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from cli.tui.app import PodApp, PodLink
+from cli.tui.app import PodApp
+from cli.tui.link import PodLink
 from orchestrator.client import PodEvent
 from orchestrator.protocol import HistoryData, StatusData
 

@@ -6,18 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.tui.model import approval_key
 from tests.cli.tui.conftest import attach
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, running_pod
-
-
-def test_approval_keys_act_only_on_an_empty_editor_while_a_call_waits() -> None:
-    assert approval_key("y", waiting=True, blank=True) == "once"
-    assert approval_key("a", waiting=True, blank=True) == "session"
-    assert approval_key("n", waiting=True, blank=True) == "deny"
-    assert approval_key("y", waiting=True, blank=False) is None  # typing a word with a y
-    assert approval_key("y", waiting=False, blank=True) is None
-    assert approval_key("x", waiting=True, blank=True) is None
 
 
 def _edit(call_id: str, new: str) -> ScriptedToolCall:

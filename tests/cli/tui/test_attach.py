@@ -66,7 +66,7 @@ async def test_a_pod_shut_down_elsewhere_is_shown(workspace: Path, short_dir: Pa
 
 
 async def test_tool_cards_expand_from_the_keyboard(workspace: Path, short_dir: Path) -> None:
-    from cli.tui.widgets import ToolCard
+    from cli.tui.cards import ToolCard
 
     async with running_pod(workspace, short_dir, replies=TOOL_TURN) as pod, attach(pod) as ui:
         await ui.pilot.press(*"read it", "enter")
@@ -92,7 +92,7 @@ async def test_tool_cards_expand_from_the_keyboard(workspace: Path, short_dir: P
 
 
 async def test_the_newest_card_expanded_opens_in_view(workspace: Path, short_dir: Path) -> None:
-    from cli.tui.widgets import ToolCard
+    from cli.tui.cards import ToolCard
 
     (workspace / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 81)))
     turn = [

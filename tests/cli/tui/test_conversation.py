@@ -12,8 +12,11 @@ from pathlib import Path
 from textual import events
 
 from cli.tui.app import PodApp
-from cli.tui.model import NOT_KEPT, NOTICE_TTL_S, AssistantEntry, ToolEntry
-from cli.tui.widgets import AssistantView, NewOutputMarker, ToolCard
+from cli.tui.cards import ToolCard
+from cli.tui.conversation import NewOutputMarker
+from cli.tui.entries import NOT_KEPT, AssistantEntry, ToolEntry
+from cli.tui.entry_views import AssistantView
+from cli.tui.notices import NOTICE_TTL_S
 from tests.cli.tui.conftest import (
     QUICK,
     SIZE,

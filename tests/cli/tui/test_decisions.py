@@ -1,22 +1,22 @@
-"""The status × key table and notice lifetimes, without an app (docs/tui-keybindings.md)."""
+"""What keys mean, without an app: the status × key table (docs/tui-keybindings.md), the
+approval keys and the tool-card selection (``cli/tui/keys.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from cli.tui.model import (
+from cli.tui.keys import (
     DOUBLE_PRESS_S,
     KEPT_INPUT,
     QUIT_WARNING,
     SHUTDOWN_WARNING,
     Decision,
     Key,
-    Notice,
-    NoticeBoard,
-    PodView,
+    approval_key,
     decide,
+    step_card,
 )
-from orchestrator.protocol import StatusData
+from cli.tui.notices import Notice
 
 AT_REST = ["idle", "paused"]
 GONE = ["stopped", "disconnected"]
@@ -83,50 +83,23 @@ def test_enter() -> None:
         assert refused.notice is not None and refused.notice.level == "error"
 
 
-def test_a_notice_about_the_state_goes_when_the_state_changes() -> None:
-    board = NoticeBoard()
-    board.show(Notice("Nothing to cancel: the pod is idle", "error"), status="idle", now=0.0)
-    assert board.current(status="idle", now=1.0) is not None
-    assert board.current(status="running", now=1.0) is None
-    # Gone means gone: coming back to idle does not revive it.
-    assert board.current(status="idle", now=1.5) is None
+# -- approval keys and tool cards -------------------------------------------------------------
 
 
-def test_a_notice_expires() -> None:
-    board = NoticeBoard()
-    board.show(Notice("pod: refused", "error", ttl=6.0), status="idle", now=10.0)
-    assert board.expires() == 16.0
-    assert board.current(status="idle", now=15.9) is not None
-    assert board.current(status="idle", now=16.0) is None
+def test_approval_keys_act_only_on_an_empty_editor_while_a_call_waits() -> None:
+    assert approval_key("y", waiting=True, blank=True) == "once"
+    assert approval_key("a", waiting=True, blank=True) == "session"
+    assert approval_key("n", waiting=True, blank=True) == "deny"
+    assert approval_key("y", waiting=True, blank=False) is None  # typing a word with a y
+    assert approval_key("y", waiting=False, blank=True) is None
+    assert approval_key("x", waiting=True, blank=True) is None
 
 
-def test_a_window_warning_outlives_a_state_change_but_not_its_window() -> None:
-    board = NoticeBoard()
-    board.show(decide(Key.INTERRUPT, "idle").notice, status="idle", now=0.0)
-    assert board.current(status="paused", now=1.0) is not None
-    assert board.current(status="paused", now=DOUBLE_PRESS_S) is None
-
-
-def test_kept_input_stays_while_the_turn_runs_and_goes_after() -> None:
-    board = NoticeBoard()
-    board.show(decide(Key.SUBMIT, "running", blank=False).notice, status="running", now=0.0)
-    assert board.current(status="running", now=600.0) is not None
-    assert board.current(status="paused", now=600.0) is None
-
-
-@pytest.mark.parametrize("status", AT_REST)
-def test_ctrl_c_right_after_enter_pauses_the_turn_just_sent(status: str) -> None:
-    """Between sending ``run`` and the pod's ``running`` status the keys act as while
-    running: the Ctrl-C meant for the new turn pauses it instead of arming quit."""
-    pod = PodView()
-    pod.update(StatusData(status=status, state=status))
-    pod.run_sent = True
-    assert decide(Key.INTERRUPT, pod.key_status).send == "pause"
-    pod.update(StatusData(status="running", state="requesting"))
-    assert not pod.run_sent and pod.key_status == "running"
-    pod.update(StatusData(status="idle", state="idle"))
-    assert decide(Key.INTERRUPT, pod.key_status).arm  # the turn ended: at rest again
-    # A run the pod refused (its status did not change) is forgotten at the next status.
-    pod.run_sent = True
-    pod.update(StatusData(status="paused", state="paused"))
-    assert pod.key_status == "paused"
+def test_cards_are_chosen_from_the_newest() -> None:
+    cards = [2, 5, 9]
+    assert step_card(cards, None, 0) == 9
+    assert step_card(cards, 9, -1) == 5
+    assert step_card(cards, 2, -1) == 2
+    assert step_card(cards, 9, 1) == 9
+    assert step_card([], None, 0) is None
+    assert step_card(cards, 7, -1) == 9  # a selection that went away starts over

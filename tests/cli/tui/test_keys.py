@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from cli.tui.model import KEPT_INPUT, QUIT_WARNING, SHUTDOWN_WARNING
+from cli.tui.keys import KEPT_INPUT, QUIT_WARNING, SHUTDOWN_WARNING
 from tests.cli.tui.conftest import Session, eventually_status, history_kinds, pod_status
 
 PAUSED_HINT = "Paused — Enter to resume, type to start new turn"

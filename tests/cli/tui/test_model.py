@@ -1,26 +1,11 @@
-"""The UI-free model: chips, completion queries, conversation entries, the status line."""
+"""The chat model without an app: the conversation from live events and from history."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from cli.tui.input import (
-    InputChips,
-    completion_query,
-    paste_label,
-    run_params,
-    should_chip_paste,
-)
-from cli.tui.model import (
-    AlertEntry,
-    AssistantEntry,
-    Change,
-    ChatModel,
-    PodView,
-    ToolEntry,
-)
+from cli.tui.entries import AlertEntry, AssistantEntry, Change, ToolEntry
+from cli.tui.model import ChatModel
 from orchestrator.client import PodEvent
 from orchestrator.history import (
     AssistantMessage,
@@ -34,91 +19,9 @@ from orchestrator.history import (
 from orchestrator.protocol import AlertData, HistoryData, StatusData
 from orchestrator.segments import (
     FileRefSegment,
-    KnowledgeRefSegment,
     PasteSegment,
     TextSegment,
 )
-
-# -- input ----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("text", "chip"),
-    [
-        ("one line", False),
-        ("x" * 200, False),
-        ("x" * 201, True),
-        ("two\nlines", True),
-        ("one line with newline\n", False),
-    ],
-)
-def test_should_chip_paste(text: str, chip: bool) -> None:
-    assert should_chip_paste(text) is chip
-
-
-def test_paste_label_counts_chars_and_lines() -> None:
-    assert paste_label(3, "a\nbc\n") == "Clipboard #3 | 5 chars, 2 lines"
-    assert paste_label(1, "") == "Clipboard #1 | 0 chars, 1 lines"
-
-
-def test_chips_map_back_to_segments() -> None:
-    chips = InputChips()
-    paste = chips.paste("a\nb")
-    ref = chips.file_ref("src/app.py")
-    know = chips.knowledge_ref("style")
-    text = f"look {ref} and {paste}{know} ⟦not a chip⟧"
-    assert chips.segments(text) == [
-        TextSegment(text="look "),
-        FileRefSegment(path="src/app.py"),
-        TextSegment(text=" and "),
-        PasteSegment(id=1, text="a\nb"),
-        KnowledgeRefSegment(slug="style"),
-        TextSegment(text=" ⟦not a chip⟧"),
-    ]
-
-
-def test_paste_numbers_keep_counting_after_clear() -> None:
-    chips = InputChips()
-    chips.paste("a\nb")
-    chips.clear()
-    assert chips.paste("c\nd") == "⟦Clipboard #2 | 3 chars, 2 lines⟧"
-    assert len(chips.chips) == 1
-
-
-def test_tokens_at_the_cursor() -> None:
-    chips = InputChips()
-    ref = chips.file_ref("a.py")
-    assert chips.token_before(f"x {ref}") == ref
-    assert chips.token_before(f"x {ref} ") is None
-    assert chips.token_before("x ⟦@unregistered⟧") is None
-    assert chips.token_after(f"{ref} tail") == ref
-    assert chips.token_after(f" {ref}") is None
-
-
-@pytest.mark.parametrize(
-    ("line", "query"),
-    [
-        ("@", ""),
-        ("@src/a", "src/a"),
-        ("read @src/", "src/"),
-        ("mail me@example.com", None),
-        ("@src/a.py more", None),
-        ("plain", None),
-        ("x ⟦@a.py⟧", None),
-    ],
-)
-def test_completion_query(line: str, query: str | None) -> None:
-    assert completion_query(line) == query
-
-
-def test_blank_input_is_the_protocols_rule() -> None:
-    # The UI used to call a whitespace-only paste "not blank" and send it; the pod refuses it.
-    assert run_params([TextSegment(text="  \n")]) is None
-    assert run_params([]) is None
-    assert run_params([PasteSegment(id=1, text=" \n\t")]) is None
-    assert run_params([TextSegment(text=" a ")]) is not None
-    assert run_params([FileRefSegment(path="a")]) is not None
-
 
 # -- conversation from events ---------------------------------------------------------------
 
@@ -318,33 +221,6 @@ def test_history_replay_matches_the_live_events() -> None:
     ]
 
 
-# -- status line ----------------------------------------------------------------------------
-
-
-def test_status_line_states() -> None:
-    pod = PodView()
-    assert pod.text().startswith("Connecting")
-    pod.update(
-        StatusData(
-            status="paused",
-            state="paused",
-            name="demo",
-            model="scripted-demo",
-            provider="scripted",
-            usage={"input_tokens": 12345, "output_tokens": 6},
-        )
-    )
-    assert pod.text() == (
-        "demo · scripted-demo · offline (scripted provider) · "
-        "Paused — Enter to resume, type to start new turn · 12.3k↑ 6↓ tokens"
-    )
-    pod.update(
-        StatusData(status="running", state="requesting", provider="anthropic", model="claude")
-    )
-    pod.last_alert = "rate limited"
-    assert pod.text() == "demo · claude · Running · 12.3k↑ 6↓ tokens\n⚠ rate limited"
-
-
 def test_events_already_in_the_replayed_history_are_skipped() -> None:
     model = ChatModel()
     model.load_history(
@@ -472,7 +348,7 @@ def test_a_history_item_of_an_unknown_kind_is_named_not_dropped() -> None:
 
 
 def test_the_status_lines_alert_expires() -> None:
-    from cli.tui.model import ALERT_TTL_S
+    from cli.tui.pod_view import ALERT_TTL_S
 
     model = ChatModel()
     model.pod.update(StatusData(status="idle", state="idle", name="p"))
@@ -485,18 +361,6 @@ def test_the_status_lines_alert_expires() -> None:
     assert "⚠" not in model.pod.text(100.0 + ALERT_TTL_S)
     # The conversation keeps it.
     assert model.transcript() == ["alert[warn]: slow\nmore"]
-
-
-def test_cards_are_chosen_from_the_newest() -> None:
-    from cli.tui.model import step_card
-
-    cards = [2, 5, 9]
-    assert step_card(cards, None, 0) == 9
-    assert step_card(cards, 9, -1) == 5
-    assert step_card(cards, 2, -1) == 2
-    assert step_card(cards, 9, 1) == 9
-    assert step_card([], None, 0) is None
-    assert step_card(cards, 7, -1) == 9  # a selection that went away starts over
 
 
 def test_a_compaction_reads_the_same_replayed_and_live() -> None:
@@ -523,54 +387,4 @@ def test_a_compaction_reads_the_same_replayed_and_live() -> None:
             "note[compaction]: Compacted items 1-6 (manual): about 12.0k → 900 tokens of context\n"
             "We fixed [the parser]."
         ]
-    )
-
-
-def test_the_status_line_shows_how_full_the_context_is() -> None:
-    pod = PodView()
-    context = {"used": 45_000, "window": 100_000, "percent": 45, "compact_at": 80}
-    pod.update(
-        StatusData.model_validate(
-            {
-                "status": "idle",
-                "state": "idle",
-                "name": "p",
-                "usage": {
-                    "input_tokens": 10,
-                    "cache_creation_input_tokens": 100,
-                    "cache_read_input_tokens": 1000,
-                    "output_tokens": 7,
-                },
-                "context": context,
-            }
-        )
-    )
-    assert pod.text() == "p · Idle · 1110↑ 7↓ tokens · context 45%"
-
-
-@pytest.mark.parametrize(
-    ("cost", "shown"), [(0.01234, " · $0.0123"), (3.456, " · $3.46"), (None, "")]
-)
-def test_the_status_line_shows_what_the_session_cost(cost: float | None, shown: str) -> None:
-    pod = PodView()
-    pod.update(StatusData(status="idle", state="idle", name="p", cost_usd=cost))
-    assert pod.text() == f"p · Idle · 0↑ 0↓ tokens{shown}"
-
-
-def test_the_status_line_lists_running_background_jobs() -> None:
-    pod = PodView()
-
-    def job(n: int, state: str = "running") -> dict[str, Any]:
-        return {"id": f"j{n}", "command": f"make  target{n}", "state": state, "started_ms": 0}
-
-    pod.update(StatusData.model_validate({"status": "idle", "state": "idle", "name": "p"}))
-    assert pod.text() == "p · Idle · 0↑ 0↓ tokens"
-    jobs = [job(1), job(2, "exited")]
-    pod.update(StatusData.model_validate({"status": "idle", "state": "idle", "jobs": jobs}))
-    assert pod.text() == "p · Idle · 0↑ 0↓ tokens\n⚙ 1 background job: j1 make target1 (pod jobs)"
-    jobs = [job(n) for n in range(1, 6)]
-    pod.update(StatusData.model_validate({"status": "idle", "state": "idle", "jobs": jobs}))
-    assert pod.text().endswith(
-        "\n⚙ 5 background jobs: j1 make target1 · j2 make target2 · j3 make target3 · +2 more"
-        " (pod jobs)"
     )

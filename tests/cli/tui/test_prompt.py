@@ -1,4 +1,5 @@
-"""Input state without an app: slash command lines and recalling earlier prompts."""
+"""Input state without an app: chips, completion queries, a run's input, slash command lines
+and recalling earlier prompts."""
 
 from __future__ import annotations
 
@@ -8,10 +9,20 @@ from cli.tui.input import (
     SLASH_COMMANDS,
     InputChips,
     PromptHistory,
+    completion_query,
     parse_slash,
+    paste_label,
+    run_params,
+    should_chip_paste,
     unescape_slash,
 )
-from orchestrator.segments import FileRefSegment, PasteSegment, Segment, TextSegment
+from orchestrator.segments import (
+    FileRefSegment,
+    KnowledgeRefSegment,
+    PasteSegment,
+    Segment,
+    TextSegment,
+)
 
 
 @pytest.mark.parametrize("name", [c.name for c in SLASH_COMMANDS])
@@ -94,3 +105,84 @@ def test_recalled_chips_are_chips_again() -> None:
     text = chips.editor_text(segments)
     assert text == "see ⟦@a.py⟧⟦Clipboard #4 | 3 chars, 2 lines⟧"
     assert chips.segments(text) == segments
+
+
+# -- chips, completion and the run's input ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "chip"),
+    [
+        ("one line", False),
+        ("x" * 200, False),
+        ("x" * 201, True),
+        ("two\nlines", True),
+        ("one line with newline\n", False),
+    ],
+)
+def test_should_chip_paste(text: str, chip: bool) -> None:
+    assert should_chip_paste(text) is chip
+
+
+def test_paste_label_counts_chars_and_lines() -> None:
+    assert paste_label(3, "a\nbc\n") == "Clipboard #3 | 5 chars, 2 lines"
+    assert paste_label(1, "") == "Clipboard #1 | 0 chars, 1 lines"
+
+
+def test_chips_map_back_to_segments() -> None:
+    chips = InputChips()
+    paste = chips.paste("a\nb")
+    ref = chips.file_ref("src/app.py")
+    know = chips.knowledge_ref("style")
+    text = f"look {ref} and {paste}{know} ⟦not a chip⟧"
+    assert chips.segments(text) == [
+        TextSegment(text="look "),
+        FileRefSegment(path="src/app.py"),
+        TextSegment(text=" and "),
+        PasteSegment(id=1, text="a\nb"),
+        KnowledgeRefSegment(slug="style"),
+        TextSegment(text=" ⟦not a chip⟧"),
+    ]
+
+
+def test_paste_numbers_keep_counting_after_clear() -> None:
+    chips = InputChips()
+    chips.paste("a\nb")
+    chips.clear()
+    assert chips.paste("c\nd") == "⟦Clipboard #2 | 3 chars, 2 lines⟧"
+    assert len(chips.chips) == 1
+
+
+def test_tokens_at_the_cursor() -> None:
+    chips = InputChips()
+    ref = chips.file_ref("a.py")
+    assert chips.token_before(f"x {ref}") == ref
+    assert chips.token_before(f"x {ref} ") is None
+    assert chips.token_before("x ⟦@unregistered⟧") is None
+    assert chips.token_after(f"{ref} tail") == ref
+    assert chips.token_after(f" {ref}") is None
+
+
+@pytest.mark.parametrize(
+    ("line", "query"),
+    [
+        ("@", ""),
+        ("@src/a", "src/a"),
+        ("read @src/", "src/"),
+        ("mail me@example.com", None),
+        ("@src/a.py more", None),
+        ("plain", None),
+        ("x ⟦@a.py⟧", None),
+    ],
+)
+def test_completion_query(line: str, query: str | None) -> None:
+    assert completion_query(line) == query
+
+
+def test_blank_input_is_the_protocols_rule() -> None:
+    # The UI used to call a whitespace-only paste "not blank" and send it; the pod refuses it.
+    assert run_params([TextSegment(text="  \n")]) is None
+    assert run_params([]) is None
+    assert run_params([PasteSegment(id=1, text=" \n\t")]) is None
+    assert run_params([TextSegment(text=" a ")]) is not None
+    assert run_params([FileRefSegment(path="a")]) is not None

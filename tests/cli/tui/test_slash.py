@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli.tui.model import InfoEntry
+from cli.tui.entries import InfoEntry
 from orchestrator.session import sessions_dir
 from tests.cli.tui.conftest import QUICK, Session, attach, eventually_status, history_kinds
 from tests.e2e.harness import running_pod

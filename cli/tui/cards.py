@@ -1,0 +1,175 @@
+"""The expandable cards of the conversation: tool calls, system messages, approval requests.
+
+Each widget carries its own CSS (``DEFAULT_CSS``). Text that comes from the pod, the model or
+a tool is always drawn as plain :class:`~rich.text.Text`, never parsed as markup, so
+``[Interrupted by user]``, ``echo [Hello World]``, ``[bold]`` and backslashes show as written.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Static
+
+from cli.tui.entries import ApprovalEntry, NoteEntry, ToolEntry
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""
+
+
+class Card(Widget):
+    """A one-line title that expands to its body: Enter on the selected card, or a click.
+
+    Cards never take focus (the editor keeps it, so no keystroke is ever delivered to a
+    card); the app selects one with Tab and the arrow keys instead.
+    """
+
+    DEFAULT_CSS = """
+    Card {
+        height: auto;
+    }
+    Card > .card--title {
+        padding: 0 1;
+        /* One line cut at the width there is: the outcome and keys at the end show on a
+           wide terminal, and an ellipsis says a narrow one cut them. */
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    Card > .card--tail {
+        color: $text-muted;
+        padding: 0 1 0 4;
+    }
+    Card > .card--body {
+        display: none;
+        padding: 0 1 0 4;
+    }
+    Card.-expanded > .card--body {
+        display: block;
+    }
+    Card:hover > .card--title {
+        background: $block-hover-background;
+    }
+    Card.-selected > .card--title {
+        background: $block-cursor-background;
+        color: $block-cursor-foreground;
+        text-style: $block-cursor-text-style;
+    }
+    """
+
+    expanded: reactive[bool] = reactive(False, init=False)
+
+    def __init__(self, title: str, body: str, *, tail: str = "") -> None:
+        super().__init__()
+        self._title_text = title
+        self._title = Static(classes="card--title")
+        self._tail = Static(Text(tail), classes="card--tail")
+        self._tail.display = bool(tail)
+        self._body = Static(Text(body), classes="card--body")
+        self._show_title()
+
+    def compose(self) -> ComposeResult:
+        """Title, the live tail, and the body."""
+        yield self._title
+        yield self._tail
+        yield self._body
+
+    @property
+    def title_text(self) -> str:
+        """The title as drawn, without the expander symbol."""
+        return self._title_text
+
+    def set_content(self, title: str, body: str, tail: str = "") -> None:
+        """Replace title, body and live tail."""
+        self._title_text = title
+        self._show_title()
+        self._body.update(Text(body))
+        self._tail.update(Text(tail))
+        self._tail.display = bool(tail)
+
+    def _show_title(self) -> None:
+        symbol = "▼" if self.expanded else "▶"
+        self._title.update(Text(f"{symbol} {_first_line(self._title_text)}"))
+
+    def toggle(self) -> None:
+        """Expand or collapse; an expanded card is brought into view once it is laid out
+        (before that its region is still one line, and the newest card's body would open
+        below the bottom of the view)."""
+        self.expanded = not self.expanded
+        if self.expanded:
+            self.call_after_refresh(self.scroll_visible, animate=False)
+
+    def watch_expanded(self, expanded: bool) -> None:
+        """Show or hide the body."""
+        self.set_class(expanded, "-expanded")
+        self._show_title()
+
+    def on_click(self, event: events.Click) -> None:
+        """A click toggles the card."""
+        event.stop()
+        self.toggle()
+
+
+class ToolCard(Card):
+    """A tool call: name, arguments and summary in the title, its live output while it runs."""
+
+    DEFAULT_CSS = """
+    ToolCard.-synthetic > .card--title {
+        color: $accent;
+        text-style: italic;
+    }
+    ToolCard.-error > .card--title {
+        color: $error;
+    }
+    """
+
+    def __init__(self, entry: ToolEntry) -> None:
+        super().__init__(entry.title, entry.body, tail=entry.live_tail())
+        self.refresh_from(entry)
+
+    def refresh_from(self, entry: ToolEntry) -> None:
+        """Update title, body and live output as arguments, output and the result arrive."""
+        self.set_content(entry.title, entry.body, entry.live_tail())
+        self.set_class(entry.synthetic, "-synthetic")
+        self.set_class(entry.is_error, "-error")
+        self.set_class(entry.running, "-running")
+
+
+class NoteView(Card):
+    """A system message (file body, notification, interrupt marker), collapsed to one line."""
+
+    DEFAULT_CSS = """
+    NoteView > .card--title {
+        color: $text-muted;
+        text-style: italic;
+    }
+    """
+
+    def __init__(self, entry: NoteEntry) -> None:
+        super().__init__(f"✎ system ({entry.origin}): {_first_line(entry.text)}", entry.text)
+
+
+class ApprovalCard(Card):
+    """A tool call waiting for approval: what it would do (the diff of an edit), open at once."""
+
+    DEFAULT_CSS = """
+    ApprovalCard.-waiting > .card--title {
+        color: $text-warning;
+        background: $warning-muted;
+        text-style: bold;
+    }
+    """
+
+    def __init__(self, entry: ApprovalEntry) -> None:
+        super().__init__(entry.title, entry.body)
+        self.refresh_from(entry)
+
+    def refresh_from(self, entry: ApprovalEntry) -> None:
+        """Show the request, then how it was answered (collapsed once answered)."""
+        self.set_content(entry.title, entry.body)
+        waiting = entry.decision == "waiting"
+        self.set_class(waiting, "-waiting")
+        self.expanded = waiting

@@ -1,0 +1,228 @@
+"""The conversation's entries: what the chat UI draws, one dataclass per kind of entry.
+
+Plain data built from typed protocol events and ``get_history`` items (by
+:class:`~cli.tui.model.ChatModel`); the Textual widgets only draw it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeAlias
+
+from cli.tui.keys import APPROVAL_KEYS
+from orchestrator.protocol import ChildData
+from orchestrator.segments import Segment
+
+NOT_KEPT = "interrupted · not kept in history"
+"""How text or a tool call that was streamed but never committed is marked."""
+
+
+@dataclass
+class UserEntry:
+    """A committed user message with its segments."""
+
+    segments: list[Segment]
+
+
+@dataclass
+class AssistantEntry:
+    """Assistant text; ``streaming`` while deltas arrive, ``interrupted`` if never committed."""
+
+    text: str = ""
+    streaming: bool = False
+    interrupted: bool = False
+
+
+@dataclass
+class ThinkingEntry:
+    """Assistant thinking text."""
+
+    text: str = ""
+
+
+@dataclass
+class ToolEntry:
+    """One tool call, what it printed while it ran, and, once it arrived, its result."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None = None
+    args_json: str = ""
+    output: str = ""
+    """The tail of the live output (``tool_output_delta``) while the tool runs."""
+    summary: str | None = None
+    content: str | None = None
+    is_error: bool = False
+    synthetic: bool = False
+    child: ChildData | None = None
+    """A ``task`` call's child pod, as its last ``child`` event showed it."""
+
+    @property
+    def running(self) -> bool:
+        """True until the result (or the mark that none will come) arrived."""
+        return self.summary is None
+
+    @property
+    def title(self) -> str:
+        """Name, arguments and summary on one line (the card's title)."""
+        args = self.arguments if self.arguments is not None else _loose_json(self.args_json)
+        parts = [f"⚙ {self.name}({_short_args(args)})"]
+        if self.summary is not None:
+            parts.append(f"→ {self.summary.splitlines()[0] if self.summary else '(empty)'}")
+        elif self.child is not None:
+            doing = f", {self.child.tool}" if self.child.tool else ""
+            parts.append(f"— child {self.child.name}: {self.child.state}{doing} …")
+        else:
+            parts.append("…")
+        if self.is_error:
+            parts.append("[error]")
+        if self.synthetic:
+            parts.append("[synthetic]")
+        return " ".join(parts)
+
+    @property
+    def body(self) -> str:
+        """What the card shows when expanded."""
+        lines: list[str] = []
+        args = self.arguments if self.arguments is not None else _loose_json(self.args_json)
+        if args:
+            lines.append(json.dumps(args, ensure_ascii=False, indent=2))
+        if self.summary is None:
+            lines.append(self.output or "(no result yet)")
+            return "\n".join(lines)
+        lines.append(self.summary)
+        if self.content:
+            lines.append(self.content)
+        elif self.content is None:
+            lines.append("(content pruned or not kept)")
+        return "\n".join(lines)
+
+    def live_tail(self, lines: int = 3) -> str:
+        """The last lines a running tool printed, shown under its title until the result."""
+        if not self.running or not self.output:
+            return ""
+        return "\n".join(self.output.rstrip("\n").splitlines()[-lines:])
+
+
+@dataclass
+class NoteEntry:
+    """A system message committed to history (file body, notification, interrupt marker)."""
+
+    text: str
+    origin: str = "note"
+
+
+class _Compacted(Protocol):
+    """What a compaction says about itself, as a history item or as the live event."""
+
+    @property
+    def first_seq(self) -> int: ...
+    @property
+    def last_seq(self) -> int: ...
+    @property
+    def tokens_before(self) -> int: ...
+    @property
+    def tokens_after(self) -> int: ...
+    @property
+    def trigger(self) -> str: ...
+    @property
+    def summary(self) -> str: ...
+
+
+def compaction_note(done: _Compacted) -> NoteEntry:
+    """A compaction as a card: what it covered and saved, then the summary the model reads."""
+    head = (
+        f"Compacted items {done.first_seq}-{done.last_seq} ({done.trigger}): "
+        f"about {tokens_k(done.tokens_before)} → {tokens_k(done.tokens_after)} tokens of context"
+    )
+    return NoteEntry(text=f"{head}\n{done.summary}", origin="compaction")
+
+
+@dataclass
+class AlertEntry:
+    """A warning or error from the pod that did not stop it."""
+
+    level: str
+    source: str
+    message: str
+
+
+@dataclass
+class InfoEntry:
+    """A line from the UI itself (greeting, connection changes, the answer to a command)."""
+
+    text: str
+
+
+@dataclass
+class ApprovalEntry:
+    """A tool call waiting for the user's approval, and then how it was answered."""
+
+    call_id: str
+    tool: str
+    summary: str
+    reason: str
+    diff: str | None = None
+    decision: str = "waiting"
+    """``waiting``, ``approved``, ``denied`` or ``withdrawn``."""
+    pod: str | None = None
+    """The child pod that asks (relayed by this pod), if not this pod itself."""
+
+    @property
+    def title(self) -> str:
+        """The card's one line."""
+        where = f" (child {self.pod})" if self.pod else ""
+        if self.decision == "waiting":
+            return f"⚠ allow {self.summary}{where}?  {APPROVAL_KEYS}"
+        return f"✓ {self.summary}{where}: {self.decision}"
+
+    @property
+    def body(self) -> str:
+        """The diff of an edit, else the arguments' summary, and why it asked."""
+        return f"{self.diff or self.summary}\n({self.reason})"
+
+
+Entry: TypeAlias = (
+    UserEntry
+    | AssistantEntry
+    | ThinkingEntry
+    | ToolEntry
+    | NoteEntry
+    | AlertEntry
+    | InfoEntry
+    | ApprovalEntry
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """What an event did to the conversation: ``added``, ``updated`` or ``appended`` text."""
+
+    kind: Literal["added", "updated", "appended"]
+    index: int
+    text: str = ""
+
+
+def _loose_json(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _short_args(args: dict[str, Any] | None, limit: int = 48) -> str:
+    if not args:
+        return ""
+    parts = []
+    for key, value in args.items():
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        parts.append(f"{key}={shown}")
+    text = ", ".join(parts).replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def tokens_k(n: int) -> str:
+    """A token count as the UI shows it: ``12.3k`` from ten thousand on."""
+    return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)

@@ -1,0 +1,129 @@
+"""The pod's status as the status line shows it: state, tokens, context, cost, jobs, alert."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cli.tui.entries import tokens_k
+from cli.tui.keys import APPROVAL_KEYS
+from orchestrator.protocol import ChildData, JobData, StatusData
+
+ALERT_TTL_S = 20.0
+"""How long the status line shows the last alert; the conversation keeps every alert."""
+
+
+@dataclass
+class PodView:
+    """The pod's status as the status line shows it."""
+
+    name: str = ""
+    model: str = ""
+    provider: str = ""
+    workspace: str = ""
+    status: str = "connecting"
+    state: str = ""
+    turn: int = 0
+    context_percent: int | None = None
+    cost_usd: float | None = None
+    """What the session cost so far; None for a model the price table does not know."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    last_alert: str = ""
+    alert_at: float = 0.0
+    connected: bool = False
+    children: dict[str, ChildData] = field(default_factory=dict)
+    """Live child pods of ``task`` calls, by call id."""
+    jobs: list[JobData] = field(default_factory=list)
+    """The pod's background jobs, as the last status listed them."""
+    run_sent: bool = False
+    """A ``run`` (or ``resume``) went out and the pod has not said it runs yet: the keys act
+    as while running (a Ctrl-C right after Enter pauses that turn, it does not arm quit)."""
+
+    def update(self, data: StatusData) -> None:
+        """Take a ``status`` event (broadcast or reply)."""
+        self.connected = True
+        if data.status != self.status or data.status == "running":
+            self.run_sent = False  # the pod took it (running), or it ended or was refused
+        self.status = data.status
+        self.state = data.state
+        self.name = data.name or self.name
+        self.model = data.model or self.model
+        self.provider = data.provider or self.provider
+        self.workspace = data.workspace or self.workspace
+        self.turn = data.turn
+        if data.context is not None:
+            self.context_percent = data.context.percent
+        self.cost_usd = data.cost_usd
+        self.children = {child.call_id: child for child in data.children}
+        if data.usage:
+            # Input counts every kind the model read: uncached, cache writes, cache reads.
+            self.input_tokens = sum(n for k, n in data.usage.items() if k.endswith("input_tokens"))
+            self.output_tokens = data.usage.get("output_tokens", self.output_tokens)
+        self.jobs = list(data.jobs)
+
+    @property
+    def key_status(self) -> str:
+        """The status the keys act on: the pod's (``running`` once a run was sent), or
+        ``disconnected``."""
+        if not self.connected:
+            return "disconnected"
+        if self.run_sent and self.status in ("idle", "paused"):
+            return "running"
+        return self.status
+
+    @property
+    def state_label(self) -> str:
+        """Idle / Running / Paused (with its hint) / Stopped / Disconnected."""
+        if not self.connected:
+            return "Connecting…" if self.status == "connecting" else "Disconnected"
+        if self.status == "paused":
+            return "Paused — Enter to resume, type to start new turn"
+        if self.state == "awaiting_approval":
+            return f"Awaiting approval — {APPROVAL_KEYS}"
+        return self.status.capitalize()
+
+    def alert(self, message: str, now: float) -> None:
+        """Show an alert's first line on the status line for :data:`ALERT_TTL_S`."""
+        self.last_alert = message.splitlines()[0] if message else ""
+        self.alert_at = now
+
+    def alert_expires(self) -> float | None:
+        """When the status line's alert goes away, if one is shown."""
+        return self.alert_at + ALERT_TTL_S if self.last_alert else None
+
+    def text(self, now: float | None = None) -> str:
+        """The status line as plain text; it wraps rather than overflowing 80 columns."""
+        parts = [p for p in (self.name, self.model) if p]
+        if self.provider == "scripted":
+            parts.append("offline (scripted provider)")
+        parts.append(self.state_label)
+        parts.append(f"{tokens_k(self.input_tokens)}↑ {tokens_k(self.output_tokens)}↓ tokens")
+        if self.context_percent is not None:
+            parts.append(f"context {self.context_percent}%")
+        if self.cost_usd is not None:
+            parts.append(f"${self.cost_usd:.2f}" if self.cost_usd >= 1 else f"${self.cost_usd:.4f}")
+        if self.children:
+            n = len(self.children)
+            parts.append(f"{n} child pod{'s' if n != 1 else ''} (/children)")
+        line = " · ".join(parts)
+        running = [job for job in self.jobs if job.state == "running"]
+        if running:
+            line += "\n" + jobs_text(running)
+        expires = self.alert_expires()
+        if expires is not None and (now is None or now < expires):
+            line += f"\n⚠ {self.last_alert}"
+        return line
+
+
+JOBS_NAMED = 3
+"""Running jobs the status line names; the rest are counted."""
+
+
+def jobs_text(running: list[JobData]) -> str:
+    """``⚙ 2 background jobs: j1 npm run dev · j2 make`` (names a few, shortened)."""
+    from orchestrator.jobs.report import short_command
+
+    count = "1 background job" if len(running) == 1 else f"{len(running)} background jobs"
+    named = [f"{job.id} {short_command(job.command)[:30]}" for job in running[:JOBS_NAMED]]
+    more = f" · +{len(running) - JOBS_NAMED} more" if len(running) > JOBS_NAMED else ""
+    return f"⚙ {count}: {' · '.join(named)}{more} (pod jobs)"

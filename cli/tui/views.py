@@ -1,0 +1,103 @@
+"""What the UI's own views say: ``/help``, ``/status``, ``/model``, ``/children``, ``/sessions``,
+and which child pod ``/attach NAME`` means. Plain text from plain data; the app draws it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from cli.tui.input import SLASH_COMMANDS
+from cli.tui.pod_view import PodView
+from orchestrator.protocol import ChildData
+
+KEYS_HELP = """\
+Keys:
+  Enter      send; on an empty line while Paused: resume
+  Ctrl-J     a new line
+  Ctrl-C     pause a running turn; otherwise, twice: leave the UI
+  Ctrl-X     cancel the running turn
+  Ctrl-D     shut the pod down (twice while a turn runs)
+  @          attach a file (Tab completes)
+  Up/Down    earlier prompts
+  Tab        tool cards: Up/Down choose, Enter expands, Esc returns
+  Esc Esc    on an empty line: the prompts to rewind to (/rewind)
+  PgUp/PgDn  scroll the conversation
+Start a message with // to send one that begins with /."""
+
+
+def help_text() -> str:
+    """``/help``: the slash commands, then the keys."""
+    commands = "\n".join(f"  /{c.name:<9} {c.summary}" for c in SLASH_COMMANDS)
+    return f"Commands (never sent to the model):\n{commands}\n{KEYS_HELP}"
+
+
+def status_text(pod: PodView) -> str:
+    """``/status``: the pod, its state and turn, provider and model, tokens, workspace."""
+    # The machine's state only where it says more than the label (not "Idle (idle)").
+    state = f" ({pod.state})" if pod.state and pod.state != pod.status else ""
+    return (
+        f"pod {pod.name} · {pod.state_label}{state} · turn "
+        f"{pod.turn}\n{pod.provider}/{pod.model} · tokens in {pod.input_tokens} out "
+        f"{pod.output_tokens}\nworkspace {pod.workspace}"
+    )
+
+
+def model_text(pod: PodView) -> str:
+    """``/model``: the model and provider, and how to run another."""
+    return (
+        f"model {pod.model or '?'} · provider {pod.provider or '?'}\n"
+        "The pod keeps its model while it runs: start one with --model NAME, or set "
+        'model = "..." in .pod/config.toml.'
+    )
+
+
+def sessions_text(workspace: str) -> str:
+    """``/sessions``: the workspace's session files, newest last (``pod sessions ls`` has more)."""
+    from orchestrator.session import sessions_dir
+
+    if not workspace:
+        return "The pod did not say which workspace it serves."
+    base = sessions_dir(Path(workspace))
+    try:
+        stats = [(p, p.stat()) for p in base.glob("*.jsonl")] if base.is_dir() else []
+    except OSError as exc:
+        return f"Cannot list the sessions in {base}: {exc.strerror or exc}"
+    if not stats:
+        return f"No sessions for {workspace}."
+    stats.sort(key=lambda found: found[1].st_mtime_ns)
+    files = [p for p, _ in stats]
+    rows = [
+        f"  {p.stem}  {time.strftime('%Y-%m-%d %H:%M', time.localtime(st.st_mtime))}"
+        f"  {st.st_size // 1024} KiB"
+        for p, st in stats[-10:]
+    ]
+    more = f" (the last 10 of {len(files)})" if len(files) > 10 else ""
+    return (
+        f"Sessions of {workspace}{more}, newest last:\n"
+        + "\n".join(rows)
+        + "\n`pod sessions show NAME` prints one."
+    )
+
+
+def children_text(children: list[ChildData]) -> str:
+    """``/children``: one line per child pod, and how to open one."""
+    if not children:
+        return "No child pods run now (the model starts them with the task tool)."
+    lines = ["Child pods (/attach NAME opens one here; leave it to come back):"]
+    for child in children:
+        doing = f", running {child.tool}" if child.tool else ""
+        agent = f" [{child.agent}]" if child.agent else ""
+        lines.append(f"  {child.name}{agent}: {child.state}{doing} · {child.tokens:,} tokens")
+    return "\n".join(lines)
+
+
+def pick_child(children: list[ChildData], name: str) -> ChildData | None:
+    """The child named ``name``, or whose name ends with ``.name`` or starts the short name."""
+    if not name:
+        return children[0] if len(children) == 1 else None
+    for child in children:
+        if child.name == name:
+            return child
+    matches = [c for c in children if c.name.split(".")[-1].startswith(name)]
+    return matches[0] if len(matches) == 1 else None

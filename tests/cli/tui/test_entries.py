@@ -1,0 +1,63 @@
+"""The conversation's entries on their own: what a card's title and body say."""
+
+from __future__ import annotations
+
+from cli.tui.entries import ApprovalEntry, ToolEntry, compaction_note, tokens_k
+from orchestrator.history import Compaction
+from orchestrator.protocol import ChildData
+
+
+def test_a_tool_cards_title_follows_the_call() -> None:
+    tool = ToolEntry(id="t1", name="grep", args_json='{"pattern": "x", "pa')
+    assert tool.running and tool.title == "⚙ grep() …"  # arguments not whole yet
+    tool.arguments = {"pattern": "a\nb", "limit": 3}
+    assert tool.title == "⚙ grep(pattern=a b, limit=3) …"
+    tool.summary, tool.content, tool.is_error = "failed\nmore", None, True
+    assert not tool.running
+    assert tool.title == "⚙ grep(pattern=a b, limit=3) → failed [error]"
+    assert tool.body.endswith("failed\nmore\n(content pruned or not kept)")
+
+
+def test_long_arguments_are_cut_in_the_title() -> None:
+    tool = ToolEntry(id="t1", name="bash", arguments={"command": "x" * 100}, summary="")
+    assert tool.title == f"⚙ bash(command={'x' * 39}…) → (empty)"
+
+
+def test_a_task_card_shows_its_child_until_the_result() -> None:
+    tool = ToolEntry(id="t1", name="task", arguments={})
+    tool.child = ChildData.model_validate(
+        {
+            "call_id": "t1",
+            "name": "p.c1",
+            "state": "running",
+            "tool": "bash",
+            "session": "s",
+            "socket": "/s",
+        }
+    )
+    assert tool.title == "⚙ task() — child p.c1: running, bash …"
+
+
+def test_an_approval_card_says_the_keys_then_the_answer() -> None:
+    entry = ApprovalEntry(call_id="c", tool="bash", summary="rm x", reason="asks", pod="p.c1")
+    assert entry.title == "⚠ allow rm x (child p.c1)?  y once · a always · n deny"
+    assert entry.body == "rm x\n(asks)"
+    entry.decision = "denied"
+    assert entry.title == "✓ rm x (child p.c1): denied"
+
+
+def test_a_compaction_note_and_token_counts() -> None:
+    done = Compaction(
+        seq=9,
+        turn=2,
+        summary="S",
+        first_seq=1,
+        last_seq=8,
+        tokens_before=25_000,
+        tokens_after=999,
+        trigger="auto",
+    )
+    note = compaction_note(done)
+    assert note.origin == "compaction"
+    assert note.text == "Compacted items 1-8 (auto): about 25.0k → 999 tokens of context\nS"
+    assert (tokens_k(9_999), tokens_k(10_000), tokens_k(12_345)) == ("9999", "10.0k", "12.3k")
