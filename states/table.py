@@ -143,7 +143,7 @@ class RecordingModel:
         """Record the call."""
         self.actions.append("approve_call")
 
-    def deny_call(self, call_id: str, message: str = "") -> None:
+    def deny_call(self, call_id: str, message: str = "", asked: bool = True) -> None:
         """Record the call."""
         self.actions.append("deny_call")
 

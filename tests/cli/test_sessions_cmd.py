@@ -70,14 +70,15 @@ def test_run_continues_the_latest_session_that_has_a_conversation(
 ) -> None:
     _ok(pod(env, "run", "remember the word tangerine", "--workspace", str(workspace)))
     _ok(pod(env, "shutdown", "--workspace", str(workspace)))
-    # A pod started and stopped without a conversation leaves a newer, empty session.
-    _serve_and_stop(env, workspace)
-    assert [row["state"] for row in _sessions(env, workspace)] == ["turn closed", "empty"]
+    # A pod started and stopped without a conversation leaves no session behind.
+    said = _serve_and_stop(env, workspace)
+    assert "its session was empty and is not kept" in said
+    assert [row["state"] for row in _sessions(env, workspace)] == ["turn closed"]
 
     _ok(pod(env, "run", "which word?", "--workspace", str(workspace)))
     assert _prompts(env, workspace) == ["remember the word tangerine", "which word?"]
     rows = _sessions(env, workspace)
-    assert [(row["state"], row["turns"]) for row in rows] == [("empty", 0), ("live", 2)]
+    assert [(row["state"], row["turns"]) for row in rows] == [("live", 2)]
 
 
 def test_new_starts_a_fresh_session_and_never_joins_a_live_conversation(

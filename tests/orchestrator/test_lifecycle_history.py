@@ -129,7 +129,7 @@ class SimPod:
     def approve_call(self, call_id: str, scope: str = "once") -> None:
         pass  # approvals gate tool starts; the simulation's tools need none
 
-    def deny_call(self, call_id: str, message: str = "") -> None:
+    def deny_call(self, call_id: str, message: str = "", asked: bool = True) -> None:
         pass
 
     def end_turn(self, result: str) -> None:

@@ -261,6 +261,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "model": "m",
         "provider": "anthropic",
         "workspace": "/w",
+        "session": "/s/20261127-000000-abcd.jsonl",
         "turn": 3,
         "usage": {"input_tokens": 1},
         "turn_usage": {"output_tokens": 2},
