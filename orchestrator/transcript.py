@@ -14,8 +14,10 @@ writer would give them, only without the loop stalling on the disk. Without the 
 threads (a pod built for a test, a fork) each commit is written before it returns.
 
 When the disk refuses a write (full, I/O error), the record waits in memory, in order, and so
-does every record committed after it; none of them is announced until it is on disk. Each
-later commit tries again, so the pod recovers by itself once space is free. Code that must
+does every record committed after it; none of them is announced until it is on disk. They
+are tried again when the pod needs them on disk (its next request, an unload, a stop), not
+at each commit (every try writes part of a line and cuts it back), so the pod recovers by
+itself at its next step once space is free. Code that must
 not go on without durability (sending a request, starting a tool with side effects) awaits
 :meth:`Transcript.settled` or calls :meth:`Transcript.require_durable`, which raise
 :class:`SessionWriteError`; the machine's history surgery just commits, and its records wait
@@ -263,7 +265,8 @@ class Transcript:
 
     async def settled(self) -> None:
         """Wait until everything committed is on disk; raise :class:`SessionWriteError` when
-        the disk refuses it (the records wait, and a later commit tries again)."""
+        the disk refuses it (the records wait, and the next call tries again: commits made
+        meanwhile do not)."""
         if self._pool is None:
             self.require_durable()
             return
@@ -308,6 +311,12 @@ class Transcript:
         self._writes += 1
         if self._pool is None:
             self.flush()
+        elif self.write_error is not None:
+            # The disk refused the records before this one: it waits behind them, and they are
+            # tried again when the pod needs them on disk (``settled``: before a request, an
+            # unload, a stop), not at every commit, each try writing part of a line that is
+            # then cut back (a reader of the file would meet that torn tail meanwhile).
+            pass
         elif self._batch is None and not self._kicked and self._loop is not None:
             # On the next turn of the loop: whatever else this stretch commits joins the batch.
             self._kicked = True

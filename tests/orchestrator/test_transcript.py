@@ -147,8 +147,14 @@ async def test_a_refusing_disk_holds_the_records_and_releases_the_events(
     assert transcript.waiting == 1 and [i.text for i in transcript.view()] == ["kept"]  # type: ignore[union-attr]
     transcript.emit("text_delta", {"text": "x"})  # not held behind a refused write
     assert _events(seen)[-1] == "text_delta"
+    # A commit while the disk refuses waits behind the refused records and does not try
+    # the disk by itself (each try writes part of a line, then cuts it back): only a caller
+    # that needs them on disk does (settled: before a request, an unload, a stop).
+    writer.entered.clear()
+    transcript.commit(UserMessage(text="after"))
+    await asyncio.sleep(0.05)  # a turn of the loop or two: a kicked batch would start here
+    assert not writer.entered.is_set() and transcript.waiting == 2
     writer.full = False
-    transcript.commit(UserMessage(text="after"))  # the next commit tries again
     await transcript.settled()
     assert _events(seen)[-3:] == ["user_message", "user_message", "alert"]
     assert "writable again" in str(seen[-1]["data"])
