@@ -84,6 +84,9 @@ def start_local(*, num_cpus: int = 1, object_store_mb: int = 80) -> None:
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     try:
         ray.init(
+            # "local": a cluster of its own, always. With no address, Ray joins the cluster a
+            # `ray start` on this machine last wrote to /tmp/ray (another test's, a fleet's).
+            address="local",
             num_cpus=num_cpus,
             namespace=NAMESPACE,
             include_dashboard=False,
