@@ -15,7 +15,9 @@ from orchestrator.fleet import FleetError
 from orchestrator.fleet.local import LocalNode, free_port, start_node
 from tests.cli.helpers import pod
 
-pytestmark = [pytest.mark.fleet, pytest.mark.slow]
+# One worker runs every Ray test, one after the other: the kill bench's driver shuts Ray down
+# in its process, which would take a fleet fixture of the same worker with it.
+pytestmark = [pytest.mark.fleet, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 
 async def run_through(socket: str, text: str) -> list[str]:

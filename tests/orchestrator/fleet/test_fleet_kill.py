@@ -11,7 +11,9 @@ pytest.importorskip("ray", reason="the fleet extra (Ray) is not installed")
 from bench import fleet_kill
 from orchestrator.fleet import FleetError
 
-pytestmark = [pytest.mark.fleet, pytest.mark.slow]
+# One worker runs every Ray test, one after the other: the kill bench's driver shuts Ray down
+# in its process, which would take a fleet fixture of the same worker with it.
+pytestmark = [pytest.mark.fleet, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 
 def test_a_node_killed_whole_loses_nothing_acknowledged_and_runs_nothing_twice() -> None:

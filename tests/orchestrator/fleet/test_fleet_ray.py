@@ -25,7 +25,9 @@ from orchestrator.history import UserMessage  # noqa: E402
 from orchestrator.host import ask_host  # noqa: E402
 from orchestrator.session import load_session  # noqa: E402
 
-pytestmark = [pytest.mark.fleet, pytest.mark.slow]
+# One worker runs every Ray test, one after the other: the kill bench's driver shuts Ray down
+# in its process, which would take a fleet fixture of the same worker with it.
+pytestmark = [pytest.mark.fleet, pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 
 @pytest.fixture(scope="module")
