@@ -305,8 +305,9 @@ class SpendRecord(BaseModel):
     turn: int
     source: str
     """What spent them (``sampling:<server>``)."""
-    usage: dict[str, int]
-    """Tokens by kind, as ``TokenUsage``'s fields."""
+    usage: dict[str, Annotated[int, Field(ge=0)]]
+    """Tokens by kind, as ``TokenUsage``'s fields (a negative count is a bad line, not a
+    credit against the session's cost)."""
     at_ms: int = 0
 
 

@@ -297,3 +297,15 @@ def test_a_clean_stop_discards_a_session_it_created_and_wrote_nothing_to(tmp_pat
     # An unload (or anything but a clean stop) keeps even an empty one.
     SessionWriter(empty, pod="p", workspace=tmp_path).close()
     assert empty.exists()
+
+
+def test_a_spend_record_with_a_negative_count_is_a_bad_line(tmp_path: Path) -> None:
+    """A session file is input too: a crafted ``spend`` record cannot credit the cost."""
+    path = tmp_path / "s.jsonl"
+    SessionWriter(path, pod="p", workspace=tmp_path).close()
+    with path.open("a") as file:
+        file.write('{"type":"spend","turn":1,"source":"sampling:x","usage":{"output_tokens":-9}}\n')
+        file.write('{"type":"spend","turn":1,"source":"sampling:x","usage":{"output_tokens":7}}\n')
+    loaded = load_session(path)
+    assert [s.usage for s in loaded.spends] == [{"output_tokens": 7}]
+    assert any("bad line" in w for w in loaded.warnings)
