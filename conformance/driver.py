@@ -62,6 +62,9 @@ def _method_message(
             params["scope"] = scope
         else:
             params["message"] = f"Conformance denial {note}."
+    elif method == "answer_elicitation":
+        # Outside a wait for input the pod must refuse the answer whatever it names.
+        params = {"id": f"input_kit_{note}", "action": "decline"}
     message: dict[str, Any] = {"method": method, "id": request_id}
     if params:
         message["params"] = params

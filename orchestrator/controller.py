@@ -29,6 +29,7 @@ from orchestrator.compaction import (
 )
 from orchestrator.config import PodConfig
 from orchestrator.context import OFF_LOOP_ITEMS, Context, usage_of
+from orchestrator.elicitations import Action, Elicitations
 from orchestrator.file_refs import preread_files, resolve_segments, synthetic_read_items
 from orchestrator.history import (
     AssistantMessage,
@@ -172,6 +173,8 @@ class Controller:
         self.notes = NoteQueue()
         self.context = context
         self.approvals = approvals
+        self.elicitations = Elicitations(emit=self.emit)
+        """Requests for input of MCP servers, waiting for a person (``[mcp] elicitation``)."""
         self.compactor = Compactor(
             config=config, context=context, provider=provider, fs=fs, commit=self.commit
         )
@@ -733,6 +736,19 @@ class Controller:
         """Refuse a waiting tool call; the model reads the message (``asked`` False: no
         person was asked, a client refused on nobody's behalf)."""
         self.approvals.answer(call_id, Answer(allow=False, message=message, asked=asked))
+
+    def answer_input(
+        self, input_id: str, action: str = "decline", content: dict[str, Any] | None = None
+    ) -> None:
+        """Answer a waiting request for input; its MCP server gets it."""
+        answer: Action = (
+            "accept" if action == "accept" else "cancel" if action == "cancel" else "decline"
+        )
+        self.elicitations.answer(input_id, answer, content)
+
+    def input_waiting(self) -> bool:
+        """Whether a request for input waits for a person (beside a waiting approval)."""
+        return self.elicitations.waiting()
 
     def turn_open(self) -> bool:
         """Whether the last turn is still open (paused), so a compaction returns to paused."""

@@ -117,6 +117,21 @@ class Methods:
                 else {"message": params.message, "asked": params.asked}
             )
             self._event(method, reply, request_id, call_id=params.id, **extra)
+        elif method == "answer_elicitation":
+            if c.state_id in ("awaiting_input", "awaiting_approval") and c.input_waiting():
+                why = c.elicitations.check(params.id, params.action, params.content)
+                if why is not None:
+                    error = ErrorData(code="invalid_request", message=why, id=request_id)
+                    reply(encode_event("error", error))
+                    return
+            self._event(
+                method,
+                reply,
+                request_id,
+                input_id=params.id,
+                action=params.action,
+                content=params.content,
+            )
         else:
             self._event(method, reply, request_id)
 

@@ -760,6 +760,7 @@ async def start_mcp_servers(
     if not enabled:
         return None
     from orchestrator.mcp.client_side import settings_of
+    from orchestrator.mcp.elicitation import PodAsker
     from orchestrator.mcp.resources import ReadMcpResource
     from orchestrator.mcp.sampling import PodSampler
     from orchestrator.mcp.servers import McpServers, McpTool
@@ -786,9 +787,11 @@ async def start_mcp_servers(
                 registry.register(tool)
 
     sampler = PodSampler(controller)
+    asker = PodAsker(controller)
     for server in servers.servers:
         server.on_tools_changed = offer
         server.sampler = sampler
+        server.asker = asker
         offer(server)
     reader = ReadMcpResource(servers)
     if any(s.has_resources for s in servers.servers) and policy.offered(reader.name, "read"):

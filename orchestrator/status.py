@@ -66,6 +66,12 @@ def status_text(data: dict[str, Any]) -> str:
             f"{len(waiting)} call(s) awaiting approval: "
             + ", ".join(f"{a['tool']} ({a['id']})" for a in waiting)
         )
+    asking = data.get("elicitations") or []
+    if asking:
+        lines.append(
+            f"{len(asking)} request(s) for input waiting: "
+            + ", ".join(f"MCP server {e['server']} ({e['id']})" for e in asking)
+        )
     for server in data.get("mcp") or []:
         lines.append(
             f"mcp {server['name']}: {server['status']}"
@@ -182,6 +188,7 @@ class StatusBoard:
             ),
             cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
             approvals=c.approvals.pending(),
+            elicitations=c.elicitations.pending(),
             mcp=self.mcp.report(set(c.tools.registry.names())) if self.mcp else [],
             children=self.children.report() if self.children else [],
             jobs=c.jobs.data() if c.jobs is not None else [],

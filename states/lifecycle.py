@@ -12,6 +12,7 @@ Reading guide::
     running ──pause──▶ pausing ──turn_*──▶ paused ──resume──▶ running
     running{requesting ⇄ summarizing}                          (a turn compacts between rounds)
     running{executing_tools ⇄ awaiting_approval}               (a call waits for a person)
+    running{executing_tools ⇄ awaiting_input}                  (an MCP server asks a person)
     idle/paused ──compact──▶ compacting ──compaction_*──▶ idle/paused
     idle/paused ──rewind──▶ rewinding ──rewind_*──▶ idle        (a paused turn is closed first)
     paused ──run──▶ interrupted ──(at once)──▶ running      (orphans closed, note injected)
@@ -35,6 +36,7 @@ PUBLIC_STATUS: Final[dict[str, PublicStatus]] = {
     "executing_tools": "running",
     "summarizing": "running",
     "awaiting_approval": "running",
+    "awaiting_input": "running",
     "compacting": "running",
     "rewinding": "running",
     "pausing": "running",
@@ -58,6 +60,7 @@ REJECTION_CODES: Final[dict[str, str]] = {
     "rewind": "already_running",
     "approve": "not_awaiting_approval",
     "deny": "not_awaiting_approval",
+    "answer_elicitation": "not_awaiting_input",
 }
 """Protocol error code for a method the machine rejects in the current state."""
 
@@ -73,6 +76,7 @@ METHOD_EVENTS: Final[tuple[str, ...]] = (
     "rewind",
     "approve",
     "deny",
+    "answer_elicitation",
 )
 """Events that correspond one-to-one to state-changing protocol methods."""
 
@@ -97,9 +101,12 @@ ROUND_EVENTS: Final[tuple[str, ...]] = (
     "compaction_committed",
     "approval_needed",
     "approval_settled",
+    "input_needed",
+    "input_settled",
 )
-"""Events the turn loop sends inside ``running``: around each round that runs tools, and
-around a compaction between rounds."""
+"""Events the turn loop sends inside ``running``: around each round that runs tools, around
+a compaction between rounds, and while a call waits for a person (an approval, or input an
+MCP server asked for)."""
 
 
 class LifecycleModel(Protocol):
@@ -157,6 +164,15 @@ class LifecycleModel(Protocol):
         """Refuse a waiting tool call; the model reads the message (``asked`` False: no
         person was asked, a client refused on nobody's behalf)."""
 
+    def answer_input(
+        self, input_id: str, action: str = "decline", content: dict[str, Any] | None = None
+    ) -> None:
+        """Answer a waiting request for input (accept with the form's content, decline, or
+        cancel); the MCP server that asked gets it."""
+
+    def input_waiting(self) -> bool:
+        """Whether a request for input waits for a person (beside a waiting approval)."""
+
     def end_turn(self, result: str) -> None:
         """Close the current turn for good with this result (``turn_end``)."""
 
@@ -200,12 +216,29 @@ class PodLifecycle(StateMachine):
         # A call of the round waits for a person's approval (others may run meanwhile);
         # an interrupt withdraws the request, and the call never started.
         awaiting_approval = State("Awaiting approval")
+        # An MCP server, during a call of one of its tools, asks a person for input (a form or
+        # a URL to open). An approval waiting at the same time wins the state: its answer is
+        # what the round needs first, and the request for input is still answerable there.
+        awaiting_input = State("Awaiting input")
 
         tools_started = requesting.to(executing_tools)
-        approval_needed = executing_tools.to(awaiting_approval)
-        approval_settled = awaiting_approval.to(executing_tools)
+        approval_needed = executing_tools.to(awaiting_approval) | awaiting_input.to(
+            awaiting_approval
+        )
+        approval_settled = awaiting_approval.to(
+            awaiting_input, cond="input_waiting"
+        ) | awaiting_approval.to(executing_tools)
         approve = awaiting_approval.to.itself(internal=True, on="approve_call")
         deny = awaiting_approval.to.itself(internal=True, on="deny_call")
+        input_needed = executing_tools.to(awaiting_input) | awaiting_approval.to.itself(
+            internal=True
+        )
+        input_settled = awaiting_input.to(executing_tools) | awaiting_approval.to.itself(
+            internal=True
+        )
+        answer_elicitation = awaiting_input.to.itself(
+            internal=True, on="answer_input"
+        ) | awaiting_approval.to.itself(internal=True, cond="input_waiting", on="answer_input")
         round_done = executing_tools.to(requesting, on="inject_queued_notes")
         compaction_started = requesting.to(summarizing)
         compaction_committed = summarizing.to(requesting)
@@ -213,10 +246,12 @@ class PodLifecycle(StateMachine):
         executing_tools.to.itself(internal=True, event="notify pod_event", on="queue_note")
         summarizing.to.itself(internal=True, event="notify pod_event", on="queue_note")
         awaiting_approval.to.itself(internal=True, event="notify pod_event", on="queue_note")
+        awaiting_input.to.itself(internal=True, event="notify pod_event", on="queue_note")
         # A compact asked for mid-turn happens at the turn's next round boundary.
         requesting.to.itself(internal=True, event="compact", on="request_compaction")
         executing_tools.to.itself(internal=True, event="compact", on="request_compaction")
         awaiting_approval.to.itself(internal=True, event="compact", on="request_compaction")
+        awaiting_input.to.itself(internal=True, event="compact", on="request_compaction")
         summarizing.to.itself(internal=True, event="compact")
 
     pausing = State("Pausing")
@@ -236,7 +271,7 @@ class PodLifecycle(StateMachine):
     # A round event that races an interrupt is dropped: the turn is already winding down.
     _ROUNDS = (
         "tools_started round_done compaction_started compaction_committed "
-        "approval_needed approval_settled"
+        "approval_needed approval_settled input_needed input_settled"
     )
     pausing.to.itself(internal=True, event=_ROUNDS)
     cancelling.to.itself(internal=True, event=_ROUNDS)
@@ -392,7 +427,13 @@ def public_status(active_state_ids: set[str] | frozenset[str]) -> PublicStatus:
 
 def leaf_state(active_state_ids: set[str] | frozenset[str]) -> str:
     """The innermost active state id, the precise place the pod is in."""
-    for state_id in ("requesting", "executing_tools", "summarizing", "awaiting_approval"):
+    for state_id in (
+        "requesting",
+        "executing_tools",
+        "summarizing",
+        "awaiting_approval",
+        "awaiting_input",
+    ):
         if state_id in active_state_ids:
             return state_id
     return next(iter(active_state_ids))

@@ -34,6 +34,7 @@ TABLE_STATES: Final[tuple[str, ...]] = (
     "requesting",
     "executing_tools",
     "awaiting_approval",
+    "awaiting_input",
     "summarizing",
     "compacting",
     "rewinding",
@@ -58,6 +59,7 @@ EVENT_ARGUMENTS: Final[dict[str, dict[str, Any]]] = {
     "rewind": {"to": 1, "restore": "both"},
     "approve": {"call_id": "toolu_1", "scope": "once"},
     "deny": {"call_id": "toolu_1", "message": ""},
+    "answer_elicitation": {"input_id": "input_1", "action": "decline", "content": None},
     "turn_finished": {"result": "finished"},
     "turn_paused": {"result": "paused"},
     "turn_failed": {"result": "errored"},
@@ -146,6 +148,17 @@ class RecordingModel:
     def deny_call(self, call_id: str, message: str = "", asked: bool = True) -> None:
         """Record the call."""
         self.actions.append("deny_call")
+
+    def answer_input(
+        self, input_id: str, action: str = "decline", content: dict[str, Any] | None = None
+    ) -> None:
+        """Record the call."""
+        self.actions.append("answer_input")
+
+    def input_waiting(self) -> bool:
+        """Whether the table row starts with a request for input waiting: in
+        ``awaiting_approval`` none does (a row of its own would need a second model)."""
+        return False
 
     def end_turn(self, result: str) -> None:
         """Record the call and the result the machine chose."""

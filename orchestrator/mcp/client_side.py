@@ -9,10 +9,11 @@ One :class:`ClientSide` per server gives the ``mcp`` SDK's ``Client`` its callba
 * **logging**: a server's log messages go to the pod's log under the logger
   ``mcp.<server>``; warnings and worse also become alerts (at most
   :data:`MAX_LOG_ALERTS` per connection, then one that says the rest are in the log);
-* **elicitation**: answered by policy, ``[mcp] elicitation``: ``defaults`` accepts a form whose
-  required fields all have schema defaults, with those defaults; everything else, and every
-  request under ``decline``, is declined with a reason (in the result's ``_meta`` and in an
-  alert);
+* **elicitation**: by ``[mcp] elicitation``: ``ask`` (the default) puts a request that
+  comes during a call to a person at the pod's clients (:mod:`.elicitation`); ``defaults``
+  accepts a form whose required fields all have schema defaults, with those defaults;
+  everything else, and every request under ``decline``, is declined with a reason (in the
+  result's ``_meta`` and in an alert);
 * **sampling**: declined with an error that says how to allow it, unless the server's entry
   says ``sampling = "ask"`` (:mod:`.sampling`).
 
@@ -45,7 +46,10 @@ AskModel = Callable[
 ]
 """Where a sampling request goes when the server may ask for the pod's model."""
 
-Elicitation = Literal["defaults", "decline"]
+AskPerson = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+"""Where a request for input goes when a person is to be asked (``elicitation = "ask"``)."""
+
+Elicitation = Literal["ask", "defaults", "decline"]
 """How the pod answers a server's request for input (``[mcp] elicitation``)."""
 
 CLIENT_NAME = "pod-orchestrator"
@@ -117,7 +121,7 @@ def answer_by_defaults(params: types.ElicitRequestParams) -> ElicitationAnswer:
     """Accept a form request whose required fields all have defaults, with every default the
     schema gives; decline anything else, saying why (pure)."""
     if isinstance(params, types.ElicitRequestURLParams):
-        return _declined("it asks a person to open a web page, and nobody is asked here")
+        return declined("it asks a person to open a web page, and nobody is asked here")
     properties = params.requested_schema.get("properties") or {}
     required = params.requested_schema.get("required") or []
     content = {
@@ -130,7 +134,7 @@ def answer_by_defaults(params: types.ElicitRequestParams) -> ElicitationAnswer:
         fields = (
             f"fields {', '.join(missing)} have" if len(missing) > 1 else f"field {missing[0]} has"
         )
-        return _declined(f"required {fields} no default, and nobody is asked here")
+        return declined(f"required {fields} no default, and nobody is asked here")
     shown = ", ".join(f"{name}={json.dumps(value)}" for name, value in content.items())
     return ElicitationAnswer(
         types.ElicitResult(action="accept", content=content),
@@ -138,7 +142,8 @@ def answer_by_defaults(params: types.ElicitRequestParams) -> ElicitationAnswer:
     )
 
 
-def _declined(why: str) -> ElicitationAnswer:
+def declined(why: str) -> ElicitationAnswer:
+    """A request for input declined, with why in the result's ``_meta`` and for people."""
     return ElicitationAnswer(
         types.ElicitResult(action="decline", _meta={REASON_KEY: why}), f"declined: {why}"
     )
@@ -148,7 +153,9 @@ def answer(policy: Elicitation, params: types.ElicitRequestParams) -> Elicitatio
     """The pod's answer to a request for input under ``[mcp] elicitation = policy`` (pure)."""
     if policy == "defaults":
         return answer_by_defaults(params)
-    return _declined(
+    if policy == "ask":
+        return declined("nobody can be asked here (the server runs outside a pod)")
+    return declined(
         'the pod answers no requests for input ([mcp] elicitation = "decline"); with '
         '"defaults" it accepts those whose required fields all have defaults'
     )
@@ -160,7 +167,7 @@ class ClientSettings:
 
     roots: tuple[Path, ...] = ()
     """The directories the pod works in, the workspace first."""
-    elicitation: Elicitation = "decline"
+    elicitation: Elicitation = "ask"
     """``[mcp] elicitation``."""
 
 
@@ -181,6 +188,8 @@ class ClientSide:
     alert: Alert
     ask_model: AskModel | None = None
     """Where a sampling request goes when the server may ask (``sampling = "ask"``)."""
+    ask_person: AskPerson | None = None
+    """Where a request for input goes under ``elicitation = "ask"`` (None: no pod to ask)."""
     _log_alerts: int = 0
     _sampling_said: bool = False
     _logger: logging.Logger = field(init=False)
@@ -241,7 +250,10 @@ class ClientSide:
     async def elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
-        """``elicitation/create``: answered by the ``[mcp] elicitation`` policy, and said."""
+        """``elicitation/create``: put to a person, or answered by the ``[mcp] elicitation``
+        policy and said."""
+        if self.settings.elicitation == "ask" and self.ask_person is not None:
+            return await self.ask_person(params)
         reply = answer(self.settings.elicitation, params)
         self._logger.info("asked for input (%s); %s", params.message, reply.why)
         self.alert(

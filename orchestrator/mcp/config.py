@@ -102,10 +102,12 @@ class McpConfig(BaseModel):
 
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     """MCP servers by name; their tools are offered as ``mcp__<name>__<tool>`` (docs/mcp.md)."""
-    elicitation: Literal["defaults", "decline"] = "decline"
-    """How a server's request for input (``elicitation/create``) is answered: ``decline``
-    declines each, saying why; ``defaults`` (for headless runs) accepts a form whose required
-    fields all have defaults in its schema, with those defaults, and declines the rest."""
+    elicitation: Literal["ask", "defaults", "decline"] = "ask"
+    """How a server's request for input (``elicitation/create``) is answered: ``ask`` puts
+    one that comes during a call of its tools to a person at the pod's clients (a form, or a
+    URL to open); ``decline`` declines each, saying why; ``defaults`` (for headless runs)
+    accepts a form whose required fields all have defaults in its schema, with those
+    defaults, and declines the rest."""
 
     def sandboxed(self) -> list[str]:
         """The names of the enabled servers that run in the sandbox."""

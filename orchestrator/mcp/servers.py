@@ -30,8 +30,9 @@ from mcp import Client, types
 from mcp.client import Transport
 from mcp.client.auth import OAuthFlowError
 
-from orchestrator.mcp.client_side import ClientSettings, ClientSide, progress_line
+from orchestrator.mcp.client_side import ClientSettings, ClientSide, declined, progress_line
 from orchestrator.mcp.config import McpServerConfig, wire_name
+from orchestrator.mcp.elicitation import InputDeclined, PodAsker
 from orchestrator.mcp.oauth import stored_auth, token_path
 from orchestrator.mcp.results import TASK_ONLY, Offer, offers, tool_output
 from orchestrator.mcp.sampling import PodSampler, settle
@@ -114,7 +115,12 @@ class McpServer:
     _calls: int = 0
     """Requests of the pod's in flight (a sampling request is answered only during one)."""
     _asking: set[asyncio.Task[Any]] = field(default_factory=set)
-    """Sampling requests being answered; an interrupted call withdraws them."""
+    """Sampling requests and requests for input being answered; an interrupted call
+    withdraws them."""
+    asker: PodAsker | None = None
+    """The people at the pod's clients, asked for input (``elicitation = "ask"``)."""
+    _calling: list[str] = field(default_factory=list)
+    """The tools of the server's being called now (a request for input names the latest)."""
 
     def __post_init__(self) -> None:
         self.side = ClientSide(
@@ -122,6 +128,7 @@ class McpServer:
             settings=self.settings,
             alert=self.alert,
             ask_model=self._ask_model if self.config.sampling == "ask" else None,
+            ask_person=self._ask_person,
         )
 
     async def _ask_model(
@@ -134,6 +141,33 @@ class McpServer:
             return await task
         finally:
             self._asking.discard(task)
+
+    async def _ask_person(self, params: types.ElicitRequestParams) -> types.ElicitResult:
+        if self.asker is None or self._calls == 0:
+            where = "outside a call of its tools" if self.asker else "outside a pod"
+            return self._decline_input(params, f"it came {where}, and nobody is asked there")
+        tool = wire_name(self.name, self._calling[-1]) if self._calling else None
+        # A task of its own, so that the call it belongs to can withdraw it when interrupted.
+        task = asyncio.ensure_future(self.asker.ask(self.name, params, tool))
+        self._asking.add(task)
+        try:
+            return await task
+        except InputDeclined as exc:
+            return self._decline_input(params, str(exc))
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            return types.ElicitResult(action="cancel")  # withdrawn with its call
+        finally:
+            self._asking.discard(task)
+
+    def _decline_input(self, params: types.ElicitRequestParams, why: str) -> types.ElicitResult:
+        reply = declined(why)
+        self.alert(
+            "info", f"MCP server {self.name} asked for input: {params.message!r}; {reply.why}"
+        )
+        return reply.result
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
@@ -399,11 +433,13 @@ class McpServer:
             if on_progress is not None and not answered.is_set():
                 on_progress(progress_line(progress, total, message))
 
+        self._calling.append(tool)
         try:
             return await self._request(
                 tool, lambda client: client.call_tool(tool, arguments, progress_callback=progressed)
             )
         finally:
+            self._calling.remove(tool)
             answered.set()
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:

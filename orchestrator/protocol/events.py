@@ -25,6 +25,7 @@ ErrorCode = Literal[
     "session_write",
     "queue_full",
     "not_awaiting_approval",
+    "not_awaiting_input",
     "internal",
     "forbidden",
     "duplicate",
@@ -72,6 +73,9 @@ class StatusData(_Data):
     """What the session's requests cost, from the price table; None for an unpriced model."""
     approvals: list[ApprovalRequestData] = Field(default_factory=list)
     """Tool calls waiting for approval now (for a client that attaches)."""
+    elicitations: list[ElicitationRequestData] = Field(default_factory=list)
+    """Requests for input of MCP servers waiting for a person now (for a client that
+    attaches)."""
     mcp: list[McpServerData] = Field(default_factory=list)
     """The pod's MCP servers, as they are now."""
     children: list[ChildData] = Field(default_factory=list)
@@ -179,6 +183,36 @@ class ApprovalResolvedData(_Data):
 
     id: str
     decision: Literal["approved", "denied", "withdrawn"]
+
+
+class ElicitationRequestData(_Data):
+    """An MCP server, during a call of one of its tools, asks a person for input: a form to
+    fill in, or a URL to open. Answer with ``answer_elicitation`` naming ``id``."""
+
+    id: str
+    server: str
+    """The MCP server that asks (its name in ``[mcp.servers]``)."""
+    message: str
+    """What it says to the person, in its own words."""
+    mode: Literal["form", "url"] = "form"
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    """For a form: the flat JSON Schema of what it asks (an object of strings, numbers,
+    booleans and enums, with ``required`` and defaults; see docs/mcp.md)."""
+    url: str | None = None
+    """For ``url``: the page the person should open (nothing is filled in here)."""
+    tool: str | None = None
+    """The tool call it came during, as the model calls it (``mcp__<server>__<tool>``)."""
+    pod: str | None = None
+    """The child pod that asks, relayed to the parent's clients; None: this pod."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ElicitationResolvedData(_Data):
+    """A waiting request for input is over: answered (how), or withdrawn by an interrupt."""
+
+    id: str
+    action: Literal["accept", "decline", "cancel", "withdrawn"]
 
 
 class CompactionData(_Data):
@@ -404,6 +438,8 @@ EVENT_DATA: dict[str, type[_Data]] = {
     "forked": ForkedData,
     "approval_request": ApprovalRequestData,
     "approval_resolved": ApprovalResolvedData,
+    "elicitation_request": ElicitationRequestData,
+    "elicitation_resolved": ElicitationResolvedData,
     "usage": UsageData,
     "turn_end": TurnEndData,
     "run_end": RunEndData,
@@ -434,6 +470,8 @@ EventName = Literal[
     "forked",
     "approval_request",
     "approval_resolved",
+    "elicitation_request",
+    "elicitation_resolved",
     "usage",
     "turn_end",
     "run_end",

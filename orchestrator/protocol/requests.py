@@ -111,6 +111,23 @@ class DenyParams(_Params):
     (<message>)``, not that a user denied it."""
 
 
+ElicitationValue = str | int | float | bool | list[str]
+"""What one field of a form holds (MCP allows no nesting)."""
+
+
+class AnswerElicitationParams(_Params):
+    """Answer a waiting request for input of an MCP server."""
+
+    id: str = Field(min_length=1)
+    """The request's id (from ``elicitation_request``)."""
+    action: Literal["accept", "decline", "cancel"]
+    """``accept``: with ``content`` (a form) or having opened the URL; ``decline``: said no;
+    ``cancel``: dismissed without saying."""
+    content: dict[str, ElicitationValue] | None = None
+    """The form's fields by name, checked against the schema the server gave (a form the
+    schema refuses is an ``invalid_request`` error, and the request keeps waiting)."""
+
+
 class CompactParams(_Params):
     """Compact the history now (between turns) or at the running turn's next round boundary."""
 
@@ -158,6 +175,7 @@ MethodName = Literal[
     "compact",
     "approve",
     "deny",
+    "answer_elicitation",
     "rewind",
     "fork",
     "kill_job",
@@ -177,6 +195,7 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "compact": CompactParams,
     "approve": ApproveParams,
     "deny": DenyParams,
+    "answer_elicitation": AnswerElicitationParams,
     "rewind": RewindParams,
     "fork": ForkParams,
     "kill_job": KillJobParams,

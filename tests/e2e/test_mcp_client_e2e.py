@@ -182,3 +182,75 @@ async def test_sampling_is_put_to_a_person_then_to_the_pods_model(
         reloaded = await c.request("get_status")
         await c.close()
     assert reloaded.data["usage"] == status.data["usage"]
+
+
+async def test_a_request_for_input_waits_for_a_person_who_fills_in_the_form(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [call("ask_token"), call("ask_token"), ScriptedReply(text="done")]
+    async with running_pod(
+        workspace, short_dir, replies=replies, mcp={"servers": {"a": config()}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "log in twice"})
+        events = await collect_until(c, "elicitation_request", timeout=60)
+        asked = events[-1].data
+        waiting = await c.request("get_status")
+        # A form the schema refuses is this client's error; the request keeps waiting.
+        refused = await c.request(
+            "answer_elicitation", {"id": asked["id"], "action": "accept", "content": {}}
+        )
+        wrong = await c.request("answer_elicitation", {"id": "input_nope", "action": "decline"})
+        await c.send(
+            "answer_elicitation",
+            {"id": asked["id"], "action": "accept", "content": {"token": "s3cret"}},
+        )
+        events += await collect_until(c, "elicitation_request", timeout=60)
+        await c.send("answer_elicitation", {"id": events[-1].data["id"], "action": "decline"})
+        events += await collect_until(c, "run_end", timeout=60)
+        after = await c.request("get_status")
+        await c.close()
+    assert (asked["server"], asked["mode"], asked["tool"]) == ("a", "form", "mcp__a__ask_token")
+    assert asked["message"] == "Your token, please"
+    assert asked["schema"]["required"] == ["token"]
+    assert waiting.data["state"] == "awaiting_input"
+    assert [e["id"] for e in waiting.data["elicitations"]] == [asked["id"]]
+    assert (refused.event, refused.data["code"]) == ("error", "invalid_request")
+    assert refused.data["message"] == "the answer does not fit the form: field 'token' is required"
+    assert (wrong.event, wrong.data["code"]) == ("error", "invalid_request")
+    assert events[-1].data == {"result": "finished"}
+    resolved = [e.data["action"] for e in events if e.event == "elicitation_resolved"]
+    assert resolved == ["accept", "decline"]
+    results = [e.data["content"] for e in events if e.event == "tool_result"]
+    # Fields the person left out stay out; the server fills in its own defaults.
+    assert results == ["accept {'token': 's3cret', 'remember': False}", "decline"]
+    assert (after.data["state"], after.data["elicitations"]) == ("idle", [])
+
+
+async def test_a_pause_withdraws_a_request_for_input_and_the_turn_stays_wire_valid(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [call("ask_token"), ScriptedReply(text="done")]
+    async with running_pod(
+        workspace, short_dir, replies=replies, mcp={"servers": {"a": config()}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "log in"})
+        events = await collect_until(c, "elicitation_request", timeout=60)
+        asked = events[-1].data
+        await c.send("pause")
+        events += await collect_until(c, "run_end", timeout=60)
+        late = await c.request("answer_elicitation", {"id": asked["id"], "action": "decline"})
+        paused = await c.request("get_status")
+        await c.send("run", {"input": "never mind"})
+        events += await collect_until(c, "run_end", timeout=60)
+        await c.close()
+    assert [e.data for e in events if e.event == "elicitation_resolved"] == [
+        {"id": asked["id"], "action": "withdrawn"}
+    ]
+    assert events[[e.event for e in events].index("run_end")].data == {"result": "paused"}
+    assert (late.event, late.data["code"]) == ("error", "not_awaiting_input")
+    assert (paused.data["status"], paused.data["elicitations"]) == ("paused", [])
+    assert events[-1].data == {"result": "finished"}
+    interrupted = [e.data for e in events if e.event == "tool_result"]
+    assert interrupted and interrupted[0]["is_error"]

@@ -132,6 +132,14 @@ class SimPod:
     def deny_call(self, call_id: str, message: str = "", asked: bool = True) -> None:
         pass
 
+    def answer_input(
+        self, input_id: str, action: str = "decline", content: dict[str, Any] | None = None
+    ) -> None:
+        pass  # requests for input come from MCP servers; the simulation has none
+
+    def input_waiting(self) -> bool:
+        return False
+
     def end_turn(self, result: str) -> None:
         self.results.append(result)
 

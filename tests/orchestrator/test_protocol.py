@@ -11,6 +11,7 @@ from orchestrator.protocol import (
     EVENT_DATA,
     MAX_LINE_BYTES,
     PARAMS_BY_METHOD,
+    AnswerElicitationParams,
     ApproveParams,
     CompactParams,
     CompleteFilesParams,
@@ -81,6 +82,23 @@ VECTORS: list[tuple[str, Request, Any]] = [
         '{"method":"deny","params":{"id":"toolu_1","message":"not on main"}}',
         Request(method="deny", params={"id": "toolu_1", "message": "not on main"}),
         DenyParams(id="toolu_1", message="not on main"),
+    ),
+    (
+        '{"method":"answer_elicitation","params":{"id":"input_1","action":"accept",'
+        '"content":{"token":"s3cret","n":3,"ok":true,"tags":["a"]}}}',
+        Request(
+            method="answer_elicitation",
+            params={
+                "id": "input_1",
+                "action": "accept",
+                "content": {"token": "s3cret", "n": 3, "ok": True, "tags": ["a"]},
+            },
+        ),
+        AnswerElicitationParams(
+            id="input_1",
+            action="accept",
+            content={"token": "s3cret", "n": 3, "ok": True, "tags": ["a"]},
+        ),
     ),
     (
         '{"method":"rewind","params":{"to":12,"restore":"code","dry_run":true},"id":"r"}',
@@ -159,11 +177,11 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, rewind, fork, kill_job",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, rewind, fork, kill_job",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job",
         ),
         (
             '{"method":"run","params":{}}',
@@ -280,6 +298,18 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "pod": "app.tests-1",
             }
         ],
+        "elicitations": [
+            {
+                "id": "input_7a",
+                "server": "auth",
+                "message": "Open this page to sign in",
+                "mode": "url",
+                "schema": None,
+                "url": "https://auth.example/device",
+                "tool": "mcp__auth__login",
+                "pod": None,
+            }
+        ],
         "mcp": [
             {
                 "name": "git",
@@ -375,6 +405,21 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "pod": None,
     },
     "approval_resolved": {"id": "toolu_2", "decision": "approved"},
+    "elicitation_request": {
+        "id": "input_5f1c",
+        "server": "github",
+        "message": "Which account should the issue be filed under?",
+        "mode": "form",
+        "schema": {
+            "type": "object",
+            "properties": {"account": {"type": "string", "enum": ["work", "home"]}},
+            "required": ["account"],
+        },
+        "url": None,
+        "tool": "mcp__github__create_issue",
+        "pod": None,
+    },
+    "elicitation_resolved": {"id": "input_5f1c", "action": "accept"},
     "compaction": {
         "seq": 40,
         "first_seq": 1,

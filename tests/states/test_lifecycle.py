@@ -38,6 +38,7 @@ from states.table import (
 
 NOT_RUNNING = "not_running"
 NOT_AWAITING = "not_awaiting_approval"
+NO_INPUT = "not_awaiting_input"
 NOT_PAUSED = "not_paused"
 ALREADY_RUNNING = "already_running"
 
@@ -68,6 +69,11 @@ def _running_leaf(leaf: str) -> dict[str, tuple[str, tuple[str, ...], str | None
         if leaf == "awaiting_approval"
         else err(leaf, NOT_AWAITING),
         "deny": ok(leaf, "deny_call") if leaf == "awaiting_approval" else err(leaf, NOT_AWAITING),
+        # An answer for input is taken while a request for input waits (see the guard test
+        # for one beside an approval).
+        "answer_elicitation": ok(leaf, "answer_input")
+        if leaf == "awaiting_input"
+        else err(leaf, NO_INPUT),
         "rewind": err(leaf, ALREADY_RUNNING),
     }
 
@@ -84,12 +90,14 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": ok("compacting", "request_compaction", "start_compaction"),
         "approve": err("idle", NOT_AWAITING),
         "deny": err("idle", NOT_AWAITING),
+        "answer_elicitation": err("idle", NO_INPUT),
         "rewind": ok("rewinding", "request_rewind", "start_rewind"),
     },
     "requesting": _running_leaf("requesting"),
     "executing_tools": _running_leaf("executing_tools"),
     "summarizing": _running_leaf("summarizing"),
     "awaiting_approval": _running_leaf("awaiting_approval"),
+    "awaiting_input": _running_leaf("awaiting_input"),
     "compacting": {
         "run": err("compacting", ALREADY_RUNNING),
         "notify": ok("compacting", "queue_note"),
@@ -103,6 +111,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": ok("compacting"),
         "approve": err("compacting", NOT_AWAITING),
         "deny": err("compacting", NOT_AWAITING),
+        "answer_elicitation": err("compacting", NO_INPUT),
         "rewind": err("compacting", ALREADY_RUNNING),
     },
     "rewinding": {
@@ -117,6 +126,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": err("rewinding", ALREADY_RUNNING),
         "approve": err("rewinding", NOT_AWAITING),
         "deny": err("rewinding", NOT_AWAITING),
+        "answer_elicitation": err("rewinding", NO_INPUT),
         "rewind": err("rewinding", ALREADY_RUNNING),
     },
     "pausing": {
@@ -131,6 +141,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": err("pausing", ALREADY_RUNNING),
         "approve": err("pausing", NOT_AWAITING),
         "deny": err("pausing", NOT_AWAITING),
+        "answer_elicitation": err("pausing", NO_INPUT),
         "rewind": err("pausing", ALREADY_RUNNING),
     },
     "cancelling": {
@@ -144,6 +155,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": err("cancelling", ALREADY_RUNNING),
         "approve": err("cancelling", NOT_AWAITING),
         "deny": err("cancelling", NOT_AWAITING),
+        "answer_elicitation": err("cancelling", NO_INPUT),
         "rewind": err("cancelling", ALREADY_RUNNING),
     },
     "stopping": {
@@ -157,6 +169,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": err("stopping", ALREADY_RUNNING),
         "approve": err("stopping", NOT_AWAITING),
         "deny": err("stopping", NOT_AWAITING),
+        "answer_elicitation": err("stopping", NO_INPUT),
         "rewind": err("stopping", ALREADY_RUNNING),
     },
     "paused": {
@@ -177,6 +190,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": ok("compacting", "request_compaction", "start_compaction"),
         "approve": err("paused", NOT_AWAITING),
         "deny": err("paused", NOT_AWAITING),
+        "answer_elicitation": err("paused", NO_INPUT),
         "rewind": ok("rewinding", "request_rewind", "close_orphans", "end_turn", "start_rewind"),
     },
     "stopped": {
@@ -191,6 +205,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "compact": err("stopped", ALREADY_RUNNING),
         "approve": err("stopped", NOT_AWAITING),
         "deny": err("stopped", NOT_AWAITING),
+        "answer_elicitation": err("stopped", NO_INPUT),
         "rewind": err("stopped", ALREADY_RUNNING),
     },
 }
@@ -241,6 +256,7 @@ EXPECTED_OUTCOMES: dict[str, dict[str, tuple[str, tuple[str, ...]] | None]] = {
 EXPECTED_OUTCOMES["executing_tools"] = EXPECTED_OUTCOMES["requesting"]
 EXPECTED_OUTCOMES["summarizing"] = EXPECTED_OUTCOMES["requesting"]
 EXPECTED_OUTCOMES["awaiting_approval"] = EXPECTED_OUTCOMES["requesting"]
+EXPECTED_OUTCOMES["awaiting_input"] = EXPECTED_OUTCOMES["requesting"]
 for _resting in ("idle", "paused", "stopped"):
     EXPECTED_OUTCOMES[_resting] = dict.fromkeys(OUTCOME_EVENTS)
 
@@ -277,6 +293,7 @@ EXPECTED_RESULTS: dict[str, dict[str, tuple[str | None, str | None]]] = {
 EXPECTED_RESULTS["executing_tools"] = EXPECTED_RESULTS["requesting"]
 EXPECTED_RESULTS["summarizing"] = EXPECTED_RESULTS["requesting"]
 EXPECTED_RESULTS["awaiting_approval"] = EXPECTED_RESULTS["requesting"]
+EXPECTED_RESULTS["awaiting_input"] = EXPECTED_RESULTS["requesting"]
 
 
 @pytest.fixture(scope="module")
@@ -389,6 +406,12 @@ def test_round_events_only_move_inside_running(table: dict[tuple[str, str], Tran
         ("summarizing", "compaction_committed"): ("requesting", ()),
         ("executing_tools", "approval_needed"): ("awaiting_approval", ()),
         ("awaiting_approval", "approval_settled"): ("executing_tools", ()),
+        ("executing_tools", "input_needed"): ("awaiting_input", ()),
+        ("awaiting_input", "input_settled"): ("executing_tools", ()),
+        # An approval waiting beside a request for input holds the state.
+        ("awaiting_input", "approval_needed"): ("awaiting_approval", ()),
+        ("awaiting_approval", "input_needed"): ("awaiting_approval", ()),
+        ("awaiting_approval", "input_settled"): ("awaiting_approval", ()),
         **winding_down,
     }
 
@@ -647,3 +670,34 @@ def test_random_events_stay_in_declared_states(events: list[str]) -> None:
 
 
 _TABLE = transition_table()
+
+
+class _InputWaiting(RecordingModel):
+    """A model with a request for input waiting (beside an approval, in these tests)."""
+
+    def input_waiting(self) -> bool:
+        return True
+
+
+def test_an_approval_beside_a_request_for_input_holds_the_state_and_hands_it_back() -> None:
+    model = _InputWaiting()
+    machine = PodLifecycle(model=model, start_value="executing_tools")
+    machine.send("input_needed")
+    assert leaf(machine) == "awaiting_input"
+    machine.send("approval_needed")
+    assert leaf(machine) == "awaiting_approval"
+    # The request for input is still answerable while the approval holds the state.
+    machine.send("answer_elicitation", input_id="input_1", action="accept", content={"a": 1})
+    assert model.actions == ["answer_input"]
+    machine.send("approval_settled")
+    assert leaf(machine) == "awaiting_input"  # the request for input still waits
+    machine.send("input_settled")
+    assert leaf(machine) == "executing_tools"
+
+
+def test_without_a_request_for_input_an_answer_for_one_is_refused_beside_an_approval() -> None:
+    machine = PodLifecycle(model=RecordingModel(), start_value="awaiting_approval")
+    with pytest.raises(TransitionNotAllowed):
+        machine.send("answer_elicitation", input_id="input_1", action="decline", content=None)
+    machine.send("approval_settled")
+    assert leaf(machine) == "executing_tools"

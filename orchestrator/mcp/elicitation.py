@@ -1,0 +1,79 @@
+"""Elicitation put to a person: an MCP server asks for input, and one of the pod's clients
+answers (``[mcp] elicitation = "ask"``, the default).
+
+A request that comes during a call of one of the server's tools waits in the pod's
+:class:`~orchestrator.elicitations.Elicitations` (the machine's ``awaiting_input``) until a
+client answers it. One outside a call, or in a process that is not a pod (``pod mcp ls``), is
+declined, saying why; so is a form whose schema MCP does not allow. An interrupt of the call
+withdraws the request, and the server is told ``cancel``.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mcp import types
+
+from orchestrator.mcp.forms import FormError
+from orchestrator.protocol import ElicitationRequestData
+
+if TYPE_CHECKING:
+    from orchestrator.controller import Controller
+
+log = logging.getLogger(__name__)
+
+ASKING_STATES = frozenset({"executing_tools", "awaiting_approval", "awaiting_input"})
+"""Where a pod's tools run: a request for input is put to a person only from there."""
+
+
+class InputDeclined(Exception):
+    """Why a request for input is declined without asking anyone, in words for the server."""
+
+
+def request_data(
+    server: str, params: types.ElicitRequestParams, tool: str | None
+) -> ElicitationRequestData:
+    """The ``elicitation_request`` clients are sent for one request (a fresh id)."""
+    input_id = f"input_{secrets.token_hex(8)}"
+    if isinstance(params, types.ElicitRequestURLParams):
+        return ElicitationRequestData(
+            id=input_id,
+            server=server,
+            message=params.message,
+            tool=tool,
+            mode="url",
+            url=params.url,
+        )
+    return ElicitationRequestData(
+        id=input_id,
+        server=server,
+        message=params.message,
+        tool=tool,
+        mode="form",
+        schema=params.requested_schema,
+    )
+
+
+@dataclass
+class PodAsker:
+    """Requests for input put to the people at the pod's clients."""
+
+    controller: Controller
+
+    async def ask(
+        self, server: str, params: types.ElicitRequestParams, tool: str | None
+    ) -> types.ElicitResult:
+        """Wait for a person's answer; raises InputDeclined when nobody is to be asked."""
+        c = self.controller
+        if c.state_id not in ASKING_STATES:
+            raise InputDeclined(f"it came while the pod was {c.state_id}, not running a tool")
+        data = request_data(server, params, tool)
+        try:
+            answer = await c.elicitations.ask(data, signal=c.signal)
+        except FormError as exc:
+            raise InputDeclined(f"its form cannot be shown to a person: {exc}") from exc
+        log.info("MCP server %s asked for input (%s): %s", server, params.message, answer.action)
+        return types.ElicitResult(action=answer.action, content=answer.content)
