@@ -92,6 +92,28 @@ def document_tokens(pages: int) -> int:
     return max(1, pages) * PDF_PAGE_TOKENS
 
 
+_PAGES_OF: dict[int, tuple[str, int]] = {}
+"""Pages of base64 PDFs already counted, by the identity of their data: a document stays in
+the requests of many rounds, and decoding megabytes for each estimate would cost more than
+the round."""
+
+
+def base64_document_tokens(data: str) -> int:
+    """:func:`document_tokens` of a base64 PDF as a wire block carries it (one page when its
+    pages cannot be counted)."""
+    cached = _PAGES_OF.get(id(data))
+    if cached is not None and cached[0] is data:
+        return document_tokens(cached[1])
+    try:
+        pages = pdf_pages(base64.b64decode(data, validate=False)) or 1
+    except (ValueError, binascii.Error):
+        pages = 1
+    if len(_PAGES_OF) > 64:
+        _PAGES_OF.clear()
+    _PAGES_OF[id(data)] = (data, pages)
+    return document_tokens(pages)
+
+
 def base64_size(data: str) -> int:
     """The number of bytes a base64 string decodes to (without decoding it)."""
     return len(data) * 3 // 4 - data[-2:].count("=")
