@@ -18,7 +18,9 @@ Output tokens are counted the same way over the reply's content blocks.
 
 An ``image`` block is counted by its pixels, as the API documents: ``width * height / 750``
 after scaling the long edge down to 1568 px, plus the framing
-(:func:`orchestrator.images.image_tokens`).
+(:func:`orchestrator.images.image_tokens`). A PDF ``document`` block is counted by its pages,
+:data:`orchestrator.documents.PDF_PAGE_TOKENS` each (the API reads a page's text and an image
+of it), plus the framing.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from orchestrator.documents import PDF_MEDIA_TYPE, base64_document_tokens
 from orchestrator.images import base64_image_tokens
 
 __all__ = [
@@ -62,19 +65,34 @@ def _tokens(canonical: str) -> int:
     return math.ceil(len(canonical.encode()) / BYTES_PER_TOKEN) + BLOCK_OVERHEAD_TOKENS
 
 
+def _media(block: Any) -> bool:
+    """Whether a block is counted by what it shows (an image, a PDF) rather than its JSON."""
+    if not isinstance(block, Mapping):
+        return False
+    source = block.get("source")
+    return block.get("type") == "image" or (
+        block.get("type") == "document"
+        and isinstance(source, Mapping)
+        and source.get("type") == "base64"
+        and source.get("media_type") == PDF_MEDIA_TYPE
+    )
+
+
 def count_block_tokens(block: Mapping[str, Any]) -> int:
     """The tokens of one block (a content block, a system block or a tool definition)."""
-    if block.get("type") == "image":
+    if _media(block):
         source = block.get("source") or {}
-        return base64_image_tokens(str(source.get("data", ""))) + BLOCK_OVERHEAD_TOKENS
+        data = str(source.get("data", ""))
+        if block.get("type") == "document":
+            return base64_document_tokens(data) + BLOCK_OVERHEAD_TOKENS
+        return base64_image_tokens(data) + BLOCK_OVERHEAD_TOKENS
     content = block.get("content")
     if block.get("type") == "tool_result" and isinstance(content, list):
-        # Its images are counted by their pixels, like images anywhere else.
-        images = [b for b in content if isinstance(b, Mapping) and b.get("type") == "image"]
-        if images:
-            rest = {**block, "content": [b for b in content if b not in images]}
-            return _tokens(canonical_block(rest)) + sum(count_block_tokens(b) for b in images)
-    return _tokens(canonical_block(block))
+        # Its images and PDFs are counted by what they show, like anywhere else.
+        media = [b for b in content if _media(b)]
+        if media:
+            rest = {**block, "content": [b for b in content if not _media(b)]}
+            return _tokens(canonical_block(rest)) + sum(count_block_tokens(b) for b in media)
     return _tokens(canonical_block(block))
 
 

@@ -4,15 +4,20 @@
 the real endpoint would refuse: a missing API key, missing or malformed fields, sampling
 parameters the SDK's API version no longer accepts, malformed tools, the conversation rules
 of :func:`orchestrator.validator.validate_wire` (worded as the API words them, the index
-counted after same-role messages are merged) and thinking signatures this fake did not
-issue.
+counted after same-role messages are merged), the PDFs of ``document`` blocks (each a real PDF,
+at most 100 pages in the whole request, as the API counts them) and thinking signatures this
+fake did not issue.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+from collections.abc import Iterator
 from typing import Any
 
 from conformance.script import fake_signature, issued_redacted
+from orchestrator.documents import PDF_MAX_PAGES, PDF_MEDIA_TYPE, pdf_pages
 from orchestrator.validator import WireViolation, merge_same_role, validate_wire
 
 __all__ = ["Rejected", "check_api_key", "check_context_window", "validate_request"]
@@ -78,6 +83,7 @@ def validate_request(
     violations = validate_wire(messages)
     if violations:
         raise Rejected(400, "invalid_request_error", _violation_message(messages, violations))
+    _validate_pdfs(messages)
     if check_signatures:
         _validate_signatures(messages)
 
@@ -93,6 +99,51 @@ def _validate_tools(tools: Any) -> None:
         if not isinstance(tool.get("input_schema"), dict):
             raise Rejected(
                 400, "invalid_request_error", f"tools.{i}.custom.input_schema: Field required"
+            )
+
+
+def _pdfs(messages: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:
+    """``(where, base64 data)`` of every base64 PDF document, in a message or in a tool
+    result's content, ``where`` as the API names it."""
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        for position, block in enumerate(content if isinstance(content, list) else []):
+            where = f"messages.{index}.content.{position}"
+            inner = block.get("content") if block.get("type") == "tool_result" else None
+            candidates = [(where, block)]
+            if isinstance(inner, list):
+                candidates += [(f"{where}.content.{k}", b) for k, b in enumerate(inner)]
+            for at, candidate in candidates:
+                source = candidate.get("source") if isinstance(candidate, dict) else None
+                if (
+                    candidate.get("type") == "document"
+                    and isinstance(source, dict)
+                    and source.get("type") == "base64"
+                    and source.get("media_type") == PDF_MEDIA_TYPE
+                ):
+                    yield f"{at}.pdf.source.base64.data", str(source.get("data", ""))
+
+
+def _validate_pdfs(messages: list[dict[str, Any]]) -> None:
+    """Each PDF must be one, and a request carries at most 100 pages of them, counted from
+    the first message on (the real API's words)."""
+    pages = 0
+    for where, data in _pdfs(messages):
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (ValueError, binascii.Error):
+            raw = b""
+        count = pdf_pages(raw) if raw.startswith(b"%PDF-") else None
+        if count is None:
+            raise Rejected(
+                400, "invalid_request_error", f"{where}: The PDF specified was not valid."
+            )
+        pages += count
+        if pages > PDF_MAX_PAGES:
+            raise Rejected(
+                400,
+                "invalid_request_error",
+                f"{where}: A maximum of {PDF_MAX_PAGES} PDF pages may be provided.",
             )
 
 

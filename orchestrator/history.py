@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, TypeAdapter
 
+from orchestrator.documents import DocumentData
 from orchestrator.images import ImageData
 from orchestrator.segments import Segment, flatten_segments
 from orchestrator.usage import TokenUsage
@@ -126,6 +127,10 @@ class ToolResult:
         default_factory=list
     )
     """Images in the result (an MCP tool's); sent after the text, dropped when pruned."""
+    documents: Annotated[list[DocumentData], Field(exclude_if=lambda v: not v)] = field(
+        default_factory=list
+    )
+    """PDFs in the result (an MCP resource's); sent after the images, dropped when pruned."""
 
     @property
     def wire_text(self) -> str:

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from orchestrator.documents import PDF_MEDIA_TYPE, base64_document_tokens
 from orchestrator.images import base64_image_tokens
 
 BYTES_PER_TOKEN = 3.5
@@ -32,7 +33,7 @@ def estimate_block(block: dict[str, Any]) -> int:
         body = str(block.get("text", ""))
     elif kind == "tool_result":
         content = block.get("content")
-        if isinstance(content, list):  # text and image blocks: each counted as the API does
+        if isinstance(content, list):  # text, image, document blocks: each counted as the API does
             return sum(estimate_block(b) for b in content if isinstance(b, dict)) + BLOCK_OVERHEAD
         body = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
     elif kind == "thinking":
@@ -43,11 +44,19 @@ def estimate_block(block: dict[str, Any]) -> int:
         # Counted by its pixels, as the API does: its base64 would be a thousand times more.
         source = block.get("source") or {}
         return base64_image_tokens(str(source.get("data", ""))) + BLOCK_OVERHEAD
+    elif kind == "document" and _source(block).get("media_type") == PDF_MEDIA_TYPE:
+        # Counted by its pages (their text and an image of each), not by its base64.
+        return base64_document_tokens(str(_source(block).get("data", ""))) + BLOCK_OVERHEAD
     else:
         body = json.dumps(
             {k: v for k, v in block.items() if k != "cache_control"}, ensure_ascii=False
         )
     return estimate_text(body) + BLOCK_OVERHEAD
+
+
+def _source(block: dict[str, Any]) -> dict[str, Any]:
+    source = block.get("source")
+    return source if isinstance(source, dict) else {}
 
 
 def estimate_message(message: dict[str, Any]) -> int:

@@ -355,6 +355,7 @@ def _result(call: ToolUseBlock, output: ToolOutput) -> ToolResult:
         content=output.content,
         is_error=output.is_error,
         images=list(output.images),
+        documents=list(output.documents),
     )
 
 

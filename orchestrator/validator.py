@@ -14,6 +14,9 @@ The rules this encodes (each has a test in ``tests/orchestrator/test_validator.p
 ``duplicate_tool_use_id``   tool_use ids are unique in the conversation
 ``bad_tool_use``      a tool_use has an id and a name of the API's characters and an object input
 ``bad_image``         an image block is base64 data of a media type the API takes, or a URL
+``bad_document``      a document block is a base64 PDF (``application/pdf``), plain text, a
+                      URL, content blocks or a file id (images and documents are checked
+                      inside tool results too)
 ``unsigned_thinking`` a thinking block carries its signature, a redacted_thinking block its data
 ``thinking_first``    with thinking on, a request that continues a tool loop (its last message
                       holds tool results) has that loop's assistant message start with its
@@ -30,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from orchestrator.documents import PDF_MEDIA_TYPE
 from orchestrator.errors import PodRuntimeError
 from orchestrator.images import IMAGE_MEDIA_TYPES
 
@@ -106,6 +110,54 @@ def _well_formed_image(source: object) -> bool:
         and isinstance(source.get("data"), str)
         and bool(source["data"])
     )
+
+
+def _well_formed_document(source: object) -> bool:
+    if not isinstance(source, dict):
+        return False
+    kind = source.get("type")
+    data = source.get("data")
+    if kind == "base64":
+        return source.get("media_type") == PDF_MEDIA_TYPE and isinstance(data, str) and bool(data)
+    if kind == "text":
+        return source.get("media_type") == "text/plain" and isinstance(data, str)
+    if kind == "url":
+        return isinstance(source.get("url"), str) and bool(source["url"])
+    if kind == "content":
+        return isinstance(source.get("content"), str | list)
+    if kind == "file":
+        return isinstance(source.get("file_id"), str) and bool(source["file_id"])
+    return False
+
+
+def _media_problems(index: int, block: dict[str, Any]) -> list[WireViolation]:
+    """An image or document block the API would refuse, at the top of a message or inside a
+    tool result's content."""
+    kind = block.get("type")
+    if kind == "tool_result" and isinstance(block.get("content"), list):
+        inner = [b for b in block["content"] if isinstance(b, dict)]
+        return [
+            v for b in inner if b.get("type") != "tool_result" for v in _media_problems(index, b)
+        ]
+    if kind == "image" and not _well_formed_image(block.get("source")):
+        return [
+            WireViolation(
+                "bad_image",
+                index,
+                "an image needs a URL or a base64 source of image/png, image/jpeg, "
+                "image/gif or image/webp with data",
+            )
+        ]
+    if kind == "document" and not _well_formed_document(block.get("source")):
+        return [
+            WireViolation(
+                "bad_document",
+                index,
+                "a document needs a base64 source of application/pdf with data, a text source "
+                "of text/plain, a URL, content or a file id",
+            )
+        ]
+    return []
 
 
 def validate_wire(
@@ -233,15 +285,8 @@ def _check_message(
             out.append(WireViolation("unknown_block", index, f"{kind!r} block in a {role} message"))
         elif kind == "text" and not str(block.get("text", "")).strip():
             out.append(WireViolation("empty_content", index, "text block is empty"))
-        elif kind == "image" and not _well_formed_image(block.get("source")):
-            out.append(
-                WireViolation(
-                    "bad_image",
-                    index,
-                    "an image needs a URL or a base64 source of image/png, image/jpeg, "
-                    "image/gif or image/webp with data",
-                )
-            )
+        else:
+            out.extend(_media_problems(index, block))
     if role == "assistant":
         out.extend(_check_assistant(index, blocks, seen))
         return [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"], out

@@ -4,7 +4,8 @@ Rules (all pure): assistant items become ``assistant`` messages; every maximal r
 non-assistant items becomes one ``user`` message whose ``tool_result`` blocks come first and
 whose text blocks (user text, system messages, an attached image after its name) follow in
 history order. A tool result's text is
-``summary`` + newline + ``content``. Pruned results send their summary only.
+``summary`` + newline + ``content``, followed by its images and PDF documents (an MCP tool's
+or resource's) when it has any. Pruned results send their summary only.
 
 :class:`WireBuilder` keeps the built messages between requests so that a round costs work
 proportional to what changed, not to the length of the history.
@@ -53,8 +54,12 @@ def tool_result_block(item: ToolResult, *, pruned: bool = False) -> dict[str, An
     """The wire block of a tool result; a pruned one carries its summary only."""
     text = item.summary if pruned or item.content is None else item.wire_text
     content: str | list[dict[str, Any]] = text
-    if item.images and not pruned:
-        content = [{"type": "text", "text": text}, *(image.block() for image in item.images)]
+    if (item.images or item.documents) and not pruned:
+        content = [
+            {"type": "text", "text": text},
+            *(image.block() for image in item.images),
+            *(dict(document.block()) for document in item.documents),
+        ]
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": item.call_id, "content": content}
     if item.is_error:
         block["is_error"] = True

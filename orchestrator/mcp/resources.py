@@ -3,8 +3,10 @@
 A tool result may link to a resource (``resource_link``) instead of carrying it; the model
 follows the link with ``read_mcp_resource``, naming the server and the URI. What comes back
 maps as a tool result's content does (:mod:`.results`): text as it is, under its URI; an
-image the API takes (PNG, JPEG, GIF, WebP up to 5 MB) attached as an image the model sees;
-any other binary content (a PDF included, for now) named with its type and size.
+image the API takes (PNG, JPEG, GIF, WebP up to 5 MB) attached as an image the model sees; a
+PDF the API takes (:mod:`orchestrator.documents`: at most 100 pages and 20 MB) attached as a
+document the model reads; any other binary content named with its type and size (and, for a
+PDF, why it is not attached).
 
 The tool is offered when a running server says it has resources; a server whose
 ``permission`` is ``deny`` is not read.
@@ -12,14 +14,13 @@ The tool is offered when a running server says it has resources; a server whose
 
 from __future__ import annotations
 
-import base64
 from typing import TYPE_CHECKING
 
 from mcp import types
 from pydantic import Field
 
-from orchestrator.images import IMAGE_MAX_BYTES, IMAGE_MEDIA_TYPES, ImageData
 from orchestrator.mcp.config import READ_RESOURCE_TOOL
+from orchestrator.mcp.results import Attachments
 from orchestrator.tools.arguments import ToolArgs, TypedTool
 from orchestrator.tools.base import ToolContext, ToolError, ToolOutput
 
@@ -30,34 +31,20 @@ if TYPE_CHECKING:
 def resource_output(server: str, uri: str, result: types.ReadResourceResult) -> ToolOutput:
     """Our tool result for the contents of one resource (pure)."""
     parts: list[str] = []
-    images: list[ImageData] = []
+    attachments = Attachments()
     for content in result.contents:
         if isinstance(content, types.TextResourceContents):
             parts.append(f"[resource {content.uri}]\n{content.text}")
-            continue
-        size = len(content.blob) * 3 // 4 - content.blob[-2:].count("=")  # base64's padding
-        kind = content.mime_type or "binary"
-        if kind in IMAGE_MEDIA_TYPES and size <= IMAGE_MAX_BYTES and _decodes(content.blob):
-            images.append(ImageData(media_type=kind, data=content.blob))
-            parts.append(f"[resource {content.uri}: image {len(images)}, {kind}, attached]")
         else:
-            parts.append(f"[resource {content.uri}: {kind}, {size} bytes, not shown]")
+            parts.append(attachments.blob(str(content.uri), content.mime_type, content.blob))
     text = "\n".join(parts)
-    shown = f", {len(images)} image{'s' if len(images) != 1 else ''}" if images else ""
     lines = len(text.splitlines())
     return ToolOutput(
-        summary=f"mcp {server} resource {uri}: {lines} lines{shown}",
+        summary=f"mcp {server} resource {uri}: {lines} lines{attachments.shown()}",
         content=text or "(the resource is empty)",
-        images=tuple(images),
+        images=tuple(attachments.images),
+        documents=tuple(attachments.documents),
     )
-
-
-def _decodes(blob: str) -> bool:
-    try:
-        base64.b64decode(blob, validate=True)
-    except ValueError:
-        return False
-    return True
 
 
 class ReadMcpResourceArgs(ToolArgs):
@@ -80,8 +67,8 @@ class ReadMcpResource(TypedTool[ReadMcpResourceArgs]):
     kind = "read"
     description = (
         "Read a resource of an MCP server by its URI: follow a resource link that an MCP tool "
-        "returned ([link: <uri>]). Text comes back as it is, images are shown, other binary "
-        "content is named."
+        "returned ([link: <uri>]). Text comes back as it is, images are shown, PDFs are "
+        "attached as documents, other binary content is named."
     )
     args_model = ReadMcpResourceArgs
 

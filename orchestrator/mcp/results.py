@@ -1,37 +1,97 @@
 """What an MCP tool's result becomes for the model, and which MCP tools the model sees (pure).
 
 A result's content blocks become our tool result: text as it is, an embedded text resource
-under its URI, an image the API takes (PNG, JPEG, GIF, WebP up to 5 MB) as an image block the
-model sees, and other binary content (audio, blobs, other images) as a line that names it.
+under its URI, an image the API takes (PNG, JPEG, GIF, WebP up to 5 MB; an image block or an
+embedded blob) as an image block the model sees, an embedded PDF the API takes
+(:mod:`orchestrator.documents`) as a document block, and other binary content (audio, other
+blobs, other images) as a line that names it, and why when it is a PDF.
 ``isError`` becomes ``is_error``. The summary says which server and tool answered and how much, so what
 survives pruning still tells the story.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp import types
 
+from orchestrator.documents import (
+    PDF_MAX_BYTES,
+    PDF_MAX_PAGES,
+    PDF_MEDIA_TYPE,
+    DocumentData,
+    DocumentRefused,
+    base64_size,
+    pdf_from_base64,
+)
 from orchestrator.images import IMAGE_MAX_BYTES, IMAGE_MEDIA_TYPES, ImageData
 from orchestrator.mcp.config import MAX_TOOL_NAME, wire_name
 from orchestrator.tools.base import ToolOutput
 
 
-def _content_text(block: Any) -> str:
+@dataclass
+class Attachments:
+    """The images and PDFs one result attaches, in order; together its PDFs keep to the
+    limits one PDF does, so a result never makes a request the API refuses."""
+
+    images: list[ImageData] = field(default_factory=list)
+    documents: list[DocumentData] = field(default_factory=list)
+
+    def blob(self, uri: str, mime_type: str | None, blob: str) -> str:
+        """The line that stands for a binary resource in the text, attaching it when the API
+        takes it (an image, a PDF) and naming it otherwise."""
+        size = base64_size(blob)
+        kind = mime_type or "binary"
+        if kind in IMAGE_MEDIA_TYPES and size <= IMAGE_MAX_BYTES and _decodes(blob):
+            self.images.append(ImageData(media_type=kind, data=blob))
+            return f"[resource {uri}: image {len(self.images)}, {kind}, attached]"
+        if kind == PDF_MEDIA_TYPE:
+            try:
+                document = self._fits(pdf_from_base64(blob))
+            except DocumentRefused as refused:
+                return f"[resource {uri}: {kind}, {size} bytes, not shown: {refused}]"
+            self.documents.append(document)
+            pages = f"{document.pages} page{'s' if document.pages != 1 else ''}"
+            return f"[resource {uri}: document {len(self.documents)}, {kind}, {pages}, attached]"
+        return f"[resource {uri}: {kind}, {size} bytes, not shown]"
+
+    def _fits(self, document: DocumentData) -> DocumentData:
+        pages = sum(d.pages for d in self.documents) + document.pages
+        size = sum(base64_size(d.data) for d in self.documents) + base64_size(document.data)
+        if pages > PDF_MAX_PAGES or size > PDF_MAX_BYTES:
+            raise DocumentRefused(
+                f"with the PDFs before it in this result it passes what one request can carry "
+                f"({PDF_MAX_PAGES} pages, {PDF_MAX_BYTES / 1e6:.0f} MB of PDF)"
+            )
+        return document
+
+    def shown(self) -> str:
+        """``, 1 image, 2 documents`` for a summary; empty when nothing is attached."""
+        counts = [(len(self.images), "image"), (len(self.documents), "document")]
+        return "".join(f", {n} {noun}{'s' if n != 1 else ''}" for n, noun in counts if n)
+
+
+def _decodes(blob: str) -> bool:
+    try:
+        base64.b64decode(blob, validate=True)
+    except (ValueError, binascii.Error):
+        return False
+    return True
+
+
+def _content_text(block: Any, attachments: Attachments) -> str:
     if isinstance(block, types.TextContent):
         return block.text
     if isinstance(block, types.EmbeddedResource):
         resource = block.resource
         if isinstance(resource, types.TextResourceContents):
             return f"[resource {resource.uri}]\n{resource.text}"
-        size = len(resource.blob) * 3 // 4
-        return (
-            f"[resource {resource.uri}: {resource.mime_type or 'binary'}, {size} bytes, not shown]"
-        )
+        return attachments.blob(str(resource.uri), resource.mime_type, resource.blob)
     if isinstance(block, types.ResourceLink):
         return f"[link: {block.uri}{f' ({block.description})' if block.description else ''}]"
     if isinstance(block, types.ImageContent | types.AudioContent):
@@ -51,12 +111,13 @@ def _image(block: Any) -> ImageData | None:
 
 def tool_output(server: str, tool: str, result: types.CallToolResult) -> ToolOutput:
     """Our tool result for an MCP ``CallToolResult``."""
-    images: list[ImageData] = []
+    attachments = Attachments()
+    images = attachments.images
     parts: list[str] = []
     for block in result.content:
         image = _image(block)
         if image is None:
-            parts.append(_content_text(block))
+            parts.append(_content_text(block, attachments))
         else:
             images.append(image)
             parts.append(f"[image {len(images)}: {image.media_type}, attached]")
@@ -68,9 +129,11 @@ def tool_output(server: str, tool: str, result: types.CallToolResult) -> ToolOut
     if result.is_error:
         first = text.splitlines()[0][:200] if text else "no message"
         return ToolOutput(summary=f"{where} failed: {first}", content=text or None, is_error=True)
-    shown = f", {len(images)} image{'s' if len(images) != 1 else ''}" if images else ""
     return ToolOutput(
-        summary=f"{where}: {lines} lines{shown}", content=text or None, images=tuple(images)
+        summary=f"{where}: {lines} lines{attachments.shown()}",
+        content=text or None,
+        images=tuple(images),
+        documents=tuple(attachments.documents),
     )
 
 

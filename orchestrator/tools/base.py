@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from orchestrator.documents import DocumentData
 from orchestrator.errors import PodRuntimeError
 from orchestrator.images import ImageData
 from orchestrator.permissions import ToolKind
@@ -34,6 +35,8 @@ class ToolOutput:
     is_error: bool = False
     images: tuple[ImageData, ...] = ()
     """Images the result shows the model (an MCP tool's), sent after the text."""
+    documents: tuple[DocumentData, ...] = ()
+    """PDFs the result shows the model (an MCP resource's), sent after the images."""
 
 
 class ToolError(PodRuntimeError):

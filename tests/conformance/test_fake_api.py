@@ -381,6 +381,54 @@ def test_a_stray_tool_result_is_rejected(api: FakeAnthropic) -> None:
     )
 
 
+def pdf_block(data: bytes) -> dict[str, Any]:
+    import base64
+
+    encoded = base64.b64encode(data).decode("ascii")
+    return {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": encoded},
+    }
+
+
+def test_pdfs_are_taken_up_to_100_pages_in_a_request_in_the_real_api_words(
+    api: FakeAnthropic,
+) -> None:
+    from tests.pdf_files import minimal_pdf
+
+    ask = {"type": "text", "text": "read these"}
+    fits = [
+        {"role": "user", "content": [ask, pdf_block(minimal_pdf(60)), pdf_block(minimal_pdf(40))]}
+    ]
+    assert post(api, body(messages=fits))[0] == 200
+    # The pages of every PDF in the request count, a tool result's too.
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "t1",
+        "content": [{"type": "text", "text": "r"}, pdf_block(minimal_pdf(41))],
+    }
+    over = [
+        {"role": "user", "content": [ask, pdf_block(minimal_pdf(60))]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "r", "input": {}}],
+        },
+        {"role": "user", "content": [result]},
+    ]
+    status, _, data = post(api, body(messages=over))
+    assert status == 400
+    assert json.loads(data)["error"] == error(
+        "messages.2.content.0.content.1.pdf.source.base64.data: "
+        "A maximum of 100 PDF pages may be provided."
+    )
+    not_pdf = [{"role": "user", "content": [ask, pdf_block(b"<html></html>")]}]
+    status, _, data = post(api, body(messages=not_pdf))
+    assert status == 400
+    assert json.loads(data)["error"] == error(
+        "messages.0.content.1.pdf.source.base64.data: The PDF specified was not valid."
+    )
+
+
 def test_thinking_signatures_must_come_back_unchanged(api: FakeAnthropic) -> None:
     def history(signature: str) -> list[dict[str, Any]]:
         return [

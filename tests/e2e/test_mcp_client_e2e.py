@@ -4,10 +4,13 @@ call's live output, and what a server logs reaches people as alerts."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
-from conformance.fake_api import FakeAnthropic, Reply
+from conformance.fake_api import FakeAnthropic, Reply, ToolCall
+from conformance.tokens import count_block_tokens
+from orchestrator.documents import PDF_PAGE_TOKENS
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,
@@ -16,6 +19,7 @@ from tests.e2e.harness import (
     running_pod,
 )
 from tests.mcp.asking_server import config
+from tests.pdf_files import minimal_pdf
 
 
 def call(tool: str, **arguments: Any) -> ScriptedReply:
@@ -128,6 +132,54 @@ async def test_an_mcp_ref_in_a_prompt_attaches_the_resource_before_the_model_ans
         "Water the plants.\n"
     )
     assert [block["type"] for block in picture["content"]] == ["text", "image"]
+
+
+async def test_a_pdf_resource_reaches_the_model_as_a_document_block(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    """Attached by an ``@mcp:`` ref and embedded in a tool's result, the PDF is sent as a
+    document; one that is not a PDF is named, and the fake API (which counts PDF pages as the
+    real one does) takes every request."""
+    fake.push(Reply(tool_calls=[ToolCall(name="mcp__a__report")]))
+    fake.push(Reply(text="Two pages of weekly report."))
+    provider = fake_provider(fake)
+    prompt = "summarise @mcp:a:notes://report.pdf (and @mcp:a:notes://fake.pdf)"
+    async with running_pod(
+        workspace, short_dir, provider=provider, mcp={"servers": {"a": config()}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": prompt})
+        events = await collect_until(c, "run_end", timeout=60)
+        await c.close()
+    await provider.aclose()
+    assert events[-1].data == {"result": "finished"}
+    first, second = fake.requests
+    assert first.valid and second.valid, (first.error, second.error)
+    pdf = base64.b64encode(minimal_pdf(2, "Weekly report")).decode("ascii")
+    document = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": pdf},
+    }
+    _, _, results = first.body["messages"]
+    report, fake_pdf = results["content"]
+    assert report["content"] == [
+        {
+            "type": "text",
+            "text": "mcp a resource notes://report.pdf: 1 lines, 1 document\n"
+            "[resource notes://report.pdf: document 1, application/pdf, 2 pages, attached]",
+        },
+        document,
+    ]
+    assert fake_pdf["content"] == (
+        "mcp a resource notes://fake.pdf: 1 lines\n[resource notes://fake.pdf: "
+        "application/pdf, 35 bytes, not shown: not a PDF: it does not start with %PDF-]"
+    )
+    called = second.body["messages"][-1]["content"][0]
+    assert called["content"][1:] == [document]
+    # The fake counts it by its pages, as the API does: 2 pages, not its base64's length.
+    with_pdf = count_block_tokens(called)
+    called_text_only = {**called, "content": called["content"][:1]}
+    assert with_pdf - count_block_tokens(called_text_only) == 2 * PDF_PAGE_TOKENS + 3
 
 
 async def test_sampling_is_put_to_a_person_then_to_the_pods_model(

@@ -7,13 +7,16 @@ the levels it is given, then answers), ``steps`` (reports progress ``count`` tim
 message),
 ``ask`` and ``ask_token`` (ask for input: with defaults for every field, or with a required field that has none,
 and say what came back), ``sample`` (asks the client's model, and says what came back),
-``check_in`` (a resource link to ``notes://today``). Resources: ``notes://today`` (text),
-``notes://logo.png`` (a PNG), ``notes://data.bin`` (bytes of no known type).
+``check_in`` (a resource link to ``notes://today``), ``report`` (a PDF, embedded in the result).
+Resources: ``notes://today`` (text), ``notes://logo.png`` (a PNG), ``notes://data.bin`` (bytes
+of no known type), ``notes://report.pdf`` (a two-page PDF), ``notes://fake.pdf`` (HTML that
+says it is a PDF).
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,6 +27,7 @@ from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve,
 from pydantic import BaseModel, Field
 
 from tests.mcp.hostile_server import _png
+from tests.pdf_files import minimal_pdf
 
 
 def config(*args: str, **extra: Any) -> dict[str, Any]:
@@ -121,6 +125,29 @@ def build() -> MCPServer:
             types.TextContent(type="text", text="See today's notes."),
             types.ResourceLink(type="resource_link", uri="notes://today", name="today"),
         ]
+
+    @server.tool()
+    def report() -> list[types.ContentBlock]:
+        """This week's report, as a PDF in the result."""
+        blob = types.BlobResourceContents(
+            uri="notes://report.pdf",
+            mime_type="application/pdf",
+            blob=base64.b64encode(minimal_pdf(2, "Weekly report")).decode("ascii"),
+        )
+        return [
+            types.TextContent(type="text", text="The report:"),
+            types.EmbeddedResource(type="resource", resource=blob),
+        ]
+
+    @server.resource("notes://report.pdf", mime_type="application/pdf")
+    def report_pdf() -> bytes:
+        """This week's report: two pages."""
+        return minimal_pdf(2, "Weekly report")
+
+    @server.resource("notes://fake.pdf", mime_type="application/pdf")
+    def fake_pdf() -> bytes:
+        """A web page that says it is a PDF."""
+        return b"<html><body>not a pdf</body></html>"
 
     @server.resource("notes://today", mime_type="text/markdown")
     def today() -> str:

@@ -4,6 +4,7 @@ messages, progress): each against a real server of ours over stdio, speaking pro
 
 from __future__ import annotations
 
+import base64
 import logging
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -23,7 +24,7 @@ from orchestrator.mcp.client_side import (
     progress_line,
 )
 from orchestrator.mcp.config import McpServerConfig
-from orchestrator.mcp.results import TASK_ONLY, offers
+from orchestrator.mcp.results import TASK_ONLY, offers, tool_output
 from orchestrator.mcp.servers import McpServer, McpServers
 from orchestrator.tools.base import ToolError
 from tests.mcp.asking_server import config
@@ -255,6 +256,40 @@ async def test_resources_are_read_text_as_text_images_attached_other_bytes_named
         await tool.run({"server": "b", "uri": "notes://today"}, ctx)
     with pytest.raises(ToolError, match=r"MCP server a: the resource notes://nope failed: "):
         await tool.run({"server": "a", "uri": "notes://nope"}, ctx)
+
+
+async def test_a_pdf_resource_is_attached_as_a_document_and_a_false_one_is_named(
+    asking: tuple[McpServer, Alerts], tmp_path: Path
+) -> None:
+    from orchestrator.mcp.resources import ReadMcpResource
+    from orchestrator.scoped_fs import ScopedFS
+    from orchestrator.tools.base import ToolContext
+    from tests.pdf_files import minimal_pdf
+
+    server, _ = asking
+    tool = ReadMcpResource(McpServers(servers=[server], alert=lambda level, message: None))
+    ctx = ToolContext(fs=ScopedFS(tmp_path), workspace=tmp_path, scratch_dir=tmp_path)
+    report = await tool.run({"server": "a", "uri": "notes://report.pdf"}, ctx)
+    assert report.summary == "mcp a resource notes://report.pdf: 1 lines, 1 document"
+    assert report.content == (
+        "[resource notes://report.pdf: document 1, application/pdf, 2 pages, attached]"
+    )
+    [document] = report.documents
+    assert base64.b64decode(document.data) == minimal_pdf(2, "Weekly report")
+    assert document.pages == 2 and not report.images
+    fake = await tool.run({"server": "a", "uri": "notes://fake.pdf"}, ctx)
+    assert fake.content == (
+        "[resource notes://fake.pdf: application/pdf, 35 bytes, not shown: "
+        "not a PDF: it does not start with %PDF-]"
+    )
+    assert not fake.documents
+    # A tool's result embeds the same PDF: it is attached the same way.
+    output = tool_output("a", "report", await server.call("report", {}))
+    assert output.summary == "mcp a/report: 2 lines, 1 document"
+    assert output.content == (
+        "The report:\n[resource notes://report.pdf: document 1, application/pdf, 2 pages, attached]"
+    )
+    assert output.documents == report.documents
 
 
 @pytest.fixture

@@ -87,6 +87,70 @@ def test_an_image_result_reaches_the_wire_after_its_text_and_goes_when_pruned() 
     assert estimate_block(block) < 2000  # counted by pixels, not by its base64
 
 
+def pdf_resource(
+    uri: str, data: bytes, mime_type: str = "application/pdf"
+) -> types.EmbeddedResource:
+    import base64
+
+    blob = base64.b64encode(data).decode("ascii")
+    contents = types.BlobResourceContents(uri=uri, mime_type=mime_type, blob=blob)
+    return types.EmbeddedResource(type="resource", resource=contents)
+
+
+def test_embedded_pdfs_are_documents_within_what_one_request_carries() -> None:
+    from tests.pdf_files import minimal_pdf
+
+    result = types.CallToolResult(
+        content=[
+            pdf_resource("r://a.pdf", minimal_pdf(60)),
+            pdf_resource("r://b.pdf", minimal_pdf(50)),
+            pdf_resource("r://c.pdf", b"<html>"),
+            pdf_resource("r://d.pdf", minimal_pdf(1)),
+        ]
+    )
+    out = tool_output("srv", "docs", result)
+    assert out.summary == "mcp srv/docs: 4 lines, 2 documents"
+    assert out.content == (
+        "[resource r://a.pdf: document 1, application/pdf, 60 pages, attached]\n"
+        "[resource r://b.pdf: application/pdf, "
+        f"{len(minimal_pdf(50))} bytes, not shown: with the PDFs before it in this result it "
+        "passes what one request can carry (100 pages, 20 MB of PDF)]\n"
+        "[resource r://c.pdf: application/pdf, 6 bytes, not shown: "
+        "not a PDF: it does not start with %PDF-]\n"
+        "[resource r://d.pdf: document 2, application/pdf, 1 page, attached]"
+    )
+    assert [d.pages for d in out.documents] == [60, 1]
+
+
+def test_a_document_result_reaches_the_wire_after_its_images_and_goes_when_pruned() -> None:
+    from orchestrator.documents import pdf_document
+    from orchestrator.history import ToolResult
+    from orchestrator.images import ImageData
+    from orchestrator.tokens import BLOCK_OVERHEAD, estimate_block
+    from orchestrator.wire import tool_result_block
+    from tests.pdf_files import minimal_pdf
+
+    image = ImageData(media_type="image/png", data="iVBORw0KGgo=")
+    document = pdf_document(minimal_pdf(3))
+    item = ToolResult(
+        call_id="t1",
+        summary="mcp s/r: 1 lines",
+        content="[two]",
+        images=[image],
+        documents=[document],
+    )
+    block = tool_result_block(item)
+    assert block["content"] == [
+        {"type": "text", "text": "mcp s/r: 1 lines\n[two]"},
+        image.block(),
+        document.block(),
+    ]
+    assert tool_result_block(item, pruned=True)["content"] == "mcp s/r: 1 lines"
+    # Counted by its pages, not by its base64.
+    pdf_tokens = estimate_block(block["content"][2])
+    assert pdf_tokens == document.tokens + BLOCK_OVERHEAD == 3 * 2_500 + BLOCK_OVERHEAD
+
+
 def test_errors_and_structured_results() -> None:
     failed = tool_output(
         "srv",

@@ -100,6 +100,46 @@ def test_bad_image(source: object) -> None:
     assert rules([user(text(), {"type": "image", "source": source})]) == [("bad_image", 0)]
 
 
+def test_documents_are_taken_in_a_user_message_and_in_a_tool_result() -> None:
+    pdf = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"},
+    }
+    plain = {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": "x"},
+    }
+    in_result = {**result("t1"), "content": [text("the report"), pdf]}
+    messages = [user(text(), pdf, plain), assistant(use("t1")), user(in_result)]
+    assert rules(messages) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        None,
+        {"type": "base64", "media_type": "application/msword", "data": "0M8R"},
+        {"type": "base64", "media_type": "application/pdf", "data": ""},
+        {"type": "url", "url": ""},
+    ],
+)
+def test_bad_document(source: object) -> None:
+    document = {"type": "document", "source": source}
+    assert rules([user(text(), document)]) == [("bad_document", 0)]
+    in_result = {**result("t1"), "content": [text("the report"), document]}
+    messages = [user(text()), assistant(use("t1")), user(in_result)]
+    assert rules(messages) == [("bad_document", 2)]
+
+
+def test_bad_image_inside_a_tool_result() -> None:
+    image = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/bmp", "data": "Qk0="},
+    }
+    in_result = {**result("t1"), "content": [text("a shot"), image]}
+    assert rules([user(text()), assistant(use("t1")), user(in_result)]) == [("bad_image", 2)]
+
+
 def test_bad_role() -> None:
     assert rules([user(text()), {"role": "system", "content": [text()]}, user(text())]) == [
         ("bad_role", 1)
