@@ -312,6 +312,10 @@ def build_pod(
     )
     if loaded is not None:
         controller.count_spent(loaded.spends)
+    controller.elicitations.on_request = lambda request: chain.notification(
+        f"MCP server {request.server} needs your input: {request.message}"[:500],
+        "elicitation_dialog",
+    )
     if children is not None:
         from orchestrator.subpods.children import ParentLinks
 
@@ -320,6 +324,7 @@ def build_pod(
             emit=transcript.emit,
             alert=transcript.alert,
             approvals=approvals,
+            elicitations=controller.elicitations,
             signal=controller.signal,
             offered=runner.registry.names,
         )

@@ -105,7 +105,8 @@ class HooksConfig(BaseModel):
     """When the pod starts (``startup``), continues a session (``resume``) or has compacted
     (``compact``); what it prints is context for the next turn."""
     Notification: list[HookMatcher] = Field(default_factory=list)
-    """When a person is needed: an approval waits (matcher: ``permission_prompt``)."""
+    """When a person is needed: an approval waits (matcher: ``permission_prompt``), or an MCP
+    server asks for input (``elicitation_dialog``)."""
 
     def for_event(self, event: HookEvent) -> list[HookMatcher]:
         """The matchers of one event."""

@@ -22,10 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.approvals import Answer
 from orchestrator.client import ClientError, PodClient, PodEvent
+from orchestrator.elicitations import InputAnswer
 from orchestrator.errors import PodRuntimeError
 from orchestrator.launch import LaunchError, start_serve_process
+from orchestrator.mcp.forms import FormError
 from orchestrator.procs import Supervised, Supervision
-from orchestrator.protocol import ApprovalRequestData, ChildData, StatusData
+from orchestrator.protocol import (
+    ApprovalRequestData,
+    ChildData,
+    ElicitationRequestData,
+    StatusData,
+)
 from orchestrator.session import ChildRecord
 
 if TYPE_CHECKING:
@@ -49,6 +56,7 @@ ENDED = "ended"
 ChildSupervision = Supervision(grace_s=STOP_GRACE_S, main_first=True, kill_on_parent_death=True)
 
 ApprovalRelay = Callable[["Child", ApprovalRequestData], Awaitable[Answer]]
+InputRelay = Callable[["Child", ElicitationRequestData], Awaitable[InputAnswer]]
 
 
 class ChildFailed(PodRuntimeError):
@@ -84,6 +92,8 @@ class Child:
         self.on_text: Callable[[str], None] | None = None
         """Where the child's live output goes (the parent's call, as ``tool_output_delta``)."""
         self.on_approval: ApprovalRelay | None = None
+        self.on_input: InputRelay | None = None
+        """Where the child's requests for input go (the parent's clients)."""
         self._pump: asyncio.Task[None] | None = None
         self._relays: dict[str, asyncio.Task[None]] = {}
         self._unsent = ""
@@ -223,7 +233,8 @@ class Child:
                 await self._until(lambda: self.status != "running", PAUSE_WAIT_S)
 
     def drop_relays(self) -> None:
-        """Withdraw the approvals relayed up for this child (its parent's call let go)."""
+        """Withdraw the approvals and requests for input relayed up for this child (its
+        parent's call let go)."""
         for relay in list(self._relays.values()):
             relay.cancel()
 
@@ -353,7 +364,12 @@ class Child:
             if self.on_approval is not None and request.id not in self._relays:
                 task = asyncio.create_task(self._relay(self.on_approval, request))
                 self._relays[request.id] = task
-        elif name == "approval_resolved":
+        elif name == "elicitation_request":
+            asked = ElicitationRequestData.model_validate(data)
+            if self.on_input is not None and asked.id not in self._relays:
+                task = asyncio.create_task(self._relay_input(self.on_input, asked))
+                self._relays[asked.id] = task
+        elif name in ("approval_resolved", "elicitation_resolved"):
             relay = self._relays.pop(str(data.get("id")), None)
             if relay is not None and not relay.done():
                 relay.cancel()  # answered at the child, or withdrawn there
@@ -401,6 +417,23 @@ class Child:
                 await self._send("approve", {"id": request.id, "scope": answer.scope})
             else:
                 await self._send("deny", {"id": request.id, "message": answer.message})
+
+    async def _relay_input(self, relay: InputRelay, request: ElicitationRequestData) -> None:
+        try:
+            answer = await relay(self, request)
+        except asyncio.CancelledError:
+            return  # withdrawn: the child answers nothing
+        except FormError as exc:
+            # A form the parent cannot show is no better at the child: decline it there.
+            answer = InputAnswer("decline")
+            self.tail = f"its request for input was declined: {exc}"[-TAIL_CHARS:]
+        finally:
+            self._relays.pop(request.id, None)
+        params: dict[str, Any] = {"id": request.id, "action": answer.action}
+        if answer.content is not None:
+            params["content"] = answer.content
+        with contextlib.suppress(ChildFailed):
+            await self._send("answer_elicitation", params)
 
 
 REFUSALS = ("already_running", "not_paused", "not_running", "invalid_request", "forbidden")

@@ -33,9 +33,10 @@ from pydantic import BaseModel
 
 from orchestrator.approvals import Answer, Approvals
 from orchestrator.config import PodConfig
+from orchestrator.elicitations import Elicitations, InputAnswer
 from orchestrator.history import ToolResult
 from orchestrator.paths import runtime_dir
-from orchestrator.protocol import ApprovalRequestData, ChildData
+from orchestrator.protocol import ApprovalRequestData, ChildData, ElicitationRequestData
 from orchestrator.session import ChildRecord, SessionError, ensure_private_dir, load_session
 from orchestrator.subpods.child import ENDED, Child, ChildFailed
 from orchestrator.subpods.report import (
@@ -59,8 +60,10 @@ class ParentLinks:
     emit: Callable[[str, BaseModel], None]
     alert: Callable[[str, str, str], None]
     approvals: Approvals
+    elicitations: Elicitations
     signal: Callable[[str], None]
-    """Round events for the parent's machine (``approval_needed`` / ``approval_settled``)."""
+    """Round events for the parent's machine (``approval_needed`` / ``approval_settled``,
+    ``input_needed`` / ``input_settled``)."""
     offered: Callable[[], list[str]]
     """The tools the parent's model is offered now."""
 
@@ -109,6 +112,7 @@ class Children:
             self._changed(child)
         child.on_text = partial.append
         child.on_approval = self._relay
+        child.on_input = self._relay_input
         try:
             # The slot is held until the child's process is gone: max_children counts pods.
             async with self._slots:
@@ -116,7 +120,7 @@ class Children:
                     await self._start(child, request)
                 result = await child.run_to_end(request.prompt)
                 child.flush_output()
-                child.on_text = child.on_approval = None
+                child.on_text = child.on_approval = child.on_input = None
                 self.live.pop(call_id, None)
                 await child.stop()
         except ChildFailed as exc:
@@ -150,6 +154,7 @@ class Children:
             child.flush_output()
             child.on_text = None
             child.on_approval = None
+            child.on_input = None
         if result == ENDED:
             result = await asyncio.to_thread(_last_turn_result, Path(child.record.session))
         detail = ""
@@ -228,6 +233,11 @@ class Children:
         links = self._links()
         relayed = request.model_copy(update={"pod": child.name})
         return await links.approvals.relay(relayed, signal=links.signal)
+
+    async def _relay_input(self, child: Child, request: ElicitationRequestData) -> InputAnswer:
+        links = self._links()
+        relayed = request.model_copy(update={"pod": child.name})
+        return await links.elicitations.ask(relayed, signal=links.signal)
 
     async def _report(self, child: Child, result: str, detail: str) -> ChildReport:
         """What the child did, from its own session file."""

@@ -362,6 +362,38 @@ async def test_session_start_context_and_a_notification_for_an_approval(
     assert "bash" in note["message"]
 
 
+async def test_a_notification_when_an_mcp_server_asks_for_input(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from tests.mcp.asking_server import config as asking
+
+    notified = tmp_path / "notified.json"
+    replies = [
+        ScriptedReply(tool_calls=[ScriptedToolCall(name="mcp__a__ask_token", input={})]),
+        ScriptedReply(text="done"),
+    ]
+    async with running_pod(
+        workspace,
+        tmp_path,
+        replies=replies,
+        hooks=hooks("Notification", f"cat > {notified}", matcher="elicitation_dialog"),
+        mcp={"servers": {"a": asking()}},
+    ) as pod:
+        client = await pod.client()
+        await client.send("run", {"input": "go"})
+        request = (await collect_until(client, "elicitation_request", timeout=60))[-1]
+        for _ in range(200):
+            if notified.exists() and notified.read_text():
+                break
+            await asyncio.sleep(0.05)
+        await client.send("answer_elicitation", {"id": request.data["id"], "action": "cancel"})
+        await collect_until(client, "run_end", timeout=30)
+        await client.close()
+    note = json.loads(notified.read_text())
+    assert note["notification_type"] == "elicitation_dialog"
+    assert note["message"] == "MCP server a needs your input: Your token, please"
+
+
 def test_a_workspace_config_cannot_add_a_hook(tmp_path: Path) -> None:
     workspace = tmp_path / "ws"
     (workspace / ".pod").mkdir(parents=True)

@@ -645,3 +645,47 @@ async def test_a_pause_while_the_child_starts_leaves_nothing_running_and_resume_
         child_items = load_session(Path(record.session)).items
         assert sum(1 for item in child_items if item.kind == "user_message") == 1
         await client.close()
+
+
+async def test_a_childs_request_for_input_is_answered_from_the_parents_client(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    from tests.mcp.asking_server import config as asking
+
+    def respond(body: dict[str, Any]) -> Reply:
+        results = _tool_results(body)
+        if _first_user_text(body).startswith(PARENT):
+            if results:
+                return Reply(text="The child is done: " + _result_text(results[-1])[:400])
+            task = {"prompt": "alpha: log in", "name": "alpha"}
+            return Reply(text="Delegating.", tool_calls=[ToolCall(name="task", input=task)])
+        if not results:
+            return Reply(text="Asking.", tool_calls=[ToolCall(name="mcp__a__ask_token", input={})])
+        return Reply(text="child got: " + _result_text(results[-1]))
+
+    tree_env.responder = respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with running_pod(
+        workspace,
+        tmp_path,
+        provider=fake_provider(tree_env),
+        **_config(workspace, mcp={"servers": {"a": asking()}}),
+    ) as pod:
+        client = await pod.client()
+        await _run(client, f"{PARENT} delegate a login")
+        request = await client.wait_for("elicitation_request", timeout=60)
+        assert (request.data["pod"], request.data["server"]) == ("t.alpha-1", "a")
+        status = await client.status()
+        assert status.state == "awaiting_input"
+        assert [e.pod for e in status.elicitations] == ["t.alpha-1"]
+        answer = {"token": "from-parent", "remember": True}
+        await client.send(
+            "answer_elicitation", {"id": request.data["id"], "action": "accept", "content": answer}
+        )
+        events = await collect_until(client, "run_end", timeout=90)
+        await client.close()
+    assert events[-1].data["result"] == "finished"
+    [result] = [e.data for e in events if e.event == "tool_result"]
+    assert "accept {'token': 'from-parent', 'remember': True}" in result["content"]
+    assert [e.data["action"] for e in events if e.event == "elicitation_resolved"] == ["accept"]

@@ -53,6 +53,7 @@ async def test_a_cancelled_call_returns_only_once_its_child_paused(tmp_path: Pat
         emit=lambda name, data: None,
         alert=lambda level, source, text: None,
         approvals=None,  # type: ignore[arg-type]  # never asked here
+        elicitations=None,  # type: ignore[arg-type]
         signal=lambda event: None,
         offered=lambda: [],
     )
