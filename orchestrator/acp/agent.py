@@ -10,6 +10,10 @@ twice) holds for editor users unchanged.
 ``session/cancel`` is our **pause**: the pending ``session/prompt`` answers ``cancelled`` as
 ACP requires, and the turn stays resumable; the next prompt closes it the way Paused→Run
 does. ``/cancel`` cancels for good.
+
+A request for input of an MCP server (``elicitation_request``) is put to the editor as
+``elicitation/create`` when it declared it can show that kind (form or URL), and declined at
+once when it did not, so the pod never waits for a person nobody asked.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from orchestrator.acp import mapping
 from orchestrator.acp.session import (
     AcpOptions,
     AcpSession,
+    InputAsked,
     LaunchedPod,
     PodLaunchError,
     current_text,
@@ -46,6 +51,9 @@ RUN_ID = "acp-run"
 CANCEL_ID = "acp-cancel"
 REWIND_ID = "acp-rewind"
 """The request id of ``/cancel``'s ``cancel``, to tell its refusal apart."""
+INPUT_ID = "acp-input:"
+"""The request ids of ``answer_elicitation``: this prefix and the request's id, so the pod's
+refusal of an answer finds the request it was for."""
 
 
 class PodAgent:
@@ -55,6 +63,7 @@ class PodAgent:
         self.options = options
         self.sessions: dict[str, AcpSession] = {}
         self._conn: Client | None = None
+        self._capabilities = schema.ClientCapabilities()
         self._numbers = itertools.count(1)
 
     def on_connect(self, conn: Client) -> None:
@@ -71,6 +80,8 @@ class PodAgent:
         **kwargs: Any,
     ) -> schema.InitializeResponse:
         """What this agent can do: load sessions, and take files as links or embedded text."""
+        # Kept for requests for input: only the kinds the editor declared are put to it.
+        self._capabilities = client_capabilities or schema.ClientCapabilities()
         return schema.InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=schema.AgentCapabilities(
@@ -323,6 +334,11 @@ class PodAgent:
             log.exception("forwarding events of session %s failed", session.id)
         finally:
             settle(session, "errored", "the pod closed the connection")
+            # Nothing will say these are over any more: the editor's answers have nowhere to go.
+            for asked in session.inputs.values():
+                if asked.task is not None:
+                    asked.task.cancel()
+            session.inputs.clear()
 
     async def _on_event(self, session: AcpSession, event: PodEvent) -> None:
         data = event.data
@@ -346,6 +362,18 @@ class PodAgent:
             asking.add_done_callback(session.asking.discard)
         elif name == "approval_resolved" and data.get("decision") == "approved":
             await self._update(session.id, mapping.tool_running(str(data["id"])))
+        elif name == "elicitation_request":
+            self._start_input(session, data)
+        elif name == "elicitation_resolved":
+            await self._input_over(session, str(data["id"]), str(data["action"]))
+        elif name == "error" and str(data.get("id") or "").startswith(INPUT_ID):
+            input_id = str(data["id"]).removeprefix(INPUT_ID)
+            refusal = f"{data['code']}: {data['message']}"
+            asked = session.inputs.get(input_id)
+            if asked is not None:
+                resolve(asked.answered, refusal)
+            else:  # nothing is sent for a request that is over: say so if it was
+                log.warning("the pod refused an answer to %s, which is over: %s", input_id, refusal)
         elif name == "run_end":
             result = str(data["result"])
             settle(session, result, session.failure if result == "errored" else "")
@@ -453,6 +481,146 @@ class PodAgent:
             return
         method, params = mapping.permission_answer(response)
         await session.client.send(method, {"id": call_id, **params})
+
+    # -- requests for input (elicitation) ------------------------------------------------
+
+    def _can_elicit(self, mode: str) -> bool:
+        """Whether the editor declared it can show requests for input of this mode."""
+        capabilities = self._capabilities.elicitation
+        if capabilities is None:
+            return False
+        return (capabilities.url if mode == "url" else capabilities.form) is not None
+
+    def _start_input(self, session: AcpSession, data: dict[str, Any]) -> None:
+        """Deal with a request for input aside: the round's other events keep flowing."""
+        input_id = str(data["id"])
+        if input_id in session.inputs:
+            return
+        asked = InputAsked(mode="url" if data.get("mode") == "url" else "form")
+        session.inputs[input_id] = asked
+        asked.task = asyncio.create_task(
+            self._ask_input(session, input_id, data, asked), name=f"acp-input-{input_id}"
+        )
+
+        def forget(_task: asyncio.Task[None]) -> None:
+            if session.inputs.get(input_id) is asked:
+                del session.inputs[input_id]
+
+        asked.task.add_done_callback(forget)
+
+    async def _ask_input(
+        self, session: AcpSession, input_id: str, data: dict[str, Any], asked: InputAsked
+    ) -> None:
+        """Put a request for input to the editor and answer the pod with what it said; decline
+        whatever the editor cannot be asked or answers wrongly, so the pod never waits."""
+        assert self._conn is not None
+        mode = asked.mode
+        asking = f"{data['server']} asked for input ({data['message']!r})"
+        if not self._can_elicit(mode):
+            kind = "a link to open" if mode == "url" else "a form"
+            await self._decline_input(
+                session,
+                input_id,
+                asked,
+                f"{asking}, but this editor cannot show {kind} "
+                f"(it did not declare elicitation.{mode} in initialize)",
+            )
+            return
+        try:
+            request = mapping.elicitation_mode(data, session.id, self._tool_call_of(session, data))
+        except ValueError as exc:
+            await self._decline_input(
+                session, input_id, asked, f"{asking}, but ACP cannot carry it: {exc}"
+            )
+            return
+        asked.shown = True
+        try:
+            response = await self._conn.create_elicitation(
+                message=mapping.elicitation_message(data), mode=request
+            )
+        except Exception as exc:  # the editor failed to answer: the server is told no
+            await self._decline_input(
+                session, input_id, asked, f"{asking}, but the editor could not be asked: {exc}"
+            )
+            return
+        action, content = mapping.elicitation_answer(response)
+        refusal = await self._answer_input(session, input_id, asked, action, content)
+        if refusal:
+            # The editor's form let through what the server's schema refuses; asking again
+            # could loop, and the pod must not wait, so the server is told no.
+            await self._decline_input(
+                session,
+                input_id,
+                asked,
+                f"{asking}; the editor's answer was refused ({refusal})",
+            )
+
+    async def _decline_input(
+        self, session: AcpSession, input_id: str, asked: InputAsked, why: str
+    ) -> None:
+        """Answer ``decline``, and say why in the log and to the person (as the pod's
+        warnings are shown: a thought), as ACP has no other channel for it."""
+        log.warning("declined request for input %s: %s", input_id, why)
+        refusal = await self._answer_input(session, input_id, asked, "decline", None)
+        if refusal:
+            log.warning("the pod refused declining %s: %s", input_id, refusal)
+        await self._update(session.id, mapping.thought_chunk(f"[pod acp] declined: {why}"))
+
+    async def _answer_input(
+        self,
+        session: AcpSession,
+        input_id: str,
+        asked: InputAsked,
+        action: mapping.ElicitationAction,
+        content: dict[str, Any] | None,
+    ) -> str:
+        """Answer the pod and wait until it takes the answer (""), or refuses it (why)."""
+        if asked.over:
+            return ""
+        waiter: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        asked.answered = waiter  # the pump resolves it on elicitation_resolved or the refusal
+        params: dict[str, Any] = {"id": input_id, "action": action}
+        if content is not None:
+            params["content"] = content
+        await session.client.send("answer_elicitation", params, id=INPUT_ID + input_id)
+        return await waiter
+
+    async def _input_over(self, session: AcpSession, input_id: str, action: str) -> None:
+        """The pod says a request for input is over: if the editor still has it, stop waiting
+        for it (its late answer is dropped) and tell the editor where ACP lets us."""
+        asked = session.inputs.pop(input_id, None)
+        if asked is None:
+            return
+        asked.over = True
+        if asked.answered is not None:
+            resolve(asked.answered, "")  # answered from here; nothing is left with the editor
+            return
+        if asked.task is not None:
+            asked.task.cancel()
+        if not asked.shown:
+            return
+        if asked.mode == "url":
+            # ACP's way to close a URL request the editor shows. A form has none in this SDK
+            # (no request cancellation), so the person is told instead.
+            assert self._conn is not None
+            await self._conn.complete_elicitation(elicitation_id=input_id)
+        else:
+            how = "withdrawn" if action == "withdrawn" else f"answered elsewhere ({action})"
+            await self._update(
+                session.id,
+                mapping.thought_chunk(
+                    f"[pod acp] the request for input is over ({how}): an answer to it is dropped"
+                ),
+            )
+
+    @staticmethod
+    def _tool_call_of(session: AcpSession, data: dict[str, Any]) -> str | None:
+        """The editor's tool call a request comes during, when it can be told: this pod's
+        one running call of that tool."""
+        if data.get("pod"):
+            return None  # a child pod's calls are not the editor's
+        ids = [call for call, (name, _) in session.calls.items() if name == data.get("tool")]
+        return ids[0] if len(ids) == 1 else None
 
     # -- helpers ---------------------------------------------------------------------------
 

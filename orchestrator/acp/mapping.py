@@ -368,6 +368,53 @@ def permission_answer(response: schema.RequestPermissionResponse) -> tuple[str, 
     }
 
 
+ElicitationAction = Literal["accept", "decline", "cancel"]
+
+
+def elicitation_message(data: dict[str, Any]) -> str:
+    """What the editor shows for a request for input: the server's words, and who asks (the
+    editor's form has no other place to say which server wants it)."""
+    where = f", in child pod {data['pod']}" if data.get("pod") else ""
+    return f"{data['message']} (MCP server {data['server']}{where})"
+
+
+def elicitation_mode(
+    data: dict[str, Any], session_id: str, tool_call_id: str | None
+) -> schema.ElicitationFormSessionMode | schema.ElicitationUrlSessionMode:
+    """The session-scoped ``elicitation/create`` mode of an ``elicitation_request``; raises
+    ValueError (pydantic's ValidationError) for a form or URL ACP's schema cannot carry."""
+    if data.get("mode") == "url":
+        return schema.ElicitationUrlSessionMode(
+            session_id=session_id,
+            tool_call_id=tool_call_id,
+            # The pod's id is unique per request, so it names the elicitation for
+            # ``elicitation/complete`` as well.
+            elicitation_id=str(data["id"]),
+            url=data["url"],
+        )
+    return schema.ElicitationFormSessionMode(
+        session_id=session_id,
+        tool_call_id=tool_call_id,
+        requested_schema=schema.ElicitationSchema.model_validate(data.get("schema") or {}),
+    )
+
+
+def elicitation_answer(
+    response: schema.AcceptElicitationResponse
+    | schema.DeclineElicitationResponse
+    | schema.CancelElicitationResponse
+    | schema.OtherElicitationResponse,
+) -> tuple[ElicitationAction, dict[str, Any] | None]:
+    """Our ``answer_elicitation`` action and content for the editor's answer."""
+    if isinstance(response, schema.AcceptElicitationResponse):
+        return "accept", response.content
+    if isinstance(response, schema.CancelElicitationResponse):
+        return "cancel", None
+    # An action this version of ACP does not know is no answer the pod could take: the
+    # server is told no rather than left to guess.
+    return "decline", None
+
+
 def message_chunk(text: str) -> schema.AgentMessageChunk:
     """Text of the agent's answer."""
     return schema.AgentMessageChunk(

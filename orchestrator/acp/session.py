@@ -43,6 +43,24 @@ class AcpOptions:
 
 
 @dataclass
+class InputAsked:
+    """A pod's request for input (``elicitation_request``) while ``pod acp`` deals with it:
+    put to the editor, then answered to the pod, until the pod says it is over."""
+
+    mode: str
+    """``form`` or ``url``."""
+    task: asyncio.Task[None] | None = None
+    """Asks the editor and answers the pod; cancelled when the request ends first."""
+    answered: asyncio.Future[str] | None = None
+    """Set when an answer went to the pod: "" once the request is over, else the pod's
+    refusal (``code: message``) of that answer."""
+    shown: bool = False
+    """Sent to the editor (``elicitation/create``), so it may be showing it."""
+    over: bool = False
+    """The pod said the request is over (``elicitation_resolved``): send nothing more."""
+
+
+@dataclass
 class AcpSession:
     """One ACP session: its pod, the connection to it, and the prompt in flight."""
 
@@ -60,6 +78,8 @@ class AcpSession:
     output: dict[str, str] = field(default_factory=dict)
     asking: set[asyncio.Task[None]] = field(default_factory=set)
     """Permission requests waiting for the editor."""
+    inputs: dict[str, InputAsked] = field(default_factory=dict)
+    """Requests for input of the pod, by their id, until the pod says they are over."""
     failure: str = ""
     """Why the running turn failed (its ``error`` event), for the prompt's JSON-RPC error."""
     cancelling: asyncio.Future[str] | None = None

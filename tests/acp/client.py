@@ -8,7 +8,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,24 @@ from tests.processes import wait_running
 Answer = Callable[[schema.ToolCallUpdate], str | None]
 """Picks the option id for a permission request; None cancels the request."""
 
+ElicitationAnswer = (
+    schema.AcceptElicitationResponse
+    | schema.DeclineElicitationResponse
+    | schema.CancelElicitationResponse
+)
+Elicit = Callable[[str, Any], Awaitable[ElicitationAnswer]]
+"""Answers a request for input (its message and mode), as the person at the editor would."""
+
+
+async def _decline(_message: str, _mode: Any) -> ElicitationAnswer:
+    return schema.DeclineElicitationResponse(action="decline")
+
+
+FORMS = schema.ClientCapabilities(
+    elicitation=schema.ElicitationCapabilities(form=schema.ElicitationFormCapabilities())
+)
+"""An editor that shows forms (elicitation, form mode)."""
+
 
 @dataclass
 class RecordingClient:
@@ -29,6 +47,9 @@ class RecordingClient:
     answer: Answer = lambda _call: "once"
     updates: list[tuple[str, Any]] = field(default_factory=list)
     permissions: list[schema.ToolCallUpdate] = field(default_factory=list)
+    elicit: Elicit = _decline
+    elicitations: list[tuple[str, Any]] = field(default_factory=list)
+    """The requests for input shown: (message, mode)."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def request_permission(
@@ -42,6 +63,11 @@ class RecordingClient:
             else schema.AllowedOutcome(outcome="selected", option_id=choice)
         )
         return schema.RequestPermissionResponse(outcome=outcome)
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> ElicitationAnswer:
+        self.elicitations.append((message, mode))
+        self.changed.set()
+        return await self.elicit(message, mode)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((session_id, update))
@@ -68,14 +94,27 @@ class RecordingClient:
 
 @contextlib.asynccontextmanager
 async def acp_agent(
-    env: dict[str, str], *args: str, client: RecordingClient | None = None
+    env: dict[str, str],
+    *args: str,
+    client: RecordingClient | None = None,
+    capabilities: schema.ClientCapabilities | None = None,
 ) -> AsyncIterator[tuple[Any, RecordingClient, asyncio.subprocess.Process]]:
-    """``pod acp ARGS`` as a subprocess, initialized, with the recording client attached."""
+    """``pod acp ARGS`` as a subprocess, initialized (declaring ``capabilities``), with the
+    recording client attached."""
     recorder = client or RecordingClient()
+    # Elicitation is unstable in the SDK: without the flag its client side refuses it.
     async with spawn_agent_process(
-        recorder, sys.executable, "-m", "cli", "acp", *args, env=env, cwd=os.getcwd()
+        recorder,
+        sys.executable,
+        "-m",
+        "cli",
+        "acp",
+        *args,
+        env=env,
+        cwd=os.getcwd(),
+        use_unstable_protocol=True,
     ) as (conn, process):
-        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=capabilities)
         yield conn, recorder, process
 
 

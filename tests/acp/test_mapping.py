@@ -202,3 +202,57 @@ def test_an_editors_mcp_servers_become_config_entries() -> None:
         "git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"GIT_DIR": "/r"}},
         "docs": {"url": "https://mcp.example/docs", "headers": {"Authorization": "Bearer t"}},
     }
+
+
+FORM_REQUEST = {
+    "id": "input_1",
+    "server": "a",
+    "message": "Your token, please",
+    "mode": "form",
+    "schema": {
+        "type": "object",
+        "properties": {
+            "token": {"type": "string", "description": "A secret"},
+            "remember": {"type": "boolean", "default": False},
+            "plan": {"type": "string", "enum": ["free", "pro"]},
+        },
+        "required": ["token"],
+    },
+    "url": None,
+    "tool": "mcp__a__ask_token",
+    "pod": None,
+}
+
+
+def test_a_form_request_is_a_session_scoped_form_with_its_schema() -> None:
+    mode = mapping.elicitation_mode(FORM_REQUEST, "s1", "call_1")
+    assert isinstance(mode, schema.ElicitationFormSessionMode)
+    assert (mode.session_id, mode.tool_call_id) == ("s1", "call_1")
+    wire = mode.requested_schema.model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert wire["required"] == ["token"]
+    assert wire["properties"]["remember"] == {"type": "boolean", "default": False}
+    assert wire["properties"]["plan"]["enum"] == ["free", "pro"]
+    assert mapping.elicitation_message(FORM_REQUEST) == "Your token, please (MCP server a)"
+    child = {**FORM_REQUEST, "pod": "helper"}
+    assert mapping.elicitation_message(child).endswith("(MCP server a, in child pod helper)")
+
+
+def test_a_url_request_names_the_pods_id_and_a_bad_one_is_refused() -> None:
+    url = {**FORM_REQUEST, "mode": "url", "schema": None, "url": "https://example.com/login"}
+    mode = mapping.elicitation_mode(url, "s1", None)
+    assert isinstance(mode, schema.ElicitationUrlSessionMode)
+    assert (mode.elicitation_id, str(mode.url)) == ("input_1", "https://example.com/login")
+    with pytest.raises(ValueError):
+        mapping.elicitation_mode({**url, "url": "not a url"}, "s1", None)
+
+
+def test_the_editors_answers_are_our_actions() -> None:
+    accept = schema.AcceptElicitationResponse(action="accept", content={"token": "x"})
+    assert mapping.elicitation_answer(accept) == ("accept", {"token": "x"})
+    decline = schema.DeclineElicitationResponse(action="decline")
+    assert mapping.elicitation_answer(decline) == ("decline", None)
+    cancel = schema.CancelElicitationResponse(action="cancel")
+    assert mapping.elicitation_answer(cancel) == ("cancel", None)
+    # An action newer than this SDK is not an answer the pod could take: no.
+    other = schema.OtherElicitationResponse(action="_snooze")
+    assert mapping.elicitation_answer(other) == ("decline", None)
