@@ -23,7 +23,7 @@ from orchestrator.config import PodConfig
 from orchestrator.history import AssistantMessage, Compaction, History, Item, SystemMessage
 from orchestrator.offload import off_loop
 from orchestrator.providers.base import Provider, ProviderError
-from orchestrator.repair import prunable_tokens, prune_before_turn
+from orchestrator.repair import media_bound, prunable_tokens, prune_before_turn
 from orchestrator.tokens import MessageTokens
 from orchestrator.usage import TokenUsage, total
 from orchestrator.wire import WireBuilder
@@ -141,12 +141,17 @@ class Context:
 
     def prune_move(self) -> tuple[int, int] | None:
         """A new prune bound and the tokens it drops, when a step is due; else None."""
-        candidate = prune_before_turn(self.history.turn, self.config.prune_keep_turns)
-        if candidate <= self._prune_bound:
-            return None
         view = self.view()
+        # Past what one request may carry in images or PDF pages, the API refuses every
+        # request: prune as far as it takes, step or no step (it costs one cache miss).
+        forced = media_bound(view, self._prune_bound, self.history.turn)
+        candidate = prune_before_turn(self.history.turn, self.config.prune_keep_turns)
+        if forced is not None and forced > candidate:
+            candidate = forced
+        elif candidate <= self._prune_bound:
+            return None
         gain = prunable_tokens(view, candidate) - prunable_tokens(view, self._prune_bound)
-        if gain < self.config.prune_step_tokens:
+        if gain < self.config.prune_step_tokens and forced is None:
             return None
         return candidate, gain
 

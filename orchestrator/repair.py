@@ -84,6 +84,37 @@ def prunable_tokens(items: list[Item], before_turn: int) -> int:
     )
 
 
+MAX_REQUEST_IMAGES = 100
+"""Images the API takes in one request (documented for the 200k-token models)."""
+MAX_REQUEST_PDF_PAGES = 100
+"""PDF pages the API takes in one request."""
+
+
+def unpruned_media(items: list[Item], before_turn: int) -> tuple[int, int]:
+    """The images and PDF pages tool results still send with the prune bound at
+    ``before_turn`` (a pruned result sends its summary only)."""
+    images = pages = 0
+    for item in items:
+        if isinstance(item, ToolResult) and item.turn >= before_turn:
+            images += len(item.images)
+            pages += sum(document.pages for document in item.documents)
+    return images, pages
+
+
+def media_bound(items: list[Item], before_turn: int, current_turn: int) -> int | None:
+    """The lowest prune bound above ``before_turn`` under which the tool results send no
+    more images and PDF pages than one request may carry, when the present bound sends too
+    many (the API would refuse every request); None when within limits, or when only the
+    current turn's own results are over (nothing earlier can be pruned to make room)."""
+    bound = before_turn
+    while bound <= current_turn:
+        images, pages = unpruned_media(items, bound)
+        if images <= MAX_REQUEST_IMAGES and pages <= MAX_REQUEST_PDF_PAGES:
+            return bound if bound > before_turn else None
+        bound += 1
+    return None
+
+
 CRASH_SUMMARY = "[Interrupted by a pod crash]"
 
 

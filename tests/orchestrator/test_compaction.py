@@ -164,3 +164,35 @@ def test_a_reduced_request_wires_only_the_tail_that_can_fit(
     messages = reduced_messages(items, budget=400)
     assert calls and calls[0] <= 400 // 4 + 1 < len(items)
     assert validate_wire([*messages, {"role": "user", "content": "next"}]) == []
+
+
+def test_pdf_pages_past_a_requests_limit_prune_at_once_whatever_the_step(
+    tmp_path: Path,
+) -> None:
+    from orchestrator.documents import DocumentData
+
+    history = History()
+    for t in range(3):
+        history.new_turn()
+        history.append(UserMessage(segments=[TextSegment(text=f"t{t}")], text=f"t{t}"))
+        call = ToolUseBlock(id=f"toolu_{t + 1}", name="mcp__d__read", input={})
+        history.append(AssistantMessage(blocks=[call]))
+        document = DocumentData(data="JVBERi0=", pages=45)
+        history.append(
+            ToolResult(call_id=call.id, summary="pdf", content="p", documents=[document])
+        )
+        history.append(AssistantMessage(blocks=[TextBlock(text=f"done {t}")]))
+    # No step is due (prune nothing by turns, and a huge step), but 135 pages would make the
+    # API refuse every request: the oldest turn is pruned now.
+    config = PodConfig(workspace=tmp_path, prune_keep_turns=None, prune_step_tokens=10**9)
+    context = Context(config=config, history=history)
+    move = context.prune_move()
+    assert move is not None and move[0] == 2
+    context.apply_prune(move[0])
+    assert context.prune_move() is None
+    sent = [b for m in context.messages() for b in m["content"] if isinstance(b, dict)]
+    pages = [
+        part for b in sent if b.get("type") == "tool_result" and isinstance(b["content"], list)
+        for part in b["content"] if part["type"] == "document"
+    ]  # fmt: skip
+    assert len(pages) == 2  # two documents of 45 pages: 90, within the limit

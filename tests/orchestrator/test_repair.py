@@ -170,3 +170,42 @@ def test_a_crashed_call_without_output_says_so_and_is_capped() -> None:
     [capped] = close_crashed_calls(history.items, loud, max_bytes=100)
     assert capped.content is not None and len(capped.content.encode()) < 200
     assert "truncated" in capped.content
+
+
+def _media_result(turn: int, *, images: int = 0, pages: int = 0) -> ToolResult:
+    from orchestrator.documents import DocumentData
+    from orchestrator.images import ImageData
+
+    return ToolResult(
+        turn=turn,
+        call_id=f"toolu_{turn}_{images}_{pages}",
+        summary="read",
+        content="x",
+        images=[ImageData(media_type="image/png", data="AAAA") for _ in range(images)],
+        documents=[DocumentData(data="JVBERi0=", pages=pages)] if pages else [],
+    )
+
+
+def test_media_within_limits_moves_no_bound() -> None:
+    from orchestrator.repair import media_bound, unpruned_media
+
+    items: list[Any] = [_media_result(1, images=60, pages=40), _media_result(2, pages=60)]
+    assert unpruned_media(items, 0) == (60, 100)
+    assert media_bound(items, 0, current_turn=2) is None
+
+
+def test_media_past_a_requests_limits_prunes_the_oldest_turns_that_make_room() -> None:
+    from orchestrator.repair import media_bound, unpruned_media
+
+    items: list[Any] = [
+        _media_result(1, pages=60),
+        _media_result(2, images=70),
+        _media_result(3, images=40, pages=60),
+    ]
+    # 120 pages and 110 images: dropping turn 1 is not enough (110 images), turn 2 too is.
+    assert media_bound(items, 0, current_turn=3) == 3
+    assert unpruned_media(items, 3) == (40, 60)
+    assert media_bound(items, 1, current_turn=3) == 3
+    # Only the current turn's own results over the limit: nothing earlier makes room.
+    alone: list[Any] = [_media_result(4, pages=70), _media_result(4, pages=70)]
+    assert media_bound(alone, 0, current_turn=4) is None
