@@ -8,7 +8,9 @@ Resume runs them and Cancel / Paused→Run close them.
 A call of a tool with side effects first gets a synced ``tool_start`` record in the session
 (the write-ahead record) and copies its output to a spool file while it runs. If the pod dies
 mid-call, the next start finds the record without a result and closes the call truthfully
-(:func:`orchestrator.repair.close_crashed_calls`), so Resume never runs it a second time.
+(:func:`orchestrator.repair.close_crashed_calls`), so Resume never runs it a second time. A
+call interrupted while its record is being synced never ran: a ``tool_not_started`` record
+follows it, so the file, like the pod, leaves that call for Resume.
 
 A **resumable** tool (``task``, whose child pod keeps its own session) is the exception: it
 keeps its own write-ahead record, and an interrupted call is left unanswered on purpose, so
@@ -63,6 +65,11 @@ class ToolJournal(Protocol):
     async def record_tool_start(self, record: ToolStartRecord) -> None:
         """Write and sync the record (and all before it); raise :class:`SessionWriteError` if
         the disk refuses."""
+        ...
+
+    def record_tool_not_started(self, call_id: str) -> None:
+        """Queue a record cancelling the call's start record: it was interrupted before it
+        ran."""
         ...
 
     @property
@@ -329,6 +336,14 @@ class ToolRunner:
                     is_error=True,
                 )
             )
+            raise
+        except asyncio.CancelledError:
+            # Paused or cancelled while the record was being synced: it reaches the disk all
+            # the same, but the call never ran and stays unanswered (Resume runs it). Unsaid,
+            # the file would hold a call that started and never ended, which a restart closes
+            # as crashed, never to run: not the call this pod leaves pending.
+            self.journal.record_tool_not_started(call.id)
+            self._close_spool(spool, ctx)
             raise
         return spool
 

@@ -66,6 +66,7 @@ from orchestrator.session import (
     SessionFenced,
     SessionWriteError,
     SessionWriter,
+    ToolNotStartedRecord,
     ToolStartRecord,
     TurnEndRecord,
     item_line,
@@ -207,6 +208,11 @@ class Transcript:
     async def record_tool_start(self, record: ToolStartRecord) -> None:
         """Write the write-ahead record of a tool call (see :meth:`persist`)."""
         await self.persist(record)
+
+    def record_tool_not_started(self, call_id: str) -> None:
+        """Record that a call whose start record was queued never ran (see
+        :class:`ToolNotStartedRecord`); it goes out in order after that record."""
+        self.keep(ToolNotStartedRecord(call_id=call_id))
 
     async def persist(self, record: BaseModel) -> None:
         """Write a record the pod acts on (a tool's start, a hook's verdict, a child's link)

@@ -4,6 +4,7 @@ Line 1 is a :class:`SessionHeader`; every later line is one record: ``item`` (a 
 history item), ``turn_end`` (a turn closed for good), ``prune`` (the prune bound moved, so
 what the model saw can be reconstructed), ``tool_start`` (a tool with side effects is about
 to run: the write-ahead record that keeps Resume from running it twice after a crash),
+``tool_not_started`` (a call interrupted while its ``tool_start`` was being synced never ran),
 ``title`` (a name a person gave the session; without one, its first user message names it),
 ``job`` (a background job started or ended, :mod:`orchestrator.jobs`), ``grant`` (a person
 answered "always"), ``fence`` (a fleet host took the pod over: :mod:`.fencing`) or ``unload`` (the pod was closed without a shutdown, with what it held in
@@ -86,6 +87,7 @@ from orchestrator.session.records import (
     SessionHeader,
     SpendRecord,
     TitleRecord,
+    ToolNotStartedRecord,
     ToolStartRecord,
     TurnEndRecord,
     UnloadRecord,
@@ -125,6 +127,7 @@ __all__ = [
     "SessionWriter",
     "SpendRecord",
     "TitleRecord",
+    "ToolNotStartedRecord",
     "ToolSpools",
     "ToolStartRecord",
     "TurnEndRecord",

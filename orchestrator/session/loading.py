@@ -26,6 +26,7 @@ from orchestrator.session.records import (
     SessionHeader,
     SpendRecord,
     TitleRecord,
+    ToolNotStartedRecord,
     ToolStartRecord,
     TurnEndRecord,
     UnloadRecord,
@@ -179,6 +180,8 @@ def load_session(path: Path) -> LoadedSession:
                 session.held_prompt = None
         elif isinstance(record, ToolStartRecord):
             session.started_calls[record.call_id] = record
+        elif isinstance(record, ToolNotStartedRecord):
+            session.started_calls.pop(record.call_id, None)
         elif isinstance(record, TitleRecord):
             session.title = record.title
         elif isinstance(record, CheckpointRecord):

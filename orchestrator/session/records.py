@@ -66,6 +66,19 @@ class ToolStartRecord(BaseModel):
     """File (beside the session) that the call's output is copied to while it runs."""
 
 
+class ToolNotStartedRecord(BaseModel):
+    """A call whose ``tool_start`` was written did not start after all: the turn was
+    interrupted while that record was being synced, before the tool ran.
+
+    On load it cancels the start before it, so the call is unanswered like any call that never
+    started (Resume runs it), as it is in the pod that wrote it; a later ``tool_start`` of the
+    same call (that Resume) counts again.
+    """
+
+    type: Literal["tool_not_started"] = "tool_not_started"
+    call_id: str
+
+
 class TitleRecord(BaseModel):
     """A title a person gave the session (the latest one counts)."""
 
@@ -316,6 +329,7 @@ Record = Annotated[
     | TurnEndRecord
     | PruneRecord
     | ToolStartRecord
+    | ToolNotStartedRecord
     | TitleRecord
     | CheckpointRecord
     | RewindRecord

@@ -17,6 +17,8 @@ from orchestrator.session import (
     SessionError,
     SessionLocked,
     SessionWriter,
+    ToolNotStartedRecord,
+    ToolStartRecord,
     latest_session,
     list_sessions,
     load_session,
@@ -66,6 +68,23 @@ def test_a_turn_without_turn_end_is_cut_off(tmp_path: Path) -> None:
     _write_turn(writer, history, end=False)
     writer.close()
     assert load_session(path).cut_off
+
+
+def test_a_start_that_did_not_happen_is_cancelled_until_the_call_starts_again(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    writer = SessionWriter(path, pod="p", workspace=tmp_path)
+    writer.tool_start(ToolStartRecord(call_id="c1", name="bash", started_ms=1))
+    writer.tool_start(ToolStartRecord(call_id="c2", name="bash", started_ms=1))
+    writer.record(ToolNotStartedRecord(call_id="c1"))
+    writer.record(ToolNotStartedRecord(call_id="c2"))
+    writer.tool_start(ToolStartRecord(call_id="c2", name="bash", started_ms=2))  # Resume ran it
+    writer.close()
+    loaded = load_session(path)
+    assert not loaded.warnings
+    assert list(loaded.started_calls) == ["c2"]
+    assert loaded.started_calls["c2"].started_ms == 2
 
 
 def test_torn_last_line_is_ignored_and_reported_then_appending_continues(tmp_path: Path) -> None:

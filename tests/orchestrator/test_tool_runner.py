@@ -4,17 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from orchestrator.approvals import Answer, Approvals
-from orchestrator.history import History, Item, ToolResult, ToolUseBlock
+from orchestrator.config import PodConfig
+from orchestrator.history import AssistantMessage, History, Item, ToolResult, ToolUseBlock
 from orchestrator.interceptors import InterceptorChain
 from orchestrator.permissions import PermissionsConfig, Policy
+from orchestrator.pod import crash_results
+from orchestrator.repair import pending_tool_calls
 from orchestrator.scoped_fs import ScopedFS
-from orchestrator.session import SessionWriteError, SessionWriter, ToolSpools, ToolStartRecord
+from orchestrator.session import (
+    SessionWriteError,
+    SessionWriter,
+    ToolSpools,
+    ToolStartRecord,
+    load_session,
+)
 from orchestrator.tool_runner import ToolRunner
 from orchestrator.tools import BashTool, GlobTool, GrepTool, ReadFileTool, WriteFileTool
 from orchestrator.tools.base import ToolContext, ToolOutput
@@ -89,6 +100,9 @@ class RefusingJournal:
     async def record_tool_start(self, record: ToolStartRecord) -> None:
         raise SessionWriteError(Path("/s.jsonl"), OSError(28, "No space left on device"))
 
+    def record_tool_not_started(self, call_id: str) -> None:
+        raise AssertionError("a refused start is never written, so it is never cancelled")
+
 
 async def test_a_tool_whose_start_cannot_be_recorded_does_not_run(tmp_path: Path) -> None:
     session = tmp_path / "s.jsonl"
@@ -109,6 +123,72 @@ async def test_a_tool_whose_start_cannot_be_recorded_does_not_run(tmp_path: Path
     assert result.summary == (
         "writes: not run — cannot write the session file /s.jsonl: No space left on device"
     )
+
+
+class HeldWriter(SessionWriter):
+    """A real session writer whose writes wait at a gate (a slow ``fdatasync``)."""
+
+    def __init__(self, path: Path, workspace: Path) -> None:
+        self.gate = threading.Event()
+        self.gate.set()
+        self.entered = threading.Event()
+        super().__init__(path, pod="p", workspace=workspace)
+
+    def write_lines(self, lines: list[bytes]) -> None:
+        self.entered.set()
+        self.gate.wait(10)
+        super().write_lines(lines)
+
+
+async def test_a_call_paused_while_its_start_is_synced_is_not_a_crashed_call_on_reload(
+    tmp_path: Path,
+) -> None:
+    """A pause that lands while a call's write-ahead record is on its way to the disk: the
+    call never ran, so the paused pod keeps it unanswered and Resume runs it. The file must say
+    the same: loaded (a restart, a kill -9 of the paused pod), the call is not one the pod was
+    running when it died, which the restart would close as crashed and never run (the lifecycle
+    fuzz's "killed while paused comes back paused" saw that extra result)."""
+    session = tmp_path / "s.jsonl"
+    writes = Probe("writes", side_effects=True, session=session)
+    writer = HeldWriter(session, tmp_path)
+    history = History()
+    history.new_turn()
+    transcript = Transcript(history=history, session=writer, broadcast=lambda line: None)
+    executor = ThreadPoolExecutor(max_workers=1)
+    try:
+        transcript.write_in_background(executor)
+        runner = ToolRunner(
+            registry=ToolRegistry([writes]),
+            fs=ScopedFS(tmp_path),
+            workspace=tmp_path,
+            scratch_dir=tmp_path / "scratch",
+            cap_for=lambda name: 1000,
+            interceptors=InterceptorChain(),
+            journal=transcript,
+            spools=ToolSpools(session),
+        )
+        call = ToolUseBlock(id="c1", name="writes")
+        transcript.commit(AssistantMessage(blocks=[call]))
+        await transcript.settled()
+        writer.gate.clear()
+        writer.entered.clear()
+        task = asyncio.create_task(runner.run_calls([call], transcript.commit))
+        assert await asyncio.to_thread(writer.entered.wait, 5)  # the start record is syncing
+        task.cancel()  # the pause
+        writer.gate.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await transcript.settled()
+    finally:
+        executor.shutdown(wait=True)
+    assert writes.starts_seen == []  # it never ran
+    assert [c.id for c in pending_tool_calls(transcript.history.items)] == ["c1"]
+    loaded = load_session(session)
+    assert not loaded.warnings
+    config = PodConfig(workspace=tmp_path)
+    assert crash_results(loaded, loaded.items, ToolSpools(session), config) == []  # not crashed
+    assert [c.id for c in pending_tool_calls(loaded.items)] == ["c1"]  # Resume runs it
+    assert not (ToolSpools(session).dir / "c1.log").exists()
 
 
 # -- issue 27 §1: rules see the file the tool opens, and the file system enforces them
