@@ -378,7 +378,7 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
     config = host_config(workspace, options, session, name=name)
     ensure_host()
     params = {
-        "config": config.model_dump(mode="json"),
+        "config": config.portable(),
         "continue": session is None and not options.new,
         "socket": str(runtime_dir() / f"{name}.sock"),
     }
@@ -600,7 +600,7 @@ async def launch_in_host(
         raise PodLaunchError(str(exc)) from None
     socket = runtime_dir() / f"{name}.sock"
     params = {
-        "config": config.model_dump(mode="json"),
+        "config": config.portable(),
         "continue": False,
         "socket": str(socket),
         "owned": True,

@@ -125,6 +125,10 @@ class HostConfig(BaseModel):
     pods that may be unloaded. Unset: no cap."""
 
 
+PORTABLE_WARNINGS = "_load_warnings"
+"""The key :meth:`PodConfig.portable` keeps the load warnings under (no setting has it)."""
+
+
 class PodConfig(BaseModel):
     """Everything a pod needs to start."""
 
@@ -345,6 +349,23 @@ class PodConfig(BaseModel):
     def load_warnings(self) -> list[str]:
         """What loading ignored and a person should hear about (the pod raises them as alerts)."""
         return self._load_warnings
+
+    def portable(self) -> dict[str, Any]:
+        """The config as JSON data for another process (a host, a fleet), what loading warned
+        of included: :meth:`from_portable` makes it whole again."""
+        data = self.model_dump(mode="json")
+        data[PORTABLE_WARNINGS] = list(self._load_warnings)
+        return data
+
+    @classmethod
+    def from_portable(cls, data: dict[str, Any]) -> PodConfig:
+        """A config from :meth:`portable` data (or a plain dump, which carries no warnings);
+        raises ValidationError."""
+        fields = dict(data)
+        warnings = fields.pop(PORTABLE_WARNINGS, None) or []
+        config = cls.model_validate(fields)
+        config._load_warnings.extend(str(warning) for warning in warnings)
+        return config
 
     def permission_policy(self) -> Policy:
         """A new permission policy from ``[permissions]``, ``allow_bash`` and the MCP servers'

@@ -364,7 +364,7 @@ class Gateway:
     async def add(self, raw: dict[str, Any]) -> dict[str, Any]:
         """Add a pod to the fleet (its session on the fleet's shared storage unless its
         configuration names one) and bind its socket; its placement as JSON."""
-        config = PodConfig.model_validate(raw)
+        config = PodConfig.from_portable(raw)
         name = config.pod_name()
         found = self.directory.placement(name)
         if found is None:
@@ -374,7 +374,7 @@ class Gateway:
                 config = config.model_copy(update={"session": sessions / f"{name}.jsonl"})
             found = Placement(
                 pod=name,
-                config=config.model_dump(mode="json"),
+                config=config.portable(),
                 pinned_machine=pin_for(config.workspace, self.shared, socket.gethostname()),
             )
             self.directory.place(found)

@@ -106,7 +106,7 @@ class PodHost:
                     "workspace is not on the fleet's shared storage) and this host runs on "
                     f"{machine}; it is unavailable while that machine has no live node"
                 )
-            config = PodConfig.model_validate(placement.config)
+            config = PodConfig.from_portable(placement.config)
             if config.session is None:
                 raise FleetError(f"pod {pod} has no session path on shared storage")
             epoch = await asyncio.to_thread(self.directory.epochs.take, pod, host=self.name)

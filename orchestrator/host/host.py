@@ -157,7 +157,7 @@ class Host:
         control = bind_socket(self.control_path)  # first: a second host is refused here
         for entry in self._read_registry():
             try:
-                config = PodConfig.model_validate(entry["config"])
+                config = PodConfig.from_portable(entry["config"])
                 await self.register(config, Path(entry["socket"]), continue_=True, save=False)
             except Exception as exc:  # one bad entry must not keep the others down
                 log.warning("could not serve %s again: %s", entry.get("socket"), exc)
@@ -377,7 +377,7 @@ class Host:
 
     def _save_registry(self) -> None:
         entries = [
-            {"socket": str(s.socket_path), "config": s.config.model_dump(mode="json")}
+            {"socket": str(s.socket_path), "config": s.config.portable()}
             for s in self.slots.values()
             if not s.owned
         ]
@@ -442,7 +442,7 @@ class Host:
         if request.method == "stop":
             return "stopping"
         params = LoadParams.model_validate(request.params)
-        config = PodConfig.model_validate(params.config)
+        config = PodConfig.from_portable(params.config)
         socket = Path(params.socket) if params.socket else None
         if request.method == "register":
             if params.owned:

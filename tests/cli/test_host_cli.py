@@ -97,3 +97,24 @@ def test_pod_ls_asks_the_host_and_leaves_unloaded_pods_unloaded(
     [row], host = listing["pods"], listing["host"]
     assert row["loaded"] and row["rss_share_bytes"] is not None
     assert row["rss_share_bytes"] == max(0, host["rss_bytes"] - host["baseline_rss_bytes"])
+
+
+def test_a_pod_in_the_host_says_what_its_workspace_config_could_not_give(
+    env: dict[str, str], workspace: Path, short_dir: Path
+) -> None:
+    # The config crosses into the host as JSON: what loading it warned of must cross too.
+    env = {k: v for k, v in env.items() if k != "POD_NO_HOST"}
+    (workspace / ".pod").mkdir()
+    (workspace / ".pod" / "config.toml").write_text("allow_bash = true\n")
+    done = pod(env, "run", "hello", "--workspace", str(workspace))
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stderr.splitlines() if "sets allow_bash" in line]
+    listed = json.loads(pod(env, "ls", "--json").stdout)
+    assert [row["name"] for row in listed] == [workspace.name]  # it runs in the host
+    shown = json.loads(pod(env, "status", "--workspace", str(workspace), "--json").stdout)
+    assert len(shown["config_warnings"]) == 1 and "sets allow_bash" in shown["config_warnings"][0]
+    # Unloaded and loaded again from the host's own copy of its config: still said.
+    assert pod(env, "host", "evict", workspace.name).returncode == 0
+    again = pod(env, "run", "again", "--workspace", str(workspace))
+    assert [line for line in again.stderr.splitlines() if "sets allow_bash" in line]
+    assert pod(env, "shutdown", workspace.name).returncode == 0

@@ -393,3 +393,13 @@ def test_a_workspace_cannot_add_an_mcp_server_but_the_user_can(
     assert policy.decide("mcp__git__git_log", "other", {}).verdict == "allow"
     assert policy.decide("mcp__db__query", "other", {}).verdict == "deny"
     assert policy.decide("mcp__other__x", "other", {}).verdict == "ask"
+
+
+def test_a_portable_config_keeps_what_loading_warned_of(tmp_path: Path) -> None:
+    from orchestrator.config import PodConfig
+
+    config = PodConfig(workspace=tmp_path)
+    config.load_warnings.append("a warning")
+    again = PodConfig.from_portable(json.loads(json.dumps(config.portable())))
+    assert again == config and again.load_warnings == ["a warning"]
+    assert PodConfig.from_portable(config.model_dump(mode="json")).load_warnings == []
