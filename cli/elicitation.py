@@ -27,10 +27,10 @@ RawValue = str | bool | list[str] | None
 values."""
 
 
-def headline(data: Mapping[str, Any]) -> str:
+def headline(data: Mapping[str, Any], verb: str = "asks") -> str:
     """Who asks, and what: ``MCP server a asks: Your token, please`` (a child pod named)."""
     where = f" (child {data['pod']})" if data.get("pod") else ""
-    return f"MCP server {data['server']}{where} asks: {data['message']}"
+    return f"MCP server {data['server']}{where} {verb}: {data['message']}"
 
 
 def shown(f: FormField, value: Value) -> str:
