@@ -38,6 +38,10 @@ class TerminalQueue:
     err: TextIO = field(default_factory=lambda: sys.stderr)
     interactive: bool = field(default_factory=lambda: sys.stdin.isatty())
     stdin_fd: int = field(default_factory=lambda: sys.stdin.fileno())
+    terminal: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while a question is asked: queues that share the terminal share it, so an
+    approval and a request for input waiting at once are asked one after the other (two
+    readers of one stdin would each get half the lines)."""
     _waiting: dict[str, dict[str, Any]] = field(default_factory=dict)
     _asking: str | None = None
     _worker: asyncio.Task[None] | None = None
@@ -85,17 +89,20 @@ class TerminalQueue:
 
     async def _ask_all(self) -> None:
         while self._waiting:
-            request_id, data = next(iter(self._waiting.items()))
-            self._asking = request_id
-            try:
-                answer = await self.ask(data)
-            except asyncio.CancelledError:
-                if request_id in self._waiting:  # the run ended, not answered elsewhere
-                    raise
-                self._worker = asyncio.create_task(self._ask_all())  # go on with the others
-                return
-            finally:
-                self._asking = None
+            async with self.terminal:
+                if not self._waiting:  # answered elsewhere while the other queue asked
+                    return
+                request_id, data = next(iter(self._waiting.items()))
+                self._asking = request_id
+                try:
+                    answer = await self.ask(data)
+                except asyncio.CancelledError:
+                    if request_id in self._waiting:  # the run ended, not answered elsewhere
+                        raise
+                    self._worker = asyncio.create_task(self._ask_all())  # on with the others
+                    return
+                finally:
+                    self._asking = None
             self._waiting.pop(request_id, None)
             await self.send(answer.method, answer.params)
 

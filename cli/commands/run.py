@@ -284,7 +284,7 @@ async def _stream(client: Any, json_out: bool, interrupts: Interrupts | None = N
 
     printer = _Printer(sys.stdout, sys.stderr)
     approver = TerminalApprover(answer)
-    elicitor = TerminalElicitor(answer_input)
+    elicitor = TerminalElicitor(answer_input, terminal=approver.terminal)
     started = False
     warned = False
     try:
