@@ -5,18 +5,15 @@ timeout, so it denies at once with a message that tells the model (and the perso
 transcript later) why, and how to allow such calls. On a terminal the request is printed on
 stderr (the command, or the diff of an edit) and one line of input answers it. Requests are
 asked one at a time; one that another client answers first is dropped from the queue, or its
-question is withdrawn.
+question is withdrawn (:class:`~cli.terminal_prompt.TerminalQueue`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
-import sys
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, TextIO
+from dataclasses import dataclass
+from typing import Any
+
+from cli.terminal_prompt import Answer, TerminalQueue
 
 NOT_INTERACTIVE = (
     "pod run is not interactive; allow such calls with --permission-mode (accept-edits, "
@@ -25,17 +22,6 @@ NOT_INTERACTIVE = (
 """The denial message for a run with no terminal to ask on (the model reads it)."""
 
 CHOICES = "[y]es once, [a]lways this session, [n]o"
-
-Send = Callable[[str, dict[str, Any]], Awaitable[None]]
-"""Sends one request to the pod: ``(method, params)``."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What a typed line means: approve once or for the session, or deny with a message."""
-
-    method: str
-    params: dict[str, Any]
 
 
 def parse_answer(call_id: str, line: str) -> Answer | None:
@@ -69,89 +55,27 @@ def describe(request: dict[str, Any]) -> str:
 
 
 @dataclass
-class TerminalApprover:
+class TerminalApprover(TerminalQueue):
     """Answers the approval requests of one ``pod run``."""
 
-    send: Send
-    err: TextIO = field(default_factory=lambda: sys.stderr)
-    interactive: bool = field(default_factory=lambda: sys.stdin.isatty())
-    stdin_fd: int = field(default_factory=lambda: sys.stdin.fileno())
-    _waiting: dict[str, dict[str, Any]] = field(default_factory=dict)
-    _asking: str | None = None
-    _worker: asyncio.Task[None] | None = None
-
-    async def request(self, data: dict[str, Any]) -> None:
-        """An ``approval_request`` arrived: deny it now, or queue it for the terminal."""
+    def unasked(self, data: dict[str, Any]) -> Answer:
+        """Deny: nobody is there to approve (the model is told how to allow such calls)."""
         if not self.interactive:
             self.err.write(f"{describe(data)}\n  ✗ denied: pod run is not interactive\n")
             self.err.flush()
-            await self.send("deny", {"id": data["id"], "message": NOT_INTERACTIVE, "asked": False})
-            return
-        self._waiting[str(data["id"])] = data
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.create_task(self._ask_all())
+        return Answer("deny", {"id": data["id"], "message": NOT_INTERACTIVE, "asked": False})
 
-    def resolved(self, data: dict[str, Any]) -> None:
+    def approval_resolved(self, data: dict[str, Any]) -> None:
         """An ``approval_resolved`` arrived: forget the request (maybe answered elsewhere)."""
-        call_id = str(data["id"])
-        self._waiting.pop(call_id, None)
-        if self._asking == call_id and self._worker is not None:
-            self._worker.cancel()
-            self.err.write(f"\n  (answered elsewhere: {data['decision']})\n")
-            self.err.flush()
+        self.resolved(str(data["id"]), f"answered elsewhere: {data['decision']}")
 
-    async def close(self) -> None:
-        """The run ended: stop asking."""
-        if self._worker is not None:
-            self._worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
-
-    async def _ask_all(self) -> None:
-        while self._waiting:
-            call_id, request = next(iter(self._waiting.items()))
-            self._asking = call_id
-            try:
-                answer = await self._ask(call_id, request)
-            except asyncio.CancelledError:
-                if call_id in self._waiting:  # the run ended, not answered elsewhere
-                    raise
-                self._worker = asyncio.create_task(self._ask_all())  # go on with the others
-                return
-            finally:
-                self._asking = None
-            self._waiting.pop(call_id, None)
-            await self.send(answer.method, answer.params)
-
-    async def _ask(self, call_id: str, request: dict[str, Any]) -> Answer:
-        self.err.write(describe(request) + "\n")
+    async def ask(self, data: dict[str, Any]) -> Answer:
+        """Print the request and read lines until one answers it."""
+        self.err.write(describe(data) + "\n")
         while True:
-            self.err.write(f"  Allow? {CHOICES}: ")
-            self.err.flush()
-            line = await _read_line(self.stdin_fd)
+            line = await self.read_line(f"  Allow? {CHOICES}: ")
             if line is None:  # end of input: nobody will answer
-                return Answer("deny", {"id": call_id, "message": NOT_INTERACTIVE, "asked": False})
-            answer = parse_answer(call_id, line)
+                return self.unasked(data)
+            answer = parse_answer(str(data["id"]), line)
             if answer is not None:
                 return answer
-
-
-async def _read_line(fd: int) -> str | None:
-    """One line from a terminal without a thread (a thread blocked on stdin would keep the
-    process alive after the run ends); None at end of input."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[bytes] = loop.create_future()
-
-    def readable() -> None:
-        if not done.done():
-            try:
-                done.set_result(os.read(fd, 4096))
-            except OSError as exc:
-                done.set_exception(exc)
-
-    loop.add_reader(fd, readable)
-    try:
-        data = await done
-    finally:
-        loop.remove_reader(fd)
-    return data.decode(errors="replace") if data else None

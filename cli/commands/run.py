@@ -34,6 +34,9 @@ EXIT_CODES = {"finished": 0, "errored": 1, "limit_reached": 2, "paused": 3, "can
 APPROVAL_ID = "approval"
 """The request id of ``pod run``'s approve and deny, to tell their errors from the run's."""
 
+ELICITATION_ID = "elicitation"
+"""The request id of ``pod run``'s answers to requests for input."""
+
 NOT_KEPT = "[interrupted · not kept in history]"
 """Marks a partial answer left on stdout by a run that did not finish it."""
 
@@ -69,7 +72,8 @@ def register(app: typer.Typer) -> None:
         unless --new or --session says otherwise.
 
         A call that asks for approval is asked on the terminal; with no terminal (a script, a
-        pipe) it is denied, and the model is told why.
+        pipe) it is denied, and the model is told why. An MCP server's request for input is
+        asked on the terminal too, field by field, and declined without one.
 
         Exit codes: 0 finished, 1 errored, 2 limit reached, 3 paused, 4 cancelled.
         """
@@ -270,12 +274,17 @@ class _Printer:
 async def _stream(client: Any, json_out: bool, interrupts: Interrupts | None = None) -> str:
     """Print events until the run ends; returns the ``run_end`` result."""
     from cli.approval_prompt import TerminalApprover
+    from cli.elicitation_prompt import TerminalElicitor
 
     async def answer(method: str, params: dict[str, Any]) -> None:
         await client.send(method, params, id=APPROVAL_ID)
 
+    async def answer_input(method: str, params: dict[str, Any]) -> None:
+        await client.send(method, params, id=ELICITATION_ID)
+
     printer = _Printer(sys.stdout, sys.stderr)
     approver = TerminalApprover(answer)
+    elicitor = TerminalElicitor(answer_input, terminal=approver.terminal)
     started = False
     warned = False
     try:
@@ -296,11 +305,15 @@ async def _stream(client: Any, json_out: bool, interrupts: Interrupts | None = N
             if event.event == "approval_request":
                 await approver.request(data)
             elif event.event == "approval_resolved":
-                approver.resolved(data)
+                approver.approval_resolved(data)
+            elif event.event == "elicitation_request":
+                await elicitor.request(data)
+            elif event.event == "elicitation_resolved":
+                elicitor.elicitation_resolved(data)
             if event.event == "error" and data.get("id") == INTERRUPT_ID:
                 # Pressed when there was nothing to pause (the turn had just ended, say).
                 continue
-            if event.event == "error" and data.get("id") == APPROVAL_ID:
+            if event.event == "error" and data.get("id") in (APPROVAL_ID, ELICITATION_ID):
                 # An answer that came too late (another client answered first): not a failure.
                 sys.stderr.write(f"! warn: {data['message']}\n")
                 continue
@@ -320,4 +333,5 @@ async def _stream(client: Any, json_out: bool, interrupts: Interrupts | None = N
                 printer.event(event.event, data)
     finally:
         await approver.close()
+        await elicitor.close()
     raise CliError("the pod closed the connection before the run ended")

@@ -24,8 +24,16 @@ from cli.commands.rewind import preview_text
 from cli.tui.cards import ApprovalCard, Card, ToolCard
 from cli.tui.conversation import Conversation
 from cli.tui.editor import ChipEditor, CompletionList, PromptInput
-from cli.tui.entries import ApprovalEntry, AssistantEntry, Change, ThinkingEntry, ToolEntry
+from cli.tui.entries import (
+    ApprovalEntry,
+    AssistantEntry,
+    Change,
+    ElicitationEntry,
+    ThinkingEntry,
+    ToolEntry,
+)
 from cli.tui.entry_views import AssistantView, EntryView, ThinkingView, view_for
+from cli.tui.form_card import FORM_HINT, ElicitationCard
 from cli.tui.input import (
     InputChips,
     PromptHistory,
@@ -49,7 +57,9 @@ from cli.tui.views import (
     status_text,
 )
 from orchestrator.client import ClientError, PodClient
+from orchestrator.mcp.forms import Value
 from orchestrator.protocol import (
+    ElicitationResolvedData,
     ErrorData,
     HistoryData,
     RewindData,
@@ -108,6 +118,9 @@ class PodApp(App[str]):
         self._selected_card: int | None = None
         self._deny_for: str | None = None
         """A call whose denial waits for its reason (typed after ``n``)."""
+        self._answers: dict[str, str] = {}
+        """The request for input each ``answer_elicitation`` sent answers, by its request id
+        (to show the pod's refusal on that request's card)."""
         self._rewind_pending: tuple[int, str] | None = None
         """A previewed ``/rewind`` that Enter on an empty line carries out."""
         self.attached = False
@@ -126,6 +139,7 @@ class PodApp(App[str]):
         """Editor focused, status drawn, then connect."""
         self.status_bar.show(self.model.pod)
         self.editor.approval_waiting = self._approval_waiting
+        self.editor.input_waiting = self._input_waiting
         self.editor.focus()
         self.set_interval(TICK_S, self._tick)
         self._session()
@@ -156,9 +170,14 @@ class PodApp(App[str]):
         return self.query_one(CompletionList)
 
     def on_descendant_focus(self, event: DescendantFocus) -> None:
-        """Only the editor takes keys; anything else that grabs focus hands it back."""
-        if event.widget is not self.editor:
-            self.editor.focus(scroll_visible=False)
+        """Only the editor takes keys, and the form of a request for input that waits;
+        anything else that grabs focus hands it back."""
+        if event.widget is self.editor:
+            return
+        for ancestor in event.widget.ancestors:
+            if isinstance(ancestor, ElicitationCard) and ancestor.entry.waiting:
+                return
+        self.editor.focus(scroll_visible=False)
 
     # -- the connection ------------------------------------------------------------------------
 
@@ -205,6 +224,7 @@ class PodApp(App[str]):
         self.model.pod.update(status)
         self.model.load_history(history)
         self.model.adopt_approvals(list(status.approvals))  # waiting as we attach
+        self.model.adopt_elicitations(list(status.elicitations))
         for segments in self.model.user_prompts():
             self.chips.saw(segments)
             self.prompts.add(segments)
@@ -226,6 +246,8 @@ class PodApp(App[str]):
         if isinstance(payload, ErrorData):
             self._on_error(payload)
             return
+        if isinstance(payload, ElicitationResolvedData):
+            self._answers = {k: v for k, v in self._answers.items() if v != payload.id}
         if event.event == "rewound" and isinstance(payload, RewindData):
             await self._after_rewind(payload)
             return
@@ -288,8 +310,18 @@ class PodApp(App[str]):
                 current.refresh_from(entry)
             elif isinstance(entry, ApprovalEntry) and isinstance(current, ApprovalCard):
                 current.refresh_from(entry)
+            elif isinstance(entry, ElicitationEntry) and isinstance(current, ElicitationCard):
+                in_form = self.focused is not None and current in self.focused.ancestors
+                current.refresh_from(entry)
+                if in_form and not entry.waiting:  # answered here or elsewhere, or withdrawn
+                    self.editor.focus(scroll_visible=False)
+                    self._say(None)  # the form's keys no longer apply
 
     def _on_error(self, error: ErrorData) -> None:
+        input_id = self._answers.pop(str(error.id), None)
+        if input_id is not None:
+            self._refused(input_id, error.message)
+            return
         run = self._runs.pop(str(error.id), None)
         self.model.pod.run_sent = False  # a refused run or resume left the pod as it was
         if run is not None and not self.editor.text.strip():
@@ -583,6 +615,67 @@ class PodApp(App[str]):
 
     def _approval_waiting(self) -> bool:
         return bool(self.model.waiting_approvals()) and self._deny_for is None
+
+    # -- requests for input ---------------------------------------------------------------------
+
+    def _input_waiting(self) -> str | None:
+        if self._deny_for is not None:  # the keys type a denial's reason
+            return None
+        waiting = self.model.waiting_elicitations()
+        return waiting[0].request.mode if waiting else None
+
+    def _input_card(self, input_id: str) -> ElicitationCard | None:
+        found = self.model.elicitation(input_id)
+        view = self._views.get(found[0]) if found is not None else None
+        return view if isinstance(view, ElicitationCard) else None
+
+    @on(ChipEditor.ElicitationKey)
+    async def _elicitation_key(self, message: ChipEditor.ElicitationKey) -> None:
+        """f / o / d / c: into the oldest waiting request's form, or answer it."""
+        waiting = self.model.waiting_elicitations()
+        if not waiting:
+            return
+        if message.answer == "fill":
+            card = self._input_card(waiting[0].id)
+            if card is not None:
+                card.focus_form()
+                card.scroll_visible(animate=False)
+                self._say(Notice(FORM_HINT, ttl=None, while_status=False))
+            return
+        await self._answer_input(waiting[0].id, message.answer)
+
+    @on(ElicitationCard.Answered)
+    async def _card_answered(self, message: ElicitationCard.Answered) -> None:
+        await self._answer_input(message.input_id, message.action, message.content)
+
+    @on(ElicitationCard.Leave)
+    def _leave_form(self, message: ElicitationCard.Leave) -> None:
+        self.editor.focus(scroll_visible=False)
+        self._say(None)
+
+    async def _answer_input(
+        self, input_id: str, action: str, content: dict[str, Value] | None = None
+    ) -> None:
+        """Send ``answer_elicitation``; a refusal comes back as an error on the card."""
+        self._run_seq += 1
+        request_id = f"ui-input-{self._run_seq}"
+        params: dict[str, Any] = {"id": input_id, "action": action}
+        if content is not None:
+            params["content"] = content
+        self._answers[request_id] = input_id
+        if await self._send("answer_elicitation", params, id=request_id):
+            self._say(Notice({"accept": "Sent", "decline": "Declined"}.get(action, "Cancelled")))
+        else:
+            self._answers.pop(request_id, None)
+
+    def _refused(self, input_id: str, why: str) -> None:
+        """The pod refused an answer (the request keeps waiting, unless it is over)."""
+        found = self.model.elicitation(input_id)
+        card = self._input_card(input_id)
+        if found is not None and card is not None and found[1].waiting:
+            found[1].refused = why
+            card.refresh_from(found[1])
+        self._say(Notice(f"pod: {why}", "error"))
 
     # -- tool cards ------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 
 from cli.tui.input import InputChips, PromptHistory, completion_query, should_chip_paste
-from cli.tui.keys import ApprovalAnswer, approval_key
+from cli.tui.keys import ApprovalAnswer, InputAnswer, approval_key, elicitation_key
 from orchestrator.segments import Segment
 
 Submit = Callable[[str], Awaitable[bool]]
@@ -120,6 +120,14 @@ class ChipEditor(TextArea):
             super().__init__()
             self.answer: ApprovalAnswer = answer
 
+    class ElicitationKey(Message):
+        """``f``, ``o``, ``d`` or ``c`` pressed in an empty editor while a request for input
+        waits."""
+
+        def __init__(self, answer: InputAnswer) -> None:
+            super().__init__()
+            self.answer: InputAnswer = answer
+
     def __init__(
         self,
         chips: InputChips,
@@ -149,6 +157,9 @@ class ChipEditor(TextArea):
         self._last_escape = 0.0
         self.approval_waiting: Callable[[], bool] = lambda: False
         """Whether a tool call waits for the user (the app sets it)."""
+        self.input_waiting: Callable[[], str | None] = lambda: None
+        """The mode (``form``, ``url``) of the oldest request for input that waits for the
+        user, or None (the app sets it)."""
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -158,6 +169,11 @@ class ChipEditor(TextArea):
         if answer is not None:
             self._consume(event)
             self.post_message(self.ApprovalKey(answer))
+            return
+        answered = elicitation_key(key, mode=self.input_waiting(), blank=not self.text)
+        if answered is not None:
+            self._consume(event)
+            self.post_message(self.ElicitationKey(answered))
             return
         if self.cards_active and self._card_key(key):
             self._consume(event)

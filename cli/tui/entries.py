@@ -7,11 +7,13 @@ Plain data built from typed protocol events and ``get_history`` items (by
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
-from cli.tui.keys import APPROVAL_KEYS
-from orchestrator.protocol import ChildData
+from cli.elicitation import headline
+from cli.tui.keys import APPROVAL_KEYS, FORM_KEYS, URL_KEYS
+from orchestrator.mcp.forms import Form, FormError, form_fields
+from orchestrator.protocol import ChildData, ElicitationRequestData
 from orchestrator.segments import Segment
 
 NOT_KEPT = "interrupted · not kept in history"
@@ -183,6 +185,66 @@ class ApprovalEntry:
         return f"{self.diff or self.summary}\n({self.reason})"
 
 
+RESOLVED = {
+    "accept": "accepted",
+    "decline": "declined",
+    "cancel": "cancelled",
+    "withdrawn": "withdrawn",
+}
+"""How a request for input ended, as its card says it."""
+
+
+@dataclass
+class ElicitationEntry:
+    """An MCP server's request for input (a form, or a URL to open), and then how it ended."""
+
+    request: ElicitationRequestData
+    form: Form | None = None
+    """The form its schema describes (a form request this UI can show)."""
+    problem: str = ""
+    """Why the form cannot be shown (the pod checks schemas first; a newer one may allow
+    more): only decline and cancel are offered then."""
+    action: str = "waiting"
+    """``waiting``, then ``accept``, ``decline``, ``cancel`` or ``withdrawn``."""
+    errors: dict[str, str] = field(default_factory=dict)
+    """What does not fit, by field, as the last submit found it."""
+    refused: str = ""
+    """The pod's error for the last answer sent (the request keeps waiting)."""
+
+    @classmethod
+    def of(cls, request: ElicitationRequestData) -> ElicitationEntry:
+        """The entry for a request, its form read from the schema."""
+        if request.mode != "form":
+            return cls(request)
+        try:
+            return cls(request, form=form_fields(request.schema_ or {}))
+        except FormError as exc:
+            return cls(request, problem=str(exc))
+
+    @property
+    def id(self) -> str:
+        """The request's id, as ``answer_elicitation`` names it."""
+        return self.request.id
+
+    @property
+    def waiting(self) -> bool:
+        """True until the request is answered or withdrawn."""
+        return self.action == "waiting"
+
+    @property
+    def title(self) -> str:
+        """Who asks and what; once over, one line that says how it ended."""
+        data = self.request.model_dump()
+        if self.waiting:
+            return f"? {headline(data)}"
+        return f"✓ {headline(data, 'asked')} — {RESOLVED.get(self.action, self.action)}"
+
+    @property
+    def keys(self) -> str:
+        """The keys that answer it from an empty editor."""
+        return URL_KEYS if self.request.mode == "url" else FORM_KEYS
+
+
 Entry: TypeAlias = (
     UserEntry
     | AssistantEntry
@@ -192,6 +254,7 @@ Entry: TypeAlias = (
     | AlertEntry
     | InfoEntry
     | ApprovalEntry
+    | ElicitationEntry
 )
 
 

@@ -16,6 +16,7 @@ from cli.tui.entries import (
     AlertEntry,
     ApprovalEntry,
     AssistantEntry,
+    ElicitationEntry,
     Entry,
     InfoEntry,
     NoteEntry,
@@ -23,6 +24,7 @@ from cli.tui.entries import (
     ToolEntry,
     UserEntry,
 )
+from cli.tui.form_card import ElicitationCard
 from cli.tui.input import segment_label
 from orchestrator.segments import TextSegment
 
@@ -186,6 +188,7 @@ EntryView = (
     | AlertView
     | InfoView
     | ApprovalCard
+    | ElicitationCard
 )
 
 
@@ -205,4 +208,6 @@ def view_for(entry: Entry) -> EntryView:
         return AlertView(entry)
     if isinstance(entry, ApprovalEntry):
         return ApprovalCard(entry)
+    if isinstance(entry, ElicitationEntry):
+        return ElicitationCard(entry)
     return InfoView(entry)

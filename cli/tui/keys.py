@@ -1,4 +1,5 @@
-"""What a key press means: the status × key table, the approval keys, the card selection.
+"""What a key press means: the status × key table, the approval and input keys, the card
+selection.
 
 :func:`decide` is the whole status × key table of ``docs/tui-keybindings.md``; the app
 carries its :class:`Decision` out.
@@ -94,6 +95,23 @@ def approval_key(key: str, *, waiting: bool, blank: bool) -> ApprovalAnswer | No
     if not (waiting and blank):
         return None
     return {"y": "once", "a": "session", "n": "deny"}.get(key)  # type: ignore[return-value]
+
+
+FORM_KEYS = "f fill in · d decline · c cancel"
+URL_KEYS = "o opened · d decline · c cancel"
+
+
+InputAnswer = Literal["fill", "accept", "decline", "cancel"]
+
+
+def elicitation_key(key: str, *, mode: str | None, blank: bool) -> InputAnswer | None:
+    """What ``f``/``o``/``d``/``c`` mean while a request for input waits (``mode``: its
+    ``form`` or ``url``; None: none waits) and the editor is empty: ``fill`` goes to the
+    form, ``accept`` says a URL was opened; else nothing (the key is typed as usual)."""
+    if mode is None or not blank:
+        return None
+    first = {"form": {"f": "fill"}, "url": {"o": "accept"}}.get(mode, {})
+    return {**first, "d": "decline", "c": "cancel"}.get(key)  # type: ignore[return-value]
 
 
 def step_card(cards: list[int], selected: int | None, step: int) -> int | None:

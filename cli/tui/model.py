@@ -19,6 +19,7 @@ from cli.tui.entries import (
     ApprovalEntry,
     AssistantEntry,
     Change,
+    ElicitationEntry,
     Entry,
     InfoEntry,
     NoteEntry,
@@ -51,6 +52,8 @@ from orchestrator.protocol import (
     ApprovalResolvedData,
     ChildData,
     CompactionData,
+    ElicitationRequestData,
+    ElicitationResolvedData,
     HistoryData,
     RunEndData,
     ShutdownData,
@@ -102,6 +105,7 @@ class ChatModel:
         self._streamed_calls: list[int] = []
         self._tools: dict[str, int] = {}
         self._approvals: dict[str, int] = {}
+        self._inputs: dict[str, int] = {}
         self.replayed_seq = 0
         """The last history item drawn by replay; committed events up to it are skipped."""
 
@@ -114,6 +118,9 @@ class ChatModel:
         self._unconfirmed = []
         self._streamed_calls = []
         self._tools = {}
+        # Cards are drawn anew below the replay (adopt_*): old indices would point elsewhere.
+        self._approvals = {}
+        self._inputs = {}
         if history.greeting:
             self.entries.append(InfoEntry(history.greeting))
         for raw in history.items:
@@ -231,6 +238,16 @@ class ChatModel:
                 assert isinstance(entry, ApprovalEntry)
                 entry.decision = decision
                 return [Change("updated", index)]
+            case _, ElicitationRequestData() as asked:
+                return self.adopt_elicitations([asked])
+            case _, ElicitationResolvedData(id=input_id, action=action):
+                index = self._inputs.get(input_id)
+                if index is None:
+                    return []
+                entry = self.entries[index]
+                assert isinstance(entry, ElicitationEntry)
+                entry.action = action
+                return [Change("updated", index)]
             case _, AlertData() as alert:
                 return [self._alert(alert)]
             case _, TurnEndData() | RunEndData():
@@ -270,6 +287,30 @@ class ChatModel:
             for entry in self.entries
             if isinstance(entry, ApprovalEntry) and entry.decision == "waiting"
         ]
+
+    def adopt_elicitations(self, requests: list[ElicitationRequestData]) -> list[Change]:
+        """Cards for requests for input not drawn yet (live, or waiting when we attached)."""
+        changes: list[Change] = []
+        for request in requests:
+            known = self.elicitation(request.id)
+            if known is not None and known[1].waiting:
+                continue
+            changes.append(self._add(ElicitationEntry.of(request)))
+            self._inputs[request.id] = changes[-1].index
+        return changes
+
+    def waiting_elicitations(self) -> list[ElicitationEntry]:
+        """Requests for input still waiting for an answer, oldest first."""
+        return [e for e in self.entries if isinstance(e, ElicitationEntry) and e.waiting]
+
+    def elicitation(self, input_id: str) -> tuple[int, ElicitationEntry] | None:
+        """A request for input's entry and where it is, by the request's id."""
+        index = self._inputs.get(input_id)
+        if index is None:
+            return None
+        entry = self.entries[index]
+        assert isinstance(entry, ElicitationEntry)
+        return index, entry
 
     def _add(self, entry: Entry) -> Change:
         self.entries.append(entry)
@@ -421,6 +462,8 @@ class ChatModel:
                 out.append(f"alert[{entry.level}]: {entry.message}")
             elif isinstance(entry, ApprovalEntry):
                 out.append(f"approval[{entry.decision}]: {entry.summary}")
+            elif isinstance(entry, ElicitationEntry):
+                out.append(f"input[{entry.action}]: {entry.title}")
             else:
                 out.append("info: " + entry.text)
         return out

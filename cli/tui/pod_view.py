@@ -80,6 +80,8 @@ class PodView:
             return "Paused — Enter to resume, type to start new turn"
         if self.state == "awaiting_approval":
             return f"Awaiting approval — {APPROVAL_KEYS}"
+        if self.state == "awaiting_input":
+            return "Awaiting input — see the card"
         return self.status.capitalize()
 
     def alert(self, message: str, now: float) -> None:
