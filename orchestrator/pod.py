@@ -388,6 +388,7 @@ def command_hooks(config: PodConfig, session_path: Path, transcript: Transcript)
             permission_mode=config.permissions.mode,
         ),
         record=transcript.persist,
+        keep=transcript.keep,
         alert=lambda level, message: transcript.alert(level, "hooks", message),
     )
 

@@ -26,6 +26,8 @@ class CommandHooks:
     context: HookContext
     record: Callable[[HookRecord], Awaitable[None]]
     """Writes (and syncs) a record; raises when the session cannot take it."""
+    keep: Callable[[HookRecord], None] | None = None
+    """Queues a record behind those already written (not waited for)."""
     alert: Callable[[str, str], None]
     """(level, message) for the person."""
     _background: set[asyncio.Task[Any]] = field(default_factory=set)
@@ -54,7 +56,24 @@ class CommandHooks:
         verdict = decide(event, runs)
         for level, message in verdict.alerts:
             self.alert(level, message)
-        await self.record(self._record(event, verdict, runs, tool=tool, call_id=call_id))
+        record = self._record(event, verdict, runs, tool=tool, call_id=call_id)
+        try:
+            await self.record(record)
+        except asyncio.CancelledError:
+            if record.decision == "deny" and call_id is not None and self.keep is not None:
+                # Interrupted while the denial was synced: it reaches the disk all the same,
+                # but the pod never acted on it (the call stays unanswered; Resume asks the
+                # hooks again). Unsaid, a restart would close the call as denied: not the
+                # call this pod leaves pending.
+                self.keep(
+                    HookRecord(
+                        event=record.event,
+                        call_id=call_id,
+                        reason="interrupted before the pod acted on it",
+                        at_ms=int(time.time() * 1000),
+                    )
+                )
+            raise
         return verdict
 
     def _record(

@@ -194,8 +194,11 @@ def load_session(path: Path) -> LoadedSession:
             session.held_prompt = record if record.phase == "held" else None
             session.last_turn = max(session.last_turn, record.turn)
         elif isinstance(record, HookRecord):
-            if record.event == "PreToolUse" and record.decision == "deny" and record.call_id:
-                session.hook_denials[record.call_id] = record.reason
+            if record.event == "PreToolUse" and record.call_id:
+                if record.decision == "deny":
+                    session.hook_denials[record.call_id] = record.reason
+                else:  # a later verdict (the hooks asked again, or the denial withdrawn)
+                    session.hook_denials.pop(record.call_id, None)
         elif isinstance(record, GrantRecord):
             session.grants.append(record)
         elif isinstance(record, UnloadRecord):

@@ -190,7 +190,9 @@ class HookRecord(BaseModel):
 
     A ``PreToolUse`` denial is written and synced before the call's result: a pod that dies
     in between closes the call with the denial at the next start, so Resume never runs a call
-    a hook blocked.
+    a hook blocked. A later ``PreToolUse`` record of the same call that does not deny (the
+    hooks asked again on Resume, or a denial interrupted before the pod acted on it) undoes
+    that.
     """
 
     type: Literal["hook"] = "hook"
