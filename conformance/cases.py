@@ -38,15 +38,21 @@ Hold = Literal[
     "requesting",
     "executing_tools",
     "awaiting_approval",
+    "awaiting_input",
     "summarizing",
     "compacting",
     "past_compact_at",
 ]
 """What the kit itself holds the pod in before the row: nothing, a slow stream, a slow tool,
-a call waiting for approval, a slow summary request (inside a turn, or between turns), or a
-fresh pod with a small window about to pass its ``compact_at``."""
+a call waiting for approval, a call whose tool waits for the person's input, a slow summary
+request (inside a turn, or between turns), or a fresh pod with a small window about to pass
+its ``compact_at``."""
 
 Decision = Literal["approved", "denied", "withdrawn"]
+
+InputOutcome = Literal["accept", "withdrawn"]
+"""How a request for input ends in a row: the kit's answer (it always accepts, filling in the
+form), or withdrawn by whatever else ends the wait."""
 
 ReplyKind = Literal["error", "none", "any"]
 
@@ -76,6 +82,7 @@ class Setup:
             "requesting": "slow stream",
             "executing_tools": "slow tool",
             "awaiting_approval": "call awaiting approval",
+            "awaiting_input": "call awaiting input",
             "summarizing": "approve → slow summary in the turn",
             "compacting": "compact → slow summary",
             "past_compact_at": "fresh pod, small window → a run past compact_at",
@@ -134,6 +141,8 @@ class Expectation:
     """A refused ``run`` / ``notify`` / ``pod_event``: its text must never reach history."""
     approval: Decision | None = None
     """How the call waiting for approval must be resolved (``approval_resolved``)."""
+    elicitation: InputOutcome | None = None
+    """How the request for input the kit's call made must end (``elicitation_resolved``)."""
     compaction_forbidden: bool = False
     """An interrupted compaction: no ``compaction`` may be committed before the pod rests."""
     compaction_trigger: str | None = None
@@ -259,13 +268,23 @@ class StateFacts:
         return self.row(self.tools_state, "approval_needed").target
 
     @cached_property
+    def input_state(self) -> str | None:
+        """Where a call of the tools state waits for a person's input (``input_needed``), if
+        the table has such a state."""
+        row = self.by_key.get((self.tools_state, "input_needed"))
+        return row.target if row is not None and row.allowed and row.target != row.state else None
+
+    @cached_property
     def summary_state(self) -> str:
         """Where a turn compacts between rounds (``compaction_started`` from the stream)."""
         return self.row(self.stream_state, "compaction_started").target
 
     def answers(self, row: TransitionRow) -> bool:
-        """The row answers the waiting call (approve / deny), so the turn goes on by itself."""
-        return row.allowed and any(a in row.actions for a in ("approve_call", "deny_call"))
+        """The row answers what the waiting call waits for (approve / deny, or the input it
+        asked for), so the turn goes on by itself."""
+        return row.allowed and any(
+            a in row.actions for a in ("approve_call", "deny_call", "answer_input")
+        )
 
     def task_end_event(self, source: str) -> str:
         """The outcome an interrupted task sends: a compaction's, or a turn's."""
@@ -336,6 +355,8 @@ def _setup(facts: StateFacts, row: TransitionRow) -> Setup:
         return Setup(hold="executing_tools")
     if state == facts.approval_state:
         return Setup(hold="awaiting_approval")
+    if state == facts.input_state:
+        return Setup(hold="awaiting_input")
     if state == facts.summary_state:
         return Setup(hold="summarizing")
     if facts.is_compacting(state):
@@ -432,6 +453,11 @@ def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
             approval = "denied"
         else:
             approval = "withdrawn"  # the row or the kit interrupts the waiting turn
+    elicitation: InputOutcome | None = None
+    if state == facts.input_state:
+        # Whatever does not answer the request ends the wait by interrupting the turn (the
+        # row's own method, or the kit's settling pause).
+        elicitation = "accept" if "answer_input" in row.actions else "withdrawn"
 
     actions = set(row.actions)
     turn_start: Literal["new", "resumed"] | None = None
@@ -463,6 +489,7 @@ def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
         quiet=facts.is_rest(state) and not row.actions and target == state,
         input_refused=not row.allowed and row.event in text_methods,
         approval=approval,
+        elicitation=elicitation,
         compaction_forbidden=compacting_source or state == facts.summary_state,
     )
 
@@ -470,20 +497,36 @@ def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
 def _round_marker_use(facts: StateFacts, row: TransitionRow) -> str:
     """Which kit holds make the pod take a round marker that moves it."""
     tools, approval, summary = facts.tools_state, facts.approval_state, facts.summary_state
+    waiting = facts.input_state
     edge = (row.state, row.target)
     if edge == (facts.stream_state, tools):
-        return f"the pod takes it before every `{tools}` and `{approval}` row (slow tool, call)"
+        return (
+            f"the pod takes it before every `{tools}`, `{approval}` and `{waiting}` row "
+            "(slow tool, call)"
+        )
     if edge == (tools, approval):
         return f"the pod takes it before every `{approval}` row (the kit's call needing approval)"
     if edge == (approval, tools):
         return f"the pod takes it when `{approval}` × approve / deny lets the call go on"
+    if edge == (tools, waiting):
+        return f"the pod takes it before every `{waiting}` row (the kit's call asking for input)"
+    if edge == (waiting, tools):
+        return f"the pod takes it when `{waiting}` × answer_elicitation lets the call go on"
     if edge == (tools, facts.stream_state):
-        return f"the pod takes it after an answered call ran (`{approval}` × approve / deny)"
+        return (
+            f"the pod takes it after an answered call ran (`{approval}` × approve / deny, "
+            f"`{waiting}` × answer_elicitation)"
+        )
     if edge == (facts.stream_state, summary):
         return f"the pod takes it before every `{summary}` row (compact, then approve)"
+    if edge == (summary, facts.stream_state):
+        return (
+            f"observed in {facts.stream_state}-compaction_started: the compaction a request "
+            "past compact_at needs commits, and the turn goes on"
+        )
     return (
-        f"observed in {facts.stream_state}-compaction_started: the compaction a request past "
-        "compact_at needs commits, and the turn goes on"
+        f"not driven: it needs a call waiting for approval and another for input at once, "
+        f"and the kit's calls wait one at a time ({edge[0]} → {edge[1]})"
     )
 
 
@@ -516,6 +559,11 @@ def _passing_rows(facts: StateFacts, row: TransitionRow) -> str:
             f"not driven: a turn cannot finish while its call waits ({row.state} × approve "
             "lets it run first)"
         )
+    if row.state == facts.input_state and row.event == "turn_finished":
+        return (
+            f"not driven: a turn cannot finish while its call waits ({row.state} × "
+            "answer_elicitation lets it run first)"
+        )
     return "a client cannot send it"
 
 
@@ -525,18 +573,6 @@ REWIND_SKIP = (
     "advance) and is over in a moment; tests/e2e/test_rewind_e2e.py drives these rows against "
     "the runtime"
 )
-
-
-INPUT_SKIP = (
-    "the kit does not yet hold a pod in the state where a request for input of an MCP server "
-    "waits; tests/e2e/test_mcp_client_e2e.py drives it against the runtime"
-)
-
-
-def _input_state(facts: StateFacts) -> str | None:
-    """Where a call waits for a person's input (``input_needed``), if the table has it."""
-    row = facts.by_key.get((facts.tools_state, "input_needed"))
-    return row.target if row is not None and row.allowed else None
 
 
 def _rewind_states(table: Sequence[TransitionRow]) -> set[str]:
@@ -551,11 +587,7 @@ def build_cases(rows: Sequence[TransitionRow] | None = None) -> list[Case]:
     table = list(rows) if rows is not None else transition_table()
     facts = StateFacts(table)
     cases: list[Case] = []
-    waiting_input = _input_state(facts)
     for row in table:
-        if row.state == waiting_input:
-            cases.append(Case(row=row, setup=None, expect=None, skip_reason=INPUT_SKIP))
-            continue
         if REWIND in (row.event, row.state) or row.state in _rewind_states(table):
             cases.append(Case(row=row, setup=None, expect=None, skip_reason=REWIND_SKIP))
             continue

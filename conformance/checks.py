@@ -81,6 +81,13 @@ class Row:
     orphans: list[str] = field(default_factory=list)
     approval_id: str = ""
     """The tool call the kit's setup left waiting for approval, if any."""
+    input_id: str = ""
+    """The request for input the kit's setup left waiting (``elicitation_request``), if any."""
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    """The form that request asks the person to fill in (its requested schema)."""
+    input_marker: str = ""
+    """The text the kit's answer put in the form, to find in the tool's result ("" if the form
+    has no string field to carry it)."""
     thinking: bool = False
     """The thinking profile: every request must turn thinking on."""
 
@@ -245,9 +252,14 @@ def check_settled(row: Row, rest: Seen) -> None:
         _check_interrupt_order(row)
     if expect.approval is not None:
         _check_approval(row, expect.approval)
+    if expect.elicitation is not None:
+        _check_elicitation(row, expect.elicitation)
     waiting = rest.data.get("approvals") or []
     if waiting:
         row.fail(f"the pod is at rest with approvals still listed in its status: {waiting}")
+    asking = rest.data.get("elicitations") or []
+    if asking:
+        row.fail(f"the pod is at rest with requests for input still listed in its status: {asking}")
     if expect.compaction_trigger is not None:
         triggers = [e.data.get("trigger") for e in events[start:] if e.event == "compaction"]
         if expect.compaction_trigger not in triggers:
@@ -308,6 +320,34 @@ def _check_approval(row: Row, decision: str) -> None:
             )
         elif row.note not in json.dumps(result.data, ensure_ascii=False):
             row.fail(f"the denied call's result must carry the denial message, got {result.data}")
+
+
+def _check_elicitation(row: Row, outcome: str) -> None:
+    """The request for input ends as the row says; an accepted answer reaches the tool, whose
+    result then carries it."""
+    events, asked = row.events, row.input_id
+    resolved = [
+        e
+        for e in events[row.setup_mark :]
+        if e.event == "elicitation_resolved" and e.data.get("id") == asked
+    ]
+    if not resolved:
+        row.fail(f"expected elicitation_resolved {outcome!r} for {asked}, saw none")
+        return
+    if resolved[0].data.get("action") != outcome:
+        row.fail(
+            f"expected elicitation_resolved {outcome!r} for {asked}, "
+            f"got {resolved[0].data.get('action')!r}"
+        )
+    if outcome != "accept":
+        return
+    results = [e.data for e in events[row.setup_mark :] if e.event == "tool_result"]
+    if not results or any(r.get("is_error") for r in results):
+        row.fail(f"the call whose request for input was answered must succeed, got {results}")
+    elif row.input_marker and not any(
+        row.input_marker in json.dumps(r, ensure_ascii=False) for r in results
+    ):
+        row.fail(f"the answer {row.input_marker!r} never reached the tool: its result is {results}")
 
 
 def _check_interrupt_order(row: Row) -> None:
@@ -385,6 +425,12 @@ def check_wire(row: Row) -> None:
     after = row.pod.api.requests[row.requests_at_method :]
     if expect.note_delivered and not any(row.note in request_text(r) for r in after):
         row.fail("the queued note never reached a later request")
+    if (
+        expect.elicitation == "accept"
+        and row.input_marker
+        and not any(row.input_marker in request_text(r) for r in after)
+    ):
+        row.fail("the tool's result carrying the answer for input never reached the model")
     if expect.input_refused and any(row.note in request_text(r) for r in after):
         row.fail("a refused method's text reached the API")
     if expect.interrupt_note and after:

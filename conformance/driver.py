@@ -28,6 +28,7 @@ from conformance.checks import (
 from conformance.models import ModelSpec
 from conformance.process import (
     DEFAULT_APPROVAL_TOOL,
+    DEFAULT_INPUT_TOOL,
     DEFAULT_SLOW_TOOL,
     KitOptions,
     PodPool,
@@ -39,14 +40,34 @@ from conformance.tokens import count_input_tokens
 from conformance.tree_cases import TreeCase
 from conformance.tree_driver import run_tree_case
 
-__all__ = ["DEFAULT_APPROVAL_TOOL", "DEFAULT_SLOW_TOOL", "KitOptions", "run_case", "run_cases"]
+__all__ = [
+    "DEFAULT_APPROVAL_TOOL",
+    "DEFAULT_INPUT_TOOL",
+    "DEFAULT_SLOW_TOOL",
+    "KitOptions",
+    "run_case",
+    "run_cases",
+]
 
 REST_STATUSES = frozenset({"idle", "paused", "stopped"})
+_NO_INPUT_TOOL = (
+    "the pod offers its model no input tool (--input-tool; the first row of this state says "
+    "which tools it offers)"
+)
 _NOTE_PREFIX = "kit-note"
 
 
+class InputToolMissing(Exception):
+    """The pod does not offer its model the kit's input tool: the row cannot be held."""
+
+
 def _method_message(
-    method: str, request_id: str, note: str, call_id: str, scope: str = "once"
+    method: str,
+    request_id: str,
+    note: str,
+    call_id: str,
+    scope: str = "once",
+    answer: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     params: dict[str, Any] = {}
     if method == "run":
@@ -64,7 +85,7 @@ def _method_message(
             params["message"] = f"Conformance denial {note}."
     elif method == "answer_elicitation":
         # Outside a wait for input the pod must refuse the answer whatever it names.
-        params = {"id": f"input_kit_{note}", "action": "decline"}
+        params = answer or {"id": f"input_kit_{note}", "action": "decline"}
     message: dict[str, Any] = {"method": method, "id": request_id}
     if params:
         message["params"] = params
@@ -80,6 +101,9 @@ async def _hold(row: Row) -> None:
         return
     if setup.hold == "compacting":
         await _hold_compacting(row)
+        return
+    if setup.hold == "awaiting_input":
+        await _hold_input(row)
         return
     if setup.hold in ("awaiting_approval", "summarizing"):
         await _hold_approval(row)
@@ -131,6 +155,97 @@ async def _hold_approval(row: Row) -> None:
         timeout=row.timeout,
         what="status state=awaiting_approval (setup)",
     )
+
+
+async def _hold_input(row: Row) -> None:
+    """A turn whose one tool call asks the person for input; remembers the request's id and
+    form. Raises :class:`InputToolMissing` when the pod does not offer the input tool."""
+    stimuli = row.pod.stimuli
+    tool = str(stimuli.input_tool["name"])
+    marker = stimuli.token("input-tool")
+    requests_before = len(row.pod.api.requests)
+    mark = await row.conn.send(
+        {"method": "run", "params": {"input": f"Conformance setup {marker}"}, "id": "kit-setup"}
+    )
+    index = await row.conn.wait_for(
+        lambda e: e.event in ("elicitation_request", "approval_request", "run_end") or _is_error(e),
+        start=mark,
+        timeout=row.timeout,
+        what=f"an elicitation_request during the call of the kit's input tool {tool} (setup; "
+        "does the pod declare the kit's MCP server? see --input-tool)",
+    )
+    _raise_on_error(row, mark, "setup")
+    seen = row.events[index]
+    if seen.event == "run_end":
+        offered = _offered_tools(row.pod.api.requests[requests_before:])
+        if tool not in offered:
+            raise InputToolMissing(
+                f"the pod offers its model no {tool} (the kit's input tool: declare the kit's "
+                "MCP server, python -m conformance.mcp_server, or name another with "
+                f"--input-tool); it offers {sorted(offered) or 'no tools'}"
+            )
+        raise Mismatch(
+            f"setup: the call of {tool} ended the turn ({seen.data}) without an elicitation_request"
+        )
+    if seen.event == "approval_request":
+        raise Mismatch(
+            f"setup: the pod asked for approval of {tool} ({seen.data}); the input tool must "
+            "run without asking"
+        )
+    row.input_id = str(seen.data.get("id", ""))
+    schema = seen.data.get("schema")
+    row.input_schema = schema if isinstance(schema, dict) else {}
+    await row.conn.wait_for(
+        lambda e: e.event == "status" and e.data.get("state") == row.case.row.state,
+        start=mark,
+        timeout=row.timeout,
+        what=f"status state={row.case.row.state} (setup)",
+    )
+
+
+def _offered_tools(requests: Sequence[Any]) -> set[str]:
+    """The tool names the pod's requests offered the model."""
+    names: set[str] = set()
+    for request in requests:
+        body = request.body if isinstance(request.body, dict) else {}
+        names.update(str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict))
+    return names
+
+
+def _answer(row: Row) -> dict[str, Any] | None:
+    """The kit's answer to the request it holds: accept, with the form filled in from its own
+    schema (every required field, and the row's note in a string field so the kit can find
+    the answer in the tool's result); None without a request held."""
+    if not row.input_id:
+        return None
+    properties = row.input_schema.get("properties") or {}
+    required = [str(n) for n in row.input_schema.get("required") or [] if n in properties]
+    strings = [
+        n for n, p in properties.items() if isinstance(p, dict) and p.get("type") == "string"
+    ]
+    carrier = next((n for n in required if n in strings), strings[0] if strings else None)
+    content: dict[str, Any] = {}
+    for name in dict.fromkeys([*required, *([carrier] if carrier else [])]):
+        field = properties[name] if isinstance(properties[name], dict) else {}
+        content[name] = _field_value(field, row.note if name == carrier else "kit")
+    row.input_marker = str(content[carrier]) if carrier and content[carrier] == row.note else ""
+    return {"id": row.input_id, "action": "accept", "content": content}
+
+
+def _field_value(field: dict[str, Any], text: str) -> Any:
+    """A value the flat elicitation schema accepts for one field."""
+    choices = field.get("enum") or [
+        o.get("const") for o in field.get("oneOf") or [] if isinstance(o, dict)
+    ]
+    if choices:
+        return choices[0]
+    kind = field.get("type")
+    if kind == "boolean":
+        return True
+    if kind in ("integer", "number"):
+        return field.get("minimum", 1)
+    limit = field.get("maxLength")
+    return text[:limit] if isinstance(limit, int) else text
 
 
 async def _hold_summary(row: Row) -> None:
@@ -327,6 +442,13 @@ async def _confirm_source(row: Row) -> None:
                 f"setup ({setup.describe()}): get_status must list the waiting call "
                 f"{row.approval_id!r} in approvals, it lists {waiting}"
             )
+    if setup.hold == "awaiting_input":
+        asking = [a.get("id") for a in seen.data.get("elicitations") or [] if isinstance(a, dict)]
+        if asking != [row.input_id]:
+            raise Mismatch(
+                f"setup ({setup.describe()}): get_status must list the waiting request for "
+                f"input {row.input_id!r} in elicitations, it lists {asking}"
+            )
 
 
 async def _send_method(row: Row, prefix: list[dict[str, Any]]) -> None:
@@ -338,7 +460,9 @@ async def _send_method(row: Row, prefix: list[dict[str, Any]]) -> None:
     sync_id = row.conn.next_id("sync")
     setup = row.case.setup
     scope = setup.scope if setup is not None else "once"
-    method = _method_message(event, row.method_id, row.note, row.approval_id, scope)
+    method = _method_message(
+        event, row.method_id, row.note, row.approval_id, scope, answer=_answer(row)
+    )
     row.setup_mark = len(row.events)
     mark = await row.conn.send(*prefix, method, {"method": "get_status", "id": sync_id})
     row.method_mark = mark
@@ -378,6 +502,18 @@ async def _send_method(row: Row, prefix: list[dict[str, Any]]) -> None:
                 f"after {setup.method}"
             )
         row.method_mark = found + 1
+
+
+async def _answered(row: Row) -> None:
+    """After an accepted answer, the request for input must end before anything else is
+    waited for: a pod that ignores the answer fails here, saying so, not at the settle."""
+    await row.conn.wait_for(
+        lambda e: e.event == "elicitation_resolved" and e.data.get("id") == row.input_id,
+        start=row.setup_mark,
+        timeout=row.timeout,
+        what=f"elicitation_resolved for {row.input_id} after answer_elicitation accepted it "
+        "(the answer must reach the MCP server that asked)",
+    )
 
 
 async def _settle(row: Row) -> Seen:
@@ -484,6 +620,9 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
     if case.skip_reason is not None or case.expect is None or case.setup is None:
         return CaseResult.skipped(case, case.skip_reason or "not runnable")
     auto = case.setup.hold == "past_compact_at"
+    asks = case.setup.hold == "awaiting_input"
+    if asks and pool.offers_input is False:
+        return CaseResult.skipped(case, _NO_INPUT_TOOL)
     try:
         pod = await pool.take(fresh=auto)
     except PodStartError as exc:
@@ -506,16 +645,21 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
     row.requests_at_start = len(pod.api.requests)
     pod.rows += 1
     healthy = False
+    skipped = ""
     try:
         if auto:
             await _past_compact_at(row)
         else:
             prefix = await _setup(row)
+            if asks:
+                pool.offers_input = True
             await _confirm_source(row)
             await _send_method(row, prefix)
         check_reply(row)
         check_target(row)
         row.check_or_stop()
+        if case.expect.elicitation == "accept":
+            await _answered(row)
         rest = await _settle(row)
         check_settled(row, rest)
         row.check_or_stop()
@@ -528,6 +672,9 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
         # Nor a pod that allows the approval tool for the session: it would never ask again.
         reusable = not auto and case.setup.scope == "once"
         healthy = not row.problems and case.expect.settle != "stopped" and reusable
+    except InputToolMissing as exc:
+        pool.offers_input = False
+        skipped = str(exc)
     except Mismatch as exc:
         row.problems.append(str(exc))
     except Exception as exc:  # a kit bug must still report the row, not kill the run
@@ -541,6 +688,8 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
         else:
             pod.stop()
     duration = time.monotonic() - started
+    if skipped:
+        return CaseResult.skipped(case, skipped)
     if row.problems:
         detail = ["events since the row began:", *conn.tail(0)]
         log = pod.log_tail()

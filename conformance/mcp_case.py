@@ -9,6 +9,11 @@ config file that declares that server, for a pod that reads ``[mcp.servers]`` fr
 
     write_mcp_config(tmp / "pod" / "config.toml")
     XDG_CONFIG_HOME=tmp pytest --pod-command '...' --pod-slow-tool '{"name": "mcp__kit__hang"}'
+
+The same server offers ``ask``, the kit's default input tool (``mcp__kit__ask``), which holds
+a pod in ``awaiting_input`` for the rows of that state: a pod that declares the server passes
+them, one that does not skips them. ``python -m conformance.mcp_case DIR`` writes
+``DIR/pod/config.toml``, for ``XDG_CONFIG_HOME=DIR pod conformance -- ...``.
 """
 
 from __future__ import annotations
@@ -21,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from conformance.cases import Case, build_cases
-from conformance.process import KitOptions
+from conformance.process import KIT_MCP_SERVER, KitOptions
 
-SERVER = "kit"
+SERVER = KIT_MCP_SERVER
 SLOW_TOOL: dict[str, Any] = {"name": f"mcp__{SERVER}__hang", "input": {}}
 """The slow tool of the MCP case: an MCP call that runs until it is cancelled."""
 
@@ -45,11 +50,21 @@ def mcp_options(options: KitOptions) -> KitOptions:
 def write_mcp_config(path: Path, python: str = sys.executable) -> Path:
     """A pod config declaring the kit's MCP server, allowed to run without asking."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    # The server runs from the directory this kit was imported from: a pod starts it in its
+    # own directory and environment, where ``conformance`` may be another copy of the kit.
+    home = Path(__file__).resolve().parents[1]
     path.write_text(
         f"[mcp.servers.{SERVER}]\n"
         f"command = {json.dumps(python)}\n"
         'args = ["-m", "conformance.mcp_server"]\n'
+        f"cwd = {json.dumps(str(home))}\n"
         'permission = "allow"\n',
         encoding="utf-8",
     )
     return path
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m conformance.mcp_case XDG_CONFIG_HOME_DIR")
+    print(write_mcp_config(Path(sys.argv[1]) / "pod" / "config.toml"))

@@ -8,7 +8,8 @@ other test suites: no items, no fixtures, no hooks that act. With it::
 
 collects one item per transition-table row from :mod:`conformance.cases`
 (ids ``cases.py::<state>-<event>``; select with ``-k``). Rows a client cannot send (turn
-outcomes, round markers) are collected as skipped, with the reason. Each item runs the row
+outcomes, round markers) are collected as skipped, with the reason; the ``awaiting_input``
+rows skip at run time, saying so, when the pod offers no input tool (``--pod-input-tool``). Each item runs the row
 against a pod from a session-wide :class:`~conformance.driver.PodPool`. Then the tree cases
 of :mod:`conformance.tree_cases` (``tree_cases.py::tree-<hold>-<action>``; off with
 ``--pod-no-tree``), skipped with the reason when the pod offers no ``task`` tool.
@@ -64,6 +65,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=(
             "JSON tool call the pod asks a person about before running it (default: "
             '{"name": "write_file", "input": {"path": "conformance-approval.txt", ...}}).'
+        ),
+    )
+    group.addoption(
+        "--pod-input-tool",
+        default=None,
+        help=(
+            "JSON tool call during which the tool asks the person for input (MCP "
+            'elicitation; default: {"name": "mcp__kit__ask", "input": {}}, the kit\'s MCP '
+            "server, which the pod must declare)."
         ),
     )
     group.addoption(
@@ -152,17 +162,25 @@ def kit_options(
     thinking_args: str = "--thinking adaptive",
     tree: bool = True,
     continue_args: str = "--continue",
+    input_tool: str | None = None,
 ) -> KitOptions:
     """Options from the command-line strings; ``UsageError`` when they make no sense."""
-    from conformance.driver import DEFAULT_APPROVAL_TOOL, DEFAULT_SLOW_TOOL, KitOptions
+    from conformance.driver import (
+        DEFAULT_APPROVAL_TOOL,
+        DEFAULT_INPUT_TOOL,
+        DEFAULT_SLOW_TOOL,
+        KitOptions,
+    )
 
     slow = _tool_option("--pod-slow-tool", slow_tool, DEFAULT_SLOW_TOOL)
     approval = _tool_option("--pod-approval-tool", approval_tool, DEFAULT_APPROVAL_TOOL)
+    asking = _tool_option("--pod-input-tool", input_tool, DEFAULT_INPUT_TOOL)
     try:
         return KitOptions(
             command=tuple(shlex.split(command)),
             slow_tool=slow,
             approval_tool=approval,
+            input_tool=asking,
             timeout_s=timeout,
             thinking=thinking,
             thinking_args=tuple(shlex.split(thinking_args)),
@@ -187,6 +205,7 @@ def pytest_configure(config: pytest.Config) -> None:
         thinking_args=config.getoption("--pod-thinking-args"),
         tree=not config.getoption("--pod-no-tree"),
         continue_args=config.getoption("--pod-continue-args"),
+        input_tool=config.getoption("--pod-input-tool"),
     )
     config.addinivalue_line("markers", "pod_conformance: a row of the pod conformance kit")
     config.stash[_KIT] = _Kit(options)

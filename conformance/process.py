@@ -6,7 +6,8 @@ A :class:`PodProcess` is one pod under test: the command given by the user (plac
 :class:`~conformance.fake_api.FakeAnthropic`. The fake answers from a :class:`Stimuli`
 responder: a user text carrying ``[[kit:slow-text:N]]`` gets a slow streamed reply,
 ``[[kit:slow-tool:N]]`` a reply calling the slow tool twice, ``[[kit:approval-tool:N]]`` a
-reply calling the approval tool once, anything else a short echo; when the kit arms it, the
+reply calling the approval tool once, ``[[kit:input-tool:N]]`` a reply calling the input tool
+once, anything else a short echo; when the kit arms it, the
 next request (a compaction's summary request) gets the slow stream whatever it says. Under
 the thinking profile (:attr:`KitOptions.thinking`) the pod's command gets
 :attr:`KitOptions.thinking_args` and every reply of its fake thinks. A
@@ -35,6 +36,7 @@ from conformance.fake_api import FakeAnthropic, Reply, Step, ToolCall
 
 __all__ = [
     "DEFAULT_APPROVAL_TOOL",
+    "DEFAULT_INPUT_TOOL",
     "DEFAULT_SLOW_TOOL",
     "KitOptions",
     "PodPool",
@@ -52,6 +54,14 @@ DEFAULT_APPROVAL_TOOL: dict[str, Any] = {
     "input": {"path": "conformance-approval.txt", "content": "written by the conformance kit\n"},
 }
 """The tool call the kit uses to hold a pod in ``awaiting_approval`` (an edit asks by default)."""
+
+KIT_MCP_SERVER = "kit"
+"""The name the kit's own MCP server (:mod:`conformance.mcp_server`) is declared under."""
+
+DEFAULT_INPUT_TOOL: dict[str, Any] = {"name": f"mcp__{KIT_MCP_SERVER}__ask", "input": {}}
+"""The tool call the kit uses to hold a pod in ``awaiting_input``: ``ask`` of the kit's MCP
+server, as a pod names MCP tools ``mcp__<server>__<tool>``; the pod must declare that server
+(:func:`conformance.mcp_case.write_mcp_config` writes our pod's config for it)."""
 
 _SLOW_TEXT = "Conformance stream. " * 30  # 600 characters
 _SLOW_CHUNK = 4
@@ -72,6 +82,9 @@ class KitOptions:
     """``{"name": ..., "input": {...}}``: a call the pod runs for long enough to interrupt."""
     approval_tool: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_APPROVAL_TOOL))
     """A call the pod asks a person about before running it (and that runs fast once allowed)."""
+    input_tool: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_INPUT_TOOL))
+    """A call during which the tool asks the person for input (MCP ``elicitation/create``)
+    and that returns quickly once answered, its result carrying the answer."""
     timeout_s: float = 10.0
     """How long to wait for any one expected event."""
     startup_timeout_s: float = 30.0
@@ -97,7 +110,11 @@ class KitOptions:
             raise ValueError("the pod command is empty")
         if "{socket}" not in " ".join(self.command):
             raise ValueError("the pod command must contain {socket}")
-        for which, tool in (("slow", self.slow_tool), ("approval", self.approval_tool)):
+        for which, tool in (
+            ("slow", self.slow_tool),
+            ("approval", self.approval_tool),
+            ("input", self.input_tool),
+        ):
             name = tool.get("name")
             if not isinstance(name, str) or not isinstance(tool.get("input", {}), dict):
                 raise ValueError(f'the {which} tool is {{"name": str, "input": object}}')
@@ -109,9 +126,15 @@ class KitOptions:
 class Stimuli:
     """The responder of a pod's fake API: slow answers on request, short echoes otherwise."""
 
-    def __init__(self, slow_tool: dict[str, Any], approval_tool: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        slow_tool: dict[str, Any],
+        approval_tool: dict[str, Any],
+        input_tool: dict[str, Any] | None = None,
+    ) -> None:
         self.slow_tool = slow_tool
         self.approval_tool = approval_tool
+        self.input_tool = dict(DEFAULT_INPUT_TOOL) if input_tool is None else input_tool
         self._slow_next = False
         self._lock = threading.Lock()
         self._used: set[str] = set()
@@ -144,7 +167,7 @@ class Stimuli:
         if slow:
             return _slow_stream()
         text = last_user_text_block(body)
-        for kind in ("slow-text", "slow-tool", "approval-tool"):
+        for kind in ("slow-text", "slow-tool", "approval-tool", "input-tool"):
             start = text.find(f"[[kit:{kind}:")
             if start < 0:
                 continue
@@ -155,10 +178,11 @@ class Stimuli:
                 self._used.add(marker)
             if kind == "slow-text":
                 return _slow_stream()
-            if kind == "approval-tool":
-                tool = self.approval_tool
+            if kind in ("approval-tool", "input-tool"):
+                tool = self.approval_tool if kind == "approval-tool" else self.input_tool
                 ask = ToolCall(name=tool["name"], input=dict(tool.get("input", {})))
-                return Reply(text="Asking for approval.", tool_calls=[ask])
+                text = "Asking for approval." if kind == "approval-tool" else "Asking for input."
+                return Reply(text=text, tool_calls=[ask])
             call = ToolCall(
                 name=self.slow_tool["name"], input=dict(self.slow_tool.get("input", {}))
             )
@@ -201,7 +225,7 @@ class PodProcess:
         self.workspace = self.dir / "ws"
         self.workspace.mkdir()
         (self.workspace / "README.md").write_text("# Conformance workspace\n")
-        self.stimuli = Stimuli(options.slow_tool, options.approval_tool)
+        self.stimuli = Stimuli(options.slow_tool, options.approval_tool, options.input_tool)
         self.api = FakeAnthropic(
             responder=self.stimuli.respond, thinking_profile=options.thinking
         ).start()
@@ -344,6 +368,9 @@ class PodPool:
         self.offers_task: bool | None = None
         """Whether the pod under test offers the model a ``task`` tool, once a tree case
         has seen its first request (None before): the other tree cases skip without one."""
+        self.offers_input: bool | None = None
+        """Whether the pod offers the model the kit's input tool, once an ``awaiting_input``
+        row has seen its setup's request (None before): the other such rows skip without."""
 
     def _prime(self) -> None:
         while len(self._warming) < self.options.warm_pods:

@@ -54,6 +54,15 @@ def register(app: typer.Typer) -> None:
                 '{"name": "write_file", "input": {"path": "conformance-approval.txt", ...}}).',
             ),
         ] = None,
+        input_tool: Annotated[
+            str | None,
+            typer.Option(
+                "--input-tool",
+                help="JSON tool call during which the tool asks the person for input (MCP "
+                'elicitation; default: {"name": "mcp__kit__ask", "input": {}}, the kit\'s MCP '
+                "server, python -m conformance.mcp_server, which the pod must declare).",
+            ),
+        ] = None,
         timeout: Annotated[
             float, typer.Option(help="Seconds to wait for any one expected event.")
         ] = 10.0,
@@ -108,6 +117,7 @@ def register(app: typer.Typer) -> None:
         from conformance.cases import Case, build_cases
         from conformance.driver import (
             DEFAULT_APPROVAL_TOOL,
+            DEFAULT_INPUT_TOOL,
             DEFAULT_SLOW_TOOL,
             KitOptions,
             run_cases,
@@ -129,6 +139,7 @@ def register(app: typer.Typer) -> None:
                 command=tuple(command),
                 slow_tool=tool_option("--slow-tool", slow_tool, DEFAULT_SLOW_TOOL),
                 approval_tool=tool_option("--approval-tool", approval_tool, DEFAULT_APPROVAL_TOOL),
+                input_tool=tool_option("--input-tool", input_tool, DEFAULT_INPUT_TOOL),
                 timeout_s=timeout,
                 thinking=thinking,
                 thinking_args=tuple(shlex.split(thinking_args)),

@@ -10,7 +10,9 @@ this proxy listens on ``OUTER`` and relays lines both ways, except:
 * ``approve-as-deny``: ``approve`` lines reach the pod as ``deny``;
 * ``session-as-once``: ``approve`` lines reach the pod with ``scope: "once"``;
 * ``cancel-ends-paused``: ``run_end`` ``cancelled`` reaches clients as ``paused``;
-* ``compaction-survives``: a compaction that was stopped is announced as committed.
+* ``compaction-survives``: a compaction that was stopped is announced as committed;
+* ``ignore-answer``: ``answer_elicitation`` lines never reach the pod;
+* ``answer-as-decline``: ``answer_elicitation`` lines reach the pod as a ``decline``.
 """
 
 from __future__ import annotations
@@ -29,10 +31,17 @@ def _inner_socket(command: list[str]) -> Path:
 
 
 def _client_line(fault: str, line: bytes) -> bytes | None:
-    if fault == "swallow-pause":
+    if fault in ("swallow-pause", "ignore-answer"):
+        swallowed = "pause" if fault == "swallow-pause" else "answer_elicitation"
         with contextlib.suppress(ValueError):
-            if json.loads(line).get("method") == "pause":
+            if json.loads(line).get("method") == swallowed:
                 return None
+    if fault == "answer-as-decline":
+        with contextlib.suppress(ValueError):
+            raw = json.loads(line)
+            if raw.get("method") == "answer_elicitation":
+                raw["params"] = {"id": (raw.get("params") or {}).get("id"), "action": "decline"}
+                return (json.dumps(raw) + "\n").encode()
     if fault == "session-as-once":
         with contextlib.suppress(ValueError):
             raw = json.loads(line)
@@ -126,6 +135,8 @@ if __name__ == "__main__":
             "session-as-once",
             "cancel-ends-paused",
             "compaction-survives",
+            "ignore-answer",
+            "answer-as-decline",
         ],
     )
     parser.add_argument("--socket", required=True, type=Path)

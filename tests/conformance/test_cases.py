@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conformance.cases import StateFacts, build_cases
+from conformance.cases import Setup, StateFacts, build_cases
 from states.table import transition_table
 
 
@@ -26,11 +26,9 @@ def test_one_case_per_row_and_only_methods_run() -> None:
         # One round marker is driven too: a request past compact_at makes the pod compact.
         # Rewinds need a seq of the pod's own history: the runtime's e2e tests drive them.
         rewind = "rewind" in (case.row.event, case.row.state) or case.row.state == "rewinding"
-        # A wait for input needs an MCP server that asks; the runtime's e2e tests drive it.
-        waiting_input = case.row.state == "awaiting_input"
-        driven = (case.row.kind == "method" or case.id == "requesting-compaction_started") and not (
-            rewind or waiting_input
-        )
+        driven = (
+            case.row.kind == "method" or case.id == "requesting-compaction_started"
+        ) and not rewind
         assert (case.skip_reason is None) == driven, case.id
         assert case.skip_reason is None or "runtime" in case.skip_reason
 
@@ -164,6 +162,44 @@ def test_new_states_are_held_by_the_kit_and_resolve_approvals() -> None:
         for event in ("pause", "cancel", "shutdown", "notify"):
             expect = cases[f"{state}-{event}"].expect
             assert expect is not None and expect.compaction_forbidden, (state, event)
+
+
+def test_a_wait_for_input_is_held_by_the_kit_and_ends_as_the_row_says() -> None:
+    cases = {c.id: c for c in build_cases()}
+    facts = StateFacts(transition_table())
+    assert facts.input_state == "awaiting_input"
+    events = ("answer_elicitation", "pause", "cancel", "shutdown", "run", "approve", "notify")
+    expects = {e: cases[f"awaiting_input-{e}"].expect for e in events}
+    assert all(cases[f"awaiting_input-{e}"].setup == Setup(hold="awaiting_input") for e in events)
+    assert {e: x.elicitation if x else None for e, x in expects.items()} == {
+        "answer_elicitation": "accept",
+        "pause": "withdrawn",
+        "cancel": "withdrawn",
+        "shutdown": "withdrawn",
+        "run": "withdrawn",
+        "approve": "withdrawn",
+        "notify": "withdrawn",
+    }
+    # The answer is an internal transition: the state stays, then the call goes on and the
+    # turn finishes as turn_finished says; anything else is settled as from any round state.
+    answer = expects["answer_elicitation"]
+    assert answer is not None and not answer.changes_state and answer.kit_interrupt is None
+    assert (answer.settle, answer.run_end) == ("idle", "finished")
+    approve = expects["approve"]
+    assert approve is not None and (approve.error_code, approve.kit_interrupt) == (
+        "not_awaiting_approval",
+        "pause",
+    )
+    cancel = expects["cancel"]
+    assert cancel is not None and (cancel.settle, cancel.run_end) == ("idle", "cancelled")
+    # Elsewhere an answer is refused, and no request for input is expected to end.
+    for state in ("idle", "executing_tools", "awaiting_approval", "paused"):
+        refused = cases[f"{state}-answer_elicitation"].expect
+        assert refused is not None and refused.error_code == "not_awaiting_input", state
+        assert refused.elicitation is None, state
+    reasons = {c.id: c.skip_reason for c in build_cases() if c.skip_reason is not None}
+    assert "answer_elicitation lets the call go on" in str(reasons["awaiting_input-input_settled"])
+    assert "awaiting_input` row" in str(reasons["executing_tools-input_needed"])
 
 
 def test_a_compaction_from_paused_returns_to_paused_and_keeps_the_turn_open() -> None:

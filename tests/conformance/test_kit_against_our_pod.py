@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from cli.commands.conformance import register
 from conformance.cases import build_cases
+from conformance.mcp_case import write_mcp_config
 from conformance.report import CaseResult, WireTally, run_problems, to_json
 
 pytest_plugins = ["pytester"]
@@ -61,6 +62,16 @@ def this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
+@pytest.fixture
+def kit_mcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Our pods (started by the kit, which passes its environment on) declare the kit's MCP
+    server, whose ``ask`` holds them in ``awaiting_input``."""
+    home = tmp_path / "xdg"
+    write_mcp_config(home / "pod" / "config.toml", sys.executable)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    return home
+
+
 def conformance_app() -> typer.Typer:
     """A fresh app with only the conformance command (and a second one, so it is a group)."""
     app = typer.Typer()
@@ -74,7 +85,9 @@ def conformance_app() -> typer.Typer:
 
 
 @pytest.mark.slow
-def test_every_row_passes_against_our_pod(pytester: pytest.Pytester, this_checkout: None) -> None:
+def test_every_row_passes_against_our_pod(
+    pytester: pytest.Pytester, this_checkout: None, kit_mcp: Path
+) -> None:
     cases = build_cases()
     runnable = sum(1 for c in cases if c.skip_reason is None)
     result = pytester.runpytest_subprocess(
@@ -193,6 +206,65 @@ def test_a_pod_that_breaks_the_new_states_fails(
     )
     assert result.exit_code == 1, result.output
     (only,) = json.loads(report.read_text())["rows"]
+    assert only["outcome"] == "failed"
+    assert any(fnmatch(r, reason) for r in only["reasons"]), only["reasons"]
+
+
+def run_rows(tmp_path: Path, rows: list[str], pod: list[str], *extra: str) -> dict[str, Any]:
+    """``pod conformance`` over ``rows`` against ``pod``: the report."""
+    report = tmp_path / "report.json"
+    selected = [arg for row in rows for arg in ("--rows", row)]
+    result = CliRunner().invoke(
+        conformance_app(),
+        ["conformance", *extra, "--report-json", str(report), *selected, "--", *pod],
+    )
+    data: dict[str, Any] = json.loads(report.read_text())
+    assert result.exit_code == (0 if data["ok"] else 1), result.output
+    return data
+
+
+def test_our_pod_is_held_awaiting_input_and_answers_it(tmp_path: Path, kit_mcp: Path) -> None:
+    rows = ["awaiting_input-answer_elicitation", "awaiting_input-cancel", "awaiting_input-approve"]
+    data = run_rows(tmp_path, rows, OUR_POD)
+    outcomes = {r["id"]: (r["outcome"], r["reasons"]) for r in data["rows"]}
+    assert outcomes == {row: ("passed", []) for row in rows}
+    assert data["wire"]["invalid_requests"] == 0
+
+
+def test_without_the_kit_mcp_server_the_input_rows_skip_saying_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "empty"))
+    rows = ["awaiting_input-pause", "awaiting_input-cancel"]
+    data = run_rows(tmp_path, rows, OUR_POD)
+    first, second = data["rows"]
+    assert (first["outcome"], second["outcome"]) == ("skipped", "skipped")
+    assert first["reasons"][0].startswith("the pod offers its model no mcp__kit__ask")
+    assert "'write_file'" in first["reasons"][0]  # the tools it does offer
+    assert "input tool" in second["reasons"][0]
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        (
+            "ignore-answer",
+            "timed out after * s waiting for elicitation_resolved for * after "
+            "answer_elicitation accepted it*",
+        ),
+        pytest.param(
+            "answer-as-decline",
+            "expected elicitation_resolved 'accept' for *, got 'decline'",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_a_pod_that_mishandles_an_answer_for_input_fails(
+    tmp_path: Path, kit_mcp: Path, fault: str, reason: str
+) -> None:
+    row = "awaiting_input-answer_elicitation"
+    data = run_rows(tmp_path, [row], broken_pod(fault), "--timeout", "5")
+    (only,) = data["rows"]
     assert only["outcome"] == "failed"
     assert any(fnmatch(r, reason) for r in only["reasons"]), only["reasons"]
 
@@ -339,7 +411,7 @@ def test_the_plugin_fails_a_thinking_run_that_sent_no_thinking_back(
 
 @pytest.mark.slow
 def test_every_row_passes_against_our_pod_with_thinking_on(
-    pytester: pytest.Pytester, this_checkout: None
+    pytester: pytest.Pytester, this_checkout: None, kit_mcp: Path
 ) -> None:
     cases = build_cases()
     runnable = sum(1 for c in cases if c.skip_reason is None)
