@@ -7,15 +7,14 @@ and the host (:class:`~cli.tui.host.AppHost`) of the parts that do the rest: dra
 entries (:mod:`~cli.tui.drawing`), what keys do (:mod:`~cli.tui.key_actions`, after
 :func:`~cli.tui.keys.decide`), slash commands (:mod:`~cli.tui.slash_commands`), answers to
 waiting cards (:mod:`~cli.tui.answers`) and choosing a tool card
-(:mod:`~cli.tui.card_selection`). The double-press windows and notice lifetimes read an
-injectable clock.
+(:mod:`~cli.tui.card_selection`). :mod:`~cli.tui.launch` runs it on the terminal. The
+double-press windows and notice lifetimes read an injectable clock.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -37,9 +36,9 @@ from cli.tui.keys import Key
 from cli.tui.link import Attached, Connector, PodEventReceived, PodGone, PodLink
 from cli.tui.model import ChatModel
 from cli.tui.notices import Notice, NoticeBoard
-from cli.tui.slash_commands import ATTACH_PREFIX, SlashCommands
+from cli.tui.slash_commands import SlashCommands
 from cli.tui.status_bar import NoticeLine, StatusBar
-from orchestrator.client import ClientError, PodClient
+from orchestrator.client import ClientError
 from orchestrator.protocol import (
     ElicitationResolvedData,
     ErrorData,
@@ -379,40 +378,3 @@ class PodApp(App[str]):
             self.conversation.scroll_page_up(animate=False)
         else:
             self.conversation.scroll_page_down(animate=False)
-
-
-def run_ui(socket: Path, *, notices: Sequence[str] = ()) -> str:
-    """Run the UI attached to the pod on ``socket``; returns how it ended.
-
-    ``notices`` are warnings the command line has for the user (e.g. an option a running pod
-    cannot apply): printed before the UI takes the screen they would be lost, so it draws them.
-    """
-    from cli.errors import CliError
-    from orchestrator.server import socket_is_live
-
-    if not socket_is_live(socket):
-        # Fail before taking over the terminal, with the usual one-line error.
-        raise CliError(f"no pod is listening on {socket}")
-
-    while True:
-        result = _run_app(socket, notices)
-        notices = ()
-        if not result.startswith(ATTACH_PREFIX):
-            return result
-        child = Path(result.removeprefix(ATTACH_PREFIX))
-        if socket_is_live(child):
-            run_ui(child)  # its own loop: a grandchild comes back to the child
-        # Back to this pod whatever happened there (a child that shut down is gone).
-
-
-def _run_app(socket: Path, notices: Sequence[str]) -> str:
-    from cli.errors import CliError
-
-    async def connect() -> PodLink:
-        return await PodClient.connect(socket)
-
-    app = PodApp(connect, notices=notices)
-    result = app.run()
-    if app.return_code:
-        raise CliError(app.error_message or "the UI failed")
-    return result or "detached"
