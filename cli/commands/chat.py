@@ -138,7 +138,7 @@ def register(app: typer.Typer) -> None:
         )
         pod, notices = connect_or_start(workspace, options)
 
-        from cli.tui.app import run_ui
+        from cli.tui.launch import run_ui
 
         _farewell(run_ui(pod.socket, notices=notices), pod.name, pod.socket)
 
@@ -154,6 +154,6 @@ def register(app: typer.Typer) -> None:
 
         path = socket_for(target, socket)
 
-        from cli.tui.app import run_ui
+        from cli.tui.launch import run_ui
 
         _farewell(run_ui(path), target or path.stem, path)

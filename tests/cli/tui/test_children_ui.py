@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cli.tui.app import ATTACH_PREFIX
 from cli.tui.entries import ApprovalEntry, InfoEntry, ToolEntry
 from cli.tui.model import ChatModel
+from cli.tui.slash_commands import ATTACH_PREFIX
 from cli.tui.views import children_text, pick_child
 from conformance.fake_api import FakeAnthropic
 from orchestrator.client import PodEvent

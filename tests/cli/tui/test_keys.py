@@ -6,10 +6,17 @@ shows in its status line or notice line.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
 import pytest
 
 from cli.tui.keys import KEPT_INPUT, QUIT_WARNING, SHUTDOWN_WARNING
+from orchestrator.client import PodEvent
 from tests.cli.tui.conftest import Session, eventually_status, history_kinds, pod_status
+from tests.cli.tui.fake_pod import FakeLink
 
 PAUSED_HINT = "Paused — Enter to resume, type to start new turn"
 STATES = ["idle", "running", "paused"]
@@ -185,6 +192,44 @@ async def test_enter_with_text_while_running_keeps_the_input(session: Session) -
     await eventually_status(session.probe, "idle")
     assert session.app.editor.text == ""
     assert (await history_kinds(session.probe))[-2:] == ["user_message", "assistant"]
+
+
+async def test_a_prompt_the_pod_refuses_comes_back_to_the_editor() -> None:
+    """Another client's turn may start between the status the UI last saw and its ``run``:
+    the pod refuses it and the prompt is not lost. (A fake link, since a real pod only
+    refuses when two clients race.)"""
+    from tests.cli.tui.conftest import SIZE, wait_until
+    from tests.cli.tui.fake_pod import STATUS, build_app
+
+    link = RefusingLink(status_data={**STATUS, "status": "idle", "state": "idle"}, items=[])
+    app = build_app(link)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.attached, what="replay")
+        await pilot.press(*"hello there", "enter")
+        await wait_until(pilot, lambda: app.notice.plain.startswith("pod: "), what="refusal")
+        assert app.notice.plain == "pod: a turn is already running"
+        assert app.editor.text == "hello there"
+        assert not app.model.pod.run_sent
+    assert [method for method, _ in link.sent] == ["run"]
+
+
+@dataclass
+class RefusingLink(FakeLink):
+    """Refuses every ``run`` with an error naming its request id, as the pod does."""
+
+    refusals: asyncio.Queue[PodEvent] = field(default_factory=asyncio.Queue)
+
+    async def send(
+        self, method: str, params: dict[str, Any] | None = None, *, id: Any = None
+    ) -> None:
+        await super().send(method, params, id=id)
+        if method == "run":
+            error = {"code": "already_running", "message": "a turn is already running", "id": id}
+            self.refusals.put_nowait(PodEvent("error", error))
+
+    async def events(self) -> AsyncIterator[PodEvent]:
+        while True:
+            yield await self.refusals.get()
 
 
 async def test_enter_empty_when_paused_resumes(session: Session) -> None:
