@@ -163,6 +163,11 @@ class Gateway:
         self._syncing = asyncio.Lock()
         self._starting = asyncio.Lock()
         self._gcs_pool = ThreadPoolExecutor(GCS_THREADS, thread_name_prefix="gateway-gcs")
+        self._hosts: dict[str, Any] = {}
+        """Host actors by name, looked up once: a fleet has a few hosts and each client
+        connection needs one, and while a node is lost every lookup waits on a busy GCS. A
+        restarted host keeps its handle (the same actor); one removed for good is looked up
+        again."""
 
     async def _gcs(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """A blocking call to Ray's GCS (the KV, ``get_actor``), on the gateway's threads."""
@@ -248,12 +253,19 @@ class Gateway:
         # Off the loop: each is a blocking round trip to the GCS, and while a node is lost the
         # GCS is slow to answer; on the loop, every other client of this gateway would wait.
         owner = await self._gcs(self.directory.owner, pod)
+        cached = self._hosts.get(owner)
+        if cached is not None:
+            try:
+                return _Route(cached, await cached.open.remote(pod))
+            except ray.exceptions.ActorDiedError:
+                self._hosts.pop(owner, None)  # removed for good: look it up again
         try:
             host = await self._gcs(ray.get_actor, owner, namespace=NAMESPACE)
         except ValueError:
             # The owner was removed for good (not restarting): another host takes the pod.
-            other = await self._gcs(self.directory.owner, pod, exclude=owner)
-            host = await self._gcs(ray.get_actor, other, namespace=NAMESPACE)
+            owner = await self._gcs(self.directory.owner, pod, exclude=owner)
+            host = await self._gcs(ray.get_actor, owner, namespace=NAMESPACE)
+        self._hosts[owner] = host
         link = await host.open.remote(pod)
         return _Route(host, link)
 
