@@ -99,9 +99,11 @@ class Session:
         """The screen's text."""
         return screen_text(self.app)
 
-    async def until(self, predicate: Callable[[], bool], what: str = "") -> None:
+    async def until(
+        self, predicate: Callable[[], bool], what: str = "", *, timeout: float = 5.0
+    ) -> None:
         """Wait for a UI condition."""
-        await wait_until(self.pilot, predicate, what=what)
+        await wait_until(self.pilot, predicate, what=what, timeout=timeout)
 
     async def ui_status(self, status: str) -> None:
         """Wait until the UI believes the pod is in ``status``."""

@@ -107,6 +107,7 @@ async def test_children_and_attach_in_the_ui(tmp_path: Path, tree_env: FakeAnthr
                 for e in session.app.model.entries
             ),
             "the task card shows its child",
+            timeout=30.0,  # a child pod is a process of its own: slow to start on a busy machine
         )
         await session.pilot.press(*"/children", "enter")
         await session.until(
