@@ -22,9 +22,11 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import ray
 
@@ -37,7 +39,13 @@ from orchestrator.session import Fence, claim_session
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 CHUNK_BYTES = 1 << 16
+KV_THREADS = 32
+"""Threads for the actor's calls to Ray's KV: each is a round trip to the GCS, slow while a
+node is being declared dead, and after a node is lost every pod of a restarted host is
+claimed at once (the default pool has a handful of threads on a small machine)."""
 DROP_WAIT_S = 10.0
 """How long a fenced pod's turn may take to stop before the pod is closed anyway."""
 
@@ -67,6 +75,15 @@ class PodHost:
         self._dropping: set[asyncio.Future[None]] = set()
         self._die_after_send: tuple[str, Path, str] | None = None
         """Fault injection (:meth:`die_after_next_send`): the pod, its session, the marker."""
+        self._kv_pool = ThreadPoolExecutor(KV_THREADS, thread_name_prefix="host-kv")
+        self._verifying: dict[str, asyncio.Task[None]] = {}
+        """Epoch checks of loaded pods running behind their connections (one per pod)."""
+
+    async def _kv(self, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """A blocking call to the GCS (the KV) or the session file, on the actor's threads."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self._kv_pool, partial(call, *args, **kwargs)
+        )
 
     async def _ready(self) -> None:
         if self._started is None:
@@ -81,19 +98,29 @@ class PodHost:
         slot = await self._own(pod)
         return self._row(slot)
 
-    async def _own(self, pod: str) -> PodSlot:
+    async def _own(self, pod: str, *, check: bool = True) -> PodSlot:
+        """The pod's slot, owned under the current epoch (taken now if this host holds an
+        older one, or none). ``check`` False (a connection): a pod loaded here is served at
+        once and its epoch checked behind it."""
         await self._ready()
         lock = self._taking.setdefault(pod, asyncio.Lock())
         async with lock:
             slot = self.host.slots.get(pod)
             fence = self.fences.get(pod)
+            if slot is not None and fence is not None and slot.loaded and not check:
+                # Its writes are fenced batch by batch already, and a client reaches this host
+                # only as the directory's owner: waiting on the GCS for every connection (a
+                # thousand at once after a node is lost) only made every client wait. One
+                # that was superseded is dropped as soon as the check says so.
+                self._verify_soon(pod, fence)
+                return slot
             # The KV calls run on threads: each is a round trip to the GCS, slow while a node
             # is being declared dead, and every pod of this actor shares its loop.
             if slot is not None and fence is not None:
-                if await asyncio.to_thread(self.directory.epochs.current, pod) == fence.epoch:
+                if await self._kv(self.directory.epochs.current, pod) == fence.epoch:
                     return slot
                 await self._drop(pod)  # superseded: another host owns it now
-            placement = await asyncio.to_thread(self.directory.placement, pod)
+            placement = await self._kv(self.directory.placement, pod)
             if placement is None:
                 raise FleetError(f"the fleet has no pod named {pod}")
             node = ray.get_runtime_context().get_node_id()
@@ -109,16 +136,34 @@ class PodHost:
             config = PodConfig.from_portable(placement.config)
             if config.session is None:
                 raise FleetError(f"pod {pod} has no session path on shared storage")
-            epoch = await asyncio.to_thread(self.directory.epochs.take, pod, host=self.name)
+            epoch = await self._kv(self.directory.epochs.take, pod, host=self.name)
             fence = Fence(pod=pod, epoch=epoch, store=self.directory.epochs)
-            await asyncio.to_thread(claim_session, config.session, fence, host=self.name)
+            await self._kv(claim_session, config.session, fence, host=self.name)
             slot = await self.host.register(config, self.sockets / f"{pod}.sock", continue_=True)
             slot.fence = fence
             slot.on_fenced = self._fenced
             self.fences[pod] = fence
             placed = placement.model_copy(update={"host": self.name, "epoch": epoch, "node": node})
-            await asyncio.to_thread(self.directory.place, placed)
+            await self._kv(self.directory.place, placed)
             return slot
+
+    def _verify_soon(self, pod: str, fence: Fence) -> None:
+        """Check the loaded pod's epoch without holding up its connection."""
+        if pod not in self._verifying:
+            task = asyncio.ensure_future(self._verify(pod, fence))
+            self._verifying[pod] = task
+            task.add_done_callback(lambda _: self._verifying.pop(pod, None))
+
+    async def _verify(self, pod: str, fence: Fence) -> None:
+        try:
+            current = await self._kv(self.directory.epochs.current, pod)
+        except Exception:  # the GCS is out of reach now: the next connection checks again
+            log.info("could not check the epoch of %s", pod, exc_info=True)
+            return
+        if current != fence.epoch:
+            log.warning("pod %s was taken over by another host; dropping it here", pod)
+            async with self._taking.setdefault(pod, asyncio.Lock()):
+                await self._drop(pod, fenced=fence)
 
     def _shut_down(self, pod: str) -> None:
         """A client shut the pod down (``shutdown``): it leaves the fleet, as it leaves a
@@ -183,7 +228,7 @@ class PodHost:
 
     async def open(self, pod: str) -> str:
         """A new connection to the pod (loaded if it is not); its id."""
-        slot = await self._own(pod)
+        slot = await self._own(pod, check=False)
         reader, writer = await asyncio.open_unix_connection(
             str(slot.socket_path), limit=MAX_LINE_BYTES
         )
