@@ -248,6 +248,10 @@ class Directory:
         """Record where a pod lives."""
         self.kv.put(f"pod/{placement.pod}", placement.model_dump_json().encode())
 
+    def pods(self) -> set[str]:
+        """The names of the fleet's pods: one call to the store, nothing read or parsed."""
+        return {key.removeprefix("pod/") for key in self.kv.keys("pod/")}
+
     def placements(self) -> list[Placement]:
         """Every pod of the fleet, by name."""
         found = [self.kv.get(key) for key in sorted(self.kv.keys("pod/"))]

@@ -221,7 +221,10 @@ class Gateway:
             await self._sync_now()
 
     async def _sync_now(self) -> None:
-        listed = {p.pod for p in await self._gcs(self.directory.placements)}
+        # Names only: reading every placement (each with its pod's whole config) every second
+        # was a thousand GCS reads and parses a second per gateway with a thousand pods, and
+        # it starved the very calls clients wait on after a node is lost.
+        listed = await self._gcs(self.directory.pods)
         for name in listed - set(self._pods):
             sock = bind_socket(self.dir / f"{name}.sock")
 

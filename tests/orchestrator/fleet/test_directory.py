@@ -133,3 +133,22 @@ def test_a_pinned_pod_is_unavailable_while_its_machine_has_no_live_node() -> Non
     why = pinned.unavailable(["alpha"])
     assert why is not None and "pinned to machine beta" in why and "/home/me/app" in why
     assert Placement(pod="s", config={}).unavailable([]) is None
+
+
+def test_the_pods_are_named_without_reading_their_placements() -> None:
+    class CountingKV(MemoryKV):
+        reads = 0
+
+        def get(self, key: str) -> bytes | None:
+            CountingKV.reads += 1
+            return super().get(key)
+
+    directory = Directory(CountingKV())
+    for name in ("p1", "p2"):
+        directory.place(Placement(pod=name, config={"workspace": "/w"}))
+    directory.add_host(HostInfo(name="h1", node="n"))  # a key of another kind
+    CountingKV.reads = 0
+    assert directory.pods() == {"p1", "p2"}
+    assert CountingKV.reads == 0
+    directory.remove("p1")
+    assert directory.pods() == {"p2"}
