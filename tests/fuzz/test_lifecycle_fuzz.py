@@ -659,12 +659,12 @@ class PodFuzz(RuleBasedStateMachine):
         STATS["elicitations_asked"] += 1
         assert data["id"] not in self.requests_seen, f"announced twice: {data}"
         self.requests_seen.add(data["id"])
+        match = ASK_MESSAGE.match(data["message"])
+        self.asking[data["id"]] = {"call": match[1] if match else "", "interrupted": False}
+        assert match is not None and match[1].startswith(ASK_PREFIX), data
         assert data["server"] == "fz" and data["tool"] == ASK_TOOL, data
         assert data["mode"] == "form" and data["pod"] is None, data
         assert data["schema"]["required"] == ["answer"], data
-        match = ASK_MESSAGE.match(data["message"])
-        assert match is not None and match[1].startswith(ASK_PREFIX), data
-        self.asking[data["id"]] = {"call": match[1], "interrupted": False}
 
     def _note_resolved(self, data: dict[str, Any]) -> None:
         """The end of a request: exactly one, with the answer given, or withdrawn by an
