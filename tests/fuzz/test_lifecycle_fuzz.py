@@ -559,14 +559,21 @@ class PodFuzz(RuleBasedStateMachine):
         self.counted_executions = 0
         self.run_ends_errored = 0
         self.child_pids: dict[str, int] = {}
+        self.trace: list[str] = []
+        """What the fuzz did, for failure messages (hypothesis's replays of a timing-dependent
+        failure seldom fail again, so its own listing of the steps is often lost)."""
         self.asking: dict[str, dict[str, Any]] = {}
         """Requests for input announced and not resolved yet, oldest first: their call id and
         whether an interrupt (a pausing, cancelling or stopping status) came since."""
         self.requests_seen: set[str] = set()
         self.answered: dict[str, str] = {}
         """The answer the fuzz gave each request (its ``elicitation_resolved`` must say it)."""
-        self.expected_results: dict[str, str] = {}
-        """What the result of an answered ``ask_record`` call says, by call id, until checked."""
+        self.expected_results: dict[str, tuple[str, int]] = {}
+        """What the result of an answered ``ask_record`` call says, by call id, until checked,
+        and :attr:`interrupts` when it was answered."""
+        self.interrupts = 0
+        """Interrupts seen (pausing, cancelling, stopping statuses): a call answered before one
+        may still be stopped by it (its result is then the pod's)."""
         self.parent = ParentListener(self.root / "parent.sock")
         self.session_path = self.root / "s0.jsonl"
         self._go(self.parent.start())
@@ -575,6 +582,7 @@ class PodFuzz(RuleBasedStateMachine):
     # -- plumbing -------------------------------------------------------------------------
 
     def _go(self, coro: Any, timeout: float = 30.0) -> Any:
+        self.trace.append(getattr(coro, "__qualname__", "?").removeprefix("PodFuzz."))
         try:
             return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
         except (AssertionError, ConnectionError) as exc:
@@ -651,6 +659,7 @@ class PodFuzz(RuleBasedStateMachine):
             elif e.event == "elicitation_resolved":
                 self._note_resolved(e.data)
             if e.event == "status" and "id" not in e.data and e.data["state"] in INTERRUPTING:
+                self.interrupts += 1
                 for waiting in self.asking.values():
                     waiting["interrupted"] = True
 
@@ -722,7 +731,12 @@ class PodFuzz(RuleBasedStateMachine):
         """The last events seen, compactly, for assertion messages."""
         out: list[str] = []
         for e in self.log[-n:]:
-            detail = e.data.get("state") or e.data.get("result") or e.data.get("code") or ""
+            detail = (
+                e.data.get("state")
+                or e.data.get("result")
+                or e.data.get("code")
+                or e.data.get("action")
+            ) or ""
             out.append(f"{e.event}:{detail}" if detail else e.event)
         return out
 
@@ -767,6 +781,7 @@ class PodFuzz(RuleBasedStateMachine):
         """Send a method and make sure the pod handled it: the error code it got, if any."""
         assert self.driver is not None
         request_id = _fresh_id("m")
+        self.trace.append(f"{method} {json.dumps(params, ensure_ascii=False) if params else ''}")
         await self.driver.send(method, params, id=request_id)
         # Lines of one client are handled in order: this reply means the method was handled.
         await self.driver.request("get_status")
@@ -857,6 +872,7 @@ class PodFuzz(RuleBasedStateMachine):
             json.dumps({"method": m, "params": params.get(m, {})}).encode() + b"\n" for m in methods
         )
         assert self.driver is not None
+        self.trace.append(f"burst {methods}")
         self._go(self.driver.send_raw(data))
         self._go(self._settled())
 
@@ -895,24 +911,27 @@ class PodFuzz(RuleBasedStateMachine):
         if self._go(self._method("compact", {"focus": focus} if focus else {})):
             STATS["compacts_accepted"] += 1
 
-    @rule(data=st.data())
-    def rewind(self, data: st.DataObject) -> None:
+    # Which prompt is picked by a number drawn up front: what the pod holds depends on timing,
+    # and a draw shaped by it makes hypothesis's replays inconsistent (FlakyStrategyDefinition).
+    @rule(pick=st.integers(0, 63))
+    def rewind(self, pick: int) -> None:
         """Back to before a prompt (idle or paused; refused while a turn runs)."""
         prompts = [i["seq"] for i in self.prev_items if i["kind"] == "user_message"]
         if not prompts:
             return
-        to = data.draw(st.sampled_from(prompts))
+        to = prompts[pick % len(prompts)]
         if self._go(self._method("rewind", {"to": to, "restore": "conversation"})):
             STATS["rewinds_accepted"] += 1
             assert self._go(self._wait_obs("rewound", 10.0)), "no rewound event"
             # The conversation is what it was before that prompt; nothing else went.
             self.prev_items = [i for i in self.prev_items if i["seq"] < to]
 
-    @rule(data=st.data())
-    def fork(self, data: st.DataObject) -> None:
+    @rule(pick=st.integers(0, 63))
+    def fork(self, pick: int) -> None:
         """A new session from the conversation (any state): it holds a prefix of it."""
         prompts = [i["seq"] for i in self.prev_items if i["kind"] == "user_message"]
-        at = data.draw(st.sampled_from([None, *prompts]))
+        choices: list[int | None] = [None, *prompts]
+        at = choices[pick % len(choices)]
         self._go(self._fork(at))
 
     async def _fork(self, at: int | None) -> None:
@@ -981,7 +1000,6 @@ class PodFuzz(RuleBasedStateMachine):
         form the schema refuses (an error, and the request still waits), or no such request."""
         self._go(self._answer(how, pick, text, invalid))
 
-    @precondition(lambda self: bool(self.asking))
     @rule(
         how=st.sampled_from(["accept", "decline", "cancel", "invalid"]),
         pick=st.integers(0, 3),
@@ -989,8 +1007,9 @@ class PodFuzz(RuleBasedStateMachine):
         invalid=st.sampled_from(INVALID_ANSWERS),
     )
     def answer_waiting(self, how: str, pick: int, text: str, invalid: dict[str, Any]) -> None:
-        """The same, more likely while a request is known to wait (else turns that ask mostly
-        end by interrupts)."""
+        """The same without the stray id: answers twice as likely (else turns that ask mostly
+        end by interrupts). No precondition on a waiting request: which rules are enabled must
+        not depend on the pod's timing, or hypothesis's replays go inconsistent."""
         self._go(self._answer(how, pick, text, invalid))
 
     async def _answer(self, how: str, pick: int, text: str, invalid: dict[str, Any]) -> None:
@@ -1040,7 +1059,7 @@ class PodFuzz(RuleBasedStateMachine):
                 f"answered {input_id} ({how}) but it was not resolved: {self._recent()}"
             )
         said = f"accept {text}" if how == "accept" else how
-        self.expected_results[call] = f"asked {call}: {said}"
+        self.expected_results[call] = (f"asked {call}: {said}", self.interrupts)
 
     @rule()
     def wait_run_end(self) -> None:
@@ -1114,7 +1133,10 @@ class PodFuzz(RuleBasedStateMachine):
             # Events up to the shutdown (a racing provider error, say) still count.
             self._absorb(await asyncio.wait_for(self.obs.rest(), 10))
             # Shutdown withdrew every request for input still waiting, and said so.
-            assert not self.asking, f"requests left unresolved at shutdown: {self.asking}"
+            assert not self.asking, (
+                f"requests left unresolved at shutdown: {self.asking}; {self._pod_fate()}; "
+                f"events: {self._recent(60)}; did: {self.trace[-40:]}"
+            )
         for client in [*self.extras, self.driver, self.obs]:
             if client is not None:
                 with contextlib.suppress(Exception):
@@ -1185,18 +1207,18 @@ class PodFuzz(RuleBasedStateMachine):
         self._check_answers(second)
 
     def _check_answers(self, items: list[dict[str, Any]]) -> None:
-        """An answered ``ask_record`` call's result says what the server got (unless the call
-        was interrupted after all: its result is then the pod's own)."""
+        """An answered ``ask_record`` call's result says what the server got (unless an
+        interrupt came since the answer: the call may have been stopped, its result the pod's)."""
         for item in items:
             expected = self.expected_results.get(item.get("call_id", ""))
             if item["kind"] != "tool_result" or expected is None:
                 continue
             del self.expected_results[item["call_id"]]
-            if item["synthetic"]:
-                continue
+            if item["synthetic"] or self.interrupts > expected[1]:
+                continue  # stopped after the answer, before the server's result came back
             STATS["answers_checked"] += 1
             said = f"{item['summary']}\n{item.get('content') or ''}"
-            assert expected in said, (expected, item)
+            assert expected[0] in said, (expected, item)
 
     async def _check(self) -> None:
         assert self.obs is not None
@@ -1276,7 +1298,10 @@ class PodFuzz(RuleBasedStateMachine):
         await self.driver.send("shutdown")
         served = await asyncio.wait_for(self.pod.task, 30)
         self._absorb(await asyncio.wait_for(self.obs.rest(), 10))
-        assert not self.asking, f"requests left unresolved at shutdown: {self.asking}"
+        assert not self.asking, (
+            f"requests left unresolved at shutdown: {self.asking}; {self._pod_fate()}; "
+            f"events: {self._recent(60)}; did: {self.trace[-40:]}"
+        )
         await self.obs.close()
         for client in [*self.extras, self.driver]:
             await client.close()
