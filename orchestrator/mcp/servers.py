@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import os
 import shutil
@@ -48,6 +49,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+
+_CALLING_TOOL: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "mcp_calling_tool", default=None
+)
+"""The tool the current task calls (set for the length of one call of :meth:`McpServer.call`)."""
 
 Alert = Callable[[str, str], None]
 """``(level, message)``: tells people what happened to a server."""
@@ -120,7 +126,8 @@ class McpServer:
     asker: PodAsker | None = None
     """The people at the pod's clients, asked for input (``elicitation = "ask"``)."""
     _calling: list[str] = field(default_factory=list)
-    """The tools of the server's being called now (a request for input names the latest)."""
+    """The tools of the server's being called now (a request for input that cannot tell which
+    call it came during names the tool only when they are all the same)."""
 
     def __post_init__(self) -> None:
         self.side = ClientSide(
@@ -146,7 +153,7 @@ class McpServer:
         if self.asker is None or self._calls == 0:
             where = "outside a call of its tools" if self.asker else "outside a pod"
             return self._decline_input(params, f"it came {where}, and nobody is asked there")
-        tool = wire_name(self.name, self._calling[-1]) if self._calling else None
+        tool = self._asking_tool()
         # A task of its own, so that the call it belongs to can withdraw it when interrupted.
         task = asyncio.ensure_future(self.asker.ask(self.name, params, tool))
         self._asking.add(task)
@@ -161,6 +168,20 @@ class McpServer:
             return types.ElicitResult(action="cancel")  # withdrawn with its call
         finally:
             self._asking.discard(task)
+
+    def _asking_tool(self) -> str | None:
+        """The tool whose call a request for input came during, by its wire name; None when
+        that is not known.
+
+        A request that rides the call's own result (``InputRequiredResult``) is answered in the
+        call's task, which knows its tool. One sent on its own (older protocols) is answered
+        apart from any call: with several calls of different tools in flight, it names none
+        rather than the wrong one.
+        """
+        tool = _CALLING_TOOL.get()
+        if tool is None and len(set(self._calling)) == 1:
+            tool = self._calling[0]
+        return wire_name(self.name, tool) if tool is not None else None
 
     def _decline_input(self, params: types.ElicitRequestParams, why: str) -> types.ElicitResult:
         reply = declined(why)
@@ -434,11 +455,15 @@ class McpServer:
                 on_progress(progress_line(progress, total, message))
 
         self._calling.append(tool)
+        # The call's task (and the task _request starts for it) knows its tool: a request for
+        # input answered there names this call's tool, not another in flight beside it.
+        naming = _CALLING_TOOL.set(tool)
         try:
             return await self._request(
                 tool, lambda client: client.call_tool(tool, arguments, progress_callback=progressed)
             )
         finally:
+            _CALLING_TOOL.reset(naming)
             self._calling.remove(tool)
             answered.set()
 

@@ -19,6 +19,7 @@ from tests.e2e.harness import (
     running_pod,
 )
 from tests.mcp.asking_server import config
+from tests.mcp.hostile_server import config as hostile_config
 from tests.pdf_files import minimal_pdf
 
 
@@ -277,6 +278,45 @@ async def test_a_request_for_input_waits_for_a_person_who_fills_in_the_form(
     # Fields the person left out stay out; the server fills in its own defaults.
     assert results == ["accept {'token': 's3cret', 'remember': False}", "decline"]
     assert (after.data["state"], after.data["elicitations"]) == ("idle", [])
+
+
+async def test_a_request_for_input_names_the_call_it_came_during_beside_another_tool(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    # Two calls of one server in flight, the asking one first: the request names its own tool,
+    # not the one called last (it did, found by the lifecycle fuzz).
+    log = tmp_path / "calls.log"
+    asking = {"call_id": "c-ask", "path": str(log)}
+    slow = {"call_id": "c-slow", "path": str(log), "seconds": 2}
+    replies = [
+        ScriptedReply(
+            tool_calls=[
+                ScriptedToolCall(name="mcp__h__ask_record", input=asking),
+                ScriptedToolCall(name="mcp__h__record", input=slow),
+            ]
+        ),
+        ScriptedReply(text="done"),
+    ]
+    async with running_pod(
+        workspace, short_dir, replies=replies, mcp={"servers": {"h": hostile_config()}}
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "go"})
+        events = await collect_until(c, "elicitation_request", timeout=60)
+        asked = events[-1].data
+        await c.send(
+            "answer_elicitation",
+            {"id": asked["id"], "action": "accept", "content": {"answer": "x"}},
+        )
+        events += await collect_until(c, "run_end", timeout=60)
+        await c.close()
+    assert asked["message"].startswith("ask c-ask: ")
+    assert asked["tool"] == "mcp__h__ask_record"
+    assert events[-1].data == {"result": "finished"}
+    results = sorted(
+        e.data["content"] or e.data["summary"] for e in events if e.event == "tool_result"
+    )
+    assert results == ["asked c-ask: accept x", "recorded c-slow"]
 
 
 async def test_a_pause_withdraws_a_request_for_input_and_the_turn_stays_wire_valid(

@@ -3,7 +3,8 @@
     python -m tests.mcp.hostile_server [--garbage] [--http PORT]
 
 Tools: ``echo`` (fine), ``picture`` (a PNG), ``record`` (logs a call id, then sleeps: the fuzz counts executions
-with it), ``hang`` (never answers, ignores cancellation), ``freeze`` (blocks the whole server), ``huge`` (megabytes
+with it), ``ask_record`` (asks for input with a form of one required string, then logs its call id as
+``record`` does and says what came back), ``hang`` (never answers, ignores cancellation), ``freeze`` (blocks the whole server), ``huge`` (megabytes
 of text), ``fail`` (an ``isError`` result), ``die`` (exits mid-call), ``exit_later`` (answers, then
 exits while idle), ``grow`` (adds a ``reverse`` tool and announces that the list changed), ``spawn`` (starts a helper process that outlives the server unless something
 ends it; its pid goes to the file named by ``HOSTILE_CHILDREN``), ``write`` (writes a file, or
@@ -22,10 +23,24 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Context, Elicit, Image, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+
+class Answer(BaseModel):
+    """The form ``ask_record`` asks a person to fill: one required string, no default."""
+
+    answer: str = Field(description="What to write down")
+
+
+def _ask(call_id: str) -> Elicit[Answer]:
+    """``ask_record``'s question; its message names the call (a resolver, so module-level: the
+    tool's annotations are evaluated here)."""
+    return Elicit(f"ask {call_id}: what should be written down?", Answer)
 
 
 def _png(width: int = 4, height: int = 3) -> bytes:
@@ -102,6 +117,20 @@ def main() -> None:
             log.write(f"{call_id}\n")
         time.sleep(seconds)
         return f"recorded {call_id}"
+
+    @server.tool()
+    async def ask_record(
+        call_id: str,
+        path: str,
+        got: Annotated[ElicitationResult[Answer], Resolve(_ask)],
+    ) -> str:
+        """Ask for an answer (its message names ``call_id``), then append ``call_id`` to the
+        log at ``path`` as ``record`` does, and say what came back."""
+        with open(path, "a") as log:
+            log.write(f"{call_id}\n")
+        if isinstance(got, AcceptedElicitation):
+            return f"asked {call_id}: accept {got.data.answer}"
+        return f"asked {call_id}: {got.action}"
 
     @server.tool()
     def write(path: str, text: str) -> str:
