@@ -55,10 +55,12 @@ class Elicitations:
         self._waiting: dict[
             str, tuple[asyncio.Future[InputAnswer], ElicitationRequestData, Form | None]
         ] = {}
+        self._withdrawn: set[str] = set()
+        """Requests already said to be withdrawn (their waiters have yet to wake)."""
 
     def pending(self) -> list[ElicitationRequestData]:
         """The requests waiting for an answer, oldest first (for clients that attach)."""
-        return [data for _, data, _ in self._waiting.values()]
+        return [data for future, data, _ in self._waiting.values() if not future.done()]
 
     def waiting(self) -> bool:
         """Whether any request waits for a person."""
@@ -104,9 +106,26 @@ class Elicitations:
             return answer
         finally:
             del self._waiting[data.id]
-            self.emit("elicitation_resolved", ElicitationResolvedData(id=data.id, action=action))
+            if data.id in self._withdrawn:
+                self._withdrawn.discard(data.id)
+            else:
+                self.emit(
+                    "elicitation_resolved", ElicitationResolvedData(id=data.id, action=action)
+                )
             if not self._waiting:
                 signal("input_settled")
+
+    def withdraw_all(self) -> None:
+        """An interrupt: every waiting request is over, and said to be at once (its waiter,
+        a task of the MCP server's, wakes later; the turn may end before it does)."""
+        for input_id, (future, _, _) in self._waiting.items():
+            if not future.done():
+                future.cancel()
+                self._withdrawn.add(input_id)
+                self.emit(
+                    "elicitation_resolved",
+                    ElicitationResolvedData(id=input_id, action="withdrawn"),
+                )
 
     def answer(self, input_id: str, action: Action, content: dict[str, Any] | None) -> None:
         """A person's answer; only the first that settles a request counts, and a form's

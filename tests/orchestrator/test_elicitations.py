@@ -96,3 +96,20 @@ async def test_a_url_request_takes_no_content() -> None:
     assert asks.check("i1", "accept", None) is None
     asks.answer("i1", "accept", None)
     assert await task == InputAnswer("accept", None)
+
+
+async def test_an_interrupt_says_every_request_is_over_before_their_waiters_wake() -> None:
+    seen = Recorder()
+    asks = Elicitations(emit=seen.emit)
+    task = asyncio.ensure_future(asks.ask(request("i1"), signal=seen.signal))
+    await asyncio.sleep(0)
+    asks.withdraw_all()
+    # Said at once, before the waiter (an MCP server's task) has run again.
+    assert seen.events[-1] == ("elicitation_resolved", {"id": "i1", "action": "withdrawn"})
+    assert not asks.waiting_for("i1") and asks.pending() == []
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    resolved = [event for event, _ in seen.events if event == "elicitation_resolved"]
+    assert resolved == ["elicitation_resolved"]  # once, not again when the waiter woke
+    assert seen.signals == ["input_needed", "input_settled"]
+    assert asks.pending() == []
