@@ -489,9 +489,11 @@ class Controller:
 
     def interrupt_turn(self) -> None:
         """Cancel the turn task; its wrapper reports the outcome to the machine."""
-        # A request for input waits in a task of the MCP server's, not the turn's: said over
-        # now, or the turn could end (and a shutdown close every connection) first.
-        self.elicitations.withdraw_all()
+        if self.elicitations.waiting():
+            # A request for input waits in a task of the MCP server's, not the turn's: said
+            # over before the turn can end (a shutdown would close every connection first),
+            # and after this transition's status (scheduled ahead of the task's cancellation).
+            asyncio.get_running_loop().call_soon(self.elicitations.withdraw_all)
         self.task.interrupt()
 
     def close_orphans(self) -> None:
