@@ -34,6 +34,8 @@ from orchestrator.protocol import (
     ApprovalResolvedData,
     ChildData,
     CompactionData,
+    ElicitationRequestData,
+    ElicitationResolvedData,
     ErrorData,
     FileCompletionsData,
     ForkedData,
@@ -114,6 +116,8 @@ EventData: TypeAlias = (
     | CompactionData
     | ApprovalRequestData
     | ApprovalResolvedData
+    | ElicitationRequestData
+    | ElicitationResolvedData
     | RewindData
     | ForkedData
     | UnknownEvent

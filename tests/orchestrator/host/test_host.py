@@ -400,15 +400,18 @@ async def test_evictions_in_a_row_free_memory_a_second_after_the_first(
     # never come while loads go on, and every evicted pod's objects would pile up.
     import orchestrator.host.host as host_module
 
-    released: list[float] = []
+    released: list[int] = []
     real = host_module.release_unloaded
-    monkeypatch.setattr(host_module, "RELEASE_AFTER_S", 0.2)
     monkeypatch.setattr(host_module, "release_unloaded", lambda: (released.append(1), real()))
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    while loop.time() - started < 0.7:  # an eviction every 50 ms, for longer than the delay
+    host._release_soon()  # the first eviction of a burst
+    timer = host._release
+    assert timer is not None
+    due = timer.when()
+    for _ in range(5):  # more evictions: the release stays where the first one put it
+        await asyncio.sleep(0)
         host._release_soon()
-        await asyncio.sleep(0.05)
-    assert len(released) >= 2
-    await asyncio.sleep(0.3)
-    assert host._release is None
+        assert host._release is timer and timer.when() == due
+    timer._run()  # its time came (run as the loop would, without waiting for it)
+    assert released == [1] and host._release is None
+    host._release_soon()  # the next burst schedules a release of its own
+    assert host._release is not None and host._release is not timer
