@@ -66,12 +66,13 @@ async def test_kill_9_mid_tool_then_continue(workspace: Path, short_dir: Path) -
         except ClientError:
             # An open bug (stop 35's note): the first connection to a pod restarted after a
             # kill -9 that ended a running command is sometimes closed, the pod alive and
-            # silent. A second connection must work; what this test checks follows.
-            c = await PodClient.connect(socket)
+            # silent. A second connection must work; what this test checks follows. When it
+            # does not, what the restarted pod printed is the clue to that bug.
             try:
+                c = await PodClient.connect(socket)
                 status = await c.request("get_status")
             except Exception as exc:
-                raise AssertionError(what_it_said(proc)) from exc
+                raise AssertionError(f"the restarted pod: {what_it_said(proc)}") from exc
         assert status.data["status"] == "paused"
         after = (await c.request("get_history")).data["items"]
         assert after[: len(before)] == before  # nothing committed was lost or duplicated
