@@ -19,7 +19,7 @@ from orchestrator.fleet.cluster import deploy, start_local, status, teardown  # 
 from orchestrator.fleet.directory import NAMESPACE, Directory, FleetError  # noqa: E402
 from orchestrator.fleet.raykv import RayKV  # noqa: E402
 from orchestrator.history import UserMessage  # noqa: E402
-from orchestrator.host import ask_host  # noqa: E402
+from orchestrator.host import HostError, ask_host  # noqa: E402
 from orchestrator.session import load_session  # noqa: E402
 
 # One worker runs every Ray test, one after the other: the kill bench's driver shuts Ray down
@@ -47,8 +47,19 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 async def add_pod(gateway: Path, workspace: Path, name: str) -> dict[str, Any]:
     config: dict[str, Any] = {"workspace": str(workspace), "name": name, "provider": "scripted"}
     config["sandbox"] = {"mode": "off"}
-    row: dict[str, Any] = await ask_host("load", {"config": config}, path=gateway / "control.sock")
-    return row
+    # A gateway Ray is restarting (a test before this one killed it) binds its sockets again
+    # once its process is up: slow on a loaded machine, so a client asks again meanwhile.
+    deadline = asyncio.get_running_loop().time() + 60
+    while True:
+        try:
+            row: dict[str, Any] = await ask_host(
+                "load", {"config": config}, path=gateway / "control.sock"
+            )
+            return row
+        except HostError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.2)
 
 
 async def run(socket: str, line: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -50,7 +50,7 @@ async def test_a_gateway_restarted_by_ray_binds_its_sockets_again(
             pass
         await asyncio.sleep(0.1)
     events: list[tuple[str, dict[str, Any]]] = []
-    for _ in range(100):  # it binds once its constructor is done
+    for _ in range(600):  # it binds once its process is up and its constructor done
         try:
             events = await run(row["socket"], {"method": "run", "params": {"input": "back"}})
             break
