@@ -216,16 +216,18 @@ def _widget(index: int, f: FormField) -> Widget:
     name = f"field-{index}"
     if f.kind == "boolean":
         about = f" — {f.description}" if f.description else ""
-        return Checkbox(f"{f.title}{about}", value=f.default is True, id=name, compact=True)
+        # Text, not str: a server's words are never read as markup (a stray "[/b]" would
+        # stop the UI; a "[link=…]" would dress up a link).
+        return Checkbox(Text(f"{f.title}{about}"), value=f.default is True, id=name, compact=True)
     if f.kind == "choice":
         values = [value for value, _ in f.options]
         initial: Any = f.default if f.default in values else Select.NULL
-        options = [(label, value) for value, label in f.options]
+        options = [(Text(label), value) for value, label in f.options]
         return Select(options, value=initial, prompt="choose…", id=name, compact=True)
     if f.kind == "choices":
         chosen = f.default if isinstance(f.default, list) else []
         return SelectionList[str](
-            *[(label, value, value in chosen) for value, label in f.options],
+            *[(Text(label), value, value in chosen) for value, label in f.options],
             id=name,
             compact=True,
         )

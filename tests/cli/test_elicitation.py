@@ -68,3 +68,19 @@ def test_widget_values_are_checked_field_by_field() -> None:
     assert collect(FORM, good) == Filled(
         content={"email": "a@b.co", "age": 7, "ok": False, "size": "s"}
     )
+
+
+def test_a_servers_words_reach_a_terminal_as_text_not_as_control_sequences() -> None:
+    from cli.elicitation import plain
+    from cli.elicitation_prompt import describe
+
+    data = {
+        "id": "i",
+        "server": "a",
+        "message": "hi\x1b[2J\x1b]0;owned\x07\nline 2",
+        "mode": "form",
+    }
+    shown = describe(data)
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert shown == "? MCP server a asks: hi\\x1b[2J\\x1b]0;owned\\x07\nline 2"
+    assert plain("tab\there\x9b") == "tab\\x09here\\x9b"

@@ -172,3 +172,27 @@ async def test_a_url_request_shows_its_link_and_is_accepted_as_opened() -> None:
         assert url in screen_text(app) and "Opened it" in screen_text(app)
         await pilot.click("#accept")
         assert app.answers == [("accept", None)]
+
+
+async def test_a_servers_words_in_a_form_are_shown_as_written_never_as_markup() -> None:
+    # A server chooses every title and choice label: "[/b]" used to stop the UI (a markup
+    # error), and "[link=…]" would have dressed up a link.
+    sneaky = "[/b] hi [link=https://evil.example]x[/link]"
+    schema = {
+        "type": "object",
+        "properties": {
+            "ok": {"type": "boolean", "title": sneaky},
+            "pick": {"type": "string", "oneOf": [{"const": "a", "title": sneaky}]},
+            "many": {"type": "array", "items": {"anyOf": [{"const": "b", "title": sneaky}]}},
+        },
+    }
+    request = ElicitationRequestData(id="i", server="a", message=sneaky, schema=schema)
+    app = CardApp(ElicitationEntry.of(request))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        card = app.query_one(ElicitationCard)
+        assert str(card.query_one(Checkbox).label) == sneaky
+        assert "[/b] hi" in screen_text(app)
+        card.submit()
+        await pilot.pause()
+        assert app.answers == [("accept", {"ok": False})]
