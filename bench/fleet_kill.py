@@ -193,9 +193,11 @@ def _config(root: Path, name: str, second: dict[str, Any] | None = None) -> dict
 
 SLEEP = {
     "text": "running the long job",
-    "tool_calls": [{"name": "bash", "input": {"command": "sleep 900"}}],
+    "tool_calls": [{"name": "bash", "input": {"command": "echo started; sleep 900"}}],
 }
-"""A mid-turn pod's second reply: a command that runs until its node dies."""
+"""A mid-turn pod's second reply: a command that runs until its node dies. It prints first:
+its output is the sign it runs (``tool_call_done`` comes before the call's write-ahead record,
+and a call killed before that record never ran, so ``resume`` would run it)."""
 SLOW = {"text": "a slow answer " * 8, "chunk_size": 8, "chunk_delay_s": 0.1}
 """An in-flight pod's second reply: streams for about a second."""
 
@@ -237,10 +239,10 @@ async def _add(root: Path, control: Path, session: Session, second: dict[str, An
 
 
 async def _start_mid_turn(session: Session, streams: list[asyncio.Task[None]]) -> None:
-    """Start the turn that will be cut: back once its command runs (the call is on disk)."""
+    """Start the turn that will be cut: back once its command runs (its output streams)."""
     link = await Link.open(session.socket)
     await link.send("run", {"input": "run the long job", "request_id": f"{session.name}-2"})
-    await link.until(session, lambda e, d: e == "tool_call_done", 60.0)
+    await link.until(session, lambda e, d: e == "tool_output_delta", 60.0)
     streams.append(asyncio.create_task(_listen(link, session)))
 
 

@@ -23,18 +23,18 @@ def test_a_node_killed_whole_loses_nothing_acknowledged_and_runs_nothing_twice()
         pytest.skip(f"a 2-node Ray cluster cannot start here: {exc}")
     figures = result["results"]
     sessions = fleet_kill.QUICK["sessions"] + fleet_kill.QUICK["mid_turn"]
-    assert figures["processes_killed"] > 0
-    assert figures["sessions_missing_acknowledged_items"] == 0
-    assert figures["user_messages_committed_twice"] == 0
-    assert figures["load_warnings"] == 0
-    assert figures["answered"] == sessions
-    assert figures["mid_turn_paused_then_finished"] == fleet_kill.QUICK["mid_turn"]
+    assert figures["processes_killed"] > 0, figures
+    assert figures["sessions_missing_acknowledged_items"] == 0, figures
+    assert figures["user_messages_committed_twice"] == 0, figures
+    assert figures["load_warnings"] == 0, figures
+    assert figures["answered"] == sessions, figures
+    assert figures["mid_turn_paused_then_finished"] == fleet_kill.QUICK["mid_turn"], figures
     # Every run in flight was committed once: before the kill (its replay is a duplicate)
     # or after it (the replay ran it).
     replays = figures["in_flight_replays"]
     assert set(replays) <= {"duplicate", "finished"}
     assert sum(replays.values()) == fleet_kill.QUICK["in_flight"]
-    assert figures["failures"] == {}
-    assert figures["next_turn_finished"] == sessions
+    assert figures["failures"] == {}, figures
+    assert figures["next_turn_finished"] == sessions, figures
     # The dead node's hosts came back on the other one: nothing is placed on it any more.
-    assert figures["node_b_in_placements_after"] is False
+    assert figures["node_b_in_placements_after"] is False, figures
