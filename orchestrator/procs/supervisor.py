@@ -337,6 +337,18 @@ class Supervisor:
                     os.unlink(self.report)
         return targets
 
+    def collect_main(self, wait_s: float = 1.0) -> None:
+        """Reap the command if that is still to do, so its code is reported before we exit.
+
+        A kill round can find nothing alive while the command is a zombie not yet reaped: it
+        died between the round's ``waitpid`` and its look at ``/proc``, which leaves zombies
+        out."""
+        deadline, pause = time.monotonic() + wait_s, _backoff()
+        while self.main is not None and self.main_code is None and time.monotonic() < deadline:
+            if not self.reap(block=False):
+                return
+            time.sleep(next(pause))
+
     def write_report(self, pids: list[int]) -> None:
         """Record who we are and the processes we answer for (when they changed)."""
         if self.report is None or pids == self._reported:
@@ -363,6 +375,7 @@ class Supervisor:
     def finish(self, code: int) -> None:
         """End what is left and exit."""
         survivors = self.end_all()
+        self.collect_main()
         if self.relay is not None:
             self.relay.join(1.0)
         os._exit(code if not survivors else (code or 1))

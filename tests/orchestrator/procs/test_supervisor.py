@@ -135,6 +135,52 @@ async def test_a_signal_to_the_supervisor_ends_everything(
     assert await supervised.exited() == -signal.SIGKILL
 
 
+_LATE_ZOMBIE = """
+import os, signal, sys, time
+from orchestrator.procs.supervisor import Options, Supervisor, proc_stat
+
+
+class LastRoundMissedIt(Supervisor):
+    def tracked(self):
+        return []  # the window: nothing alive, the command a zombie nobody reaped yet
+
+
+options = Options()
+options.status_fd, options.no_cgroup, options.grace = int(sys.argv[1]), True, 0.0
+supervisor = LastRoundMissedIt(options)
+supervisor.start(["sleep", "60"])
+os.kill(supervisor.main, signal.SIGKILL)
+while proc_stat(supervisor.main)[0] != "Z":
+    time.sleep(0.005)
+supervisor.finish(129)
+"""
+
+
+def test_a_command_that_died_in_the_last_kill_round_still_has_its_code_reported() -> None:
+    # CI met it: a kill round looked at /proc just after the command became a zombie, saw
+    # nothing alive, and the supervisor exited without reporting the command's code.
+    read_fd, write_fd = os.pipe()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _LATE_ZOMBIE, str(write_fd)],
+            pass_fds=(write_fd,),
+            cwd=Path(__file__).resolve().parents[3],
+            capture_output=True,
+            timeout=30,
+        )
+        os.close(write_fd)
+        write_fd = -1
+        with os.fdopen(read_fd, "rb") as status:
+            read_fd = -1
+            said = status.read()
+    finally:
+        for fd in (read_fd, write_fd):
+            if fd >= 0:
+                os.close(fd)
+    assert done.returncode == 129, done.stderr.decode()
+    assert said == f"exit {-signal.SIGKILL}\n".encode()
+
+
 async def test_the_exit_code_is_reported_and_leftovers_end_with_the_command(
     cgroup: bool, marker: int
 ) -> None:
