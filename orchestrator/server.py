@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.errors import SetupError
+from orchestrator.procs.supervisor import proc_stat
 from orchestrator.protocol import (
     MAX_LINE_BYTES,
     ErrorData,
@@ -434,13 +435,37 @@ def prepare_socket_path(path: Path) -> None:
 
 
 def socket_is_live(path: Path) -> bool:
-    """True when something accepts connections on the socket path."""
+    """True when a live process listens on the socket path.
+
+    A connection alone does not tell: a process killed while it forked a command leaves that
+    child holding its listening socket until the child execs, which under load takes tens of
+    milliseconds, and the child never accepts. The listening socket's credentials name the
+    process that listened, so a socket whose listener is gone counts as stale (a pod restarted
+    at that moment replaces it, and a client waiting for the new pod keeps waiting)."""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.settimeout(0.5)
     try:
         probe.connect(str(path))
+        creds = peer_credentials(probe)
     except OSError:
         return False
     finally:
         probe.close()
-    return True
+    return creds is None or not _gone(creds[0])
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has exited (a zombie has); False when it cannot be told (a pid
+    of another namespace reads as 0)."""
+    if pid <= 0:
+        return False
+    state = proc_stat(pid)
+    if state is not None:
+        return state[0] in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

@@ -9,8 +9,8 @@ import signal
 import time
 from pathlib import Path
 
-from orchestrator.client import ClientError, PodClient
-from tests.e2e.harness import collect_until, start_pod_process, what_it_said
+from orchestrator.client import PodClient
+from tests.e2e.harness import collect_until, start_pod_process
 
 
 async def test_kill_9_mid_tool_then_continue(workspace: Path, short_dir: Path) -> None:
@@ -60,19 +60,11 @@ async def test_kill_9_mid_tool_then_continue(workspace: Path, short_dir: Path) -
     script.write_text(json.dumps({"replies": [{"text": "after the crash"}]}))
     proc = start_pod_process(workspace, socket, session, script, "--continue")
     try:
+        # Killed as it started the command, the first pod may have left a forked child
+        # holding its listening socket for a moment: start_pod_process waited for the new
+        # pod's socket, not that one (socket_is_live asks who listens).
         c = await PodClient.connect(socket)
-        try:
-            status = await c.request("get_status")
-        except ClientError:
-            # An open bug (stop 35's note): the first connection to a pod restarted after a
-            # kill -9 that ended a running command is sometimes closed, the pod alive and
-            # silent. A second connection must work; what this test checks follows. When it
-            # does not, what the restarted pod printed is the clue to that bug.
-            try:
-                c = await PodClient.connect(socket)
-                status = await c.request("get_status")
-            except Exception as exc:
-                raise AssertionError(f"the restarted pod: {what_it_said(proc)}") from exc
+        status = await c.request("get_status")
         assert status.data["status"] == "paused"
         after = (await c.request("get_history")).data["items"]
         assert after[: len(before)] == before  # nothing committed was lost or duplicated

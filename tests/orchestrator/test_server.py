@@ -7,8 +7,11 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import socket
 import stat
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,7 @@ from orchestrator.client import PodClient
 from orchestrator.config import PodConfig
 from orchestrator.pod import build_pod
 from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply
-from orchestrator.server import PodServer, ServerError
+from orchestrator.server import PodServer, ServerError, socket_is_live
 from tests.e2e.harness import collect_until, running_pod
 
 
@@ -360,3 +363,42 @@ async def test_a_stale_socket_is_replaced_and_only_our_socket_is_removed(short_d
     path.write_text("not ours")
     await server.close()
     assert path.read_text() == "not ours"
+
+
+_DIES_FORKING = """
+import os, socket, sys, time
+listener = socket.socket(socket.AF_UNIX)
+listener.bind(sys.argv[1])
+listener.listen(8)
+child = os.fork()
+if child == 0:  # a command being started: it holds the listener until it execs
+    os.close(1)
+    os.close(2)
+    time.sleep(60)
+    os._exit(0)
+print(child, flush=True)
+os._exit(0)  # the pod, killed
+"""
+
+
+async def test_a_socket_held_only_by_a_dead_pods_half_forked_child_is_stale(
+    short_dir: Path,
+) -> None:
+    # What a pod killed while it forked a command leaves: its listening socket, held by the
+    # child for a moment. It accepts connections nobody will ever answer.
+    path = short_dir / "p.sock"
+    said = subprocess.run(
+        [sys.executable, "-c", _DIES_FORKING, str(path)], capture_output=True, timeout=30
+    )
+    child = int(said.stdout)
+    try:
+        raw = socket.socket(socket.AF_UNIX)
+        raw.connect(str(path))  # the hazard: something is there
+        raw.close()
+        assert not socket_is_live(path)
+        server = PodServer(path, _handler)
+        await server.start()  # a restarted pod replaces it, instead of refusing to start
+        assert socket_is_live(path)
+        await server.close()
+    finally:
+        os.kill(child, signal.SIGKILL)
