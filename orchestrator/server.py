@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.errors import SetupError
-from orchestrator.procs.supervisor import proc_stat
+from orchestrator.procs.supervisor import exited
 from orchestrator.protocol import (
     MAX_LINE_BYTES,
     ErrorData,
@@ -451,21 +451,4 @@ def socket_is_live(path: Path) -> bool:
         return False
     finally:
         probe.close()
-    return creds is None or not _gone(creds[0])
-
-
-def _gone(pid: int) -> bool:
-    """Whether process ``pid`` has exited (a zombie has); False when it cannot be told (a pid
-    of another namespace reads as 0)."""
-    if pid <= 0:
-        return False
-    state = proc_stat(pid)
-    if state is not None:
-        return state[0] in ("Z", "X")
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return creds is None or not exited(creds[0])

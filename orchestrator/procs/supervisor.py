@@ -92,6 +92,23 @@ def alive(pid: int, started: int | None = None) -> bool:
     return started is None or stat[2] == started
 
 
+def exited(pid: int) -> bool:
+    """Whether process ``pid`` has exited (a zombie has); False when that cannot be told (a
+    pid of another PID namespace reads as 0)."""
+    if pid <= 0:
+        return False
+    stat = proc_stat(pid)
+    if stat is not None:
+        return stat[0] in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 def descendants(root: int) -> list[int]:
     """The live descendants of ``root``, read from /proc (zombies left out)."""
     children: dict[int, list[int]] = {}

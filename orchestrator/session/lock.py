@@ -7,6 +7,9 @@ the same device and inode) is refused too. Locking a ``.lock`` file named after 
 let both run, and each would number its items over the other's. The holder's description lives
 beside the session's real path (symlinks resolved), so a pod refused through a symlink is told
 who holds it; through a hard link it may only hear "another pod".
+
+A lock whose named holder has exited is waited for a moment before the session counts as
+locked: a pod killed while it forked a command leaves the half-started child holding it.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import fcntl
 import json
 import os
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
+from orchestrator.procs.supervisor import exited
 from orchestrator.session.errors import SessionError, SessionLocked
 
 
@@ -60,6 +65,29 @@ def _read_holder(session_path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+LEFT_BY_THE_DEAD_WAIT_S = 2.0
+"""How long a lock whose named holder has exited is waited for before the session counts as
+locked: a pod killed while it forked a command leaves the child holding the lock (its copy
+of the pod's descriptor) until the child execs, for milliseconds to tens of them."""
+
+
+def _flock(fd: int, session_path: Path) -> None:
+    """Lock ``fd`` exclusively; BlockingIOError while another pod holds it."""
+    deadline: float | None = None
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pid = _read_holder(session_path).get("pid")
+            if not isinstance(pid, int) or not exited(pid):
+                raise
+            deadline = deadline or time.monotonic() + LEFT_BY_THE_DEAD_WAIT_S
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
+
+
 class SessionLock:
     """An exclusive, advisory lock on one session, released when the holder exits (any way)."""
 
@@ -75,7 +103,7 @@ class SessionLock:
             os.close(fd)
             raise SessionError(f"cannot lock session {session_path}: it is not a regular file")
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _flock(fd, session_path)
         except BlockingIOError:
             os.close(fd)
             other = _read_holder(session_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -30,6 +31,7 @@ from orchestrator.session import (
     sessions_dir,
     summarize_session,
 )
+from orchestrator.session import lock as lock_module
 
 
 def _write_turn(writer: SessionWriter, history: History, *, end: bool) -> None:
@@ -204,6 +206,57 @@ def test_the_lock_dies_with_its_holder(tmp_path: Path) -> None:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
     SessionWriter(path, pod="p", workspace=tmp_path).close()
+
+
+_KILLED_FORKING = """
+import os, sys, time
+from pathlib import Path
+from orchestrator.session import SessionWriter
+SessionWriter(Path(sys.argv[1]), pod="dead", workspace=Path("."))
+child = os.fork()
+if child == 0:  # a command being started: its copy of the lock goes when it execs
+    os.close(1)
+    os.close(2)
+    time.sleep(float(sys.argv[2]))
+    os._exit(0)
+print(child, flush=True)
+os._exit(0)  # the pod, killed
+"""
+
+
+def _die_forking(path: Path, child_holds_s: float) -> int:
+    """A pod that exits while its half-started command still holds the session's lock; the
+    command's pid."""
+    said = subprocess.run(
+        [sys.executable, "-c", _KILLED_FORKING, str(path), str(child_holds_s)],
+        capture_output=True,
+        timeout=30,
+    )
+    return int(said.stdout)
+
+
+def test_a_lock_left_for_a_moment_by_a_dead_pods_command_is_waited_for(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    child = _die_forking(path, 0.3)
+    try:
+        assert session_holder(path) is not None  # named by a pod that is gone
+        SessionWriter(path, pod="restarted", workspace=tmp_path).close()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+
+
+def test_a_lock_a_dead_pods_leftover_keeps_is_refused_after_the_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lock_module, "LEFT_BY_THE_DEAD_WAIT_S", 0.2)
+    path = tmp_path / "s.jsonl"
+    child = _die_forking(path, 60)
+    try:
+        with pytest.raises(SessionLocked, match="pod dead"):
+            SessionWriter(path, pod="restarted", workspace=tmp_path)
+    finally:
+        os.kill(child, signal.SIGKILL)
 
 
 def _session(workspace: Path, *, turns: int, end: bool = True, mtime: int = 0) -> Path:
