@@ -91,9 +91,16 @@ def main() -> None:
         """Say it back."""
         return text
 
+    def arrived(tool: str) -> None:
+        """Note that a call reached the server (a test waits for it, not for a time)."""
+        if pidfile:
+            with open(f"{pidfile}.calls", "a") as out:
+                out.write(f"{tool}\n")
+
     @server.tool()
     def hang(seconds: float = 3600) -> str:
         """Never answers in time; a thread keeps sleeping even when the call is cancelled."""
+        arrived("hang")
         done = threading.Event()
         threading.Thread(target=lambda: (time.sleep(seconds), done.set()), daemon=True).start()
         done.wait()
@@ -102,6 +109,7 @@ def main() -> None:
     @server.tool()
     async def freeze() -> str:
         """Blocks the server's own event loop: it answers nothing until it is killed."""
+        arrived("freeze")
         time.sleep(3600)
         return "thawed"
 

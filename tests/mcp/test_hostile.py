@@ -37,11 +37,20 @@ def alive(pid: int) -> bool:
         return stat.read().split()[2] != "Z"
 
 
-async def freeze_then_pause(c: PodClient) -> None:
+async def arrived(pidfile: Path, tool: str) -> None:
+    """Wait until a call of ``tool`` reached the hostile server."""
+    calls = pidfile.with_name(pidfile.name + ".calls")
+    for _ in range(3000):
+        if calls.exists() and tool in calls.read_text().split():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"no call of {tool} reached the server")
+
+
+async def freeze_then_pause(c: PodClient, pidfile: Path) -> None:
     """Have the server freeze in a call, then pause the turn."""
     await c.send("run", {"input": "freeze"})
-    await c.wait_for("tool_call_done")
-    await asyncio.sleep(0.3)
+    await arrived(pidfile, "freeze")
     await c.send("pause")
     await c.wait_for("run_end")
 
@@ -89,8 +98,7 @@ async def test_pause_mid_call_commits_a_truthful_result_and_resume_does_not_rese
     async with running_pod(workspace, short_dir, replies=replies, mcp={"servers": servers}) as pod:
         c = await pod.client()
         await c.send("run", {"input": "wait for it"})
-        await c.wait_for("tool_call_done")
-        await asyncio.sleep(0.3)  # the call is at the server
+        await arrived(pidfile, "hang")
         started = time.monotonic()
         await c.send("pause")
         events = await collect_until(c, "run_end")
@@ -188,8 +196,8 @@ async def test_kill_9_of_the_pod_mid_call_leaves_no_server_and_no_resend(
     await live()
     client = await PodClient.connect(socket)
     await client.send("run", {"input": "hang"})
-    await client.wait_for("tool_result", timeout=30)  # spawn answered; hang is in the server
-    await asyncio.sleep(0.5)
+    await client.wait_for("tool_result", timeout=30)  # spawn answered
+    await arrived(pidfile, "hang")  # so the call has started: a crash closes it as such
     [server_pid] = pids(pidfile)
     first.send_signal(signal.SIGKILL)
     first.wait(10)
@@ -232,7 +240,7 @@ async def test_a_server_stuck_after_a_cancelled_call_is_restarted(
     servers = {"h": {**hostile(pidfile), "cancel_grace_s": 0.5}}
     async with running_pod(workspace, short_dir, replies=replies, mcp={"servers": servers}) as pod:
         c = await pod.client()
-        await freeze_then_pause(c)
+        await freeze_then_pause(c, pidfile)
         restarted = await c.wait_for("alert", timeout=20)
         assert (
             "did not answer 0.5 s after a call of freeze was interrupted; restarting it"
@@ -406,7 +414,7 @@ async def test_a_pending_check_after_an_interrupt_does_not_restart_a_closed_serv
         workspace, short_dir, replies=[call("freeze")], mcp={"servers": servers}
     ) as pod:
         c = await pod.client()
-        await freeze_then_pause(c)
+        await freeze_then_pause(c, pidfile)
         await c.close()
     # The pod is gone; the check it left for the frozen server would have fired by now.
     await asyncio.sleep(1.5)
