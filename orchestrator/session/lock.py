@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import json
 import os
+import socket
 import stat
 import time
 from pathlib import Path
@@ -65,6 +66,9 @@ def _read_holder(session_path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+MACHINE = socket.gethostname()
+"""Named in the holder's description: its pid means something only here."""
+
 LEFT_BY_THE_DEAD_WAIT_S = 2.0
 """How long a lock whose named holder has exited is waited for before the session counts as
 locked: a pod killed while it forked a command leaves the child holding the lock (its copy
@@ -79,8 +83,11 @@ def _flock(fd: int, session_path: Path) -> None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
         except BlockingIOError:
-            pid = _read_holder(session_path).get("pid")
-            if not isinstance(pid, int) or not exited(pid):
+            holder = _read_holder(session_path)
+            pid = holder.get("pid")
+            # A pid names a process of its own machine only (sessions on a shared disk).
+            here = holder.get("machine", MACHINE) == MACHINE
+            if not here or not isinstance(pid, int) or not exited(pid):
                 raise
             deadline = deadline or time.monotonic() + LEFT_BY_THE_DEAD_WAIT_S
             if time.monotonic() >= deadline:
@@ -128,7 +135,7 @@ class SessionLock:
         except OSError:
             return
         try:
-            os.write(fd, json.dumps(holder).encode())
+            os.write(fd, json.dumps({**holder, "machine": MACHINE}).encode())
         except OSError:
             pass
         finally:

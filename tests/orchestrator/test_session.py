@@ -157,14 +157,20 @@ def test_paths_are_per_workspace_and_latest_is_newest(tmp_path: Path) -> None:
 def test_a_second_writer_is_refused_and_told_who_holds_the_session(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     first = SessionWriter(path, pod="alpha", workspace=tmp_path, holder={"socket": "/x/a.sock"})
-    assert session_holder(path) == {"pod": "alpha", "pid": os.getpid(), "socket": "/x/a.sock"}
+    assert session_holder(path) == {
+        "pod": "alpha", "pid": os.getpid(), "socket": "/x/a.sock", "machine": lock_module.MACHINE,
+    }  # fmt: skip
     with pytest.raises(SessionLocked, match=r"in use by another pod \(pod alpha, pid \d+"):
         SessionWriter(path, pod="beta", workspace=tmp_path)
     first.close()
     assert session_holder(path) is None
     assert not lock_path(path).exists()  # a clean stop leaves no .lock file behind
     second = SessionWriter(path, pod="beta", workspace=tmp_path)
-    assert session_holder(path) == {"pod": "beta", "pid": os.getpid()}
+    assert session_holder(path) == {
+        "pod": "beta",
+        "pid": os.getpid(),
+        "machine": lock_module.MACHINE,
+    }
     second.close()
     assert len(path.read_text().splitlines()) == 1  # one header: the refused writer wrote nothing
     assert sorted(p.name for p in tmp_path.glob("s.*")) == ["s.jsonl"]
@@ -253,6 +259,26 @@ def test_a_lock_a_dead_pods_leftover_keeps_is_refused_after_the_wait(
     path = tmp_path / "s.jsonl"
     child = _die_forking(path, 60)
     try:
+        with pytest.raises(SessionLocked, match="pod dead"):
+            SessionWriter(path, pod="restarted", workspace=tmp_path)
+    finally:
+        os.kill(child, signal.SIGKILL)
+
+
+def test_a_holder_of_another_machine_is_not_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its pid means nothing here (a session on a shared disk): refused at once, as before,
+    # its pid never looked up.
+    path = tmp_path / "s.jsonl"
+    child = _die_forking(path, 60)
+
+    def looked_up(pid: int) -> bool:
+        raise AssertionError(f"pid {pid} of another machine was looked up here")
+
+    try:
+        monkeypatch.setattr(lock_module, "MACHINE", "another-machine")
+        monkeypatch.setattr(lock_module, "exited", looked_up)
         with pytest.raises(SessionLocked, match="pod dead"):
             SessionWriter(path, pod="restarted", workspace=tmp_path)
     finally:
