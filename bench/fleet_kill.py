@@ -359,6 +359,26 @@ async def scenario(
     }
 
 
+class HostsNotSpread(RuntimeError):
+    """Ray placed every host on one node (its soft affinity, on a loaded machine): the run
+    cannot kill one node's hosts and not the other's. Nothing was measured; run again."""
+
+
+def _until_it_runs_work(node: str, timeout_s: float = 120.0) -> None:
+    """Wait until ``node`` has run a task: the fleet places its hosts with soft affinity, which
+    puts them on the other node while this one still starts its workers (a loaded CI machine),
+    and the scenario needs hosts on both."""
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    @ray.remote(num_cpus=0)
+    def here() -> str:
+        return str(ray.get_runtime_context().get_node_id())
+
+    strategy = NodeAffinitySchedulingStrategy(node, soft=False)
+    ray.get(here.options(scheduling_strategy=strategy).remote(), timeout=timeout_s)
+
+
 def run(params: dict[str, int], quick: bool, *, keep: bool = False) -> Result:
     """Start the cluster and the fleet, run :func:`scenario`, tear everything down (``keep``:
     but its folder, with Ray's logs, which the run names on stderr)."""
@@ -393,11 +413,12 @@ def run(params: dict[str, int], quick: bool, *, keep: bool = False) -> Result:
         while len(live_nodes()) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
         node_a, node_b = node_id(a.label), node_id(b.label)
+        _until_it_runs_work(node_b)
         out = deploy(root / "shared", hosts_per_node=2, idle_unload_s=3600.0)
         control = Path(out["gateways"][node_a]["dir"]) / "control.sock"
         hosts = {h.name: h.node == node_b for h in Directory(RayKV()).hosts()}
         if not any(hosts.values()) or all(hosts.values()):
-            raise RuntimeError(f"the hosts are not spread over both nodes: {hosts}")
+            raise HostsNotSpread(f"the hosts are not spread over both nodes: {hosts}")
         setup_s = time.monotonic() - setup
         raw = asyncio.run(scenario(root, control, hosts, params, b))
         placements = Directory(RayKV()).placements()

@@ -7,6 +7,7 @@ gateway per node (strict affinity: a gateway belongs to its node's clients).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -33,6 +34,10 @@ from orchestrator.fleet.local import LocalNode, start_node
 from orchestrator.fleet.raykv import RayKV
 
 ACTOR_CALL_TIMEOUT_S = 10.0
+START_RETRY_S = 1.0
+"""Between a restarted gateway's tries to bind its sockets."""
+
+log = logging.getLogger(__name__)
 
 
 class GatewayActor:
@@ -43,7 +48,19 @@ class GatewayActor:
         # Bound by itself, not only by `pod fleet up`: Ray runs this again when it restarts
         # the actor (its process died), and nobody else would bind the sockets then. The call
         # runs once the constructor is done.
-        ray.get_runtime_context().current_actor.start.remote()
+        ray.get_runtime_context().current_actor.start_until_bound.remote()
+
+    async def start_until_bound(self) -> None:
+        """Bind its sockets, trying again every second until that works: nobody waits on this
+        call, so a failed start (the GCS still unreachable after the node's loss) would leave
+        a restarted gateway deaf for good."""
+        while True:
+            try:
+                await self.gateway.start()
+                return
+            except Exception:
+                log.warning("the gateway could not bind its sockets; trying again", exc_info=True)
+                await asyncio.sleep(START_RETRY_S)
 
     async def pid(self) -> int:
         """Its process (tests kill it to see it come back)."""

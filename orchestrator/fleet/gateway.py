@@ -159,6 +159,8 @@ class Gateway:
         self.tcp_host, self.tcp_port = tcp_host, tcp_port
         self._pods: dict[str, asyncio.Server] = {}
         self._servers: list[asyncio.Server] = []
+        self._control: asyncio.Server | None = None
+        self._tcp: asyncio.Server | None = None
         self._sync: asyncio.Task[None] | None = None
         self._syncing = asyncio.Lock()
         self._starting = asyncio.Lock()
@@ -183,19 +185,20 @@ class Gateway:
 
     async def _start(self) -> dict[str, Any]:
         if self._sync is None:
-            ensure_private_dir(self.dir)
-            control = bind_socket(self.dir / "control.sock")
-            self._servers.append(
-                await asyncio.start_unix_server(
+            # Each step once: a start that failed part-way (the GCS unreachable in ``sync``)
+            # is made again, and what it bound stays bound.
+            if self._control is None:
+                ensure_private_dir(self.dir)
+                control = bind_socket(self.dir / "control.sock")
+                self._control = await asyncio.start_unix_server(
                     self._serve_control, sock=control, limit=MAX_LINE_BYTES
                 )
-            )
-            if self.tcp_port:
-                self._servers.append(
-                    await asyncio.start_server(
-                        self._serve_tcp, self.tcp_host, self.tcp_port, limit=MAX_LINE_BYTES
-                    )
+                self._servers.append(self._control)
+            if self.tcp_port and self._tcp is None:
+                self._tcp = await asyncio.start_server(
+                    self._serve_tcp, self.tcp_host, self.tcp_port, limit=MAX_LINE_BYTES
                 )
+                self._servers.append(self._tcp)
             await self.sync()
             self._sync = asyncio.ensure_future(self._keep_in_sync())
         return {"dir": str(self.dir), "tcp_port": self.tcp_port, "pods": sorted(self._pods)}
@@ -207,6 +210,7 @@ class Gateway:
         for server in [*self._servers, *self._pods.values()]:
             server.close()
         self._servers.clear()
+        self._control = self._tcp = None
         for name in list(self._pods):
             with contextlib.suppress(OSError):
                 (self.dir / f"{name}.sock").unlink()

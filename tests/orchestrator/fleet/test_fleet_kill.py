@@ -17,10 +17,15 @@ pytestmark = [pytest.mark.fleet, pytest.mark.slow, pytest.mark.xdist_group("ray"
 
 
 def test_a_node_killed_whole_loses_nothing_acknowledged_and_runs_nothing_twice() -> None:
-    try:
-        result = fleet_kill.run(dict(fleet_kill.QUICK), quick=True)
-    except FleetError as exc:  # no second node here (ports, shared memory): say so
-        pytest.skip(f"a 2-node Ray cluster cannot start here: {exc}")
+    for attempt in range(3):
+        try:
+            result = fleet_kill.run(dict(fleet_kill.QUICK), quick=True)
+            break
+        except FleetError as exc:  # no second node here (ports, shared memory): say so
+            pytest.skip(f"a 2-node Ray cluster cannot start here: {exc}")
+        except fleet_kill.HostsNotSpread:  # a set-up Ray left lopsided: a new cluster
+            if attempt == 2:
+                raise
     figures = result["results"]
     sessions = fleet_kill.QUICK["sessions"] + fleet_kill.QUICK["mid_turn"]
     assert figures["processes_killed"] > 0, figures
