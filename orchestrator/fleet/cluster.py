@@ -46,13 +46,16 @@ class GatewayActor:
     def __init__(self, node: str, tcp_port: int) -> None:
         self.gateway = Gateway(node, tcp_port=tcp_port)
         # Bound by itself, not only by `pod fleet up`: Ray runs this again when it restarts
-        # the actor (its process died), and nobody else would bind the sockets then. The call
-        # runs once the constructor is done.
-        ray.get_runtime_context().current_actor.start_until_bound.remote()
+        # the actor (its process died), and nobody else would bind the sockets then. Ray runs
+        # an async actor's constructor on the loop its methods run on, so the start is a task
+        # of that loop. Not a call to itself: one made while Ray still has the actor as
+        # restarting fails ("the actor is restarting") and is never run, which left a gateway
+        # deaf after its restart on a loaded machine.
+        self._binding = asyncio.get_running_loop().create_task(self.start_until_bound())
 
     async def start_until_bound(self) -> None:
         """Bind its sockets, trying again every second until that works: nobody waits on this
-        call, so a failed start (the GCS still unreachable after the node's loss) would leave
+        task, so a failed start (the GCS still unreachable after the node's loss) would leave
         a restarted gateway deaf for good."""
         while True:
             try:
@@ -71,7 +74,8 @@ class GatewayActor:
         return await self.gateway.start()
 
     async def stop(self) -> None:
-        """Stop listening."""
+        """Stop listening (and trying to bind, if it still does)."""
+        self._binding.cancel()
         await self.gateway.stop()
 
 

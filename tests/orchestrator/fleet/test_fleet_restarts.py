@@ -6,6 +6,7 @@ tests of ``test_fleet_ray.py``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -35,28 +36,32 @@ pytestmark = [pytest.mark.fleet, pytest.mark.slow, pytest.mark.xdist_group("ray"
 async def test_a_gateway_restarted_by_ray_binds_its_sockets_again(
     fleet: Path, workspace: Path
 ) -> None:
+    # Three times: a restart's start that Ray dropped (a call the actor made to itself while
+    # Ray still had it as restarting) failed about one restart in thirty on a loaded machine.
     row = await add_pod(fleet, workspace, "foxtrot")
     (gateway,) = [
         a for a in ray.util.list_named_actors(True) if a["name"].startswith("pod-gateway-")
     ]
     actor = ray.get_actor(gateway["name"], namespace=NAMESPACE)
-    old_pid = await actor.pid.remote()
-    os.kill(old_pid, signal.SIGKILL)
-    for _ in range(300):
-        try:
-            if await actor.pid.remote() != old_pid:
-                break
-        except ray.exceptions.RayActorError:
-            pass
-        await asyncio.sleep(0.1)
-    events: list[tuple[str, dict[str, Any]]] = []
-    for _ in range(600):  # it binds once its process is up and its constructor done
-        try:
-            events = await run(row["socket"], {"method": "run", "params": {"input": "back"}})
-            break
-        except (ConnectionError, FileNotFoundError):
+    for restart in range(3):
+        old_pid = await actor.pid.remote()
+        os.kill(old_pid, signal.SIGKILL)
+        new_pid = old_pid
+        for _ in range(600):
+            with contextlib.suppress(ray.exceptions.RayActorError):
+                new_pid = await actor.pid.remote()
+                if new_pid != old_pid:
+                    break
             await asyncio.sleep(0.1)
-    assert events and events[-1] == ("run_end", {"result": "finished"})
+        assert new_pid != old_pid, f"Ray did not restart the gateway (restart {restart})"
+        events: list[tuple[str, dict[str, Any]]] = []
+        for _ in range(600):  # it binds once its constructor ran
+            try:
+                events = await run(row["socket"], {"method": "run", "params": {"input": "back"}})
+                break
+            except (ConnectionError, FileNotFoundError):
+                await asyncio.sleep(0.1)
+        assert events and events[-1] == ("run_end", {"result": "finished"}), restart
 
 
 async def test_a_host_lost_after_its_run_committed_never_runs_it_twice(
