@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.fleet.directory import FleetError
+from orchestrator.procs.supervisor import alive
 
 RAY_START_TIMEOUT_S = 120.0
 
@@ -90,7 +91,7 @@ class LocalNode:
         still knows it is this node's."""
         pids = set(self.kill(signal.SIGTERM))
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+        while time.monotonic() < deadline and any(alive(pid) for pid in pids):
             time.sleep(0.2)
         for pid in pids | set(self.processes()):
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -179,15 +180,6 @@ def node_id(label: str) -> str:
             found: str = node["NodeID"]
             return found
     raise FleetError(f"no live Ray node carries the resource {label}")
-
-
-def _alive(pid: int) -> bool:
-    """Whether the process runs (a zombie, dead but not reaped yet, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def _process_table() -> dict[int, tuple[int, str]]:
