@@ -86,7 +86,9 @@ class Session:
     """Why a step after the kill failed (a timeout, a closed connection)."""
     told: str = "nothing"
     """What the client streaming its turn got when its host died: an ``error`` or ``alert``
-    event, ``closed`` with neither, or ``nothing`` (still open at the end)."""
+    event, ``closed`` with neither, ``served`` (its run ended: a line the gateway had not
+    yet passed on when the host died went to the restarted one), or ``nothing`` (still open
+    at the end)."""
 
 
 class Link:
@@ -249,8 +251,9 @@ async def _start_mid_turn(session: Session, streams: list[asyncio.Task[None]]) -
 async def _listen(link: Link, session: Session) -> None:
     """Keep a client of a pod on node B reading: what is it told when the host dies?"""
     try:
-        event, _ = await link.until(session, lambda e, d: e in ("error", "alert"), GIVE_UP_S)
-        session.told = event
+        ends = ("error", "alert", "run_end")
+        event, _ = await link.until(session, lambda e, d: e in ends, GIVE_UP_S)
+        session.told = "served" if event == "run_end" else event
     except TimeoutError:
         session.told = "nothing"
     except (ConnectionError, ValueError):
@@ -451,8 +454,11 @@ def _report(
     next_turn = sum(1 for s in sessions if s.next_turn == "finished")
     slowest = max(answered) if len(answered) == len(sessions) else None
     told = {
-        k: sum(1 for s in [*mid, *flying] if s.told == k)
-        for k in ("error", "alert", "closed", "nothing")
+        kind: {
+            k: sum(1 for s in group if s.told == k)
+            for k in ("error", "alert", "closed", "served", "nothing")
+        }
+        for kind, group in (("mid_turn", mid), ("in_flight", flying))
     }
     results = {
         "sessions": len(sessions),

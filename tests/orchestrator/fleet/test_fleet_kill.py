@@ -40,6 +40,13 @@ def test_a_node_killed_whole_loses_nothing_acknowledged_and_runs_nothing_twice()
     assert set(replays) <= {"duplicate", "finished"}
     assert sum(replays.values()) == fleet_kill.QUICK["in_flight"]
     assert figures["failures"] == {}, figures
+    # No client of a turn the kill cut is left waiting: a mid-turn one is told its host was
+    # lost; a run in flight is told too, or, when the gateway had not passed its line on yet,
+    # served by the restarted host.
+    told = figures["clients_of_killed_turns_told"]
+    assert told["mid_turn"]["alert"] + told["mid_turn"]["error"] == fleet_kill.QUICK["mid_turn"]
+    flying = told["in_flight"]
+    assert flying["alert"] + flying["error"] + flying["served"] == fleet_kill.QUICK["in_flight"]
     assert figures["next_turn_finished"] == sessions, figures
     # The dead node's hosts came back on the other one: nothing is placed on it any more.
     assert figures["node_b_in_placements_after"] is False, figures
