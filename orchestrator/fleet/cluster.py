@@ -51,9 +51,9 @@ class GatewayActor:
         # of that loop. Not a call to itself: one made while Ray still has the actor as
         # restarting fails ("the actor is restarting") and is never run, which left a gateway
         # deaf after its restart on a loaded machine.
-        self._binding = asyncio.get_running_loop().create_task(self.start_until_bound())
+        self._binding = asyncio.get_running_loop().create_task(self._start_until_bound())
 
-    async def start_until_bound(self) -> None:
+    async def _start_until_bound(self) -> None:
         """Bind its sockets, trying again every second until that works: nobody waits on this
         task, so a failed start (the GCS still unreachable after the node's loss) would leave
         a restarted gateway deaf for good."""

@@ -158,7 +158,6 @@ class Gateway:
         self.dir = gateway_dir(self.root, node)
         self.tcp_host, self.tcp_port = tcp_host, tcp_port
         self._pods: dict[str, asyncio.Server] = {}
-        self._servers: list[asyncio.Server] = []
         self._control: asyncio.Server | None = None
         self._tcp: asyncio.Server | None = None
         self._sync: asyncio.Task[None] | None = None
@@ -193,12 +192,10 @@ class Gateway:
                 self._control = await asyncio.start_unix_server(
                     self._serve_control, sock=control, limit=MAX_LINE_BYTES
                 )
-                self._servers.append(self._control)
             if self.tcp_port and self._tcp is None:
                 self._tcp = await asyncio.start_server(
                     self._serve_tcp, self.tcp_host, self.tcp_port, limit=MAX_LINE_BYTES
                 )
-                self._servers.append(self._tcp)
             await self.sync()
             self._sync = asyncio.ensure_future(self._keep_in_sync())
         return {"dir": str(self.dir), "tcp_port": self.tcp_port, "pods": sorted(self._pods)}
@@ -207,9 +204,9 @@ class Gateway:
         """Stop listening and remove the sockets."""
         if self._sync is not None:
             self._sync.cancel()
-        for server in [*self._servers, *self._pods.values()]:
-            server.close()
-        self._servers.clear()
+        for server in [self._control, self._tcp, *self._pods.values()]:
+            if server is not None:
+                server.close()
         self._control = self._tcp = None
         for name in list(self._pods):
             with contextlib.suppress(OSError):
