@@ -15,7 +15,10 @@ restart:
   provider rejects invalid requests like the API, so ``finished`` proves the request was valid;
 * a kill in the middle of a compaction leaves it whole or absent (no torn line, nothing lost);
 * every bash command logs its call id when it runs: at the end no id is in the log twice (a
-  command killed mid-run is closed as crashed, never run again by Resume).
+  command killed mid-run is closed as crashed, never run again by Resume). The log is in the
+  workspace, the one place a sandboxed command can write; a run whose bash calls have results
+  but whose log counted no execution measured nothing, and fails (exit 1, the reason in
+  ``problems``).
 
 The scripted provider appends a line per request it receives to a request log (``request_log``
 in the script): the requests it refused like the API (must be 0) are counted from there.
@@ -29,7 +32,8 @@ summed over requests) and the requests that did not turn thinking on; with ``--t
 run with any of the latter, or with nothing sent back, is a problem.
 
 Prints one JSON line: turns, kills, items checked, lost (must be 0), invalid requests (must
-be 0), executions and commands that ran twice (must be 0), calls closed as crashed, requests
+be 0), bash calls with a result, executions and commands that ran twice (must be 0), calls
+closed as crashed, requests
 and thinking blocks sent back, elapsed seconds, and what happened where.
 """
 
@@ -56,7 +60,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from orchestrator.client import PodClient, PodEvent  # noqa: E402
-from orchestrator.history import UserMessage, item_from_json, item_to_json  # noqa: E402
+from orchestrator.history import (  # noqa: E402
+    ToolResult,
+    UserMessage,
+    item_from_json,
+    item_to_json,
+)
 from orchestrator.repair import close_orphans, interrupt_note  # noqa: E402
 from orchestrator.segments import TextSegment  # noqa: E402
 from orchestrator.server import socket_is_live  # noqa: E402
@@ -95,13 +104,17 @@ class Kill9:
         self.socket = root / "p.sock"
         self.script = root / "script.json"
         self.stderr_path = root / "pod.stderr"
-        self.executions = root / "executions.log"
+        # In the workspace: the sandbox hides the rest of /tmp, where this root lies, and a
+        # log written outside would count nothing.
+        self.executions = self.ws / "executions.log"
         self.request_log = root / "requests.jsonl"
         self.generation = 0
         self.proc: subprocess.Popen[bytes] | None = None
         self.stats: Counter[str] = Counter()
         self.points: Counter[str] = Counter()
         self.problems: list[str] = []
+        self.uncounted = False
+        """Bash calls ran, and none was counted: the run measured nothing (it fails)."""
 
     # -- the pod process -----------------------------------------------------------------------
 
@@ -227,6 +240,22 @@ class Kill9:
             for item in items
             if getattr(item, "summary", "").startswith("[Interrupted by a pod crash]")
         )
+        # The results the commands themselves gave (not the pod's stand-ins for lost ones).
+        self.stats["bash_results"] = sum(
+            1
+            for item in items
+            if isinstance(item, ToolResult)
+            and item.call_id.startswith("toolu_g")
+            and not item.synthetic
+            and not item.summary.startswith("[Interrupted by a pod crash]")
+        )
+        if self.stats["bash_results"] and not ran:
+            self.uncounted = True
+            self.problems.append(
+                f"{self.stats['bash_results']} bash calls ran but no execution was logged in "
+                f"{self.executions}: the commands could not write their log there (a sandbox "
+                "hiding it?), so 'executed_twice' measured nothing"
+            )
 
     def _count_requests(self) -> None:
         """What reached the scripted provider, from its request log (a torn last line, from a
@@ -388,6 +417,7 @@ def run(turns: int, seed: int, *, thinking: bool = False) -> dict[str, Any]:
         "kills": s["kills"],
         "items_checked": s["items_checked"],
         "lost": s["lost"],
+        "bash_results": s["bash_results"],
         "executions": s["executions"],
         "executed_twice": s["executed_twice"],
         "crash_closed": s["crash_closed"],
@@ -405,6 +435,7 @@ def run(turns: int, seed: int, *, thinking: bool = False) -> dict[str, Any]:
         "compactions": s["compactions"],
         "problems": bench.problems[:20],
         "elapsed_s": round(time.monotonic() - started, 1),
+        "measured_executions": not bench.uncounted,
     }
 
 
@@ -421,6 +452,8 @@ def main(argv: list[str] | None = None) -> None:
     result = run(args.turns, args.seed, thinking=args.thinking)
     sys.stdout.write(json.dumps(result) + "\n")
     sys.stdout.flush()
+    if not result["measured_executions"]:
+        raise SystemExit(1)  # the "never run twice" check did not run: the reason is in problems
 
 
 if __name__ == "__main__":
