@@ -17,11 +17,13 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from orchestrator.errors import PodRuntimeError
+from orchestrator.sandbox.hosts import LoopbackForward
 from orchestrator.sandbox.proxy import BRIDGE_NAME, SOCKET_NAME
 
 HOME_SECRETS = (
@@ -72,6 +74,9 @@ class SandboxSpec:
     proxy: Path | None = None
     """The folder of the pod's proxy socket, where ``[sandbox] network`` lists hosts: the
     command runs behind the bridge, its only way out (unless ``network``)."""
+    forwards: tuple[LoopbackForward, ...] = ()
+    """The allowed loopback ``host:port`` the bridge also listens on inside (with ``proxy``),
+    so they are reached at the same address there."""
     extra_ro: tuple[Path, ...] = field(default=())
     """Read-only inside writable places (``.git``)."""
     under_tmp: tuple[Path, ...] = field(default_factory=lambda: own_installation())
@@ -108,17 +113,21 @@ def sandbox_argv(bwrap: str, spec: SandboxSpec, command: list[str], *, tag: str 
             args += ["--ro-bind", str(path), str(path)]
     if spec.proxy is not None and not spec.network:
         args += ["--ro-bind", str(spec.proxy), str(PROXY_INSIDE)]
-        command = bridged(command, tag)
+        command = bridged(command, tag, spec.forwards)
     # TMPDIR may name a folder of the host's /tmp, which the sandbox replaced.
     args += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(spec.cwd or spec.workspace)]
     return [*args, "--", *command]
 
 
-def bridged(command: list[str], tag: str) -> list[str]:
+def bridged(command: list[str], tag: str, forwards: Sequence[LoopbackForward] = ()) -> list[str]:
     """``command`` run behind the bridge to the pod's proxy (its copy in the proxy's folder),
-    with the pod's interpreter (``-I -S``: the standard library alone, the quickest start)."""
+    with the pod's interpreter (``-I -S``: the standard library alone, the quickest start),
+    the bridge also listening at each of ``forwards``."""
     bridge = [sys.executable, "-I", "-S", str(PROXY_INSIDE / BRIDGE_NAME)]
-    return [*bridge, "--socket", str(PROXY_INSIDE / SOCKET_NAME), "--tag", tag, "--", *command]
+    bridge += ["--socket", str(PROXY_INSIDE / SOCKET_NAME), "--tag", tag]
+    for forward in forwards:
+        bridge += ["--forward", str(forward)]
+    return [*bridge, "--", *command]
 
 
 def installation_under_tmp(paths: tuple[Path, ...]) -> tuple[Path, ...]:

@@ -20,10 +20,11 @@ class SandboxConfig(BaseModel):
     with one alert; ``on``: a command that cannot be sandboxed does not run; ``off``: no
     sandbox (only your config or the command line may turn it off)."""
     network: bool | list[str] = False
-    """What sandboxed commands may reach: ``false`` nothing, ``true`` the whole network, or a
-    list of hosts (``"pypi.org:443"``, ``"*.github.com:443"``, ``"pypi.org"`` for ports 80 and
-    443) reached through the pod's proxy by programs that honour ``HTTPS_PROXY`` (only your
-    config may allow any)."""
+    """What sandboxed commands may reach: ``false`` nothing, ``true`` the whole network (the
+    host's loopback services included), or a list of hosts (``"pypi.org:443"``,
+    ``"*.github.com:443"``, ``"pypi.org"`` for ports 80 and 443) reached through the pod's
+    proxy by programs that honour ``HTTPS_PROXY``, a listed loopback ``127.0.0.1:8080`` at
+    that same address by any program (only your config may allow any)."""
     writable: list[Path] = Field(default_factory=list)
     """Folders sandboxed commands may write besides the workspace and ``write_roots``."""
     readable: list[Path] = Field(default_factory=list)

@@ -14,6 +14,10 @@ An entry is ``host``, ``host:port`` or ``host:*``:
 Names are compared without case and without a trailing dot. Anything not matched is refused;
 a name that only resolves to an allowed address is not that address (the proxy checks the
 name it was asked for, never what DNS says).
+
+A loopback entry with its ports (``127.0.0.1:8080``, ``[::1]:8080``, ``localhost:8080``) is
+also reachable at that same address inside the sandbox: :func:`loopback_forwards` says where
+the bridge listens for it.
 """
 
 from __future__ import annotations
@@ -113,6 +117,58 @@ def parse_host_rule(entry: str) -> HostRule:
     except ValueError as exc:
         raise ValueError(f"[sandbox] network entry {entry!r}: {exc}; write {_FORM}") from None
     return HostRule(normal, wildcard, None if ports is None else frozenset(ports))
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class LoopbackForward:
+    """A loopback address and port the bridge listens on inside the sandbox, relaying each
+    connection to the pod's proxy as ``CONNECT target:port``."""
+
+    port: int
+    listen: str
+    """An address of the sandbox's own loopback: ``127.0.0.1`` (any of ``127.0.0.0/8``) or
+    ``::1``."""
+    target: str
+    """What the proxy is asked for: the listed address itself, or ``localhost``."""
+
+    def __str__(self) -> str:
+        """The bridge's ``--forward`` value: ``LISTEN:PORT=TARGET:PORT``."""
+        return f"{_bracketed(self.listen)}:{self.port}={_bracketed(self.target)}:{self.port}"
+
+
+def loopback_forwards(rules: Iterable[HostRule]) -> tuple[LoopbackForward, ...]:
+    """Where the bridge listens inside the sandbox so that an allowed loopback ``host:port``
+    is reached at that same address (pure): each loopback address listed with its ports, and
+    for ``localhost`` with its ports both ``127.0.0.1`` and ``::1`` (what the name means
+    inside), unless an address entry has that address and port already. An entry with any
+    port (``127.0.0.1:*``) is not forwarded: the bridge cannot take every port."""
+    rules = tuple(rules)
+    found: dict[tuple[str, int], str] = {}
+    for rule in rules:
+        if rule.wildcard or rule.ports is None or not _is_loopback_address(rule.host):
+            continue
+        for port in rule.ports:
+            found[rule.host, port] = rule.host
+    for rule in rules:
+        if rule.wildcard or rule.ports is None or rule.host != "localhost":
+            continue
+        for port in rule.ports:
+            for listen in ("127.0.0.1", "::1"):
+                found.setdefault((listen, port), "localhost")
+    return tuple(sorted(LoopbackForward(port, listen, t) for (listen, port), t in found.items()))
+
+
+def _is_loopback_address(host: str) -> bool:
+    """``127.0.0.0/8`` or ``::1`` (not an IPv4-mapped form: the bridge binds plain ones)."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback and (address.version == 4 or host == "::1")
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def host_allowed(rules: Iterable[HostRule], host: str, port: int) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orchestrator.sandbox.bwrap import SandboxSpec, SandboxUnavailable, find_bwrap, sandbox_argv
+from orchestrator.sandbox.hosts import loopback_forwards
 from orchestrator.sandbox.proxy import NetworkProxy
 
 if TYPE_CHECKING:
@@ -70,7 +71,8 @@ async def open_sandboxing(config: PodConfig) -> Sandboxing:
     if not rules or spec.network:
         return Sandboxing(bwrap=bwrap, spec=spec)
     proxy = await NetworkProxy.start(rules, runtime_dir())
-    return Sandboxing(bwrap=bwrap, spec=replace(spec, proxy=proxy.folder), proxy=proxy)
+    spec = replace(spec, proxy=proxy.folder, forwards=loopback_forwards(rules))
+    return Sandboxing(bwrap=bwrap, spec=spec, proxy=proxy)
 
 
 def sandbox_spec(config: PodConfig) -> SandboxSpec:

@@ -20,6 +20,7 @@ from orchestrator.sandbox.bwrap import (
     sandbox_argv,
 )
 from orchestrator.sandbox.hints import sandbox_hint
+from orchestrator.sandbox.hosts import loopback_forwards, parse_host_rule
 
 
 def _bwrap() -> str:
@@ -141,6 +142,14 @@ def test_the_proxy_is_bound_in_and_the_command_runs_behind_the_bridge(tmp_path: 
     assert command[:4] == [sys.executable, "-I", "-S", bridge]
     assert command[command.index("--tag") + 1] == "call-7"
     assert command[-4:] == ["--", "/bin/bash", "-c", "true"]
+    # The allowed loopback ports the bridge listens on inside, on its command line.
+    forwards = loopback_forwards([parse_host_rule("127.0.0.1:8080"), parse_host_rule("[::1]:53")])
+    forwarded = sandbox_argv("bwrap", replace(proxied, forwards=forwards), ["true"], tag="t")
+    bridge_argv = forwarded[forwarded.index("--") + 1 :]
+    assert bridge_argv[bridge_argv.index("--tag") + 2 :] == [
+        "--forward", "[::1]:53=[::1]:53", "--forward", "127.0.0.1:8080=127.0.0.1:8080",
+        "--", "true",
+    ]  # fmt: skip
     # The whole network needs no proxy; without a proxy, no bridge.
     opened = sandbox_argv("bwrap", replace(proxied, network=True), ["true"])
     assert "--unshare-net" not in opened and bridge not in opened

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.sandbox.hosts import HostRule, host_allowed, normalize_host, parse_host_rule
+from orchestrator.sandbox.hosts import (
+    HostRule,
+    LoopbackForward,
+    host_allowed,
+    loopback_forwards,
+    normalize_host,
+    parse_host_rule,
+)
 
 LIST = ["pypi.org:443", "*.github.com:443", "files.example.com", "10.0.0.5:*", "[::1]:8080"]
 
@@ -101,3 +108,45 @@ def test_normalize_host_refuses_what_is_neither_name_nor_address() -> None:
     for bad in ("a..b", "-a.com", "a" * 64 + ".com", "é.com", "a/b"):
         with pytest.raises(ValueError):
             normalize_host(bad)
+
+
+def _forwards(*entries: str) -> list[str]:
+    return [str(f) for f in loopback_forwards([parse_host_rule(e) for e in entries])]
+
+
+def test_loopback_entries_with_ports_are_forwarded_at_their_own_address() -> None:
+    assert _forwards("127.0.0.1:8080", "[0::1]:5432", "127.0.0.2:9000") == [
+        "[::1]:5432=[::1]:5432",
+        "127.0.0.1:8080=127.0.0.1:8080",
+        "127.0.0.2:9000=127.0.0.2:9000",  # all of 127.0.0.0/8 is the loopback
+    ]
+    # A bare address means its ports 80 and 443, as a bare name does.
+    assert _forwards("127.0.0.1") == ["127.0.0.1:80=127.0.0.1:80", "127.0.0.1:443=127.0.0.1:443"]
+
+
+def test_localhost_is_forwarded_at_both_loopbacks_unless_an_address_is_listed() -> None:
+    assert _forwards("LocalHost.:3000") == [
+        "127.0.0.1:3000=localhost:3000",
+        "[::1]:3000=localhost:3000",
+    ]
+    # The listed address is asked for as itself; the name takes the other loopback.
+    assert _forwards("localhost:3000", "127.0.0.1:3000") == [
+        "127.0.0.1:3000=127.0.0.1:3000",
+        "[::1]:3000=localhost:3000",
+    ]
+
+
+def test_what_is_not_a_loopback_port_is_not_forwarded() -> None:
+    assert (
+        _forwards(
+            "127.0.0.1:*",  # every port: the bridge cannot take them all
+            "localhost:*",
+            "10.0.0.5:8080",  # not a loopback address: reached through the proxy only
+            "pypi.org:443",
+            "*.localhost:80",
+            "[::ffff:127.0.0.1]:8080",  # a mapped form, not an address the sandbox has
+        )
+        == []
+    )
+    forward = LoopbackForward(8080, "::1", "::1")
+    assert (forward.port, forward.listen, str(forward)) == (8080, "::1", "[::1]:8080=[::1]:8080")

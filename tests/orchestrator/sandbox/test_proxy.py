@@ -21,7 +21,7 @@ from orchestrator.sandbox.bwrap import (
     find_bwrap,
     sandbox_argv,
 )
-from orchestrator.sandbox.hosts import parse_host_rule
+from orchestrator.sandbox.hosts import loopback_forwards, parse_host_rule
 from orchestrator.sandbox.proxy import BRIDGE, GREETING, NetworkProxy, ProxyStartError
 from tests.orchestrator.sandbox.web import hello_server
 
@@ -54,9 +54,13 @@ def _bwrap() -> str:
         pytest.skip(f"no working bubblewrap here: {exc}")
 
 
-async def _sandboxed(proxy: NetworkProxy, workspace: Path, script: str, tag: str = "t") -> str:
-    """Run ``script`` with bash in a sandbox whose way out is ``proxy``; its output."""
-    spec = SandboxSpec(workspace=workspace, proxy=proxy.folder)
+async def _sandboxed(
+    proxy: NetworkProxy, workspace: Path, script: str, tag: str = "t", *, forward: bool = False
+) -> str:
+    """Run ``script`` with bash in a sandbox whose way out is ``proxy``; its output.
+    ``forward``: the proxy's loopback entries are reached at their own address inside."""
+    forwards = loopback_forwards(proxy.rules) if forward else ()
+    spec = SandboxSpec(workspace=workspace, proxy=proxy.folder, forwards=forwards)
     argv = sandbox_argv(_bwrap(), spec, ["/bin/bash", "-c", script], tag=tag)
     process = await asyncio.create_subprocess_exec(
         *argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
@@ -237,3 +241,75 @@ def test_the_bridge_runs_the_command_or_says_why_not(tmp_path: Path) -> None:
     assert done.returncode == 127 and "/no/such/program" in done.stderr
     usage = subprocess.run(argv[:4], capture_output=True, text=True, timeout=30, check=False)
     assert usage.returncode == 2 and "usage: bridge.py" in usage.stderr
+    for bad in ("127.0.0.1=127.0.0.1:80", "127.0.0.1:0=x:0", "127.0.0.1:80"):
+        wrong = [*argv[:4], "--socket", "s", "--tag", "t", "--forward", bad, "--", "true"]
+        done = subprocess.run(wrong, capture_output=True, text=True, timeout=30, check=False)
+        assert done.returncode == 2 and "usage: bridge.py" in done.stderr, bad
+
+
+def test_a_forward_that_cannot_listen_is_said_once_and_the_command_runs(
+    web: int, tmp_path: Path
+) -> None:
+    # Outside a sandbox, the test server holds the port the bridge is asked to take.
+    argv = bridged(
+        ["/bin/sh", "-c", "echo ran; exit 3"],
+        "t",
+        loopback_forwards([parse_host_rule(f"127.0.0.1:{web}")]),
+    )
+    argv[3] = str(BRIDGE)
+    argv[argv.index("--socket") + 1] = str(tmp_path / "none.sock")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    assert (done.returncode, done.stdout) == (3, "ran\n")
+    assert done.stderr == (
+        f"pod sandbox: 127.0.0.1:{web} is in [sandbox] network but cannot be reached at that "
+        "address here (Address already in use); through the pod's proxy it can: unset "
+        "NO_PROXY no_proxy\n"
+    )
+
+
+async def test_a_forward_carries_any_protocol_and_what_the_server_says_first(
+    short_dir: Path, tmp_path: Path
+) -> None:
+    async def banner(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"220 ready\r\n")  # a server that speaks first (SMTP, a database)
+        await writer.drain()
+        writer.write((await reader.readline()).upper())
+        writer.close()
+
+    server = await asyncio.start_server(banner, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    proxy = await NetworkProxy.start([parse_host_rule(f"127.0.0.1:{port}")], short_dir)
+    client = (
+        f"{shlex.quote(sys.executable)} -I -c 'import socket\n"
+        'c = socket.create_connection(("127.0.0.1", {port}), timeout=10)\n'
+        'f = c.makefile("rwb")\n'
+        "print(f.readline().decode().strip())\n"
+        'f.write(b"hello there\\n"); f.flush()\n'
+        "print(f.readline().decode().strip())'"
+    ).replace("{port}", str(port))
+    try:
+        out = await _sandboxed(proxy, tmp_path, client, tag="raw", forward=True)
+    finally:
+        await proxy.close()
+        server.close()
+    assert out == "220 ready\nHELLO THERE\n"
+    assert proxy.refused("raw") == []
+
+
+async def test_a_forward_to_a_host_that_does_not_answer_is_reset(
+    short_dir: Path, tmp_path: Path, unused_tcp_port: int
+) -> None:
+    proxy = await NetworkProxy.start([parse_host_rule(f"127.0.0.1:{unused_tcp_port}")], short_dir)
+    probe = (
+        f"{shlex.quote(sys.executable)} -I -c 'import socket\n"
+        'c = socket.create_connection(("127.0.0.1", {port}), timeout=10)\n'
+        'try: print("read", c.recv(100))\n'
+        "except OSError as e: print(type(e).__name__)'"
+    ).replace("{port}", str(unused_tcp_port))
+    try:
+        out = await _sandboxed(proxy, tmp_path, probe, forward=True)
+    finally:
+        await proxy.close()
+    # The bridge took the connection inside; the host's side refused it: the client is told
+    # by a reset, as a server that went away midway tells it, never by bytes it would parse.
+    assert out == "ConnectionResetError\n"
