@@ -171,8 +171,8 @@ def _relay(
         for server in ready:
             try:
                 client, _ = server.accept()
-            except BlockingIOError:
-                continue  # another accept took it
+            except OSError:
+                continue  # gone before it was taken, or no descriptor free: not the end
             client.settimeout(None)
             args = (client, path, greeting, targets[server])
             threading.Thread(target=_connect, args=args, daemon=True).start()

@@ -296,6 +296,32 @@ async def test_a_forward_carries_any_protocol_and_what_the_server_says_first(
     assert proxy.refused("raw") == []
 
 
+async def test_an_ipv6_loopback_entry_is_reached_at_its_own_address(
+    short_dir: Path, tmp_path: Path
+) -> None:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"v6 here\n")
+        writer.close()
+
+    try:
+        server = await asyncio.start_server(answer, "::1", 0)
+    except OSError as exc:
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    port = server.sockets[0].getsockname()[1]
+    proxy = await NetworkProxy.start([parse_host_rule(f"[::1]:{port}")], short_dir)
+    probe = (
+        f"{shlex.quote(sys.executable)} -I -c 'import socket\n"
+        'c = socket.create_connection(("::1", {port}), timeout=10)\n'
+        'print(c.makefile().readline(), end="")\''
+    ).replace("{port}", str(port))
+    try:
+        out = await _sandboxed(proxy, tmp_path, probe, forward=True)
+    finally:
+        await proxy.close()
+        server.close()
+    assert out == "v6 here\n"
+
+
 async def test_a_forward_to_a_host_that_does_not_answer_is_reset(
     short_dir: Path, tmp_path: Path, unused_tcp_port: int
 ) -> None:
