@@ -376,13 +376,18 @@ def _result(call: ToolUseBlock, output: ToolOutput) -> ToolResult:
 
 def _with_hook(decision: Decision | None, action: Proceed) -> Decision | None:
     """A ``PreToolUse`` hook's permission over the policy's: ``allow`` answers a question the
-    rules would ask, ``ask`` asks where they would not; a rule that denies still denies."""
+    rules would ask, ``ask`` asks where they would not; a rule that denies still denies, and a
+    firm question (a command leaving the sandbox) is a person's to answer, never a hook's."""
     reason = action.reason or "a PreToolUse hook said so"
     if decision is None and action.permission == "ask":
         return Decision(verdict="ask", reason=f"a PreToolUse hook asks: {reason}")
     if decision is None or decision.verdict == "deny" or action.permission is None:
         return decision
     if action.permission == "allow":
+        if decision.firm and decision.verdict == "ask":
+            return dataclasses.replace(
+                decision, reason=f"{decision.reason} (a PreToolUse hook's allow does not lift it)"
+            )
         return dataclasses.replace(decision, verdict="allow", reason=reason)
     return dataclasses.replace(decision, verdict="ask", reason=f"a PreToolUse hook asks: {reason}")
 

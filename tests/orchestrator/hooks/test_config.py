@@ -57,12 +57,20 @@ def test_the_same_command_under_two_matchers_runs_once() -> None:
     assert [h.command for h in everything] == ["~/.config/pod/hooks/no-rm.sh", "format-check"]
 
 
-def test_failure_defaults_close_only_before_a_tool() -> None:
+def test_a_hooks_own_failure_does_not_block_unless_it_says_so() -> None:
+    # As in Claude Code: a hook that did not work is reported, and the call goes on.
     hooks = config()
     hook = hooks.commands(HookEvent.PRE_TOOL_USE, "bash")[0]
-    assert hook.failure(HookEvent.PRE_TOOL_USE) == "block"
+    assert hook.failure(HookEvent.PRE_TOOL_USE) == "continue"
     assert hook.failure(HookEvent.POST_TOOL_USE) == "continue"
+    strict = hook.model_copy(update={"on_failure": "block"})
+    assert strict.failure(HookEvent.PRE_TOOL_USE) == "block"
     assert len(hooks.configured()) == 4
+
+
+def test_where_a_hook_runs_is_unset_by_default() -> None:
+    # Unset: outside the sandbox, unless it runs a workspace file (the runner decides).
+    assert config().commands(HookEvent.STOP)[0].sandbox is None
 
 
 @pytest.mark.parametrize(
