@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -94,3 +95,24 @@ def test_the_documented_example_loads() -> None:
     hooks = HooksConfig.model_validate(tomllib.loads(block)["hooks"])
     assert [event for event, _, _ in hooks.configured()] == ["PreToolUse", "PostToolUse", "Stop"]
     assert hooks.commands(HookEvent.POST_TOOL_USE, "write_file", "Write")
+
+
+def test_the_documented_script_paths_follow_xdg_config_home(tmp_path: Path) -> None:
+    # A hook gets XDG_CONFIG_HOME (the pod passes it on): the documented spelling finds the
+    # hooks folder wherever the user moved the config, and ~/.config without the variable.
+    doc = Path(__file__).resolve().parents[3] / "docs" / "hooks.md"
+    block = doc.read_text(encoding="utf-8").split("```toml\n", 1)[1].split("```", 1)[0]
+    hooks = HooksConfig.model_validate(tomllib.loads(block)["hooks"])
+    scripts = [h.command for _, _, h in hooks.configured() if "pod/hooks" in h.command]
+    assert len(scripts) == 2
+    home, moved = tmp_path / "home", tmp_path / "elsewhere"
+    for env, folder in [
+        ({"HOME": str(home), "XDG_CONFIG_HOME": str(moved)}, moved / "pod" / "hooks"),
+        ({"HOME": str(home)}, home / ".config" / "pod" / "hooks"),
+    ]:
+        for command in scripts:
+            said = subprocess.run(
+                ["/bin/bash", "-c", f"printf %s {command}"],
+                env=env, capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            assert Path(said.stdout).parent == folder, (env, command)
