@@ -7,7 +7,7 @@ without thinking (docs/hooks.md)::
     matcher = "bash"
     [[hooks.PreToolUse.hooks]]
     type = "command"
-    command = "~/.config/pod/hooks/no-rm.sh"
+    command = "${XDG_CONFIG_HOME:-$HOME/.config}/pod/hooks/no-rm.sh"
     timeout = 30
 
 Hooks are grants: only the user's config (or a parent pod's, for its child) may set them.

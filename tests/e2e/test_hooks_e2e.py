@@ -504,14 +504,24 @@ def test_a_child_inherits_its_parents_hooks(tmp_path: Path) -> None:
     from orchestrator.config import PodConfig
     from orchestrator.subpods.spec import ChildRequest, child_config
 
-    parent = PodConfig(workspace=tmp_path, hooks=hooks("PreToolUse", "guard", matcher="bash"))
+    config = {
+        **hooks("PreToolUse", "guard", matcher="bash"),
+        **hooks("PostToolUse", "sh scripts/post.sh", sandbox=False),
+    }
+    parent = PodConfig(workspace=tmp_path, hooks=config)
     data = child_config(
         parent,
         ChildRequest(prompt="p", name="c"),
         name="c", session=tmp_path / "c.jsonl", socket=tmp_path / "c.sock",
         workspace=tmp_path, offered=["bash"],
     )  # fmt: skip
-    assert PodConfig.model_validate(data).hooks == parent.hooks
+    child = PodConfig.model_validate(data).hooks
+    assert child.PreToolUse == parent.hooks.PreToolUse
+    # The child starts after the model may have changed scripts/post.sh: the version the
+    # parent fingerprinted is not the child's to trust, so the hook takes the default rule
+    # there (inside the sandbox while it runs a workspace file).
+    (post,) = child.PostToolUse[0].hooks
+    assert post.command == "sh scripts/post.sh" and post.sandbox is None
 
 
 async def test_a_prompt_held_by_its_hooks_survives_kill_9_and_is_committed_once(
