@@ -9,8 +9,8 @@ runs inside the sandbox, unless the user set ``sandbox = false`` on it; then the
 each such file's fingerprint from its start and refuses to run the hook once one changed.
 
 The command line is split as the shell would split it (:mod:`shlex`, with its operators);
-only ``$CLAUDE_PROJECT_DIR`` (and ``$POD_PROJECT_DIR``) and a leading ``~`` are expanded, the
-variables a hook command uses to name its scripts. A word names a workspace path when it is
+only ``$CLAUDE_PROJECT_DIR`` (and ``$POD_PROJECT_DIR``, and ``$PWD`` or ``$(pwd)``, where a
+hook starts) and a leading ``~`` are expanded, what a hook command uses to name its scripts. A word names a workspace path when it is
 one (absolute, or relative to the workspace, where hooks start), when a ``NAME=value`` or
 ``--flag=value`` word's value is one, or when a bare command name is found through ``PATH``
 inside the workspace. Paths are taken lexically and resolved (a symlink in the workspace
@@ -33,7 +33,12 @@ __all__ = ["Fingerprints", "changed", "fingerprint", "fingerprints", "named_path
 Fingerprints = dict[Path, str | None]
 """Workspace path → its fingerprint (None: no file there)."""
 
-_PROJECT_VARS = re.compile(r"\$(?:\{(?:CLAUDE|POD)_PROJECT_DIR\}|(?:CLAUDE|POD)_PROJECT_DIR\b)")
+_PROJECT_VARS = re.compile(
+    r"\$(?:\{(?:(?:CLAUDE|POD)_PROJECT_DIR|PWD)\}|(?:(?:CLAUDE|POD)_PROJECT_DIR|PWD)\b)"
+)
+_PWD_SUBSTITUTION = re.compile(r"\$\(\s*pwd\s*\)|`\s*pwd\s*`")
+"""``$(pwd)``: the workspace too (a hook starts there), spelled as a variable before the line
+is split (the split would cut ``$(pwd)/x.sh`` in pieces)."""
 _OPERATOR_CHARS = frozenset("();<>|&$")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _CHUNK = 1024 * 1024
@@ -65,7 +70,7 @@ def named_paths(
     real_ws = workspace.resolve()
     found: dict[Path, None] = {}
     at_command = True
-    for token in _words(command):
+    for token in _words(_PWD_SUBSTITUTION.sub("$CLAUDE_PROJECT_DIR", command)):
         if token and set(token) <= _OPERATOR_CHARS:
             at_command = True  # after ``;``, ``|``, ``&&``, ``$(`` a command starts
             continue
@@ -87,6 +92,8 @@ def named_paths(
                 candidates.append(lexical_ws / word)
             at_command = False
         for candidate in candidates:
+            if "$" in str(candidate):
+                continue  # the shell makes something else of it: unknown here
             lexical = Path(os.path.normpath(candidate))
             if _inside(lexical, lexical_ws) or _inside(_resolved(lexical), real_ws):
                 found.setdefault(lexical, None)

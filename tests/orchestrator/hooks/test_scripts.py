@@ -37,6 +37,9 @@ FMT = Path(".claude/hooks/fmt.sh")
         "run --file=.claude/hooks/fmt.sh",
         "echo $(cat .claude/hooks/fmt.sh)",
         "~/.claude/hooks/fmt.sh",
+        "bash $PWD/.claude/hooks/fmt.sh",
+        '"$(pwd)"/.claude/hooks/fmt.sh',
+        "`pwd`/.claude/hooks/fmt.sh",
     ],
 )
 def test_a_word_naming_a_workspace_file_is_found(ws: Path, command: str) -> None:
@@ -62,6 +65,12 @@ def test_paths_outside_and_the_workspace_itself_are_not_scripts(ws: Path, tmp_pa
     (tmp_path / "mine.sh").write_text("")
     command = f'cd "$CLAUDE_PROJECT_DIR" && {tmp_path}/mine.sh ../mine.sh . -v'
     assert named_paths(command, ws) == ()
+
+
+def test_a_word_the_shell_expands_otherwise_is_no_path(ws: Path) -> None:
+    # Not a folder named "${XDG_CONFIG_HOME:-$HOME" in the workspace: unknown, not counted.
+    assert named_paths("${XDG_CONFIG_HOME:-$HOME/.config}/pod/hooks/x.sh", ws) == ()
+    assert named_paths("$TOOLS/fmt.sh", ws) == ()
 
 
 def test_a_path_that_does_not_exist_yet_counts(ws: Path) -> None:
