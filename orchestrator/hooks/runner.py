@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.hooks.config import HookCommand
 from orchestrator.hooks.events import HookEvent
 from orchestrator.hooks.outcome import HookRun
-from orchestrator.hooks.scripts import Fingerprints, changed, fingerprints, named_paths
+from orchestrator.hooks.scripts import (
+    Fingerprints,
+    changed,
+    fingerprints,
+    named_paths,
+    written_paths,
+)
 from orchestrator.procs import Supervised, Supervision, spawn
 
 if TYPE_CHECKING:
@@ -53,6 +59,10 @@ class HookRunner:
     """Per ``sandbox = false`` command: the workspace files it names, as they were at start."""
     _told: set[Path] = field(default_factory=set, init=False)
     """Changed files the person was already alerted about (once each)."""
+    _seen: set[Path] = field(default_factory=set, init=False)
+    """Workspace files a hook's command line named that were there once: a hook naming one
+    stays inside the sandbox even while it is gone (a file removed and put back between the
+    check and the run must not run outside)."""
 
     def pin(self, hooks: Iterable[HookCommand]) -> None:
         """Keep the fingerprints of the workspace files that ``sandbox = false`` hooks name
@@ -60,18 +70,26 @@ class HookRunner:
         for hook in hooks:
             if hook.sandbox is False and hook.command not in self._pinned:
                 self._pinned[hook.command] = fingerprints(self._named(hook))
+            elif hook.sandbox is None:
+                self.inside(hook)  # what is there at start counts from the start
 
-    def _named(self, hook: HookCommand) -> tuple[Path, ...]:
-        return named_paths(
+    def _named(self, hook: HookCommand, *, written: bool = False) -> tuple[Path, ...]:
+        find = written_paths if written else named_paths
+        return find(
             hook.command, self.workspace, home=self.env.get("HOME"), search=self.env.get("PATH")
         )
 
     def inside(self, hook: HookCommand) -> bool:
-        """Whether ``hook`` is meant to run inside the sandbox: ``sandbox = true``, or unset
-        and its command line names a file that is in the workspace now."""
+        """Whether ``hook`` is meant to run inside the sandbox: ``sandbox = true``; or unset,
+        and its command line names a workspace path (written as one, whether or not a file is
+        there yet), or a bare word that is or was a file of the workspace."""
         if hook.sandbox is not None:
             return hook.sandbox
-        return any(path.is_file() for path in self._named(hook))
+        if self._named(hook, written=True):
+            return True
+        named = self._named(hook)
+        self._seen.update(path for path in named if path.is_file())
+        return any(path in self._seen for path in named)
 
     def sandboxed(self, hook: HookCommand) -> bool:
         """Whether ``hook`` runs in a sandbox here (where the pod has one)."""

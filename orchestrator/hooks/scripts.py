@@ -28,7 +28,14 @@ import shlex
 import shutil
 from pathlib import Path
 
-__all__ = ["Fingerprints", "changed", "fingerprint", "fingerprints", "named_paths"]
+__all__ = [
+    "Fingerprints",
+    "changed",
+    "fingerprint",
+    "fingerprints",
+    "named_paths",
+    "written_paths",
+]
 
 Fingerprints = dict[Path, str | None]
 """Workspace path → its fingerprint (None: no file there)."""
@@ -66,38 +73,54 @@ def named_paths(
     """The paths inside ``workspace`` that words of ``command`` name, existing or not (the
     workspace itself excluded). ``home`` expands ``~``; ``search`` is the ``PATH`` a bare
     command name is looked up in."""
+    return tuple(_named(command, workspace, home, search))
+
+
+def written_paths(
+    command: str, workspace: Path, *, home: str | None = None, search: str | None = None
+) -> tuple[Path, ...]:
+    """Those of :func:`named_paths` written as paths (with a ``/``) or found through
+    ``PATH``: what the command runs or reads there whether or not it exists yet (a bare
+    argument such as ``lint.py`` or ``done`` may be a file or just a word)."""
+    return tuple(
+        path for path, written in _named(command, workspace, home, search).items() if written
+    )
+
+
+def _named(command: str, workspace: Path, home: str | None, search: str | None) -> dict[Path, bool]:
+    """Workspace path → whether the command line writes it as a path."""
     lexical_ws = Path(os.path.normpath(workspace.absolute()))
     real_ws = workspace.resolve()
-    found: dict[Path, None] = {}
+    found: dict[Path, bool] = {}
     at_command = True
     for token in _words(_PWD_SUBSTITUTION.sub("$CLAUDE_PROJECT_DIR", command)):
         if token and set(token) <= _OPERATOR_CHARS:
             at_command = True  # after ``;``, ``|``, ``&&``, ``$(`` a command starts
             continue
         word = _expand(token, lexical_ws, home)
-        candidates: list[Path] = []
+        candidates: list[tuple[Path, bool]] = []
         assignment = _ASSIGNMENT.match(word)
         if assignment is not None or (not at_command and "=" in word):
             value = word.split("=", 1)[1]
             if value:
-                candidates.append(_as_path(value, lexical_ws))
+                candidates.append((_as_path(value, lexical_ws), "/" in value))
         if assignment is None:
             if "/" in word:
-                candidates.append(_as_path(word, lexical_ws))
+                candidates.append((_as_path(word, lexical_ws), True))
             elif word and at_command:
                 located = shutil.which(word, path=search) if search else None
                 if located is not None:
-                    candidates.append(Path(located))
+                    candidates.append((Path(located), True))
             elif word and not word.startswith("-"):  # an option is no file
-                candidates.append(lexical_ws / word)
+                candidates.append((lexical_ws / word, False))
             at_command = False
-        for candidate in candidates:
-            if "$" in str(candidate):
+        for candidate, written in candidates:
+            if "$" in str(candidate) or word.startswith("~"):
                 continue  # the shell makes something else of it: unknown here
             lexical = Path(os.path.normpath(candidate))
             if _inside(lexical, lexical_ws) or _inside(_resolved(lexical), real_ws):
-                found.setdefault(lexical, None)
-    return tuple(found)
+                found[lexical] = found.get(lexical, False) or written
+    return found
 
 
 def _as_path(word: str, workspace: Path) -> Path:

@@ -88,10 +88,16 @@ def test_a_hook_runs_outside_unless_it_says_so_or_runs_a_workspace_file(tmp_path
     assert hooks.inside(HookCommand(command="$CLAUDE_PROJECT_DIR/fmt.sh"))
     assert hooks.inside(HookCommand(command="notify-send done", sandbox=True))
     assert not hooks.inside(HookCommand(command="$CLAUDE_PROJECT_DIR/fmt.sh", sandbox=False))
-    # A script that appears later runs inside from then on.
+    # A path written as one is inside whether or not a file is there yet: one created
+    # between the check and the run must not run outside.
+    assert hooks.inside(HookCommand(command="$CLAUDE_PROJECT_DIR/not-yet.sh"))
+    # A bare word is a file or just a word: inside once it is a file, and from then on
+    # (removed and put back, it must not slip outside).
     later = HookCommand(command="sh later.sh")
     assert not hooks.inside(later)
     (tmp_path / "later.sh").write_text("")
+    assert hooks.inside(later)
+    (tmp_path / "later.sh").unlink()
     assert hooks.inside(later)
 
 

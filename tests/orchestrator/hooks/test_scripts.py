@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.hooks.scripts import changed, fingerprint, fingerprints, named_paths
+from orchestrator.hooks.scripts import (
+    changed,
+    fingerprint,
+    fingerprints,
+    named_paths,
+    written_paths,
+)
 
 
 @pytest.fixture
@@ -71,11 +77,16 @@ def test_a_word_the_shell_expands_otherwise_is_no_path(ws: Path) -> None:
     # Not a folder named "${XDG_CONFIG_HOME:-$HOME" in the workspace: unknown, not counted.
     assert named_paths("${XDG_CONFIG_HOME:-$HOME/.config}/pod/hooks/x.sh", ws) == ()
     assert named_paths("$TOOLS/fmt.sh", ws) == ()
+    assert named_paths("~/.claude/hooks/fmt.sh", ws) == ()  # no home to expand it with
 
 
 def test_a_path_that_does_not_exist_yet_counts(ws: Path) -> None:
     # A file the model creates later must be noticed then.
     assert named_paths("$CLAUDE_PROJECT_DIR/later.sh", ws) == (ws / "later.sh",)
+    # Written as a path, it is one; a bare argument may be just a word.
+    assert written_paths("$CLAUDE_PROJECT_DIR/later.sh", ws) == (ws / "later.sh",)
+    assert written_paths("python3 lint.py", ws) == ()
+    assert named_paths("python3 lint.py", ws) == (ws / "lint.py",)
 
 
 def test_symlinks_count_either_way(ws: Path, tmp_path: Path) -> None:
