@@ -383,12 +383,10 @@ def _with_hook(decision: Decision | None, action: Proceed) -> Decision | None:
         return Decision(verdict="ask", reason=f"a PreToolUse hook asks: {reason}")
     if decision is None or decision.verdict == "deny" or action.permission is None:
         return decision
-    if action.permission == "allow":
-        if decision.firm and decision.verdict == "ask":
-            return dataclasses.replace(
-                decision, reason=f"{decision.reason} (a PreToolUse hook's allow does not lift it)"
-            )
+    if action.permission == "allow" and not decision.firm:
         return dataclasses.replace(decision, verdict="allow", reason=reason)
+    if action.permission == "allow":  # a firm question: a person answers it, never a hook
+        return dataclasses.replace(decision, reason=f"{decision.reason} (whatever a hook says)")
     return dataclasses.replace(decision, verdict="ask", reason=f"a PreToolUse hook asks: {reason}")
 
 
