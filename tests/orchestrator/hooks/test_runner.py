@@ -141,3 +141,24 @@ async def test_a_workspace_script_that_appears_after_the_start_is_refused(tmp_pa
     (run,) = await hooks.run_all(HookEvent.STOP, {}, [hook])
     assert run.outcome == "failed" and "lint.py" in run.detail
     assert not (tmp_path / "planted.txt").exists()
+
+
+def test_status_says_where_each_hook_runs(tmp_path: Path) -> None:
+    from orchestrator.hooks import HooksConfig
+    from orchestrator.sandbox.bwrap import SandboxSpec
+    from orchestrator.sandbox.sandboxing import Sandboxing
+    from orchestrator.status import hook_data
+
+    (tmp_path / "fmt.sh").write_text("")
+    config = HooksConfig.model_validate(
+        {"PostToolUse": [{"hooks": [{"command": "notify-send done"}, {"command": "./fmt.sh"}]}]}
+    )
+    hooks = runner(tmp_path)
+    assert [h.sandboxed for h in hook_data(config, sandboxed=hooks.sandboxed)] == [False, False]
+    hooks.sandboxing = Sandboxing(bwrap="bwrap", spec=SandboxSpec(workspace=tmp_path))
+    listed = hook_data(config, sandboxed=hooks.sandboxed)
+    assert [(h.command, h.sandboxed, h.on_failure) for h in listed] == [
+        ("notify-send done", False, "continue"),
+        ("./fmt.sh", True, "continue"),
+    ]
+    assert [h.sandboxed for h in hook_data(config, sandboxed=None)] == [False, False]
