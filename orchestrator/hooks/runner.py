@@ -73,6 +73,18 @@ class HookRunner:
             elif hook.sandbox is None:
                 self.inside(hook)  # what is there at start counts from the start
 
+    def pins(self) -> dict[str, dict[str, str | None]]:
+        """The fingerprints :meth:`pin` kept, as JSON data (an unload records them)."""
+        return {
+            command: {str(path): digest for path, digest in prints.items()}
+            for command, prints in self._pinned.items()
+        }
+
+    def keep_pins(self, pins: Mapping[str, Mapping[str, str | None]]) -> None:
+        """Take back the fingerprints an unloaded pod recorded, over those of this load."""
+        for command, prints in pins.items():
+            self._pinned[command] = {Path(path): digest for path, digest in prints.items()}
+
     def _named(self, hook: HookCommand, *, written: bool = False) -> tuple[Path, ...]:
         find = written_paths if written else named_paths
         return find(
