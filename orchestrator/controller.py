@@ -555,6 +555,7 @@ class Controller:
             session_context=session_context,
             job_notes=[*self._job_notes, *([job_note] if job_note is not None else [])],
             touched=sorted(self.checkpoints.touched) if self.checkpoints is not None else [],
+            hook_pins=commands.runner.pins() if (commands := self.interceptors.commands) else {},
         )
 
     def unfinished_work(self) -> list[str]:
@@ -594,6 +595,10 @@ class Controller:
         self._job_notes = list(held.job_notes)
         if self.checkpoints is not None:
             self.checkpoints.touched.update(held.touched)
+        if self.interceptors.commands is not None:
+            # The fingerprints of the pod's first start, not this load's: a hook script
+            # changed while the pod was unloaded is still a changed one.
+            self.interceptors.commands.runner.keep_pins(held.hook_pins)
 
     def has_queued_notes(self) -> bool:
         """Whether notes wait for a turn."""

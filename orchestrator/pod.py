@@ -368,19 +368,28 @@ def _background_jobs(
 def command_hooks(config: PodConfig, session_path: Path, transcript: Transcript) -> CommandHooks:
     """The user's ``[hooks]`` commands for this pod, recording what they decide."""
     from orchestrator.config import user_config_file
-    from orchestrator.tools.environment import tool_environment
+    from orchestrator.tools.environment import network_settings, tool_environment
 
     env = tool_environment(os.environ, allow=config.tool_env_allow, fixed=config.tool_env)
     workspace = str(config.workspace)
     # Claude Code's name for the project folder, so its users' scripts find it unchanged.
     env |= {"CLAUDE_PROJECT_DIR": workspace, "POD_PROJECT_DIR": workspace}
+    if "XDG_CONFIG_HOME" in os.environ:
+        # So a hook command naming ``${XDG_CONFIG_HOME:-$HOME/.config}/pod/hooks/…`` finds the
+        # user's hooks folder where the pod found the config (docs/hooks.md).
+        env["XDG_CONFIG_HOME"] = os.environ["XDG_CONFIG_HOME"]
+    runner = HookRunner(
+        workspace=config.workspace,
+        env=env,
+        hooks_dir=user_config_file().parent / "hooks",
+        outside_env=network_settings(os.environ),
+    )
+    # The workspace files ``sandbox = false`` hooks run, as they are now: a version written
+    # later (by a sandboxed command, say) is refused, never run outside the sandbox.
+    runner.pin(hook for _, _, hook in config.hooks.configured())
     return CommandHooks(
         config=config.hooks,
-        runner=HookRunner(
-            workspace=config.workspace,
-            env=env,
-            hooks_dir=user_config_file().parent / "hooks",
-        ),
+        runner=runner,
         context=HookContext(
             session_id=session_path.stem,
             transcript_path=session_path,

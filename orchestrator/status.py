@@ -4,12 +4,13 @@ words for people (pure)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.config import PodConfig
 from orchestrator.context import ContextSize
-from orchestrator.hooks import HooksConfig
+from orchestrator.hooks import HookCommand, HooksConfig
 from orchestrator.protocol import ContextData, HookData, StatusData
 from orchestrator.usage import TokenUsage
 from states import PublicStatus, leaf_state, public_status
@@ -193,15 +194,23 @@ class StatusBoard:
             children=self.children.report() if self.children else [],
             jobs=c.jobs.data() if c.jobs is not None else [],
             hooks=hook_data(
-                c.config.hooks, sandboxed=bool(c.tools.policy and c.tools.policy.sandboxed)
+                c.config.hooks,
+                sandboxed=(
+                    c.interceptors.commands.runner.sandboxed
+                    if c.interceptors.commands is not None
+                    else None
+                ),
             ),
             config_warnings=list(c.config.load_warnings),
             id=request_id,
         )
 
 
-def hook_data(hooks: HooksConfig, *, sandboxed: bool) -> list[HookData]:
-    """The configured hook commands, as ``status`` lists them."""
+def hook_data(
+    hooks: HooksConfig, *, sandboxed: Callable[[HookCommand], bool] | None
+) -> list[HookData]:
+    """The configured hook commands, as ``status`` lists them; ``sandboxed`` tells where one
+    runs (None: no hook runs here, none in a sandbox)."""
     return [
         HookData(
             event=str(event),
@@ -209,7 +218,7 @@ def hook_data(hooks: HooksConfig, *, sandboxed: bool) -> list[HookData]:
             command=hook.command,
             timeout_s=hook.timeout,
             on_failure=hook.failure(event),
-            sandboxed=sandboxed and hook.sandbox,
+            sandboxed=sandboxed is not None and sandboxed(hook),
         )
         for event, matcher, hook in hooks.configured()
     ]

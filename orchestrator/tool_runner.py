@@ -376,14 +376,17 @@ def _result(call: ToolUseBlock, output: ToolOutput) -> ToolResult:
 
 def _with_hook(decision: Decision | None, action: Proceed) -> Decision | None:
     """A ``PreToolUse`` hook's permission over the policy's: ``allow`` answers a question the
-    rules would ask, ``ask`` asks where they would not; a rule that denies still denies."""
+    rules would ask, ``ask`` asks where they would not; a rule that denies still denies, and a
+    firm question (a command leaving the sandbox) is a person's to answer, never a hook's."""
     reason = action.reason or "a PreToolUse hook said so"
     if decision is None and action.permission == "ask":
         return Decision(verdict="ask", reason=f"a PreToolUse hook asks: {reason}")
     if decision is None or decision.verdict == "deny" or action.permission is None:
         return decision
-    if action.permission == "allow":
+    if action.permission == "allow" and not decision.firm:
         return dataclasses.replace(decision, verdict="allow", reason=reason)
+    if action.permission == "allow":  # a firm question: a person answers it, never a hook
+        return dataclasses.replace(decision, reason=f"{decision.reason} (whatever a hook says)")
     return dataclasses.replace(decision, verdict="ask", reason=f"a PreToolUse hook asks: {reason}")
 
 

@@ -7,7 +7,7 @@ without thinking (docs/hooks.md)::
     matcher = "bash"
     [[hooks.PreToolUse.hooks]]
     type = "command"
-    command = "~/.config/pod/hooks/no-rm.sh"
+    command = "${XDG_CONFIG_HOME:-$HOME/.config}/pod/hooks/no-rm.sh"
     timeout = 30
 
 Hooks are grants: only the user's config (or a parent pod's, for its child) may set them.
@@ -41,18 +41,20 @@ class HookCommand(BaseModel):
     timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S)
     """Seconds before the command (and all it started) is killed; that counts as a failure."""
     on_failure: Literal["block", "continue"] | None = None
-    """What a failure (a timeout, a crash, an exit code other than 0 and 2, output that is not
-    the JSON it claims to be) means: ``block`` refuses the call or prompt, ``continue`` only
-    alerts. Default: ``block`` for ``PreToolUse`` (fail closed), ``continue`` elsewhere."""
-    sandbox: bool = True
-    """Run inside the commands' sandbox when ``[sandbox]`` puts ``bash`` there; ``false`` runs
-    this hook outside it (it is your own command, from your own config)."""
+    """What the hook's own failure (a timeout, a crash, a command not found, an exit code other
+    than 0 and 2, output that is not the JSON it claims to be) means: ``block`` refuses the
+    call or prompt, ``continue`` only alerts. Default: ``continue``, as in Claude Code."""
+    sandbox: bool | None = None
+    """Where the hook runs. Unset: outside the sandbox, as Claude Code runs it (it is your own
+    command, from your own config), unless its command line names a file inside the
+    workspace, which runs inside it (:mod:`orchestrator.hooks.scripts`). ``true``: inside the
+    commands' sandbox when ``[sandbox]`` puts ``bash`` there. ``false``: outside, and a
+    workspace file it names runs only as the pod found it at start."""
 
     def failure(self, event: HookEvent) -> Literal["block", "continue"]:
-        """What this hook's failure means at ``event``."""
-        if self.on_failure is not None:
-            return self.on_failure
-        return "block" if event is HookEvent.PRE_TOOL_USE else "continue"
+        """What this hook's failure means at ``event`` (the same at every event: a hook that
+        did not work is reported, and blocks only where ``on_failure = "block"`` says so)."""
+        return self.on_failure or "continue"
 
 
 class HookMatcher(BaseModel):

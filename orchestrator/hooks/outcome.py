@@ -6,9 +6,10 @@ the hooks of one event decided together. Pure functions over finished runs.
 - exit 2: a block; stderr is the reason: the call is refused (``PreToolUse``), the model reads
   it (``PostToolUse``, ``Stop``), the prompt is refused (``UserPromptSubmit``, the person
   reads it), or the person reads it (the others);
-- anything else (another exit code, a timeout, a hook that could not start or whose JSON is
-  not the contract's): a failure; the person is alerted, and where the hook's ``on_failure``
-  is ``block`` (the default for ``PreToolUse``) the call or prompt is refused.
+- anything else (another exit code, ``127`` for a command not found, a timeout, a signal, a
+  hook that could not start, was refused, or whose JSON is not the contract's): a failure of
+  the hook itself; the person is alerted and the call or prompt goes on, as in Claude Code,
+  unless the hook's ``on_failure`` is ``block``, which refuses it (fail closed).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class HookRun:
     detail: str = ""
     """Why it failed, when it did not get to exit (could not start, timed out)."""
     on_failure: Literal["block", "continue"] = "continue"
+    quiet: bool = False
+    """The person was already alerted about this failure (a refused hook): no new alert."""
 
 
 class _SpecificOutput(BaseModel):
@@ -124,15 +127,20 @@ def _permit(verdict: Verdict, permission: Permission, reason: str | None) -> Non
 
 def _fail(event: HookEvent, run: HookRun, why: str, verdict: Verdict) -> None:
     message = f"{event} hook {_name(run.command)!r} failed: {why}"
+    alerts = [] if run.quiet else verdict.alerts
     if run.on_failure == "block" and event is HookEvent.PRE_TOOL_USE:
-        verdict.alerts.append(("warn", message + "; the call was blocked (on_failure)"))
+        alerts.append(("warn", message + "; the call was blocked (on_failure)"))
         _permit(verdict, "deny", f"blocked: {message} (the hook fails closed)")
     elif run.on_failure == "block" and event is HookEvent.USER_PROMPT_SUBMIT:
-        verdict.alerts.append(("warn", message + "; the prompt was refused (on_failure)"))
+        alerts.append(("warn", message + "; the prompt was refused (on_failure)"))
         verdict.block = True
         verdict.reasons.append(message)
+    elif event is HookEvent.PRE_TOOL_USE:
+        alerts.append(("warn", message + '; the call goes on (on_failure = "block" refuses it)'))
+    elif event is HookEvent.USER_PROMPT_SUBMIT:
+        alerts.append(("warn", message + '; the prompt goes on (on_failure = "block" refuses it)'))
     else:
-        verdict.alerts.append(("warn", message))
+        alerts.append(("warn", message))
 
 
 def _read(event: HookEvent, run: HookRun, verdict: Verdict) -> None:

@@ -4,7 +4,8 @@ Every tool call gets one of three verdicts before it starts: **allow** (it runs)
 person approves or denies it first; the pod waits in ``awaiting_approval``), or **deny** (it
 does not run; the model gets a result that says so). The verdict is, in order:
 
-1. ``deny`` rules: any match denies;
+1. ``deny`` rules: any match denies (an ``edit(<path>)`` rule also matches a file a command
+   line writes by redirection);
 2. ``read-only`` mode denies every tool that is not a read, whatever any allow says;
 3. a command the parser could not take apart asks when a deny rule might match it;
 4. a write to a protected path (:mod:`.protected`) asks, except in ``yolo``;
@@ -36,7 +37,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestrator.permissions.protected import protected_reason
-from orchestrator.permissions.rules import Rule, lexical_path
+from orchestrator.permissions.rules import KIND_ALIASES, Rule, lexical_path
 from orchestrator.permissions.shell import ParsedCommand, parse_command
 
 Verdict = Literal["allow", "ask", "deny"]
@@ -123,6 +124,9 @@ class Decision:
 
     verdict: Verdict
     reason: str
+    firm: bool = False
+    """An ``ask`` that only a person answers: a ``PreToolUse`` hook's ``allow`` does not lift it
+    (a command leaving the sandbox)."""
 
 
 @dataclass
@@ -175,13 +179,15 @@ class Policy:
         default its path is taken as written, normalised on its text)."""
         if subject is None:
             subject = subject_of(arguments, kind)
-        hit = self._first(self.deny, tool, kind, subject)
+        hit = self._first(self.deny, tool, kind, subject) or self._redirected(self.deny, subject)
         if hit is not None:
             return Decision("deny", f"denied by the rule {hit}")
         if self.mode == "read-only" and kind != "read":
             return Decision("deny", f"read-only mode denies {kind} tools, whatever allows them")
         if tool == "bash" and arguments.get("sandbox") is False and self.sandboxed:
-            return Decision("ask", "it asks to run outside the sandbox: that always asks")
+            return Decision(
+                "ask", "it asks to run outside the sandbox: that always asks", firm=True
+            )
         opaque = subject.command.opaque if subject.command is not None else ()
         maybe = self._might_match(self.deny, tool, kind, subject)
         if maybe is not None:
@@ -196,8 +202,10 @@ class Policy:
         allowed = self._covering(tool, kind, subject)
         if allowed is not None:
             return Decision("allow", f"allowed by the rule {allowed}")
-        hit = self._first(self.ask, tool, kind, subject) or self._might_match(
-            self.ask, tool, kind, subject
+        hit = (
+            self._first(self.ask, tool, kind, subject)
+            or self._redirected(self.ask, subject)
+            or self._might_match(self.ask, tool, kind, subject)
         )
         if hit is not None:
             return Decision("ask", f"the rule {hit} asks")
@@ -241,6 +249,23 @@ class Policy:
         if subject.paths:
             return any(rule.matches_path(p) for p in subject.paths)
         return rule.matches_text(subject.text)
+
+    @staticmethod
+    def _redirected(rules: list[Rule], subject: Subject) -> Rule | None:
+        """An ``edit(<path>)`` rule covering a file a command line writes by redirection:
+        ``echo x > secrets/k`` writes ``secrets/k`` as surely as ``write_file`` would."""
+        if subject.command is None or not subject.writes:
+            return None
+        return next(
+            (
+                r
+                for r in rules
+                if r.subject is not None
+                and KIND_ALIASES.get(r.tool.lower()) == "edit"
+                and any(r.matches_path(path) for path in subject.writes)
+            ),
+            None,
+        )
 
     def _first(self, rules: list[Rule], tool: str, kind: str, subject: Subject) -> Rule | None:
         return next((r for r in rules if self._matches(r, tool, kind, subject)), None)

@@ -298,6 +298,10 @@ class UnloadRecord(BaseModel):
     """Background jobs that ended since the model last heard, to be told at the next turn."""
     touched: list[str] = Field(default_factory=list)
     """Files the pod's tools wrote (snapshots of a workspace over budget hold only these)."""
+    hook_pins: dict[str, dict[str, str | None]] = Field(default_factory=dict)
+    """Per ``sandbox = false`` hook command: the workspace files it runs and their
+    fingerprints from the pod's start (docs/hooks.md). A load keeps them: a file changed while
+    the pod was unloaded is still refused."""
 
 
 class FenceRecord(BaseModel):

@@ -147,6 +147,14 @@ def child_config(
     )
     if request.model is not None:
         data["model"] = request.model
+    # A ``sandbox = false`` hook runs the workspace files it names only as the pod found them
+    # at its start; a child starts after the model may have changed them, so there the hook
+    # takes the default rule: outside, or inside the sandbox when it runs a workspace file.
+    for matchers in data["hooks"].values():
+        for matcher in matchers:
+            for hook in matcher["hooks"]:
+                if hook.get("sandbox") is False:
+                    hook["sandbox"] = None
     if workspace != parent.workspace:
         # Roots inside the parent's workspace would reach past the child's isolation.
         inside = str(parent.workspace.resolve())

@@ -59,6 +59,25 @@ SECRET_NAMES: tuple[str, ...] = (
 )
 """Name globs (matched case-insensitively) that a ``PREFIX*`` allow entry never lets through."""
 
+NETWORK_SETTINGS: tuple[str, ...] = (
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "PIP_CERT",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+)
+"""What a program outside the sandbox needs to reach the network as the user's shell does:
+the certificates to trust (a company's TLS-inspecting proxy) and the proxy to go through.
+Hooks get them (:func:`network_settings`); sandboxed commands do not (their network is the
+sandbox's)."""
+
 FIXED: dict[str, str] = {"PAGER": "cat", "GIT_PAGER": "cat"}
 """Always set (``tool_env`` may override): pagers would wait for a terminal that is not there."""
 
@@ -92,6 +111,12 @@ def tool_environment(
     env.update(FIXED)
     env.update(fixed or {})
     return env
+
+
+def network_settings(environ: Mapping[str, str]) -> dict[str, str]:
+    """The :data:`NETWORK_SETTINGS` variables ``environ`` sets (none of them a secret's
+    name: a proxy's URL with a password in it is the user's own, for the user's own hooks)."""
+    return {name: environ[name] for name in NETWORK_SETTINGS if name in environ}
 
 
 _PR_SET_DUMPABLE = 4

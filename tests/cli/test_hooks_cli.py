@@ -49,7 +49,7 @@ def test_status_lists_the_configured_hooks(
         assert done.returncode == 0, done.stderr
         lines = done.stdout.splitlines()
         assert (
-            "hook PreToolUse [bash]: ~/.config/pod/hooks/no-rm.sh · 30 s · on failure block · "
+            "hook PreToolUse [bash]: ~/.config/pod/hooks/no-rm.sh · 30 s · on failure continue · "
             "unsandboxed"
         ) in lines
         assert "hook Stop: notify-send done · 60 s · on failure continue · unsandboxed" in lines

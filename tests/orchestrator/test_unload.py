@@ -177,6 +177,34 @@ async def test_an_always_answer_still_applies_after_a_reload(workspace: Path) ->
     pod.controller.transcript.session.close()
 
 
+async def test_a_hook_script_changed_while_the_pod_was_unloaded_is_still_refused(
+    workspace: Path,
+) -> None:
+    # A sandbox = false hook runs the workspace files it names only as the pod's start found
+    # them; a load is no new start: the fingerprints come back with the session.
+    log, script = workspace.parent / "stop.log", workspace / "scripts" / "stop.sh"
+    script.parent.mkdir()
+    script.write_text(f"echo ran >> {log}\n")
+    hooks = {"Stop": [{"hooks": [{"command": "sh scripts/stop.sh", "sandbox": False}]}]}
+    pods = Harness(workspace, hooks=hooks)
+    pod, _ = pods.build([ScriptedReply(text="hello")])
+    send(pod, "run", input="hi")
+    await pod.controller.wait_idle()
+    assert log.read_text() == "ran\n"
+    unload_session(pod.controller)
+    script.write_text(f"echo planted >> {log}\n")  # while nothing watched
+
+    again, events = pods.build([ScriptedReply(text="again")])
+    send(again, "run", input="hi")
+    await again.controller.wait_idle()
+    assert log.read_text() == "ran\n"
+    assert any(
+        "changed since the pod started" in alert["message"] and str(script) in alert["message"]
+        for alert in events.of("alert")
+    ), events.of("alert")
+    again.controller.transcript.session.close()
+
+
 def test_a_granted_command_is_granted_again_exactly(workspace: Path) -> None:
     pods = Harness(workspace)
     pod, _ = pods.build([])

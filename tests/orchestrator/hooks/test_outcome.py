@@ -57,12 +57,22 @@ def test_the_first_rewrite_counts() -> None:
         (ok('{"continue": "maybe"}'), "its JSON output is not the hook contract's"),
     ],
 )
-def test_a_failure_blocks_a_call_by_default_and_alerts(run: HookRun, why: str) -> None:
+def test_a_failure_alerts_and_blocks_a_call_only_where_on_failure_says_block(
+    run: HookRun, why: str
+) -> None:
     blocked = decide(PRE, [dataclasses.replace(run, on_failure="block")])
     assert blocked.permission == "deny" and why in blocked.reason
     assert blocked.alerts and why in blocked.alerts[0][1]
-    let_through = decide(PRE, [run])  # on_failure "continue"
+    let_through = decide(PRE, [run])  # on_failure "continue", the default
     assert let_through.permission is None and why in let_through.alerts[0][1]
+    assert "the call goes on" in let_through.alerts[0][1]
+
+
+def test_a_refusal_already_reported_blocks_as_before_without_a_new_alert() -> None:
+    refused = HookRun(command="h", outcome="failed", detail="not run: x changed", quiet=True)
+    assert decide(PRE, [refused]) == decide(PRE, [ok("")])
+    strict = decide(PRE, [dataclasses.replace(refused, on_failure="block")])
+    assert strict.permission == "deny" and "x changed" in strict.reason and not strict.alerts
 
 
 def test_a_failure_elsewhere_only_alerts() -> None:

@@ -246,3 +246,68 @@ def test_the_pods_own_state_is_protected() -> None:
     )
     assert rules.decide("write_file", "edit", {"path": "/state/pod/s.jsonl"}).verdict == "ask"
     assert rules.decide("write_file", "edit", {"path": "/work/a.py"}).verdict == "allow"
+
+
+# -- the sandbox lowers the cost of allow, never the force of deny or ask ---------------------
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"mode": "default", "sandboxed_bash": "allow"},
+        {"mode": "accept-edits"},
+        {"mode": "yolo"},
+    ],
+)
+def test_ask_and_deny_rules_beat_a_sandboxed_command_that_would_run_unasked(
+    table: dict[str, object],
+) -> None:
+    rules = policy(
+        **table,
+        ask=["bash(git push*)", "edit(docs/**)"],
+        deny=["bash(rm *)", "edit(secrets/**)", "write(.env)"],
+    )
+    rules.sandboxed = True
+
+    def verdict(command: str) -> str:
+        return rules.decide("bash", "execute", {"command": command}).verdict
+
+    assert verdict("make test") == "allow"  # what the sandbox is for
+    assert verdict("git push origin main") == "ask"
+    assert verdict("make && git push") == "ask"
+    assert verdict("rm -rf build") == "deny"
+    assert verdict("$cmd -rf build") == "ask"  # opaque, and a deny rule might match it
+    # A redirection writes a file as surely as write_file: the edit rules see it.
+    assert verdict("echo pwned > secrets/k") == "deny"
+    assert verdict("echo x >> ./secrets/../secrets/k") == "deny"
+    assert verdict("echo KEY=1 > .env") == "deny"
+    assert verdict("echo note > docs/a.md") == "ask"
+    assert verdict("echo fine > notes.md") == "allow"
+
+
+def test_a_protected_write_asks_with_the_sandbox_on_outside_yolo() -> None:
+    rules = policy(mode="accept-edits")
+    rules.sandboxed = True
+    decision = rules.decide("bash", "execute", {"command": "echo x > .git/config"})
+    assert decision.verdict == "ask" and ".git/config" in decision.reason
+
+
+def test_leaving_the_sandbox_is_a_question_only_a_person_answers() -> None:
+    from orchestrator.interceptors import Proceed
+    from orchestrator.tool_runner import _with_hook
+
+    rules = policy(mode="yolo", allow=["bash"])
+    rules.sandboxed = True
+    hook_allows = Proceed(permission="allow", reason="my hook likes it")
+    outside = rules.decide("bash", "execute", {"command": "make", "sandbox": False})
+    assert outside.verdict == "ask" and outside.firm
+    kept = _with_hook(outside, hook_allows)
+    assert kept is not None and kept.verdict == "ask"
+    assert kept.reason.endswith("that always asks (whatever a hook says)")
+    # A question the rules ask of a sandboxed command, a hook may still answer.
+    asked = policy(mode="default").decide("bash", "execute", {"command": "make"})
+    lifted = _with_hook(asked, hook_allows)
+    assert lifted is not None and lifted.verdict == "allow"
+    # A hook's ask of an unsandboxed command stands.
+    denied = _with_hook(outside, Proceed(permission="ask", reason="?"))
+    assert denied is not None and denied.verdict == "ask"
