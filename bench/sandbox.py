@@ -31,7 +31,6 @@ from orchestrator.sandbox.bwrap import (
     SandboxUnavailable,
     find_bwrap,
     hidden_paths,
-    read_only_in,
     sandbox_argv,
 )
 from orchestrator.sandbox.hosts import parse_host_rule
@@ -80,8 +79,9 @@ def run(quick: bool = False) -> Result:
         _tree(workspace, 100 if quick else FILES)
         spec = SandboxSpec(
             workspace=workspace,
+            home=Path.home(),
             hidden=hidden_paths(Path.home(), base / "state", base / "run", base / "cfg"),
-            extra_ro=read_only_in(workspace),
+            read_only=(workspace / ".git",),
         )
         results: dict[str, object] = {"available": True, "bwrap": bwrap}
         table = []
