@@ -173,3 +173,29 @@ def test_a_readable_folder_planted_as_a_link_into_a_secret_shows_nothing(
     # Named inside the hidden place on purpose, it is shown.
     config.sandbox.readable = [tmp_path / "home" / ".ssh" / "config"]
     assert sandbox_spec(config).readable == (tmp_path / "home" / ".ssh" / "config",)
+
+
+def test_extra_hidden_sockets_cannot_be_reached(tmp_path: Path) -> None:
+    import socket
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    path = workspace / ".pod.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(4)
+    connect = (
+        'python3 -c "import socket; s = socket.socket(socket.AF_UNIX); '
+        "s.connect('.pod.sock'); print('connected')\""
+    )
+    try:
+        _bwrap()
+        plain = asyncio.run(open_sandboxing(PodConfig(workspace=workspace, name="t")))
+        assert "connected" in _run(plain, connect).stdout  # the test reaches it without
+        config = PodConfig(workspace=workspace, name="t")
+        hidden = asyncio.run(open_sandboxing(config, extra_hidden=[path, tmp_path / "fleet"]))
+        done = _run(hidden, connect)
+        assert "connected" not in done.stdout and "Connection refused" in done.stderr
+        assert sandbox_spec(config, extra_hidden=[path]).hidden[-1] == path
+    finally:
+        server.close()
