@@ -31,7 +31,7 @@ from orchestrator.sandbox.rule_paths import PathRules, deny_paths, path_rules
 if TYPE_CHECKING:
     from orchestrator.config import PodConfig
 
-__all__ = ["Problems", "Sandboxing", "open_sandboxing", "sandbox_spec"]
+__all__ = ["Problems", "Sandboxing", "open_sandboxing", "sandbox_spec", "walked_roots"]
 
 
 class Problems:
@@ -76,6 +76,10 @@ class Sandboxing:
     rules: PathRules = field(default_factory=PathRules)
     """The path patterns of the deny rules (hidden or read-only in the sandbox)."""
     problems: Problems = field(default_factory=Problems)
+    walked: tuple[Path, ...] = ()
+    """Writable folders walked for protected paths besides the workspace (``write_roots``:
+    other projects; not ``[sandbox] writable``, caches most often, large and never a place a
+    tool runs in)."""
 
     def argv(self, command: list[str], *, tag: str = "", cwd: Path | None = None) -> list[str]:
         """``command`` inside the sandbox, starting in ``cwd`` (default: the workspace);
@@ -85,11 +89,11 @@ class Sandboxing:
         return sandbox_argv(self.bwrap, self.command_spec(cwd), command, tag=tag)
 
     def command_spec(self, cwd: Path | None = None) -> SandboxSpec:
-        """What the next command sees: :attr:`spec` with the protected paths of each
-        writable place read-only and the paths deny rules cover hidden or read-only, as they
-        are now (a walk of each, bounded)."""
+        """What the next command sees: :attr:`spec` with the protected paths of the
+        workspace and of :attr:`walked` read-only, and the paths deny rules cover hidden or
+        read-only, as they are now (a walk of each, bounded)."""
         protected: list[Path] = []
-        for root in (self.spec.workspace, *self.spec.writable):
+        for root in (self.spec.workspace, *self.walked):
             scan = scan_protected(root)
             if not scan.complete:
                 self.problems.add(
@@ -138,6 +142,7 @@ async def open_sandboxing(config: PodConfig, *, extra_hidden: Sequence[Path] = (
     problems = Problems()
     spec = sandbox_spec(config, extra_hidden=extra_hidden, problems=problems)
     rules = path_rules(config.permission_policy().deny)
+    walked = walked_roots(config, spec)
     try:
         bwrap = await asyncio.to_thread(find_bwrap)
     except SandboxUnavailable as exc:
@@ -146,7 +151,7 @@ async def open_sandboxing(config: PodConfig, *, extra_hidden: Sequence[Path] = (
         )
     host_rules = config.sandbox.host_rules()
     if not host_rules or spec.network:
-        return Sandboxing(bwrap=bwrap, spec=spec, rules=rules, problems=problems)
+        return Sandboxing(bwrap=bwrap, spec=spec, rules=rules, problems=problems, walked=walked)
     proxy = await NetworkProxy.start(host_rules, runtime_dir())
     return Sandboxing(
         bwrap=bwrap,
@@ -154,7 +159,14 @@ async def open_sandboxing(config: PodConfig, *, extra_hidden: Sequence[Path] = (
         proxy=proxy,
         rules=rules,
         problems=problems,
+        walked=walked,
     )
+
+
+def walked_roots(config: PodConfig, spec: SandboxSpec) -> tuple[Path, ...]:
+    """The ``write_roots`` the sandbox made writable, as it resolved them."""
+    roots = {Path(os.path.realpath(config.workspace / p)) for p in config.write_roots}
+    return tuple(p for p in spec.writable if p in roots)
 
 
 def sandbox_spec(

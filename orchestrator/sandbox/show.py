@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
 from orchestrator.sandbox.mounts import mount_plan
 from orchestrator.sandbox.rule_paths import path_rules
-from orchestrator.sandbox.sandboxing import Problems, Sandboxing, sandbox_spec
+from orchestrator.sandbox.sandboxing import Problems, Sandboxing, sandbox_spec, walked_roots
 
 if TYPE_CHECKING:
     from orchestrator.config import PodConfig
@@ -40,6 +40,7 @@ def sandbox_view(config: PodConfig, *, extra_hidden: Sequence[Path] = ()) -> dic
         unavailable=why,
         rules=path_rules(config.permission_policy().deny),
         problems=problems,
+        walked=walked_roots(config, spec),
     )
     command = sandboxing.command_spec()
     mounts = mount_plan(command)

@@ -199,3 +199,21 @@ def test_extra_hidden_sockets_cannot_be_reached(tmp_path: Path) -> None:
         assert sandbox_spec(config, extra_hidden=[path]).hidden[-1] == path
     finally:
         server.close()
+
+
+def test_write_roots_are_walked_for_protected_paths(tmp_path: Path) -> None:
+    workspace, other, cache = tmp_path / "ws", tmp_path / "other", tmp_path / "cache"
+    for folder in (workspace, other / ".git", cache / ".git"):
+        folder.mkdir(parents=True)
+    sandboxing = _sandboxing(
+        workspace,
+        write_roots=[other],
+        sandbox={"writable": [str(cache)]},
+    )
+    done = _run(
+        sandboxing,
+        f"touch {other}/.git/hook; echo other=$?; touch {other}/f; echo plain=$?; "
+        f"touch {cache}/.git/x; echo cache=$?",
+    )
+    assert "other=1" in done.stdout and "plain=0" in done.stdout
+    assert "cache=0" in done.stdout  # a cache folder is not walked
