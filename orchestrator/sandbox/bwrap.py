@@ -91,6 +91,40 @@ HOME_READABLE = (
 toolchains installed there and git's own settings (``~/.config/git/credentials`` stays
 hidden). Add more with ``[sandbox] readable``."""
 
+HOME_STARTUP = (
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".pam_environment",
+    ".xprofile",
+    ".xinitrc",
+    ".xsession",
+    ".vimrc",
+    ".emacs",
+    ".emacs.d",
+    ".config/fish",
+    ".config/nvim",
+    ".config/autostart",
+    ".config/systemd",
+    ".config/environment.d",
+    ".config/git",
+    ".config/pip",
+    ".pip",
+    ".condarc",
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".local/share/applications",
+)
+"""Paths under ``$HOME`` that programs the user runs later, outside the sandbox, read and
+obey (a login shell, an editor, the desktop, git, pip): read-only where something makes
+``$HOME`` writable (a workspace that contains it). ``.bashrc``, ``.profile``, ``.zshrc``
+and the rest of the protected names are found by the walk of the workspace;
+:data:`HOME_READABLE` is read-only there too."""
+
 PROXY_INSIDE = Path("/tmp/.pod-proxy")
 """Where a sandbox sees the folder of the pod's proxy socket (in its private ``/tmp``: the
 root is read-only, so only there can the mount point be made)."""
@@ -182,6 +216,11 @@ def hidden_paths(home: Path, state: Path, runtime: Path, config_dir: Path) -> tu
     """What a sandboxed command must not see on this machine, as named (pure; symlinks in
     them are resolved by :func:`~orchestrator.sandbox.sandboxing.sandbox_spec`)."""
     return (*(home / name for name in HOME_SECRETS), state, runtime, config_dir)
+
+
+def home_startup(home: Path) -> tuple[Path, ...]:
+    """:data:`HOME_STARTUP` under ``home``, as named (pure)."""
+    return tuple(home / name for name in HOME_STARTUP)
 
 
 def home_readable(home: Path) -> tuple[Path, ...]:

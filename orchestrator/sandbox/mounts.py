@@ -10,7 +10,9 @@ workspace that contains ``$HOME`` is bound first, ``~/.ssh`` hidden after it.
 
 A mount that would change nothing is left out: a read-only path already hidden (it would show
 it again), a hidden path already hidden, a shown path already visible. So the same plan says
-what a command can read, write and not see (``pod sandbox show``).
+what a command can read, write and not see (``pod sandbox show``). And since a folder holding a
+mount point can be renamed with the mount inside, each folder between a writable mount and a
+hidden or read-only path in it is "pinned" (bound over itself): none can be renamed away.
 """
 
 from __future__ import annotations
@@ -27,16 +29,27 @@ if TYPE_CHECKING:
 
 __all__ = ["RANK", "Kind", "Mount", "mount_args", "mount_plan", "state_of"]
 
-Kind = Literal["private", "show", "write", "read_only", "hide"]
+Kind = Literal["private", "show", "fixed", "write", "pin", "read_only", "hide"]
 """``private``: an empty tmpfs by default (``/tmp``, ``$HOME``), that listed paths show
-through; ``show``: read-only where hidden otherwise; ``write``: writable; ``read_only``:
+through; ``show``: read-only where hidden otherwise (``readable``); ``fixed``: read-only where
+hidden by default or writable (what toolchains need from ``$HOME``: shown, never written, even
+by a workspace that contains ``$HOME``); ``write``: writable; ``pin``: a writable folder bound
+over itself so that it cannot be renamed (it holds a hidden or read-only path); ``read_only``:
 read-only inside a writable place; ``hide``: hidden (an empty tmpfs, or ``/dev/null`` over a
 file or a socket)."""
 
-RANK: dict[Kind, int] = {"private": 0, "show": 1, "write": 2, "read_only": 3, "hide": 4}
+RANK: dict[Kind, int] = {
+    "private": 0,
+    "show": 1,
+    "write": 2,
+    "pin": 2,
+    "fixed": 3,
+    "read_only": 3,
+    "hide": 4,
+}
 """At one path, a higher rank is mounted later and wins."""
 
-State = Literal["hidden", "read", "write"]
+State = Literal["private", "hidden", "read", "write"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +69,8 @@ def mount_plan(spec: SandboxSpec) -> tuple[Mount, ...]:
     wanted: list[tuple[Path, Kind]] = []
     if spec.home is not None:
         wanted.append((spec.home, "private"))
-    wanted += [(p, "show") for p in (*spec.installation, *spec.home_readable, *spec.readable)]
+    wanted += [(p, "show") for p in (*spec.installation, *spec.readable)]
+    wanted += [(p, "fixed") for p in spec.home_readable]
     wanted += [(p, "write") for p in (spec.workspace, *spec.writable)]
     wanted += [(p, "read_only") for p in spec.read_only]
     wanted += [(p, "hide") for p in spec.hidden]
@@ -65,11 +79,13 @@ def mount_plan(spec: SandboxSpec) -> tuple[Mount, ...]:
 
 def plan(mounts: Iterable[Mount]) -> tuple[Mount, ...]:
     """``mounts`` ordered (shallower first, then by :data:`RANK`) with those that change
-    nothing left out (pure)."""
-    ordered = sorted(set(mounts), key=lambda m: (len(m.path.parts), RANK[m.kind], str(m.path)))
+    nothing left out, and the folders holding a hidden or read-only path in a writable place
+    pinned (pure)."""
+    ordered = sorted(set(mounts), key=_order)
     # What each kept mount makes of its path, for the mounts below it.
-    states: dict[Path, State] = {Path("/"): "read", Path("/tmp"): "hidden"}
+    states: dict[Path, State] = {Path("/"): "read", Path("/tmp"): "private"}
     kept: list[Mount] = []
+    guarded: list[Mount] = []
     for mount in ordered:
         if mount.path == Path("/"):
             continue  # the root is bound read-only first, whatever else is listed
@@ -77,7 +93,23 @@ def plan(mounts: Iterable[Mount]) -> tuple[Mount, ...]:
         if _changes(mount.kind, below):
             kept.append(mount)
             states[mount.path] = _STATE[mount.kind]
-    return tuple(kept)
+            if below == "write" and mount.kind in ("hide", "read_only", "fixed"):
+                guarded.append(mount)
+    # A mount point cannot be renamed, but the folder holding it can (and the mount moves
+    # with it): ``mv .config x && mkdir -p .config/pod`` would put a new config where the
+    # hidden one was. So each folder between a writable mount and what it guards is bound
+    # over itself.
+    pins: set[Path] = set()
+    for mount in guarded:
+        for parent in mount.path.parents:
+            if parent in states or parent in pins:
+                break
+            pins.add(parent)
+    return tuple(sorted([*kept, *(Mount(p, "pin") for p in pins)], key=_order))
+
+
+def _order(mount: Mount) -> tuple[int, int, str]:
+    return (len(mount.path.parts), RANK[mount.kind], str(mount.path))
 
 
 def state_of(path: Path, states: dict[Path, State], *, inclusive: bool = False) -> State:
@@ -98,7 +130,7 @@ def mount_args(mounts: Sequence[Mount]) -> list[str]:
         where = str(mount.path)
         if mount.kind in ("private", "hide"):
             args += ["--tmpfs", where] if mount.is_dir else ["--ro-bind", os.devnull, where]
-        elif mount.kind == "write":
+        elif mount.kind in ("write", "pin"):
             args += ["--bind", where, where]
         else:
             args += ["--ro-bind", where, where]
@@ -106,9 +138,11 @@ def mount_args(mounts: Sequence[Mount]) -> list[str]:
 
 
 _STATE: dict[Kind, State] = {
-    "private": "hidden",
+    "private": "private",
     "show": "read",
+    "fixed": "read",
     "write": "write",
+    "pin": "write",
     "read_only": "read",
     "hide": "hidden",
 }
@@ -119,15 +153,18 @@ def _changes(kind: Kind, below: State) -> bool:
 
     A ``write`` mount is always made (the workspace, a folder the user made writable: even
     inside a hidden place, it is named on purpose); ``show`` only over what is hidden;
+    ``fixed`` over what is hidden by default or writable, never over a hidden secret;
     ``read_only`` only over what is writable (never over a hidden place, which it would show
     again); ``private`` and ``hide`` over anything not hidden yet."""
-    if kind == "write":
+    if kind in ("write", "pin"):
         return True
     if kind == "show":
-        return below == "hidden"
+        return below in ("private", "hidden")
+    if kind == "fixed":
+        return below in ("private", "write")
     if kind == "read_only":
         return below == "write"
-    return below != "hidden"
+    return below not in ("private", "hidden")
 
 
 def _existing(wanted: Iterable[tuple[Path, Kind]]) -> list[Mount]:

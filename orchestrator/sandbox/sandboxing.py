@@ -181,7 +181,7 @@ def sandbox_spec(
     to ``problems``."""
     from orchestrator.config import user_config_file
     from orchestrator.paths import runtime_dir, state_dir
-    from orchestrator.sandbox.bwrap import home_readable, own_installation
+    from orchestrator.sandbox.bwrap import home_readable, home_startup, own_installation
 
     said = problems if problems is not None else Problems()
     home = Path.home()
@@ -208,6 +208,7 @@ def sandbox_spec(
         home=real_home if real_home != Path("/") and real_home.is_dir() else None,
         home_readable=_shown(home_readable(home), hiding, said, quiet=True),
         hidden=tuple(r for _, r in hidden),
+        read_only=_shown(home_startup(home), hiding, said, quiet=True),
         network=config.sandbox.network is True,
         installation=own_installation(),
     )

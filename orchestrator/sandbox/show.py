@@ -50,16 +50,22 @@ def sandbox_view(config: PodConfig, *, extra_hidden: Sequence[Path] = ()) -> dic
     def of(*kinds: str) -> list[str]:
         return [str(m.path) for m in mounts if m.kind in kinds]
 
+    # What toolchains need from $HOME: shown where $HOME is hidden, read-only where written.
+    writes = [m.path for m in mounts if m.kind == "write"]
+    fixed = [m.path for m in mounts if m.kind == "fixed"]
+    fixed_ro = [str(p) for p in fixed if any(p.is_relative_to(w) for w in writes)]
+    fixed_shown = [str(p) for p in fixed if str(p) not in fixed_ro]
+
     return {
         "workspace": str(spec.workspace),
         "mode": config.sandbox.mode,
         "bwrap": bwrap,
         "unavailable": why,
-        "read": ["/", *of("show")],
+        "read": ["/", *of("show"), *fixed_shown],
         "write": of("write"),
         "private": ["/tmp", *of("private")],
         "hidden": hidden,
-        "read_only": of("read_only"),
+        "read_only": [*of("read_only"), *fixed_ro],
         "network": _network(config),
         "problems": list(problems.messages),
     }

@@ -89,6 +89,33 @@ async def test_a_workspace_that_is_home_keeps_secrets_config_and_state_hidden(
     assert (home / "in-the-workspace.txt").read_text() == "made\n"  # it is the workspace
 
 
+async def test_a_workspace_that_is_home_cannot_replace_what_runs_later(
+    user_home: UserHome,  # noqa: F811
+) -> None:
+    _needs_bwrap()
+    home = user_home.home
+    user_config = user_home.write_user_config(USER_CONFIG)
+    (home / ".gitconfig").write_text("[user]\n\tname = me\n")
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "bin" / "git").write_text("#!/bin/sh\n")
+    await _run_commands(
+        user_home,
+        home,
+        # The folder holding the hidden config, renamed with the mount inside, and a new
+        # config where the old one was.
+        "mv ~/.config ~/.config-old; mkdir -p ~/.config/pod; "
+        "echo 'mode = \"yolo\"' > ~/.config/pod/config.toml",
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' >> ~/.gitconfig",
+        "echo 'touch /tmp/pwned' > ~/.local/bin/git; mv ~/.local ~/.local-old",
+        "echo made > in-the-workspace.txt",
+    )
+    assert user_config.read_text() == USER_CONFIG
+    assert not (home / ".config-old").exists() and not (home / ".local-old").exists()
+    assert (home / ".gitconfig").read_text() == "[user]\n\tname = me\n"
+    assert (home / ".local" / "bin" / "git").read_text() == "#!/bin/sh\n"
+    assert (home / "in-the-workspace.txt").read_text() == "made\n"
+
+
 async def test_home_beyond_the_default_list_is_not_visible(
     user_home: UserHome,  # noqa: F811
 ) -> None:

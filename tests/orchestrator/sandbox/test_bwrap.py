@@ -128,8 +128,11 @@ def test_the_order_of_mounts_is_the_policy(outside_tmp: Path) -> None:
     assert args[private - 1] == "--tmpfs" and args[ssh - 1] == "--tmpfs"
     assert private < bind < min(ssh, git) and "--unshare-net" in args
     assert args[args.index(str(tmp_path / "state")) - 1] == "--tmpfs"
-    # Shown from $HOME only where $HOME is hidden: here the workspace shows it all.
-    assert str(home / ".cargo" / "bin") not in args
+    # A toolchain's programs stay read-only in a workspace that contains them, and the folder
+    # holding them cannot be renamed away.
+    cargo = args.index(str(home / ".cargo" / "bin"))
+    assert args[cargo - 1 : cargo + 1] == ["--ro-bind", str(home / ".cargo" / "bin")]
+    assert args[args.index(str(home / ".cargo")) - 1] == "--bind" and cargo > bind
     assert args[-2:] == ["--", "true"]
 
 

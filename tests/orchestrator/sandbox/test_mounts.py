@@ -44,16 +44,19 @@ def test_a_workspace_containing_home_has_the_secrets_hidden_after_it(base: Path)
         ("home", "private"),
         ("home", "write"),
         ("state", "hide"),
+        ("home/.cargo", "pin"),  # holds a read-only path: bound over itself, not renamed
         ("home/.git", "read_only"),
         ("home/.bash_history", "hide"),
         ("home/.ssh", "hide"),
+        ("home/.cargo/bin", "fixed"),  # a toolchain's programs stay read-only in a workspace
     ]
     assert [m.is_dir for m in mounts if m.kind == "hide"] == [True, False, True]
 
 
 def test_the_most_specific_path_wins_and_what_changes_nothing_is_left_out(base: Path) -> None:
     home, ws = base / "home", base / "home" / "ws"
-    for folder in (ws / "secret" / ".git", home / ".config" / "pod" / "hooks", home / ".tool"):
+    for folder in (ws / "secret" / ".git", home / ".config" / "pod" / "hooks", home / ".tool",
+                   ws / "a" / "b" / "c"):  # fmt: skip
         folder.mkdir(parents=True)
     mounts = plan(
         [
@@ -62,6 +65,7 @@ def test_the_most_specific_path_wins_and_what_changes_nothing_is_left_out(base: 
             Mount(home / ".config" / "pod", "hide"),  # already hidden by the private $HOME
             Mount(home / ".config" / "pod" / "hooks", "show"),  # named there: shown
             Mount(ws, "write"),
+            Mount(ws / "a" / "b" / "c", "hide"),
             Mount(ws / "secret", "hide"),
             Mount(ws / "secret" / ".git", "read_only"),  # would show the hidden secret again
             Mount(ws / "secret", "read_only"),  # at one path the stricter wins
@@ -72,7 +76,10 @@ def test_the_most_specific_path_wins_and_what_changes_nothing_is_left_out(base: 
         ("home", "private"),
         ("home/.tool", "show"),
         ("home/ws", "write"),
+        ("home/ws/a", "pin"),  # the folders holding a hidden path cannot be renamed away
         ("home/ws/secret", "read_only"),
         ("home/ws/secret", "hide"),
         ("home/.config/pod/hooks", "show"),
+        ("home/ws/a/b", "pin"),
+        ("home/ws/a/b/c", "hide"),
     ]

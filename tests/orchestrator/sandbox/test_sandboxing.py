@@ -59,6 +59,9 @@ def test_every_protected_name_is_read_only_at_depth_two(tmp_path: Path) -> None:
                 f"rm -rf {name}",
             ]
         lines += [f"{a} 2>/dev/null && echo 'ALLOWED: {a}'" for a in attempts]
+    # Nor can the folders holding them be renamed away (the mounts would move with them).
+    lines += ["cd ../..", "mv one one-old 2>/dev/null && echo 'ALLOWED: mv one'"]
+    lines += ["mv one/two one/too 2>/dev/null && echo 'ALLOWED: mv two'"]
     done = _run(_sandboxing(workspace), "cd one/two\n" + "\n".join(lines))
     assert done.returncode == 0 or "ALLOWED" not in done.stdout, done.stderr
     assert "ALLOWED" not in done.stdout
