@@ -3,8 +3,10 @@ rule denies them, read-only where a ``write``/``edit`` rule does.
 
 The file tools ask the rules about each path they touch; a sandboxed command touches paths
 the pod never sees, so the rules are expanded against the files that exist, before each
-command: a bounded walk (symlinks not followed) that stops at the first path a rule covers
-(a folder is covered as a whole, and so are the files made in it later). A pattern is
+command: a bounded walk (symlinks not followed, and the dependency and cache folders the
+protected-path walk skips, :data:`~orchestrator.sandbox.protected_scan.SKIPPED_DIRS`, not
+entered) that stops at the first path a rule covers (a folder is covered as a whole, and so
+are the files made in it later). A pattern is
 matched as :meth:`~orchestrator.permissions.rules.Rule.matches_path` matches it (a name
 without ``/`` at any depth, a folder covering its tree), and ``secrets/**`` also covers the
 folder ``secrets`` itself. Rules without a path pattern deny a tool outright and are not
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.permissions.rules import Rule
-from orchestrator.sandbox.protected_scan import MAX_ENTRIES
+from orchestrator.sandbox.protected_scan import MAX_ENTRIES, SKIPPED_DIRS
 
 __all__ = ["DenyPaths", "PathRules", "deny_paths", "path_rules"]
 
@@ -150,7 +152,7 @@ def _walk(
                     _add(entry.path, read_only)
                     if not read:
                         continue  # read-only as a whole; only a read rule needs to look in
-                if is_dir:
+                if is_dir and entry.name not in SKIPPED_DIRS:
                     queue.append((entry.path, seen_as))
     return True
 
