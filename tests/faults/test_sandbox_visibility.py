@@ -35,8 +35,11 @@ def _needs_bwrap() -> None:
         pytest.skip(f"no working bubblewrap here: {exc}")
 
 
-async def _run_commands(user: UserHome, workspace: Path, *commands: str) -> list[str]:
-    """Each command through the pod's ``bash`` (sandboxed, unasked): its output, in order."""
+async def _run_commands(
+    user: UserHome, workspace: Path, *commands: str, alerts: list[str] | None = None
+) -> list[str]:
+    """Each command through the pod's ``bash`` (sandboxed, unasked): its output, in order;
+    the pod's sandbox alerts into ``alerts``."""
     calls = [
         ScriptedToolCall(name="bash", input={"command": c}, id=f"call-{n}")
         for n, c in enumerate(commands)
@@ -47,7 +50,10 @@ async def _run_commands(user: UserHome, workspace: Path, *commands: str) -> list
         client = await pod.client()
         await client.send("run", {"input": "go"})
         events = await collect_until(client, "run_end", timeout=60)
+        history = await client.history()
         await client.close()
+    if alerts is not None:
+        alerts += [a.message for a in history.alerts if a.source == "sandbox"]
     assert events[-1].data["result"] == "finished"
     assert not [e for e in events if e.event == "approval_request"]  # none asked
     # The calls run concurrently: their results come in any order.
@@ -162,14 +168,20 @@ async def test_a_symlinked_aws_folder_breaks_nothing_and_stays_hidden(
     (home / "dotfiles" / "aws").mkdir(parents=True)
     (home / "dotfiles" / "aws" / "credentials").write_text("AWS-SECRET\n")
     (home / ".aws").symlink_to(home / "dotfiles" / "aws" if absolute else Path("dotfiles/aws"))
+    (home / ".kube").symlink_to("dotfiles/kube-not-there")
+    alerts: list[str] = []
     out = await _run_commands(
         user_home,
         home / inside,
         "echo still-runs",
         "cat ~/.aws/credentials ~/dotfiles/aws/credentials",
+        alerts=alerts,
     )
     assert out[0].startswith("still-runs")
     assert "AWS-SECRET" not in out[1]
+    # The link that leads nowhere is said once, by its path and why; commands still run.
+    [alert] = alerts
+    assert str(home / ".kube") in alert and "kube-not-there" in alert
 
 
 async def test_deny_rules_hold_for_sandboxed_commands(
