@@ -11,6 +11,7 @@ protected paths and the paths deny rules cover, as they are now).
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -196,7 +197,7 @@ def sandbox_spec(
     hidden = _resolved_hidden(named_hidden, said)
     # What is hidden, as named and as resolved: a shown path may lie inside one only if
     # it was named there (a link planted to point into one shows nothing).
-    hiding = [(Path(os.path.abspath(n)), r) for n, r in hidden]
+    hiding = list(hidden)
     ws = config.workspace
     real_home = home.resolve()
     writable = (ws / p for p in [*config.write_roots, *config.sandbox.writable])
@@ -240,7 +241,7 @@ def _why_unresolved(path: Path, exc: BaseException) -> str:
         target = os.readlink(path)
     except OSError:
         return f"it cannot be resolved ({exc})"
-    if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == 40:  # ELOOP
+    if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
         return f"it is a symlink to {target} that loops"
     return f"it is a symlink to {target}, which does not exist ({exc.__class__.__name__})"
 

@@ -137,13 +137,15 @@ def test_a_symlinked_secret_hides_its_target_and_a_dangling_one_is_said_once(
         (home / "dotfiles" / "aws" / "credentials").write_text("AWSSECRET\n")
         (home / ".aws").symlink_to("dotfiles/aws")
         (home / ".kube").symlink_to("nowhere")
+        (home / ".gnupg").symlink_to(".gnupg")
         workspace = home  # the workspace shows all of $HOME again: the targets must not
         config = PodConfig(workspace=workspace, name="t", provider="scripted")
         spec = sandbox_spec(config)
         assert (home / "dotfiles" / "aws").resolve() in spec.hidden
         sandboxing = _sandboxing(workspace)
-        [problem] = sandboxing.problems.messages
+        loop, problem = sandboxing.problems.messages  # in the order of HOME_SECRETS
         assert str(home / ".kube") in problem and "nowhere" in problem
+        assert str(home / ".gnupg") in loop and "loops" in loop
         done = _run(sandboxing, f"cat ~/.aws/credentials {shlex.quote(str(home))}/dotfiles/aws/*")
         assert "AWSSECRET" not in done.stdout
         assert _run(sandboxing, "echo runs").stdout == "runs\n"
