@@ -200,16 +200,23 @@ def sandbox_spec(
     hiding = list(hidden)
     ws = config.workspace
     real_home = home.resolve()
-    writable = (ws / p for p in [*config.write_roots, *config.sandbox.writable])
+    writable = _shown(
+        (ws / p for p in [*config.write_roots, *config.sandbox.writable]), hiding, said
+    )
     readable = (ws / p for p in [*config.read_roots, *config.sandbox.readable])
+    # Where you chose to work (the workspace is ~/.config/nvim), the default read-only list
+    # gives way: it guards those places when something above them is writable.
+    chosen = {ws.resolve(), *writable}
+    fixed = [p for p in _shown(home_readable(home), hiding, said, quiet=True) if p not in chosen]
+    startup = [p for p in _shown(home_startup(home), hiding, said, quiet=True) if p not in chosen]
     return SandboxSpec(
         workspace=ws.resolve(),
-        writable=_shown(writable, hiding, said),
+        writable=writable,
         readable=_shown(readable, hiding, said),
         home=real_home if real_home != Path("/") and real_home.is_dir() else None,
-        home_readable=_shown(home_readable(home), hiding, said, quiet=True),
+        home_readable=tuple(fixed),
         hidden=tuple(r for _, r in hidden),
-        read_only=_shown(home_startup(home), hiding, said, quiet=True),
+        read_only=tuple(startup),
         network=config.sandbox.network is True,
         installation=own_installation(),
     )

@@ -222,3 +222,26 @@ def test_write_roots_are_walked_for_protected_paths(tmp_path: Path) -> None:
     )
     assert "other=1" in done.stdout and "plain=0" in done.stdout
     assert "cache=0" in done.stdout  # a cache folder is not walked
+
+
+def test_the_default_read_only_list_gives_way_where_you_chose_to_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    home = Path(os.environ.get("POD_TEST_HOME_ROOT", "/var/tmp")) / f"podw-{os.getpid()}"
+    monkeypatch.setenv("HOME", str(home))
+    try:
+        for folder in (".cache/uv", ".config/nvim", ".cargo/bin"):
+            (home / folder).mkdir(parents=True)
+        config = PodConfig(
+            workspace=home / ".config" / "nvim",
+            name="t",
+            provider="scripted",
+            sandbox={"writable": [str(home / ".cache" / "uv")]},  # type: ignore[arg-type]
+        )
+        sandboxing = _sandboxing(config.workspace, sandbox=config.sandbox.model_dump())
+        done = _run(sandboxing, "touch ~/.cache/uv/x ./init.lua ~/.cargo/bin/x; echo rc=$?")
+        assert (home / ".cache" / "uv" / "x").exists()
+        assert (home / ".config" / "nvim" / "init.lua").exists()
+        assert "rc=1" in done.stdout and not (home / ".cargo" / "bin" / "x").exists()
+    finally:
+        subprocess.run(["rm", "-rf", str(home)], check=False)
