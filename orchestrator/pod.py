@@ -742,6 +742,8 @@ async def _open_sandbox(controller: Controller, config: PodConfig) -> Sandboxing
     if not (for_bash or for_hooks or config.mcp.sandboxed()):
         return None
     sandboxing = await open_sandboxing(config)
+    # A hidden path the sandbox could not hide (a symlink leading nowhere), said once.
+    sandboxing.problems.attach(lambda message: controller.alert("warn", "sandbox", message))
     if for_hooks and hooks is not None and (sandboxing.bwrap or config.sandbox.mode == "on"):
         # Hooks run where commands run (a hook is a command too), or refuse as they would.
         hooks.runner.sandboxing = sandboxing

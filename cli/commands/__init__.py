@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "jobs",
     "host",
     "fleet",
+    "sandbox",
 )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -149,7 +150,10 @@ class HookRunner:
             return command, False
         if sandboxing.bwrap is None:
             return f"not run: [sandbox] mode is on, and {sandboxing.unavailable}"
-        spec = replace(sandboxing.spec, readable=(*sandboxing.spec.readable, self.hooks_dir))
+        # Resolved, as the sandbox resolves what it shows: a linked hooks folder shows its
+        # target (a mount on the link itself would land there anyway).
+        hooks_dir = Path(os.path.realpath(self.hooks_dir))
+        spec = replace(sandboxing.spec, readable=(*sandboxing.spec.readable, hooks_dir))
         return replace(sandboxing, spec=spec).argv(command, tag="hook"), True
 
     async def run_one(self, hook: HookCommand, stdin: bytes, event: HookEvent) -> HookRun:

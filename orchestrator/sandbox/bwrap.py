@@ -1,19 +1,21 @@
 """The bubblewrap command line of a sandboxed command (pure), and finding a ``bwrap`` that
 works on this machine.
 
-Inside the sandbox the root is read-only; the workspace and the pod's write roots are
-writable; ``/tmp`` is a private tmpfs; the user's secrets, the pod's own state and sockets
-(a command that reached a pod's socket could approve its own calls) are hidden behind empty
-tmpfs mounts; ``.git`` stays read-only (a hook written there would run outside the sandbox
-at the user's next ``git commit``); there is no network unless allowed, or only the pod's
-proxy (:mod:`.proxy`), reached through the bridge (:mod:`.bridge`) that the command then runs
-behind; and the command is PID 1's child in a PID namespace of its own, so ending the
-namespace ends all of it.
+Inside the sandbox the root is read-only; ``/tmp`` is a private tmpfs and so is ``$HOME``,
+but for what toolchains need from it (:data:`HOME_READABLE`, read-only); the workspace and
+the pod's write roots are writable; the user's secrets, the pod's own state, config and
+sockets (a command that reached a pod's socket could approve its own calls) are hidden; the
+protected paths of the workspace (``.git``, ``.pod``, … at any depth: what runs later outside
+the sandbox) are read-only. Which mount wins where they overlap is :mod:`.mounts`' plan: the
+most specific path wins, so a secret inside the workspace stays hidden whatever the
+workspace. There is no network unless allowed, or only the pod's proxy (:mod:`.proxy`),
+reached through the bridge (:mod:`.bridge`) that the command then runs behind; and the
+command is PID 1's child in a PID namespace of its own, so ending the namespace ends all of
+it.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from orchestrator.errors import PodRuntimeError
 from orchestrator.sandbox.hosts import LoopbackForward
+from orchestrator.sandbox.mounts import mount_args, mount_plan
 from orchestrator.sandbox.proxy import BRIDGE_NAME, SOCKET_NAME
 
 HOME_SECRETS = (
@@ -40,14 +43,89 @@ HOME_SECRETS = (
     ".config/gh",
     ".config/gcloud",
     ".config/pod",
+    ".config/git/credentials",
+    ".config/hub",
+    ".config/op",
+    ".config/rclone",
     ".azure",
     ".password-store",
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".local/share/uv/credentials",
+    ".local/share/keyrings",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
 )
-"""Paths under ``$HOME`` a sandboxed command never sees (hidden even when they exist later)."""
+"""Paths under ``$HOME`` a sandboxed command never sees. ``$HOME`` is hidden as a whole
+anyway; these matter where something shows it again: a workspace that contains ``$HOME``,
+or a ``[sandbox] readable`` folder above them."""
 
-READ_ONLY_IN_WORKSPACE = (".git", ".pod/config.toml", ".pod/hooks")
-"""Inside the writable workspace, what stays read-only: what runs later outside the sandbox
-(git hooks, the pod's own configuration)."""
+HOME_READABLE = (
+    ".local/bin",
+    ".local/lib",
+    ".local/share/uv",
+    ".local/share/pipx",
+    ".cache/uv",
+    ".cargo/bin",
+    ".rustup",
+    ".pyenv",
+    ".nvm",
+    "go/bin",
+    ".gitconfig",
+    ".config/git/config",
+    ".config/git/ignore",
+)
+"""What of ``$HOME`` a sandboxed command sees by default (read-only): the programs and
+toolchains installed there and git's own settings (``~/.config/git/credentials`` stays
+hidden). Add more with ``[sandbox] readable``."""
+
+HOME_STARTUP = (
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".pam_environment",
+    ".xprofile",
+    ".xinitrc",
+    ".xsession",
+    ".vimrc",
+    ".emacs",
+    ".emacs.d",
+    ".config/fish",
+    ".config/nvim",
+    ".config/autostart",
+    ".config/systemd",
+    ".config/environment.d",
+    ".config/git",
+    ".config/pip",
+    ".pip",
+    ".condarc",
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".local/share/applications",
+)
+"""Paths under ``$HOME`` that programs the user runs later, outside the sandbox, read and
+obey (a login shell, an editor, the desktop, git, pip): read-only where something makes
+``$HOME`` writable (a workspace that contains it). ``.bashrc``, ``.profile``, ``.zshrc``
+and the rest of the protected names are found by the walk of the workspace;
+:data:`HOME_READABLE` is read-only there too."""
 
 PROXY_INSIDE = Path("/tmp/.pod-proxy")
 """Where a sandbox sees the folder of the pod's proxy socket (in its private ``/tmp``: the
@@ -60,15 +138,24 @@ class SandboxUnavailable(PodRuntimeError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SandboxSpec:
-    """What one sandboxed command may see and touch."""
+    """What one sandboxed command may see and touch. Paths are resolved (no symlinks in
+    them): a mount on a symlink would land on whatever it points to at that moment."""
 
     workspace: Path
     writable: tuple[Path, ...] = ()
     """Writable besides the workspace (``write_roots``, ``[sandbox] writable``)."""
     readable: tuple[Path, ...] = ()
-    """Readable even where hidden (``read_roots``, ``[sandbox] readable``)."""
+    """Shown read-only where hidden otherwise (``read_roots``, ``[sandbox] readable``)."""
+    home: Path | None = None
+    """``$HOME``, hidden as a whole (an empty tmpfs) but for :attr:`home_readable`."""
+    home_readable: tuple[Path, ...] = ()
+    """What of ``$HOME`` toolchains need, shown read-only (:data:`HOME_READABLE`)."""
     hidden: tuple[Path, ...] = ()
-    """Hidden: home secrets, the pod's state and runtime folders."""
+    """Hidden: home secrets, the pod's state, config and runtime folders, its sockets, the
+    paths a ``read`` deny rule covers."""
+    read_only: tuple[Path, ...] = ()
+    """Read-only inside writable places: the protected paths found in the workspace, the
+    paths a ``write`` deny rule covers."""
     network: bool = False
     """The whole network (no network namespace of its own)."""
     proxy: Path | None = None
@@ -77,40 +164,22 @@ class SandboxSpec:
     forwards: tuple[LoopbackForward, ...] = ()
     """The allowed loopback ``host:port`` the bridge also listens on inside (with ``proxy``),
     so they are reached at the same address there."""
-    extra_ro: tuple[Path, ...] = field(default=())
-    """Read-only inside writable places (``.git``)."""
-    under_tmp: tuple[Path, ...] = field(default_factory=lambda: own_installation())
-    """The pod's own installation where it lies under ``/tmp`` (a venv, a checkout), which
-    the sandbox's private ``/tmp`` would hide: bound read-only again, so the proxy's bridge
-    and the pod's own helpers run."""
+    installation: tuple[Path, ...] = field(default_factory=lambda: own_installation())
+    """The pod's own interpreter and source tree, shown read-only where they lie in a hidden
+    place (``/tmp``, ``$HOME``): the proxy's bridge and the pod's own helpers run with them."""
     cwd: Path | None = None
     """Where the command starts; the workspace when None."""
 
 
 def sandbox_argv(bwrap: str, spec: SandboxSpec, command: list[str], *, tag: str = "") -> list[str]:
-    """``bwrap … -- command``: later mounts cover earlier ones, so the order is the policy.
-    ``tag`` names the command to the proxy (whose refusals the pod reports for it)."""
+    """``bwrap … -- command``: later mounts cover earlier ones, so the order is the policy
+    (:func:`~orchestrator.sandbox.mounts.mount_plan`). ``tag`` names the command to the proxy
+    (whose refusals the pod reports for it)."""
     args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not spec.network:
         args.append("--unshare-net")
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for path in spec.under_tmp:
-        if path.exists():
-            args += ["--ro-bind", str(path), str(path)]
-    for path in spec.hidden:
-        if path.is_dir():
-            args += ["--tmpfs", str(path)]
-        elif path.exists():
-            args += ["--ro-bind", os.devnull, str(path)]
-    for path in spec.readable:
-        if path.exists():
-            args += ["--ro-bind", str(path), str(path)]
-    for path in (spec.workspace, *spec.writable):
-        if path.exists():
-            args += ["--bind", str(path), str(path)]
-    for path in spec.extra_ro:
-        if path.exists():
-            args += ["--ro-bind", str(path), str(path)]
+    args += mount_args(mount_plan(spec))
     if spec.proxy is not None and not spec.network:
         args += ["--ro-bind", str(spec.proxy), str(PROXY_INSIDE)]
         command = bridged(command, tag, spec.forwards)
@@ -130,35 +199,42 @@ def bridged(command: list[str], tag: str, forwards: Sequence[LoopbackForward] = 
     return [*bridge, "--", *command]
 
 
-def installation_under_tmp(paths: tuple[Path, ...]) -> tuple[Path, ...]:
-    """Those of ``paths`` (the interpreter's prefixes, the pod's source tree) under ``/tmp``,
-    outermost only (pure)."""
-    tmp = Path("/tmp")
-    found = sorted({p for p in paths if p.is_relative_to(tmp) and p != tmp})
+def installation_under(paths: tuple[Path, ...], places: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Those of ``paths`` (the interpreter's prefixes, the pod's source tree) below one of
+    ``places`` (the folders the sandbox hides: ``/tmp``, ``$HOME``), outermost only (pure)."""
+    found = sorted({p for p in paths if any(p.is_relative_to(q) and p != q for q in places)})
     return tuple(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
 
 
 def own_installation() -> tuple[Path, ...]:
-    """The pod's interpreter and source tree where they lie under ``/tmp`` (which the sandbox
-    replaces): what must stay visible inside for the bridge and the pod's own helpers."""
-    return installation_under_tmp(
+    """The pod's interpreter and source tree where they lie under ``/tmp`` or ``$HOME``
+    (which the sandbox replaces): what must stay visible inside for the bridge and the pod's
+    own helpers."""
+    return installation_under(
         (
             Path(sys.prefix).resolve(),
             Path(sys.base_prefix).resolve(),
             Path(sys.executable).resolve().parent.parent,
             Path(__file__).resolve().parents[2],  # the source tree of an editable install
-        )
+        ),
+        (Path("/tmp"), Path.home().resolve()),
     )
 
 
 def hidden_paths(home: Path, state: Path, runtime: Path, config_dir: Path) -> tuple[Path, ...]:
-    """What a sandboxed command must not see on this machine (pure)."""
+    """What a sandboxed command must not see on this machine, as named (pure; symlinks in
+    them are resolved by :func:`~orchestrator.sandbox.sandboxing.sandbox_spec`)."""
     return (*(home / name for name in HOME_SECRETS), state, runtime, config_dir)
 
 
-def read_only_in(workspace: Path) -> tuple[Path, ...]:
-    """The workspace's paths that stay read-only inside the sandbox."""
-    return tuple(workspace / name for name in READ_ONLY_IN_WORKSPACE)
+def home_startup(home: Path) -> tuple[Path, ...]:
+    """:data:`HOME_STARTUP` under ``home``, as named (pure)."""
+    return tuple(home / name for name in HOME_STARTUP)
+
+
+def home_readable(home: Path) -> tuple[Path, ...]:
+    """:data:`HOME_READABLE` under ``home``, as named (pure)."""
+    return tuple(home / name for name in HOME_READABLE)
 
 
 def bwrap_candidates() -> list[str]:

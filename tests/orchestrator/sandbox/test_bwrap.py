@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +19,6 @@ from orchestrator.sandbox.bwrap import (
     SandboxUnavailable,
     find_bwrap,
     hidden_paths,
-    read_only_in,
     sandbox_argv,
 )
 from orchestrator.sandbox.hints import sandbox_hint
@@ -45,7 +47,7 @@ def spec(tmp_path: Path) -> SandboxSpec:
     return SandboxSpec(
         workspace=workspace,
         hidden=hidden_paths(home, tmp_path / "state", tmp_path / "run", tmp_path / "cfg"),
-        extra_ro=read_only_in(workspace),
+        read_only=(workspace / ".git",),
     )
 
 
@@ -92,19 +94,46 @@ def test_there_is_no_network(spec: SandboxSpec) -> None:
         server.close()
 
 
-def test_the_order_of_mounts_is_the_policy(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    (ws / ".git").mkdir(parents=True)
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A folder outside /tmp (which the sandbox hides as a whole, so what lies there needs no
+    mount of its own)."""
+    base = Path(tempfile.mkdtemp(prefix="podt", dir="/var/tmp"))
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_order_of_mounts_is_the_policy(outside_tmp: Path) -> None:
+    tmp_path = outside_tmp
+    home = tmp_path / "home"
+    ws = home  # a workspace that contains the hidden places
+    for folder in (ws / ".git", home / ".ssh", home / ".cargo" / "bin", tmp_path / "state"):
+        folder.mkdir(parents=True)
     args = sandbox_argv(
         "bwrap",
-        SandboxSpec(workspace=ws, hidden=(tmp_path,), extra_ro=read_only_in(ws)),
+        SandboxSpec(
+            workspace=ws,
+            home=home,
+            home_readable=(home / ".cargo" / "bin",),
+            hidden=(home / ".ssh", tmp_path / "state"),
+            read_only=(ws / ".git",),
+        ),
         ["true"],
     )
-    # Hidden first, then the workspace over it, then .git read-only over that.
-    hidden = args.index("--tmpfs", args.index("/tmp") + 1)
+    # $HOME private first, the workspace over it, then the secret hidden and .git read-only
+    # over that: the most specific path wins, whatever was listed first.
+    private = args.index(str(home), args.index("/tmp") + 1)
     bind = args.index("--bind")
+    ssh = args.index(str(home / ".ssh"))
     git = args.index(str(ws / ".git"))
-    assert hidden < bind < git and "--unshare-net" in args
+    assert args[private - 1] == "--tmpfs" and args[ssh - 1] == "--tmpfs"
+    assert private < bind < min(ssh, git) and "--unshare-net" in args
+    assert args[args.index(str(tmp_path / "state")) - 1] == "--tmpfs"
+    # A toolchain's programs stay read-only in a workspace that contains them, and the folder
+    # holding them cannot be renamed away.
+    cargo = args.index(str(home / ".cargo" / "bin"))
+    assert args[cargo - 1 : cargo + 1] == ["--ro-bind", str(home / ".cargo" / "bin")]
+    assert args[args.index(str(home / ".cargo")) - 1] == "--bind" and cargo > bind
     assert args[-2:] == ["--", "true"]
 
 
@@ -181,16 +210,14 @@ def test_sandboxed_commands_run_without_asking_only_where_the_mode_says() -> Non
 
 
 def test_the_pods_own_installation_under_tmp_stays_visible() -> None:
-    import shutil
-    import tempfile
-
-    from orchestrator.sandbox.bwrap import installation_under_tmp
+    from orchestrator.sandbox.bwrap import installation_under
 
     install = Path(tempfile.mkdtemp(prefix="pod-install-", dir="/tmp"))
     try:
-        found = installation_under_tmp((install / ".venv", install, Path("/usr"), Path("/tmp")))
+        places = (Path("/tmp"),)
+        found = installation_under((install / ".venv", install, Path("/usr"), Path("/tmp")), places)
         assert found == (install,)  # outermost only; /tmp itself and others are not bound
-        argv = sandbox_argv("bwrap", SandboxSpec(workspace=Path("/w"), under_tmp=found), ["x"])
+        argv = sandbox_argv("bwrap", SandboxSpec(workspace=Path("/w"), installation=found), ["x"])
         tmpfs = argv.index("--tmpfs")
         assert argv[tmpfs : tmpfs + 5] == [
             "--tmpfs",
