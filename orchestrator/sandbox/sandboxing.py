@@ -8,6 +8,7 @@ sandboxed, and closed with the pod (:meth:`Sandboxing.aclose` ends the proxy).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,15 +54,16 @@ class Sandboxing:
             await self.proxy.close()
 
 
-async def open_sandboxing(config: PodConfig) -> Sandboxing:
+async def open_sandboxing(config: PodConfig, *, extra_hidden: Sequence[Path] = ()) -> Sandboxing:
     """The pod's sandbox: ``bwrap`` found (once per process), and the proxy started where
-    ``[sandbox] network`` lists hosts. A machine where no sandbox can be made gives one
-    whose :attr:`~Sandboxing.unavailable` says why; a proxy that cannot start is a
+    ``[sandbox] network`` lists hosts (``extra_hidden``: as :func:`sandbox_spec` takes it).
+    A machine where no sandbox can be made gives one whose :attr:`~Sandboxing.unavailable`
+    says why; a proxy that cannot start is a
     :class:`~orchestrator.sandbox.proxy.ProxyStartError` (the pod would otherwise run
     without the network it was given, or with more)."""
     from orchestrator.paths import runtime_dir
 
-    spec = sandbox_spec(config)
+    spec = sandbox_spec(config, extra_hidden=extra_hidden)
     try:
         bwrap = await asyncio.to_thread(find_bwrap)
     except SandboxUnavailable as exc:
@@ -73,8 +75,12 @@ async def open_sandboxing(config: PodConfig) -> Sandboxing:
     return Sandboxing(bwrap=bwrap, spec=replace(spec, proxy=proxy.folder), proxy=proxy)
 
 
-def sandbox_spec(config: PodConfig) -> SandboxSpec:
-    """What a pod's sandboxed programs may see and touch (without the proxy)."""
+def sandbox_spec(config: PodConfig, *, extra_hidden: Sequence[Path] = ()) -> SandboxSpec:
+    """What a pod's sandboxed programs may see and touch (without the proxy).
+
+    ``extra_hidden``: more paths no command sees, wherever they are (the sockets the pod, its
+    host or its fleet serve, which a command could otherwise drive the pod through); each is
+    hidden when it exists as a command starts."""
     from orchestrator.config import user_config_file
     from orchestrator.paths import runtime_dir, state_dir
     from orchestrator.sandbox.bwrap import hidden_paths, read_only_in
@@ -85,7 +91,10 @@ def sandbox_spec(config: PodConfig) -> SandboxSpec:
         workspace=workspace,
         writable=tuple((ws / p).resolve() for p in [*config.write_roots, *config.sandbox.writable]),
         readable=tuple((ws / p).resolve() for p in [*config.read_roots, *config.sandbox.readable]),
-        hidden=hidden_paths(Path.home(), state_dir(), runtime_dir(), user_config_file().parent),
+        hidden=(
+            *hidden_paths(Path.home(), state_dir(), runtime_dir(), user_config_file().parent),
+            *extra_hidden,
+        ),
         network=config.sandbox.network is True,
         extra_ro=read_only_in(workspace),
     )
