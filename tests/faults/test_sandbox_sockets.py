@@ -14,9 +14,15 @@ from __future__ import annotations
 
 import json
 import shlex
+import socket
+import subprocess
 import sys
 
 from orchestrator.client import PodClient, PodEvent
+from orchestrator.config import PodConfig
+from orchestrator.sandbox.bwrap import sandbox_argv
+from orchestrator.sandbox.sandboxing import sandbox_spec
+from orchestrator.sandbox.served import hidden_around
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
 from tests.orchestrator.sandboxed_peer import needs_bwrap
@@ -63,6 +69,17 @@ print("never saw", call, "waiting")
 approve it for the whole session."""
 
 
+CONNECT_ONLY = r"""
+import socket, sys
+try:
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(sys.argv[1])
+except OSError as exc:
+    print("connect failed:", exc.strerror)
+else:
+    print("connected")
+"""
+
+
 async def _next(client: PodClient, event: str, **match: object) -> list[PodEvent]:
     return await collect_until(client, event, timeout=120, **match)
 
@@ -79,11 +96,11 @@ async def test_a_sandboxed_command_cannot_approve_the_pod_s_unsandboxed_call(
         input={"command": f"echo pwned > {shlex.quote(str(outside))}", "sandbox": False},
         id="escape",
     )
-    socket = workspace / "pod.sock"  # where running_pod serves it: inside the workspace
+    served = workspace / "pod.sock"  # where running_pod serves it: inside the workspace
     drive = ScriptedToolCall(
         name="bash",
         input={
-            "command": shlex.join([sys.executable, "-c", DRIVER, str(socket), "escape"]),
+            "command": shlex.join([sys.executable, "-c", DRIVER, str(served), "escape"]),
         },
         id="drive",
     )
@@ -95,7 +112,7 @@ async def test_a_sandboxed_command_cannot_approve_the_pod_s_unsandboxed_call(
         permissions={"mode": "accept-edits"},
         sandbox={"mode": "on"},
     ) as pod:
-        assert pod.socket == socket
+        assert pod.socket == served
         client = await pod.client()
         await client.send("run", {"input": "go"})
         seen = await _next(client, "tool_result", id="drive")
@@ -117,3 +134,30 @@ async def test_a_sandboxed_command_cannot_approve_the_pod_s_unsandboxed_call(
         await client.close()
     assert not outside.exists()
     assert json.dumps(events[-1].data) == '{"result": "finished"}'
+
+
+def test_a_fleet_root_above_the_workspace_is_hidden_around_it(
+    user_home: UserHome,  # noqa: F811
+) -> None:
+    # Issue 38, finding 2 in a fleet: <root>/gw-*/control.sock was reachable from a pod's
+    # sandbox. The root holds the pod's workspace here: it is hidden around it, so the
+    # gateway's folder is gone and the workspace still there.
+    bwrap = needs_bwrap()
+    root = user_home.home / "fleet"
+    workspace = root / "projects" / "a"
+    workspace.mkdir(parents=True)
+    control = root / "gw-node" / "control.sock"
+    control.parent.mkdir(mode=0o700)
+    config = PodConfig(workspace=workspace, name="a", provider="scripted")
+    spec = sandbox_spec(config, extra_hidden=hidden_around([root], workspace.resolve()))
+    client = [sys.executable, "-c", CONNECT_ONLY, str(control)]
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with listener:
+        listener.bind(str(control))
+        listener.listen(1)  # a connection is taken by the backlog: "connected"
+        script = f"{shlex.join(client)}; echo kept > inside.txt"
+        argv = sandbox_argv(bwrap, spec, ["/bin/bash", "-c", script])
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("connect failed: No such file or directory"), done.stdout
+    assert (workspace / "inside.txt").read_text() == "kept\n"
