@@ -595,7 +595,8 @@ async def open_pod(
     controller = pod.controller
     ledger = _supervise_commands(controller)
     try:
-        sandboxing = await _open_sandbox(controller, config, served_sockets(socket_path))
+        sockets = served_sockets(socket_path, parent=config.parent_socket)
+        sandboxing = await _open_sandbox(controller, config, sockets)
     except BaseException:
         if ledger is not None:
             ledger.close()
@@ -719,13 +720,15 @@ def _supervise_commands(controller: Controller) -> Ledger | None:
     return ledger
 
 
-def served_sockets(socket_path: Path) -> tuple[Path, ...]:
-    """What a pod's sandbox hides besides its defaults: the pod's socket and info file, and
-    where a host serves it, the host's control socket and folder, the sockets of its other
-    pods, and a fleet's root (:func:`orchestrator.host.host.hidden_from_pods`)."""
+def served_sockets(socket_path: Path, *, parent: Path | None = None) -> tuple[Path, ...]:
+    """What a pod's sandbox hides besides its defaults: the pod's socket and info file, its
+    parent pod's socket (a child's), and where a host serves it, the host's control socket
+    and folder, the sockets of its other pods, and a fleet's root
+    (:func:`orchestrator.host.host.hidden_from_pods`)."""
     from orchestrator.host.host import hidden_from_pods
 
-    return (socket_path, pod_info_path(socket_path), *hidden_from_pods())
+    mine = (socket_path, pod_info_path(socket_path), *([parent] if parent else []))
+    return (*mine, *hidden_from_pods())
 
 
 async def _open_sandbox(

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.config import PodConfig
+from orchestrator.paths import pod_info_path
+from orchestrator.pod import served_sockets
 from orchestrator.sandbox import served
 from orchestrator.sandbox.sandboxing import sandbox_spec
 from orchestrator.sandbox.served import hidden_around
@@ -62,3 +64,10 @@ def test_the_spec_hides_the_extra_paths(tmp_path: Path) -> None:
     spec = sandbox_spec(config, extra_hidden=extra)
     assert set(extra) <= set(spec.hidden)
     assert set(sandbox_spec(config).hidden) == set(spec.hidden) - set(extra)
+
+
+def test_a_pod_hides_its_socket_its_info_file_and_its_parent_s_socket(tmp_path: Path) -> None:
+    socket, parent = tmp_path / "ws" / "pod.sock", tmp_path / "parent.sock"
+    # No host in this process: only the pod's own.
+    assert served_sockets(socket, parent=parent) == (socket, pod_info_path(socket), parent)
+    assert served_sockets(socket) == (socket, pod_info_path(socket))
