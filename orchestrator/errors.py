@@ -21,6 +21,7 @@
         ├── KnowledgeError         (knowledge)   a knowledge record is malformed
         ├── CheckpointError        (checkpoints) a workspace checkpoint cannot be taken or restored
         ├── WireInvalidError       (validator)   a request the API would reject
+        ├── PeerRefused            (peer)        a connecting process is another user's or sandboxed
         └── ClientError            (client)      the pod cannot be reached
 
 Catch ``OrchestratorError`` to handle anything the runtime reports; anything else is a bug.

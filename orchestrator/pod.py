@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -604,7 +604,8 @@ async def open_pod(
     controller = pod.controller
     ledger = _supervise_commands(controller)
     try:
-        sandboxing = await _open_sandbox(controller, config)
+        sockets = served_sockets(socket_path, parent=config.parent_socket)
+        sandboxing = await _open_sandbox(controller, config, sockets)
     except BaseException:
         if ledger is not None:
             ledger.close()
@@ -728,11 +729,26 @@ def _supervise_commands(controller: Controller) -> Ledger | None:
     return ledger
 
 
-async def _open_sandbox(controller: Controller, config: PodConfig) -> Sandboxing | None:
+def served_sockets(socket_path: Path, *, parent: Path | None = None) -> tuple[Path, ...]:
+    """What a pod's sandbox hides besides its defaults: the pod's socket and info file, its
+    parent pod's socket (a child's), and where a host serves it, the host's control socket
+    and folder, the sockets of its other pods, and a fleet's root
+    (:func:`orchestrator.host.host.hidden_from_pods`)."""
+    from orchestrator.host.host import hidden_from_pods
+
+    mine = (socket_path, pod_info_path(socket_path), *([parent] if parent else []))
+    return (*mine, *hidden_from_pods())
+
+
+async def _open_sandbox(
+    controller: Controller, config: PodConfig, sockets: Sequence[Path] = ()
+) -> Sandboxing | None:
     """The pod's sandbox where something runs in it (``bash`` unless ``[sandbox] mode`` is
     off, an MCP server with ``sandbox = true``), and ``bash`` set up for it: sandboxed, or
-    (``auto``) unsandboxed with one alert, or (``on``) refusing to run."""
+    (``auto``) unsandboxed with one alert, or (``on``) refusing to run. ``sockets``: hidden
+    from it (:func:`served_sockets`), around the workspace where a folder holds it."""
     from orchestrator.sandbox.sandboxing import open_sandboxing
+    from orchestrator.sandbox.served import hidden_around
     from orchestrator.tools.bash import BashTool
 
     bash = controller.tools.registry.get("bash")
@@ -741,7 +757,8 @@ async def _open_sandbox(controller: Controller, config: PodConfig) -> Sandboxing
     for_hooks = hooks is not None and config.sandbox.mode != "off"
     if not (for_bash or for_hooks or config.mcp.sandboxed()):
         return None
-    sandboxing = await open_sandboxing(config)
+    hidden = hidden_around(sockets, config.workspace.resolve())
+    sandboxing = await open_sandboxing(config, extra_hidden=hidden)
     # A hidden path the sandbox could not hide (a symlink leading nowhere), said once.
     sandboxing.problems.attach(lambda message: controller.alert("warn", "sandbox", message))
     if for_hooks and hooks is not None and (sandboxing.bwrap or config.sandbox.mode == "on"):

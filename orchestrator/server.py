@@ -11,7 +11,8 @@ gigabytes. A dropped client gets a ``queue_full`` error line after what was alre
 if it reads within :data:`DROP_GRACE_S`; then the connection is cut, whatever it holds. A bad line (not JSON, not
 UTF-8, unknown method, wrong types, too long) gets an ``invalid_request`` error to that client
 only; a last line without ``\n`` is read when the client closes its side. Peers running as
-another user are refused with an error line (``SO_PEERCRED``), whatever the socket's mode.
+another user, or in another PID namespace (a sandboxed command), are refused with a
+``forbidden`` error line (:mod:`orchestrator.peer`), whatever the socket's mode.
 """
 
 from __future__ import annotations
@@ -22,14 +23,13 @@ import logging
 import os
 import socket
 import stat
-import struct
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from orchestrator.errors import SetupError
+from orchestrator.peer import Peer, admit_peer, peer_credentials
 from orchestrator.procs.supervisor import exited
 from orchestrator.protocol import (
     MAX_LINE_BYTES,
@@ -175,16 +175,6 @@ class _Client:
         return b"".join(batch)
 
 
-def peer_credentials(sock: socket.socket) -> tuple[int, int] | None:
-    """(pid, uid) of the process at the other end of a Unix socket; None where unsupported."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    pid, uid, _gid = struct.unpack("3i", creds)
-    return int(pid), int(uid)
-
-
 class PodServer:
     """Serves one controller on a Unix socket."""
 
@@ -231,10 +221,12 @@ class PodServer:
         return len(self._clients)
 
     async def serve_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer | None = None
     ) -> None:
-        """Serve a connection someone else accepted (a host, on the socket it keeps bound)."""
-        await self._serve_client(reader, writer)
+        """Serve a connection someone else accepted (a host, on the socket it keeps bound);
+        ``peer``: already admitted by it (:func:`orchestrator.peer.admit_peer`), else checked
+        here."""
+        await self._serve_client(reader, writer, peer)
 
     def broadcast(self, line: bytes) -> None:
         """Queue one encoded event for every client."""
@@ -260,17 +252,16 @@ class PodServer:
             await asyncio.sleep(0.01)
 
     async def _serve_client(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        peer: Peer | None = None,
     ) -> None:
-        creds = await self._peer_allowed(writer)
-        if creds is False:
-            return
-        client = _Client(
-            writer,
-            self.client_max_queued_bytes,
-            self._budget,
-            peer_pid=creds[0] if creds else None,
-        )
+        if peer is None:
+            peer = await self._peer_allowed(writer)
+            if peer is None:
+                return
+        client = _Client(writer, self.client_max_queued_bytes, self._budget, peer_pid=peer.pid)
         self._clients.add(client)
         writer_task = asyncio.create_task(self._write_loop(client))
         try:
@@ -282,33 +273,10 @@ class PodServer:
             await writer_task
             self._clients.discard(client)
 
-    async def _peer_allowed(
-        self, writer: asyncio.StreamWriter
-    ) -> tuple[int, int] | Literal[False] | None:
-        """The peer's (pid, uid), None when unknown; False (after an error line) for another uid."""
-        sock = writer.get_extra_info("socket")
-        try:
-            creds = peer_credentials(sock) if sock is not None else None
-        except OSError as exc:
-            log.warning("refused a client whose credentials cannot be read: %s", exc)
-            writer.transport.abort()
-            return False
-        me = os.getuid()
-        if creds is None or creds[1] == me:
-            return creds
-        pid, uid = creds
-        log.warning(
-            "refused a client running as uid %d, pid %d (this pod serves uid %d only)", uid, pid, me
-        )
-        error = ErrorData(
-            code="forbidden",
-            message=f"this pod serves uid {me} only; the connection comes from uid {uid}",
-        )
-        with contextlib.suppress(Exception):
-            writer.write(encode_event("error", error))
-            await asyncio.wait_for(writer.drain(), timeout=2.0)
-        writer.close()
-        return False
+    async def _peer_allowed(self, writer: asyncio.StreamWriter) -> Peer | None:
+        """The peer if this pod serves it (:func:`orchestrator.peer.admit_peer`: this user, this
+        PID namespace, never a sandboxed command); None once refused with a ``forbidden`` line."""
+        return await admit_peer(writer, server="this pod")
 
     async def _read_loop(self, reader: asyncio.StreamReader, client: _Client) -> None:
         buffer = bytearray()

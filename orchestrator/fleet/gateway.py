@@ -3,7 +3,8 @@ the pod, so ``pod chat``, ``pod run``, the TUI and the conformance kit work unch
 
 - **Unix sockets**, one per pod of the fleet (``<root>/gw-<node>/<pod>.sock``, 0600 in a 0700
   directory: the local user only, as a pod's own socket), bound for every pod the directory
-  lists and kept in step with it.
+  lists and kept in step with it. Like the control socket, they refuse a process of another
+  user or of another PID namespace (a sandboxed command: :mod:`orchestrator.peer`).
 - **TCP** (optional, ``127.0.0.1`` unless told otherwise): the first line is
   ``{"token": "...", "pod": "<name>"}``; a wrong token gets one ``forbidden`` error line and
   the connection is closed. After it, the protocol is the pod's.
@@ -43,7 +44,8 @@ from orchestrator.config import PodConfig
 from orchestrator.errors import OrchestratorError
 from orchestrator.fleet.directory import NAMESPACE, Directory, FleetError, Placement, pin_for
 from orchestrator.fleet.raykv import RayKV
-from orchestrator.host.control import HostReply, HostRequest, LoadParams
+from orchestrator.host.control import HostReply, HostRequest, LoadParams, forbidden_reply
+from orchestrator.peer import admit_peer
 from orchestrator.protocol import MAX_LINE_BYTES, AlertData, ErrorData, encode_event
 from orchestrator.server import bind_socket
 from orchestrator.session import ensure_private_dir
@@ -232,7 +234,7 @@ class Gateway:
             async def serve(
                 reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pod: str = name
             ) -> None:
-                await self.forward(pod, reader, writer)
+                await self.serve_pod_client(pod, reader, writer)
 
             self._pods[name] = await asyncio.start_unix_server(
                 serve, sock=sock, limit=MAX_LINE_BYTES
@@ -272,6 +274,15 @@ class Gateway:
         self._hosts[owner] = host
         link = await host.open.remote(pod)
         return _Route(host, link)
+
+    async def serve_pod_client(
+        self, pod: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        """A client of ``pod``'s Unix socket: this user's, outside any sandbox
+        (:func:`orchestrator.peer.admit_peer`), then forwarded to the pod."""
+        if await admit_peer(writer, server=f"the fleet gateway of pod {pod}") is None:
+            return
+        await self.forward(pod, reader, writer)
 
     async def forward(
         self, pod: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -353,6 +364,9 @@ class Gateway:
     async def _serve_control(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
+        # A sandboxed command must never add a pod of its own configuration to the fleet.
+        if await admit_peer(writer, server="the fleet gateway", refusal=forbidden_reply) is None:
+            return
         with contextlib.suppress(ConnectionError):
             while line := await reader.readline():
                 reply = await self._control_reply(line)

@@ -87,8 +87,18 @@ class PodHost:
 
     async def _ready(self) -> None:
         if self._started is None:
-            self._started = asyncio.ensure_future(self.host.start())
+            self._started = asyncio.ensure_future(self._start())
         await self._started
+
+    async def _start(self) -> None:
+        # The fleet's root holds every gateway's sockets: its pods' sandboxes never see it
+        # (their gateways refuse a sandboxed peer too, :mod:`orchestrator.peer`).
+        try:
+            settings = await self._kv(self.directory.settings)
+            self.host.hidden_from_pods = (Path(settings.root),)
+        except Exception as exc:  # the GCS briefly away: the pods are served all the same
+            log.warning("the fleet's root stays visible to this host's sandboxes: %s", exc)
+        await self.host.start()
 
     # -- ownership ---------------------------------------------------------------------------
 

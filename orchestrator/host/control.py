@@ -5,7 +5,9 @@ Requests: ``load`` (register a pod and load it: a whole configuration, as a pare
 child), ``register`` (serve a pod on its socket without loading it: it loads at the first
 connection), ``list`` (the host's memory and a row per pod), ``evict``, ``release`` (shut down the
 pods this connection owns), ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
-``{"id", "ok": false, "error"}``.
+``{"id", "ok": false, "error"}``. A connection from another user or from a sandboxed command
+(another PID namespace, :mod:`orchestrator.peer`) gets one ``{"ok": false, "code":
+"forbidden", "error"}`` line and is closed.
 """
 
 from __future__ import annotations
@@ -100,3 +102,11 @@ class HostReply(BaseModel):
     ok: bool
     data: Any = None
     error: str | None = None
+    code: str | None = None
+    """Why, in a word, where it matters to a program: ``forbidden`` for a connection the
+    host or gateway refuses (another user, a sandboxed command), before any request."""
+
+
+def forbidden_reply(message: str) -> bytes:
+    """The one line a refused control connection gets (``code: "forbidden"``)."""
+    return HostReply(ok=False, error=message, code="forbidden").model_dump_json().encode() + b"\n"

@@ -30,10 +30,12 @@ from orchestrator.host.control import (
     HostStats,
     LoadParams,
     PodRow,
+    forbidden_reply,
 )
 from orchestrator.host.memory import process_memory, split_shares
 from orchestrator.host.slot import EvictRefused, PodSlot
 from orchestrator.paths import default_socket, runtime_dir
+from orchestrator.peer import admit_peer
 from orchestrator.pod import STOP_SIGNALS, prepare_process
 from orchestrator.protocol import MAX_LINE_BYTES
 from orchestrator.server import bind_socket
@@ -87,21 +89,33 @@ def _malloc_trim() -> Any:
     return trim
 
 
-_serving: list[Path] = []
-"""The control socket of the host this process is, while it is one (:func:`serving_host`)."""
+_serving: list[Host] = []
+"""The host this process is, while it is one (:func:`serving_host`)."""
 
 
 def serving_host() -> Path | None:
     """The control socket of the host running in this process, if it is a host: a pod it
     serves loads its ``task`` children into it."""
-    return _serving[-1] if _serving else None
+    return _serving[-1].control_path if _serving else None
 
 
-def set_serving_host(path: Path | None) -> None:
-    """Say that this process is now the host on ``path`` (None: no more)."""
+def set_serving_host(host: Host | None) -> None:
+    """Say that this process is now ``host`` (None: no more)."""
     _serving.clear()
-    if path is not None:
-        _serving.append(path)
+    if host is not None:
+        _serving.append(host)
+
+
+def hidden_from_pods() -> tuple[Path, ...]:
+    """What the sandboxes of the pods this process hosts must not see: its control socket and
+    the folder holding it, the sockets of the pods it serves now, and the host's
+    :attr:`Host.hidden_from_pods` (a fleet's root). Empty in a process that is no host."""
+    if not _serving:
+        return ()
+    host = _serving[-1]
+    control = host.control_path
+    sockets = (slot.socket_path for slot in host.slots.values())
+    return (control, control.parent, *sockets, *host.hidden_from_pods)
 
 
 def control_socket() -> Path:
@@ -128,6 +142,9 @@ class Host:
     """Stop once the last pod was shut down (a host the CLI started for its pods)."""
     baseline_rss_bytes: int | None = None
     """The process's RSS before it loaded any pod (:meth:`start`)."""
+    hidden_from_pods: tuple[Path, ...] = ()
+    """More paths the sandboxes of this host's pods hide (:func:`hidden_from_pods`): a fleet
+    host's fleet root, with its gateways' sockets."""
     on_forget: Callable[[str], None] | None = None
     """Told the name of a pod a client shut down (the host forgot it): a fleet host drops it
     from the fleet's directory."""
@@ -168,7 +185,7 @@ class Host:
             self._serve_control, sock=control, limit=MAX_LINE_BYTES
         )
         self._sweeper = asyncio.create_task(self._sweep())
-        set_serving_host(self.control_path)
+        set_serving_host(self)
 
     def install_signals(self) -> None:
         """Stop cleanly on SIGTERM, SIGINT and SIGHUP (the host owns the process's signals)."""
@@ -399,6 +416,9 @@ class Host:
     async def _serve_control(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
+        # A sandboxed command must never load a pod here (one configured by it, unsandboxed).
+        if await admit_peer(writer, server="the pod host", refusal=forbidden_reply) is None:
+            return
         owned: list[PodSlot] = []
         """Pods this connection loaded with ``owned``: they end with it."""
         try:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from orchestrator.config import PodConfig
 from orchestrator.paths import pod_info_path
+from orchestrator.peer import admit_peer
 from orchestrator.pod import ServedPod, open_pod
 from orchestrator.server import bind_socket
 from orchestrator.session import Fence
@@ -79,6 +80,11 @@ class PodSlot:
         self._listener = await asyncio.start_unix_server(self._accept, sock=sock)
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # Checked before the pod loads: a refused peer (a sandboxed command) must not even
+        # make the host load a pod.
+        peer = await admit_peer(writer, server=f"pod {self.name}")
+        if peer is None:
+            return
         self.last_active = time.monotonic()
         try:
             served = await self.load()
@@ -94,7 +100,7 @@ class PodSlot:
             writer.close()
             return
         try:
-            await served.server.serve_connection(reader, writer)
+            await served.server.serve_connection(reader, writer, peer)
         finally:
             self.last_active = time.monotonic()
 

@@ -21,6 +21,7 @@ from orchestrator.fleet.raykv import RayKV  # noqa: E402
 from orchestrator.history import UserMessage  # noqa: E402
 from orchestrator.host import HostError, ask_host  # noqa: E402
 from orchestrator.session import load_session  # noqa: E402
+from tests.orchestrator.sandboxed_peer import needs_bwrap, sandboxed_line  # noqa: E402
 
 # One worker runs every Ray test, one after the other: the kill bench's driver shuts Ray down
 # in its process, which would take a fleet fixture of the same worker with it.
@@ -208,3 +209,22 @@ async def test_a_pod_a_client_shuts_down_leaves_the_fleet(fleet: Path, workspace
     assert not Path(row["socket"]).exists()  # the gateway unbound it
     assert "echo" not in [p.pod for p in status().pods]
     assert user_messages(row["config"]["session"]) != []  # its session stays
+
+
+async def test_a_sandboxed_client_is_refused_by_the_gateway(fleet: Path, workspace: Path) -> None:
+    # Issue 38, finding 2: a command in a sandbox (a PID namespace of its own) reached
+    # <root>/gw-*/control.sock and loaded a pod of its own configuration.
+    needs_bwrap()
+    row = await add_pod(fleet, workspace, "hotel")
+    hostile = {"workspace": str(workspace), "name": "evil", "provider": "scripted"}
+    hostile |= {"permissions": {"mode": "yolo"}, "sandbox": {"mode": "off"}}
+    load = {"id": 1, "method": "load", "params": {"config": hostile}}
+    reply = json.loads(await sandboxed_line(fleet / "control.sock", json.dumps(load)))
+    assert (reply["ok"], reply["code"]) == (False, "forbidden")
+    assert Directory(RayKV()).placement("evil") is None
+    status_line = '{"method": "get_status", "id": "s"}'
+    refused = json.loads(await sandboxed_line(Path(row["socket"]), status_line))
+    assert (refused["event"], refused["data"]["code"]) == ("error", "forbidden")
+    # The same pod serves a client of this namespace.
+    events = await run(row["socket"], {"method": "run", "params": {"input": "hi"}})
+    assert events[-1] == ("run_end", {"result": "finished"})
