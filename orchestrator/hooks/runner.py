@@ -144,6 +144,22 @@ class HookRunner:
     def argv(self, hook: HookCommand) -> tuple[list[str], bool] | str:
         """The command line and whether it is sandboxed, or why it cannot run (it belongs in
         the sandbox, which is on and cannot be made)."""
+        where = self._placed(hook)
+        if isinstance(where, (tuple, str)):
+            return where
+        return where.argv(["/bin/bash", "-c", hook.command], tag="hook"), True
+
+    async def argv_async(self, hook: HookCommand) -> tuple[list[str], bool] | str:
+        """:meth:`argv`, with the sandbox's walks of the workspace in a worker thread."""
+        where = self._placed(hook)
+        if isinstance(where, (tuple, str)):
+            return where
+        command = ["/bin/bash", "-c", hook.command]
+        return await where.argv_async(command, tag="hook"), True
+
+    def _placed(self, hook: HookCommand) -> tuple[list[str], bool] | str | Sandboxing:
+        """The sandbox ``hook`` runs in (with the hooks folder readable), or its command line
+        outside, or why it cannot run."""
         command = ["/bin/bash", "-c", hook.command]
         sandboxing = self.sandboxing if self.inside(hook) else None
         if sandboxing is None:
@@ -154,7 +170,7 @@ class HookRunner:
         # target (a mount on the link itself would land there anyway).
         hooks_dir = Path(os.path.realpath(self.hooks_dir))
         spec = replace(sandboxing.spec, readable=(*sandboxing.spec.readable, hooks_dir))
-        return replace(sandboxing, spec=spec).argv(command, tag="hook"), True
+        return replace(sandboxing, spec=spec)
 
     async def run_one(self, hook: HookCommand, stdin: bytes, event: HookEvent) -> HookRun:
         """Run one hook to its end, its timeout, or an interruption (then re-raised)."""
@@ -169,7 +185,7 @@ class HookRunner:
         if refusal is not None:
             detail, told = refusal
             return finished(outcome="failed", detail=detail, quiet=told)
-        where = self.argv(hook)
+        where = await self.argv_async(hook)
         if isinstance(where, str):
             return finished(outcome="failed", detail=where)
         argv, sandboxed = where

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,25 +44,47 @@ class Problems:
     def __init__(self) -> None:
         self._said: list[str] = []
         self._sink: Callable[[str], None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
 
     def add(self, message: str) -> None:
-        """Say ``message`` (unless it was said already)."""
-        if message in self._said:
+        """Say ``message`` (unless it was said already). Safe from a worker thread (the
+        walks before a command run in one): the sink is then called on its own loop."""
+        with self._lock:
+            if message in self._said:
+                return
+            self._said.append(message)
+        sink, loop = self._sink, self._loop
+        if sink is None:
             return
-        self._said.append(message)
-        if self._sink is not None:
-            self._sink(message)
+        if loop is not None and not _on_loop(loop):
+            loop.call_soon_threadsafe(sink, message)
+        else:
+            sink(message)
 
     def attach(self, sink: Callable[[str], None]) -> None:
-        """Say what was found so far, and from now on each new problem, to ``sink``."""
+        """Say what was found so far, and from now on each new problem, to ``sink`` (called
+        on the running event loop, if any, whichever thread found the problem)."""
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
         self._sink = sink
-        for message in self._said:
+        for message in self.messages:
             sink(message)
 
     @property
     def messages(self) -> tuple[str, ...]:
         """Every problem found so far."""
-        return tuple(self._said)
+        with self._lock:
+            return tuple(self._said)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +112,14 @@ class Sandboxing:
         if self.bwrap is None:
             raise SandboxUnavailable(self.unavailable or "no sandbox can be made here")
         return sandbox_argv(self.bwrap, self.command_spec(cwd), command, tag=tag)
+
+    async def argv_async(
+        self, command: list[str], *, tag: str = "", cwd: Path | None = None
+    ) -> list[str]:
+        """:meth:`argv` in a worker thread: its walks of the workspace take milliseconds in a
+        project and up to seconds in one as large as ``$HOME``, which must not stall the pod
+        (its clients, a pause) meanwhile."""
+        return await asyncio.to_thread(self.argv, command, tag=tag, cwd=cwd)
 
     def command_spec(self, cwd: Path | None = None) -> SandboxSpec:
         """What the next command sees: :attr:`spec` with the protected paths of the
