@@ -136,8 +136,9 @@ class Approvals:
         if waiting is None or waiting[0].done():
             return
         future, data = waiting
-        if answer.allow and answer.scope == "session" and data.pod is None:
-            # A child's "always" is granted by the child, in its own rules, not here.
+        if answer.allow and answer.scope == "session" and data.pod is None and data.held is None:
+            # A child's "always" is granted by the child, in its own rules, not here; keeping
+            # what a command planted grants nothing for later commands.
             rule = self.policy.grant(data.tool, data.arguments)
             if self.on_grant is not None:
                 self.on_grant(rule, call_id)

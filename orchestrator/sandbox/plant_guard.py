@@ -1,0 +1,153 @@
+"""The check after each sandboxed command: what it planted among the protected paths is held
+aside, the user is asked whether to keep it, and the model is told it waits.
+
+``bash`` takes a :meth:`PlantGuard.snapshot` before a sandboxed command and calls
+:meth:`PlantGuard.settle` after it: a protected path the command created, replaced, changed or
+removed (:func:`~orchestrator.sandbox.planted.planted`) is moved into the pod's holding area
+and the previous state put back (:mod:`~orchestrator.sandbox.quarantine`) *before* anyone is
+asked, so nothing planted waits in the workspace for the user's next ``git status``. The
+question is an ``approval_request`` for the same call with ``held`` set: approving puts the
+held paths back, denying (or a client with nobody to ask, or an interrupt) leaves them
+undone. Processes that outlive their command (``server &``, background jobs) are caught by
+the next command's check, which compares with the state after the previous one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from orchestrator.protocol import ApprovalRequestData
+from orchestrator.sandbox.plant_snapshot import take_snapshot
+from orchestrator.sandbox.planted import Plant, Snapshot, describe, plant_diff, planted
+from orchestrator.sandbox.quarantine import Held, HoldingArea, discard, hold, keep
+
+__all__ = ["AskKeep", "KeepAnswer", "PlantGuard"]
+
+SUMMARY_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class KeepAnswer:
+    """What a person answered about keeping a command's plants."""
+
+    keep: bool
+    asked: bool = True
+    """False: nobody could be asked (a client with no terminal denied for them)."""
+    message: str = ""
+
+
+AskKeep = Callable[[ApprovalRequestData], Awaitable[KeepAnswer]]
+
+
+class PlantGuard:
+    """One pod's check of what its sandboxed commands planted."""
+
+    def __init__(self, workspace: Path, area: HoldingArea, ask: AskKeep | None = None) -> None:
+        self.workspace = workspace
+        self.area = area
+        self.ask = ask
+        """How a person is asked (the pod's approvals); None: nobody can be, so it is undone."""
+        self.last: Snapshot | None = None
+        """The protected paths as the last check left them (the next one compares with it
+        where processes outlived their command)."""
+
+    async def snapshot(self) -> Snapshot:
+        """The workspace's protected paths now (one bounded walk, off the loop)."""
+        return await asyncio.to_thread(take_snapshot, self.workspace)
+
+    async def settle(
+        self,
+        before: Snapshot,
+        *,
+        call_id: str,
+        arguments: dict[str, Any],
+        say: Callable[[str], None],
+        after: Snapshot | None = None,
+    ) -> str | None:
+        """Hold what changed since ``before``, ask, and return what the model reads about it
+        (None: nothing was planted). ``say`` streams the waiting line as output; an interrupt
+        while asking leaves the plants undone and re-raises."""
+        if after is None:
+            after = await self.snapshot()
+        plants = planted(before, after)
+        if not plants:
+            self.last = after
+            return None
+        held = await asyncio.to_thread(hold, self.workspace, plants, self.area.new_hold())
+        what = describe(plants)
+        say(
+            f"\n[held for the user's approval, and undone meanwhile: this command created or "
+            f"changed paths that run commands later, outside the sandbox: {what}. Waiting for "
+            f"the user's answer.]\n"
+        )
+        try:
+            answer = await self._ask(held, call_id, arguments)
+        except BaseException:
+            discard(held)
+            say("[interrupted while the user was asked: the planted paths stay undone]\n")
+            self.last = take_snapshot(self.workspace)
+            raise
+        if answer.keep:
+            problems = await asyncio.to_thread(keep, held)
+            note = f"[the user kept what this command planted: {_paths(plants)}]"
+            if problems:
+                note += f" (not all could be put back: {'; '.join(problems)})"
+        else:
+            discard(held)
+            who = "the user denied it" if answer.asked else "nobody could be asked"
+            reason = f": {answer.message.strip()}" if answer.message.strip() else ""
+            note = f"[undone ({who}{reason}): {_paths(plants)} are as before this command]"
+            if held.problems():
+                note += f" (not all could be put back: {'; '.join(held.problems())})"
+        self.last = await self.snapshot()
+        return note
+
+    def undo_now(self, before: Snapshot) -> str | None:
+        """An interrupted command: what it planted is undone at once, nobody asked (blocking,
+        so that a second interrupt cannot skip it). Returns the note for the model."""
+        after = take_snapshot(self.workspace)
+        plants = planted(before, after)
+        self.last = after
+        if not plants:
+            return None
+        held = hold(self.workspace, plants, self.area.new_hold())
+        discard(held)
+        self.last = take_snapshot(self.workspace)
+        return f"[the command was interrupted; what it planted is undone: {describe(plants)}]"
+
+    async def _ask(self, held: Held, call_id: str, arguments: dict[str, Any]) -> KeepAnswer:
+        if self.ask is None:
+            return KeepAnswer(keep=False, asked=False, message="no one can be asked here")
+        summary = f"keep what it planted: {describe(held.plants)}"
+        if len(summary) > SUMMARY_CHARS:
+            summary = summary[: SUMMARY_CHARS - 1] + "…"
+        problems = held.problems()
+        reason = (
+            "a sandboxed command created or changed paths that configure commands run later "
+            "outside the sandbox (git, the pod's config, editor and agent hooks); they are held "
+            "aside and the previous state is back: approve puts them back, deny leaves them "
+            "undone" + (f" (not all could be undone: {'; '.join(problems)})" if problems else "")
+        )
+        request = ApprovalRequestData(
+            id=call_id,
+            tool="bash",
+            kind="execute",
+            arguments=arguments,
+            summary=summary,
+            reason=reason,
+            diff=plant_diff(held.plants),
+            held=[p.path for p in held.plants],
+        )
+        return await self.ask(request)
+
+    def close(self) -> None:
+        """The pod stops: its holding area goes (nothing is held outside a call)."""
+        self.area.close()
+
+
+def _paths(plants: list[Plant]) -> str:
+    return ", ".join(p.path for p in plants)
