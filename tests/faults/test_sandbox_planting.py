@@ -38,9 +38,8 @@ def _needs_bwrap() -> None:
         pytest.skip(f"no working bubblewrap here: {exc}")
 
 
-def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """The user's own git, outside the sandbox, never looking above the test's home."""
-    env = {
+def _env(cwd: Path) -> dict[str, str]:
+    return {
         **os.environ,
         "GIT_CEILING_DIRECTORIES": str(cwd.parent),
         "GIT_CONFIG_NOSYSTEM": "1",
@@ -49,8 +48,21 @@ def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProces
         "GIT_COMMITTER_NAME": "u",
         "GIT_COMMITTER_EMAIL": "u@example.com",
     }
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """The user's own git, outside the sandbox, never looking above the test's home."""
     return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=check, timeout=60
+        ["git", *args], cwd=cwd, env=_env(cwd), capture_output=True, text=True, check=check,
+        timeout=60,
+    )  # fmt: skip
+
+
+def outside(workspace: Path, command: str) -> None:
+    """The attack run outside the sandbox, unchecked: the control showing that it plants
+    something the user's next command runs (so that "nothing ran" means something)."""
+    subprocess.run(
+        ["bash", "-c", command], cwd=workspace, env=_env(workspace), check=True, timeout=60
     )
 
 
@@ -143,6 +155,7 @@ async def test_a_new_git_dir_with_fsmonitor_is_held(world: UserHome, approve: bo
     assert outcome.while_waiting in ([], [False])
     if not outcome.asked:
         assert not (workspace / ".git").exists()
+        _control(workspace, command, lambda: git(workspace, "status"), marker)
         return
     assert outcome.asked[0]["held"] == [".git"]
     assert "core.fsmonitor" in outcome.asked[0]["summary"]
@@ -158,9 +171,141 @@ async def test_a_new_git_dir_with_fsmonitor_is_held(world: UserHome, approve: bo
         git(workspace, "status", check=False)
         assert not marker.exists()
         assert "undone (the user denied it)" in outcome.results[0]
+        _control(workspace, command, lambda: git(workspace, "status"), marker)
+
+
+def _control(workspace: Path, command: str, user: Callable[[], object], marker: Path) -> None:
+    """The attack, unchecked, plants what ``user``'s next command runs (``marker`` appears)."""
+    assert not marker.exists()
+    outside(workspace, command)
+    user()
+    assert marker.exists(), "the attack planted nothing: the test proves nothing"
 
 
 @pytest.fixture
 def world(user_home: UserHome) -> UserHome:  # noqa: F811
     """The user's home for these attacks (``user_home``, outside /tmp)."""
     return user_home
+
+
+# -- a submodule's .git file repointed at a planted git dir -------------------------------
+
+
+def _repo_with_submodule(world: UserHome) -> Path:
+    """A workspace that is a git repository with one submodule, ``sub``, committed."""
+    source = world.home / "sub-source"
+    source.mkdir()
+    git(source, "init", "-q")
+    (source / "lib.txt").write_text("lib\n")
+    git(source, "add", ".")
+    git(source, "commit", "-qm", "lib")
+    workspace = _workspace(world)
+    git(workspace, "init", "-q")
+    git(workspace, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "sub")
+    git(workspace, "add", ".")
+    git(workspace, "commit", "-qm", "with sub")
+    return workspace
+
+
+@pytest.mark.parametrize("approve", [False, True], ids=["denied", "approved"])
+async def test_a_repointed_submodule_git_file_is_held(world: UserHome, approve: bool) -> None:
+    workspace = _repo_with_submodule(world)
+    pointer = (workspace / "sub" / ".git").read_text()
+    assert pointer.startswith("gitdir:")
+    marker = world.home / "fsmonitor-ran"
+    planted = workspace / "planted"
+    command = " && ".join(
+        [
+            f"cp -r .git/modules/sub {planted}",
+            # Appended: the later value of a key wins (git config --git-dir would first try
+            # the copied, relative core.worktree and fail).
+            "printf '[core]\\n\\tworktree = %s\\n\\tfsmonitor = %s\\n' "
+            f"{workspace / 'sub'} {shlex.quote(_fsmonitor(marker))} >> {planted}/config",
+            # Past the rules' reading of the command line (which asks for `> sub/.git`).
+            f"d=.gi; echo 'gitdir: {planted}' > sub/${{d}}t",
+        ]
+    )
+    outcome = await attack(
+        world, workspace, command, approve=approve,
+        look=lambda: (workspace / "sub" / ".git").read_text(),
+    )  # fmt: skip
+    assert outcome.while_waiting in ([], [pointer])
+    if not outcome.asked:
+        assert (workspace / "sub" / ".git").read_text() == pointer
+        _control(workspace, command, lambda: git(workspace / "sub", "status"), marker)
+        return
+    assert outcome.asked[0]["held"] == ["sub/.git"]
+    if approve:
+        assert (workspace / "sub" / ".git").read_text().strip() == f"gitdir: {planted}"
+        git(workspace / "sub", "status")
+        assert marker.exists()  # the attack was real: kept, the user's git status runs it
+    else:
+        assert (workspace / "sub" / ".git").read_text() == pointer
+        git(workspace, "status")
+        git(workspace / "sub", "status")
+        assert not marker.exists()
+        _control(workspace, command, lambda: git(workspace / "sub", "status"), marker)
+
+
+# -- .pod renamed away and a new config put in its place --------------------------------
+
+
+@pytest.mark.parametrize("approve", [False, True], ids=["denied", "approved"])
+async def test_a_renamed_pod_folder_is_put_back(world: UserHome, approve: bool) -> None:
+    workspace = _workspace(world)
+    config = workspace / ".pod" / "config.toml"
+    config.parent.mkdir()
+    original = '[permissions]\ndeny = ["bash(curl *)"]\n'
+    config.write_text(original)
+    # The names are built at run time, past the rules' reading of the command line.
+    command = (
+        "p=.po; mv ${p}d ${p}d-old && mkdir ${p}d && echo 'mode = \"yolo\"' > ${p}d/config.toml"
+    )
+    outcome = await attack(
+        world, workspace, command, approve=approve, look=lambda: config.read_text()
+    )
+    assert outcome.while_waiting in ([], [original])
+    if not outcome.asked:
+        assert config.read_text() == original
+        return
+    assert outcome.asked[0]["held"] == [".pod"]
+    if approve:
+        assert config.read_text() == 'mode = "yolo"\n'
+        assert (workspace / ".pod-old" / "config.toml").read_text() == original
+    else:
+        assert config.read_text() == original  # the same folder, renamed back
+        assert not (workspace / ".pod-old").exists()
+
+
+# -- a workspace hook script rewritten ----------------------------------------------------
+
+
+@pytest.mark.parametrize("approve", [False, True], ids=["denied", "approved"])
+async def test_a_rewritten_hook_script_is_held(world: UserHome, approve: bool) -> None:
+    workspace = _workspace(world)
+    script = workspace / ".claude" / "hooks" / "fmt.sh"
+    script.parent.mkdir(parents=True)
+    original = "#!/bin/sh\nexit 0\n"
+    script.write_text(original)
+    script.chmod(0o755)
+    marker = world.home / "hook-ran"
+    command = f"c=.clau; printf '#!/bin/sh\\ntouch {marker}\\n' > ${{c}}de/hooks/fmt.sh"
+    outcome = await attack(
+        world, workspace, command, approve=approve, look=lambda: script.read_text()
+    )
+    assert outcome.while_waiting in ([], [original])
+
+    def hook() -> None:  # the user's hook, outside the sandbox
+        subprocess.run([str(script)], cwd=workspace, check=True, timeout=30)
+
+    if not outcome.asked:
+        assert script.read_text() == original
+        _control(workspace, command, hook, marker)
+        return
+    assert outcome.asked[0]["held"] == [".claude/hooks/fmt.sh"]
+    assert "touch" in (outcome.asked[0]["diff"] or "")
+    hook()
+    assert marker.exists() is approve
+    assert os.access(script, os.X_OK)
+    if not approve:
+        _control(workspace, command, hook, marker)
