@@ -25,7 +25,18 @@ from orchestrator.sandbox.plant_snapshot import fingerprint
 from orchestrator.sandbox.planted import Fingerprint, Plant, RootSnapshot
 from orchestrator.sandbox.protected_scan import MAX_ENTRIES, SKIPPED_DIRS
 
-__all__ = ["Held", "HoldingArea", "Step", "discard", "hold", "keep", "recover"]
+__all__ = [
+    "LOCK",
+    "MANIFEST",
+    "Held",
+    "HoldingArea",
+    "Step",
+    "discard",
+    "hold",
+    "keep",
+    "recover",
+    "write_manifest",
+]
 
 MANIFEST = "manifest.json"
 LOCK = "lock"
@@ -227,8 +238,7 @@ def _undo(workspace: Path, plant: Plant, held_dir: Path, n: int) -> Step:
 def hold(workspace: Path, plants: list[Plant], folder: Path) -> Held:
     """Move each plant out of the workspace into ``folder`` and put back what was there
     (blocking). The manifest is on disk before anything moves, for :func:`recover`."""
-    manifest = {"workspace": os.fspath(workspace), "plants": [_plant_json(p) for p in plants]}
-    _write_manifest(folder, manifest)
+    write_manifest(folder, workspace, plants)
     held = Held(workspace, folder, plants)
     for n, plant in enumerate(plants):
         try:
@@ -262,7 +272,10 @@ def discard(held: Held) -> None:
     shutil.rmtree(held.folder, ignore_errors=True)
 
 
-def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+def write_manifest(folder: Path, workspace: Path, plants: list[Plant]) -> None:
+    """What each path was before, on disk (synced) before anything moves: a pod that dies
+    mid-hold leaves it for :func:`recover`."""
+    manifest = {"workspace": os.fspath(workspace), "plants": [_plant_json(p) for p in plants]}
     temporary = folder / (MANIFEST + ".new")
     with open(temporary, "w", encoding="utf-8") as out:
         json.dump(manifest, out)
