@@ -29,7 +29,7 @@ from orchestrator.errors import SetupError
 from orchestrator.history import History, Item, ToolResult
 from orchestrator.hooks import CommandHooks, HookContext, HookRunner
 from orchestrator.interceptors import InterceptorChain
-from orchestrator.jobs import Jobs, JobSpools
+from orchestrator.jobs import Job, Jobs, JobSpools
 from orchestrator.methods import Methods
 from orchestrator.paths import pod_info_path
 from orchestrator.protocol import ApprovalRequestData, ToolOutputDeltaData
@@ -751,7 +751,15 @@ async def _open_sandbox(controller: Controller, config: PodConfig) -> Sandboxing
             )
         return sandboxing
     bash.sandboxing = sandboxing
-    bash.planting = _plant_guard(controller, config)
+    bash.planting = guard = _plant_guard(controller, config)
+    if guard is not None and bash.jobs is not None:
+
+        def job_ended(job: Job) -> None:
+            note = guard.undo_since_last()
+            if note is not None:
+                controller.alert("warn", "sandbox", f"job {job.id}: {note.strip('[]')}")
+
+        bash.jobs.on_ended = job_ended
     if controller.tools.policy is not None:
         controller.tools.policy.sandboxed = True
     return sandboxing

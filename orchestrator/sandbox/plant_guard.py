@@ -106,7 +106,14 @@ class PlantGuard:
         self.last = await self.snapshot()
         return note
 
-    def undo_now(self, before: Snapshot) -> str | None:
+    def undo_since_last(self) -> str | None:
+        """A background job ended: what changed since the last check is undone at once, nobody
+        asked (no call waits to carry the question); the note says what. Blocking."""
+        if self.last is None:
+            return None
+        return self.undo_now(self.last, why="a background job ended")
+
+    def undo_now(self, before: Snapshot, why: str = "the command was interrupted") -> str | None:
         """An interrupted command: what it planted is undone at once, nobody asked (blocking,
         so that a second interrupt cannot skip it). Returns the note for the model."""
         after = take_snapshot(self.workspace)
@@ -117,7 +124,7 @@ class PlantGuard:
         held = hold(self.workspace, plants, self.area.new_hold())
         discard(held)
         self.last = take_snapshot(self.workspace)
-        return f"[the command was interrupted; what it planted is undone: {describe(plants)}]"
+        return f"[{why}; what it planted is undone: {describe(plants)}]"
 
     async def _ask(self, held: Held, call_id: str, arguments: dict[str, Any]) -> KeepAnswer:
         if self.ask is None:

@@ -258,6 +258,7 @@ class BashTool(TypedTool[BashArgs]):
         """Whether sandboxed processes outlived their command (``server &``, a background
         job), so that the protected paths may have changed since the last check."""
         return len(self.background) > 0 or bool(self.jobs is not None and self.jobs.running())
+        # A job that ended since is checked as it ends (``Jobs.on_ended``).
 
     async def _check_start(self, args: BashArgs, ctx: ToolContext) -> Snapshot | None:
         """The protected paths before a sandboxed command; what processes that outlived an

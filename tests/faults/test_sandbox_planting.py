@@ -24,7 +24,7 @@ import pytest
 
 from orchestrator.client import PodEvent
 from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
-from tests.e2e.harness import ScriptedReply, ScriptedToolCall, running_pod
+from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
 
 TIMEOUT_S = 60.0
@@ -309,3 +309,139 @@ async def test_a_rewritten_hook_script_is_held(world: UserHome, approve: bool) -
     assert os.access(script, os.X_OK)
     if not approve:
         _control(workspace, command, hook, marker)
+
+
+# -- the answer never comes: an interrupt, a client with nobody to ask ---------------------
+
+
+def _git_init(marker: Path) -> str:
+    return f"git init -q && git config core.fsmonitor {shlex.quote(_fsmonitor(marker))}"
+
+
+def _one_call(command: str) -> list[ScriptedReply]:
+    return [
+        ScriptedReply(text="Running.", tool_calls=[ScriptedToolCall(name="bash", input={"command": command})]),
+        ScriptedReply(text="Done."),
+    ]  # fmt: skip
+
+
+async def test_a_pause_while_asked_leaves_it_undone(world: UserHome) -> None:
+    workspace = _workspace(world)
+    marker = world.home / "fsmonitor-ran"
+    async with running_pod(
+        workspace, world.runtime, replies=_one_call(_git_init(marker)),
+        permissions={"mode": "accept-edits"}, sandbox={"mode": "on"},
+    ) as pod:  # fmt: skip
+        client = await pod.client()
+        await client.send("run", {"input": "go"})
+        request = await client.wait_for("approval_request", timeout=TIMEOUT_S)
+        if not request.data.get("held"):
+            pytest.fail(f"asked before it ran: {request.data}")
+        assert not (workspace / ".git").exists()  # undone while it waits
+        await client.send("pause")
+        events = await collect_until(client, "run_end", timeout=TIMEOUT_S)
+        assert events[-1].data["result"] == "paused"
+        resolved = [e.data for e in events if e.event == "approval_resolved"]
+        assert resolved == [{"id": request.data["id"], "decision": "withdrawn"}]
+        (result,) = [e for e in events if e.event == "tool_result"]
+        assert "the planted paths stay undone" in _content(result)
+        await client.send("run", {"input": "go on"})  # the next request is wire-valid
+        events = await collect_until(client, "run_end", timeout=TIMEOUT_S)
+        assert events[-1].data["result"] == "finished"
+        pod.assert_all_requests_valid()
+        await client.close()
+    assert not (workspace / ".git").exists()
+    git(workspace, "status", check=False)
+    assert not marker.exists()
+
+
+async def test_nobody_to_ask_leaves_it_undone_and_says_so(world: UserHome) -> None:
+    workspace = _workspace(world)
+    async with running_pod(
+        workspace, world.runtime, replies=_one_call(_git_init(world.home / "m")),
+        permissions={"mode": "accept-edits"}, sandbox={"mode": "on"},
+    ) as pod:  # fmt: skip
+        client = await pod.client()
+        await client.send("run", {"input": "go"})
+        request = await client.wait_for("approval_request", timeout=TIMEOUT_S)
+        # What `pod run` without a terminal answers.
+        message = "pod run is not interactive"
+        await client.send("deny", {"id": request.data["id"], "message": message, "asked": False})
+        events = await collect_until(client, "run_end", timeout=TIMEOUT_S)
+        (result,) = [e for e in events if e.event == "tool_result"]
+        assert f"undone (nobody could be asked: {message}): .git" in _content(result)
+        await client.close()
+    assert not (workspace / ".git").exists()
+
+
+# -- a background job plants while it runs, or as it ends ----------------------------------
+
+
+def _job(command: str) -> list[ScriptedReply]:
+    call = ScriptedToolCall(name="bash", input={"command": command, "background": True})
+    return [ScriptedReply(text="Starting.", tool_calls=[call]), ScriptedReply(text="Started.")]
+
+
+async def test_what_a_running_job_plants_is_held_at_the_next_command(world: UserHome) -> None:
+    workspace = _workspace(world)
+    marker = world.home / "fsmonitor-ran"
+    go, planted, finish = workspace / "go", workspace / "planted", workspace / "finish"
+    job = (
+        f"while [ ! -e go ]; do sleep 0.05; done; {_git_init(marker)}; touch planted; "
+        "while [ ! -e finish ]; do sleep 0.05; done"
+    )
+    replies = [*_job(job), *_one_call("echo next")]
+    async with running_pod(
+        workspace, world.runtime, replies=replies,
+        permissions={"mode": "accept-edits"}, sandbox={"mode": "on"},
+    ) as pod:  # fmt: skip
+        client = await pod.client()
+        await client.send("run", {"input": "start it"})
+        events = await collect_until(client, "run_end", timeout=TIMEOUT_S)
+        assert not [e for e in events if e.event == "approval_request"]
+        go.touch()  # the job plants now, between two commands
+        await _appears(planted)
+        await client.send("run", {"input": "go on"})
+        request = await client.wait_for("approval_request", timeout=TIMEOUT_S)
+        assert request.data.get("held") == [".git"]
+        assert not (workspace / ".git").exists()
+        await client.send("deny", {"id": request.data["id"]})
+        events = await collect_until(client, "run_end", timeout=TIMEOUT_S)
+        (result,) = [e for e in events if e.event == "tool_result"]
+        assert "planted by processes an earlier command left running" in _content(result)
+        assert "next" in _content(result)
+        finish.touch()
+        pod.assert_all_requests_valid()
+        await client.close()
+    git(workspace, "status", check=False)
+    assert not marker.exists()
+
+
+async def test_what_a_job_planted_is_undone_when_it_ends(world: UserHome) -> None:
+    workspace = _workspace(world)
+    marker = world.home / "fsmonitor-ran"
+    job = f"while [ ! -e go ]; do sleep 0.05; done; {_git_init(marker)}"
+    async with running_pod(
+        workspace, world.runtime, replies=_job(job),
+        permissions={"mode": "accept-edits"}, sandbox={"mode": "on"},
+    ) as pod:  # fmt: skip
+        client = await pod.client()
+        await client.send("run", {"input": "start it"})
+        await collect_until(client, "run_end", timeout=TIMEOUT_S)
+        (workspace / "go").touch()
+        alert = await client.wait_for("alert", source="sandbox", timeout=TIMEOUT_S)
+        assert (
+            "a background job ended; what it planted is undone: .git (created)"
+            in (alert.data["message"])
+        )
+        assert not (workspace / ".git").exists()
+        await client.close()
+    git(workspace, "status", check=False)
+    assert not marker.exists()
+
+
+async def _appears(path: Path) -> None:
+    """Wait for ``path`` (a generous ceiling: a busy machine)."""
+    async with asyncio.timeout(TIMEOUT_S):
+        while not path.exists():
+            await asyncio.sleep(0.05)
