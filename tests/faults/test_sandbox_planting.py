@@ -12,8 +12,10 @@ marker proves the attack was real).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shlex
+import signal
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,9 +24,16 @@ from typing import Any
 
 import pytest
 
-from orchestrator.client import PodEvent
+from orchestrator.client import PodClient, PodEvent
 from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
-from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
+from tests.e2e.harness import (
+    ScriptedReply,
+    ScriptedToolCall,
+    collect_until,
+    running_pod,
+    start_pod_process,
+    what_it_said,
+)
 from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
 
 TIMEOUT_S = 60.0
@@ -445,3 +454,48 @@ async def _appears(path: Path) -> None:
     async with asyncio.timeout(TIMEOUT_S):
         while not path.exists():
             await asyncio.sleep(0.05)
+
+
+# -- the pod dies while the user is asked -------------------------------------------------
+
+
+async def test_a_pod_killed_while_asked_leaves_it_undone_and_the_next_says_so(
+    world: UserHome,
+) -> None:
+    workspace = _workspace(world)
+    marker = world.home / "fsmonitor-ran"
+    script = world.runtime / "script.json"
+    call = {"name": "bash", "input": {"command": _git_init(marker)}, "id": "toolu_plant"}
+    script.write_text(json.dumps({"replies": [{"tool_calls": [call]}, {"text": "ok"}]}))
+    socket, session = world.runtime / "p.sock", world.home / "s.jsonl"
+    proc = start_pod_process(workspace, socket, session, script)
+    try:
+        client = await PodClient.connect(socket)
+        await client.send("run", {"input": "go"})
+        request = await client.wait_for("approval_request", timeout=TIMEOUT_S)
+        assert request.data.get("held") == [".git"], what_it_said(proc)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        await client.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not (workspace / ".git").exists()  # undone before anyone was asked
+    git(workspace, "status", check=False)
+    assert not marker.exists()
+    script.write_text(json.dumps({"replies": [{"text": "ok"}]}))
+    proc = start_pod_process(workspace, socket, session, script, "--continue")
+    try:
+        client = await PodClient.connect(socket)
+        alerts = (await client.request("get_history")).data["alerts"]
+        said = [a["message"] for a in alerts if a["source"] == "sandbox"]
+        assert any("held for approval when the pod stopped" in m and ".git" in m for m in said)
+        await client.send("shutdown")
+        await client.close()
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not (workspace / ".git").exists()
+    held = world.state / "pod" / "held"
+    assert [p.name.startswith("undone-") for p in held.glob("*/*")] == [True]
