@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from orchestrator.protocol import ApprovalRequestData
 from orchestrator.sandbox.plant_snapshot import take_snapshot
@@ -28,6 +28,8 @@ from orchestrator.sandbox.quarantine import Held, HoldingArea, discard, hold, ke
 __all__ = ["AskKeep", "KeepAnswer", "PlantGuard"]
 
 SUMMARY_CHARS = 200
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,30 +71,30 @@ class PlantGuard:
         after: Snapshot | None = None,
     ) -> str | None:
         """Hold what changed since ``before``, ask, and return what the model reads about it
-        (None: nothing was planted). ``say`` streams the waiting line as output; an interrupt
-        while asking leaves the plants undone and re-raises."""
-        if after is None:
-            after = await self.snapshot()
-        plants = planted(before, after)
-        if not plants:
-            self.last = after
+        (None: nothing was planted). ``say`` streams the waiting line as output. An interrupt
+        at any point leaves the plants undone (a hold or a keep under way is finished first,
+        never left half-done) and re-raises."""
+        held = await _finished(
+            asyncio.ensure_future(asyncio.to_thread(self._hold_if_planted, before, after)),
+            lambda held: self._interrupted(held, say),
+        )
+        if held is None:
             return None
-        held = await asyncio.to_thread(hold, self.workspace, plants, self.area.new_hold())
-        what = describe(plants)
+        plants = held.plants
         say(
             f"\n[held for the user's approval, and undone meanwhile: this command created or "
-            f"changed paths that run commands later, outside the sandbox: {what}. Waiting for "
-            f"the user's answer.]\n"
+            f"changed paths that run commands later, outside the sandbox: {describe(plants)}. "
+            f"Waiting for the user's answer.]\n"
         )
         try:
             answer = await self._ask(held, call_id, arguments)
         except BaseException:
-            discard(held)
-            say("[interrupted while the user was asked: the planted paths stay undone]\n")
-            self.last = take_snapshot(self.workspace)
+            self._interrupted(held, say)
             raise
         if answer.keep:
-            problems = await asyncio.to_thread(keep, held)
+            problems = await _finished(
+                asyncio.ensure_future(asyncio.to_thread(keep, held)), lambda _: None
+            )
             note = f"[the user kept what this command planted: {_paths(plants)}]"
             if problems:
                 note += f" (not all could be put back: {'; '.join(problems)})"
@@ -105,6 +107,26 @@ class PlantGuard:
                 note += f" (not all could be put back: {'; '.join(held.problems())})"
         self.last = await self.snapshot()
         return note
+
+    def _hold_if_planted(self, before: Snapshot, after: Snapshot | None) -> Held | None:
+        """Compare and hold (blocking): the plants held, or None when there are none."""
+        if after is None:
+            after = take_snapshot(self.workspace)
+        plants = planted(before, after)
+        if not plants:
+            self.last = after
+            return None
+        return hold(self.workspace, plants, self.area.new_hold())
+
+    def _interrupted(self, held: Held | None, say: Callable[[str], None]) -> None:
+        """An interrupt before the answer: what was held stays undone, and the model is told."""
+        if held is not None:
+            discard(held)
+            say(
+                f"[interrupted before the user answered: {_paths(held.plants)} stay undone, "
+                "as before this command]\n"
+            )
+        self.last = take_snapshot(self.workspace)
 
     def undo_since_last(self) -> str | None:
         """A background job ended: what changed since the last check is undone at once, nobody
@@ -154,6 +176,16 @@ class PlantGuard:
     def close(self) -> None:
         """The pod stops: its holding area goes (nothing is held outside a call)."""
         self.area.close()
+
+
+async def _finished(work: asyncio.Future[T], on_interrupt: Callable[[T], None]) -> T:
+    """The result of blocking work on files, which an interrupt does not cut short: it is
+    waited for, ``on_interrupt`` gets its result, and the interrupt goes on."""
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        on_interrupt(await work)
+        raise
 
 
 def _paths(plants: list[Plant]) -> str:

@@ -353,7 +353,7 @@ async def test_a_pause_while_asked_leaves_it_undone(world: UserHome) -> None:
         resolved = [e.data for e in events if e.event == "approval_resolved"]
         assert resolved == [{"id": request.data["id"], "decision": "withdrawn"}]
         (result,) = [e for e in events if e.event == "tool_result"]
-        assert "the planted paths stay undone" in _content(result)
+        assert "stay undone, as before this command" in _content(result)
         await client.send("run", {"input": "go on"})  # the next request is wire-valid
         events = await collect_until(client, "run_end", timeout=TIMEOUT_S)
         assert events[-1].data["result"] == "finished"
