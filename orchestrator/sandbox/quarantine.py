@@ -311,7 +311,11 @@ def recover(workspace: Path, root: Path) -> list[str]:
     for area in areas:
         if not _free(area):
             continue  # a live pod's
-        for folder in sorted(p for p in area.iterdir() if (p / MANIFEST).is_file()):
+        holds = sorted(p for p in area.iterdir() if (p / MANIFEST).is_file())
+        if not holds:
+            shutil.rmtree(area, ignore_errors=True)  # its pod died holding nothing
+            continue
+        for folder in holds:
             try:
                 manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
                 plants = [_plant_load(raw) for raw in manifest["plants"]]

@@ -147,3 +147,12 @@ def test_a_live_pods_hold_is_not_recovered(tmp_path: Path) -> None:
     assert config.read_text() == "mode = 'yolo'\n"
     assert json.loads((area.folder / "1" / MANIFEST).read_text())["plants"]
     area.close()
+
+
+def test_the_area_of_a_pod_that_died_holding_nothing_is_removed(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path)
+    area = tmp_path / "held" / "4243-dead"
+    area.mkdir(parents=True)
+    (area / LOCK).touch()
+    assert recover(workspace, tmp_path / "held") == []
+    assert not area.exists()
