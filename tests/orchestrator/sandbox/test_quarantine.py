@@ -156,3 +156,19 @@ def test_the_area_of_a_pod_that_died_holding_nothing_is_removed(tmp_path: Path) 
     (area / LOCK).touch()
     assert recover(workspace, tmp_path / "held") == []
     assert not area.exists()
+
+
+def test_every_protected_name_planted_at_depth_is_found(tmp_path: Path) -> None:
+    """The check covers the permissions table as it is: a name added there is checked too."""
+    from orchestrator.permissions.protected import PROTECTED_DIRS, PROTECTED_FILES
+
+    workspace = tmp_path / "ws"
+    (workspace / "a" / "b").mkdir(parents=True)
+    before = take_snapshot(workspace)
+    for name in PROTECTED_DIRS:
+        (workspace / "a" / "b" / name).mkdir()
+        (workspace / "a" / "b" / name / "config").write_text("x\n")
+    for name in PROTECTED_FILES:
+        (workspace / "a" / "b" / name).write_text("x\n")
+    found = {p.path for p in planted(before, take_snapshot(workspace))}
+    assert found == {f"a/b/{name}" for name in (*PROTECTED_DIRS, *PROTECTED_FILES)}
