@@ -8,8 +8,9 @@ and the previous state put back (:mod:`~orchestrator.sandbox.quarantine`) *befor
 asked, so nothing planted waits in the workspace for the user's next ``git status``. The
 question is an ``approval_request`` for the same call with ``held`` set: approving puts the
 held paths back, denying (or a client with nobody to ask, or an interrupt) leaves them
-undone. Processes that outlive their command (``server &``, background jobs) are caught by
-the next command's check, which compares with the state after the previous one.
+undone. A background job outlives the call that started it: while it runs, the next
+sandboxed command's check compares with the state the last check left (and asks there); when
+it ends, what it planted is undone at once (:meth:`PlantGuard.undo_since_last`).
 """
 
 from __future__ import annotations
@@ -72,8 +73,8 @@ class PlantGuard:
     ) -> str | None:
         """Hold what changed since ``before``, ask, and return what the model reads about it
         (None: nothing was planted). ``say`` streams the waiting line as output. An interrupt
-        at any point leaves the plants undone (a hold or a keep under way is finished first,
-        never left half-done) and re-raises."""
+        before the answer leaves the plants undone, one after it lets the keep finish (work on
+        files under way is never left half-done); either way it is re-raised."""
         held = await _finished(
             asyncio.ensure_future(asyncio.to_thread(self._hold_if_planted, before, after)),
             lambda held: self._interrupted(held, say),

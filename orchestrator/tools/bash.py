@@ -255,8 +255,8 @@ class BashTool(TypedTool[BashArgs]):
         return self.planting if self._sandboxed(args) else None
 
     def _lingering(self) -> bool:
-        """Whether sandboxed processes outlived their command (``server &``, a background
-        job), so that the protected paths may have changed since the last check."""
+        """Whether sandboxed processes outlived their command (a background job; a kept
+        supervisor), so that the protected paths may have changed since the last check."""
         return len(self.background) > 0 or bool(self.jobs is not None and self.jobs.running())
         # A job that ended since is checked as it ends (``Jobs.on_ended``).
 
