@@ -133,7 +133,9 @@ def _folder_files(root: Path, name: str, budget: _Budget) -> tuple[dict[str, Fin
                 ):
                     stack.append(rel)
                 continue
-            if is_git and not _git_tracked(rel):
+            # A link in a git dir is looked at wherever it is: `hooks` or `info` made a link
+            # to a planted folder would otherwise pass as a file git never reads.
+            if is_git and not _git_tracked(rel) and not entry.is_symlink():
                 continue
             print_ = fingerprint(Path(entry.path), budget)
             if print_ is not None:

@@ -193,6 +193,18 @@ def _find_folder(workspace: Path, print_: Fingerprint) -> Path | None:
     return None
 
 
+def _through_link(workspace: Path, path: Path) -> str | None:
+    """The first folder between ``workspace`` and ``path`` that is a symlink, if any: the pod
+    works on these paths outside the sandbox, and must not follow a link a command planted
+    to a folder elsewhere."""
+    current = workspace
+    for part in path.relative_to(workspace).parts[:-1]:
+        current = current / part
+        if current.is_symlink():
+            return current.relative_to(workspace).as_posix()
+    return None
+
+
 def _unchanged(path: Path, plant: Plant) -> bool:
     now = fingerprint(path)
     if plant.before is None:
@@ -204,6 +216,10 @@ def _undo(workspace: Path, plant: Plant, held_dir: Path, n: int) -> Step:
     """Put back what ``plant.path`` was, moving what is there now into ``held_dir``."""
     path = workspace / plant.path
     step = Step()
+    link = _through_link(workspace, path)
+    if link is not None:
+        step.problem = f"{plant.path}: not undone, {link} is a link"
+        return step
     if _unchanged(path, plant):
         return step
     if os.path.lexists(path):
@@ -254,6 +270,9 @@ def keep(held: Held) -> list[str]:
     problems: list[str] = []
     for plant, step in reversed(list(zip(held.plants, held.steps, strict=False))):
         path = held.workspace / plant.path
+        if _through_link(held.workspace, path) is not None:
+            problems.append(f"{plant.path}: not put back, a folder on its way is now a link")
+            continue
         try:
             if step.moved_from is not None:
                 _move(path, held.workspace / step.moved_from)

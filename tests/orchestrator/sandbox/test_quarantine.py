@@ -172,3 +172,40 @@ def test_every_protected_name_planted_at_depth_is_found(tmp_path: Path) -> None:
         (workspace / "a" / "b" / name).write_text("x\n")
     found = {p.path for p in planted(before, take_snapshot(workspace))}
     assert found == {f"a/b/{name}" for name in (*PROTECTED_DIRS, *PROTECTED_FILES)}
+
+
+def test_git_hooks_made_a_link_to_a_planted_folder_is_found(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path)
+    subprocess.run(["git", "init", "-q", str(workspace / "src")], check=True)
+    before = take_snapshot(workspace)
+    hooks = workspace / "src" / ".git" / "hooks"
+    subprocess.run(["rm", "-rf", str(hooks)], check=True)
+    (workspace / "evil").mkdir()
+    (workspace / "evil" / "pre-commit").write_text("#!/bin/sh\nid\n")
+    hooks.symlink_to("../../evil")
+    plants = planted(before, take_snapshot(workspace))
+    assert ("src/.git/hooks", "created") in [(p.path, p.change) for p in plants]
+    hold(workspace, plants, HoldingArea(tmp_path / "held").new_hold())
+    assert not hooks.is_symlink()
+    assert (hooks / "pre-commit.sample").is_file()  # the samples are back
+
+
+def test_undoing_never_follows_a_planted_link_out_of_the_workspace(tmp_path: Path) -> None:
+    workspace = _workspace(tmp_path)
+    hook = workspace / ".claude" / "hooks" / "fmt.sh"
+    hook.parent.mkdir(parents=True)
+    hook.write_text("#!/bin/sh\n")
+    (workspace / ".claude" / "settings.json").write_text("{}\n")
+    before = take_snapshot(workspace)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "fmt.sh").write_text("the user's own file\n")
+    subprocess.run(["rm", "-rf", str(hook.parent)], check=True)
+    hook.parent.symlink_to(elsewhere)
+    plants = planted(before, take_snapshot(workspace))
+    # Undone in the wrong order on purpose: the file first, while the link is still there.
+    flipped = list(reversed(plants))
+    held = hold(workspace, flipped, HoldingArea(tmp_path / "held").new_hold())
+    assert (elsewhere / "fmt.sh").read_text() == "the user's own file\n"
+    assert any("is a link" in problem for problem in held.problems())
+    assert not hook.parent.is_symlink()  # the link itself is held
