@@ -197,6 +197,36 @@ def world(user_home: UserHome) -> UserHome:  # noqa: F811
     return user_home
 
 
+# -- core.fsmonitor added to an existing nested repository's config -----------------------
+
+
+@pytest.mark.parametrize("approve", [False, True], ids=["denied", "approved"])
+async def test_fsmonitor_added_to_a_nested_repo_is_held(world: UserHome, approve: bool) -> None:
+    workspace = _workspace(world)
+    lib = workspace / "vendor" / "lib"
+    lib.mkdir(parents=True)
+    git(lib, "init", "-q")
+    config = (lib / ".git" / "config").read_text()
+    marker = world.home / "fsmonitor-ran"
+    command = f"git -C vendor/lib config core.fsmonitor {shlex.quote(_fsmonitor(marker))}"
+    outcome = await attack(
+        world, workspace, command, approve=approve,
+        look=lambda: (lib / ".git" / "config").read_text(),
+    )  # fmt: skip
+    assert outcome.while_waiting in ([], [config])
+    if not outcome.asked:
+        assert (lib / ".git" / "config").read_text() == config
+        _control(workspace, command, lambda: git(lib, "status"), marker)
+        return
+    assert outcome.asked[0]["held"] == ["vendor/lib/.git/config"]
+    assert "core.fsmonitor in vendor/lib/.git/config" in outcome.asked[0]["summary"]
+    git(lib, "status")
+    assert marker.exists() is approve
+    if not approve:
+        assert (lib / ".git" / "config").read_text() == config
+        _control(workspace, command, lambda: git(lib, "status"), marker)
+
+
 # -- a submodule's .git file repointed at a planted git dir -------------------------------
 
 
