@@ -106,7 +106,8 @@ class Approvals:
 
     async def relay(self, data: ApprovalRequestData, *, signal: Signal) -> Answer:
         """Wait for a person's answer to a request (a child pod's, relayed with ``pod`` set,
-        or this pod's own); cancellation withdraws it."""
+        this pod's own, or a sandboxed call's to keep what it planted, with ``held`` set);
+        cancellation withdraws it."""
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         first = not self._waiting
         self._waiting[data.id] = (future, data)

@@ -8,7 +8,9 @@ and the previous state put back (:mod:`~orchestrator.sandbox.quarantine`) *befor
 asked, so nothing planted waits in the workspace for the user's next ``git status``. The
 question is an ``approval_request`` for the same call with ``held`` set: approving puts the
 held paths back, denying (or a client with nobody to ask, or an interrupt) leaves them
-undone. A background job outlives the call that started it: while it runs, the next
+undone. An approval rather than a request for input (an elicitation): every client already
+answers approvals (the TUI, ``pod run``, the ACP front-end), the answer is yes or no, and a
+client with nobody to ask already says so (``deny`` with ``asked: false``). A background job outlives the call that started it: while it runs, the next
 sandboxed command's check compares with the state the last check left (and asks there); when
 it ends, what it planted is undone at once (:meth:`PlantGuard.undo_since_last`).
 """
