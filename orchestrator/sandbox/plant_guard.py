@@ -18,6 +18,7 @@ it ends, what it planted is undone at once (:meth:`PlantGuard.undo_since_last`).
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,9 @@ class PlantGuard:
         self.last: Snapshot | None = None
         """The protected paths as the last check left them (the next one compares with it
         where processes outlived their command)."""
+        self._files = threading.Lock()
+        """Held while paths are compared and moved (in a worker thread, or on the loop for
+        an interrupt or a job's end): two checks never move the same path at once."""
 
     async def snapshot(self) -> Snapshot:
         """The workspace's protected paths now (one bounded walk, off the loop)."""
@@ -96,7 +100,7 @@ class PlantGuard:
             raise
         if answer.keep:
             problems = await _finished(
-                asyncio.ensure_future(asyncio.to_thread(keep, held)), lambda _: None
+                asyncio.ensure_future(asyncio.to_thread(self._keep, held)), lambda _: None
             )
             note = f"[the user kept what this command planted: {_paths(plants)}]"
             if problems:
@@ -113,13 +117,18 @@ class PlantGuard:
 
     def _hold_if_planted(self, before: Snapshot, after: Snapshot | None) -> Held | None:
         """Compare and hold (blocking): the plants held, or None when there are none."""
-        if after is None:
-            after = take_snapshot(self.workspace)
-        plants = planted(before, after)
-        if not plants:
-            self.last = after
-            return None
-        return hold(self.workspace, plants, self.area.new_hold())
+        with self._files:
+            if after is None:
+                after = take_snapshot(self.workspace)
+            plants = planted(before, after)
+            if not plants:
+                self.last = after
+                return None
+            return hold(self.workspace, plants, self.area.new_hold())
+
+    def _keep(self, held: Held) -> list[str]:
+        with self._files:
+            return keep(held)
 
     def _interrupted(self, held: Held | None, say: Callable[[str], None]) -> None:
         """An interrupt before the answer: what was held stays undone, and the model is told."""
@@ -141,14 +150,15 @@ class PlantGuard:
     def undo_now(self, before: Snapshot, why: str = "the command was interrupted") -> str | None:
         """An interrupted command: what it planted is undone at once, nobody asked (blocking,
         so that a second interrupt cannot skip it). Returns the note for the model."""
-        after = take_snapshot(self.workspace)
-        plants = planted(before, after)
-        self.last = after
-        if not plants:
-            return None
-        held = hold(self.workspace, plants, self.area.new_hold())
-        discard(held)
-        self.last = take_snapshot(self.workspace)
+        with self._files:
+            after = take_snapshot(self.workspace)
+            plants = planted(before, after)
+            self.last = after
+            if not plants:
+                return None
+            held = hold(self.workspace, plants, self.area.new_hold())
+            discard(held)
+            self.last = take_snapshot(self.workspace)
         return f"[{why}; what it planted is undone: {describe(plants)}]"
 
     async def _ask(self, held: Held, call_id: str, arguments: dict[str, Any]) -> KeepAnswer:
