@@ -529,3 +529,31 @@ async def test_a_pod_killed_while_asked_leaves_it_undone_and_the_next_says_so(
     assert not (workspace / ".git").exists()
     held = world.state / "pod" / "held"
     assert [p.name.startswith("undone-") for p in held.glob("*/*")] == [True]
+
+
+async def test_a_call_asked_before_it_ran_is_asked_again_to_keep_what_it_planted(
+    world: UserHome,
+) -> None:
+    workspace = _workspace(world)
+    marker = world.home / "fsmonitor-ran"
+    async with running_pod(
+        workspace, world.runtime, replies=_one_call(_git_init(marker)),
+        permissions={"mode": "default"}, sandbox={"mode": "on"},
+    ) as pod:  # fmt: skip
+        client = await pod.client()
+        await client.send("run", {"input": "go"})
+        first = await client.wait_for("approval_request", timeout=TIMEOUT_S)
+        assert first.data.get("held") is None  # the call itself, before it runs
+        await client.send("approve", {"id": first.data["id"]})
+        second = await client.wait_for("approval_request", timeout=TIMEOUT_S)
+        assert second.data["id"] == first.data["id"] and second.data["held"] == [".git"]
+        status = await client.status()
+        assert status.state == "awaiting_approval"
+        assert [a.held for a in status.approvals] == [[".git"]]
+        await client.send("approve", {"id": second.data["id"], "scope": "session"})
+        events = await collect_until(client, "run_end", timeout=TIMEOUT_S)
+        assert events[-1].data["result"] == "finished"
+        pod.assert_all_requests_valid()
+        await client.close()
+    git(workspace, "status")
+    assert marker.exists()  # kept, as the user said
