@@ -21,6 +21,10 @@ NOT_INTERACTIVE = (
 )
 """The denial message for a run with no terminal to ask on (the model reads it)."""
 
+NOT_INTERACTIVE_HELD = "pod run is not interactive; what the command planted stays undone"
+"""The same, for a request to keep what a sandboxed command planted (``held``): no mode or
+rule keeps a plant, so none is suggested."""
+
 CHOICES = "[y]es once, [a]lways this session, [n]o"
 
 
@@ -63,7 +67,8 @@ class TerminalApprover(TerminalQueue):
         if not self.interactive:
             self.err.write(f"{describe(data)}\n  ✗ denied: pod run is not interactive\n")
             self.err.flush()
-        return Answer("deny", {"id": data["id"], "message": NOT_INTERACTIVE, "asked": False})
+        message = NOT_INTERACTIVE_HELD if data.get("held") else NOT_INTERACTIVE
+        return Answer("deny", {"id": data["id"], "message": message, "asked": False})
 
     def approval_resolved(self, data: dict[str, Any]) -> None:
         """An ``approval_resolved`` arrived: forget the request (maybe answered elsewhere)."""

@@ -106,7 +106,8 @@ class Approvals:
 
     async def relay(self, data: ApprovalRequestData, *, signal: Signal) -> Answer:
         """Wait for a person's answer to a request (a child pod's, relayed with ``pod`` set,
-        or this pod's own); cancellation withdraws it."""
+        this pod's own, or a sandboxed call's to keep what it planted, with ``held`` set);
+        cancellation withdraws it."""
         future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         first = not self._waiting
         self._waiting[data.id] = (future, data)
@@ -136,8 +137,9 @@ class Approvals:
         if waiting is None or waiting[0].done():
             return
         future, data = waiting
-        if answer.allow and answer.scope == "session" and data.pod is None:
-            # A child's "always" is granted by the child, in its own rules, not here.
+        if answer.allow and answer.scope == "session" and data.pod is None and data.held is None:
+            # A child's "always" is granted by the child, in its own rules, not here; keeping
+            # what a command planted grants nothing for later commands.
             rule = self.policy.grant(data.tool, data.arguments)
             if self.on_grant is not None:
                 self.on_grant(rule, call_id)

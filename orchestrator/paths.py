@@ -30,6 +30,15 @@ def state_dir() -> Path:
     return Path(base) / "pod"
 
 
+def held_dir(workspace: Path) -> Path:
+    """Where what a sandboxed command planted in ``workspace`` is held until the user
+    answers (under the state dir, which the sandbox hides): one folder per workspace."""
+    import hashlib
+
+    key = hashlib.sha256(os.fsencode(workspace.resolve())).hexdigest()[:16]
+    return state_dir() / "held" / key
+
+
 def runtime_dir() -> Path:
     """Where pod sockets live, created and checked private.
 

@@ -29,10 +29,10 @@ from orchestrator.errors import SetupError
 from orchestrator.history import History, Item, ToolResult
 from orchestrator.hooks import CommandHooks, HookContext, HookRunner
 from orchestrator.interceptors import InterceptorChain
-from orchestrator.jobs import Jobs, JobSpools
+from orchestrator.jobs import Job, Jobs, JobSpools
 from orchestrator.methods import Methods
 from orchestrator.paths import pod_info_path
-from orchestrator.protocol import ToolOutputDeltaData
+from orchestrator.protocol import ApprovalRequestData, ToolOutputDeltaData
 from orchestrator.providers.base import AlertCallback, Provider, ProviderConfigError
 from orchestrator.redaction import Redactor, secret_values
 from orchestrator.repair import (
@@ -67,6 +67,7 @@ from orchestrator.transcript import Transcript
 if TYPE_CHECKING:
     from orchestrator.mcp.servers import McpServer, McpServers
     from orchestrator.procs import Ledger
+    from orchestrator.sandbox.plant_guard import PlantGuard
     from orchestrator.sandbox.sandboxing import Sandboxing
 
 log = logging.getLogger(__name__)
@@ -603,6 +604,7 @@ async def open_pod(
     )
     controller = pod.controller
     ledger = _supervise_commands(controller)
+    _recover_held(controller, config)
     try:
         sockets = served_sockets(socket_path, parent=config.parent_socket)
         sandboxing = await _open_sandbox(controller, config, sockets)
@@ -777,9 +779,56 @@ async def _open_sandbox(
             )
         return sandboxing
     bash.sandboxing = sandboxing
+    bash.planting = guard = _plant_guard(controller, config)
+    if guard is not None and bash.jobs is not None:
+
+        def job_ended(job: Job) -> None:
+            note = guard.undo_since_last()
+            if note is not None:
+                controller.alert("warn", "sandbox", f"job {job.id}: {note.strip('[]')}")
+
+        bash.jobs.on_ended = job_ended
     if controller.tools.policy is not None:
         controller.tools.policy.sandboxed = True
     return sandboxing
+
+
+def _plant_guard(controller: Controller, config: PodConfig) -> PlantGuard | None:
+    """The check after each sandboxed command: what it planted among the protected paths is
+    held, and the user asked through the pod's approvals whether to keep it."""
+    from orchestrator.paths import held_dir
+    from orchestrator.sandbox.plant_guard import KeepAnswer, PlantGuard
+    from orchestrator.sandbox.quarantine import HoldingArea
+
+    try:
+        area = HoldingArea(held_dir(config.workspace))
+    except OSError as exc:
+        controller.alert(
+            "error",
+            "sandbox",
+            f"what commands plant in .git, .pod and other protected paths is not checked: "
+            f"cannot make the holding folder ({exc.strerror}: {exc.filename})",
+        )
+        return None
+
+    async def ask(request: ApprovalRequestData) -> KeepAnswer:
+        answer = await controller.approvals.relay(request, signal=controller.signal)
+        return KeepAnswer(keep=answer.allow, asked=answer.asked, message=answer.message)
+
+    return PlantGuard(config.workspace, area, ask)
+
+
+def _recover_held(controller: Controller, config: PodConfig) -> None:
+    """What a pod that died mid-hold left held: the workspace's previous state is put back
+    where it is not, and the user told."""
+    from orchestrator.paths import held_dir
+    from orchestrator.sandbox.quarantine import recover
+
+    root = held_dir(config.workspace)
+    if not root.is_dir():
+        return
+    for message in recover(config.workspace, root):
+        controller.alert("warn", "sandbox", message)
 
 
 async def start_mcp_servers(

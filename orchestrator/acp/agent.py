@@ -455,7 +455,10 @@ class PodAgent:
         call_id = str(data["id"])
         name, arguments = str(data["tool"]), dict(data["arguments"])
         content: list[Any] = []
-        if data.get("diff"):
+        held = mapping.held_content(data)
+        if held is not None:
+            content.append(held)
+        elif data.get("diff"):
             before = current_text(session.workspace, arguments.get("path"))
             diff = mapping.edit_diff(name, arguments, session.workspace, before)
             if diff is not None:

@@ -264,6 +264,18 @@ def tool_call(
     )
 
 
+def held_content(data: dict[str, Any]) -> schema.ContentToolCallContent | None:
+    """For a request to keep what a sandboxed command planted (``held``): the paths and the
+    diff of what it wrote, as text (it is not an edit the editor could show as one)."""
+    held = data.get("held")
+    if not held:
+        return None
+    text = "Held aside (undone until you allow it): " + ", ".join(str(p) for p in held)
+    if data.get("diff"):
+        text += "\n\n" + str(data["diff"])
+    return _text_content(text)
+
+
 def _text_content(text: str) -> schema.ContentToolCallContent:
     return schema.ContentToolCallContent(
         type="content", content=schema.TextContentBlock(type="text", text=text)

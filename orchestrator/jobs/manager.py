@@ -114,6 +114,8 @@ class Jobs:
         """Known secrets out of output quoted outside a tool result (a crash report)."""
         self.on_change: Callable[[], None] | None = None
         """Called when a job starts or ends (the pod broadcasts its status)."""
+        self.on_ended: Callable[[Job], None] | None = None
+        """Called when a job has ended (the sandbox checks what it planted)."""
         self._jobs: dict[str, Job] = {}
         self._next = 1
         self._earlier: set[str] = set()
@@ -319,6 +321,11 @@ class Jobs:
         job.finished.set()
         self._trim()
         self._changed()
+        if self.on_ended is not None:
+            try:
+                self.on_ended(job)
+            except Exception:  # the job's end stands; the check logs its own failure
+                log.exception("job %s: the check after its end failed", job.id)
 
     # -- reading and ending -----------------------------------------------------------------
 

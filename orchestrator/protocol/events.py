@@ -176,6 +176,10 @@ class ApprovalRequestData(_Data):
     pod: str | None = None
     """The child pod (sub-pod) whose call this is, relayed to the parent's clients; None:
     this pod's own call."""
+    held: list[str] | None = None
+    """Set when the call already ran in the sandbox and created or changed these protected
+    paths (workspace-relative): they are held aside, the previous state is back, and
+    ``approve`` puts them back (``scope`` is taken as ``once``), ``deny`` leaves them undone."""
 
 
 class ApprovalResolvedData(_Data):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import logging
 import os
 import signal
 from collections.abc import Mapping, Sequence
@@ -34,7 +35,11 @@ from orchestrator.tools.environment import tool_environment
 
 if TYPE_CHECKING:
     from orchestrator.jobs import Jobs
+    from orchestrator.sandbox.plant_guard import PlantGuard
+    from orchestrator.sandbox.planted import Snapshot
     from orchestrator.sandbox.sandboxing import Sandboxing
+
+log = logging.getLogger(__name__)
 
 KILL_GRACE_S = 0.2
 """Between SIGTERM and SIGKILL: long enough to flush and exit, short enough to feel instant."""
@@ -153,6 +158,9 @@ class BashTool(TypedTool[BashArgs]):
             # The schema is fixed for the pod's life (prompt caching): the argument exists
             # wherever the config asks for a sandbox, even before the pod found it works.
             self.args_model = SandboxedBashArgs
+        self.planting: PlantGuard | None = None
+        """The check after each sandboxed command of what it planted among the protected
+        paths (set by the pod with the sandbox); None: no check."""
         self.jobs: Jobs | None = None
         """The pod's background jobs, for ``background: true`` (set by the pod; None: such a
         call is refused)."""
@@ -175,17 +183,21 @@ class BashTool(TypedTool[BashArgs]):
         command = args.command
         if not command.strip():
             raise ToolError("command is empty")
+        before = await self._check_start(args, ctx)
         if args.background:
+            if before is not None and self.planting is not None:
+                self.planting.last = before  # what the job plants is held at a later check
             return await self._start_job(args, ctx)
         requested = self.default_timeout_s if args.timeout_s is None else args.timeout_s
         timeout_s = min(requested, self.max_timeout_s)
         headline = _headline(command)
+        argv = await self._argv(command, args, ctx.call_id)
         try:
             supervision = SUPERVISION
             if self.ledger is not None:
                 supervision = replace(SUPERVISION, report=self.ledger.record("bash"))
             proc = await spawn(
-                self._argv(command, args, ctx.call_id),
+                argv,
                 supervision,
                 cwd=ctx.workspace,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -203,16 +215,19 @@ class BashTool(TypedTool[BashArgs]):
                     await _finish(proc, reader)
             except TimeoutError:
                 await _stop(proc, reader)
+                note = await self._check_end(before, args, ctx)
                 output = "".join(ctx.partial)
                 return ToolOutput(
                     summary=f"bash: {headline} — timed out after {timeout_s:g} s",
                     content=f"timed out after {timeout_s:g} s; the command was killed. "
-                    + (f"Output so far:\n{output}" if output else "No output."),
+                    + (f"Output so far:\n{output}" if output else "No output.")
+                    + (f"\n{note}" if note else ""),
                     is_error=True,
                 )
         except BaseException:
             # Cancellation (pause, cancel, shutdown): the runner reports ctx.partial.
             await _stop(proc, reader)
+            self._undo_planted(before, ctx)
             raise
         if not reader.done():
             # The shell exited but background jobs still hold its output open.
@@ -221,12 +236,15 @@ class BashTool(TypedTool[BashArgs]):
         self.background.keep(proc)  # its supervisor stays while background jobs run
         code = proc.code
         assert code is not None
+        note = await self._check_end(before, args, ctx)
         output = "".join(ctx.partial)
         if self.sandboxing is not None and self._sandboxed(args):
             refused = self.sandboxing.refused(ctx.call_id)
             hint = sandbox_hint(output, code, refused=refused, proxied=self.sandboxing.proxied)
             if hint is not None:
                 output += ("\n" if output and not output.endswith("\n") else "") + hint
+        if note:
+            output += ("\n" if output and not output.endswith("\n") else "") + note
         return ToolOutput(summary=f"bash: {headline} — {_exit_text(code)}", content=output or None)
 
     def _sandboxed(self, args: BashArgs) -> bool:
@@ -234,14 +252,67 @@ class BashTool(TypedTool[BashArgs]):
         wants = getattr(args, "sandbox", True)
         return self.sandboxing is not None and self.sandboxing.bwrap is not None and wants
 
-    def _argv(self, command: str, args: BashArgs, tag: str) -> list[str]:
+    def _guard(self, args: BashArgs) -> PlantGuard | None:
+        return self.planting if self._sandboxed(args) else None
+
+    def _lingering(self) -> bool:
+        """Whether sandboxed processes outlived their command (a background job; a kept
+        supervisor), so that the protected paths may have changed since the last check."""
+        return len(self.background) > 0 or bool(self.jobs is not None and self.jobs.running())
+        # A job that ended since is checked as it ends (``Jobs.on_ended``).
+
+    async def _check_start(self, args: BashArgs, ctx: ToolContext) -> Snapshot | None:
+        """The protected paths before a sandboxed command; what processes that outlived an
+        earlier command planted since the last check is held first (and asked about here)."""
+        guard = self._guard(args)
+        if guard is None:
+            return None
+        before = await guard.snapshot()
+        if guard.last is None or not self._lingering():
+            return before
+        note = await guard.settle(
+            guard.last, call_id=ctx.call_id, arguments={"command": args.command},
+            say=ctx.partial.append, after=before,
+        )  # fmt: skip
+        if note is None:
+            return before
+        ctx.partial.append(f"{note} (planted by processes an earlier command left running)\n")
+        return guard.last or await guard.snapshot()
+
+    async def _check_end(
+        self, before: Snapshot | None, args: BashArgs, ctx: ToolContext
+    ) -> str | None:
+        """After a sandboxed command: what it planted is held, the user asked (the output
+        says it waits), and the answer's outcome returned for the model."""
+        guard = self._guard(args)
+        if guard is None or before is None:
+            return None
+        return await guard.settle(
+            before, call_id=ctx.call_id, arguments={"command": args.command},
+            say=ctx.partial.append,
+        )  # fmt: skip
+
+    def _undo_planted(self, before: Snapshot | None, ctx: ToolContext) -> None:
+        """An interrupted command: what it planted is undone at once (nobody is asked)."""
+        if self.planting is None or before is None:
+            return
+        try:
+            note = self.planting.undo_now(before)
+        except Exception:  # the interrupt goes on; what was not undone is logged
+            log.exception("undoing what an interrupted command planted failed")
+            return
+        if note:
+            ctx.partial.append(f"\n{note}\n")
+
+    async def _argv(self, command: str, args: BashArgs, tag: str) -> list[str]:
         """The shell command line, in the sandbox where it applies; ``tag`` names the
-        command to the sandbox's proxy."""
+        command to the sandbox's proxy. The sandbox's walks of the workspace run in a worker
+        thread (seconds in a workspace as large as ``$HOME``: the pod stays responsive)."""
         shell = ["/bin/bash", "-c", command]
         if self.sandboxing is None or getattr(args, "sandbox", True) is False:
             return shell
         try:
-            return self.sandboxing.argv(shell, tag=tag)
+            return await self.sandboxing.argv_async(shell, tag=tag)
         except SandboxUnavailable as exc:
             raise ToolError(f"not run: [sandbox] mode is on, and {exc}") from None
 
@@ -253,7 +324,7 @@ class BashTool(TypedTool[BashArgs]):
 
         job = await self.jobs.start(
             args.command,
-            argv=self._argv(args.command, args, ctx.call_id),
+            argv=await self._argv(args.command, args, ctx.call_id),
             call_id=ctx.call_id,
             cwd=ctx.workspace,
             env=tool_environment(os.environ, allow=self.env_allow, fixed=self.env),
@@ -268,6 +339,8 @@ class BashTool(TypedTool[BashArgs]):
     async def aclose(self) -> None:
         """End the background jobs of earlier commands (the pod stops)."""
         await self.background.close()
+        if self.planting is not None:
+            self.planting.close()
 
 
 async def _finish(proc: Supervised, reader: asyncio.Task[None]) -> None:

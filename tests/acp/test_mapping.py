@@ -256,3 +256,18 @@ def test_the_editors_answers_are_our_actions() -> None:
     # An action newer than this SDK is not an answer the pod could take: no.
     other = schema.OtherElicitationResponse(action="_snooze")
     assert mapping.elicitation_answer(other) == ("decline", None)
+
+
+def test_a_request_to_keep_held_paths_shows_them_and_their_diff() -> None:
+    data = {
+        "id": "c1",
+        "tool": "bash",
+        "held": [".git", "sub/.git"],
+        "diff": "+\tfsmonitor = touch /x\n",
+    }
+    content = mapping.held_content(data)
+    assert content is not None
+    text = content.content.text
+    assert ".git, sub/.git" in text
+    assert "fsmonitor = touch /x" in text
+    assert mapping.held_content({"id": "c2", "tool": "bash", "diff": "x"}) is None

@@ -45,3 +45,17 @@ def test_an_edit_request_shows_its_diff_under_the_reason() -> None:
         "  -x",
         "  +y",
     ]
+
+
+def test_a_request_to_keep_held_paths_shows_what_was_written() -> None:
+    text = describe(
+        {
+            "tool": "bash",
+            "summary": "keep what it planted: .git (created)",
+            "reason": "held aside: approve puts them back, deny leaves them undone",
+            "diff": "--- /dev/null\n+++ b/.git/config\n+\tfsmonitor = touch /x",
+            "held": [".git"],
+        }
+    )
+    assert text.splitlines()[0] == "? bash: keep what it planted: .git (created)"
+    assert "  +\tfsmonitor = touch /x" in text.splitlines()

@@ -58,3 +58,20 @@ async def test_two_kinds_of_question_take_turns_on_one_terminal() -> None:
     # The request for input was not shown until the approval was answered.
     shown = err.getvalue()
     assert shown.index("Allow?") < shown.index("? MCP server a asks: Sure?")
+
+
+async def test_without_a_terminal_a_request_to_keep_held_paths_is_denied_unasked() -> None:
+    sent: list[tuple[str, dict[str, Any]]] = []
+
+    async def send(method: str, params: dict[str, Any]) -> None:
+        sent.append((method, params))
+
+    approver = TerminalApprover(send, err=io.StringIO(), interactive=False, stdin_fd=-1)
+    await approver.request({**APPROVAL, "held": [".git"]})
+    await approver.request(APPROVAL)
+    assert [params["message"] for _, params in sent] == [
+        "pod run is not interactive; what the command planted stays undone",
+        "pod run is not interactive; allow such calls with --permission-mode (accept-edits, "
+        "yolo) or an allow rule in [permissions]",
+    ]
+    assert all(method == "deny" and params["asked"] is False for method, params in sent)

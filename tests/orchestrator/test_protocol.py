@@ -296,6 +296,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "reason": "default mode asks before execute tools",
                 "diff": None,
                 "pod": "app.tests-1",
+                "held": None,
             }
         ],
         "elicitations": [
@@ -403,6 +404,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "reason": "default mode asks before edit tools",
         "diff": "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-1\n+2\n",
         "pod": None,
+        "held": None,
     },
     "approval_resolved": {"id": "toolu_2", "decision": "approved"},
     "elicitation_request": {

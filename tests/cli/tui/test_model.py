@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli.tui.entries import AlertEntry, AssistantEntry, Change, ToolEntry
+from cli.tui.entries import AlertEntry, ApprovalEntry, AssistantEntry, Change, ToolEntry
 from cli.tui.model import ChatModel
 from orchestrator.client import PodEvent
 from orchestrator.history import (
@@ -388,3 +388,31 @@ def test_a_compaction_reads_the_same_replayed_and_live() -> None:
             "We fixed [the parser]."
         ]
     )
+
+
+def test_a_request_to_keep_held_paths_gets_its_own_card_after_the_calls() -> None:
+    """The same call asks twice: before it ran (answered), then to keep what it planted."""
+    model = ChatModel()
+    request = {
+        "id": "toolu_7",
+        "tool": "bash",
+        "kind": "execute",
+        "arguments": {"command": "git init"},
+        "summary": "run: git init",
+        "reason": "default mode asks before execute tools",
+    }
+    [first] = model.apply(PodEvent("approval_request", request))
+    model.apply(PodEvent("approval_resolved", {"id": "toolu_7", "decision": "approved"}))
+    held = {
+        **request,
+        "summary": "keep what it planted: .git (created)",
+        "reason": "a sandboxed command created or changed paths …",
+        "diff": "+\tfsmonitor = touch /x",
+        "held": [".git"],
+    }
+    [second] = model.apply(PodEvent("approval_request", held))
+    assert second.index != first.index
+    entry = model.entries[second.index]
+    assert isinstance(entry, ApprovalEntry) and entry.decision == "waiting"
+    assert entry.summary == "keep what it planted: .git (created)" and entry.diff
+    assert model.waiting_approvals() == [entry]
