@@ -12,7 +12,6 @@ import contextlib
 import logging
 import os
 import secrets
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -79,26 +78,6 @@ class GatewayActor:
         await self.gateway.stop()
 
 
-def connect(address: str = "auto") -> None:
-    """Join the Ray cluster at ``address`` as a driver (once per process). :class:`FleetError`
-    at once when nothing listens at a ``host:port`` address (Ray itself would retry for
-    minutes)."""
-    if address != "auto" and "://" not in address and not ray.is_initialized():
-        host, _, port = address.rpartition(":")
-        try:
-            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5):
-                pass
-        except (OSError, ValueError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise FleetError(
-                f"no Ray cluster answers at {address} ({why}); start one with `pod fleet up`"
-            ) from None
-    if not ray.is_initialized():
-        ray.init(
-            address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING
-        )
-
-
 def start_local(*, num_cpus: int = 1, object_store_mb: int = 80) -> None:
     """A one-node Ray cluster owned by this process (tests, benches); ``ray.shutdown()``
     ends it. :class:`FleetError` when Ray cannot start here."""
@@ -118,11 +97,26 @@ def start_local(*, num_cpus: int = 1, object_store_mb: int = 80) -> None:
         raise FleetError(f"a local Ray cluster cannot start here: {exc}") from None
 
 
-def start_head(temp_dir: Path, *, num_cpus: int = 1, port: int | None = None) -> LocalNode:
+def start_head(
+    temp_dir: Path,
+    *,
+    token_path: Path,
+    num_cpus: int = 1,
+    port: int | None = None,
+    listen: str | None = None,
+) -> LocalNode:
     """A Ray head on this machine for a fleet (``pod fleet up``), with a temp dir of its own
-    (so ``pod fleet down`` stops it alone) and its GCS on ``port`` (default: a free one)."""
+    (so ``pod fleet down`` stops it alone), its GCS on ``port`` (default: a free one), Ray's
+    token authentication on with the token in ``token_path``, and every listener on
+    loopback unless ``listen`` names the address other machines reach it at."""
     return start_node(
-        temp_dir, label="pod_fleet_head", num_cpus=num_cpus, object_store_mb=None, port=port
+        temp_dir,
+        label="pod_fleet_head",
+        num_cpus=num_cpus,
+        object_store_mb=None,
+        port=port,
+        node_ip=listen or "127.0.0.1",
+        env={"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token_path)},
     )
 
 
@@ -303,9 +297,10 @@ def _line(
     return line.model_copy(update={"state": "unloaded"})
 
 
-def teardown(*, timeout: float = ACTOR_CALL_TIMEOUT_S) -> LocalNode | None:
+def teardown(*, timeout: float = ACTOR_CALL_TIMEOUT_S) -> FleetSettings | None:
     """Unload every pod to its session, stop every host and gateway, forget the fleet; the
-    Ray head ``pod fleet up`` started, if it did."""
+    fleet's settings as they were (None when the cluster had no fleet), which name the Ray
+    head ``pod fleet up`` started, if it did."""
     directory = Directory(RayKV())
     try:
         settings: FleetSettings | None = directory.settings()
@@ -323,14 +318,13 @@ def teardown(*, timeout: float = ACTOR_CALL_TIMEOUT_S) -> LocalNode | None:
             ray.get(actor.stop.remote(), timeout=timeout)
         ray.kill(actor, no_restart=True)
     directory.clear()
-    if settings is None or settings.ray_dir is None:
-        return None
+    return settings
+
+
+def head_of(ray_dir: str, client_port: int) -> LocalNode:
+    """The Ray head ``pod fleet up`` started in ``ray_dir`` (to stop it by its processes)."""
     return LocalNode(
-        temp_dir=Path(settings.ray_dir),
-        address="",
-        label="",
-        head=True,
-        client_port=settings.ray_client_port,
+        temp_dir=Path(ray_dir), address="", label="", head=True, client_port=client_port
     )
 
 
@@ -339,9 +333,9 @@ __all__ = [
     "GatewayActor",
     "HostRow",
     "PodLine",
-    "connect",
     "deploy",
     "gateway_dir",
+    "head_of",
     "host_name",
     "live_machines",
     "live_nodes",
