@@ -197,13 +197,45 @@ def register(app: typer.Typer) -> None:
     def add(
         workspace: Annotated[Path, typer.Argument(help="The pod's workspace.")],
         name: Annotated[str | None, typer.Option(help="The pod's name.")] = None,
-        provider: Annotated[str | None, typer.Option()] = None,
+        provider: Annotated[
+            str | None,
+            typer.Option(help="anthropic or scripted (default: anthropic if a key is set)."),
+        ] = None,
+        model: Annotated[
+            str | None, typer.Option(help="Model name for the anthropic provider.")
+        ] = None,
+        allow_bash: Annotated[
+            bool | None,
+            typer.Option(
+                "--allow-bash/--no-allow-bash",
+                help="Enable (or force off) the bash tool, whatever the config files say.",
+            ),
+        ] = None,
+        permission_mode: Annotated[
+            str | None,
+            typer.Option(
+                help="default (ask before edits and commands), accept-edits, yolo or read-only."
+            ),
+        ] = None,
+        thinking: Annotated[
+            str | None,
+            typer.Option(help="auto, adaptive, off, or a budget of thinking tokens (≥ 1024)."),
+        ] = None,
+        effort: Annotated[str | None, typer.Option(help="low, medium, high, xhigh or max.")] = None,
+        sandbox: Annotated[
+            str | None,
+            typer.Option(help="Where bash runs: auto (sandboxed where bubblewrap works), on, off."),
+        ] = None,
         root: RootOpt = None,
         address: AddressOpt = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
-        """Add a pod to the fleet; prints the gateway socket of this node to reach it."""
+        """Add a pod to the fleet, configured as `pod serve` in its workspace would be (your
+        config file, the workspace's, these options); prints the gateway socket of this node
+        to reach it."""
         _ray()
+        from cli.commands.serve import start_overrides
+        from orchestrator.config import ConfigError, config_file, load_config, user_config_file
         from orchestrator.fleet import FleetError
         from orchestrator.fleet.cluster import live_nodes
         from orchestrator.fleet.directory import Directory
@@ -211,6 +243,26 @@ def register(app: typer.Typer) -> None:
         from orchestrator.fleet.raykv import RayKV
         from orchestrator.host import HostError, ask_host
 
+        workspace = workspace.resolve()
+        try:
+            # The host actor has no command line and may run on another machine: the whole
+            # configuration travels with the pod, read here as `pod serve` reads it.
+            config = load_config(
+                workspace,
+                name=name,
+                **start_overrides(
+                    provider=provider,
+                    model=model,
+                    allow_bash=allow_bash,
+                    permission_mode=permission_mode,
+                    thinking=thinking,
+                    effort=effort,
+                ),
+                sandbox={"mode": sandbox} if sandbox else None,
+            )
+        except ConfigError as exc:
+            raise CliError(str(exc)) from None
+        files = [str(p) for p in (user_config_file(), config_file(workspace)) if p.is_file()]
         _attach(root, address)
         import ray
 
@@ -222,16 +274,15 @@ def register(app: typer.Typer) -> None:
         except FleetError as exc:
             raise CliError(str(exc)) from None
         control = gateway_dir(fleet_root, node) / "control.sock"
-        config: dict[str, Any] = {"workspace": str(workspace.resolve())}
-        config.update({k: v for k, v in {"name": name, "provider": provider}.items() if v})
         try:
-            row = asyncio.run(ask_host("load", {"config": config}, path=control))
+            row = asyncio.run(ask_host("load", {"config": config.portable()}, path=control))
         except HostError as exc:
             raise CliError(str(exc)) from None
+        row["config_files"] = files
         if as_json:
             typer.echo(json.dumps(row, indent=2))
             return
-        _print_added(row)
+        _print_added(row, list(config.load_warnings))
 
     @group.command("down")
     def down(
@@ -295,11 +346,18 @@ def _print_up(root: Path, out: dict[str, Any]) -> None:
     typer.echo(f"next: pod fleet add WORKSPACE --root {root}")
 
 
-def _print_added(row: dict[str, Any]) -> None:
-    """What ``pod fleet add`` did, for a person: the pod, its socket, how to talk to it."""
+def _print_added(row: dict[str, Any], warnings: list[str]) -> None:
+    """What ``pod fleet add`` did, for a person: the pod, the config files it read, its
+    socket, how to talk to it."""
     config = row.get("config", {})
     sandbox = config.get("sandbox", {}).get("mode", "?")
+    matchers = [m for entries in (config.get("hooks") or {}).values() for m in entries]
+    hooks = sum(len(matcher.get("hooks", [])) for matcher in matchers)
     typer.echo(f"pod {row['pod']} added: workspace {config.get('workspace')}")
-    typer.echo(f"  sandbox {sandbox}, provider {config.get('provider', '?')}")
+    files = ", ".join(row["config_files"]) or "none (the defaults)"
+    typer.echo(f"  config files: {files}")
+    typer.echo(f"  sandbox {sandbox}, hooks {hooks}, provider {config.get('provider') or 'auto'}")
+    for warning in warnings:
+        typer.echo(f"  warning: {warning}")
     typer.echo(f"  socket {row['socket']}")
     typer.echo(f"next: pod chat --socket {row['socket']}")

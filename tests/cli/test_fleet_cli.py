@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +39,32 @@ async def run_through(socket: str, text: str) -> list[str]:
                 return names
     finally:
         writer.close()
+
+
+async def status_of(socket: str) -> dict[str, Any]:
+    """The pod's ``status`` reply to ``get_status``."""
+    reader, writer = await asyncio.open_unix_connection(socket)
+    writer.write(json.dumps({"method": "get_status", "id": "s"}).encode() + b"\n")
+    try:
+        while True:
+            line = json.loads(await asyncio.wait_for(reader.readline(), 60))
+            if line["event"] == "status" and line["data"].get("id") == "s":
+                data: dict[str, Any] = line["data"]
+                return data
+    finally:
+        writer.close()
+
+
+USER_CONFIG = """
+[sandbox]
+mode = "on"
+
+[[hooks.PreToolUse]]
+matcher = "bash"
+[[hooks.PreToolUse.hooks]]
+type = "command"
+command = "/bin/true"
+"""
 
 
 def _address(hex_address: str) -> str:
@@ -147,15 +174,48 @@ def test_two_fleets_on_one_machine_each_acts_on_its_own_cluster(
         assert refused.returncode == 3, refused.stdout + refused.stderr
         assert "Unauthenticated" in refused.stderr or "InvalidAuthToken" in refused.stderr
 
-        for root, name in ((root_a, "app"), (root_b, "bee")):
-            workspace = tmp_path / name
-            workspace.mkdir()
-            add = pod(env, "fleet", "add", str(workspace), "--name", name, "--provider",
-                      "scripted", "--root", str(root), "--json", timeout=120)  # fmt: skip
-            assert add.returncode == 0, add.stderr
-            socket = json.loads(add.stdout)["socket"]
-            assert socket.startswith(str(root))
-            assert asyncio.run(run_through(socket, "hello"))[-1] == "run_end"
+        # The user's config (a hook, the sandbox forced on) reaches a pod of the fleet, as
+        # it would a `pod serve` in that workspace.
+        config_file = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+        config_file.parent.mkdir(parents=True, exist_ok=True)
+        config_file.write_text(USER_CONFIG)
+        app = tmp_path / "app"
+        app.mkdir()
+        add = pod(env, "fleet", "add", str(app), "--name", "app", "--provider", "scripted",
+                  "--root", str(root_a), "--json", timeout=120)  # fmt: skip
+        assert add.returncode == 0, add.stderr
+        row = json.loads(add.stdout)
+        assert row["config_files"] == [str(config_file)]
+        assert row["config"]["sandbox"]["mode"] == "on"
+        socket = row["socket"]
+        assert socket.startswith(str(root_a))
+        shown = asyncio.run(status_of(socket))
+        assert [h["command"] for h in shown["hooks"]] == ["/bin/true"]
+        assert [h["event"] for h in shown["hooks"]] == ["PreToolUse"]
+        assert asyncio.run(run_through(socket, "hello"))[-1] == "run_end"
+
+        # A person's `add`: a short summary that names the config file and the socket.
+        bee = tmp_path / "bee"
+        bee.mkdir()
+        add = pod(env, "fleet", "add", str(bee), "--name", "bee", "--provider", "scripted",
+                  "--sandbox", "off", "--root", str(root_b), timeout=120)  # fmt: skip
+        assert add.returncode == 0, add.stderr
+        lines = add.stdout.splitlines()
+        assert len(lines) <= 8, add.stdout
+        assert f"config files: {config_file}" in add.stdout
+        assert "sandbox off, hooks 1" in add.stdout  # the command line wins over the file
+        (socket,) = [ln.split()[-1] for ln in lines if ln.strip().startswith("socket ")]
+        assert socket.startswith(str(root_b)) and lines[-1] == f"next: pod chat --socket {socket}"
+        assert asyncio.run(run_through(socket, "hello"))[-1] == "run_end"
+
+        # `up` again with the same root joins its running cluster (no second head), and
+        # tells a person where things are in a few lines.
+        again = pod(env, "fleet", "up", "--root", str(root_a), "--hosts-per-node", "1",
+                    timeout=240)  # fmt: skip
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.startswith(f"fleet up on Ray cluster 127.0.0.1:{port_a} (")
+        assert "loopback only" in again.stdout and len(again.stdout.splitlines()) <= 6
+        assert f"next: pod fleet add WORKSPACE --root {root_a}" in again.stdout
 
         assert pods_of(env, root_a) == ["app"]
         assert pods_of(env, root_b) == ["bee"]
