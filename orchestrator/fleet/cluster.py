@@ -30,6 +30,7 @@ from orchestrator.fleet.directory import (
 from orchestrator.fleet.gateway import Gateway, gateway_dir
 from orchestrator.fleet.host_actor import PodHost
 from orchestrator.fleet.local import LocalNode, start_node
+from orchestrator.fleet.placing import place_host
 from orchestrator.fleet.raykv import RayKV
 
 ACTOR_CALL_TIMEOUT_S = 10.0
@@ -176,20 +177,12 @@ def deploy(
     for index, node in enumerate(live_nodes()):
         for number in range(hosts_per_node):
             name = host_name(node, number)
-            host: Any = host_class.options(
-                name=name,
-                namespace=NAMESPACE,
-                lifetime="detached",
-                get_if_exists=True,
-                max_restarts=-1,
-                max_task_retries=-1,
-                max_concurrency=1000,
-                num_cpus=0,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=True),
-            ).remote(name, idle_unload_s=idle_unload_s, max_loaded=max_loaded)
-            # Where it runs, not where it was asked to: soft affinity may place it elsewhere
-            # (a node still starting its workers), and status must say where it is.
-            info = ray.get(host.info.remote(), timeout=60)
+            info: dict[str, Any]
+            try:  # a host of an earlier `up` stays wherever it is (Ray may have moved it)
+                existing: Any = ray.get_actor(name, namespace=NAMESPACE)
+                info = ray.get(existing.info.remote(), timeout=60)
+            except ValueError:
+                info = place_host(host_class, name, node, (idle_unload_s, max_loaded))
             directory.add_host(HostInfo(name=name, node=info["node"], machine=info["machine"]))
         port = settings.tcp_port + index if settings.tcp_port else 0
         gateway: Any = gateway_class.options(
