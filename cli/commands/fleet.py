@@ -297,9 +297,27 @@ def register(app: typer.Typer) -> None:
         _ray()
         import ray
 
+        from orchestrator.fleet import FleetError
         from orchestrator.fleet.cluster import head_of, teardown
+        from orchestrator.fleet.driver import answers
         from orchestrator.fleet.fleetfile import read_fleet_file, remove_fleet_files
 
+        if root is not None and address is None:
+            try:
+                stale = read_fleet_file(root.expanduser().resolve())
+            except FleetError as exc:
+                raise CliError(str(exc)) from None
+            why = answers(stale.address) if stale is not None else None
+            if stale is not None and why is not None:
+                # Its cluster is gone (a reboot, a killed head): nothing to unload; what is
+                # left of a head it started is stopped, and the fleet forgotten.
+                if stale.started_head and stale.ray_dir:
+                    head_of(stale.ray_dir, stale.ray_client_port).stop()
+                remove_fleet_files(root.expanduser().resolve())
+                typer.echo(
+                    f"fleet forgotten: its Ray cluster {stale.address} no longer answers ({why})"
+                )
+                return
         target = _attach(root, address)
         settings = teardown()
         record = target.fleet

@@ -1,0 +1,43 @@
+"""``pod fleet`` commands given a ``--root`` whose cluster is missing or gone: they say so
+at once, and ``down`` forgets a fleet whose cluster no longer answers. No Ray cluster is
+started (Ray must be installed: the commands import it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray", reason="the fleet extra (Ray) is not installed")
+
+from orchestrator.fleet.fleetfile import FleetFile, new_ray_token, write_fleet_file
+from orchestrator.fleet.local import free_port
+from tests.cli.helpers import pod
+
+
+def test_a_root_without_a_fleet_is_named_in_the_refusal(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    for command in ("status", "down", "add"):
+        args = ["fleet", command, "--root", str(tmp_path / "none")]
+        done = pod(env, *args, *([str(tmp_path)] if command == "add" else []), timeout=120)
+        assert done.returncode != 0
+        assert f"no fleet under {tmp_path / 'none'}" in done.stderr, done.stderr
+
+
+def test_down_forgets_a_fleet_whose_cluster_is_gone(env: dict[str, str], tmp_path: Path) -> None:
+    root = tmp_path / "fleet"
+    gone = f"127.0.0.1:{free_port()}"  # nothing listens there
+    token = new_ray_token(root)
+    write_fleet_file(
+        root,
+        FleetFile(
+            address=gone, started_head=True, ray_dir=str(tmp_path / "ray"), token_path=str(token)
+        ),
+    )
+    shown = pod(env, "fleet", "status", "--root", str(root), timeout=120)
+    assert shown.returncode != 0 and f"no Ray cluster answers at {gone}" in shown.stderr
+    down = pod(env, "fleet", "down", "--root", str(root), timeout=120)
+    assert down.returncode == 0, down.stderr
+    assert f"fleet forgotten: its Ray cluster {gone} no longer answers" in down.stdout
+    assert not (root / "fleet.json").exists() and not token.exists()
