@@ -35,6 +35,7 @@ from orchestrator.fleet.directory import Directory, FleetError
 from orchestrator.fleet.raykv import RayKV
 from orchestrator.host import Host, PodSlot
 from orchestrator.protocol import MAX_LINE_BYTES
+from orchestrator.sandbox.sandboxing import HIDE_ENV
 from orchestrator.session import Fence, claim_session
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,12 @@ class PodHost:
     ) -> None:
         self.name = name
         self.directory = Directory(RayKV())
+        # The fleet's root holds every gateway's sockets (a command that reached one could
+        # approve its own calls), the Ray token and the sessions: hidden from the sandboxed
+        # commands of this process's pods, as a pod host's state and runtime folders are
+        # (a pod's workspace under the root is bound in again after it).
+        with contextlib.suppress(FleetError):
+            os.environ[HIDE_ENV] = self.directory.settings().root
         # The pods' own sockets are this process's business: short paths in a private dir.
         self.sockets = Path(tempfile.mkdtemp(prefix=f"pod-{name}-"))
         self.host = Host(

@@ -8,6 +8,7 @@ sandboxed, and closed with the pod (:meth:`Sandboxing.aclose` ends the proxy).
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,17 @@ from orchestrator.sandbox.proxy import NetworkProxy
 
 if TYPE_CHECKING:
     from orchestrator.config import PodConfig
+
+
+HIDE_ENV = "POD_SANDBOX_HIDE"
+"""Further folders the pods of this process hide from their sandboxed programs
+(``os.pathsep``-separated): a fleet's root, whose gateway sockets would let a command approve
+its own calls, set by the fleet's host actors (``orchestrator/fleet/host_actor.py``)."""
+
+
+def also_hidden() -> tuple[Path, ...]:
+    """The folders :data:`HIDE_ENV` names."""
+    return tuple(Path(p) for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +97,10 @@ def sandbox_spec(config: PodConfig) -> SandboxSpec:
         workspace=workspace,
         writable=tuple((ws / p).resolve() for p in [*config.write_roots, *config.sandbox.writable]),
         readable=tuple((ws / p).resolve() for p in [*config.read_roots, *config.sandbox.readable]),
-        hidden=hidden_paths(Path.home(), state_dir(), runtime_dir(), user_config_file().parent),
+        hidden=(
+            *hidden_paths(Path.home(), state_dir(), runtime_dir(), user_config_file().parent),
+            *also_hidden(),
+        ),
         network=config.sandbox.network is True,
         extra_ro=read_only_in(workspace),
     )
