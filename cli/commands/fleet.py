@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -119,7 +120,14 @@ def register(app: typer.Typer) -> None:
         root = root.expanduser().resolve()
         try:
             record = read_fleet_file(root)
-            if address is not None:
+            if address is not None and record is not None and record.address != address:
+                if answers(record.address) is None:
+                    raise CliError(
+                        f"{root} is the fleet of the Ray cluster {record.address}, which runs: "
+                        f"`pod fleet down --root {root}` first, or give another --root"
+                    )
+                record = None
+            if address is not None and record is None:
                 record = FleetFile(address=address, started_head=False)
             elif record is None or answers(record.address) is not None:
                 # No fleet here yet, or its cluster is gone: a head of its own.
@@ -321,11 +329,13 @@ def register(app: typer.Typer) -> None:
         target = _attach(root, address)
         settings = teardown()
         record = target.fleet
-        fleet_root = Path(settings.root) if settings is not None else None
-        if record is None and fleet_root is not None:
+        where = root.expanduser().resolve() if root is not None else None
+        if record is None and settings is not None:
             # Named by --address alone: the fleet's own file, when it names this cluster.
-            found = read_fleet_file(fleet_root)
-            record = found if found is not None and found.address == target.address else None
+            with contextlib.suppress(FleetError):
+                found = read_fleet_file(Path(settings.root))
+                if found is not None and found.address == target.address:
+                    record, where = found, Path(settings.root)
         if record is not None:
             started, ray_dir, client_port = (
                 record.started_head,
@@ -337,9 +347,11 @@ def register(app: typer.Typer) -> None:
             ray_dir, client_port = settings.ray_dir, settings.ray_client_port
         else:
             started, ray_dir, client_port = False, None, 0
-        if record is not None:
-            remove_fleet_files(root.expanduser().resolve() if root else Path(fleet_root or "."))
-        if started and ray_dir is not None and not keep_ray:
+        stopping = started and ray_dir is not None and not keep_ray
+        if record is not None and where is not None and (stopping or not started):
+            # Kept with a head left running: the next `up --root` joins it with its token.
+            remove_fleet_files(where)
+        if stopping and ray_dir is not None:
             ray.shutdown()
             head_of(ray_dir, client_port).stop()
             typer.echo(f"fleet stopped, and the Ray head it started ({ray_dir})")

@@ -4,13 +4,14 @@ started (Ray must be installed: the commands import it)."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("ray", reason="the fleet extra (Ray) is not installed")
 
-from orchestrator.fleet.fleetfile import FleetFile, new_ray_token, write_fleet_file
+from orchestrator.fleet.fleetfile import FleetFile, new_ray_token, read_fleet_file, write_fleet_file
 from orchestrator.fleet.local import free_port
 from tests.cli.helpers import pod
 
@@ -41,3 +42,20 @@ def test_down_forgets_a_fleet_whose_cluster_is_gone(env: dict[str, str], tmp_pat
     assert down.returncode == 0, down.stderr
     assert f"fleet forgotten: its Ray cluster {gone} no longer answers" in down.stdout
     assert not (root / "fleet.json").exists() and not token.exists()
+
+
+def test_up_will_not_point_a_running_fleet_s_root_at_another_cluster(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    root = tmp_path / "fleet"
+    with socket.socket() as listening:  # something answers where the fleet's cluster is
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        running = f"127.0.0.1:{listening.getsockname()[1]}"
+        write_fleet_file(root, FleetFile(address=running, started_head=True, ray_dir="/x"))
+        elsewhere = f"127.0.0.1:{free_port()}"
+        up = pod(env, "fleet", "up", "--root", str(root), "--address", elsewhere, timeout=120)
+    assert up.returncode != 0
+    assert f"is the fleet of the Ray cluster {running}, which runs" in up.stderr, up.stderr
+    kept = read_fleet_file(root)
+    assert kept is not None and (kept.address, kept.started_head) == (running, True)
