@@ -109,6 +109,7 @@ def register(app: typer.Typer) -> None:
         _ray()
         from orchestrator.fleet import FleetError
         from orchestrator.fleet.cluster import deploy, head_of, start_head
+        from orchestrator.fleet.clusters import is_loopback
         from orchestrator.fleet.driver import answers, connect
         from orchestrator.fleet.fleetfile import (
             FleetFile,
@@ -117,6 +118,13 @@ def register(app: typer.Typer) -> None:
             write_fleet_file,
         )
 
+        if listen is not None and is_loopback(listen):
+            # Ray keeps its servers on loopback for 127.0.0.1 alone: 127.0.0.2 would open
+            # every interface, the opposite of what a loopback address says.
+            raise CliError(
+                f"--listen {listen}: a head listens on 127.0.0.1 only without --listen; "
+                "--listen takes the address other machines reach this one at"
+            )
         root = root.expanduser().resolve()
         try:
             record = read_fleet_file(root)

@@ -59,3 +59,11 @@ def test_up_will_not_point_a_running_fleet_s_root_at_another_cluster(
     assert f"is the fleet of the Ray cluster {running}, which runs" in up.stderr, up.stderr
     kept = read_fleet_file(root)
     assert kept is not None and (kept.address, kept.started_head) == (running, True)
+
+
+def test_listen_refuses_a_loopback_address(env: dict[str, str], tmp_path: Path) -> None:
+    for address in ("127.0.0.2", "localhost", "::1"):
+        up = pod(env, "fleet", "up", "--root", str(tmp_path), "--listen", address, timeout=120)
+        assert up.returncode != 0
+        assert f"--listen {address}: a head listens on 127.0.0.1 only" in up.stderr, up.stderr
+    assert not (tmp_path / "fleet.json").exists()
