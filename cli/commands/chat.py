@@ -72,20 +72,47 @@ EffortOpt = Annotated[
 ]
 
 
-def _farewell(result: str, name: str, socket: Path) -> None:
-    """Say what is true of the pod as the UI leaves: shut down, still running, or gone."""
+def _farewell(result: str, name: str, socket: Path, again: str | None = None) -> None:
+    """Say what is true of the pod as the UI leaves: shut down, still running (``again``:
+    the command that comes back to it), or gone."""
     from orchestrator.server import socket_is_live
 
     if result == "shutdown":
         sys.stderr.write(f"pod {name} shut down\n")
     elif socket_is_live(socket):
-        sys.stderr.write(f"left the UI; pod {name} keeps running (pod attach {name})\n")
+        again = again or f"pod attach {name}"
+        sys.stderr.write(f"left the UI; pod {name} keeps running ({again})\n")
     else:
         # The pod stopped or its process died while the UI was open: nothing runs to attach.
         sys.stderr.write(
             f"left the UI; pod {name} is not running (it stopped or its process ended); "
             "`pod chat` in its workspace starts one that continues its session\n"
         )
+
+
+def _chat_on(
+    socket: Path,
+    *,
+    new: bool,
+    session: str | None,
+    continue_: bool,
+    no_host: bool,
+    settings: list[object],
+) -> None:
+    """``pod chat --socket``: the UI on a running pod, as ``pod attach --socket`` (what only a
+    starting pod takes is refused: it would be silently ignored)."""
+    from cli.errors import CliError
+
+    starting = [new, session is not None, continue_, no_host]
+    if any(starting) or any(value is not None for value in settings):
+        raise CliError(
+            "--socket talks to a pod that runs: --new, --session, --continue, --no-host and "
+            "the model, provider, permission, thinking and effort options only apply to a pod "
+            "`pod chat` starts"
+        )
+    from cli.tui.launch import run_ui
+
+    _farewell(run_ui(socket), socket.stem, socket, f"pod chat --socket {socket}")
 
 
 def register(app: typer.Typer) -> None:
@@ -112,6 +139,13 @@ def register(app: typer.Typer) -> None:
                 help="The default: continue the latest session that has a conversation.",
             ),
         ] = False,
+        socket: Annotated[
+            Path | None,
+            typer.Option(
+                help="Chat with the pod listening on this socket (a fleet's gateway socket, "
+                "as `pod fleet add` prints it); nothing is started.",
+            ),
+        ] = None,
     ) -> None:
         """Chat with the pod of a workspace in a terminal UI (starting the pod if needed).
 
@@ -125,6 +159,10 @@ def register(app: typer.Typer) -> None:
             raise CliError(
                 "--new starts a new session; it cannot be combined with --continue or --session"
             )
+        if socket is not None:
+            _chat_on(socket, new=new, session=session, continue_=continue_, no_host=no_host,
+                     settings=[model, provider, allow_bash, permission_mode, thinking, effort])  # fmt: skip
+            return
         options = StartOptions(
             new=new,
             session=session,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,6 +24,39 @@ def _ray() -> None:
         ) from None
 
 
+RootOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="The fleet's directory, as given to `pod fleet up`: act on the Ray cluster its "
+        "fleet.json names."
+    ),
+]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="The Ray cluster (host:port). Default: the one --root names, else the only one "
+        "running on this machine (with several, the command refuses and lists them)."
+    ),
+]
+
+
+def _attach(root: Path | None, address: str | None) -> Any:
+    """Join the cluster the command acts on (:func:`orchestrator.fleet.clusters.choose`);
+    the :class:`~orchestrator.fleet.clusters.Target`."""
+    from orchestrator.fleet import FleetError
+    from orchestrator.fleet.clusters import choose, local_clusters
+    from orchestrator.fleet.driver import connect
+
+    resolved = root.expanduser().resolve() if root is not None else None
+    try:
+        clusters = [] if resolved is not None or address is not None else local_clusters()
+        target = choose(resolved, address, clusters)
+        connect(target.address, token_path=target.fleet.token_path if target.fleet else None)
+    except (FleetError, ConnectionError) as exc:
+        raise CliError(str(exc)) from None
+    return target
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``fleet`` command group."""
     group = typer.Typer(
@@ -34,11 +68,21 @@ def register(app: typer.Typer) -> None:
     def up(
         root: Annotated[
             Path,
-            typer.Option(help="Shared storage every node sees: sessions, spools, sockets."),
+            typer.Option(
+                help="Shared storage every node sees: sessions, spools, sockets; also where "
+                "fleet.json and the Ray token are kept."
+            ),
         ] = Path("~/.local/state/pod/fleet"),
         address: Annotated[
             str | None,
             typer.Option(help="Join this Ray cluster (host:port); default: start one here."),
+        ] = None,
+        listen: Annotated[
+            str | None,
+            typer.Option(
+                help="A head started here listens on this address, for other machines to "
+                "join (default: loopback only, one machine)."
+            ),
         ] = None,
         hosts_per_node: Annotated[int, typer.Option(min=1, max=16)] = 2,
         tcp_port: Annotated[
@@ -58,45 +102,93 @@ def register(app: typer.Typer) -> None:
                 "(or under --root) may run on any node; others stay on their machine."
             ),
         ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Start (or join) a Ray cluster on this machine and put the fleet's hosts and a
-        gateway on every node."""
+        gateway on every node; <root>/fleet.json names the cluster for later commands."""
         _ray()
         from orchestrator.fleet import FleetError
-        from orchestrator.fleet.cluster import connect, deploy, start_head
+        from orchestrator.fleet.cluster import deploy, head_of, start_head
+        from orchestrator.fleet.clusters import is_loopback
+        from orchestrator.fleet.driver import answers, connect
+        from orchestrator.fleet.fleetfile import (
+            FleetFile,
+            new_ray_token,
+            read_fleet_file,
+            write_fleet_file,
+        )
 
-        head = None
+        if listen is not None and is_loopback(listen):
+            # Ray keeps its servers on loopback for 127.0.0.1 alone: 127.0.0.2 would open
+            # every interface, the opposite of what a loopback address says.
+            raise CliError(
+                f"--listen {listen}: a head listens on 127.0.0.1 only without --listen; "
+                "--listen takes the address other machines reach this one at"
+            )
+        root = root.expanduser().resolve()
         try:
-            if address is None:
+            record = read_fleet_file(root)
+            if address is not None and record is not None and record.address != address:
+                if answers(record.address) is None:
+                    raise CliError(
+                        f"{root} is the fleet of the Ray cluster {record.address}, which runs: "
+                        f"`pod fleet down --root {root}` first, or give another --root"
+                    )
+                record = None
+            if address is not None and record is None:
+                record = FleetFile(address=address, started_head=False)
+            elif record is None or answers(record.address) is not None:
+                # No fleet here yet, or its cluster is gone: a head of its own.
+                token = new_ray_token(root)
                 head = start_head(
-                    ray_dir.expanduser().resolve(), num_cpus=num_cpus, port=port or None
+                    ray_dir.expanduser().resolve(),
+                    token_path=token,
+                    num_cpus=num_cpus,
+                    port=port or None,
+                    listen=listen,
                 )
-                address = head.address
-            connect(address)
+                record = FleetFile(
+                    address=head.address,
+                    started_head=True,
+                    ray_dir=str(head.temp_dir),
+                    ray_client_port=head.client_port,
+                    token_path=str(token),
+                    listen=listen,
+                )
+            # Written before the fleet is deployed: a deploy that fails still leaves a head
+            # that `pod fleet down --root` must find and stop.
+            write_fleet_file(root, record)
+            connect(record.address, token_path=record.token_path)
             out = deploy(
-                root.expanduser(),
+                root,
                 hosts_per_node=hosts_per_node,
                 tcp_port=tcp_port,
                 shared=[path.expanduser().resolve() for path in shared or []],
-                head=head,
+                head=head_of(record.ray_dir, record.ray_client_port)
+                if record.started_head and record.ray_dir
+                else None,
             )
-        except FleetError as exc:
+        except (FleetError, ConnectionError) as exc:
             raise CliError(str(exc)) from None
-        out["address"] = address
-        typer.echo(json.dumps(out, indent=2))
+        out.update(record.model_dump())
+        if as_json:
+            typer.echo(json.dumps(out, indent=2))
+            return
+        _print_up(root, out)
 
     @group.command("status")
     def show(
-        address: Annotated[str, typer.Option(help="The Ray cluster.")] = "auto",
+        root: RootOpt = None,
+        address: AddressOpt = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Hosts, pods, and where each pod lives now."""
         _ray()
         from orchestrator.fleet import FleetError
-        from orchestrator.fleet.cluster import connect, status
+        from orchestrator.fleet.cluster import status
 
+        _attach(root, address)
         try:
-            connect(address)
             report = status()
         except (FleetError, ConnectionError) as exc:
             raise CliError(str(exc)) from None
@@ -121,59 +213,189 @@ def register(app: typer.Typer) -> None:
     def add(
         workspace: Annotated[Path, typer.Argument(help="The pod's workspace.")],
         name: Annotated[str | None, typer.Option(help="The pod's name.")] = None,
-        provider: Annotated[str | None, typer.Option()] = None,
-        address: Annotated[str, typer.Option(help="The Ray cluster.")] = "auto",
+        provider: Annotated[
+            str | None,
+            typer.Option(help="anthropic or scripted (default: anthropic if a key is set)."),
+        ] = None,
+        model: Annotated[
+            str | None, typer.Option(help="Model name for the anthropic provider.")
+        ] = None,
+        allow_bash: Annotated[
+            bool | None,
+            typer.Option(
+                "--allow-bash/--no-allow-bash",
+                help="Enable (or force off) the bash tool, whatever the config files say.",
+            ),
+        ] = None,
+        permission_mode: Annotated[
+            str | None,
+            typer.Option(
+                help="default (ask before edits and commands), accept-edits, yolo or read-only."
+            ),
+        ] = None,
+        thinking: Annotated[
+            str | None,
+            typer.Option(help="auto, adaptive, off, or a budget of thinking tokens (≥ 1024)."),
+        ] = None,
+        effort: Annotated[str | None, typer.Option(help="low, medium, high, xhigh or max.")] = None,
+        sandbox: Annotated[
+            str | None,
+            typer.Option(help="Where bash runs: auto (sandboxed where bubblewrap works), on, off."),
+        ] = None,
+        root: RootOpt = None,
+        address: AddressOpt = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
-        """Add a pod to the fleet; prints the gateway socket of this node to reach it."""
+        """Add a pod to the fleet, configured as `pod serve` in its workspace would be (your
+        config file, the workspace's, these options); prints the gateway socket of this node
+        to reach it."""
         _ray()
+        from cli.commands.serve import start_overrides
+        from orchestrator.config import ConfigError, config_file, load_config, user_config_file
         from orchestrator.fleet import FleetError
-        from orchestrator.fleet.cluster import connect, live_nodes
+        from orchestrator.fleet.cluster import live_nodes
         from orchestrator.fleet.directory import Directory
         from orchestrator.fleet.gateway import gateway_dir
         from orchestrator.fleet.raykv import RayKV
         from orchestrator.host import HostError, ask_host
 
+        workspace = workspace.resolve()
         try:
-            connect(address)
-        except (FleetError, ConnectionError) as exc:
+            # The host actor has no command line and may run on another machine: the whole
+            # configuration travels with the pod, read here as `pod serve` reads it.
+            config = load_config(
+                workspace,
+                name=name,
+                **start_overrides(
+                    provider=provider,
+                    model=model,
+                    allow_bash=allow_bash,
+                    permission_mode=permission_mode,
+                    thinking=thinking,
+                    effort=effort,
+                ),
+                sandbox={"mode": sandbox} if sandbox else None,
+            )
+        except ConfigError as exc:
             raise CliError(str(exc)) from None
+        files = [str(p) for p in (user_config_file(), config_file(workspace)) if p.is_file()]
+        _attach(root, address)
         import ray
 
         node = ray.get_runtime_context().get_node_id()
         if node not in live_nodes():
             raise CliError("this process is not on a live node of the cluster")
-        control = gateway_dir(Path(Directory(RayKV()).settings().root), node) / "control.sock"
-        config: dict[str, Any] = {"workspace": str(workspace.resolve())}
-        config.update({k: v for k, v in {"name": name, "provider": provider}.items() if v})
         try:
-            row = asyncio.run(ask_host("load", {"config": config}, path=control))
+            fleet_root = Path(Directory(RayKV()).settings().root)
+        except FleetError as exc:
+            raise CliError(str(exc)) from None
+        control = gateway_dir(fleet_root, node) / "control.sock"
+        try:
+            row = asyncio.run(ask_host("load", {"config": config.portable()}, path=control))
         except HostError as exc:
             raise CliError(str(exc)) from None
-        typer.echo(json.dumps(row, indent=2))
+        row["config_files"] = files
+        if as_json:
+            typer.echo(json.dumps(row, indent=2))
+            return
+        _print_added(row, list(config.load_warnings))
 
     @group.command("down")
     def down(
-        address: Annotated[str, typer.Option(help="The Ray cluster.")] = "auto",
+        root: RootOpt = None,
+        address: AddressOpt = None,
         keep_ray: Annotated[
             bool, typer.Option("--keep-ray", help="Leave the Ray cluster running.")
         ] = False,
     ) -> None:
         """Unload every pod to its session, stop the fleet's actors, then the Ray head that
-        `pod fleet up` started (a cluster it joined keeps running)."""
+        this fleet's `pod fleet up` started (a cluster it joined keeps running)."""
         _ray()
         import ray
 
         from orchestrator.fleet import FleetError
-        from orchestrator.fleet.cluster import connect, teardown
+        from orchestrator.fleet.cluster import head_of, teardown
+        from orchestrator.fleet.driver import answers
+        from orchestrator.fleet.fleetfile import read_fleet_file, remove_fleet_files
 
-        try:
-            connect(address)
-        except (FleetError, ConnectionError) as exc:
-            raise CliError(str(exc)) from None
-        head = teardown()
-        if head is not None and not keep_ray:
-            ray.shutdown()
-            head.stop()
-            typer.echo(f"fleet stopped, and the Ray head it started ({head.temp_dir})")
+        if root is not None and address is None:
+            try:
+                stale = read_fleet_file(root.expanduser().resolve())
+            except FleetError as exc:
+                raise CliError(str(exc)) from None
+            why = answers(stale.address) if stale is not None else None
+            if stale is not None and why is not None:
+                # Its cluster is gone (a reboot, a killed head): nothing to unload; what is
+                # left of a head it started is stopped, and the fleet forgotten.
+                if stale.started_head and stale.ray_dir:
+                    head_of(stale.ray_dir, stale.ray_client_port).stop()
+                remove_fleet_files(root.expanduser().resolve())
+                typer.echo(
+                    f"fleet forgotten: its Ray cluster {stale.address} no longer answers ({why})"
+                )
+                return
+        target = _attach(root, address)
+        settings = teardown()
+        record = target.fleet
+        where = root.expanduser().resolve() if root is not None else None
+        if record is None and settings is not None:
+            # Named by --address alone: the fleet's own file, when it names this cluster.
+            with contextlib.suppress(FleetError):
+                found = read_fleet_file(Path(settings.root))
+                if found is not None and found.address == target.address:
+                    record, where = found, Path(settings.root)
+        if record is not None:
+            started, ray_dir, client_port = (
+                record.started_head,
+                record.ray_dir,
+                record.ray_client_port,
+            )
+        elif settings is not None:
+            started = settings.ray_dir is not None
+            ray_dir, client_port = settings.ray_dir, settings.ray_client_port
         else:
-            typer.echo("fleet stopped (Ray keeps running)")
+            started, ray_dir, client_port = False, None, 0
+        stopping = started and ray_dir is not None and not keep_ray
+        if record is not None and where is not None and (stopping or not started):
+            # Kept with a head left running: the next `up --root` joins it with its token.
+            remove_fleet_files(where)
+        if stopping and ray_dir is not None:
+            ray.shutdown()
+            head_of(ray_dir, client_port).stop()
+            typer.echo(f"fleet stopped, and the Ray head it started ({ray_dir})")
+        elif started:
+            typer.echo(f"fleet stopped (its Ray head keeps running: {ray_dir})")
+        else:
+            typer.echo(f"fleet stopped (Ray keeps running at {target.address}: not its head)")
+
+
+def _print_up(root: Path, out: dict[str, Any]) -> None:
+    """What ``pod fleet up`` did, for a person."""
+    if out["started_head"]:
+        reach = f"listening on {out['listen']}" if out["listen"] else "on loopback only"
+        how = f"a Ray head started here, {reach}, Ray token in {out['token_path']}"
+    else:
+        how = "a cluster it joined"
+    typer.echo(f"fleet up on Ray cluster {out['address']} ({how})")
+    typer.echo(f"  root {root}  (fleet.json there names the cluster)")
+    for node, gateway in sorted(out["gateways"].items()):
+        tcp = f"  tcp 127.0.0.1:{gateway['tcp_port']}" if gateway.get("tcp_port") else ""
+        typer.echo(f"  node {node[:8]}: gateway {gateway['dir']}{tcp}")
+    typer.echo(f"next: pod fleet add WORKSPACE --root {root}")
+
+
+def _print_added(row: dict[str, Any], warnings: list[str]) -> None:
+    """What ``pod fleet add`` did, for a person: the pod, the config files it read, its
+    socket, how to talk to it."""
+    config = row.get("config", {})
+    sandbox = config.get("sandbox", {}).get("mode", "?")
+    matchers = [m for entries in (config.get("hooks") or {}).values() for m in entries]
+    hooks = sum(len(matcher.get("hooks", [])) for matcher in matchers)
+    typer.echo(f"pod {row['pod']} added: workspace {config.get('workspace')}")
+    files = ", ".join(row["config_files"]) or "none (the defaults)"
+    typer.echo(f"  config files: {files}")
+    typer.echo(f"  sandbox {sandbox}, hooks {hooks}, provider {config.get('provider') or 'auto'}")
+    for warning in warnings:
+        typer.echo(f"  warning: {warning}")
+    typer.echo(f"  socket {row['socket']}")
+    typer.echo(f"next: pod chat --socket {row['socket']}")

@@ -12,7 +12,6 @@ import contextlib
 import logging
 import os
 import secrets
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from orchestrator.fleet.directory import (
 from orchestrator.fleet.gateway import Gateway, gateway_dir
 from orchestrator.fleet.host_actor import PodHost
 from orchestrator.fleet.local import LocalNode, start_node
+from orchestrator.fleet.placing import place_host
 from orchestrator.fleet.raykv import RayKV
 
 ACTOR_CALL_TIMEOUT_S = 10.0
@@ -79,26 +79,6 @@ class GatewayActor:
         await self.gateway.stop()
 
 
-def connect(address: str = "auto") -> None:
-    """Join the Ray cluster at ``address`` as a driver (once per process). :class:`FleetError`
-    at once when nothing listens at a ``host:port`` address (Ray itself would retry for
-    minutes)."""
-    if address != "auto" and "://" not in address and not ray.is_initialized():
-        host, _, port = address.rpartition(":")
-        try:
-            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5):
-                pass
-        except (OSError, ValueError) as exc:
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise FleetError(
-                f"no Ray cluster answers at {address} ({why}); start one with `pod fleet up`"
-            ) from None
-    if not ray.is_initialized():
-        ray.init(
-            address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING
-        )
-
-
 def start_local(*, num_cpus: int = 1, object_store_mb: int = 80) -> None:
     """A one-node Ray cluster owned by this process (tests, benches); ``ray.shutdown()``
     ends it. :class:`FleetError` when Ray cannot start here."""
@@ -118,11 +98,26 @@ def start_local(*, num_cpus: int = 1, object_store_mb: int = 80) -> None:
         raise FleetError(f"a local Ray cluster cannot start here: {exc}") from None
 
 
-def start_head(temp_dir: Path, *, num_cpus: int = 1, port: int | None = None) -> LocalNode:
+def start_head(
+    temp_dir: Path,
+    *,
+    token_path: Path,
+    num_cpus: int = 1,
+    port: int | None = None,
+    listen: str | None = None,
+) -> LocalNode:
     """A Ray head on this machine for a fleet (``pod fleet up``), with a temp dir of its own
-    (so ``pod fleet down`` stops it alone) and its GCS on ``port`` (default: a free one)."""
+    (so ``pod fleet down`` stops it alone), its GCS on ``port`` (default: a free one), Ray's
+    token authentication on with the token in ``token_path``, and every listener on
+    loopback unless ``listen`` names the address other machines reach it at."""
     return start_node(
-        temp_dir, label="pod_fleet_head", num_cpus=num_cpus, object_store_mb=None, port=port
+        temp_dir,
+        label="pod_fleet_head",
+        num_cpus=num_cpus,
+        object_store_mb=None,
+        port=port,
+        node_ip=listen or "127.0.0.1",
+        env={"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token_path)},
     )
 
 
@@ -182,20 +177,12 @@ def deploy(
     for index, node in enumerate(live_nodes()):
         for number in range(hosts_per_node):
             name = host_name(node, number)
-            host: Any = host_class.options(
-                name=name,
-                namespace=NAMESPACE,
-                lifetime="detached",
-                get_if_exists=True,
-                max_restarts=-1,
-                max_task_retries=-1,
-                max_concurrency=1000,
-                num_cpus=0,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=True),
-            ).remote(name, idle_unload_s=idle_unload_s, max_loaded=max_loaded)
-            # Where it runs, not where it was asked to: soft affinity may place it elsewhere
-            # (a node still starting its workers), and status must say where it is.
-            info = ray.get(host.info.remote(), timeout=60)
+            info: dict[str, Any]
+            try:  # a host of an earlier `up` stays wherever it is (Ray may have moved it)
+                existing: Any = ray.get_actor(name, namespace=NAMESPACE)
+                info = ray.get(existing.info.remote(), timeout=60)
+            except ValueError:
+                info = place_host(host_class, name, node, (idle_unload_s, max_loaded))
             directory.add_host(HostInfo(name=name, node=info["node"], machine=info["machine"]))
         port = settings.tcp_port + index if settings.tcp_port else 0
         gateway: Any = gateway_class.options(
@@ -303,9 +290,10 @@ def _line(
     return line.model_copy(update={"state": "unloaded"})
 
 
-def teardown(*, timeout: float = ACTOR_CALL_TIMEOUT_S) -> LocalNode | None:
+def teardown(*, timeout: float = ACTOR_CALL_TIMEOUT_S) -> FleetSettings | None:
     """Unload every pod to its session, stop every host and gateway, forget the fleet; the
-    Ray head ``pod fleet up`` started, if it did."""
+    fleet's settings as they were (None when the cluster had no fleet), which name the Ray
+    head ``pod fleet up`` started, if it did."""
     directory = Directory(RayKV())
     try:
         settings: FleetSettings | None = directory.settings()
@@ -323,14 +311,13 @@ def teardown(*, timeout: float = ACTOR_CALL_TIMEOUT_S) -> LocalNode | None:
             ray.get(actor.stop.remote(), timeout=timeout)
         ray.kill(actor, no_restart=True)
     directory.clear()
-    if settings is None or settings.ray_dir is None:
-        return None
+    return settings
+
+
+def head_of(ray_dir: str, client_port: int) -> LocalNode:
+    """The Ray head ``pod fleet up`` started in ``ray_dir`` (to stop it by its processes)."""
     return LocalNode(
-        temp_dir=Path(settings.ray_dir),
-        address="",
-        label="",
-        head=True,
-        client_port=settings.ray_client_port,
+        temp_dir=Path(ray_dir), address="", label="", head=True, client_port=client_port
     )
 
 
@@ -339,9 +326,9 @@ __all__ = [
     "GatewayActor",
     "HostRow",
     "PodLine",
-    "connect",
     "deploy",
     "gateway_dir",
+    "head_of",
     "host_name",
     "live_machines",
     "live_nodes",

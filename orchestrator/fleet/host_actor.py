@@ -91,8 +91,9 @@ class PodHost:
         await self._started
 
     async def _start(self) -> None:
-        # The fleet's root holds every gateway's sockets: its pods' sandboxes never see it
-        # (their gateways refuse a sandboxed peer too, :mod:`orchestrator.peer`).
+        # The fleet's root holds every gateway's sockets (a command that reached one could
+        # approve its own calls), the Ray token and the sessions: its pods' sandboxes never
+        # see it (their gateways refuse a sandboxed peer too, :mod:`orchestrator.peer`).
         try:
             settings = await self._kv(self.directory.settings)
             self.host.hidden_from_pods = (Path(settings.root),)

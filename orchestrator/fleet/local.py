@@ -63,7 +63,7 @@ class LocalNode:
         marks = [f"{self.temp_dir}/", f"{self.temp_dir} "]
         if self.head and self.client_port:
             marks.append(f"--port={self.client_port} ")
-        table = _process_table()
+        table = process_table()
         roots = {pid for pid, (_, args) in table.items() if any(m in f"{args} " for m in marks)}
         roots.discard(os.getpid())
         found = set(roots)
@@ -110,6 +110,23 @@ node that answers no check for five seconds is as good as gone for an interactiv
 value already in the environment wins."""
 
 
+LOOPBACK_RAY_START = """\
+import sys
+import ray._private.services as services
+# `ray start` turns a loopback --node-ip-address into the machine's outward address; kept as
+# given, the GCS, raylet, agents and workers all bind to it, so nothing listens outward.
+services.resolve_ip_for_localhost = lambda host: host
+from ray.scripts.scripts import main
+sys.argv[0] = "ray"
+main()
+"""
+"""``ray start`` with a loopback node address kept (run as ``python -c``)."""
+
+
+def _loopback(host: str) -> bool:
+    return host == "localhost" or host.startswith("127.") or host == "::1"
+
+
 def start_node(
     temp_dir: Path,
     *,
@@ -119,27 +136,36 @@ def start_node(
     object_store_mb: int | None = 80,
     env: dict[str, str] | None = None,
     port: int | None = None,
+    node_ip: str | None = None,
 ) -> LocalNode:
     """``ray start`` a head (no ``address``) or a node joining ``address``, with its own temp
     dir and ports (a head's GCS on ``port``, else a free one), and a custom resource
-    ``label``. ``object_store_mb`` None: Ray's default. :class:`FleetError` when Ray cannot
-    start (what it printed ends the message)."""
+    ``label``. ``object_store_mb`` None: Ray's default. ``node_ip``: the node's address
+    (``--node-ip-address``; a loopback one keeps every listener of the node on loopback).
+    :class:`FleetError` when Ray cannot start (what it printed ends the message)."""
     temp_dir.mkdir(parents=True, exist_ok=True)
     environ = {**os.environ, "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "disabled")}
     environ.update(env or {})
+    if "RAY_AUTH_TOKEN_PATH" in (env or {}):
+        environ.pop("RAY_AUTH_TOKEN", None)  # Ray reads this one first: the path must win
     if address is None:  # the GCS runs on the head, and it alone checks nodes
         environ = {**NODE_CHECKS, **environ}
+    launcher = [ray_command()]
+    if node_ip is not None and _loopback(node_ip):
+        launcher = [sys.executable, "-c", LOOPBACK_RAY_START]
     command = [
-        ray_command(), "start", f"--temp-dir={temp_dir}", f"--num-cpus={num_cpus}",
+        *launcher, "start", f"--temp-dir={temp_dir}", f"--num-cpus={num_cpus}",
         f"--resources={json.dumps({label: 1})}", "--disable-usage-stats",
         f"--dashboard-agent-listen-port={free_port()}",
     ]  # fmt: skip
+    if node_ip is not None:
+        command.append(f"--node-ip-address={node_ip}")
     if object_store_mb is not None:
         command.append(f"--object-store-memory={object_store_mb * 1024 * 1024}")
     client_port = 0
     if address is None:
         port, client_port = port or free_port(), free_port()
-        address = f"127.0.0.1:{port}"
+        address = f"{node_ip or '127.0.0.1'}:{port}"
         command += [
             "--head", f"--port={port}", f"--ray-client-server-port={client_port}",
             "--include-dashboard=false", f"--dashboard-port={free_port()}",
@@ -182,7 +208,7 @@ def node_id(label: str) -> str:
     raise FleetError(f"no live Ray node carries the resource {label}")
 
 
-def _process_table() -> dict[int, tuple[int, str]]:
+def process_table() -> dict[int, tuple[int, str]]:
     """Every process of the machine: pid → (parent pid, command line)."""
     table: dict[int, tuple[int, str]] = {}
     for entry in Path("/proc").iterdir():

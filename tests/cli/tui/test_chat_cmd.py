@@ -68,3 +68,20 @@ async def test_start_up_notices_are_drawn_once_the_conversation_is(
             await wait_until(pilot, lambda: app.attached, what="attach")
             assert app.model.transcript()[-1] == f"info: {notice}"
             assert app.notice.plain == notice
+
+
+def test_chat_takes_a_socket_like_attach(app: typer.Typer, short_dir: Path) -> None:
+    assert "--socket" in CliRunner().invoke(app, ["chat", "--help"]).output
+    dead = str(short_dir / "none.sock")
+    result = CliRunner().invoke(app, ["chat", "--socket", dead])
+    assert isinstance(result.exception, CliError)
+    assert "no pod is listening" in str(result.exception)  # not "no such option"
+
+
+def test_chat_on_a_socket_refuses_what_only_a_starting_pod_takes(
+    app: typer.Typer, short_dir: Path
+) -> None:
+    for extra in (["--model", "m"], ["--new"], ["--provider", "scripted"], ["--no-host"]):
+        result = CliRunner().invoke(app, ["chat", "--socket", str(short_dir / "a.sock"), *extra])
+        assert isinstance(result.exception, CliError), extra
+        assert "only apply to a pod `pod chat` starts" in str(result.exception)
