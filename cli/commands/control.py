@@ -12,6 +12,7 @@ from rich.console import Console
 
 from cli.errors import CliError
 from cli.options import workspace_option
+from cli.terminal_text import visible, visible_json
 
 if TYPE_CHECKING:
     from orchestrator.client import PodClient
@@ -53,7 +54,7 @@ def register(app: typer.Typer) -> None:
 
         # soft_wrap: a warning naming paths stays one line (the terminal wraps it), not a
         # path folded mid-name.
-        Console(highlight=False).print(status_text(data), markup=False, soft_wrap=True)
+        Console(highlight=False).print(visible(status_text(data)), markup=False, soft_wrap=True)
 
     @app.command("ls")
     def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
@@ -90,7 +91,7 @@ def register(app: typer.Typer) -> None:
 
         items = with_client(_socket(target, socket, workspace), body)
         if json_out:
-            typer.echo(json.dumps(items, ensure_ascii=False))
+            typer.echo(visible_json(json.dumps(items, ensure_ascii=False)))
         else:
             render_items(Console(), items)
 
@@ -130,7 +131,7 @@ def register(app: typer.Typer) -> None:
 
             return await asyncio.wait_for(outcome(), timeout)
 
-        typer.echo(with_client(_socket(target, socket, workspace), body))
+        typer.echo(visible(with_client(_socket(target, socket, workspace), body)))
 
     def lifecycle(method: str, wait_for: tuple[str, ...], help_text: str) -> None:
         @app.command(method, help=help_text)

@@ -27,9 +27,11 @@ from cli.commands.chat import (
 )
 from cli.errors import CliError, print_error
 from cli.options import workspace_option
+from cli.terminal_text import visible
 
 EXIT_CODES = {"finished": 0, "errored": 1, "limit_reached": 2, "paused": 3, "cancelled": 4}
 """``pod run``'s exit code for each ``run_end`` result."""
+
 
 APPROVAL_ID = "approval"
 """The request id of ``pod run``'s approve and deny, to tell their errors from the run's."""
@@ -222,7 +224,7 @@ class _Printer:
                 self._end_lines()
                 print_error(f"{data['code']}: {data['message']}", self.err)
         elif name == "text_delta":
-            self.out.write(data["text"])
+            self.out.write(visible(data["text"]))
             self.out.flush()
             self.open_text = True
         elif name == "text_done":
@@ -230,10 +232,10 @@ class _Printer:
             self.open_text = False
         elif name == "tool_call_done":
             args = json.dumps(data["arguments"], ensure_ascii=False)
-            self.err.write(f"⚙ {data['name']} {args[:120]}\n")
+            self.err.write(visible(f"⚙ {data['name']} {args[:120]}") + "\n")
         elif name == "tool_output_delta":
             text = str(data["text"])
-            self.err.write(text)
+            self.err.write(visible(text))
             self.err.flush()
             if text:
                 self.output_open = not text.endswith("\n")
@@ -242,16 +244,16 @@ class _Printer:
                 self.err.write("\n")
                 self.output_open = False
             mark = "✗" if data["is_error"] else "✓"
-            self.err.write(f"  {mark} {data['summary']}\n")
+            self.err.write(visible(f"  {mark} {data['summary']}") + "\n")
         elif name == "alert":
-            self.err.write(f"! {data['level']}: {data['message']}\n")
+            self.err.write(visible(f"! {data['level']}: {data['message']}") + "\n")
 
     def end(self, result: str) -> None:
         """The run ended: mark an answer that was cut off, then what still waits."""
         self._end_lines()
         if not self.failed:
             for message in dict.fromkeys(self.held):
-                self.err.write(f"! error: {message}\n")
+                self.err.write(visible(f"! error: {message}") + "\n")
         self.held = []
         if result == "paused":
             self.err.write(
@@ -294,7 +296,7 @@ async def _stream(client: Any, json_out: bool, interrupts: Interrupts | None = N
                 # The pod's first status (sent on connecting) says what its config ignored.
                 warned = True
                 for warning in data.get("config_warnings") or []:
-                    sys.stderr.write(f"pod: warning: {warning}\n")
+                    sys.stderr.write(visible(f"pod: warning: {warning}") + "\n")
             if json_out:
                 sys.stdout.write(json.dumps({"event": event.event, "data": data}) + "\n")
                 sys.stdout.flush()
@@ -315,7 +317,7 @@ async def _stream(client: Any, json_out: bool, interrupts: Interrupts | None = N
                 continue
             if event.event == "error" and data.get("id") in (APPROVAL_ID, ELICITATION_ID):
                 # An answer that came too late (another client answered first): not a failure.
-                sys.stderr.write(f"! warn: {data['message']}\n")
+                sys.stderr.write(visible(f"! warn: {data['message']}") + "\n")
                 continue
             if (
                 event.event == "run_end"
