@@ -13,7 +13,7 @@ import typer
 
 from cli.commands import register_all
 from cli.errors import CliError, print_error
-from cli.options import PodGroup, bare_flags, one_line_summaries
+from cli.options import PodGroup, bare_flags, one_line_summaries, rewrapped_help
 from orchestrator.errors import OrchestratorError
 
 app = typer.Typer(
@@ -67,6 +67,7 @@ def _options(
 register_all(app)
 bare_flags(app)
 one_line_summaries(app)
+rewrapped_help(app)
 
 
 def main() -> None:

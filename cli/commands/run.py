@@ -29,9 +29,10 @@ from cli.errors import CliError, print_error
 from cli.options import workspace_option
 from cli.terminal_text import visible
 
-EXIT_CODES = {"finished": 0, "errored": 1, "limit_reached": 2, "paused": 3, "cancelled": 4}
-"""``pod run``'s exit code for each ``run_end`` result."""
-
+EXIT_CODES = {"finished": 0, "errored": 1, "paused": 3, "cancelled": 4, "limit_reached": 5}
+"""``pod run``'s exit code for each ``run_end`` result. 2 is click's, for a usage error (a
+flag it does not know, a value it cannot take), so a script can tell "my command line was
+wrong" from "the turn hit its round or token limit"."""
 
 APPROVAL_ID = "approval"
 """The request id of ``pod run``'s approve and deny, to tell their errors from the run's."""
@@ -77,7 +78,14 @@ def register(app: typer.Typer) -> None:
         pipe) it is denied, and the model is told why. An MCP server's request for input is
         asked on the terminal too, field by field, and declined without one.
 
-        Exit codes: 0 finished, 1 errored, 2 limit reached, 3 paused, 4 cancelled.
+        \b
+        Exit codes:
+          0  finished
+          1  errored, or the run could not start
+          2  usage error: a flag or value pod run does not take
+          3  paused (Ctrl-C, pod pause): pod resume continues it
+          4  cancelled
+          5  limit reached: the turn's max_rounds or max_turn_tokens
         """
         from cli.client_sync import with_client
         from cli.pods import StartOptions, connect_or_start

@@ -14,12 +14,16 @@ from typing import Any
 
 
 def pod(
-    env: dict[str, str], *args: str, timeout: float = 60, cwd: str | None = None
+    env: dict[str, str],
+    *args: str,
+    timeout: float = 60,
+    cwd: str | None = None,
+    env_extra: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``pod ARGS`` and capture its output."""
+    """Run ``pod ARGS`` and capture its output (``env_extra`` added to ``env``)."""
     return subprocess.run(
         [sys.executable, "-m", "cli", *args],
-        env=env,
+        env={**env, **(env_extra or {})},
         capture_output=True,
         text=True,
         timeout=timeout,
