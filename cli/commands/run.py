@@ -26,6 +26,7 @@ from cli.commands.chat import (
     ThinkingOpt,
 )
 from cli.errors import CliError, print_error
+from cli.interrupted import INTERRUPTED
 from cli.options import workspace_option
 from cli.terminal_text import visible
 
@@ -115,7 +116,15 @@ def register(app: typer.Typer) -> None:
                 )
             target = socket
         else:
-            pod, notices = connect_or_start(workspace, options)
+            from cli.pods import find_pod_for
+
+            with StartInterrupt() as start:
+                started_here = find_pod_for(workspace) is None
+                pod, notices = connect_or_start(workspace, options)
+            if start.pressed:
+                if started_here:
+                    _stop(pod.socket)
+                raise typer.Exit(INTERRUPTED)
             for notice in notices:
                 sys.stderr.write(f"pod: warning: {notice}\n")
             target = pod.socket
@@ -123,15 +132,60 @@ def register(app: typer.Typer) -> None:
         async def body(client: Any) -> str:
             import asyncio
 
-            await client.send("run", {"input": prompt}, id="run")
-            with Interrupts(client) as interrupts:
+            with Interrupts(client, run_sent=False) as interrupts:
+                # The handler is in place before the prompt is sent, so a Ctrl-C from here on
+                # pauses the turn (or, pressed before it was sent, sends nothing).
+                await asyncio.sleep(0)
+                if interrupts.pressed_before_run():
+                    return "interrupted"
+                await client.send("run", {"input": prompt}, id="run")
                 result = await asyncio.wait_for(_stream(client, json_out, interrupts), timeout)
             if shutdown_after:
                 await client.send("shutdown")
             return result
 
         result = with_client(target, body)
-        raise typer.Exit(EXIT_CODES.get(result, 1))
+        raise typer.Exit(INTERRUPTED if result == "interrupted" else EXIT_CODES.get(result, 1))
+
+
+class StartInterrupt:
+    """Ctrl-C while ``pod run`` finds or starts its pod. Stopping halfway would leave a pod
+    host with no pod, or a pod process nobody knows of, so the start runs to its end (a few
+    seconds at most, bounded by its own timeouts); then the run stops what it started, and
+    exits 130 having printed one line. A second Ctrl-C leaves at once."""
+
+    def __init__(self, err: TextIO | None = None) -> None:
+        self.err = err or sys.stderr
+        self.pressed = False
+        self._previous: Any = None
+
+    def __enter__(self) -> StartInterrupt:
+        self._previous = signal.signal(signal.SIGINT, self._press)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+    def _press(self, signum: int, frame: object) -> None:
+        if self.pressed:
+            raise KeyboardInterrupt
+        self.pressed = True
+        self.err.write("\npod: interrupted before the prompt was sent\n")
+        self.err.flush()
+
+
+def _stop(socket: Path) -> None:
+    """Shut down the pod this run started (a host started for it exits once it is empty)."""
+    from cli.client_sync import with_client
+
+    async def body(client: Any) -> None:
+        await client.send("shutdown")
+        async for event in client.events():
+            if event.event == "shutdown":
+                return
+
+    with contextlib.suppress(CliError, TimeoutError):
+        with_client(socket, lambda client: asyncio.wait_for(body(client), 30))
 
 
 INTERRUPT_ID = "interrupt"
@@ -146,7 +200,7 @@ class Interrupts:
     ``pod cancel`` does. The run then ends as the pod reports it (exit 3 paused, 4 cancelled),
     and a waiting approval is withdrawn by the pod, which ends the terminal's question."""
 
-    def __init__(self, client: Any, err: TextIO | None = None) -> None:
+    def __init__(self, client: Any, err: TextIO | None = None, *, run_sent: bool = True) -> None:
         self.client = client
         self.err = err or sys.stderr
         self._last: float | None = None
@@ -154,6 +208,8 @@ class Interrupts:
         self.paused = False
         """The pause has already taken effect (the run ended ``paused``)."""
         self.cancelling = asyncio.Event()
+        self.run_sent = run_sent
+        """False until the prompt is sent (:meth:`pressed_before_run`)."""
 
     def __enter__(self) -> Interrupts:
         asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.pressed)
@@ -162,9 +218,22 @@ class Interrupts:
     def __exit__(self, *exc: object) -> None:
         asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
 
+    def pressed_before_run(self) -> bool:
+        """Whether Ctrl-C came before the prompt was sent (then it is not sent: exit 130);
+        from now on a Ctrl-C pauses the turn."""
+        if self._last is not None:
+            self.err.write("\npod: interrupted before the prompt was sent\n")
+            self.err.flush()
+            return True
+        self.run_sent = True
+        return False
+
     def pressed(self, now: float | None = None) -> str:
         """One Ctrl-C: pause, or cancel when it follows another within a second."""
         now = time.monotonic() if now is None else now
+        if not self.run_sent:
+            self._last = now  # nothing to pause yet: the prompt is not sent (see above)
+            return "none"
         double = self._last is not None and now - self._last <= DOUBLE_PRESS_S
         self._last = now
         method = "cancel" if double else "pause"
