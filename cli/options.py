@@ -33,10 +33,16 @@ class _BareFlags:
         # Typer writes a required argument as ``{prompt}``, which reads like a template
         # placeholder left unfilled: the usage line says ``PROMPT``, as click's own does.
         pieces = super().collect_usage_pieces(ctx)  # type: ignore[misc]
-        return [_REQUIRED.sub(lambda m: m.group(1).upper(), piece) for piece in pieces]
+        return [_ARGUMENT.sub(_capitals, piece) for piece in pieces]
 
 
-_REQUIRED = re.compile(r"^\{(.+)\}")
+_ARGUMENT = re.compile(r"^(\{|\[)([a-z_]+)[}\]]")
+"""An argument as typer writes it on a usage line: ``{name}`` (required) or ``[name]``."""
+
+
+def _capitals(match: re.Match[str]) -> str:
+    name = match.group(2).upper()
+    return name if match.group(1) == "{" else f"[{name}]"
 
 
 class PodCommand(_BareFlags, TyperCommand):

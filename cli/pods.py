@@ -307,10 +307,16 @@ def spawn_pod(
         if pod is not None:
             return pod
         if proc.poll() is not None:
-            tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-            raise CliError(f"the pod exited at start: {tail[0]} (log: {log_path})")
+            raise CliError(f"the pod exited at start: {_last_line(log_path)} (log: {log_path})")
         time.sleep(0.05)
     raise CliError(f"the pod did not start within {timeout_s:.0f} s (log: {log_path})")
+
+
+def _last_line(log_path: Path) -> str:
+    """The last line a process that failed at start wrote: its one-line error, without the
+    ``pod: error:`` it began with (the message that quotes it begins so already)."""
+    lines = log_path.read_text(errors="replace").strip().splitlines()
+    return lines[-1].removeprefix("pod: error: ") if lines else "no output"
 
 
 def uses_host(workspace: Path, no_host: bool) -> bool:
@@ -410,8 +416,9 @@ def ensure_host() -> None:
         if host_running():
             return
         if proc.poll() is not None and not host_running():
-            tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-            raise CliError(f"the pod host exited at start: {tail[0]} (log: {log_path})")
+            raise CliError(
+                f"the pod host exited at start: {_last_line(log_path)} (log: {log_path})"
+            )
         time.sleep(0.05)
     raise CliError(f"the pod host did not start within {HOST_START_TIMEOUT_S:.0f} s ({log_path})")
 

@@ -1,4 +1,5 @@
-"""One-shot commands for scripts: status, ls, history, compact, pause, resume, cancel, shutdown."""
+"""One-shot commands for scripts: status, ls, history, compact, pause, cancel, shutdown (resume
+streams its turn: :mod:`cli.commands.run`)."""
 
 from __future__ import annotations
 
@@ -141,31 +142,38 @@ def register(app: typer.Typer) -> None:
             workspace: WorkspaceOpt = Path("."),
             timeout: Annotated[float, typer.Option(help="Seconds to wait for the effect.")] = 10.0,
         ) -> None:
-            from cli.client_sync import with_client
-            from orchestrator.protocol import ErrorData, ShutdownData, StatusData
-
-            async def body(client: PodClient) -> str:
-                await client.send(method, id="cmd")
-
-                async def outcome() -> str:
-                    async for event in client.events():
-                        match event.payload:
-                            case ErrorData(id="cmd", code=code, message=message):
-                                raise CliError(f"{code}: {message}")
-                            case StatusData(status=status) if status in wait_for:
-                                return status
-                            case ShutdownData():
-                                return "stopped"
-                    return "stopped"
-
-                return await asyncio.wait_for(outcome(), timeout)
-
-            typer.echo(with_client(_socket(target, socket, workspace), body))
+            path = _socket(target, socket, workspace)
+            typer.echo(lifecycle_outcome(path, method, wait_for, timeout))
 
     lifecycle("pause", ("paused", "idle"), "Pause the running turn (resume continues it).")
-    lifecycle("resume", ("running",), "Resume a paused turn.")
+    # `pod resume` streams the resumed turn as `pod run` does: cli/commands/run.py.
     lifecycle("cancel", ("idle",), "Cancel the running turn (it is closed, not resumable).")
     lifecycle("shutdown", ("stopped",), "Shut the pod down (its session stays on disk).")
+
+
+def lifecycle_outcome(socket: Path, method: str, wait_for: tuple[str, ...], timeout: float) -> str:
+    """Send a lifecycle method and wait until the pod's status is one of ``wait_for`` (or it
+    stopped); the status it reached."""
+    from cli.client_sync import with_client
+    from orchestrator.protocol import ErrorData, ShutdownData, StatusData
+
+    async def body(client: PodClient) -> str:
+        await client.send(method, id="cmd")
+
+        async def outcome() -> str:
+            async for event in client.events():
+                match event.payload:
+                    case ErrorData(id="cmd", code=code, message=message):
+                        raise CliError(f"{code}: {message}")
+                    case StatusData(status=status) if status in wait_for:
+                        return status
+                    case ShutdownData():
+                        return "stopped"
+            return "stopped"
+
+        return await asyncio.wait_for(outcome(), timeout)
+
+    return with_client(socket, body)
 
 
 def compaction_text(data: dict[str, Any]) -> str:

@@ -21,7 +21,13 @@ def test_pod_run_help_wraps_paragraphs_at_80_columns(env: dict[str, str]) -> Non
     assert "conversation, unless --new or --session says otherwise." in lines
     assert "conversation," not in lines
     usage = next(line for line in lines if line.startswith("Usage:"))
-    assert usage.endswith("run [OPTIONS] PROMPT") and "{" not in usage
+    assert usage.endswith("run [OPTIONS] [PROMPT]")  # optional: --attach takes none
+
+
+def test_usage_lines_name_required_arguments_in_capitals(env: dict[str, str]) -> None:
+    shown = pod(env, "sessions", "title", "--help")
+    usage = next(line.strip() for line in shown.stdout.splitlines() if "Usage:" in line)
+    assert usage.endswith("title [OPTIONS] SESSION TEXT"), usage
 
 
 def test_group_and_command_help_is_rewrapped_too(env: dict[str, str]) -> None:

@@ -162,7 +162,7 @@ def test_the_demos_long_command_can_be_paused_while_it_runs(
             run.kill()
     assert run.returncode == 3, err
     assert "✗ [Interrupted by user]" in err.decode()
-    resumed = pod(env, "resume", "--workspace", str(workspace))
+    resumed = pod(env, "resume", "--detach", "--workspace", str(workspace))
     assert resumed.stdout == "running\n"
     history = json.loads(pod(env, "history", "--workspace", str(workspace), "--json").stdout)
     results = [item for item in history if item["kind"] == "tool_result"]

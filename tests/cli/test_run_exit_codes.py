@@ -25,7 +25,7 @@ def test_each_outcome_has_its_own_code_and_none_is_clicks_usage_code() -> None:
 
 @pytest.mark.parametrize(
     ("args", "needle"),
-    [(["--no-such-flag", "hi"], "No such option"), ([], "Missing argument")],
+    [(["--no-such-flag", "hi"], "No such option"), ([], "'PROMPT': missing")],
 )
 def test_a_usage_error_exits_2(
     env: dict[str, str], workspace: Path, args: list[str], needle: str
@@ -74,3 +74,16 @@ def test_the_help_gives_the_exit_codes_as_a_table(env: dict[str, str]) -> None:
     assert [line.split()[0] for line in lines[start + 1 : start + 7]] == list("012345")
     assert lines[start + 3] == "2  usage error: a flag or value pod run does not take"
     assert lines[start + 6] == "5  limit reached: the turn's max_rounds or max_turn_tokens"
+
+
+def test_a_model_the_scripted_provider_does_not_use_is_said_not_to_apply(
+    env: dict[str, str], workspace: Path
+) -> None:
+    # No API key: the pod `pod run` starts answers from the scripted provider, whatever model
+    # was asked for; saying nothing let a person believe the model answered.
+    done = pod(env, "run", "hi", "--model", "claude-opus-4-1", "--workspace", str(workspace))
+    assert done.returncode == 0, done.stderr
+    assert (
+        "pod: warning: --model claude-opus-4-1 does not apply: the scripted provider answers, "
+        "not a model"
+    ) in done.stderr
