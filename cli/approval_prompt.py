@@ -76,7 +76,9 @@ class TerminalApprover(TerminalQueue):
     def unasked(self, data: dict[str, Any]) -> Answer:
         """Deny: nobody is there to approve (the model is told how to allow such calls)."""
         if not self.interactive:
-            self.err.write(f"{describe(data)}\n  ✗ denied: pod run is not interactive\n")
+            # What was asked, not the refusal: the call's result (printed next) says that,
+            # and why, once.
+            self.err.write(f"{describe(data)}\n")
             self.err.flush()
         return Answer("deny", {"id": data["id"], "message": NOT_INTERACTIVE, "asked": False})
 
