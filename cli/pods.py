@@ -241,6 +241,13 @@ def socket_for(target: str | None, socket: Path | None, workspace: Path | None =
         raise CliError(f"no pod named {target!r} is running (see `pod ls`){hint}")
     found = find_pod_for(workspace or Path.cwd())
     if found is None:
+        from cli.saved_turn import cut_off_hint, cut_off_turn
+
+        cut = cut_off_turn(workspace or Path.cwd())
+        if cut is not None:
+            raise CliError(
+                f"no pod is running for {(workspace or Path.cwd()).resolve()}; {cut_off_hint(cut)}"
+            )
         raise CliError(
             f"no pod is running for {(workspace or Path.cwd()).resolve()} "
             "(start one with `pod chat` or `pod serve`, or pass --socket)"

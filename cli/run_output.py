@@ -24,6 +24,7 @@ __all__ = [
     "EXIT_CODES",
     "INTERRUPT_ID",
     "NOT_KEPT",
+    "ConnectionLost",
     "Interrupts",
     "stream",
 ]
@@ -298,4 +299,9 @@ async def stream(
     finally:
         await approver.close()
         await elicitor.close()
-    raise CliError("the pod closed the connection before the run ended")
+    raise ConnectionLost("the pod closed the connection before the run ended")
+
+
+class ConnectionLost(CliError):
+    """The pod's connection closed before the turn ended (the pod stopped, or dropped this
+    client)."""

@@ -27,7 +27,8 @@ from cli.commands.control import SocketOpt, TargetArg, WorkspaceOpt, lifecycle_o
 from cli.errors import CliError
 from cli.interrupted import INTERRUPTED
 from cli.options import workspace_option
-from cli.run_output import EXIT_CODES, NOT_KEPT, Interrupts, Printer, stream
+from cli.run_output import EXIT_CODES, NOT_KEPT, ConnectionLost, Interrupts, Printer, stream
+from cli.saved_turn import RESUME_HINT
 
 __all__ = ["EXIT_CODES", "NOT_KEPT", "follow", "register"]
 
@@ -147,7 +148,12 @@ def register(app: typer.Typer) -> None:
                 model = None  # said already: the running pod keeps its settings
             target = pod.socket
         code = follow(
-            target, ("run", {"input": prompt}), json_out, timeout, shutdown_after, model=model
+            target,
+            ("run", {"input": prompt}),
+            json_out,
+            timeout,
+            shutdown_after,
+            model=model,
         )
         raise typer.Exit(code)
 
@@ -165,10 +171,19 @@ def register(app: typer.Typer) -> None:
         timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 600.0,
     ) -> None:
         """Resume a paused turn and stream it to its end, as pod run does (--detach: return
-        at once). Exits as pod run does."""
-        from cli.pods import socket_for
+        at once). Exits as pod run does. A turn whose pod stopped under it (a crash, a killed
+        host) is saved: its pod is started again, and the turn resumed."""
+        from cli.pods import StartOptions, connect_or_start, find_pod_for, socket_for
+        from cli.saved_turn import cut_off_turn
 
-        path = socket_for(target, socket, workspace)
+        if target is None and socket is None and find_pod_for(workspace) is None:
+            if cut_off_turn(workspace) is None:
+                socket_for(None, None, workspace)  # says no pod runs, and what to do
+            # Its pod stopped under the turn (a crash, a killed host): start it again on that
+            # session, where the turn comes back paused, and resume it.
+            path = connect_or_start(workspace, StartOptions())[0].socket
+        else:
+            path = socket_for(target, socket, workspace)
         if detach:
             typer.echo(lifecycle_outcome(path, "resume", ("running",), min(timeout, 10.0)))
             return
@@ -225,7 +240,19 @@ def follow(
             await client.send("shutdown")
         return result
 
-    result = with_client(target, body)
+    try:
+        result = with_client(target, body)
+    except ConnectionLost as lost:
+        from orchestrator.server import socket_is_live
+
+        if socket_is_live(target):  # the pod runs on; this client was dropped
+            raise CliError(f"{lost}; `pod run --attach` follows the turn") from None
+        # Every step of a turn is in its session before it happens: the pod that loads the
+        # session again finds the turn there, paused.
+        raise CliError(
+            "the pod stopped before the run ended (its process was killed or crashed); "
+            f"{RESUME_HINT}"
+        ) from None
     return INTERRUPTED if result == "interrupted" else EXIT_CODES.get(result, 1)
 
 
