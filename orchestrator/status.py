@@ -54,14 +54,14 @@ def status_text(data: dict[str, Any]) -> str:
         f" · turn {data['turn']}",
         tokens + (f" · ${data['cost_usd']:.4f}" if data.get("cost_usd") is not None else ""),
     ]
-    thinking = data.get("thinking") or "not asked yet"
-    lines.append(f"thinking {thinking} · sandbox {data.get('sandbox') or 'unknown'}")
     context = data.get("context")
     if context:
         lines.append(
             f"context {context['percent']}% of {context['window']:,} tokens "
             f"({context['used']:,} used; compacts at {context['compact_at']}%)"
         )
+    thinking = data.get("thinking") or "not asked yet"
+    lines.append(f"thinking {thinking} · sandbox {data.get('sandbox') or 'unknown'}")
     waiting = data.get("approvals") or []
     if waiting:
         lines.append(
