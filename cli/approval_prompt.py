@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cli.terminal_prompt import Answer, TerminalQueue
+from cli.terminal_text import visible
 
 NOT_INTERACTIVE = (
     "pod run is not interactive; allow such calls with --permission-mode (accept-edits, "
@@ -49,13 +50,27 @@ def parse_answer(call_id: str, line: str) -> Answer | None:
 
 
 def describe(request: dict[str, Any]) -> str:
-    """The lines a person needs to decide: tool, what it would do, why it asks, the diff."""
-    lines = [f"? {request['tool']}: {request['summary']}"]
+    """The lines a person needs to decide: tool, what it would do, why it asks, the diff;
+    control characters shown escaped, never obeyed."""
+    command = (request.get("arguments") or {}).get("command")
+    if isinstance(command, str):
+        # The whole command as it would run, not the pod's one-line summary: that is cut at
+        # 200 characters and folds every kind of whitespace (a carriage return too) into a
+        # space, so what runs after the cut or the fold would not be seen.
+        body = command.strip("\n").split("\n")
+        if len(body) == 1:
+            lines = [f"? {request['tool']}: run: {body[0]}"]
+        else:
+            lines = [f"? {request['tool']}: run:", *("    " + row for row in body)]
+    else:
+        lines = [f"? {request['tool']}: {request['summary']}"]
     if request.get("reason"):
         lines.append(f"  ({request['reason']})")
     if request.get("diff"):
-        lines.extend("  " + row for row in str(request["diff"]).splitlines())
-    return "\n".join(lines)
+        lines.extend("  " + row for row in str(request["diff"]).split("\n"))
+    # Always escaped: a carriage return or cursor move in the command could otherwise
+    # overwrite it with a harmless one on the person's screen.
+    return visible("\n".join(lines))
 
 
 @dataclass
@@ -65,7 +80,9 @@ class TerminalApprover(TerminalQueue):
     def unasked(self, data: dict[str, Any]) -> Answer:
         """Deny: nobody is there to approve (the model is told how to allow such calls)."""
         if not self.interactive:
-            self.err.write(f"{describe(data)}\n  ✗ denied: pod run is not interactive\n")
+            # What was asked, not the refusal: the call's result (printed next) says that,
+            # and why, once.
+            self.err.write(f"{describe(data)}\n")
             self.err.flush()
         message = NOT_INTERACTIVE_HELD if data.get("held") else NOT_INTERACTIVE
         return Answer("deny", {"id": data["id"], "message": message, "asked": False})

@@ -9,7 +9,6 @@ through is one the pod takes. Pure: no terminal, no widgets.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,16 +25,6 @@ from orchestrator.mcp.forms import (
 RawValue = str | bool | list[str] | None
 """What a widget holds: typed text, a checkbox, the chosen value (None: none), the chosen
 values."""
-
-
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
-
-
-def plain(text: str) -> str:
-    """A server's words as a terminal shows them, not obeys them: control characters (an
-    escape sequence that moves the cursor or retitles the window, say) become ``\\x..``;
-    line breaks stay."""
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
 def headline(data: Mapping[str, Any], verb: str = "asks") -> str:

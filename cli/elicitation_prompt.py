@@ -15,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cli.elicitation import default_text, headline, plain, takes, typed
+from cli.elicitation import default_text, headline, takes, typed
 from cli.terminal_prompt import Answer, TerminalQueue
+from cli.terminal_text import visible
 from orchestrator.mcp.forms import FormError, FormField, Value, form_fields
 
 FORM_CHOICES = "[f]ill in, [d]ecline, [c]ancel"
@@ -46,7 +47,7 @@ def describe(data: dict[str, Any]) -> str:
         lines.append(f"  (during {data['tool']})")
     if data.get("mode") == "url" and data.get("url"):
         lines.append(f"  open: {data['url']}")
-    return plain("\n".join(lines))
+    return visible("\n".join(lines))
 
 
 def field_header(f: FormField) -> str:
@@ -57,7 +58,7 @@ def field_header(f: FormField) -> str:
     if f.options:
         numbered = " · ".join(f"{n} {label}" for n, (_, label) in enumerate(f.options, 1))
         lines.append(f"    {numbered}\n")
-    return plain("".join(lines))
+    return visible("".join(lines))
 
 
 def field_prompt(f: FormField) -> str:
@@ -65,7 +66,7 @@ def field_prompt(f: FormField) -> str:
     what Enter alone does."""
     default = default_text(f)
     enter = f"Enter: {default}" if default else "required" if f.required else "Enter: leave out"
-    return plain(f"  {f.title} ({takes(f)}, {enter}): ")
+    return visible(f"  {f.title} ({takes(f)}, {enter}): ")
 
 
 @dataclass
@@ -95,7 +96,7 @@ class TerminalElicitor(TerminalQueue):
         try:
             form = form_fields(data.get("schema") or {}) if mode == "form" else None
         except FormError as exc:  # the pod checks schemas first; a newer one may allow more
-            self.err.write(plain(f"  ✗ declined: this form cannot be shown here ({exc})\n"))
+            self.err.write(visible(f"  ✗ declined: this form cannot be shown here ({exc})\n"))
             return _answer(data, "decline")
         choices = FORM_CHOICES if mode == "form" else URL_CHOICES
         while True:
@@ -117,7 +118,7 @@ class TerminalElicitor(TerminalQueue):
                 try:
                     value = typed(f, line)
                 except FormError as exc:
-                    self.err.write(plain(f"    ✗ {exc}\n"))
+                    self.err.write(visible(f"    ✗ {exc}\n"))
                     continue
                 if value is not None:
                     content[f.name] = value

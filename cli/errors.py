@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from cli.terminal_text import visible
+
 
 class CliError(Exception):
     """A failure a person can act on; printed without a traceback."""
@@ -15,8 +17,12 @@ class CliError(Exception):
 
 
 def print_error(message: str, stream: TextIO | None = None) -> None:
-    """Print ``pod: error: <message>`` to stderr, in red when it is a terminal."""
+    """Print ``pod: error: <message>`` to stderr, in red when it is a terminal; control
+    characters in the message are shown escaped."""
     out = stream or sys.stderr
+    # A message may quote what a model, tool or server sent: its control characters are
+    # shown, not obeyed (cli/terminal_text.py).
+    message = visible(message)
     if out.isatty():
         out.write(f"\x1b[31mpod: error:\x1b[0m {message}\n")
     else:

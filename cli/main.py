@@ -9,12 +9,17 @@ from __future__ import annotations
 import sys
 from typing import Annotated
 
-import typer
+from cli.interrupted import interrupted, quietly_interrupted
 
-from cli.commands import register_all
-from cli.errors import CliError, print_error
-from cli.options import PodGroup, bare_flags, one_line_summaries
-from orchestrator.errors import OrchestratorError
+# Ctrl-C while the command loads (a second or so) is one line, not a traceback through the
+# imports.
+with quietly_interrupted():
+    import typer
+
+    from cli.commands import register_all
+    from cli.errors import CliError, print_error
+    from cli.options import PodGroup, bare_flags, one_line_summaries, rewrapped_help
+    from orchestrator.errors import OrchestratorError
 
 app = typer.Typer(
     name="pod",
@@ -64,9 +69,11 @@ def _options(
     _verbose = verbose
 
 
-register_all(app)
-bare_flags(app)
-one_line_summaries(app)
+with quietly_interrupted():
+    register_all(app)
+    bare_flags(app)
+    one_line_summaries(app)
+    rewrapped_help(app)
 
 
 def main() -> None:
@@ -74,10 +81,10 @@ def main() -> None:
     # Every pod process holds the user's environment (ANTHROPIC_API_KEY, tokens), and the
     # pods it starts run the model's commands as the same user: `pod run` is a pod's parent,
     # so /proc/<its pid>/environ must be as closed to them as the pod's own.
-    from orchestrator.tools.environment import forbid_inspection
-
-    forbid_inspection()
     try:
+        from orchestrator.tools.environment import forbid_inspection
+
+        forbid_inspection()
         app()
     except CliError as exc:
         print_error(str(exc))
@@ -86,7 +93,7 @@ def main() -> None:
         print_error(str(exc))
         sys.exit(1)
     except KeyboardInterrupt:
-        sys.exit(130)
+        interrupted()
     except Exception as exc:  # the one place an unexpected error becomes a message
         if _verbose:
             raise

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,25 @@ class _BareFlags:
                 param.metavar = ""
         return params
 
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        # Typer writes a required argument as ``{prompt}``, which reads like a template
+        # placeholder left unfilled: the usage line says ``PROMPT``, as click's own does.
+        pieces = super().collect_usage_pieces(ctx)  # type: ignore[misc]
+        return [_ARGUMENT.sub(_capitals, piece) for piece in pieces]
+
+
+_ARGUMENT = re.compile(r"^(\{|\[)([a-z_]+)[}\]]")
+"""An argument as typer writes it on a usage line: ``{name}`` (required) or ``[name]``."""
+
+
+def _capitals(match: re.Match[str]) -> str:
+    name = match.group(2).upper()
+    return name if match.group(1) == "{" else f"[{name}]"
+
 
 class PodCommand(_BareFlags, TyperCommand):
-    """A typer command whose flags read as flags in help."""
+    """A typer command whose flags read as flags in help, and whose usage line names its
+    arguments in capitals."""
 
 
 class PodGroup(_BareFlags, TyperGroup):
@@ -59,6 +76,46 @@ def one_line_summaries(app: typer.Typer) -> None:
     for group in app.registered_groups:
         if group.typer_instance is not None:
             one_line_summaries(group.typer_instance)
+
+
+def rewrapped(doc: str) -> str:
+    """A docstring as help text: each paragraph's lines joined, so the help screen wraps
+    them at its own width. Typer keeps a docstring's line breaks after the first paragraph,
+    so at 80 columns help broke lines mid-sentence (``…that has a`` / ``conversation,``). A
+    line that starts a list item (``-``, ``*``) keeps its break, and a paragraph marked
+    with click's ``\\b`` (a table, say) keeps its lines as written, without the mark (rich
+    help, unlike click's, would print it)."""
+    paragraphs = []
+    for paragraph in doc.split("\n\n"):
+        if paragraph.startswith("\b"):
+            paragraphs.append(paragraph.removeprefix("\b").lstrip("\n"))
+            continue
+        lines: list[str] = []
+        for line in paragraph.split("\n"):
+            text = line.strip()
+            if lines and not text.startswith(("- ", "* ")):
+                lines[-1] += " " + text
+            else:
+                lines.append(text)
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
+
+
+def rewrapped_help(app: typer.Typer) -> None:
+    """Give every command and group of ``app`` its help with paragraphs rewrapped (see
+    :func:`rewrapped`)."""
+    for command in app.registered_commands:
+        doc = command.help or (inspect.getdoc(command.callback) if command.callback else None)
+        if doc:
+            command.help = rewrapped(inspect.cleandoc(doc))
+    for group in app.registered_groups:
+        instance = group.typer_instance
+        if instance is None:
+            continue
+        doc = group.help or instance.info.help
+        if isinstance(doc, str):
+            group.help = rewrapped(inspect.cleandoc(doc))
+        rewrapped_help(instance)
 
 
 def _existing_workspace(value: Path) -> Path:

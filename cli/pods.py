@@ -241,6 +241,13 @@ def socket_for(target: str | None, socket: Path | None, workspace: Path | None =
         raise CliError(f"no pod named {target!r} is running (see `pod ls`){hint}")
     found = find_pod_for(workspace or Path.cwd())
     if found is None:
+        from cli.saved_turn import cut_off_hint, cut_off_turn
+
+        cut = cut_off_turn(workspace or Path.cwd())
+        if cut is not None:
+            raise CliError(
+                f"no pod is running for {(workspace or Path.cwd()).resolve()}; {cut_off_hint(cut)}"
+            )
         raise CliError(
             f"no pod is running for {(workspace or Path.cwd()).resolve()} "
             "(start one with `pod chat` or `pod serve`, or pass --socket)"
@@ -307,10 +314,16 @@ def spawn_pod(
         if pod is not None:
             return pod
         if proc.poll() is not None:
-            tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-            raise CliError(f"the pod exited at start: {tail[0]} (log: {log_path})")
+            raise CliError(f"the pod exited at start: {_last_line(log_path)} (log: {log_path})")
         time.sleep(0.05)
     raise CliError(f"the pod did not start within {timeout_s:.0f} s (log: {log_path})")
+
+
+def _last_line(log_path: Path) -> str:
+    """The last line a process that failed at start wrote: its one-line error, without the
+    ``pod: error:`` it began with (the message that quotes it begins so already)."""
+    lines = log_path.read_text(errors="replace").strip().splitlines()
+    return lines[-1].removeprefix("pod: error: ") if lines else "no output"
 
 
 def uses_host(workspace: Path, no_host: bool) -> bool:
@@ -410,8 +423,9 @@ def ensure_host() -> None:
         if host_running():
             return
         if proc.poll() is not None and not host_running():
-            tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
-            raise CliError(f"the pod host exited at start: {tail[0]} (log: {log_path})")
+            raise CliError(
+                f"the pod host exited at start: {_last_line(log_path)} (log: {log_path})"
+            )
         time.sleep(0.05)
     raise CliError(f"the pod host did not start within {HOST_START_TIMEOUT_S:.0f} s ({log_path})")
 

@@ -2,7 +2,8 @@
 
 Items are parsed with the history's own models; an item of a kind this version does not
 know is named rather than dropped. Text from the conversation is printed as
-:class:`~rich.text.Text`, never as markup, so brackets and backslashes show as written.
+:class:`~rich.text.Text`, never as markup, so brackets and backslashes show as written, and
+its control characters are shown escaped (:mod:`cli.terminal_text`), never obeyed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.text import Text
 
+from cli.terminal_text import visible
 from cli.tui.input import segment_text
 from orchestrator.history import (
     OMITTED_THINKING,
@@ -58,34 +60,36 @@ def render_items(console: Console, items: list[dict[str, Any]]) -> None:
     for item in _items(items):
         match item:
             case str():
-                console.print(Text(item, style="dim"))
+                console.print(Text(visible(item), style="dim"))
             case UserMessage():
                 console.print(
                     Panel(
-                        Text(_user_text(item)), title=f"you · turn {item.turn}", border_style="cyan"
+                        Text(visible(_user_text(item))),
+                        title=f"you · turn {item.turn}",
+                        border_style="cyan",
                     )
                 )
             case AssistantMessage(blocks=blocks, synthetic=synthetic):
                 for block in blocks:
                     match block:
                         case TextBlock(text=text):
-                            console.print(Markdown(text))
+                            console.print(Markdown(visible(text)))
                         case ThinkingBlock(thinking=thinking):
                             shown = thinking.strip() or OMITTED_THINKING
-                            console.print(Text(f"thinking: {shown}", style="dim italic"))
+                            console.print(Text(visible(f"thinking: {shown}"), style="dim italic"))
                         case RedactedThinkingBlock():
                             console.print(Text(REDACTED_THINKING, style="dim italic"))
                         case ToolUseBlock(name=name, input=arguments):
                             mark = " (synthetic)" if synthetic else ""
                             shown = _arguments(arguments)
-                            console.print(Text(f"⚙ {name} {shown}{mark}", style="yellow"))
+                            console.print(Text(visible(f"⚙ {name} {shown}{mark}"), style="yellow"))
             case ToolResult():
                 style = "red" if item.is_error else "green"
                 mark = " (synthetic)" if item.synthetic else ""
-                console.print(Text(f"  ↳ {item.summary}{mark}", style=style))
+                console.print(Text(visible(f"  ↳ {item.summary}{mark}"), style=style))
             case SystemMessage(text=text, origin=origin):
                 first = text.splitlines()[0] if text else ""
-                console.print(Text(f"· system ({origin}): {first}", style="magenta"))
+                console.print(Text(visible(f"· system ({origin}): {first}"), style="magenta"))
 
 
 def items_to_markdown(items: list[dict[str, Any]]) -> str:

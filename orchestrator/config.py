@@ -493,7 +493,8 @@ def load_config(workspace: Path, **overrides: Any) -> PodConfig:
         config = PodConfig.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        # Not the union member a value failed as (``thinking.literal['auto',…]``): the key.
+        where = ".".join(str(p) for p in first["loc"] if "[" not in str(p))
         top = str(first["loc"][0]) if first["loc"] else ""
         source = (
             "command line"

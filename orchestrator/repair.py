@@ -125,7 +125,8 @@ class CrashedCall:
     call_id: str
     name: str
     ran_for_s: float
-    """From its start to the pod's last sign of life (the session or its output file)."""
+    """From its start to the pod's last sign of life (the session or its output file): how
+    long it ran at least."""
     output: str | None = None
     """Output captured before the crash (a prefix of it), if any was."""
     output_bytes: int = 0
@@ -145,10 +146,17 @@ def close_crashed_calls(
         info = crashed.get(call.id)
         if info is None:
             continue
+        # The pod's last sign of life is its last write, not its death: the call may have
+        # run much longer than that, so the figure is a lower bound, said as one.
+        ran = (
+            f"it had run for at least {info.ran_for_s:.1f} s"
+            if info.ran_for_s >= 0.1
+            else "how long it ran is not known"
+        )
         summary = (
-            f"{CRASH_SUMMARY} {call.name} was still running when the pod stopped, "
-            f"{info.ran_for_s:.1f} s after it started; it may have run partly or completely. "
-            "It was not run again: check its effects before repeating it."
+            f"{CRASH_SUMMARY} {call.name} was still running when the pod stopped ({ran}); "
+            "it may have run partly or completely. It was not run again: check its effects "
+            "before repeating it."
         )
         if info.output:
             dropped = info.output_bytes - len(info.output.encode("utf-8"))

@@ -61,6 +61,8 @@ def status_text(data: dict[str, Any]) -> str:
             f"context {context['percent']}% of {context['window']:,} tokens "
             f"({context['used']:,} used; compacts at {context['compact_at']}%)"
         )
+    thinking = data.get("thinking") or "not asked yet"
+    lines.append(f"thinking {thinking} · sandbox {data.get('sandbox') or 'unknown'}")
     waiting = data.get("approvals") or []
     if waiting:
         lines.append(
@@ -98,6 +100,32 @@ def status_text(data: dict[str, Any]) -> str:
     lines.append(f"workspace {data['workspace']}")
     lines.extend(f"! warning: {warning}" for warning in data.get("config_warnings") or [])
     return "\n".join(lines)
+
+
+def sandbox_summary(c: Controller) -> str:
+    """Where ``bash`` commands run, in words (``pod status`` shows it beside thinking)."""
+    from orchestrator.tools.bash import BashTool
+
+    config = c.config.sandbox
+    bash = c.tools.registry.get("bash")
+    if not isinstance(bash, BashTool):
+        return f"{config.mode} (no bash tool)"
+    if config.mode == "off":
+        return "off: commands run unsandboxed"
+    sandboxing = bash.sandboxing
+    if sandboxing is None or sandboxing.bwrap is None:
+        why = sandboxing.unavailable if sandboxing is not None else "not set up"
+        then = "commands are refused" if config.mode == "on" else "commands run unsandboxed"
+        return f"unavailable ({why}): {then}"
+    network = config.network
+    reach = (
+        "network on"
+        if network is True
+        else f"network to {', '.join(network)}"
+        if network
+        else "network off"
+    )
+    return f"on · {reach}"
 
 
 def job_lines(jobs: list[dict[str, Any]], now_ms: int | None = None) -> list[str]:
@@ -187,6 +215,7 @@ class StatusBoard:
                 if c.thinking
                 else ""
             ),
+            sandbox=sandbox_summary(c),
             cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
             approvals=c.approvals.pending(),
             elicitations=c.elicitations.pending(),

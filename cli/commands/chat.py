@@ -50,11 +50,29 @@ PermissionModeOpt = Annotated[
         show_default=False,
     ),
 ]
+
+
+def thinking_value(value: str | None) -> str | None:
+    """``--thinking``: auto, adaptive, off, or a budget of at least 1024 tokens; anything else
+    is a usage error that says so in one line (the config's check named pydantic's union
+    members: ``thinking.literal['auto','adaptive','off']``)."""
+    if value is None or value in ("auto", "adaptive", "off"):
+        return value
+    from orchestrator.thinking import MIN_BUDGET
+
+    if value.isdigit() and int(value) >= MIN_BUDGET:
+        return value
+    raise typer.BadParameter(
+        f"{value!r} is not auto, adaptive, off or a budget of at least {MIN_BUDGET} thinking tokens"
+    )
+
+
 ThinkingOpt = Annotated[
     str | None,
     typer.Option(
         help="When a pod is started: auto, adaptive, off, or a budget of thinking tokens.",
         show_default=False,
+        callback=thinking_value,
     ),
 ]
 NoHostOpt = Annotated[

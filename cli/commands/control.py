@@ -1,4 +1,5 @@
-"""One-shot commands for scripts: status, ls, history, compact, pause, resume, cancel, shutdown."""
+"""One-shot commands for scripts: status, ls, history, compact, pause, cancel, shutdown (resume
+streams its turn: :mod:`cli.commands.run`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rich.console import Console
 
 from cli.errors import CliError
 from cli.options import workspace_option
+from cli.terminal_text import visible, visible_json
 
 if TYPE_CHECKING:
     from orchestrator.client import PodClient
@@ -53,7 +55,7 @@ def register(app: typer.Typer) -> None:
 
         # soft_wrap: a warning naming paths stays one line (the terminal wraps it), not a
         # path folded mid-name.
-        Console(highlight=False).print(status_text(data), markup=False, soft_wrap=True)
+        Console(highlight=False).print(visible(status_text(data)), markup=False, soft_wrap=True)
 
     @app.command("ls")
     def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
@@ -90,7 +92,7 @@ def register(app: typer.Typer) -> None:
 
         items = with_client(_socket(target, socket, workspace), body)
         if json_out:
-            typer.echo(json.dumps(items, ensure_ascii=False))
+            typer.echo(visible_json(json.dumps(items, ensure_ascii=False)))
         else:
             render_items(Console(), items)
 
@@ -130,7 +132,7 @@ def register(app: typer.Typer) -> None:
 
             return await asyncio.wait_for(outcome(), timeout)
 
-        typer.echo(with_client(_socket(target, socket, workspace), body))
+        typer.echo(visible(with_client(_socket(target, socket, workspace), body)))
 
     def lifecycle(method: str, wait_for: tuple[str, ...], help_text: str) -> None:
         @app.command(method, help=help_text)
@@ -140,31 +142,38 @@ def register(app: typer.Typer) -> None:
             workspace: WorkspaceOpt = Path("."),
             timeout: Annotated[float, typer.Option(help="Seconds to wait for the effect.")] = 10.0,
         ) -> None:
-            from cli.client_sync import with_client
-            from orchestrator.protocol import ErrorData, ShutdownData, StatusData
-
-            async def body(client: PodClient) -> str:
-                await client.send(method, id="cmd")
-
-                async def outcome() -> str:
-                    async for event in client.events():
-                        match event.payload:
-                            case ErrorData(id="cmd", code=code, message=message):
-                                raise CliError(f"{code}: {message}")
-                            case StatusData(status=status) if status in wait_for:
-                                return status
-                            case ShutdownData():
-                                return "stopped"
-                    return "stopped"
-
-                return await asyncio.wait_for(outcome(), timeout)
-
-            typer.echo(with_client(_socket(target, socket, workspace), body))
+            path = _socket(target, socket, workspace)
+            typer.echo(lifecycle_outcome(path, method, wait_for, timeout))
 
     lifecycle("pause", ("paused", "idle"), "Pause the running turn (resume continues it).")
-    lifecycle("resume", ("running",), "Resume a paused turn.")
+    # `pod resume` streams the resumed turn as `pod run` does: cli/commands/run.py.
     lifecycle("cancel", ("idle",), "Cancel the running turn (it is closed, not resumable).")
     lifecycle("shutdown", ("stopped",), "Shut the pod down (its session stays on disk).")
+
+
+def lifecycle_outcome(socket: Path, method: str, wait_for: tuple[str, ...], timeout: float) -> str:
+    """Send a lifecycle method and wait until the pod's status is one of ``wait_for`` (or it
+    stopped); the status it reached."""
+    from cli.client_sync import with_client
+    from orchestrator.protocol import ErrorData, ShutdownData, StatusData
+
+    async def body(client: PodClient) -> str:
+        await client.send(method, id="cmd")
+
+        async def outcome() -> str:
+            async for event in client.events():
+                match event.payload:
+                    case ErrorData(id="cmd", code=code, message=message):
+                        raise CliError(f"{code}: {message}")
+                    case StatusData(status=status) if status in wait_for:
+                        return status
+                    case ShutdownData():
+                        return "stopped"
+            return "stopped"
+
+        return await asyncio.wait_for(outcome(), timeout)
+
+    return with_client(socket, body)
 
 
 def compaction_text(data: dict[str, Any]) -> str:

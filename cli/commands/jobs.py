@@ -11,6 +11,7 @@ import typer
 
 from cli.commands.control import SocketOpt, TargetArg, WorkspaceOpt
 from cli.errors import CliError
+from cli.terminal_text import visible
 
 if TYPE_CHECKING:
     from orchestrator.client import PodClient
@@ -64,13 +65,13 @@ def register(app: typer.Typer) -> None:
             from orchestrator.jobs.report import short_command
 
             commands = [f": {short_command(row['command'])}" for row in rows]
-            typer.echo(f"killed {kill}{commands[0] if commands else ''}")
+            typer.echo(visible(f"killed {kill}{commands[0] if commands else ''}"))
             return
         if not rows:
             typer.echo("no background jobs")
             return
         for line in _lines(rows):
-            typer.echo(line.removeprefix("job "))
+            typer.echo(visible(line.removeprefix("job ")))
 
 
 def _lines(rows: list[dict[str, Any]]) -> list[str]:

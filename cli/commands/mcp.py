@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli.options import workspace_option
+from cli.terminal_text import visible
 
 if TYPE_CHECKING:
     from orchestrator.protocol import McpServerData
@@ -90,7 +91,7 @@ def _login(workspace: Path, name: str) -> None:
         raise CliError(f"MCP server {name} is a stdio server: only HTTP servers sign in")
 
     async def open_url(url: str) -> None:
-        typer.echo(f"Sign in to MCP server {name} in your browser:\n  {url}", err=True)
+        typer.echo(visible(f"Sign in to MCP server {name} in your browser:\n  {url}"), err=True)
         # $BROWSER, or the desktop's; where none can start, the URL above is the way.
         if not await asyncio.to_thread(webbrowser.open, url):
             typer.echo("(no browser could be started: open the address yourself)", err=True)
@@ -123,7 +124,7 @@ def _warn(warnings: list[str]) -> None:
     """What the config ignored (a grant a workspace's config may not give), one line each on
     stderr, as ``pod run`` and ``pod status`` say it."""
     for warning in warnings:
-        typer.echo(f"pod: warning: {warning}", err=True)
+        typer.echo(visible(f"pod: warning: {warning}"), err=True)
 
 
 def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
@@ -197,12 +198,12 @@ def _print(pod: str | None, rows: list[dict[str, Any]], problems: list[str]) -> 
         typer.echo("no MCP servers configured (see docs/mcp.md)")
     for row in rows:
         restarts = f" (restarted {row['restarts']}×)" if row["restarts"] else ""
-        typer.echo(f"{row['name']}: {row['status']}{restarts}")
+        typer.echo(visible(f"{row['name']}: {row['status']}{restarts}"))
         for tool in row["tools"]:
             why = f": {tool['why_not']}" if "why_not" in tool else ""
             mark = "" if tool["offered"] else f"  (not offered{why})"
-            typer.echo(f"  {tool['name']}{mark}")
+            typer.echo(visible(f"  {tool['name']}{mark}"))
         for survivor in row["survivors"]:
-            typer.echo(f"  left running, unsupervised: {survivor}")
+            typer.echo(visible(f"  left running, unsupervised: {survivor}"))
     for problem in problems:
-        typer.echo(f"! {problem}", err=True)
+        typer.echo(visible(f"! {problem}"), err=True)

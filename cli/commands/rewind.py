@@ -13,6 +13,7 @@ import typer
 
 from cli.errors import CliError
 from cli.options import workspace_option
+from cli.terminal_text import visible
 
 if TYPE_CHECKING:
     from orchestrator.client import PodClient
@@ -32,11 +33,11 @@ def preview_text(data: dict[str, Any], *, done: bool) -> str:
         lines.append(f"  conversation: {data['dropped']} items {'dropped' if done else 'go'}")
     files = data.get("files")
     if files is not None:
-        lines.append(f"  files: +{files['insertions']} -{files['deletions']}")
+        lines.append(f"  files: +{files['insertions']} -{files['deletions']} lines")
         lines += [f"    restore {path}" for path in files["restored"]]
         lines += [f"    delete  {path}" for path in files["deleted"]]
         lines += [f"    left    {path} ({why})" for path, why in files["left"].items()]
-    return "\n".join(lines)
+    return visible("\n".join(lines))  # paths the model named may hold control characters
 
 
 def _socket(target: str | None, socket: Path | None, workspace: Path) -> Path:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from cli.commands.chat import thinking_value
 from cli.errors import CliError
 from cli.options import workspace_option
 
@@ -87,7 +88,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
         thinking: Annotated[
             str | None,
-            typer.Option(help="auto, adaptive, off, or a budget of thinking tokens (≥ 1024)."),
+            typer.Option(
+                help="auto, adaptive, off, or a budget of thinking tokens (≥ 1024).",
+                callback=thinking_value,
+            ),
         ] = None,
         effort: Annotated[str | None, typer.Option(help="low, medium, high, xhigh or max.")] = None,
         sandbox: Annotated[
@@ -169,6 +173,8 @@ def register(app: typer.Typer) -> None:
             sys.stderr.write(
                 "pod: no ANTHROPIC_API_KEY set: running offline on the scripted provider\n"
             )
+        if kind == "scripted" and model is not None:
+            sys.stderr.write(f"pod: warning: {scripted_ignores_model(model)}\n")
 
         async def main() -> None:
             ready = asyncio.Event()
@@ -237,6 +243,14 @@ def _read_mcp_servers() -> dict[str, Any]:
     if not isinstance(servers, dict):
         raise CliError("--mcp-servers-stdin: stdin is not a JSON object of servers by name")
     return servers
+
+
+def scripted_ignores_model(model: str) -> str:
+    """The warning for a ``--model`` the scripted provider does not use."""
+    return (
+        f"--model {model} does not apply: the scripted provider answers, not a model "
+        "(set ANTHROPIC_API_KEY, or --provider anthropic, to ask one)"
+    )
 
 
 def start_overrides(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,10 +12,12 @@ import typer
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from cli.errors import CliError
 from cli.options import workspace_option
 from cli.pod_table import BORDER
+from cli.terminal_text import visible
 
 WorkspaceOpt = Annotated[Path, workspace_option("The workspace whose sessions to use.")]
 SessionArg = Annotated[
@@ -80,7 +83,7 @@ def sessions_table(rows: list[dict[str, Any]], *, width: int) -> Table:
         f"live (pod {row['pod']})" if row["state"] == "live" and row.get("pod") else row["state"]
         for row in rows
     ]
-    titles = [str(row.get("error") or row["title"]) for row in rows]
+    titles = [visible(str(row.get("error") or row["title"])) for row in rows]
     optional: dict[str, list[str]] = {
         "turns": [str(row["turns"]) for row in rows],
         "modified": [str(row["modified"]) for row in rows],
@@ -172,7 +175,7 @@ def register(app: typer.Typer) -> None:
             raise CliError(str(exc)) from None
         console = Console()
         for warning in loaded.warnings:
-            console.print(f"[yellow]! {warning}[/]")
+            console.print(Text(visible(f"! {warning}"), style="yellow"))
         render_items(console, [item_to_json(i) for i in loaded.items])
 
     @group.command("export")
@@ -200,7 +203,9 @@ def register(app: typer.Typer) -> None:
             else items_to_markdown(items)
         )
         if out is None:
-            typer.echo(text)
+            # On a terminal the transcript is shown, not obeyed; into a file or a pipe it
+            # goes as it is.
+            typer.echo(visible(text) if sys.stdout.isatty() else text)
         else:
             out.write_text(text + "\n", encoding="utf-8")
 

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from orchestrator.config import PodConfig
-from orchestrator.errors import PodRuntimeError
+from orchestrator.errors import OrchestratorError, PodRuntimeError
 from orchestrator.host.control import (
     EvictParams,
     HostListing,
@@ -442,7 +442,7 @@ class Host:
             return HostReply(ok=False, error=f"not a host request: {exc.errors()[0]['msg']}")
         try:
             data = await self._dispatch(request, owned)
-        except (HostError, ValidationError, OSError, PodRuntimeError) as exc:
+        except (ValidationError, OSError, OrchestratorError) as exc:  # a pod's setup error too
             return HostReply(id=request.id, ok=False, error=str(exc))
         except Exception as exc:  # one bad request must not take the host down
             log.exception("host request %s failed", request.method)

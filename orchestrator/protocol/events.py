@@ -69,6 +69,9 @@ class StatusData(_Data):
     thinking: str = ""
     """What the requests ask for in thinking (``adaptive``, ``budget 16000``, ``off``...), or
     why the model refuses the setting; empty until the first turn asks the model."""
+    sandbox: str = ""
+    """Where ``bash`` commands run, in words: ``on · network off``, ``off``, or
+    ``unavailable (<why>): …`` with what that means for commands (docs/sandbox.md)."""
     cost_usd: float | None = None
     """What the session's requests cost, from the price table; None for an unpriced model."""
     approvals: list[ApprovalRequestData] = Field(default_factory=list)

@@ -404,6 +404,14 @@ def _demo_text(
     )
 
 
+def _clipped(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word's end, marked with ``…``."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:(") + "…"
+
+
 def demo_reply(request: ProviderRequest) -> ScriptedReply:
     """What the offline demo says to a request: honest about itself, useful about the input."""
     texts, results = _last_user_texts(request)
@@ -417,7 +425,7 @@ def demo_reply(request: ProviderRequest) -> ScriptedReply:
             content = str(block.get("content", ""))
             first = content.splitlines()[0] if content else "(empty)"
             flag = " (error)" if block.get("is_error") else ""
-            lines.append(f"- {first[:100]}{flag}")
+            lines.append(f"- {_clipped(first, 100)}{flag}")
         lines.append("That is the whole tool loop: request, tool call, result, next request.")
         return _demo_text("\n".join(lines))
     files = [t for t in texts if t.startswith("[File: ") or t.startswith("[Dir: ")]

@@ -71,7 +71,6 @@ def test_widget_values_are_checked_field_by_field() -> None:
 
 
 def test_a_servers_words_reach_a_terminal_as_text_not_as_control_sequences() -> None:
-    from cli.elicitation import plain
     from cli.elicitation_prompt import describe
 
     data = {
@@ -83,4 +82,3 @@ def test_a_servers_words_reach_a_terminal_as_text_not_as_control_sequences() -> 
     shown = describe(data)
     assert "\x1b" not in shown and "\x07" not in shown
     assert shown == "? MCP server a asks: hi\\x1b[2J\\x1b]0;owned\\x07\nline 2"
-    assert plain("tab\there\x9b") == "tab\\x09here\\x9b"

@@ -67,3 +67,23 @@ def test_fork_with_a_worktree_keeps_the_two_apart(
     [fork] = [row for row in rows if row.get("forked_from")]
     assert fork["title"] == "other way"
     assert fork["forked_from"] in {row["name"] for row in rows}
+
+
+def test_the_preview_counts_lines_and_shows_a_named_path_escaped() -> None:
+    from cli.commands.rewind import preview_text
+
+    data = {
+        "to": 3,
+        "prompt": "make it so",
+        "dropped": 4,
+        "files": {
+            "insertions": 3,
+            "deletions": 4,
+            "restored": ["src/app.py"],
+            "deleted": ["evil\x1b]0;owned\x07.txt"],
+            "left": {},
+        },
+    }
+    lines = preview_text(data, done=False).splitlines()
+    assert "  files: +3 -4 lines" in lines
+    assert "    delete  evil\\x1b]0;owned\\x07.txt" in lines

@@ -136,9 +136,19 @@ def test_the_demo_runs_a_short_command_when_bash_is_allowed(
     # at once (instead of hanging until its timeout) and the model reads why.
     refused = pod(env, "run", "run a command", "--workspace", str(workspace))
     assert refused.returncode == 0, refused.stderr
-    assert "✗ denied: pod run is not interactive" in refused.stderr
-    # The model is told nobody was asked, not that somebody refused.
-    assert "not run: nobody could be asked to approve it (pod run is not inter" in refused.stdout
+    # Said once, whole: what was asked, then the call's result with why and what to do.
+    assert "? bash: run: echo 'hello from bash'; date; ls" in refused.stderr
+    assert refused.stderr.count("not interactive") == 1, refused.stderr
+    assert (
+        "✗ not run: nobody could be asked to approve it (pod run is not interactive; allow such "
+        "calls with --permission-mode (accept-edits, yolo) or an allow rule in [permissions])"
+    ) in refused.stderr
+    # The model is told nobody was asked, not that somebody refused; the demo's quote of it is
+    # cut at a word's end.
+    assert "not run: nobody could be asked to approve it (pod run is not interactive; allow" in (
+        refused.stdout
+    )
+    assert "allow such calls with…" in refused.stdout, refused.stdout
     assert "denied by user" not in refused.stdout
     assert "\nhello from bash\n" not in refused.stderr  # it never ran
     pod(env, "shutdown", "--workspace", str(workspace))
@@ -162,7 +172,7 @@ def test_the_demos_long_command_can_be_paused_while_it_runs(
             run.kill()
     assert run.returncode == 3, err
     assert "✗ [Interrupted by user]" in err.decode()
-    resumed = pod(env, "resume", "--workspace", str(workspace))
+    resumed = pod(env, "resume", "--detach", "--workspace", str(workspace))
     assert resumed.stdout == "running\n"
     history = json.loads(pod(env, "history", "--workspace", str(workspace), "--json").stdout)
     results = [item for item in history if item["kind"] == "tool_result"]

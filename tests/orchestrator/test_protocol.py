@@ -285,6 +285,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "turn_usage": {"output_tokens": 2},
         "context": {"used": 1200, "window": 200000, "percent": 1, "compact_at": 80},
         "thinking": "adaptive, effort high",
+        "sandbox": "on · network off",
         "cost_usd": 0.0036,
         "approvals": [
             {

@@ -146,9 +146,9 @@ def test_crashed_calls_get_a_truthful_result_and_unstarted_ones_stay_pending() -
     [result] = close_crashed_calls(history.items, crashed, max_bytes=1000)
     assert result.call_id == "started" and result.is_error and result.synthetic
     assert result.summary == (
-        "[Interrupted by a pod crash] Bash was still running when the pod stopped, 12.3 s after "
-        "it started; it may have run partly or completely. It was not run again: check its "
-        "effects before repeating it."
+        "[Interrupted by a pod crash] Bash was still running when the pod stopped (it had run "
+        "for at least 12.3 s); it may have run partly or completely. It was not run again: "
+        "check its effects before repeating it."
     )
     assert result.content == (
         "Output captured before the crash:\nstep 1\n"
@@ -166,6 +166,10 @@ def test_a_crashed_call_without_output_says_so_and_is_capped() -> None:
     quiet = {"a": CrashedCall(call_id="a", name="Bash", ran_for_s=0.5)}
     [result] = close_crashed_calls(history.items, quiet, max_bytes=1000)
     assert result.content == "No output was captured before the crash."
+    # The last sign of life came as it started: no figure, rather than a false "0.0 s".
+    unknown = {"a": CrashedCall(call_id="a", name="Bash", ran_for_s=0.0)}
+    [early] = close_crashed_calls(history.items, unknown, max_bytes=1000)
+    assert "(how long it ran is not known)" in early.summary and "0.0 s" not in early.summary
     loud = {"a": CrashedCall(call_id="a", name="Bash", ran_for_s=0.5, output="x" * 5000)}
     [capped] = close_crashed_calls(history.items, loud, max_bytes=100)
     assert capped.content is not None and len(capped.content.encode()) < 200

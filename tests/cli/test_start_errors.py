@@ -1,0 +1,51 @@
+"""A pod that cannot start says why in one clean line: no pydantic paths, no exception class
+names, no `pod: error:` said twice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.helpers import pod
+
+
+def test_a_bad_thinking_value_is_a_usage_error_in_words(
+    env: dict[str, str], workspace: Path
+) -> None:
+    done = pod(env, "run", "--thinking", "lots", "hi", "--workspace", str(workspace))
+    assert done.returncode == 2, done.stderr
+    text = " ".join(done.stderr.replace("│", " ").split())
+    assert "'lots' is not auto, adaptive, off or a budget of at least 1024 thinking tokens" in text
+    assert "literal[" not in text
+    small = pod(env, "serve", "--thinking", "10", "--workspace", str(workspace))
+    assert small.returncode == 2 and "'10' is not auto" in small.stderr
+
+
+def test_a_bad_thinking_value_in_a_config_file_names_the_key_only(
+    env: dict[str, str], workspace: Path
+) -> None:
+    config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+    config.write_text('thinking = "lots"\n')
+    done = pod(env, "run", "hi", "--workspace", str(workspace))
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert f"{config}: thinking: Input should be 'auto', 'adaptive' or 'off'" in line
+    assert "literal[" not in line and line.count("pod: error:") == 1
+
+
+@pytest.mark.parametrize("host", [True, False])
+def test_a_pod_that_cannot_start_says_why_once(
+    env: dict[str, str], workspace: Path, host: bool
+) -> None:
+    env = {k: v for k, v in env.items() if k != "POD_NO_HOST"} | (
+        {} if host else {"POD_NO_HOST": "1"}
+    )
+    done = pod(env, "run", "--provider", "anthropic", "hi", "--workspace", str(workspace))
+    assert done.returncode == 1
+    why = "--provider anthropic needs ANTHROPIC_API_KEY (or drop the option to run offline)"
+    [line] = done.stderr.splitlines()
+    assert line.count("pod: error:") == 1 and why in line, line
+    assert "PodSetupError" not in line
+    if host:  # the host that was started for it leaves once empty: stop it now
+        pod(env, "host", "stop")

@@ -1,0 +1,47 @@
+"""`pod status` says where commands run and what thinking the requests ask for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from orchestrator.status import status_text
+from tests.cli.helpers import pod
+
+
+def _status(env: dict[str, str], workspace: Path, *args: str) -> tuple[str, dict[str, object]]:
+    shown = pod(env, "status", "--workspace", str(workspace), *args)
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(pod(env, "status", "--workspace", str(workspace), "--json").stdout)
+    return shown.stdout, data
+
+
+def test_status_shows_the_sandbox_and_thinking(env: dict[str, str], workspace: Path) -> None:
+    # The tests' user config turns the sandbox off (tests/conftest.py).
+    done = pod(env, "run", "hello", "--allow-bash", "--workspace", str(workspace))
+    assert done.returncode == 0, done.stderr
+    text, data = _status(env, workspace)
+    assert data["sandbox"] == "off: commands run unsandboxed"
+    assert data["thinking"]  # asked of the (scripted) model by the first turn
+    assert f"thinking {data['thinking']} · sandbox off: commands run unsandboxed" in text
+
+
+def test_status_with_the_sandbox_on(env: dict[str, str], workspace: Path) -> None:
+    config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+    config.write_text('[sandbox]\nmode = "auto"\nnetwork = ["example.org"]\n')
+    done = pod(env, "run", "hello", "--allow-bash", "--workspace", str(workspace))
+    assert done.returncode == 0, done.stderr
+    _, data = _status(env, workspace)
+    # bwrap is installed where the suite runs; without it the pod says why instead.
+    assert data["sandbox"] == "on · network to example.org" or str(data["sandbox"]).startswith(
+        "unavailable ("
+    ), data["sandbox"]
+
+
+def test_status_text_before_the_first_turn() -> None:
+    data = {
+        "name": "p", "status": "idle", "state": "idle", "provider": "scripted",
+        "model": "m", "turn": 0, "workspace": "/w", "thinking": "", "sandbox": "on · network off",
+    }  # fmt: skip
+    lines = status_text(data).splitlines()
+    assert "thinking not asked yet · sandbox on · network off" in lines
