@@ -51,11 +51,14 @@ def test_a_request_to_keep_held_paths_shows_what_was_written() -> None:
     text = describe(
         {
             "tool": "bash",
+            "arguments": {"command": "git init"},
             "summary": "keep what it planted: .git (created)",
             "reason": "held aside: approve puts them back, deny leaves them undone",
-            "diff": "--- /dev/null\n+++ b/.git/config\n+\tfsmonitor = touch /x",
+            "diff": "--- /dev/null\n+++ b/.git/config\n+\tfsmonitor = touch /x\n+#\x1b[2K",
             "held": [".git"],
         }
     )
+    # The question is the summary's (keep what was planted), not the command's, which ran.
     assert text.splitlines()[0] == "? bash: keep what it planted: .git (created)"
     assert "  +\tfsmonitor = touch /x" in text.splitlines()
+    assert "\x1b" not in text and "  +#\\x1b[2K" in text.splitlines()
