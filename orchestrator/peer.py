@@ -9,7 +9,11 @@ files (:func:`orchestrator.sandbox.sandboxing.sandbox_spec`'s ``extra_hidden``) 
 socket bound after the sandbox started, this check does.
 
 The peer is identified at accept with ``SO_PEERCRED`` (its pid as this process sees it, and
-its uid); its namespace is read from ``/proc/<pid>/ns/pid`` right then. A peer that cannot be
+its uid); its namespace is read from ``/proc/<pid>/ns/pid`` right then. A process that made
+itself non-dumpable (``pod run`` does, to keep its API key from ``/proc``) hides that link
+from processes without ``CAP_SYS_PTRACE``; for it the depth of its namespace is read from
+``/proc/<pid>/status`` instead (``NSpid``, readable by all): a sandbox's namespace is always
+nested below the server's, so a peer as deep as the server is not in one. A peer that cannot be
 checked (pid 0: a namespace this process cannot see; ``/proc/<pid>`` gone or unreadable) is
 refused. Where the kernel gives a pidfd of the peer (``SO_PEERPIDFD``, Linux 6.5), the peer is
 confirmed alive after its namespace was read, so a pid reused meanwhile cannot pass for it.
@@ -37,6 +41,7 @@ __all__ = [
     "admit_peer",
     "check_peer",
     "forbidden_event",
+    "namespace_depth",
     "peer_credentials",
     "pid_namespace",
 ]
@@ -111,6 +116,9 @@ def check_peer(sock: socket.socket) -> Peer:
     try:
         try:
             theirs = pid_namespace(pid)
+        except PermissionError:
+            # Non-dumpable: its namespace link is closed to us, its depth is not.
+            theirs = _same_depth_namespace(pid)
         except OSError as exc:
             raise PeerRefused(
                 f"the connecting process (pid {pid}) cannot be checked: /proc/{pid} is "
@@ -138,6 +146,36 @@ def check_peer(sock: socket.socket) -> Peer:
         if pidfd is not None:
             os.close(pidfd)
     return Peer(pid=pid, uid=uid)
+
+
+def namespace_depth(pid: int | str) -> int:
+    """How many PID namespaces ``pid`` is in, counted from the one ``/proc`` belongs to (the
+    length of the ``NSpid`` line of its ``status``, which every user may read)."""
+    with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+        for line in status:
+            if line.startswith("NSpid:"):
+                return len(line.split()) - 1
+    raise OSError(f"/proc/{pid}/status has no NSpid line (a kernel older than 4.1)")
+
+
+def _same_depth_namespace(pid: int) -> tuple[int, int]:
+    """For a peer whose namespace link is closed to us: our own namespace when the peer is
+    as deep as we are (not in a sandbox, whose namespace is nested below ours);
+    :class:`PeerRefused` otherwise, or when its depth cannot be read either."""
+    try:
+        theirs, ours = namespace_depth(pid), namespace_depth("self")
+    except OSError as exc:
+        raise PeerRefused(
+            f"the connecting process (pid {pid}) cannot be checked: neither its PID namespace "
+            f"nor its depth can be read ({exc}); connect again from a process that stays "
+            "connected"
+        ) from None
+    if theirs != ours:
+        raise PeerRefused(
+            f"the connecting process (pid {pid}) runs in a PID namespace nested below this "
+            f"server's, as a sandboxed command does; {_OUTSIDE}"
+        )
+    return pid_namespace("self")
 
 
 def _peer_pidfd(sock: socket.socket) -> int | None:

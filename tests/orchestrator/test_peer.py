@@ -164,3 +164,72 @@ async def test_a_refused_peer_gets_one_forbidden_line_and_is_disconnected(
         assert json.loads(await reader.readline()) == {"event": "welcome"}
         writer.close()
     assert admitted[0] is None and admitted[1] is not None
+
+
+_PR_CAPBSET_DROP = 24
+_PR_SET_DUMPABLE = 4
+
+_CHECKING_SERVER = r"""
+import ctypes, json, socket, sys
+from orchestrator.peer import PeerRefused, check_peer
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.bind(sys.argv[1]); sock.listen(1); sock.settimeout(120)
+print("ready", flush=True)
+conn, _ = sock.accept()
+try:
+    peer = check_peer(conn)
+    print(json.dumps({"admitted": peer.pid}), flush=True)
+except PeerRefused as exc:
+    print(json.dumps({"refused": str(exc)}), flush=True)
+conn.close()
+"""
+
+_NON_DUMPABLE_CLIENT = (
+    f"""
+import ctypes
+ctypes.CDLL(None).prctl({_PR_SET_DUMPABLE}, 0, 0, 0, 0)
+"""
+    + ONE_LINE_CLIENT
+)
+
+
+def _as_a_user_without_capabilities() -> None:
+    """In the server's child before exec: no capability left (as a user's own process has
+    none), so a non-dumpable peer's namespace link is closed to it, as it is to the user."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in range(64):
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
+
+
+def _checked(short_dir: Path, client: list[str]) -> dict[str, object]:
+    """What a server without capabilities decides about ``client`` (the socket's path is
+    appended to its command line)."""
+    path = short_dir / "c.sock"
+    server = subprocess.Popen(
+        [sys.executable, "-c", _CHECKING_SERVER, str(path)],
+        stdout=subprocess.PIPE,
+        preexec_fn=_as_a_user_without_capabilities if os.geteuid() == 0 else None,
+    )
+    assert server.stdout is not None
+    assert server.stdout.readline() == b"ready\n"
+    peer = _client([*client, str(path)])
+    verdict = json.loads(server.stdout.readline())
+    server.communicate(timeout=120)
+    peer.communicate(timeout=120)
+    assert isinstance(verdict, dict)
+    return verdict
+
+
+def test_a_non_dumpable_peer_of_this_namespace_is_admitted(short_dir: Path) -> None:
+    # pod run makes itself non-dumpable (its API key stays out of /proc): its namespace link
+    # is then closed to the pod host it starts, which must still serve it.
+    verdict = _checked(short_dir, [sys.executable, "-c", _NON_DUMPABLE_CLIENT])
+    assert "admitted" in verdict, verdict
+
+
+def test_a_non_dumpable_peer_in_a_sandbox_is_refused(short_dir: Path) -> None:
+    # A sandboxed command that hides its namespace link is told apart by its depth.
+    verdict = _checked(short_dir, bwrap_pid_ns([sys.executable, "-c", _NON_DUMPABLE_CLIENT]))
+    assert "nested below this server's" in str(verdict.get("refused")), verdict
