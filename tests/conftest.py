@@ -8,6 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No test may fail because the machine is slow: hypothesis's per-example deadline (200 ms by
+# default) and its too-slow health check judge the machine, not the code. Every property
+# test inherits this profile (an explicit @settings keeps it unless it names a deadline).
+settings.register_profile(
+    "pod", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile("pod")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

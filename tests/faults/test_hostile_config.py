@@ -64,7 +64,9 @@ def _serve(workspace: Path, env: dict[str, str], runtime: Path) -> Iterator[Path
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 20
+        # A ceiling, not a pace: a pod starts in about a second, and in tens of seconds on a
+        # loaded machine running the suite beside it.
+        deadline = time.monotonic() + 120
         while True:
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             infos = list(runtime.glob("*.json"))
@@ -78,7 +80,7 @@ def _serve(workspace: Path, env: dict[str, str], runtime: Path) -> Iterator[Path
     finally:
         if proc.poll() is None:
             proc.terminate()
-        proc.wait(20)
+        proc.wait(120)
 
 
 def _untouched(repo: HostileRepo, victim_before: dict[str, str]) -> None:
