@@ -86,6 +86,9 @@ class PodRow(BaseModel):
     clients: int = 0
     last_active_ms: int
     """When a client last left it, or it last did anything (ms since the epoch)."""
+    restored: bool = False
+    """Bound again from a gone host's registry and not used since: it does not keep a host
+    that leaves with its last pod running (docs/host.md, "When the host dies")."""
     rss_share_bytes: int | None = None
     """A loaded pod's estimated part of the host's memory (``orchestrator/host/memory.py``);
     None while unloaded, or where the system does not tell the host's memory."""

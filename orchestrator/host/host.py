@@ -350,6 +350,7 @@ class Host:
                     parent=slot.config.subpods.parent or None,
                     clients=slot.clients,
                     last_active_ms=int(now_ms - (now - slot.last_active) * 1000),
+                    restored=slot.restored,
                 )
             )
         return rows

@@ -63,7 +63,7 @@ def test_a_host_started_after_a_crash_still_leaves_with_its_last_pod(
     try:
         # The dead host's pod is served again, unloaded, ready to come back from its session.
         rows = json.loads(pod(env, "host", "ls", "--json").stdout)["pods"]
-        assert [(r["name"], r["loaded"]) for r in rows] == [("alpha", False)]
+        assert [(r["name"], r["loaded"], r["restored"]) for r in rows] == [("alpha", False, True)]
         done = pod(env, "run", "hi", "--workspace", str(beta))
         assert done.returncode == 0, done.stderr
         assert pod(env, "shutdown", "beta").returncode == 0
