@@ -394,6 +394,7 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
         "config": config.portable(),
         "continue": session is None and not options.new,
         "socket": str(runtime_dir() / f"{name}.sock"),
+        "provider_settings": _provider_settings(),
     }
     try:
         asyncio.run(ask_host("load", params))
@@ -403,6 +404,33 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
     if pod is None:
         raise CliError(f"the pod host loaded {name} but it does not answer on its socket")
     return pod
+
+
+def _provider_settings() -> dict[str, Any]:
+    """This shell's ``ANTHROPIC_*`` settings as salted digests, for the host to compare with
+    its own (``orchestrator/host/settings.py``): never the values."""
+    from orchestrator.host.settings import provider_settings
+
+    return provider_settings().model_dump()
+
+
+def refuse_other_host_settings(live: PodInfo) -> None:
+    """Refuse to join a pod the host serves when the host's provider settings are not this
+    shell's: the prompt would go to the host's endpoint, with the host's key."""
+    import asyncio
+
+    from orchestrator.host import HostError, ask_host, host_running
+    from orchestrator.host.settings import mismatch_message
+
+    if not host_running():
+        return  # a pod process of its own (`pod serve`): started by the user as it is
+    params = {"provider_settings": _provider_settings(), "socket": str(live.socket)}
+    try:
+        differ = asyncio.run(ask_host("check", params))
+    except HostError:
+        return  # the host left meanwhile (its pods with it), or predates the check
+    if differ:
+        raise CliError(mismatch_message([str(name) for name in differ], pod=live.name))
 
 
 HOST_START_TIMEOUT_S = 15.0
@@ -516,6 +544,7 @@ def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, l
         raise CliError(
             f"pod {live.name} already runs here on session {current}, not {session.stem}; {stop}"
         )
+    refuse_other_host_settings(live)
     ignored = options.settings_given()
     if not ignored:
         return live, []
@@ -618,6 +647,7 @@ async def launch_in_host(
         "continue": False,
         "socket": str(socket),
         "owned": True,
+        "provider_settings": _provider_settings(),
     }
     try:
         connection = await HostConnection.open()

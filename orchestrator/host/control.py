@@ -4,7 +4,8 @@ reply, each with the request's ``id``.
 Requests: ``load`` (register a pod and load it: a whole configuration, as a parent gives its
 child), ``register`` (serve a pod on its socket without loading it: it loads at the first
 connection), ``list`` (the host's memory and a row per pod), ``evict``, ``release`` (shut down the
-pods this connection owns), ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
+pods this connection owns), ``check`` (would a pod it serves use other provider settings than the
+client's), ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
 ``{"id", "ok": false, "error"}``. A connection from another user or from a sandboxed command
 (another PID namespace, :mod:`orchestrator.peer`) gets one ``{"ok": false, "code":
 "forbidden", "error"}`` line and is closed.
@@ -16,7 +17,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-HostMethod = Literal["load", "register", "list", "evict", "release", "stop"]
+from orchestrator.host.settings import ProviderSettings
+
+HostMethod = Literal["load", "register", "list", "evict", "release", "check", "stop"]
 
 
 class HostRequest(BaseModel):
@@ -43,6 +46,21 @@ class LoadParams(BaseModel):
     """The pod lives as long as this control connection (``pod acp``'s pods): it is shut down
     on ``release`` or when the connection closes, however its owner ended, and it is never
     written to the registry (a restarted host has no owner to give it back to)."""
+    provider_settings: ProviderSettings | None = None
+    """The client's ``ANTHROPIC_*`` settings as salted digests (``orchestrator/host/settings.py``):
+    a pod that would use the host's other settings is refused. Left out: not checked (a pod's
+    own ``task`` children, loaded by the host itself)."""
+
+
+class CheckParams(BaseModel):
+    """``check``: would the pod served on ``socket`` use other provider settings than these?
+    The reply is the names that differ (empty when none do, when the pod runs offline, or when
+    no pod of the host is served there)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider_settings: ProviderSettings
+    socket: str
 
 
 class EvictParams(BaseModel):
@@ -68,6 +86,9 @@ class PodRow(BaseModel):
     clients: int = 0
     last_active_ms: int
     """When a client last left it, or it last did anything (ms since the epoch)."""
+    restored: bool = False
+    """Bound again from a gone host's registry and not used since: it does not keep a host
+    that leaves with its last pod running (docs/host.md, "When the host dies")."""
     rss_share_bytes: int | None = None
     """A loaded pod's estimated part of the host's memory (``orchestrator/host/memory.py``);
     None while unloaded, or where the system does not tell the host's memory."""

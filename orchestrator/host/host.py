@@ -9,7 +9,6 @@ import ctypes
 import ctypes.util
 import functools
 import gc
-import json
 import logging
 import os
 import time
@@ -23,6 +22,7 @@ from pydantic import ValidationError
 from orchestrator.config import PodConfig
 from orchestrator.errors import OrchestratorError, PodRuntimeError
 from orchestrator.host.control import (
+    CheckParams,
     EvictParams,
     HostListing,
     HostReply,
@@ -33,6 +33,13 @@ from orchestrator.host.control import (
     forbidden_reply,
 )
 from orchestrator.host.memory import process_memory, split_shares
+from orchestrator.host.registry import read_registry, registry_file, write_registry
+from orchestrator.host.settings import (
+    ProviderSettings,
+    differing_settings,
+    mismatch_message,
+    uses_provider_env,
+)
 from orchestrator.host.slot import EvictRefused, PodSlot
 from orchestrator.paths import default_socket, runtime_dir
 from orchestrator.peer import admit_peer
@@ -123,11 +130,6 @@ def control_socket() -> Path:
     return runtime_dir() / "host.sock"
 
 
-def registry_file() -> Path:
-    """Where the host keeps the pods it serves, so a restarted host binds them again."""
-    return runtime_dir() / "host.registry"
-
-
 @dataclass(eq=False)
 class Host:
     """The pods of one host process, and its control socket."""
@@ -148,6 +150,9 @@ class Host:
     on_forget: Callable[[str], None] | None = None
     """Told the name of a pod a client shut down (the host forgot it): a fleet host drops it
     from the fleet's directory."""
+    _left_empty: bool = False
+    """It stops because its last pod of its own was shut down (``exit_when_empty``): the
+    restored pods it still serves stay in the registry for the next host."""
     _control: asyncio.Server | None = None
     _sweeper: asyncio.Task[None] | None = None
     _release: asyncio.TimerHandle | None = None
@@ -171,13 +176,25 @@ class Host:
         prepare_process()
         baseline = process_memory()
         self.baseline_rss_bytes = baseline.rss_bytes if baseline is not None else None
-        control = bind_socket(self.control_path)  # first: a second host is refused here
-        for entry in self._read_registry():
+        # First: a second host is refused here, so the entries of the registry are those of
+        # a host that is gone (its control socket stale), killed or detached.
+        control = bind_socket(self.control_path)
+        for entry in read_registry(self.registry_path):
             try:
                 config = PodConfig.from_portable(entry["config"])
-                await self.register(config, Path(entry["socket"]), continue_=True, save=False)
-            except Exception as exc:  # one bad entry must not keep the others down
+                await self.register(
+                    config, Path(entry["socket"]), continue_=True, save=False, restored=True
+                )
+            except Exception as exc:
+                # One bad entry (its socket live again, served by another process) must not
+                # keep the others down.
                 log.warning("could not serve %s again: %s", entry.get("socket"), exc)
+        if self.slots:
+            log.info(
+                "serving again %d pod(s) a previous host left; until a client uses one, "
+                "they do not keep this host running",
+                len(self.slots),
+            )
         self._save_registry()
         # Only now answered: a client that finds the host up finds every pod of it too.
         # A list of a thousand pods, or a configuration with many MCP servers, is one line.
@@ -211,13 +228,21 @@ class Host:
                 self.control_path.unlink()
 
     async def close(self) -> None:
-        """Shut down every pod and stop listening."""
+        """Shut down every pod and stop listening. A host leaving with its last pod of its
+        own (``exit_when_empty``) keeps the restored pods nobody used registered instead."""
         self._stop_listening()
-        slots = list(self.slots.values())
+        kept = [s for s in self.slots.values() if s.restored] if self._left_empty else []
+        slots = [s for s in self.slots.values() if s not in kept]
         await asyncio.gather(*(slot.shutdown() for slot in slots), return_exceptions=True)
+        for slot in kept:  # not loaded: nothing of theirs to shut down, only their sockets
+            await slot.unbind()
+        self.slots = {slot.name: slot for slot in kept}
+        if kept:
+            self._save_registry()
+        else:
+            with contextlib.suppress(OSError):
+                self.registry_path.unlink()
         self.slots.clear()
-        with contextlib.suppress(OSError):
-            self.registry_path.unlink()
         for sig in STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 asyncio.get_running_loop().remove_signal_handler(sig)
@@ -245,8 +270,10 @@ class Host:
         continue_: bool,
         save: bool = True,
         owned: bool = False,
+        restored: bool = False,
     ) -> PodSlot:
-        """Serve a pod on its socket (it loads at the first connection)."""
+        """Serve a pod on its socket (it loads at the first connection); ``restored``: one a
+        previous host left in the registry (:attr:`PodSlot.restored`)."""
         name = config.pod_name()
         if name in self.slots:
             raise HostError(f"this host already serves a pod named {name}")
@@ -256,6 +283,7 @@ class Host:
             continue_=continue_,
             on_stopped=self._forget,
             owned=owned,
+            restored=restored,
         )
         await slot.bind()
         self.slots[name] = slot
@@ -322,6 +350,7 @@ class Host:
                     parent=slot.config.subpods.parent or None,
                     clients=slot.clients,
                     last_active_ms=int(now_ms - (now - slot.last_active) * 1000),
+                    restored=slot.restored,
                 )
             )
         return rows
@@ -357,7 +386,10 @@ class Host:
             self._save_registry()
             if self.on_forget is not None:
                 self.on_forget(slot.name)
-            if self.exit_when_empty and not self.slots:
+            # Restored pods nobody used do not count: after a crash they would keep every
+            # later host running although none of its own pods is left.
+            if self.exit_when_empty and all(s.restored for s in self.slots.values()):
+                self._left_empty = True
                 self.stopped.set()
 
     async def _sweep(self) -> None:
@@ -398,18 +430,7 @@ class Host:
             for s in self.slots.values()
             if not s.owned
         ]
-        tmp = self.registry_path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as file:
-            json.dump(entries, file)
-        os.replace(tmp, self.registry_path)
-
-    def _read_registry(self) -> list[dict[str, Any]]:
-        try:
-            entries = json.loads(self.registry_path.read_text())
-        except (OSError, ValueError):
-            return []
-        return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+        write_registry(self.registry_path, entries)
 
     # -- the control socket ------------------------------------------------------------------
 
@@ -461,9 +482,14 @@ class Host:
             return names
         if request.method == "stop":
             return "stopping"
+        if request.method == "check":
+            check = CheckParams.model_validate(request.params)
+            return self.settings_differ(check.provider_settings, Path(check.socket))
         params = LoadParams.model_validate(request.params)
         config = PodConfig.from_portable(params.config)
         socket = Path(params.socket) if params.socket else None
+        if params.provider_settings is not None:
+            self._refuse_other_settings(params.provider_settings, config)
         if request.method == "register":
             if params.owned:
                 # An owned pod is one its owner is using now: that is a load.
@@ -474,6 +500,24 @@ class Host:
         if params.owned:
             owned.append(slot)
         return next(row.model_dump() for row in self.rows() if row.name == slot.name)
+
+    def settings_differ(self, theirs: ProviderSettings, socket: Path) -> list[str]:
+        """Which provider settings of a client the pod served on ``socket`` would not use (the
+        host's own environment is what its pods use): none when no pod is served there."""
+        slot = next((s for s in self.slots.values() if s.socket_path == socket), None)
+        if slot is None or not uses_provider_env(slot.config):
+            return []
+        return differing_settings(theirs)
+
+    def _refuse_other_settings(self, theirs: ProviderSettings, config: PodConfig) -> None:
+        """A client must never have its prompt sent with the host's endpoint and key while it
+        believes its own are used: refused, with what to do (``orchestrator/host/settings.py``)."""
+        slot = self.slots.get(config.pod_name())
+        if not uses_provider_env(slot.config if slot is not None else config):
+            return
+        names = differing_settings(theirs)
+        if names:
+            raise HostError(mismatch_message(names, pod=slot.name if slot is not None else None))
 
 
 def _file_size(path: Path) -> int:

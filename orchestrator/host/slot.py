@@ -49,6 +49,10 @@ class PodSlot:
     """A fleet pod's ownership epoch (``orchestrator.fleet``): every load writes under it."""
     owned: bool = False
     """Shut down with the control connection that loaded it; never in the registry."""
+    restored: bool = False
+    """Bound again from the registry a previous host left (it was killed), and not loaded by
+    this host since: it stays recoverable, but it does not keep a host that leaves with its
+    last pod running (``Host.exit_when_empty``). The first load makes it this host's."""
     on_fenced: Callable[[PodSlot], None] = lambda slot: None
     """Called once a write of the loaded pod was refused under :attr:`fence` (another host
     owns the pod now)."""
@@ -122,6 +126,7 @@ class PodSlot:
             if self.config.session != served.pod.session_path:
                 self.config = self.config.model_copy(update={"session": served.pod.session_path})
             self.continue_ = True
+            self.restored = False
             self.served = served
             served.controller.transcript.on_fenced = lambda exc: self.on_fenced(self)
             self.loads += 1
