@@ -177,12 +177,27 @@ class ApprovalEntry:
         where = f" (child {self.pod})" if self.pod else ""
         if self.decision == "waiting":
             return f"⚠ allow {self.summary}{where}?  {APPROVAL_KEYS}"
-        return f"✓ {self.summary}{where}: {self.decision}"
+        glyph = OUTCOME_GLYPHS.get(self.decision, "·")
+        return f"{glyph} {self.summary}{where}: {self.decision}"
 
     @property
     def body(self) -> str:
         """The diff of an edit, else the arguments' summary, and why it asked."""
         return f"{self.diff or self.summary}\n({self.reason})"
+
+
+OUTCOME_GLYPHS = {
+    "approved": "✓",
+    "accept": "✓",
+    "denied": "✗",
+    "decline": "✗",
+    "cancel": "⊘",
+    "withdrawn": "⊘",
+}
+"""The mark of an answered request, by how it ended: only what went ahead gets ``✓``."""
+
+ALERT_GLYPHS = {"info": "ℹ", "warn": "⚠", "error": "✖"}
+"""The mark of an alert, by its level: ``⚠`` only for what may need a look."""
 
 
 RESOLVED = {
@@ -237,7 +252,8 @@ class ElicitationEntry:
         data = self.request.model_dump()
         if self.waiting:
             return f"? {headline(data)}"
-        return f"✓ {headline(data, 'asked')} — {RESOLVED.get(self.action, self.action)}"
+        glyph = OUTCOME_GLYPHS.get(self.action, "·")
+        return f"{glyph} {headline(data, 'asked')} — {RESOLVED.get(self.action, self.action)}"
 
     @property
     def keys(self) -> str:

@@ -12,6 +12,7 @@ from textual.widgets import Markdown, Static
 
 from cli.tui.cards import ApprovalCard, NoteView, ToolCard
 from cli.tui.entries import (
+    ALERT_GLYPHS,
     NOT_KEPT,
     AlertEntry,
     ApprovalEntry,
@@ -160,7 +161,7 @@ class AlertView(Static):
     """
 
     def __init__(self, entry: AlertEntry) -> None:
-        icon = "✖" if entry.level == "error" else "⚠"
+        icon = ALERT_GLYPHS.get(entry.level, "⚠")
         super().__init__(Text(f"{icon} {entry.source}: {entry.message}"))
         self.add_class(f"-{entry.level}")
 

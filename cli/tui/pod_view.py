@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cli.tui.entries import tokens_k
+from cli.tui.entries import ALERT_GLYPHS, tokens_k
 from cli.tui.keys import APPROVAL_KEYS
 from orchestrator.protocol import ChildData, JobData, StatusData
 
@@ -29,6 +29,7 @@ class PodView:
     input_tokens: int = 0
     output_tokens: int = 0
     last_alert: str = ""
+    alert_level: str = "warn"
     alert_at: float = 0.0
     connected: bool = False
     children: dict[str, ChildData] = field(default_factory=dict)
@@ -84,9 +85,11 @@ class PodView:
             return "Awaiting input — see the card"
         return self.status.capitalize()
 
-    def alert(self, message: str, now: float) -> None:
-        """Show an alert's first line on the status line for :data:`ALERT_TTL_S`."""
+    def alert(self, message: str, now: float, level: str = "warn") -> None:
+        """Show an alert's first line, marked by its level, on the status line for
+        :data:`ALERT_TTL_S`."""
         self.last_alert = message.splitlines()[0] if message else ""
+        self.alert_level = level
         self.alert_at = now
 
     def alert_expires(self) -> float | None:
@@ -113,7 +116,7 @@ class PodView:
             line += "\n" + jobs_text(running)
         expires = self.alert_expires()
         if expires is not None and (now is None or now < expires):
-            line += f"\n⚠ {self.last_alert}"
+            line += f"\n{ALERT_GLYPHS.get(self.alert_level, '⚠')} {self.last_alert}"
         return line
 
 

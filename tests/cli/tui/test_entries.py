@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
-from cli.tui.entries import ApprovalEntry, ToolEntry, compaction_note, tokens_k
+import pytest
+
+from cli.tui.entries import (
+    RESOLVED,
+    AlertEntry,
+    ApprovalEntry,
+    ElicitationEntry,
+    ToolEntry,
+    compaction_note,
+    tokens_k,
+)
+from cli.tui.entry_views import AlertView
+from cli.tui.model import ChatModel
+from orchestrator.client import PodEvent
 from orchestrator.history import Compaction
-from orchestrator.protocol import ChildData
+from orchestrator.protocol import ChildData, ElicitationRequestData, StatusData
 
 
 def test_a_tool_cards_title_follows_the_call() -> None:
@@ -43,7 +56,45 @@ def test_an_approval_card_says_the_keys_then_the_answer() -> None:
     assert entry.title == "⚠ allow rm x (child p.c1)?  y once · a always · n deny"
     assert entry.body == "rm x\n(asks)"
     entry.decision = "denied"
-    assert entry.title == "✓ rm x (child p.c1): denied"
+    assert entry.title == "✗ rm x (child p.c1): denied"
+
+
+@pytest.mark.parametrize(
+    ("decision", "mark"), [("approved", "✓"), ("denied", "✗"), ("withdrawn", "⊘")]
+)
+def test_an_answered_approval_is_marked_by_its_outcome(decision: str, mark: str) -> None:
+    """Only a call that went ahead gets a tick: a denied one was shown ✓ before."""
+    entry = ApprovalEntry(call_id="c", tool="bash", summary="rm x", reason="asks")
+    entry.decision = decision
+    assert entry.title == f"{mark} rm x: {decision}"
+
+
+@pytest.mark.parametrize(
+    ("action", "mark"),
+    [("accept", "✓"), ("decline", "✗"), ("cancel", "⊘"), ("withdrawn", "⊘")],
+)
+def test_an_answered_request_for_input_is_marked_by_its_outcome(action: str, mark: str) -> None:
+    request = ElicitationRequestData.model_validate(
+        {"id": "i1", "server": "a", "mode": "form", "message": "Name?", "schema": {}}
+    )
+    entry = ElicitationEntry.of(request)
+    entry.action = action
+    assert entry.title.startswith(f"{mark} ") and entry.title.endswith(RESOLVED[action])
+
+
+@pytest.mark.parametrize(("level", "mark"), [("info", "ℹ"), ("warn", "⚠"), ("error", "✖")])
+def test_an_alert_is_marked_by_its_level_in_the_conversation_and_the_status_line(
+    level: str, mark: str
+) -> None:
+    """A child pod that finished is news (info), not a warning: no ⚠ for it."""
+    model = ChatModel()
+    model.pod.update(StatusData(status="idle", state="idle", name="p"))
+    alert = {"level": level, "source": "subpods", "message": "child p.a-1: x", "timestamp_ms": 1}
+    [change] = model.apply(PodEvent("alert", alert))
+    entry = model.entries[change.index]
+    assert isinstance(entry, AlertEntry)
+    assert str(AlertView(entry).content) == f"{mark} subpods: child p.a-1: x"
+    assert model.pod.text(model.now).endswith(f"\n{mark} child p.a-1: x")
 
 
 def test_a_compaction_note_and_token_counts() -> None:
