@@ -124,23 +124,37 @@ class AssistantView(Markdown):
         self.border_subtitle = NOT_KEPT if entry.interrupted else ""
 
 
+THINKING_LABEL = "✻ thinking"
+"""The header over the model's thinking, so dimmed italics are not taken for its answer."""
+
+
+def thinking_text(entry: ThinkingEntry) -> Text:
+    """The label on a line of its own, then the thinking so far (in the view's italics)."""
+    text = Text(THINKING_LABEL, style="not italic bold")
+    text.append("\n")
+    text.append(entry.text)
+    return text
+
+
 class ThinkingView(Static):
-    """Assistant thinking, dimmed."""
+    """Assistant thinking: dimmed, under a ``thinking`` label, with a rule at its left."""
 
     DEFAULT_CSS = """
     ThinkingView {
         color: $text-muted;
         text-style: italic;
         padding: 0 1;
+        margin: 1 0 0 0;
+        border-left: outer $secondary 50%;
     }
     """
 
     def __init__(self, entry: ThinkingEntry) -> None:
-        super().__init__(Text(entry.text))
+        super().__init__(thinking_text(entry))
 
     def refresh_from(self, entry: ThinkingEntry) -> None:
         """Show the thinking text so far."""
-        self.update(Text(entry.text))
+        self.update(thinking_text(entry))
 
 
 class AlertView(Static):
