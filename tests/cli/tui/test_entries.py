@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from rich.cells import cell_len
 
 from cli.tui.entries import (
     RESOLVED,
@@ -112,3 +113,53 @@ def test_a_compaction_note_and_token_counts() -> None:
     assert note.origin == "compaction"
     assert note.text == "Compacted items 1-8 (auto): about 25.0k → 999 tokens of context\nS"
     assert (tokens_k(9_999), tokens_k(10_000), tokens_k(12_345)) == ("9999", "10.0k", "12.3k")
+
+
+def test_a_narrow_title_cuts_the_arguments_before_the_summary() -> None:
+    """At 80 columns ``bash: started ba…`` hid the job's id; the arguments give way first."""
+    command = "npm run dev -- --port 3000"
+    tool = ToolEntry(
+        id="t1",
+        name="bash",
+        arguments={"command": command, "background": True},
+        summary=f"bash: started background job j1: {command}",
+    )
+    parts = tool.title_parts
+    assert str(parts) == tool.title
+    assert tool.title.startswith("⚙ bash(command=npm run dev") and "→ started background" in (
+        tool.title
+    )  # "bash: " is not said twice
+    fitted = parts.fit(76)  # 80 columns less the padding and the ▶
+    assert fitted.startswith("⚙ bash(command=n")
+    assert fitted.endswith("…) → started background job j1: npm run dev -- --port 3000")
+    assert cell_len(fitted) <= 76
+    # Narrower still: the outcome's end is cut, never its start.
+    assert parts.fit(40).startswith("⚙ bash(…) → started background job j1")
+    assert cell_len(parts.fit(40)) <= 40 and parts.fit(40).endswith("…")
+    # Wide enough: all of it, as before.
+    assert parts.fit(200) == tool.title
+
+
+def test_a_narrow_title_keeps_the_outcome_after_the_dash() -> None:
+    tool = ToolEntry(
+        id="t1",
+        name="bash",
+        arguments={"command": "make " + "x" * 80},
+        summary="bash: make " + "x" * 80 + " — exit 2",
+        is_error=True,
+    )
+    fitted = tool.title_parts.fit(60)
+    assert fitted.startswith("⚙ bash(…) → make xxx") and fitted.endswith("… — exit 2 [error]")
+    assert cell_len(fitted) <= 60
+
+
+def test_a_narrow_approval_title_keeps_the_keys_and_the_answer() -> None:
+    entry = ApprovalEntry(
+        call_id="c", tool="bash", summary="run: " + "long command " * 10, reason="asks"
+    )
+    fitted = entry.title_parts.fit(76)
+    assert fitted.startswith("⚠ allow run: long command") and fitted.endswith(
+        "…?  y once · a always · n deny"
+    )
+    entry.decision = "denied"
+    assert entry.title_parts.fit(76).endswith("…: denied")
