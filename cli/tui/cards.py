@@ -38,17 +38,20 @@ class CardTitle(Widget):
         self.title: str | TitleParts = ""
 
     def show(self, symbol: str, title: str | TitleParts) -> None:
-        """Draw this symbol and title from now on."""
-        self.symbol, self.title = symbol, title
-        self.refresh(layout=True)
+        """Draw this symbol (``""``: none) and title from now on; a plain string is drawn
+        as it is (the card's CSS says whether it wraps)."""
+        if (symbol, title) != (self.symbol, self.title):
+            self.symbol, self.title = symbol, title
+            self.refresh(layout=True)
 
     def render(self) -> Text:
         """The symbol and the title, fitted to the content width (plain text, never markup)."""
         title = self.title
-        width = self.content_size.width - 2  # the symbol and its space
+        prefix = f"{self.symbol} " if self.symbol else ""
+        width = self.content_size.width - len(prefix)
         if isinstance(title, TitleParts) and width > 0:
-            return Text(f"{self.symbol} {title.fit(width)}")
-        return Text(f"{self.symbol} {_first_line(str(title))}")
+            return Text(prefix + title.fit(width))
+        return Text(prefix + str(title))
 
 
 class Card(Widget):
@@ -121,7 +124,9 @@ class Card(Widget):
         self._tail.display = bool(tail)
 
     def _show_title(self) -> None:
-        self._title.show("▼" if self.expanded else "▶", self._title_text)
+        title = self._title_text
+        shown = title if isinstance(title, TitleParts) else _first_line(title)
+        self._title.show("▼" if self.expanded else "▶", shown)
 
     def toggle(self) -> None:
         """Expand or collapse; an expanded card is brought into view once it is laid out

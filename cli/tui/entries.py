@@ -315,11 +315,18 @@ class ElicitationEntry:
     @property
     def title(self) -> str:
         """Who asks and what; once over, one line that says how it ended."""
+        return str(self.title_parts)
+
+    @property
+    def title_parts(self) -> str | TitleParts:
+        """While it waits, the whole question (it wraps); once over, one line whose
+        question is cut first when narrow, so how it ended stays in view."""
         data = self.request.model_dump()
         if self.waiting:
             return f"? {headline(data)}"
         glyph = OUTCOME_GLYPHS.get(self.action, "·")
-        return f"{glyph} {headline(data, 'asked')} — {RESOLVED.get(self.action, self.action)}"
+        asked = headline(data, "asked").splitlines()[0]
+        return TitleParts(f"{glyph} ", asked, f" — {RESOLVED.get(self.action, self.action)}")
 
     @property
     def keys(self) -> str:

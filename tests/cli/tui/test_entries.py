@@ -163,3 +163,17 @@ def test_a_narrow_approval_title_keeps_the_keys_and_the_answer() -> None:
     )
     entry.decision = "denied"
     assert entry.title_parts.fit(76).endswith("…: denied")
+
+
+def test_a_narrow_answered_request_for_input_keeps_how_it_ended() -> None:
+    request = ElicitationRequestData.model_validate(
+        {"id": "i1", "server": "a", "mode": "form", "message": "Sign in " * 20, "schema": {}}
+    )
+    entry = ElicitationEntry.of(request)
+    assert isinstance(entry.title_parts, str)  # waiting: the whole question, wrapped
+    entry.action = "decline"
+    parts = entry.title_parts
+    assert not isinstance(parts, str)
+    fitted = parts.fit(78)
+    assert fitted.startswith("✗ MCP server a asked: Sign in") and fitted.endswith("… — declined")
+    assert cell_len(fitted) <= 78
