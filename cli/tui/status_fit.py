@@ -1,9 +1,10 @@
 """The status line in one row: its parts give up words, then whole parts, by priority.
 
 At 80 columns the status line used to wrap onto a second row (and push the conversation up
-by one); it now shortens. The state and its keys matter most, then the pod's name and the
-tokens; the model (``/model`` says it) and the cost go early. The rows below it (running
-jobs, the last alert) are each cut to one row too.
+by one); it now shortens. The state and its keys matter most, then the pod's name; the
+tokens, context share and children first take shorter words, the model (``/model`` says
+it) and the cost go early. The rows below it (running jobs, the last alert) are each cut to
+one row too.
 """
 
 from __future__ import annotations

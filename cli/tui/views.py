@@ -1,5 +1,6 @@
 """What the UI's own views say: ``/help``, ``/status``, ``/model``, ``/jobs``, ``/children``,
-``/sessions``, and which child pod ``/attach NAME`` means. Plain text from plain data; the app draws it.
+``/sessions``, and which child pod ``/attach NAME`` means. Plain text from plain data; the
+app draws it.
 """
 
 from __future__ import annotations
