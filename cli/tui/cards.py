@@ -14,11 +14,44 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from cli.tui.entries import ApprovalEntry, NoteEntry, ToolEntry
+from cli.tui.entries import ApprovalEntry, NoteEntry, TitleParts, ToolEntry
 
 
 def _first_line(text: str) -> str:
     return text.splitlines()[0] if text else ""
+
+
+class CardTitle(Widget):
+    """A card's title line, fitted to the width it has each time it is drawn: a title in
+    parts (:class:`TitleParts`) gives up its arguments before its outcome, so at 80 columns
+    ``bash: started ba…`` becomes ``bash(comm…) → started background job j1: …``."""
+
+    DEFAULT_CSS = """
+    CardTitle {
+        height: auto;
+    }
+    """
+
+    def __init__(self, classes: str) -> None:
+        super().__init__(classes=classes)
+        self.symbol = "▶"
+        self.title: str | TitleParts = ""
+
+    def show(self, symbol: str, title: str | TitleParts) -> None:
+        """Draw this symbol (``""``: none) and title from now on; a plain string is drawn
+        as it is (the card's CSS says whether it wraps)."""
+        if (symbol, title) != (self.symbol, self.title):
+            self.symbol, self.title = symbol, title
+            self.refresh(layout=True)
+
+    def render(self) -> Text:
+        """The symbol and the title, fitted to the content width (plain text, never markup)."""
+        title = self.title
+        prefix = f"{self.symbol} " if self.symbol else ""
+        width = self.content_size.width - len(prefix)
+        if isinstance(title, TitleParts) and width > 0:
+            return Text(prefix + title.fit(width))
+        return Text(prefix + str(title))
 
 
 class Card(Widget):
@@ -62,10 +95,10 @@ class Card(Widget):
 
     expanded: reactive[bool] = reactive(False, init=False)
 
-    def __init__(self, title: str, body: str, *, tail: str = "") -> None:
+    def __init__(self, title: str | TitleParts, body: str, *, tail: str = "") -> None:
         super().__init__()
         self._title_text = title
-        self._title = Static(classes="card--title")
+        self._title = CardTitle(classes="card--title")
         self._tail = Static(Text(tail), classes="card--tail")
         self._tail.display = bool(tail)
         self._body = Static(Text(body), classes="card--body")
@@ -79,10 +112,10 @@ class Card(Widget):
 
     @property
     def title_text(self) -> str:
-        """The title as drawn, without the expander symbol."""
-        return self._title_text
+        """The whole title, without the expander symbol (a narrow terminal may cut it)."""
+        return str(self._title_text)
 
-    def set_content(self, title: str, body: str, tail: str = "") -> None:
+    def set_content(self, title: str | TitleParts, body: str, tail: str = "") -> None:
         """Replace title, body and live tail."""
         self._title_text = title
         self._show_title()
@@ -91,8 +124,9 @@ class Card(Widget):
         self._tail.display = bool(tail)
 
     def _show_title(self) -> None:
-        symbol = "▼" if self.expanded else "▶"
-        self._title.update(Text(f"{symbol} {_first_line(self._title_text)}"))
+        title = self._title_text
+        shown = title if isinstance(title, TitleParts) else _first_line(title)
+        self._title.show("▼" if self.expanded else "▶", shown)
 
     def toggle(self) -> None:
         """Expand or collapse; an expanded card is brought into view once it is laid out
@@ -127,12 +161,12 @@ class ToolCard(Card):
     """
 
     def __init__(self, entry: ToolEntry) -> None:
-        super().__init__(entry.title, entry.body, tail=entry.live_tail())
+        super().__init__(entry.title_parts, entry.body, tail=entry.live_tail())
         self.refresh_from(entry)
 
     def refresh_from(self, entry: ToolEntry) -> None:
         """Update title, body and live output as arguments, output and the result arrive."""
-        self.set_content(entry.title, entry.body, entry.live_tail())
+        self.set_content(entry.title_parts, entry.body, entry.live_tail())
         self.set_class(entry.synthetic, "-synthetic")
         self.set_class(entry.is_error, "-error")
         self.set_class(entry.running, "-running")
@@ -164,12 +198,12 @@ class ApprovalCard(Card):
     """
 
     def __init__(self, entry: ApprovalEntry) -> None:
-        super().__init__(entry.title, entry.body)
+        super().__init__(entry.title_parts, entry.body)
         self.refresh_from(entry)
 
     def refresh_from(self, entry: ApprovalEntry) -> None:
         """Show the request, then how it was answered (collapsed once answered)."""
-        self.set_content(entry.title, entry.body)
+        self.set_content(entry.title_parts, entry.body)
         waiting = entry.decision == "waiting"
         self.set_class(waiting, "-waiting")
         self.expanded = waiting

@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
+from rich.cells import cell_len, set_cell_size
+
 from cli.elicitation import headline
 from cli.tui.keys import APPROVAL_KEYS, FORM_KEYS, URL_KEYS
 from orchestrator.mcp.forms import Form, FormError, form_fields
@@ -68,10 +70,18 @@ class ToolEntry:
     @property
     def title(self) -> str:
         """Name, arguments and summary on one line (the card's title)."""
+        return str(self.title_parts)
+
+    @property
+    def title_parts(self) -> TitleParts:
+        """The title with its arguments apart: a narrow terminal cuts them first, so the
+        summary (a job's id, an exit code) stays in view."""
         args = self.arguments if self.arguments is not None else _loose_json(self.args_json)
-        parts = [f"⚙ {self.name}({_short_args(args)})"]
+        parts: list[str] = []
         if self.summary is not None:
-            parts.append(f"→ {self.summary.splitlines()[0] if self.summary else '(empty)'}")
+            first = self.summary.splitlines()[0] if self.summary else "(empty)"
+            # "bash: npm test — exit 1" under "⚙ bash(…)" says "bash" twice.
+            parts.append(f"→ {first.removeprefix(f'{self.name}: ')}")
         elif self.child is not None:
             doing = f", {self.child.tool}" if self.child.tool else ""
             parts.append(f"— child {self.child.name}: {self.child.state}{doing} …")
@@ -81,7 +91,7 @@ class ToolEntry:
             parts.append("[error]")
         if self.synthetic:
             parts.append("[synthetic]")
-        return " ".join(parts)
+        return TitleParts(f"⚙ {self.name}(", _short_args(args), ") " + " ".join(parts))
 
     @property
     def body(self) -> str:
@@ -105,6 +115,56 @@ class ToolEntry:
         if not self.running or not self.output:
             return ""
         return "\n".join(self.output.rstrip("\n").splitlines()[-lines:])
+
+
+@dataclass(frozen=True)
+class TitleParts:
+    """A card's one-line title in three parts: ``head``, then ``middle`` (the part a narrow
+    terminal cuts first: the arguments, the command asked about), then ``tail`` (the outcome
+    and keys, kept whole as long as it fits)."""
+
+    head: str
+    middle: str
+    tail: str
+
+    def __str__(self) -> str:
+        return f"{self.head}{self.middle}{self.tail}"
+
+    def fit(self, width: int) -> str:
+        """The title in at most ``width`` cells: the middle cut first, then the tail's end;
+        what is cut is marked with ``…``."""
+        whole = str(self)
+        if cell_len(whole) <= width:
+            return whole
+        room = width - cell_len(self.head) - cell_len(self.tail)
+        if room >= 1 or not self.middle:
+            middle = cut_end(self.middle, max(room, 1)) if self.middle else ""
+            fitted = f"{self.head}{middle}{self.tail}"
+            if cell_len(fitted) <= width:
+                return fitted
+        # Not even the outcome fits beside the head: keep what of it there is room for.
+        head = f"{self.head}{'…' if self.middle else ''}"
+        return cut_end(head + fit_outcome(self.tail, width - cell_len(head)), width)
+
+
+def cut_end(text: str, cells: int) -> str:
+    """``text`` in at most ``cells`` cells, its end replaced by ``…`` when it is cut."""
+    if cell_len(text) <= cells:
+        return text
+    if cells <= 1:
+        return "…"[:cells]
+    return set_cell_size(text, cells - 1).rstrip() + "…"
+
+
+def fit_outcome(text: str, cells: int) -> str:
+    """A summary in ``cells`` cells; one that ends with ``— outcome`` keeps the outcome and
+    cuts what leads to it (``npm te… — exit 1``)."""
+    if cell_len(text) <= cells:
+        return text
+    lead, dash, outcome = text.rpartition(" — ")
+    if dash and cell_len(dash + outcome) + 2 <= cells:
+        return cut_end(lead, cells - cell_len(dash + outcome)) + dash + outcome
+    return cut_end(text, cells)
 
 
 @dataclass
@@ -174,15 +234,36 @@ class ApprovalEntry:
     @property
     def title(self) -> str:
         """The card's one line."""
+        return str(self.title_parts)
+
+    @property
+    def title_parts(self) -> TitleParts:
+        """The title, its summary cut first when narrow: the keys or the answer stay."""
         where = f" (child {self.pod})" if self.pod else ""
+        summary = self.summary.splitlines()[0] if self.summary else ""
         if self.decision == "waiting":
-            return f"⚠ allow {self.summary}{where}?  {APPROVAL_KEYS}"
-        return f"✓ {self.summary}{where}: {self.decision}"
+            return TitleParts("⚠ allow ", summary, f"{where}?  {APPROVAL_KEYS}")
+        glyph = OUTCOME_GLYPHS.get(self.decision, "·")
+        return TitleParts(f"{glyph} ", summary, f"{where}: {self.decision}")
 
     @property
     def body(self) -> str:
         """The diff of an edit, else the arguments' summary, and why it asked."""
         return f"{self.diff or self.summary}\n({self.reason})"
+
+
+OUTCOME_GLYPHS = {
+    "approved": "✓",
+    "accept": "✓",
+    "denied": "✗",
+    "decline": "✗",
+    "cancel": "⊘",
+    "withdrawn": "⊘",
+}
+"""The mark of an answered request, by how it ended: only what went ahead gets ``✓``."""
+
+ALERT_GLYPHS = {"info": "ℹ", "warn": "⚠", "error": "✖"}
+"""The mark of an alert, by its level: ``⚠`` only for what may need a look."""
 
 
 RESOLVED = {
@@ -234,10 +315,18 @@ class ElicitationEntry:
     @property
     def title(self) -> str:
         """Who asks and what; once over, one line that says how it ended."""
+        return str(self.title_parts)
+
+    @property
+    def title_parts(self) -> str | TitleParts:
+        """While it waits, the whole question (it wraps); once over, one line whose
+        question is cut first when narrow, so how it ended stays in view."""
         data = self.request.model_dump()
         if self.waiting:
             return f"? {headline(data)}"
-        return f"✓ {headline(data, 'asked')} — {RESOLVED.get(self.action, self.action)}"
+        glyph = OUTCOME_GLYPHS.get(self.action, "·")
+        asked = headline(data, "asked").splitlines()[0]
+        return TitleParts(f"{glyph} ", asked, f" — {RESOLVED.get(self.action, self.action)}")
 
     @property
     def keys(self) -> str:

@@ -12,6 +12,7 @@ from textual.widgets import Markdown, Static
 
 from cli.tui.cards import ApprovalCard, NoteView, ToolCard
 from cli.tui.entries import (
+    ALERT_GLYPHS,
     NOT_KEPT,
     AlertEntry,
     ApprovalEntry,
@@ -123,23 +124,37 @@ class AssistantView(Markdown):
         self.border_subtitle = NOT_KEPT if entry.interrupted else ""
 
 
+THINKING_LABEL = "✻ thinking"
+"""The header over the model's thinking, so dimmed italics are not taken for its answer."""
+
+
+def thinking_text(entry: ThinkingEntry) -> Text:
+    """The label on a line of its own, then the thinking so far (in the view's italics)."""
+    text = Text(THINKING_LABEL, style="not italic bold")
+    text.append("\n")
+    text.append(entry.text)
+    return text
+
+
 class ThinkingView(Static):
-    """Assistant thinking, dimmed."""
+    """Assistant thinking: dimmed, under a ``thinking`` label, with a rule at its left."""
 
     DEFAULT_CSS = """
     ThinkingView {
         color: $text-muted;
         text-style: italic;
         padding: 0 1;
+        margin: 1 0 0 0;
+        border-left: outer $secondary 50%;
     }
     """
 
     def __init__(self, entry: ThinkingEntry) -> None:
-        super().__init__(Text(entry.text))
+        super().__init__(thinking_text(entry))
 
     def refresh_from(self, entry: ThinkingEntry) -> None:
         """Show the thinking text so far."""
-        self.update(Text(entry.text))
+        self.update(thinking_text(entry))
 
 
 class AlertView(Static):
@@ -160,7 +175,7 @@ class AlertView(Static):
     """
 
     def __init__(self, entry: AlertEntry) -> None:
-        icon = "✖" if entry.level == "error" else "⚠"
+        icon = ALERT_GLYPHS.get(entry.level, "⚠")
         super().__init__(Text(f"{icon} {entry.source}: {entry.message}"))
         self.add_class(f"-{entry.level}")
 

@@ -24,6 +24,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Select, SelectionList, Static
 
 from cli.elicitation import RawValue, collect, default_text, takes
+from cli.tui.cards import CardTitle
 from cli.tui.entries import ElicitationEntry
 from orchestrator.mcp.forms import FormField, Value
 
@@ -94,7 +95,8 @@ class ElicitationCard(Widget):
     def __init__(self, entry: ElicitationEntry) -> None:
         super().__init__()
         self.entry = entry
-        self._title = Static(Text(entry.title), classes="card--title")
+        self._title = CardTitle(classes="card--title")
+        self._title.show("", entry.title_parts)
         self._keys = Static(Text(f"{entry.keys}  (editor empty)"), classes="card--tail")
 
     def compose(self) -> ComposeResult:
@@ -133,7 +135,7 @@ class ElicitationCard(Widget):
     def refresh_from(self, entry: ElicitationEntry) -> None:
         """Show the errors of the last submit or answer; once over, only the outcome."""
         self.entry = entry
-        self._title.update(Text(entry.title))
+        self._title.show("", entry.title_parts)
         self.set_class(entry.waiting, "-waiting")
         if not entry.waiting:
             for child in list(self.children):

@@ -420,7 +420,7 @@ class ChatModel:
         return [change]
 
     def _alert(self, alert: AlertData) -> Change:
-        self.pod.alert(alert.message, self.now)
+        self.pod.alert(alert.message, self.now, alert.level)
         return self._add(AlertEntry(level=alert.level, source=alert.source, message=alert.message))
 
     def disconnected(self) -> list[Change]:

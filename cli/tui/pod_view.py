@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cli.tui.entries import tokens_k
+from cli.tui.entries import ALERT_GLYPHS, cut_end, tokens_k
 from cli.tui.keys import APPROVAL_KEYS
+from cli.tui.status_fit import StatusPart, fit_row, fit_status
 from orchestrator.protocol import ChildData, JobData, StatusData
 
 ALERT_TTL_S = 20.0
@@ -29,6 +30,7 @@ class PodView:
     input_tokens: int = 0
     output_tokens: int = 0
     last_alert: str = ""
+    alert_level: str = "warn"
     alert_at: float = 0.0
     connected: bool = False
     children: dict[str, ChildData] = field(default_factory=dict)
@@ -84,36 +86,65 @@ class PodView:
             return "Awaiting input — see the card"
         return self.status.capitalize()
 
-    def alert(self, message: str, now: float) -> None:
-        """Show an alert's first line on the status line for :data:`ALERT_TTL_S`."""
+    def alert(self, message: str, now: float, level: str = "warn") -> None:
+        """Show an alert's first line, marked by its level, on the status line for
+        :data:`ALERT_TTL_S`."""
         self.last_alert = message.splitlines()[0] if message else ""
+        self.alert_level = level
         self.alert_at = now
 
     def alert_expires(self) -> float | None:
         """When the status line's alert goes away, if one is shown."""
         return self.alert_at + ALERT_TTL_S if self.last_alert else None
 
-    def text(self, now: float | None = None) -> str:
-        """The status line as plain text; it wraps rather than overflowing 80 columns."""
-        parts = [p for p in (self.name, self.model) if p]
-        if self.provider == "scripted":
-            parts.append("offline (scripted provider)")
-        parts.append(self.state_label)
-        parts.append(f"{tokens_k(self.input_tokens)}↑ {tokens_k(self.output_tokens)}↓ tokens")
+    def state_forms(self) -> list[str]:
+        """The state label, then shorter forms for a narrow terminal (keys kept longest)."""
+        label = self.state_label
+        if not self.connected:
+            return [label]
+        if self.status == "paused":
+            return [label, "Paused — Enter resumes", "Paused"]
+        if self.state == "awaiting_approval":
+            return [label, "Approve? y · a · n", "Approve?"]
+        if self.state == "awaiting_input":
+            return [label, "Awaiting input"]
+        return [label]
+
+    def text(self, now: float | None = None, width: int | None = None) -> str:
+        """The status line as plain text: one row of at most ``width`` cells (parts shorten
+        by priority, see :mod:`cli.tui.status_fit`), then a row for running jobs and one for
+        the last alert, each cut to ``width``. Without a width nothing is shortened."""
+        tokens = f"{tokens_k(self.input_tokens)}↑ {tokens_k(self.output_tokens)}↓"
+        parts = [
+            StatusPart("name", [self.name, cut_end(self.name, 16), ""] if self.name else []),
+            StatusPart("model", [self.model, ""] if self.model else []),
+            StatusPart(
+                "offline",
+                ["offline (scripted provider)", "offline", ""]
+                if self.provider == "scripted"
+                else [],
+            ),
+            StatusPart("state", self.state_forms()),
+            StatusPart("tokens", [f"{tokens} tokens", tokens, ""]),
+        ]
         if self.context_percent is not None:
-            parts.append(f"context {self.context_percent}%")
+            pct = self.context_percent
+            parts.append(StatusPart("context", [f"context {pct}%", f"ctx {pct}%", ""]))
         if self.cost_usd is not None:
-            parts.append(f"${self.cost_usd:.2f}" if self.cost_usd >= 1 else f"${self.cost_usd:.4f}")
+            cost = self.cost_usd
+            parts.append(StatusPart("cost", [f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}", ""]))
         if self.children:
             n = len(self.children)
-            parts.append(f"{n} child pod{'s' if n != 1 else ''} (/children)")
-        line = " · ".join(parts)
+            full = f"{n} child pod{'s' if n != 1 else ''} (/children)"
+            parts.append(StatusPart("children", [full, f"{n} child{'ren' if n != 1 else ''}", ""]))
+        line = fit_status([p for p in parts if p.forms], width)
         running = [job for job in self.jobs if job.state == "running"]
         if running:
-            line += "\n" + jobs_text(running)
+            line += "\n" + fit_row(jobs_text(running), width, keep_end="(/jobs)")
         expires = self.alert_expires()
         if expires is not None and (now is None or now < expires):
-            line += f"\n⚠ {self.last_alert}"
+            glyph = ALERT_GLYPHS.get(self.alert_level, "⚠")
+            line += "\n" + fit_row(f"{glyph} {self.last_alert}", width)
         return line
 
 
@@ -128,4 +159,4 @@ def jobs_text(running: list[JobData]) -> str:
     count = "1 background job" if len(running) == 1 else f"{len(running)} background jobs"
     named = [f"{job.id} {short_command(job.command)[:30]}" for job in running[:JOBS_NAMED]]
     more = f" · +{len(running) - JOBS_NAMED} more" if len(running) > JOBS_NAMED else ""
-    return f"⚙ {count}: {' · '.join(named)}{more} (pod jobs)"
+    return f"⚙ {count}: {' · '.join(named)}{more} (/jobs)"

@@ -16,6 +16,7 @@ from cli.tui.notices import Notice
 from cli.tui.views import (
     children_text,
     help_text,
+    jobs_listing,
     model_text,
     pick_child,
     sessions_text,
@@ -166,14 +167,15 @@ class SlashCommands:
         pod = host.model.pod
         if view == "help":
             text = help_text()
-        elif view == "status":
+        elif view in ("status", "jobs"):
+            # Both ask the pod afresh: a job's state and size change without a status event.
             if host.link is not None and pod.connected:
                 try:
                     pod.update(await host.link.status())
                 except (ClientError, TimeoutError) as exc:
                     host.say(Notice(f"no status: {exc}", "error"))
                     return
-            text = status_text(pod)
+            text = status_text(pod) if view == "status" else jobs_listing(pod.jobs)
         elif view == "children":
             text = children_text(list(pod.children.values()))
         elif view == "model":

@@ -32,14 +32,24 @@ class StatusBar(Static):
     plain: str = ""
     """The status line as plain text (what tests read)."""
 
+    _shown: tuple[PodView, float | None] | None = None
+
     def show(self, pod: PodView, now: float | None = None) -> None:
-        """Redraw from the pod view (only when something changed: this runs per event)."""
-        text = pod.text(now)
+        """Redraw from the pod view (only when something changed: this runs per event),
+        each row fitted to the width there is (before the first layout: not yet known)."""
+        self._shown = (pod, now)
+        width = self.content_size.width or None
+        text = pod.text(now, width)
         self.set_class(pod.status == "paused", "-paused")
         self.set_class(pod.status == "running", "-running")
         if text != self.plain:
             self.plain = text
             self.update(Text(text))
+
+    def on_resize(self) -> None:
+        """Fit the rows to the new width."""
+        if self._shown is not None:
+            self.show(*self._shown)
 
 
 class NoticeLine(Static):

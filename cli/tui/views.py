@@ -1,5 +1,6 @@
-"""What the UI's own views say: ``/help``, ``/status``, ``/model``, ``/children``, ``/sessions``,
-and which child pod ``/attach NAME`` means. Plain text from plain data; the app draws it.
+"""What the UI's own views say: ``/help``, ``/status``, ``/model``, ``/jobs``, ``/children``,
+``/sessions``, and which child pod ``/attach NAME`` means. Plain text from plain data; the
+app draws it.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from cli.tui.input import SLASH_COMMANDS
 from cli.tui.pod_view import PodView
-from orchestrator.protocol import ChildData
+from orchestrator.protocol import ChildData, JobData
 
 KEYS_HELP = """\
 Keys:
@@ -77,6 +78,24 @@ def sessions_text(workspace: str) -> str:
         f"Sessions of {workspace}{more}, newest last:\n"
         + "\n".join(rows)
         + "\n`pod sessions show NAME` prints one."
+    )
+
+
+def jobs_listing(jobs: list[JobData], now_ms: int | None = None) -> str:
+    """``/jobs``: the pod's background jobs, one line each as ``pod jobs`` prints them."""
+    from cli.terminal_text import visible
+    from orchestrator.status import job_lines
+
+    if not jobs:
+        return "No background jobs (bash with background: true starts one)."
+    lines = job_lines([job.model_dump() for job in jobs], now_ms)
+    rows = [f"  {visible(line.removeprefix('job '))}" for line in lines]
+    return "\n".join(
+        [
+            "Background jobs (running ones, and the latest that ended):",
+            *rows,
+            "`pod jobs --kill ID` ends one and everything it started.",
+        ]
     )
 
 

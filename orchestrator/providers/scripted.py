@@ -337,7 +337,7 @@ def _scripted_error(reply: ScriptedReply) -> ProviderError:
 DEMO_CHUNK_CHARS = 6
 DEMO_CHUNK_DELAY_S = 0.03
 """The demo streams about 200 characters (some 50 tokens) a second, the pace of a real model:
-a reply of a few hundred characters takes 2-3 s, long enough to read along and press Ctrl-C
+a reply of a few hundred characters takes 2-3 s, long enough to read along and pause it
 mid-stream, short enough not to keep anyone waiting."""
 DEMO_SLOW_CHUNK_DELAY_S = 0.12
 """With "slowly" in the prompt: a quarter of that pace (about 50 characters a second)."""
@@ -346,6 +346,13 @@ SHORT_COMMAND = "echo 'hello from bash'; date; ls"
 """What "run a command" runs: done in milliseconds."""
 LONG_COMMAND = 'for i in $(seq 1 30); do echo "step $i of 30"; sleep 1; done'
 """What "run a long command" runs: 30 s of live output, time to pause it while it runs."""
+
+PAUSE_HINT = (
+    "Pause the turn while I stream or a command runs with your client's stop key: Ctrl-C in "
+    "pod chat and pod run, your editor's own elsewhere (Esc Esc in Toad)"
+)
+"""How the demo says to pause: what to do, then the key per client, since a reply cannot
+know which client shows it (an editor speaking ACP does not use Ctrl-C)."""
 
 _DEMO_INTRO = (
     "I am the offline scripted provider (no ANTHROPIC_API_KEY is set), not a language model. "
@@ -360,8 +367,10 @@ _DEMO_MENU = (
     "`pod chat --allow-bash` they run without asking)\n"
     '- "answer slowly" streams this reply at a quarter of the pace\n'
     '- "delegate" starts two child pods with the task tool (each a pod of its own)\n'
-    "Press Ctrl-C while I stream or a command runs to pause, then Enter to resume; "
-    "Ctrl-X cancels."
+    # A blank line ends the list: without it Markdown reads the next line as part of the last
+    # item. The demo cannot know which client shows it, so it names the key by what it does.
+    "\n"
+    f"{PAUSE_HINT}. In pod chat, Enter on an empty line then resumes it; Ctrl-X cancels."
 )
 _NO_BASH = (
     "Running a command needs the bash tool, which is off for this pod. Start the pod with it "
@@ -426,6 +435,7 @@ def demo_reply(request: ProviderRequest) -> ScriptedReply:
             first = content.splitlines()[0] if content else "(empty)"
             flag = " (error)" if block.get("is_error") else ""
             lines.append(f"- {_clipped(first, 100)}{flag}")
+        lines.append("")  # ends the list, or Markdown runs the next line into its last item
         lines.append("That is the whole tool loop: request, tool call, result, next request.")
         return _demo_text("\n".join(lines))
     files = [t for t in texts if t.startswith("[File: ") or t.startswith("[Dir: ")]
@@ -450,7 +460,12 @@ def demo_reply(request: ProviderRequest) -> ScriptedReply:
     if command is not None:
         if "bash" not in tool_names:
             return _demo_text(_NO_BASH, slow=slow)
-        what = "30 seconds; press Ctrl-C to pause it" if command == LONG_COMMAND else "a moment"
+        what = (
+            "30 seconds; pause the turn while it runs (Ctrl-C in pod chat, your client's stop "
+            "key elsewhere)"
+            if command == LONG_COMMAND
+            else "a moment"
+        )
         return _demo_text(
             f"Running a command with the bash tool; it takes {what}.",
             slow=slow,
@@ -459,7 +474,7 @@ def demo_reply(request: ProviderRequest) -> ScriptedReply:
     if _DELEGATE.search(prompt) and "task" in tool_names:
         return _demo_text(
             "Delegating two tasks to child pods with the task tool; they run at once, each "
-            "in a pod of its own (Ctrl-C pauses them all).",
+            "in a pod of its own (pausing the turn pauses them all).",
             slow=slow,
             tool_calls=[ScriptedToolCall(name="task", input=dict(task)) for task in DEMO_TASKS],
         )

@@ -165,7 +165,9 @@ class Children:
         elif result == "cancelled":
             detail = "its turn was cancelled at the child"
         report = await self._report(child, result, detail)
-        links.alert("info", "subpods", f"child {child.name}: {result}")
+        # A child that did its work is news, not a warning; one that stopped short is.
+        level = "info" if result == "finished" else "warn"
+        links.alert(level, "subpods", f"child {child.name}: {result}")
         return task_output(report)
 
     def _handle(self, call_id: str, request: ChildRequest) -> Child:

@@ -93,6 +93,6 @@ async def test_card_titles_use_the_width_there_is(
     if width == 200:  # longer than 72 characters, and whole
         assert f"allow edit_file {path}?  y once · a always · n deny" in asking
         assert answered.rstrip().endswith(f"✓ edit_file {path}: approved")
-    else:  # cut where the terminal ends, and marked
-        assert asking.rstrip().endswith("…") and len(asking) <= width
-        assert answered.rstrip().endswith("…") and len(answered) <= width
+    else:  # the path is cut, marked, so the keys and the answer stay in view
+        assert asking.rstrip().endswith("…?  y once · a always · n deny") and len(asking) <= width
+        assert answered.rstrip().endswith("…: approved") and len(answered) <= width

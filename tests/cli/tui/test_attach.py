@@ -31,7 +31,7 @@ async def test_late_attaching_ui_replays_the_same_conversation(
             assert replayed[1:] == [
                 "user: what is this",
                 "assistant: Let me read it.",
-                "tool: ⚙ read_file(path=README.md) → read_file: README.md — 3 lines",
+                "tool: ⚙ read_file(path=README.md) → README.md — 3 lines",
                 "assistant: It is a **tiny** project.",
             ]
             assert "Idle" in late.status_line

@@ -145,6 +145,9 @@ def test_pod_chat_in_a_terminal(dirs: tuple[Path, Path]) -> None:
         tmux.keys("C-c")
         screen = tmux.wait(lambda s: "Paused" in status_line(s), "Paused")
         assert "Enter to resume, type to start new turn" in flat(screen)
+        # On one row of the 80-column terminal: the status line no longer wraps.
+        (state_row,) = [row for row in screen.splitlines() if "Paused —" in row]
+        assert "Paused — Enter to resume, type to start new turn" in state_row
         assert ask(sock, "get_status")["status"] == "paused"
         tmux.keys("Enter")
         screen = tmux.wait(

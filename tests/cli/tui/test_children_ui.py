@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.tui.entries import ApprovalEntry, InfoEntry, ToolEntry
+from cli.tui.entries import AlertEntry, ApprovalEntry, InfoEntry, ToolEntry
 from cli.tui.model import ChatModel
 from cli.tui.slash_commands import ATTACH_PREFIX
 from cli.tui.views import children_text, pick_child
@@ -122,3 +122,31 @@ async def test_children_and_attach_in_the_ui(tmp_path: Path, tree_env: FakeAnthr
         await session.until_exited()
         assert session.app.return_value == f"{ATTACH_PREFIX}{child.socket}"
         await session.probe.send("cancel")
+
+
+async def test_a_child_that_finished_is_news_not_a_warning(
+    tmp_path: Path, tree_env: FakeAnthropic
+) -> None:
+    """The parent's alert about a child that did its work is info, drawn ℹ (it was ⚠)."""
+    tree = Tree(tasks=[TWO_TASKS[0]], child_tool="glob")
+    tree_env.responder = tree.respond
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with (
+        running_pod(
+            workspace,
+            tmp_path,
+            provider=fake_provider(tree_env),
+            **_config(workspace, permissions={"mode": "accept-edits"}),
+        ) as pod,
+        attach(pod) as session,
+    ):
+        await session.probe.send("run", {"input": f"{PARENT} delegate"})
+        await session.until(
+            lambda: "ℹ subpods: child t.alpha-1: finished" in session.screen,
+            "the child's outcome drawn as news",
+            timeout=60.0,  # a child pod is a process of its own: slow to start on a busy machine
+        )
+        alerts = [e for e in session.app.model.entries if isinstance(e, AlertEntry)]
+        assert [(a.level, a.message) for a in alerts] == [("info", "child t.alpha-1: finished")]
+        assert "⚠" not in session.screen

@@ -50,7 +50,7 @@ def test_a_request_is_a_card_until_it_is_resolved_then_one_line() -> None:
     assert model.waiting_elicitations() == []
     assert model.transcript() == [
         "input[accept]: ✓ MCP server a asked: Your token, please — accepted",
-        "input[withdrawn]: ✓ MCP server b (child kid) asked: Sign in — withdrawn",
+        "input[withdrawn]: ⊘ MCP server b (child kid) asked: Sign in — withdrawn",
     ]
     # One this UI never saw (answered before it attached) changes nothing.
     assert model.apply(PodEvent("elicitation_resolved", {"id": "x", "action": "decline"})) == []

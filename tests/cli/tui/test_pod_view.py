@@ -78,12 +78,12 @@ def test_the_status_line_lists_running_background_jobs() -> None:
     assert pod.text() == "p · Idle · 0↑ 0↓ tokens"
     jobs = [job(1), job(2, "exited")]
     pod.update(StatusData.model_validate({"status": "idle", "state": "idle", "jobs": jobs}))
-    assert pod.text() == "p · Idle · 0↑ 0↓ tokens\n⚙ 1 background job: j1 make target1 (pod jobs)"
+    assert pod.text() == "p · Idle · 0↑ 0↓ tokens\n⚙ 1 background job: j1 make target1 (/jobs)"
     jobs = [job(n) for n in range(1, 6)]
     pod.update(StatusData.model_validate({"status": "idle", "state": "idle", "jobs": jobs}))
     assert pod.text().endswith(
         "\n⚙ 5 background jobs: j1 make target1 · j2 make target2 · j3 make target3 · +2 more"
-        " (pod jobs)"
+        " (/jobs)"
     )
 
 

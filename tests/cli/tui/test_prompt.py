@@ -3,6 +3,9 @@ and recalling earlier prompts."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from cli.tui.input import (
@@ -29,6 +32,15 @@ from orchestrator.segments import (
 def test_every_command_parses(name: str) -> None:
     line = parse_slash(f"  /{name}  ")
     assert line is not None and line.command is not None and line.command.name == name
+
+
+def test_every_command_is_in_the_docs_table() -> None:
+    """/children and /attach were missing from docs/tui-keybindings.md; /jobs did not exist."""
+    doc = (Path(__file__).parents[3] / "docs" / "tui-keybindings.md").read_text()
+    table = doc.split("## Slash commands", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"^\| `/([a-z-]+)", table, re.M))
+    assert documented == {c.name for c in SLASH_COMMANDS}
+    assert "jobs" in documented
 
 
 def test_each_command_does_exactly_one_thing() -> None:

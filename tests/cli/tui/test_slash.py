@@ -6,8 +6,9 @@ from pathlib import Path
 
 from cli.tui.entries import InfoEntry
 from orchestrator.session import sessions_dir
+from orchestrator.status import job_lines
 from tests.cli.tui.conftest import QUICK, Session, attach, eventually_status, history_kinds
-from tests.e2e.harness import running_pod
+from tests.e2e.harness import ScriptedReply, ScriptedToolCall, running_pod
 
 
 def _infos(session: Session) -> list[str]:
@@ -24,7 +25,7 @@ async def test_help_is_answered_by_the_ui_never_by_the_model(session: Session) -
     await _command(session, "/help")
     help_text = _infos(session)[-1]
     assert "Commands (never sent to the model):" in help_text
-    for name in ("/help", "/status", "/cancel", "/sessions", "/model"):
+    for name in ("/help", "/status", "/cancel", "/sessions", "/model", "/jobs", "/children"):
         assert name in help_text
     assert "Ctrl-C" in help_text and "earlier prompts" in help_text
     assert session.app.editor.text == ""
@@ -191,3 +192,35 @@ async def test_escape_twice_on_an_empty_line_lists_the_prompts(
         await ui.pilot.press(*"draft", "escape", "escape")
         await ui.pilot.pause()
         assert ui.app.editor.text == "draft" and len(ui.app.model.entries) == count
+
+
+async def test_jobs_lists_the_background_jobs_as_pod_jobs_does(
+    workspace: Path, short_dir: Path
+) -> None:
+    """The status line points at /jobs; it lists what ``pod jobs`` lists, from a fresh status."""
+    start = ScriptedReply(
+        tool_calls=[
+            ScriptedToolCall(name="bash", input={"command": "sleep 600", "background": True})
+        ]
+    )
+    async with (
+        running_pod(workspace, short_dir, replies=[start, QUICK], allow_bash=True) as pod,
+        attach(pod) as s,
+    ):
+        await _command(s, "/jobs")
+        assert _infos(s)[-1].startswith("No background jobs")
+        await s.probe.send("run", {"input": "start one"})
+        await s.until(lambda: "(/jobs)" in s.status_line, "the status line names the job")
+        await eventually_status(s.probe, "idle")
+        await s.ui_status("idle")
+        # The bash card at 80 columns keeps the job's id in view (it showed "bash: started ba…").
+        assert any("started background job j1" in row for row in s.screen.splitlines())
+        await _command(s, "/jobs")
+        listing = _infos(s)[-1].splitlines()
+        assert listing[0].startswith("Background jobs")
+        assert listing[1].startswith("  j1 running ") and listing[1].endswith(" · sleep 600")
+        assert "pod jobs --kill ID" in listing[-1]
+        # The same line `pod jobs` prints, from the same get_status.
+        [job] = (await s.probe.status()).jobs
+        [line] = job_lines([job.model_dump()])
+        assert line.startswith("job j1 running ") and line.endswith(" · sleep 600")

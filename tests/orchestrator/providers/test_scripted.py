@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from orchestrator.providers.base import (
 )
 from orchestrator.providers.scripted import (
     LONG_COMMAND,
+    PAUSE_HINT,
     SHORT_COMMAND,
     ScriptedProvider,
     ScriptedReply,
@@ -169,6 +171,54 @@ def test_demo_streams_slowly_enough_to_interrupt() -> None:
     assert "--allow-bash" in menu and "answer slowly" in menu and "Ctrl-C" in menu
     # The default permission mode offers bash and asks: the menu must not say it needs a flag.
     assert "need bash" not in menu and "each asks before it runs" in menu
+
+
+def _blocks_after_lists(text: str) -> list[str]:
+    """The text of each list's last item, as Markdown (markdown-it, which Textual renders
+    with) reads it."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    last_items: list[str] = []
+    item: list[str] = []
+    for token in tokens:
+        if token.type == "list_item_open":
+            item = []
+        elif token.type == "inline":
+            item.append(token.content)
+        elif token.type == "bullet_list_close":
+            last_items.append(" ".join(item))
+    return last_items
+
+
+def test_demo_lists_end_before_the_next_paragraph() -> None:
+    """The menu's last item swallowed the pause hint below it (no blank line between), and
+    the tool-results list its closing sentence."""
+    menu = demo_reply(_request(_text("hello there"))).text
+    [last] = _blocks_after_lists(menu)
+    assert last.startswith('"delegate" starts two child pods') and "Pause" not in last
+    results = demo_reply(
+        _request({"type": "tool_result", "tool_use_id": "t", "content": "a\nb"}, tools=["glob"])
+    ).text
+    [last] = _blocks_after_lists(results)
+    assert last == "a" and "tool loop" in results
+
+
+@pytest.mark.parametrize(
+    "prompt", ["hello there", "run a long command", "delegate some work", "answer slowly"]
+)
+def test_demo_says_pause_and_names_the_key_per_client(prompt: str) -> None:
+    """Toad's stop key is Esc Esc: a bare "press Ctrl-C" was wrong there. The demo cannot
+    know its client, so it says what to do (pause) and which key does it where."""
+    reply = demo_reply(_request(_text(prompt), tools=["bash", "glob", "task"]))
+    text = reply.text
+    assert "Press Ctrl-C" not in text and "press Ctrl-C" not in text
+    assert "Ctrl-C pauses" not in text
+    for at in (m.start() for m in re.finditer("Ctrl-C", text)):
+        assert text[at : at + len("Ctrl-C in pod chat")] == "Ctrl-C in pod chat", text
+    assert "pause" in text.lower()
+    if prompt == "hello there":
+        assert PAUSE_HINT in text and "Esc Esc in Toad" in text
 
 
 @pytest.mark.parametrize(
