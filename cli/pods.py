@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from cli.errors import CliError
-from orchestrator.paths import UnsafePathError, open_private_log, runtime_dir, safe_pod_name
+from orchestrator.paths import (
+    UnsafePathError,
+    is_pod_name,
+    open_private_log,
+    runtime_dir,
+    safe_pod_name,
+)
 
 if TYPE_CHECKING:
     from orchestrator.acp import LaunchedPod
@@ -210,13 +216,25 @@ def live_pods() -> tuple[list[PodListing], HostStats | None]:
 
 
 def find_pod_for(workspace: Path) -> PodInfo | None:
-    """A live pod serving this workspace, if any."""
+    """A live pod serving this workspace, if any: the one under the workspace's own name
+    first, when a pod started under another name (``pod chat --name``, a fork's) serves it
+    beside it."""
     resolved = workspace.resolve()
-    for pod in list_pods():
-        # A child pod shares its parent's workspace; the workspace's pod is the parent.
-        if pod.workspace == resolved and not pod.parent and pod.alive:
-            return pod
-    return None
+    # A child pod shares its parent's workspace; the workspace's pod is the parent.
+    found = [p for p in list_pods() if p.workspace == resolved and not p.parent and p.alive]
+    usual = _usual_names(resolved)
+    return next((p for p in found if p.name in usual), found[0] if found else None)
+
+
+def find_named_pod(name: str) -> PodInfo | None:
+    """The live pod of this name (not a child pod), if any."""
+    return next((p for p in list_pods() if p.name == name and not p.parent and p.alive), None)
+
+
+def _usual_names(resolved: Path) -> set[str]:
+    """The names :func:`default_name` gives a workspace's pod (with and without the suffix)."""
+    name = safe_pod_name(resolved.name or "root")
+    return {name, f"{name[:57]}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:6]}"}
 
 
 _BOOL_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
@@ -285,10 +303,16 @@ def start_in_background(
 
 
 def spawn_pod(
-    workspace: Path, *, extra_args: list[str] | None = None, timeout_s: float = 15.0
+    workspace: Path,
+    *,
+    extra_args: list[str] | None = None,
+    timeout_s: float = 15.0,
+    name: str | None = None,
 ) -> PodInfo:
-    """Start ``pod serve`` for a workspace as a background process that outlives the caller."""
-    name = default_name(workspace)
+    """Start ``pod serve`` for a workspace as a background process that outlives the caller
+    (under ``name``, else the workspace's own name)."""
+    named = name
+    name = name or default_name(workspace)
     base = runtime_dir()
     socket = base / f"{name}.sock"
     log_path = base / f"{name}.log"
@@ -310,7 +334,7 @@ def spawn_pod(
     proc = start_in_background(args, log_path, cwd=workspace.resolve())
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        pod = find_pod_for(workspace)
+        pod = find_named_pod(named) if named else find_pod_for(workspace)
         if pod is not None:
             return pod
         if proc.poll() is not None:
@@ -343,7 +367,7 @@ def start_pod(workspace: Path, options: StartOptions, session: Path | None) -> P
     """Start the workspace's pod: in this user's ``pod host`` (started if none runs) unless
     :func:`uses_host` says otherwise; then as a ``pod serve`` process."""
     if not uses_host(workspace, options.no_host):
-        return spawn_pod(workspace, extra_args=options.serve_args(session))
+        return spawn_pod(workspace, extra_args=options.serve_args(session), name=options.name)
     return load_in_host(workspace, options, session)
 
 
@@ -387,7 +411,7 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
 
     from orchestrator.host import HostError, ask_host
 
-    name = default_name(workspace)
+    name = options.name or default_name(workspace)
     config = host_config(workspace, options, session, name=name)
     ensure_host()
     params = {
@@ -400,7 +424,7 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
         asyncio.run(ask_host("load", params))
     except HostError as exc:
         raise CliError(str(exc)) from None
-    pod = find_pod_for(workspace)
+    pod = find_named_pod(options.name) if options.name else find_pod_for(workspace)
     if pod is None:
         raise CliError(f"the pod host loaded {name} but it does not answer on its socket")
     return pod
@@ -474,6 +498,9 @@ class StartOptions:
     effort: str | None = None
     no_host: bool = False
     """Start a ``pod serve`` process for the pod even where a host would serve it."""
+    name: str | None = None
+    """The pod's name: the pod of that name is the one used (or started), beside any other
+    pod of the workspace (a fork continued while the original's pod runs)."""
 
     def settings_given(self) -> list[str]:
         """The options given that only a starting pod can apply."""
@@ -529,11 +556,15 @@ def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, l
             f"--permission-mode {options.permission_mode!r} is not a mode; "
             f"choose one of {', '.join(modes)}"
         )
+    if options.name is not None and not is_pod_name(options.name):
+        raise CliError(f"--name {options.name!r} is not a pod name (letters, digits, . _ -)")
     try:
         session = resolve_session(workspace, options.session) if options.session else None
     except SessionError as exc:
         raise CliError(str(exc)) from None
-    live = find_pod_for(workspace)
+    live = find_named_pod(options.name) if options.name else find_pod_for(workspace)
+    if live is not None and live.workspace != workspace.resolve():
+        raise CliError(f"pod {live.name} serves {live.workspace}; choose another --name")
     if live is None:
         return start_pod(workspace, options, session), []
     stop = f"stop it first with `pod shutdown {live.name}`"

@@ -2,6 +2,9 @@
 
 The new file is written whole from what this session holds on disk (its items, how its turns
 ended, its title), so the two sessions share nothing from then on. The original is untouched.
+It is a session of the folder it belongs to: this pod's workspace, or the copy of it that
+``pod fork --worktree`` made (stored with that folder's sessions, so ``pod sessions ls`` and
+``pod run`` there find it).
 Workspace checkpoints stay with the session that took them: the fork rewinds its
 conversation, and restores files only to checkpoints it takes itself.
 """
@@ -13,7 +16,13 @@ from pathlib import Path
 from orchestrator.history import Item, UserMessage
 from orchestrator.protocol import ForkedData
 from orchestrator.rewind import RewindError
-from orchestrator.session import SessionWriter, load_session, new_session_path, rewound
+from orchestrator.session import (
+    SessionError,
+    SessionWriter,
+    load_session,
+    new_session_path,
+    rewound,
+)
 from orchestrator.transcript import Transcript
 
 
@@ -28,6 +37,19 @@ def fork_items(transcript: Transcript, at: int | None) -> list[Item]:
     if not any(isinstance(i, UserMessage) and i.seq == at for i in items):
         raise RewindError(f"cannot fork at {at}: it is not a user message of the conversation")
     return rewound(items, at)
+
+
+def fork_workspace(requested: str | None, own: Path) -> Path:
+    """The folder a fork belongs to: ``requested`` (an absolute path to a folder, such as the
+    copy ``pod fork --worktree`` made), else the forking pod's ``own`` workspace. Its session
+    is stored where that folder's sessions are looked up (``pod sessions ls``, ``pod run``
+    there), so the path is resolved as they resolve it. SessionError when it is no folder."""
+    if requested is None:
+        return own
+    path = Path(requested)
+    if not path.is_absolute() or not path.is_dir():
+        raise SessionError(f"the fork's workspace {requested} is not an absolute path to a folder")
+    return path.resolve()
 
 
 def write_fork(

@@ -17,7 +17,7 @@ from typing import Any
 from statemachine.exceptions import TransitionNotAllowed
 
 from orchestrator.controller import Controller
-from orchestrator.fork import fork_items, write_fork
+from orchestrator.fork import fork_items, fork_workspace, write_fork
 from orchestrator.history import SystemMessage
 from orchestrator.jobs import JobError
 from orchestrator.notes import NotesFull
@@ -180,10 +180,16 @@ class Methods:
     async def _write_fork(
         self, items: list[Any], source: Path, params: ForkParams, request_id: Any, reply: Reply
     ) -> None:
-        workspace = self.controller.config.workspace
+        own = self.controller.config.workspace
         try:
             forked = await off_loop(
-                lambda: write_fork(items, source, workspace, at=params.at, title=params.name)
+                lambda: write_fork(
+                    items,
+                    source,
+                    fork_workspace(params.workspace, own),
+                    at=params.at,
+                    title=params.name,
+                )
             )
         except (SessionError, OSError) as exc:
             self._refuse(reply, request_id, f"no fork: {exc}")

@@ -124,9 +124,9 @@ def _chat_on(
     starting = [new, session is not None, continue_, no_host]
     if any(starting) or any(value is not None for value in settings):
         raise CliError(
-            "--socket talks to a pod that runs: --new, --session, --continue, --no-host and "
-            "the model, provider, permission, thinking and effort options only apply to a pod "
-            "`pod chat` starts"
+            "--socket talks to a pod that runs: --new, --session, --continue, --no-host, --name "
+            "and the model, provider, permission, thinking and effort options only apply to a "
+            "pod `pod chat` starts"
         )
     from cli.tui.launch import run_ui
 
@@ -164,6 +164,14 @@ def register(app: typer.Typer) -> None:
                 "as `pod fleet add` prints it); nothing is started.",
             ),
         ] = None,
+        name: Annotated[
+            str | None,
+            typer.Option(
+                help="The pod of this name, started under it if none runs: a second pod in "
+                "the workspace, beside the one already there (to continue a fork).",
+                show_default=False,
+            ),
+        ] = None,
     ) -> None:
         """Chat with the pod of a workspace in a terminal UI (starting the pod if needed).
 
@@ -179,7 +187,8 @@ def register(app: typer.Typer) -> None:
             )
         if socket is not None:
             _chat_on(socket, new=new, session=session, continue_=continue_, no_host=no_host,
-                     settings=[model, provider, allow_bash, permission_mode, thinking, effort])  # fmt: skip
+                     settings=[model, provider, allow_bash, permission_mode, thinking, effort,
+                               name])  # fmt: skip
             return
         options = StartOptions(
             new=new,
@@ -191,6 +200,7 @@ def register(app: typer.Typer) -> None:
             thinking=thinking,
             effort=effort,
             no_host=no_host,
+            name=name,
         )
         pod, notices = connect_or_start(workspace, options)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import shutil
 import subprocess
 import sys
@@ -158,20 +159,53 @@ def register(app: typer.Typer) -> None:
             params["at"] = at
         if name is not None:
             params["name"] = name
+        copy = worktree.resolve() if worktree is not None else None
 
         async def body(client: PodClient) -> dict[str, Any]:
+            source = Path((await client.status()).workspace)  # the pod's, wherever this runs
+            if copy is not None:
+                # The copy first, so the fork is written as a session of the copy: listed by
+                # `pod sessions ls` there and continued by `pod run` or `pod chat` there.
+                copy_workspace(source, copy)
+                params["workspace"] = str(copy)
             reply = await client.request("fork", params)
             if isinstance(reply.payload, ErrorData):
+                if copy is not None:
+                    remove_copy(source, copy)
                 raise CliError(f"{reply.payload.code}: {reply.payload.message}")
             return reply.data
 
         forked = with_client(_socket(target, socket, workspace), body)
         typer.echo(f"forked: session {forked['session']} ({forked['items']} items)")
-        place = Path(forked["workspace"])  # the pod's, wherever this command runs
-        if worktree is not None:
-            place = copy_workspace(place, worktree.resolve())
-            typer.echo(f"workspace copy: {place}")
-        typer.echo(f"continue it with: pod chat --workspace {place} --session {forked['path']}")
+        if copy is not None:
+            typer.echo(f"workspace copy: {copy}")
+        typer.echo(f"continue it with: {continue_fork(forked, beside=copy is None)}")
+
+
+def continue_fork(forked: dict[str, Any], *, beside: bool) -> str:
+    """The command that continues a fork (``forked``: the ``forked`` reply's data).
+
+    ``beside``: the fork shares the workspace with the pod that forked, which still runs
+    there on the original session, so a plain ``pod chat --session`` would be refused
+    (another session's pod runs here): the fork gets a pod of its own name beside it. In a
+    copy of its own (``--worktree``) no pod runs yet, and the workspace's name will do.
+    """
+    from orchestrator.paths import safe_pod_name
+
+    place = Path(forked["workspace"])
+    session = str(forked["session"])
+    command = f"pod chat --workspace {shlex.quote(str(place))} --session {session}"
+    if beside:
+        command += f" --name {safe_pod_name(f'{place.name}-{session}')}"
+    return command
+
+
+def remove_copy(source: Path, dest: Path) -> None:
+    """Undo :func:`copy_workspace` after a fork that failed: the worktree (and the source
+    repository's record of it) or the copied folder."""
+    if (dest / ".git").is_file():
+        _git(source, "worktree", "remove", "--force", str(dest))
+    shutil.rmtree(dest, ignore_errors=True)
 
 
 def copy_workspace(source: Path, dest: Path) -> Path:

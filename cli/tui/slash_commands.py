@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from cli.commands.rewind import preview_text
+from cli.commands.rewind import continue_fork, preview_text
 from cli.tui.host import AppHost
 from cli.tui.input import SlashLine, rewind_argument
 from cli.tui.notices import Notice
@@ -152,13 +152,10 @@ class SlashCommands:
         if isinstance(reply.payload, ErrorData):
             host.say(Notice(reply.payload.message, "error"))
             return
+        # This pod goes on running here on its own session: the fork needs a pod of its own.
+        again = continue_fork(reply.data, beside=True)
         await host.draw(
-            [
-                host.model.info(
-                    f"Forked: session {reply.data['session']}. Continue it with: pod chat "
-                    f"--session {reply.data['path']}"
-                )
-            ]
+            [host.model.info(f"Forked: session {reply.data['session']}. Continue it with: {again}")]
         )
         host.conversation.follow()
 

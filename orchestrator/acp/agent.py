@@ -141,7 +141,10 @@ class PodAgent:
         """``session/fork``: a new session holding this one's conversation, in a pod of its
         own; the original goes on untouched."""
         source = self._session(session_id)
-        reply = await source.client.request("fork", {})
+        # The fork is a session of the folder its pod serves (the editor's cwd), so it is
+        # found there again (`pod sessions ls`, session/load), wherever the original runs.
+        params = {"workspace": str(Path(cwd).resolve())} if Path(cwd).is_absolute() else {}
+        reply = await source.client.request("fork", params)
         if reply.event == "error":
             raise RequestError.invalid_request({"message": str(reply.data.get("message"))})
         forked = await self._open(

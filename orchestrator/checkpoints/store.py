@@ -622,8 +622,13 @@ class CheckpointStore:
                     want[path] = None
         else:
             resolved = self._first_sightings(target, unknown, head=head)
+            folders = _folders(want)
             for path in unknown:
-                if path in resolved:
+                if path in folders:
+                    # A folder at the target: whatever stands at its name now (a link, a
+                    # file) came since, so it goes and the folder's files come back.
+                    want[path] = None
+                elif path in resolved:
                     want[path] = resolved[path]
                 else:
                     left[path] = LeftAlone(
@@ -636,7 +641,7 @@ class CheckpointStore:
         for path, entry in sorted(want.items()):
             if entry is None or have.get(path) == entry:
                 continue
-            occupied = path not in have and os.path.lexists(self.workspace / path)
+            occupied = path not in have and self._lexists_here(path)
             if occupied and not self._empties(path, going):
                 left[path] = self._untracked_reason(path, too_large_now)
                 continue
@@ -701,6 +706,20 @@ class CheckpointStore:
             if any(f"{base}/{name}" not in going for name in names):
                 return False
         return True
+
+    def _lexists_here(self, path: str) -> bool:
+        """Whether something stands at ``path`` itself, looked for without following a link
+        above it: beyond a link is outside the workspace (or elsewhere in it), and what is
+        there never stands in the way (:meth:`_blocker` decides about the link)."""
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            try:
+                st = os.lstat(self.workspace / "/".join(parts[:depth]))
+            except (FileNotFoundError, NotADirectoryError):
+                return False
+            if not stat.S_ISDIR(st.st_mode):
+                return False
+        return os.path.lexists(self.workspace / path)
 
     def _blocker(self, path: str, going: set[str]) -> str | None:
         """A parent of ``path`` that is a file or a link and stays: writing would fail."""
@@ -959,6 +978,15 @@ def _relative_to(path: Path, root: Path) -> str | None:
         return None
     text = rel.as_posix()
     return None if text == "." else text
+
+
+def _folders(entries: Iterable[str]) -> set[str]:
+    """Every folder above the given paths (``a`` and ``a/b`` for ``a/b/c``)."""
+    found: set[str] = set()
+    for path in entries:
+        parts = path.split("/")
+        found.update("/".join(parts[:depth]) for depth in range(1, len(parts)))
+    return found
 
 
 def _self_and_parents(path: str) -> Iterator[str]:

@@ -270,7 +270,8 @@ class ForkedData(_Data):
     """Its name, as ``pod sessions ls`` and ``--session`` take it."""
     path: str
     workspace: str
-    """The workspace of the pod that forked (the fork's sessions are listed with it)."""
+    """The workspace the fork belongs to: its session is listed with that folder's sessions
+    (the forking pod's own, unless ``fork`` named another)."""
     at: int | None = None
     """It holds what came before this user message (None: all of it)."""
     items: int = 0

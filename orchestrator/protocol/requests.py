@@ -152,6 +152,10 @@ class ForkParams(_Params):
     """The ``seq`` of a user message: the fork holds what came before it; absent: everything."""
     name: str | None = Field(default=None, max_length=200)
     """A title for the new session."""
+    workspace: str | None = Field(default=None, min_length=1, max_length=4096)
+    """An absolute path: the folder the fork belongs to (its own copy of the workspace, as
+    ``pod fork --worktree`` makes), so its session is stored and listed with that folder's;
+    absent: this pod's workspace."""
 
 
 class KillJobParams(_Params):

@@ -397,3 +397,20 @@ async def test_session_fork_opens_the_conversation_in_a_pod_of_its_own(
     texts = lambda path: [i.text for i in load_session(path).items if i.kind == "user_message"]  # noqa: E731
     assert texts(fork_file) == ["the first idea", "another way"]
     assert texts(original) == ["the first idea", "the original goes on"]
+
+
+async def test_session_fork_in_another_folder_is_a_session_of_that_folder(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    async with acp_agent(env, "--provider", "scripted") as (conn, _client, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[_text("the first idea")])
+        forked = await conn.fork_session(session_id=sid, cwd=str(other), mcp_servers=[])
+        await conn.prompt(session_id=forked.session_id, prompt=[_text("over there")])
+    [fork_file] = list(Path(env["XDG_STATE_HOME"]).rglob(f"{forked.session_id}.jsonl"))
+    # Stored with the other folder's sessions, where `pod sessions ls` there looks.
+    assert fork_file.parent.name.startswith("other-")
+    assert load_session(fork_file).header.workspace == str(other.resolve())

@@ -62,11 +62,46 @@ def test_fork_with_a_worktree_keeps_the_two_apart(
     assert (copy / "new.txt").read_text() == "untracked\n"
     (copy / "new.txt").write_text("changed in the fork\n")
     assert (workspace / "new.txt").read_text() == "untracked\n"
-    sessions = pod(env, "sessions", "ls", "--workspace", str(workspace), "--json")
-    rows = json.loads(sessions.stdout)
-    [fork] = [row for row in rows if row.get("forked_from")]
+    # The fork is a session of the worktree, forked from one of the original workspace's.
+    [fork] = json.loads(pod(env, "sessions", "ls", "--workspace", str(copy), "--json").stdout)
     assert fork["title"] == "other way"
+    rows = json.loads(pod(env, "sessions", "ls", "--workspace", str(workspace), "--json").stdout)
     assert fork["forked_from"] in {row["name"] for row in rows}
+
+
+def test_a_fork_with_a_worktree_is_a_session_of_the_worktree(
+    env: dict[str, str], served: Path, workspace: Path, tmp_path: Path
+) -> None:
+    # A folder that is no git repository: the copy is a plain copy.
+    assert pod(env, "run", "remember the word tangerine", "--socket", str(served)).returncode == 0
+    copy = tmp_path / "fork-ws"
+    done = pod(env, "fork", "--worktree", str(copy), "--socket", str(served))
+    assert done.returncode == 0, done.stderr
+    fork = done.stdout.split("forked: session ", 1)[1].split()[0]
+
+    listed = pod(env, "sessions", "ls", "--workspace", str(copy), "--json")
+    assert listed.returncode == 0, listed.stderr
+    [row] = json.loads(listed.stdout)
+    assert row["name"] == fork and row["forked_from"] and row["turns"] == 1
+    original = json.loads(
+        pod(env, "sessions", "ls", "--workspace", str(workspace), "--json").stdout
+    )
+    assert fork not in {r["name"] for r in original}
+    # No pod runs in the copy yet: its own name will do there.
+    assert f"continue it with: pod chat --workspace {copy} --session {fork}\n" in done.stdout
+
+    assert pod(env, "shutdown", "--socket", str(served)).returncode == 0
+    # As after a restart: nothing runs, and `pod run` in the copy continues the fork.
+    again = pod(env, "run", "which word?", "--workspace", str(copy), "--no-host")
+    assert again.returncode == 0, again.stderr
+    history = pod(env, "history", "--workspace", str(copy), "--json")
+    assert history.returncode == 0, history.stderr
+    assert [i["text"] for i in json.loads(history.stdout) if i["kind"] == "user_message"] == [
+        "remember the word tangerine",
+        "which word?",
+    ]
+    status = json.loads(pod(env, "status", "--workspace", str(copy), "--json").stdout)
+    assert Path(status["session"]).stem == fork
 
 
 def test_the_preview_counts_lines_and_shows_a_named_path_escaped() -> None:

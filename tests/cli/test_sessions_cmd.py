@@ -218,3 +218,33 @@ def test_sessions_ls_never_cuts_a_name_and_drops_columns_before_the_title(width:
         assert [cells[3] for cells in body] == ["12", "3"]
     if width == 160:
         assert body[0][1] == title and body[0][4] == "2026-11-24 18:15"
+
+
+def test_a_fork_is_continued_beside_the_pod_that_forked_by_the_printed_command(
+    env: dict[str, str], workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shlex
+
+    _ok(pod(env, "run", "remember the word tangerine", "--workspace", str(workspace)))
+    done = _ok(pod(env, "fork", "--workspace", str(workspace)))
+    printed = done.stdout.split("continue it with: ", 1)[1].strip()
+    words = shlex.split(printed)
+    assert words[:2] == ["pod", "chat"] and words[2:4] == ["--workspace", str(workspace)]
+    options = dict(zip(words[2::2], words[3::2], strict=True))
+    fork, name = options["--session"], options["--name"]
+
+    # What `pod chat` does with those options before its UI starts, while the first pod runs.
+    monkeypatch.setenv("XDG_RUNTIME_DIR", env["XDG_RUNTIME_DIR"])
+    monkeypatch.setenv("XDG_STATE_HOME", env["XDG_STATE_HOME"])
+    first = connect_or_start(workspace, StartOptions())[0]
+    beside, notices = connect_or_start(workspace, StartOptions(session=fork, name=name))
+    assert notices == [] and beside.name == name and beside.socket != first.socket
+    assert Path(beside.session) == sessions_dir(workspace) / f"{fork}.jsonl"
+    # The workspace's pod is still the first one; the fork's is reached by its name.
+    assert _prompts(env, workspace) == ["remember the word tangerine"]
+    status = json.loads(_ok(pod(env, "status", name, "--json")).stdout)
+    assert Path(status["session"]).stem == fork != Path(first.session).stem
+    again, _ = connect_or_start(workspace, StartOptions(session=fork, name=name))
+    assert again.socket == beside.socket  # the pod of that name, not a third
+    with pytest.raises(CliError, match=f"pod {name} serves {workspace}"):
+        connect_or_start(workspace.parent, StartOptions(name=name))

@@ -216,3 +216,29 @@ async def test_a_restore_that_fails_says_the_files_may_be_partly_restored(
         await c.wait_for("status", status="idle")
         assert (await c.request("get_history")).data["items"] == items  # the conversation stays
         await c.close()
+
+
+async def test_a_folder_bash_replaced_by_a_link_out_comes_back_and_nothing_outside_changes(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    # Where the link leads there are files of the same names as the folder held.
+    outside = tmp_path / "outside"
+    (outside / "src").mkdir(parents=True)
+    (outside / "src" / "app.py").write_text("outside's own\n")
+    (outside / "keep.txt").write_text("outside\n")
+    outside_before = tree(outside)
+    swap = call("bash", command=f"rm -rf src && ln -s {outside / 'src'} src")
+    replies = [ScriptedReply(tool_calls=[swap]), ScriptedReply(text="linked")]
+    async with running_pod(workspace, short_dir, replies=replies, allow_bash=True) as pod:
+        c = await pod.client()
+        before = tree(workspace)
+        await run(c, "swap the folder for a link")
+        assert (workspace / "src").is_symlink()
+        [first] = prompts((await c.request("get_history")).data["items"])
+        await c.send("rewind", {"to": first, "restore": "code"})
+        done = await c.wait_for("rewound")
+        files = done.data["files"]
+        assert (files["restored"], files["deleted"], files["left"]) == (["src/app.py"], ["src"], {})
+        assert not (workspace / "src").is_symlink() and tree(workspace) == before
+        assert tree(outside) == outside_before
+        await c.close()

@@ -227,6 +227,31 @@ async def test_a_fork_continues_on_its_own(workspace: Path, short_dir: Path) -> 
     assert loaded.header.model_extra == {"forked_from": str(original), "forked_at": second}
 
 
+async def test_a_fork_into_another_folder_is_a_session_of_that_folder(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    from orchestrator.session import sessions_dir
+
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    async with running_pod(workspace, short_dir, replies=[ScriptedReply(text="a")]) as pod:
+        c = await pod.client()
+        await run(c, "one")
+        for bad in ("relative/path", str(tmp_path / "missing"), str(workspace / "README.md")):
+            refused = await c.request("fork", {"workspace": bad})
+            assert refused.event == "error" and "no fork: " in refused.data["message"], bad
+        reply = await c.request("fork", {"workspace": str(copy)})
+        assert reply.event == "forked", reply.data
+        assert reply.data["workspace"] == str(copy.resolve())
+        assert Path(reply.data["path"]).parent == sessions_dir(copy)
+        await c.close()
+    loaded = load_session(Path(reply.data["path"]))
+    assert loaded.header.workspace == str(copy.resolve())
+    assert [i.text for i in loaded.items if isinstance(i, UserMessage)] == ["one"]
+    originals = [load_session(p).header for p in sessions_dir(workspace).glob("*.jsonl")]
+    assert [h.model_extra for h in originals] == [{}]  # the original only; no fork there
+
+
 async def test_the_first_request_after_a_rewind_reads_the_cache(
     workspace: Path, short_dir: Path, fake: FakeAnthropic
 ) -> None:

@@ -169,9 +169,15 @@ async def test_fork_makes_a_session_and_says_how_to_continue(
         await eventually_status(ui.probe, "idle")
         await _command(ui, "/fork try B")
         said = _infos(ui)[-1]
-        assert said.startswith("Forked: session ") and "pod chat --session " in said
-        path = Path(said.split("--session ", 1)[1].strip())
-        assert path.is_file() and path.parent == sessions_dir(pod.config.workspace)
+        assert said.startswith("Forked: session ")
+        # This pod still runs on its own session: the fork is continued by a pod of its own
+        # (the command is run for real in tests/cli/tui/test_fork_pty.py).
+        command = said.split("Continue it with: ", 1)[1].split()
+        assert command[:3] == ["pod", "chat", "--workspace"]
+        assert command[3] == str(pod.config.workspace.resolve())
+        assert command[4] == "--session" and command[6] == "--name"
+        path = sessions_dir(pod.config.workspace) / f"{command[5]}.jsonl"
+        assert path.is_file() and command[7] == f"{pod.config.workspace.name}-{command[5]}"
 
 
 async def test_escape_twice_on_an_empty_line_lists_the_prompts(

@@ -228,6 +228,32 @@ def test_a_link_leading_out_is_never_followed(
     assert os.readlink(workspace / "escape") == str(outside)
 
 
+@pytest.mark.parametrize("over_budget", [False, True])
+def test_a_folder_replaced_by_a_link_out_comes_back_and_nothing_outside_changes(
+    tmp_path: Path, workspace: Path, store: CheckpointStore, over_budget: bool
+) -> None:
+    # The link leads to a folder holding files of the same names as the folder had: they
+    # are outside, so they neither stand in the way nor get written.
+    outside = tmp_path / "outside"
+    (outside / "pkg").mkdir(parents=True)
+    (outside / "app.py").write_text("outside's own\n")
+    (outside / "pkg" / "util.py").write_text("outside's util\n")
+    outside_before = state(outside)
+    tracked = ["src/app.py", "src/pkg/util.py"]
+    checkpoint = store.snapshot(only=tracked if over_budget else None)
+    shutil.rmtree(workspace / "src")
+    os.symlink(outside, workspace / "src")
+
+    plan = store.restore(checkpoint.id, only=[*tracked, "src"] if over_budget else None)
+
+    assert state(outside) == outside_before
+    assert plan.restore == tracked and plan.delete == ["src"]
+    assert not any(left.path.startswith("src") for left in plan.left)
+    assert (workspace / "src").is_dir() and not (workspace / "src").is_symlink()
+    assert (workspace / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+    assert (workspace / "src" / "pkg" / "util.py").read_text() == "X = 1\nY = 2\n"
+
+
 def test_an_untracked_file_in_the_way_of_a_folder_is_left_and_named(
     workspace: Path, store: CheckpointStore
 ) -> None:
