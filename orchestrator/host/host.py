@@ -151,6 +151,8 @@ class Host:
     _control: asyncio.Server | None = None
     _sweeper: asyncio.Task[None] | None = None
     _release: asyncio.TimerHandle | None = None
+    _connections: dict[asyncio.StreamWriter, asyncio.Task[Any]] = field(default_factory=dict)
+    """Open control connections (``pod acp``'s among them) and the tasks serving them."""
 
     def _release_soon(self) -> None:
         """Free what evicted pods held, once for a burst of evictions: a second after the
@@ -216,6 +218,7 @@ class Host:
         slots = list(self.slots.values())
         await asyncio.gather(*(slot.shutdown() for slot in slots), return_exceptions=True)
         self.slots.clear()
+        await self._end_connections()
         with contextlib.suppress(OSError):
             self.registry_path.unlink()
         for sig in STOP_SIGNALS:
@@ -234,6 +237,17 @@ class Host:
                 await slot.shutdown()
             await slot.unbind()
         self.slots.clear()
+        await self._end_connections()
+
+    async def _end_connections(self) -> None:
+        """Close the open control connections and let their tasks end on their own: a task
+        still waiting on one when the loop stops is cancelled, and asyncio's stream callback
+        (3.11) logs that cancellation as a traceback in host.log."""
+        for writer in list(self._connections):
+            writer.close()
+        tasks = list(self._connections.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=10.0)
 
     # -- pods --------------------------------------------------------------------------------
 
@@ -421,6 +435,9 @@ class Host:
             return
         owned: list[PodSlot] = []
         """Pods this connection loaded with ``owned``: they end with it."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections[writer] = task
         try:
             while line := await reader.readline():
                 reply = await self._answer(line, owned)
@@ -431,6 +448,7 @@ class Host:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._connections.pop(writer, None)
             writer.close()
             if owned:  # the owner is gone, however it ended (a kill -9 included)
                 await self.shut_down(owned)
