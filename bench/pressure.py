@@ -1,7 +1,7 @@
 """A pod under pressure from clients that never read: its memory and another client's latency.
 
 A real pod process (``pod serve``, scripted provider, a session of ``HISTORY_ITEMS`` items)
-runs a ``bash`` command that prints a lot; ``clients`` clients connect, each asks for the
+runs ``bash`` commands that print a lot, round after round; ``clients`` clients connect, each asks for the
 history ``HISTORY_REQUESTS`` times in one write and never reads a byte, so everything the pod
 sends them piles up until the bounds of ``orchestrator/server.py`` drop them. Meanwhile one more client asks
 ``get_status`` every 50 ms (on a schedule, whether the last was answered or not) and reads
@@ -37,8 +37,11 @@ from bench._common import (
 
 NAME = "pressure"
 CLIENTS = 30
-OUTPUT_MB = 600
-QUICK_OUTPUT_MB = 200
+ROUNDS = 20
+QUICK_ROUNDS = 8
+ROUND_MB = 8
+"""Each round a ``bash`` command prints this much; the first 4 MiB of it is streamed to the
+clients (``RETAINED_OUTPUT_BYTES``), so the silent clients are sent some 4 MB a round."""
 HISTORY_ITEMS = 6_000
 HISTORY_REQUESTS = 40
 AFTER_S = 6.0
@@ -55,13 +58,11 @@ def _status_kb(pid: int, key: str) -> int:
     return 0
 
 
-def _script(path: Path, output_mb: int) -> None:
+def _script(path: Path, rounds: int) -> None:
     # 1,000-byte lines, as a chatty build prints them.
-    command = f"yes {'x' * 999} | head -c {output_mb * 1_000_000}; echo printed"
-    replies = [
-        {"tool_calls": [{"name": "bash", "input": {"command": command, "timeout_s": 600}}]},
-        {"text": "done"},
-    ]
+    command = f"yes {'x' * 999} | head -c {ROUND_MB * 1_000_000}; echo printed"
+    call = {"tool_calls": [{"name": "bash", "input": {"command": command, "timeout_s": 600}}]}
+    replies = [call] * rounds + [{"text": "done"}]
     path.write_text(json.dumps({"replies": replies}))
 
 
@@ -75,15 +76,15 @@ async def _wait_socket(path: Path, proc: subprocess.Popen[bytes]) -> None:
         await asyncio.sleep(0.05)
 
 
-async def measure(root: Path, output_mb: int, clients: int) -> dict[str, Any]:
-    """Serve a pod, flood ``clients`` silent clients with ``output_mb`` MB, measure."""
+async def measure(root: Path, rounds: int, clients: int) -> dict[str, Any]:
+    """Serve a pod, flood ``clients`` silent clients for ``rounds`` rounds, measure."""
     from orchestrator.client import PodClient
     from orchestrator.server import CLIENTS_MAX_QUEUED_BYTES
 
     workspace = root / "ws"
     workspace.mkdir(exist_ok=True)
     script = root / "script.json"
-    _script(script, output_mb)
+    _script(script, rounds)
     session = root / "session.jsonl"
     write_session(session, history_items(HISTORY_ITEMS), workspace=workspace)
     sock = root / "s" / "pod.sock"
@@ -174,7 +175,8 @@ async def measure(root: Path, output_mb: int, clients: int) -> dict[str, Any]:
     growth_mb = (max(peak_kb, hwm_kb) - base_kb) / 1024
     return {
         "clients": clients,
-        "output_mb": output_mb,
+        "rounds": rounds,
+        "output_mb": rounds * ROUND_MB,
         "history_requests_per_client": HISTORY_REQUESTS,
         "history_reply_mb": history_mb,
         "turn_result": result,
@@ -203,9 +205,9 @@ def _closed(s: socket.socket) -> bool:
 
 
 def run(quick: bool) -> Result:
-    output_mb = QUICK_OUTPUT_MB if quick else OUTPUT_MB
+    rounds = QUICK_ROUNDS if quick else ROUNDS
     with scratch_workspace("pp") as root:
-        figures = asyncio.run(measure(root, output_mb, CLIENTS))
+        figures = asyncio.run(measure(root, rounds, CLIENTS))
     status = figures["get_status"]
     table = [
         row(
@@ -230,7 +232,8 @@ def run(quick: bool) -> Result:
         "quick": quick,
         "params": {
             "clients": CLIENTS,
-            "output_mb": output_mb,
+            "rounds": rounds,
+            "round_mb": ROUND_MB,
             "history_items": HISTORY_ITEMS,
             "history_requests": HISTORY_REQUESTS,
         },
