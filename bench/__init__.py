@@ -22,6 +22,7 @@ BENCHMARKS: tuple[str, ...] = (
     "mcp",
     "subpods",
     "host",
+    "pressure",
     "peers",
 )
 """Module names under ``bench``, in the order ``python -m bench`` runs them."""

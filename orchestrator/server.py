@@ -53,6 +53,12 @@ DROP_GRACE_S = 5.0
 client that never reads would otherwise keep what was in flight to it for ever)."""
 
 _READ_CHUNK = 64 * 1024
+_READ_PAUSE_BYTES = 1024 * 1024
+"""A client's requests are read only while the pod holds less than this for it: one that does
+not read what it asked for gets no more work done for it (its next requests wait in its socket,
+costing the pod nothing), instead of its replies being built, queued and dropped. Thirty clients
+asking for a long history forty times each without reading grew the pod by hundreds of MB
+and kept the loop busy for seconds, building replies only to drop them."""
 _BATCH_BYTES = 1024 * 1024
 """Queued lines joined into one write; a single longer line is written alone."""
 
@@ -100,6 +106,8 @@ class _Client:
     in_flight: int = 0
     """Bytes handed to the transport and not yet drained."""
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    room: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when what the pod holds for this client went down (its requests may be read)."""
     closing: bool = False
     """Deliver what is queued, then close."""
     dropped: bool = False
@@ -134,6 +142,13 @@ class _Client:
         """What was in flight reached the peer's socket."""
         self.budget.held -= self.in_flight
         self.in_flight = 0
+        self.room.set()
+
+    async def wait_for_room(self) -> None:
+        """Until the pod holds at most ``_READ_PAUSE_BYTES`` for this client (or drops it)."""
+        while self.held_bytes > _READ_PAUSE_BYTES and not (self.dropped or self.closing):
+            self.room.clear()
+            await self.room.wait()
 
     def drop(self, why: str) -> None:
         """Disconnect now and release everything queued for this client."""
@@ -157,6 +172,7 @@ class _Client:
         transport.close()
         asyncio.get_running_loop().call_later(DROP_GRACE_S, transport.abort)
         self.wake.set()
+        self.room.set()
 
     def close_when_flushed(self) -> None:
         self.closing = True
@@ -242,6 +258,13 @@ class PodServer:
         if self._clients:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._all_gone(), timeout=2.0)
+        # A client that never reads never flushes: cut it, so that no task of its is left to
+        # be cancelled with the loop (logged as a traceback).
+        for client in list(self._clients):
+            client.writer.transport.abort()
+        if self._clients:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._all_gone(), timeout=2.0)
         with contextlib.suppress(OSError):
             st = os.lstat(self.path)
             if (st.st_dev, st.st_ino) == self._identity:
@@ -307,6 +330,9 @@ class PodServer:
                     self._reject(client, f"line longer than {self.max_line_bytes} bytes")
                     continue
                 if line.strip():
+                    await client.wait_for_room()
+                    if client.dropped or client.closing:
+                        return
                     self._dispatch(line, client)
 
     def _reject(self, client: _Client, message: str, request_id: object = None) -> None:
@@ -348,7 +374,14 @@ class PodServer:
         except (ConnectionError, OSError):
             pass
         finally:
+            # Nothing more reaches this client (it closed, or its socket failed): what is
+            # queued for it is released, and its requests are no longer read.
             client.drained()
+            client.closing = True
+            client.budget.held -= client.queued_bytes
+            client.lines.clear()
+            client.queued_bytes = 0
+            client.room.set()
             with contextlib.suppress(Exception):
                 writer.close()
 

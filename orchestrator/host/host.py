@@ -156,6 +156,8 @@ class Host:
     _control: asyncio.Server | None = None
     _sweeper: asyncio.Task[None] | None = None
     _release: asyncio.TimerHandle | None = None
+    _connections: dict[asyncio.StreamWriter, asyncio.Task[Any]] = field(default_factory=dict)
+    """Open control connections (``pod acp``'s among them) and the tasks serving them."""
 
     def _release_soon(self) -> None:
         """Free what evicted pods held, once for a burst of evictions: a second after the
@@ -243,6 +245,7 @@ class Host:
             with contextlib.suppress(OSError):
                 self.registry_path.unlink()
         self.slots.clear()
+        await self._end_connections()
         for sig in STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 asyncio.get_running_loop().remove_signal_handler(sig)
@@ -259,6 +262,17 @@ class Host:
                 await slot.shutdown()
             await slot.unbind()
         self.slots.clear()
+        await self._end_connections()
+
+    async def _end_connections(self) -> None:
+        """Close the open control connections and let their tasks end on their own: a task
+        still waiting on one when the loop stops is cancelled, and asyncio's stream callback
+        (3.11) logs that cancellation as a traceback in host.log."""
+        for writer in list(self._connections):
+            writer.close()
+        tasks = list(self._connections.values())
+        if tasks:
+            await asyncio.wait(tasks, timeout=10.0)
 
     # -- pods --------------------------------------------------------------------------------
 
@@ -442,6 +456,9 @@ class Host:
             return
         owned: list[PodSlot] = []
         """Pods this connection loaded with ``owned``: they end with it."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections[writer] = task
         try:
             while line := await reader.readline():
                 reply = await self._answer(line, owned)
@@ -452,6 +469,7 @@ class Host:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._connections.pop(writer, None)
             writer.close()
             if owned:  # the owner is gone, however it ended (a kill -9 included)
                 await self.shut_down(owned)

@@ -160,7 +160,7 @@ class McpServer:
         try:
             return await task
         except InputDeclined as exc:
-            return self._decline_input(params, str(exc))
+            return self._decline_input(params, str(exc), say=not exc.quiet)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
@@ -183,11 +183,14 @@ class McpServer:
             tool = self._calling[0]
         return wire_name(self.name, tool) if tool is not None else None
 
-    def _decline_input(self, params: types.ElicitRequestParams, why: str) -> types.ElicitResult:
+    def _decline_input(
+        self, params: types.ElicitRequestParams, why: str, *, say: bool = True
+    ) -> types.ElicitResult:
         reply = declined(why)
-        self.alert(
-            "info", f"MCP server {self.name} asked for input: {params.message!r}; {reply.why}"
-        )
+        if say:  # else said already for this burst: a flood of alerts is a flood of events
+            self.alert(
+                "info", f"MCP server {self.name} asked for input: {params.message!r}; {reply.why}"
+            )
         return reply.result
 
     async def start(self) -> None:

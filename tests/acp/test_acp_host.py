@@ -104,3 +104,20 @@ async def test_no_pod_of_pod_acp_outlives_it_in_the_host(
     finally:
         kill_all(f"sleep {seconds}")
         kill_all(f"sleep {seconds + 1}")
+
+
+async def test_a_host_stopped_with_a_pod_acp_connection_open_logs_no_traceback(
+    env: dict[str, str], workspace: Path, short_dir: Path
+) -> None:
+    async with acp_agent(env, "--provider", "scripted") as (conn, _client, _process):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        done = await conn.prompt(
+            session_id=session.session_id,
+            prompt=[schema.TextContentBlock(type="text", text="hello host")],
+        )
+        assert done.stop_reason == "end_turn"
+        assert len(await asyncio.to_thread(_host_pods, env)) == 1
+        stopped = await asyncio.to_thread(pod, env, "host", "stop", timeout=60)
+        assert stopped.returncode == 0, stopped.stderr
+    log = (short_dir / "pod" / "host.log").read_text(errors="replace")
+    assert "Traceback" not in log and "CancelledError" not in log, log

@@ -251,6 +251,21 @@ def test_host_quick() -> None:
     assert figures["per_round_ms_host"] > 0 and figures["per_round_ms_process"] > 0
 
 
+def test_pressure_quick() -> None:
+    from bench import pressure
+
+    result = pressure.run(quick=True)
+    assert_shape(result, "pressure")
+    figures = result["results"]
+    assert figures["turn_result"] == "finished"
+    assert figures["tool_result"].endswith("exit 0"), figures["tool_result"]
+    assert figures["history_reply_mb"] > 1
+    # The bound is the point of the benchmark, and memory does not depend on the machine's
+    # speed; the latency does, so it is only reported (and must have been measured).
+    assert figures["within_bound"], figures
+    assert figures["get_status"]["n"] > 0
+
+
 def test_hooks_quick() -> None:
     from bench import hooks
 

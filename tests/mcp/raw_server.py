@@ -10,7 +10,10 @@ The SDK's server cannot send a response for the wrong request; this one can. Too
 * ``not_jsonrpc`` writes a JSON line that is not JSON-RPC;
 * ``noise`` writes ``megabytes`` (default 50) of lines that are not JSON to stdout, then
   answers properly;
-* ``late`` answers properly after ``seconds``, serving other calls meanwhile.
+* ``late`` answers properly after ``seconds``, serving other calls meanwhile;
+* ``ask_many`` sends ``count`` requests for input (``elicitation/create``) at once, appends
+  each answer's action to the file at ``path`` as it comes, and once all are answered says
+  how many got each action and reason (JSON).
 
 After a broken answer the server keeps serving, as the servers found in the wild did: it is the
 client's job to stop trusting it. With ``RAW_BREAK_INIT=1`` it answers ``initialize`` with the
@@ -27,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-TOOLS = ["echo", "wrong_id", "null_id", "not_jsonrpc", "noise", "late"]
+TOOLS = ["echo", "wrong_id", "null_id", "not_jsonrpc", "noise", "late", "ask_many"]
 NOISE_LINE = b"progress: " + b"#" * 88 + b"\n"  # 99 bytes: the shape of a chatty build tool
 
 
@@ -57,7 +60,12 @@ def _tool(name: str) -> dict[str, Any]:
         "description": f"the {name} case",
         "inputSchema": {
             "type": "object",
-            "properties": {"text": {"type": "string"}, "megabytes": {"type": "number"}},
+            "properties": {
+                "text": {"type": "string"},
+                "megabytes": {"type": "number"},
+                "count": {"type": "integer"},
+                "path": {"type": "string"},
+            },
         },
     }
 
@@ -66,8 +74,56 @@ def _result(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": False}
 
 
+class _Flood:
+    """The requests for input ``ask_many`` sent, and how they were answered."""
+
+    def __init__(self, call_id: Any, count: int, path: str) -> None:
+        self.call_id, self.count, self.path = call_id, count, path
+        self.tally: dict[str, int] = {}
+
+    def start(self, out: Any) -> None:
+        form = {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "description": "What to write down"}},
+            "required": ["answer"],
+        }
+        for number in range(self.count):
+            params = {"message": f"flood {number}: what to write down?", "requestedSchema": form}
+            _write(
+                out,
+                {
+                    "jsonrpc": "2.0",
+                    "id": f"ask-{number}",
+                    "method": "elicitation/create",
+                    "params": params,
+                },
+            )
+
+    def answered(self, out: Any, message: dict[str, Any]) -> bool:
+        """One answer taken; True once all are in (the call answered)."""
+        result = message.get("result") or {}
+        action = result.get("action", "error")
+        reason = (result.get("_meta") or {}).get("pod-orchestrator/reason", "")
+        key = f"{action}: {reason}"
+        self.tally[key] = self.tally.get(key, 0) + 1
+        with open(self.path, "a") as record:
+            record.write(f"{message.get('id')} {action}\n")
+        if sum(self.tally.values()) < self.count:
+            return False
+        answer = _result(json.dumps(self.tally))
+        _write(out, {"jsonrpc": "2.0", "id": self.call_id, "result": answer})
+        return True
+
+
+_flood: _Flood | None = None
+
+
 def _call(out: Any, request_id: Any, name: str, args: dict[str, Any]) -> None:
-    if name == "wrong_id":
+    global _flood
+    if name == "ask_many":
+        _flood = _Flood(request_id, int(args.get("count", 100)), str(args.get("path")))
+        _flood.start(out)
+    elif name == "wrong_id":
         _write(out, {"jsonrpc": "2.0", "id": 987654, "result": _result("for someone else")})
     elif name == "null_id":
         _write(
@@ -96,6 +152,7 @@ def _call(out: Any, request_id: Any, name: str, args: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    global _flood
     pidfile = os.environ.get("RAW_PIDFILE")
     if pidfile:
         with open(pidfile, "a") as record:
@@ -107,6 +164,10 @@ def main() -> None:
         except ValueError:
             continue
         method, request_id = message.get("method"), message.get("id")
+        if method is None and _flood is not None and str(request_id).startswith("ask-"):
+            if _flood.answered(out, message):
+                _flood = None
+            continue
         if request_id is None:
             continue  # a notification
         params = message.get("params") or {}
@@ -115,7 +176,9 @@ def main() -> None:
             continue
         if method == "initialize":
             result: dict[str, Any] = {
-                "protocolVersion": params.get("protocolVersion"),
+                # An older protocol than the client's newest: there, a server may send requests
+                # of its own (elicitation/create) on stdio at any time.
+                "protocolVersion": os.environ.get("RAW_PROTOCOL") or params.get("protocolVersion"),
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "raw", "version": "1"},
             }
