@@ -379,7 +379,7 @@ async def test_an_unterminated_last_line_is_not_dropped(workspace: Path, short_d
         await watcher.close()
 
 
-async def test_a_client_that_never_reads_is_disconnected_while_another_streams(
+async def test_a_client_that_never_reads_holds_up_nobody_while_another_streams(
     workspace: Path, short_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     big = ScriptedReply(text="h" * 500_000, chunk_size=500_000)
@@ -397,21 +397,20 @@ async def test_a_client_that_never_reads_is_disconnected_while_another_streams(
         caplog.set_level(logging.WARNING, logger="orchestrator.server")
 
         async def misbehave() -> None:
-            # 150 copies of a 2 MB history would be 300 MB held for a client that never reads.
+            # 150 copies of a 2 MB history would be 300 MB built for a client that never
+            # reads: the pod builds the first reply and reads no further request of the hog's
+            # until it takes that one (tests/orchestrator/test_server.py measures the bound).
             lines = [json.dumps({"method": "get_history", "id": n}).encode() for n in range(150)]
             await hog.write(b"\n".join(lines) + b"\n")
-            for _ in range(500):
-                if "disconnected" in caplog.text:
-                    break
-                await asyncio.sleep(0.01)
 
         streamed = await _alongside(pod, misbehave)
         assert streamed == control
-        assert "disconnected: " in caplog.text and "over the bound" in caplog.text
-        # The hog reads what reached its socket, then the end of the connection.
-        with contextlib.suppress(ConnectionResetError):
-            while await asyncio.wait_for(hog.reader.read(1024 * 1024), 10):
-                pass
+        assert "disconnected" not in caplog.text
+        # The hog was held back, not dropped: once it reads, its requests are answered in
+        # the order it sent them.
+        for n in range(3):
+            reply = await hog.reply(timeout=120)
+            assert reply.event == "history" and reply.data["id"] == n
         await hog.close()
         pod.assert_all_requests_valid()
 
