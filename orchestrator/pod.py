@@ -748,9 +748,8 @@ async def _open_sandbox(
     """The pod's sandbox where something runs in it (``bash`` unless ``[sandbox] mode`` is
     off, an MCP server with ``sandbox = true``), and ``bash`` set up for it: sandboxed, or
     (``auto``) unsandboxed with one alert, or (``on``) refusing to run. ``sockets``: hidden
-    from it (:func:`served_sockets`), around the workspace where a folder holds it."""
+    from it (:func:`served_sockets`)."""
     from orchestrator.sandbox.sandboxing import open_sandboxing
-    from orchestrator.sandbox.served import hidden_around
     from orchestrator.tools.bash import BashTool
 
     bash = controller.tools.registry.get("bash")
@@ -759,8 +758,7 @@ async def _open_sandbox(
     for_hooks = hooks is not None and config.sandbox.mode != "off"
     if not (for_bash or for_hooks or config.mcp.sandboxed()):
         return None
-    hidden = hidden_around(sockets, config.workspace.resolve())
-    sandboxing = await open_sandboxing(config, extra_hidden=hidden)
+    sandboxing = await open_sandboxing(config, extra_hidden=sockets)
     # A hidden path the sandbox could not hide (a symlink leading nowhere), said once.
     sandboxing.problems.attach(lambda message: controller.alert("warn", "sandbox", message))
     if for_hooks and hooks is not None and (sandboxing.bwrap or config.sandbox.mode == "on"):

@@ -218,13 +218,16 @@ def sandbox_spec(
 
     said = problems if problems is not None else Problems()
     home = Path.home()
+    workspace = config.workspace.resolve()
     named_hidden = [
         *(home / name for name in HOME_SECRETS),
         state_dir(),
         runtime_dir(),
         user_config_file().parent,
         *([Path(config.session)] if config.session is not None else []),
-        *extra_hidden,
+        # A folder among them that holds the workspace (a fleet's root) is hidden all the
+        # same: the mount plan binds the workspace again over it. Never the workspace itself.
+        *(p for p in extra_hidden if Path(os.path.realpath(p)) != workspace),
     ]
     hidden = _resolved_hidden(named_hidden, said)
     # What is hidden, as named and as resolved: a shown path may lie inside one only if
@@ -238,11 +241,11 @@ def sandbox_spec(
     readable = (ws / p for p in [*config.read_roots, *config.sandbox.readable])
     # Where you chose to work (the workspace is ~/.config/nvim), the default read-only list
     # gives way: it guards those places when something above them is writable.
-    chosen = {ws.resolve(), *writable}
+    chosen = {workspace, *writable}
     fixed = [p for p in _shown(home_readable(home), hiding, said, quiet=True) if p not in chosen]
     startup = [p for p in _shown(home_startup(home), hiding, said, quiet=True) if p not in chosen]
     return SandboxSpec(
-        workspace=ws.resolve(),
+        workspace=workspace,
         writable=writable,
         readable=_shown(readable, hiding, said),
         home=real_home if real_home != Path("/") and real_home.is_dir() else None,

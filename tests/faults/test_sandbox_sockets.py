@@ -22,7 +22,6 @@ from orchestrator.client import PodClient, PodEvent
 from orchestrator.config import PodConfig
 from orchestrator.sandbox.bwrap import sandbox_argv
 from orchestrator.sandbox.sandboxing import sandbox_spec
-from orchestrator.sandbox.served import hidden_around
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
 from tests.orchestrator.sandboxed_peer import needs_bwrap
@@ -136,20 +135,21 @@ async def test_a_sandboxed_command_cannot_approve_the_pod_s_unsandboxed_call(
     assert json.dumps(events[-1].data) == '{"result": "finished"}'
 
 
-def test_a_fleet_root_above_the_workspace_is_hidden_around_it(
+def test_a_fleet_root_above_the_workspace_is_hidden_with_the_workspace_bound_inside(
     user_home: UserHome,  # noqa: F811
 ) -> None:
     # Issue 38, finding 2 in a fleet: <root>/gw-*/control.sock was reachable from a pod's
-    # sandbox. The root holds the pod's workspace here: it is hidden around it, so the
-    # gateway's folder is gone and the workspace still there.
+    # sandbox. The root holds the pod's workspace here: it is hidden and the workspace bound
+    # again inside it, so the gateway's folder is gone and the workspace still there. The root
+    # lies outside $HOME (which the sandbox hides as a whole): only hiding the root hides it.
     bwrap = needs_bwrap()
-    root = user_home.home / "fleet"
+    root = user_home.home.parent / "fleet"
     workspace = root / "projects" / "a"
     workspace.mkdir(parents=True)
     control = root / "gw-node" / "control.sock"
     control.parent.mkdir(mode=0o700)
     config = PodConfig(workspace=workspace, name="a", provider="scripted")
-    spec = sandbox_spec(config, extra_hidden=hidden_around([root], workspace.resolve()))
+    spec = sandbox_spec(config, extra_hidden=[root])
     client = [sys.executable, "-c", CONNECT_ONLY, str(control)]
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with listener:

@@ -1,8 +1,12 @@
 """Which paths a sandbox hides for the sockets a pod, its host or its fleet serve: each as it
-is, or around the workspace where a folder holds it (real folders)."""
+is, and a folder holding the workspace as a whole, with the workspace bound again inside it
+(the mount plan's "most specific path wins"; real folders outside /tmp)."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,50 +14,59 @@ import pytest
 from orchestrator.config import PodConfig
 from orchestrator.paths import pod_info_path
 from orchestrator.pod import served_sockets
-from orchestrator.sandbox import served
+from orchestrator.sandbox.mounts import Mount, mount_plan
 from orchestrator.sandbox.sandboxing import sandbox_spec
-from orchestrator.sandbox.served import hidden_around
 
 
-def test_a_socket_anywhere_is_hidden_as_it_is(tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
+@pytest.fixture
+def base() -> Iterator[Path]:
+    """A folder outside /tmp and $HOME, which the sandbox hides as a whole."""
+    folder = Path(tempfile.mkdtemp(prefix="pods", dir="/var/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _plan(workspace: Path, extra: list[Path]) -> list[Mount]:
+    config = PodConfig(workspace=workspace, name="t", provider="scripted")
+    return list(mount_plan(sandbox_spec(config, extra_hidden=extra)))
+
+
+def test_a_socket_anywhere_is_hidden_as_it_is(base: Path) -> None:
+    workspace = base / "ws"
     workspace.mkdir()
-    inside, elsewhere = workspace / "pod.sock", tmp_path / "run" / "host.sock"
-    assert hidden_around([inside, elsewhere], workspace) == (inside, elsewhere)
+    inside, elsewhere = workspace / "pod.sock", base / "run" / "host.sock"
+    spec = sandbox_spec(PodConfig(workspace=workspace, name="t"), extra_hidden=[inside, elsewhere])
+    assert spec.hidden[-2:] == (inside, elsewhere)
 
 
-def test_a_folder_holding_the_workspace_is_hidden_around_it(tmp_path: Path) -> None:
-    root = tmp_path / "fleet"
+def test_a_folder_holding_the_workspace_is_hidden_and_the_workspace_bound_again(
+    base: Path,
+) -> None:
+    root = base / "fleet"
     workspace = root / "projects" / "a"
     for folder in (root / "gw-node", root / "sessions", workspace, root / "projects" / "b"):
         folder.mkdir(parents=True)
     (root / "settings.json").write_text("{}")
-    assert set(hidden_around([root], workspace)) == {
-        root / "gw-node",
-        root / "sessions",
-        root / "settings.json",
-        root / "projects" / "b",
-    }
-    assert hidden_around([workspace], workspace) == ()  # never the workspace itself
+    mounts = _plan(workspace, [root])
+    # The root hidden first, the workspace made writable inside it after: nothing beside it.
+    assert mounts.index(Mount(root, "hide")) < mounts.index(Mount(workspace, "write"))
+    assert not [m for m in mounts if m.path.is_relative_to(root / "gw-node")]
+    # Never the workspace itself.
+    assert Mount(workspace, "hide") not in _plan(workspace, [workspace])
+    assert Mount(workspace, "write") in _plan(workspace, [workspace])
 
 
-def test_what_a_hidden_folder_holds_is_not_hidden_again(tmp_path: Path) -> None:
-    workspace = tmp_path / "ws"
+def test_what_a_hidden_folder_holds_is_not_hidden_again(base: Path) -> None:
+    workspace = base / "ws"
     workspace.mkdir()
-    run = tmp_path / "run"
+    run = base / "run"
+    run.mkdir()
     sockets = [run / f"p{n}.sock" for n in range(3)]
-    assert hidden_around([*sockets, run, run / "host.sock"], workspace) == (run,)
-
-
-def test_entries_beside_the_workspace_are_bounded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(served, "MAX_ENTRIES", 3)
-    workspace = tmp_path / "root" / "w"
-    workspace.mkdir(parents=True)
-    for n in range(5):
-        (tmp_path / "root" / f"x{n}").mkdir()
-    assert len(hidden_around([tmp_path / "root"], workspace)) == 3
+    for socket in sockets:
+        socket.write_text("")
+    hides = [m.path for m in _plan(workspace, [*sockets, run]) if m.kind == "hide"]
+    assert run in hides
+    assert not [p for p in hides if p.is_relative_to(run) and p != run]
 
 
 def test_the_spec_hides_the_extra_paths(tmp_path: Path) -> None:
