@@ -70,7 +70,7 @@ class Rule:
             return True
         if self.exact:
             return rule_path == self.subject
-        pattern = _path_pattern(self.subject)
+        pattern = path_pattern(self.subject)
         if not pattern:
             return False
         anywhere = "/" not in pattern
@@ -94,7 +94,8 @@ class Rule:
         return self.tool if self.subject is None else f"{self.tool}({self.subject})"
 
 
-def _path_pattern(subject: str) -> str:
+def path_pattern(subject: str) -> str:
+    """A rule's subject as a path pattern (also the sandbox's reading of deny rules)."""
     pattern = subject.strip()
     if pattern.startswith("//"):
         pattern = pattern[1:]  # Claude Code's spelling of an absolute path

@@ -13,12 +13,20 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.permissions.protected import protected_names
 
-__all__ = ["MAX_ENTRIES", "SKIPPED_DIRS", "ProtectedScan", "scan_protected"]
+__all__ = [
+    "MAX_ENTRIES",
+    "SKIPPED_DIRS",
+    "ProtectedScan",
+    "bounded_walk",
+    "is_dir",
+    "scan_protected",
+]
 
 MAX_ENTRIES = 100_000
 """Directory entries looked at before the walk gives up (a cost bound per command: about
@@ -52,31 +60,50 @@ class ProtectedScan:
     """False when the walk stopped at :data:`MAX_ENTRIES` (the rest was not looked at)."""
 
 
-def scan_protected(workspace: Path, *, max_entries: int = MAX_ENTRIES) -> ProtectedScan:
-    """The protected paths under ``workspace`` (itself excluded), found breadth first."""
-    names = {name.lower() for name in protected_names()}
-    found: list[Path] = []
-    queue: deque[str] = deque([os.fspath(workspace)])
+def bounded_walk(
+    root: str, visit: Callable[[os.DirEntry[str], str], bool], max_entries: int = MAX_ENTRIES
+) -> bool:
+    """Breadth first under ``root`` (itself excluded): ``visit(entry, relative)`` is told each
+    entry and its path relative to ``root``, and says whether to walk into it (a folder; a
+    symlink is never followed). An unreadable folder is passed over. False when it stopped at
+    ``max_entries`` entries (the rest was not looked at)."""
+    queue: deque[tuple[str, str]] = deque([(root, "")])
     seen = 0
     while queue:
-        folder = queue.popleft()
+        folder, relative = queue.popleft()
         try:
             entries = os.scandir(folder)
         except OSError:
-            continue  # unreadable or gone: nothing there to bind
+            continue  # unreadable or gone: nothing there
         with entries:
             for entry in entries:
                 seen += 1
                 if seen > max_entries:
-                    return ProtectedScan(tuple(found), complete=False)
-                lowered = entry.name.lower()
-                if lowered in names:
-                    found.append(Path(entry.path))
-                    continue
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if is_dir and entry.name not in SKIPPED_DIRS:
-                    queue.append(entry.path)
-    return ProtectedScan(tuple(found), complete=True)
+                    return False
+                below = f"{relative}/{entry.name}" if relative else entry.name
+                if visit(entry, below) and is_dir(entry):
+                    queue.append((entry.path, below))
+    return True
+
+
+def is_dir(entry: os.DirEntry[str]) -> bool:
+    """Whether ``entry`` is a folder (not a symlink to one)."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def scan_protected(workspace: Path, *, max_entries: int = MAX_ENTRIES) -> ProtectedScan:
+    """The protected paths under ``workspace`` (itself excluded), found breadth first."""
+    names = {name.lower() for name in protected_names()}
+    found: list[Path] = []
+
+    def visit(entry: os.DirEntry[str], _relative: str) -> bool:
+        if entry.name.lower() in names:
+            found.append(Path(entry.path))
+            return False
+        return entry.name not in SKIPPED_DIRS
+
+    complete = bounded_walk(os.fspath(workspace), visit, max_entries)
+    return ProtectedScan(tuple(found), complete=complete)

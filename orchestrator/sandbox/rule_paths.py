@@ -19,13 +19,12 @@ import contextlib
 import fnmatch
 import os
 import re
-from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.permissions.rules import Rule
-from orchestrator.sandbox.protected_scan import MAX_ENTRIES, SKIPPED_DIRS
+from orchestrator.permissions.rules import Rule, path_pattern
+from orchestrator.sandbox.protected_scan import MAX_ENTRIES, SKIPPED_DIRS, bounded_walk, is_dir
 
 __all__ = ["DenyPaths", "PathRules", "deny_paths", "path_rules"]
 
@@ -63,7 +62,7 @@ def path_rules(deny: Iterable[Rule]) -> PathRules:
     for rule in deny:
         if rule.subject is None or rule.exact:
             continue
-        pattern = _pattern(rule.subject)
+        pattern = path_pattern(rule.subject)
         if not pattern or pattern == "/":
             continue  # the whole file system: not a path the sandbox can hide
         if any(rule.covers_tool(tool, "read") for tool in READ_TOOLS):
@@ -130,31 +129,19 @@ def _walk(
     max_entries: int,
 ) -> bool:
     """Breadth first under ``workspace``: rule paths are relative to it. False when cut."""
-    queue: deque[tuple[str, str]] = deque([(os.fspath(workspace), "")])
-    seen = 0
-    while queue:
-        folder, relative = queue.popleft()
-        try:
-            entries = os.scandir(folder)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                seen += 1
-                if seen > max_entries:
-                    return False
-                seen_as = f"{relative}/{entry.name}" if relative else entry.name
-                is_dir = _is_dir(entry)
-                if any(m.covers(seen_as, entry.name, is_dir) for m in read):
-                    _add(entry.path, hidden)
-                    continue
-                if any(m.covers(seen_as, entry.name, is_dir) for m in write):
-                    _add(entry.path, read_only)
-                    if not read:
-                        continue  # read-only as a whole; only a read rule needs to look in
-                if is_dir and entry.name not in SKIPPED_DIRS:
-                    queue.append((entry.path, seen_as))
-    return True
+
+    def visit(entry: os.DirEntry[str], seen_as: str) -> bool:
+        folder = is_dir(entry)
+        if any(m.covers(seen_as, entry.name, folder) for m in read):
+            _add(entry.path, hidden)
+            return False
+        if any(m.covers(seen_as, entry.name, folder) for m in write):
+            _add(entry.path, read_only)
+            if not read:
+                return False  # read-only as a whole; only a read rule needs to look in
+        return entry.name not in SKIPPED_DIRS
+
+    return bounded_walk(os.fspath(workspace), visit, max_entries)
 
 
 def _walk_absolute(matcher: _Matcher, into: list[Path], max_entries: int) -> bool:
@@ -163,32 +150,14 @@ def _walk_absolute(matcher: _Matcher, into: list[Path], max_entries: int) -> boo
     if matcher.covers(str(root), root.name, root.is_dir()):
         _add(str(root), into)
         return True
-    queue: deque[str] = deque([str(root)])
-    seen = 0
-    while queue:
-        folder = queue.popleft()
-        try:
-            entries = os.scandir(folder)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                seen += 1
-                if seen > max_entries:
-                    return False
-                is_dir = _is_dir(entry)
-                if matcher.covers(entry.path, entry.name, is_dir):
-                    _add(entry.path, into)
-                elif is_dir:
-                    queue.append(entry.path)
-    return True
 
+    def visit(entry: os.DirEntry[str], _relative: str) -> bool:
+        if matcher.covers(entry.path, entry.name, is_dir(entry)):
+            _add(entry.path, into)
+            return False
+        return True
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return False
+    return bounded_walk(str(root), visit, max_entries)
 
 
 def _add(path: str, into: list[Path]) -> None:
@@ -199,13 +168,3 @@ def _add(path: str, into: list[Path]) -> None:
         return
     if os.path.lexists(path):
         into.append(Path(path))
-
-
-def _pattern(subject: str) -> str:
-    """A rule's path pattern as ``Rule.matches_path`` reads it."""
-    pattern = subject.strip()
-    if pattern.startswith("//"):
-        pattern = pattern[1:]  # Claude Code's spelling of an absolute path
-    while pattern.startswith("./"):
-        pattern = pattern[2:]
-    return pattern.rstrip("/") if pattern != "/" else pattern

@@ -54,3 +54,15 @@ def test_an_absolute_pattern_and_the_walks_bound(tmp_path: Path) -> None:
     assert found.hidden == (outside / "keys" / "k.pem",)
     assert not deny_paths(path_rules(_rules("read(.env)")), ws, max_entries=10).complete
     assert deny_paths(path_rules(_rules("bash")), ws).hidden == ()
+
+
+def test_an_absolute_pattern_s_walk_is_bounded_too(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for n in range(30):
+        (outside / f"f{n}").write_text("x\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    rules = path_rules(_rules(f"read(/{outside}/**/*.pem)"))
+    assert deny_paths(rules, ws).complete
+    assert not deny_paths(rules, ws, max_entries=10).complete
