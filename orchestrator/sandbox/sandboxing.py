@@ -34,7 +34,14 @@ from orchestrator.sandbox.rule_paths import PathRules, deny_paths, path_rules
 if TYPE_CHECKING:
     from orchestrator.config import PodConfig
 
-__all__ = ["Problems", "Sandboxing", "open_sandboxing", "sandbox_spec", "walked_roots"]
+__all__ = [
+    "Problems",
+    "Sandboxing",
+    "local_sandboxing",
+    "open_sandboxing",
+    "sandbox_spec",
+    "walked_roots",
+]
 
 
 class Problems:
@@ -172,27 +179,33 @@ async def open_sandboxing(config: PodConfig, *, extra_hidden: Sequence[Path] = (
     run without the network it was given, or with more)."""
     from orchestrator.paths import runtime_dir
 
+    sandboxing = await asyncio.to_thread(local_sandboxing, config, extra_hidden=extra_hidden)
+    host_rules = config.sandbox.host_rules()
+    if sandboxing.bwrap is None or not host_rules or sandboxing.spec.network:
+        return sandboxing
+    proxy = await NetworkProxy.start(host_rules, runtime_dir())
+    spec = replace(sandboxing.spec, proxy=proxy.folder, forwards=loopback_forwards(host_rules))
+    return replace(sandboxing, spec=spec, proxy=proxy)
+
+
+def local_sandboxing(config: PodConfig, *, extra_hidden: Sequence[Path] = ()) -> Sandboxing:
+    """The pod's sandbox without its network proxy (blocking: it resolves paths and finds
+    ``bwrap``): what :func:`open_sandboxing` starts from, and what ``pod sandbox show``
+    shows."""
     problems = Problems()
     spec = sandbox_spec(config, extra_hidden=extra_hidden, problems=problems)
-    rules = path_rules(config.permission_policy().deny)
-    walked = walked_roots(config, spec)
     try:
-        bwrap = await asyncio.to_thread(find_bwrap)
+        bwrap: str | None = find_bwrap()
+        why = None
     except SandboxUnavailable as exc:
-        return Sandboxing(
-            bwrap=None, spec=spec, unavailable=str(exc), rules=rules, problems=problems
-        )
-    host_rules = config.sandbox.host_rules()
-    if not host_rules or spec.network:
-        return Sandboxing(bwrap=bwrap, spec=spec, rules=rules, problems=problems, walked=walked)
-    proxy = await NetworkProxy.start(host_rules, runtime_dir())
+        bwrap, why = None, str(exc)
     return Sandboxing(
         bwrap=bwrap,
-        spec=replace(spec, proxy=proxy.folder, forwards=loopback_forwards(host_rules)),
-        proxy=proxy,
-        rules=rules,
+        spec=spec,
+        unavailable=why,
+        rules=path_rules(config.permission_policy().deny),
         problems=problems,
-        walked=walked,
+        walked=walked_roots(config, spec),
     )
 
 

@@ -8,10 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
 from orchestrator.sandbox.mounts import mount_plan
-from orchestrator.sandbox.rule_paths import path_rules
-from orchestrator.sandbox.sandboxing import Problems, Sandboxing, sandbox_spec, walked_roots
+from orchestrator.sandbox.sandboxing import local_sandboxing
 
 if TYPE_CHECKING:
     from orchestrator.config import PodConfig
@@ -27,21 +25,8 @@ def sandbox_view(config: PodConfig, *, extra_hidden: Sequence[Path] = ()) -> dic
     ``read`` (read-only: the root, and what is shown from hidden places), ``write``,
     ``private`` (empty and thrown away: ``/tmp``, ``$HOME``), ``hidden``, ``read_only``
     (inside writable places), ``network`` and the ``problems`` the sandbox would alert."""
-    problems = Problems()
-    spec = sandbox_spec(config, extra_hidden=extra_hidden, problems=problems)
-    try:
-        bwrap: str | None = find_bwrap()
-        why = None
-    except SandboxUnavailable as exc:
-        bwrap, why = None, str(exc)
-    sandboxing = Sandboxing(
-        bwrap=bwrap,
-        spec=spec,
-        unavailable=why,
-        rules=path_rules(config.permission_policy().deny),
-        problems=problems,
-        walked=walked_roots(config, spec),
-    )
+    sandboxing = local_sandboxing(config, extra_hidden=extra_hidden)
+    spec, bwrap, why = sandboxing.spec, sandboxing.bwrap, sandboxing.unavailable
     command = sandboxing.command_spec()
     mounts = mount_plan(command)
     # Hidden: each hidden path that exists, mounted over or inside a place hidden already.
@@ -67,7 +52,7 @@ def sandbox_view(config: PodConfig, *, extra_hidden: Sequence[Path] = ()) -> dic
         "hidden": hidden,
         "read_only": [*of("read_only"), *fixed_ro],
         "network": _network(config),
-        "problems": list(problems.messages),
+        "problems": list(sandboxing.problems.messages),
     }
 
 
