@@ -140,8 +140,9 @@ class Sandboxing:
                     f"{root} has more than {MAX_ENTRIES:,} entries: protected paths (.git, "
                     ".pod, …) beyond them are not read-only in the sandbox"
                 )
-            # A link is left as it is: a mount on it would land on its target.
-            protected += [p for p in scan.paths if not p.is_symlink()]
+            # A link among them is left as it is by the mount plan (a mount on it would land
+            # on its target), which lstats every path anyway.
+            protected += scan.paths
         denied = deny_paths(self.rules, self.spec.workspace)
         if not denied.complete:
             self.problems.add(

@@ -83,3 +83,15 @@ def test_the_most_specific_path_wins_and_what_changes_nothing_is_left_out(base: 
         ("home/ws/a/b", "pin"),
         ("home/ws/a/b/c", "hide"),
     ]
+
+
+def test_a_symlink_is_never_mounted_on(base: Path) -> None:
+    # A protected name planted as a link (``.envrc -> notes``): a mount on it would land on
+    # its target, making notes read-only (or a hidden path's target visible). The plan leaves
+    # it out; the walk before each command passes links through to it as they are.
+    ws = base / "ws"
+    (ws / "notes").mkdir(parents=True)
+    (ws / ".envrc").symlink_to("notes")
+    (ws / ".git").mkdir()
+    spec = SandboxSpec(workspace=ws, read_only=(ws / ".envrc", ws / ".git"), installation=())
+    assert _kinds(mount_plan(spec), base) == [("ws", "write"), ("ws/.git", "read_only")]
