@@ -46,6 +46,8 @@ looks for its configuration when it runs in the project."""
 class ProtectedScan:
     """What one walk found."""
 
+    root: Path
+    """The folder walked."""
     paths: tuple[Path, ...]
     """Every protected file, folder or symlink found, in walk order (outermost first)."""
     complete: bool
@@ -68,7 +70,7 @@ def scan_protected(workspace: Path, *, max_entries: int = MAX_ENTRIES) -> Protec
             for entry in entries:
                 seen += 1
                 if seen > max_entries:
-                    return ProtectedScan(tuple(found), complete=False)
+                    return ProtectedScan(workspace, tuple(found), complete=False)
                 lowered = entry.name.lower()
                 if lowered in names:
                     found.append(Path(entry.path))
@@ -79,4 +81,4 @@ def scan_protected(workspace: Path, *, max_entries: int = MAX_ENTRIES) -> Protec
                     continue
                 if is_dir and entry.name not in SKIPPED_DIRS:
                     queue.append(entry.path)
-    return ProtectedScan(tuple(found), complete=True)
+    return ProtectedScan(workspace, tuple(found), complete=True)
