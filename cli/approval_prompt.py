@@ -53,11 +53,9 @@ def describe(request: dict[str, Any]) -> str:
     """The lines a person needs to decide: tool, what it would do, why it asks, the diff;
     control characters shown escaped, never obeyed."""
     command = (request.get("arguments") or {}).get("command")
-    if request.get("held"):
-        # The call ran already: the question is whether to keep what it planted, which the
-        # summary names (the diff below shows it).
-        lines = [f"? {request['tool']}: {request['summary']}"]
-    elif isinstance(command, str):
+    # A request with ``held`` set comes after the call ran: the question is whether to keep
+    # what it planted, which the summary names (the diff below shows it).
+    if isinstance(command, str) and not request.get("held"):
         # The whole command as it would run, not the pod's one-line summary: that is cut at
         # 200 characters and folds every kind of whitespace (a carriage return too) into a
         # space, so what runs after the cut or the fold would not be seen.

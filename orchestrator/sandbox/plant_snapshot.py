@@ -158,4 +158,4 @@ def take_snapshot(workspace: Path) -> Snapshot:
             roots[rel] = RootSnapshot(rel, top, files, complete)
         else:
             roots[rel] = RootSnapshot(rel, top)
-    return Snapshot(roots, scan.complete)
+    return Snapshot(roots, scan.complete, scan)

@@ -14,7 +14,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from orchestrator.sandbox.protected_scan import ProtectedScan
 
 __all__ = [
     "Change",
@@ -88,6 +91,9 @@ class Snapshot:
     roots: Mapping[str, RootSnapshot]
     complete: bool = True
     """False when the workspace's walk stopped at its bound."""
+    scan: ProtectedScan | None = field(default=None, compare=False)
+    """The walk it was taken from, which the sandbox's mounts of the next command reuse
+    (:meth:`~orchestrator.sandbox.sandboxing.Sandboxing.command_spec`)."""
 
 
 @dataclass(frozen=True, slots=True)

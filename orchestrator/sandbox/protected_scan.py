@@ -54,6 +54,8 @@ looks for its configuration when it runs in the project."""
 class ProtectedScan:
     """What one walk found."""
 
+    root: Path
+    """The folder walked."""
     paths: tuple[Path, ...]
     """Every protected file, folder or symlink found, in walk order (outermost first)."""
     complete: bool
@@ -106,4 +108,4 @@ def scan_protected(workspace: Path, *, max_entries: int = MAX_ENTRIES) -> Protec
         return entry.name not in SKIPPED_DIRS
 
     complete = bounded_walk(os.fspath(workspace), visit, max_entries)
-    return ProtectedScan(tuple(found), complete=complete)
+    return ProtectedScan(workspace, tuple(found), complete=complete)

@@ -27,7 +27,7 @@ from orchestrator.sandbox.bwrap import (
     sandbox_argv,
 )
 from orchestrator.sandbox.hosts import loopback_forwards
-from orchestrator.sandbox.protected_scan import MAX_ENTRIES, scan_protected
+from orchestrator.sandbox.protected_scan import MAX_ENTRIES, ProtectedScan, scan_protected
 from orchestrator.sandbox.proxy import NetworkProxy
 from orchestrator.sandbox.rule_paths import PathRules, deny_paths, path_rules
 
@@ -113,28 +113,46 @@ class Sandboxing:
     other projects; not ``[sandbox] writable``, caches most often, large and never a place a
     tool runs in)."""
 
-    def argv(self, command: list[str], *, tag: str = "", cwd: Path | None = None) -> list[str]:
+    def argv(
+        self,
+        command: list[str],
+        *,
+        tag: str = "",
+        cwd: Path | None = None,
+        scan: ProtectedScan | None = None,
+    ) -> list[str]:
         """``command`` inside the sandbox, starting in ``cwd`` (default: the workspace);
-        ``tag`` names it to the proxy. :class:`SandboxUnavailable` when there is none."""
+        ``tag`` names it to the proxy; ``scan`` is a walk just made (see :meth:`command_spec`).
+        :class:`SandboxUnavailable` when there is none."""
         if self.bwrap is None:
             raise SandboxUnavailable(self.unavailable or "no sandbox can be made here")
-        return sandbox_argv(self.bwrap, self.command_spec(cwd), command, tag=tag)
+        return sandbox_argv(self.bwrap, self.command_spec(cwd, scan=scan), command, tag=tag)
 
     async def argv_async(
-        self, command: list[str], *, tag: str = "", cwd: Path | None = None
+        self,
+        command: list[str],
+        *,
+        tag: str = "",
+        cwd: Path | None = None,
+        scan: ProtectedScan | None = None,
     ) -> list[str]:
         """:meth:`argv` in a worker thread: its walks of the workspace take milliseconds in a
         project and up to seconds in one as large as ``$HOME``, which must not stall the pod
         (its clients, a pause) meanwhile."""
-        return await asyncio.to_thread(self.argv, command, tag=tag, cwd=cwd)
+        return await asyncio.to_thread(self.argv, command, tag=tag, cwd=cwd, scan=scan)
 
-    def command_spec(self, cwd: Path | None = None) -> SandboxSpec:
+    def command_spec(
+        self, cwd: Path | None = None, *, scan: ProtectedScan | None = None
+    ) -> SandboxSpec:
         """What the next command sees: :attr:`spec` with the protected paths of the
         workspace and of :attr:`walked` read-only, and the paths deny rules cover hidden or
-        read-only, as they are now (a walk of each, bounded)."""
+        read-only, as they are now (a walk of each, bounded). ``scan``: a walk of one of
+        these folders made just before (the plant guard's snapshot of the workspace), used
+        instead of walking it again."""
         protected: list[Path] = []
+        given = scan
         for root in (self.spec.workspace, *self.walked):
-            scan = scan_protected(root)
+            scan = given if given is not None and given.root == root else scan_protected(root)
             if not scan.complete:
                 self.problems.add(
                     f"{root} has more than {MAX_ENTRIES:,} entries: protected paths (.git, "

@@ -187,11 +187,11 @@ class BashTool(TypedTool[BashArgs]):
         if args.background:
             if before is not None and self.planting is not None:
                 self.planting.last = before  # what the job plants is held at a later check
-            return await self._start_job(args, ctx)
+            return await self._start_job(args, ctx, before)
         requested = self.default_timeout_s if args.timeout_s is None else args.timeout_s
         timeout_s = min(requested, self.max_timeout_s)
         headline = _headline(command)
-        argv = await self._argv(command, args, ctx.call_id)
+        argv = await self._argv(command, args, ctx.call_id, before)
         try:
             supervision = SUPERVISION
             if self.ledger is not None:
@@ -304,19 +304,26 @@ class BashTool(TypedTool[BashArgs]):
         if note:
             ctx.partial.append(f"\n{note}\n")
 
-    async def _argv(self, command: str, args: BashArgs, tag: str) -> list[str]:
+    async def _argv(
+        self, command: str, args: BashArgs, tag: str, before: Snapshot | None = None
+    ) -> list[str]:
         """The shell command line, in the sandbox where it applies; ``tag`` names the
         command to the sandbox's proxy. The sandbox's walks of the workspace run in a worker
-        thread (seconds in a workspace as large as ``$HOME``: the pod stays responsive)."""
+        thread (seconds in a workspace as large as ``$HOME``: the pod stays responsive);
+        the walk of ``before`` (the plant guard's snapshot, just taken) is not made again."""
         shell = ["/bin/bash", "-c", command]
         if self.sandboxing is None or getattr(args, "sandbox", True) is False:
             return shell
         try:
-            return await self.sandboxing.argv_async(shell, tag=tag)
+            return await self.sandboxing.argv_async(
+                shell, tag=tag, scan=before.scan if before is not None else None
+            )
         except SandboxUnavailable as exc:
             raise ToolError(f"not run: [sandbox] mode is on, and {exc}") from None
 
-    async def _start_job(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
+    async def _start_job(
+        self, args: BashArgs, ctx: ToolContext, before: Snapshot | None = None
+    ) -> ToolOutput:
         """Start the command as a background job of the pod; its id comes back at once."""
         if self.jobs is None:
             raise ToolError("background jobs are not available here; run it without background")
@@ -324,7 +331,7 @@ class BashTool(TypedTool[BashArgs]):
 
         job = await self.jobs.start(
             args.command,
-            argv=await self._argv(args.command, args, ctx.call_id),
+            argv=await self._argv(args.command, args, ctx.call_id, before),
             call_id=ctx.call_id,
             cwd=ctx.workspace,
             env=tool_environment(os.environ, allow=self.env_allow, fixed=self.env),

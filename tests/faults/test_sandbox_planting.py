@@ -18,6 +18,7 @@ import shlex
 import signal
 import subprocess
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ import pytest
 from orchestrator.client import PodClient, PodEvent
 from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
 from tests.e2e.harness import (
+    RunningPod,
     ScriptedReply,
     ScriptedToolCall,
     collect_until,
@@ -87,6 +89,19 @@ class Outcome:
     """The tool results' content, as the model reads it."""
 
 
+def _sandboxed_pod(
+    world: UserHome, workspace: Path, replies: list[ScriptedReply], mode: str = "accept-edits"
+) -> AbstractAsyncContextManager[RunningPod]:
+    """A pod in ``workspace`` with the sandbox on, answering with ``replies``."""
+    return running_pod(
+        workspace,
+        world.runtime,
+        replies=replies,
+        permissions={"mode": mode},
+        sandbox={"mode": "on"},
+    )
+
+
 async def attack(
     world: UserHome,
     workspace: Path,
@@ -103,13 +118,7 @@ async def attack(
         ScriptedReply(text="Done."),
     ]
     outcome = Outcome()
-    async with running_pod(
-        workspace,
-        world.runtime,
-        replies=replies,
-        permissions={"mode": "accept-edits"},
-        sandbox={"mode": "on"},
-    ) as pod:
+    async with _sandboxed_pod(world, workspace, replies) as pod:
         client = await pod.client()
         await client.send("run", {"input": "go"})
 
@@ -367,10 +376,7 @@ def _one_call(command: str) -> list[ScriptedReply]:
 async def test_a_pause_while_asked_leaves_it_undone(world: UserHome) -> None:
     workspace = _workspace(world)
     marker = world.home / "fsmonitor-ran"
-    async with running_pod(
-        workspace, world.runtime, replies=_one_call(_git_init(marker)),
-        permissions={"mode": "accept-edits"}, sandbox={"mode": "on"},
-    ) as pod:  # fmt: skip
+    async with _sandboxed_pod(world, workspace, _one_call(_git_init(marker))) as pod:
         client = await pod.client()
         await client.send("run", {"input": "go"})
         request = await client.wait_for("approval_request", timeout=TIMEOUT_S)
@@ -396,10 +402,7 @@ async def test_a_pause_while_asked_leaves_it_undone(world: UserHome) -> None:
 
 async def test_nobody_to_ask_leaves_it_undone_and_says_so(world: UserHome) -> None:
     workspace = _workspace(world)
-    async with running_pod(
-        workspace, world.runtime, replies=_one_call(_git_init(world.home / "m")),
-        permissions={"mode": "accept-edits"}, sandbox={"mode": "on"},
-    ) as pod:  # fmt: skip
+    async with _sandboxed_pod(world, workspace, _one_call(_git_init(world.home / "m"))) as pod:
         client = await pod.client()
         await client.send("run", {"input": "go"})
         request = await client.wait_for("approval_request", timeout=TIMEOUT_S)
@@ -430,10 +433,7 @@ async def test_what_a_running_job_plants_is_held_at_the_next_command(world: User
         "while [ ! -e finish ]; do sleep 0.05; done"
     )
     replies = [*_job(job), *_one_call("echo next")]
-    async with running_pod(
-        workspace, world.runtime, replies=replies,
-        permissions={"mode": "accept-edits"}, sandbox={"mode": "on"},
-    ) as pod:  # fmt: skip
+    async with _sandboxed_pod(world, workspace, replies) as pod:
         client = await pod.client()
         await client.send("run", {"input": "start it"})
         events = await collect_until(client, "run_end", timeout=TIMEOUT_S)
@@ -460,10 +460,7 @@ async def test_what_a_job_planted_is_undone_when_it_ends(world: UserHome) -> Non
     workspace = _workspace(world)
     marker = world.home / "fsmonitor-ran"
     job = f"while [ ! -e go ]; do sleep 0.05; done; {_git_init(marker)}"
-    async with running_pod(
-        workspace, world.runtime, replies=_job(job),
-        permissions={"mode": "accept-edits"}, sandbox={"mode": "on"},
-    ) as pod:  # fmt: skip
+    async with _sandboxed_pod(world, workspace, _job(job)) as pod:
         client = await pod.client()
         await client.send("run", {"input": "start it"})
         await collect_until(client, "run_end", timeout=TIMEOUT_S)
@@ -536,10 +533,9 @@ async def test_a_call_asked_before_it_ran_is_asked_again_to_keep_what_it_planted
 ) -> None:
     workspace = _workspace(world)
     marker = world.home / "fsmonitor-ran"
-    async with running_pod(
-        workspace, world.runtime, replies=_one_call(_git_init(marker)),
-        permissions={"mode": "default"}, sandbox={"mode": "on"},
-    ) as pod:  # fmt: skip
+    async with _sandboxed_pod(
+        world, workspace, _one_call(_git_init(marker)), mode="default"
+    ) as pod:
         client = await pod.client()
         await client.send("run", {"input": "go"})
         first = await client.wait_for("approval_request", timeout=TIMEOUT_S)

@@ -16,6 +16,7 @@ from orchestrator.config import PodConfig
 from orchestrator.permissions.protected import PROTECTED_FILES, protected_names
 from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
 from orchestrator.sandbox.sandboxing import Sandboxing, open_sandboxing, sandbox_spec
+from orchestrator.tools.base import ToolOutput
 
 
 def _bwrap() -> str:
@@ -245,3 +246,75 @@ def test_the_default_read_only_list_gives_way_where_you_chose_to_write(
         assert "rc=1" in done.stdout and not (home / ".cargo" / "bin" / "x").exists()
     finally:
         subprocess.run(["rm", "-rf", str(home)], check=False)
+
+
+def test_a_walk_just_made_is_not_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The plant guard's snapshot walks the workspace just before the command: the mounts use
+    # that walk (one walk per command, not two), and give the same read-only set.
+    from orchestrator.sandbox import sandboxing as module
+    from orchestrator.sandbox.protected_scan import scan_protected
+
+    workspace = tmp_path / "ws"
+    (workspace / "sub" / ".git").mkdir(parents=True)
+    (workspace / ".pod").mkdir()
+    sandboxing = _sandboxing(workspace)
+    fresh = sandboxing.command_spec()
+    walked: list[Path] = []
+
+    def counting(root: Path, **kwargs: object) -> object:
+        walked.append(root)
+        return scan_protected(root, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "scan_protected", counting)
+    given = scan_protected(sandboxing.spec.workspace)
+    assert sandboxing.command_spec(scan=given) == fresh
+    assert walked == []
+    # A walk of another folder is not taken for the workspace's.
+    other = scan_protected(tmp_path)
+    assert sandboxing.command_spec(scan=other) == fresh
+    assert walked == [sandboxing.spec.workspace]
+
+
+async def test_a_sandboxed_command_walks_the_workspace_once_before_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.sandbox import plant_snapshot
+    from orchestrator.sandbox import sandboxing as module
+    from orchestrator.sandbox.plant_guard import PlantGuard
+    from orchestrator.sandbox.protected_scan import scan_protected
+    from orchestrator.sandbox.quarantine import HoldingArea
+    from orchestrator.scoped_fs import ScopedFS
+    from orchestrator.tools.base import ToolContext
+    from orchestrator.tools.bash import BashTool
+
+    _bwrap()
+    workspace = (tmp_path / "ws").resolve()
+    (workspace / ".git").mkdir(parents=True)
+    pod = PodConfig(workspace=workspace, name="t", provider="scripted")
+    sandboxing = await open_sandboxing(pod)
+    walked: list[str] = []
+
+    def counting(who: str) -> object:
+        def scan(root: Path, **kwargs: object) -> object:
+            walked.append(who)
+            return scan_protected(root, **kwargs)  # type: ignore[arg-type]
+
+        return scan
+
+    monkeypatch.setattr(module, "scan_protected", counting("mounts"))
+    monkeypatch.setattr(plant_snapshot, "scan_protected", counting("snapshot"))
+    tool = BashTool(sandbox=True)
+    tool.sandboxing = sandboxing
+    tool.planting = PlantGuard(workspace, HoldingArea(tmp_path / "held"))
+    ctx = ToolContext(fs=ScopedFS(workspace), workspace=workspace, scratch_dir=tmp_path / "s")
+    try:
+        output = await tool.run({"command": "echo pwned >> .git/config; echo ran"}, ctx)
+    finally:
+        await tool.aclose()
+        await sandboxing.aclose()
+    assert isinstance(output, ToolOutput)
+    assert "ran" in (output.content or "")
+    assert not (workspace / ".git" / "config").exists()  # the mounts were made of the walk
+    assert walked == ["snapshot", "snapshot"]  # before and after: the mounts used the first
