@@ -11,7 +11,6 @@ and a ``$HOME`` outside ``/tmp`` (:mod:`tests.faults.sandbox_home`).
 from __future__ import annotations
 
 import asyncio
-import stat
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -20,25 +19,14 @@ import pytest
 
 from orchestrator.client import PodClient, PodEvent
 from orchestrator.config import PodConfig, load_config
-from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
-from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
+from tests.faults.sandbox_home import UserHome, script, user_home  # noqa: F401
+from tests.orchestrator.sandboxed_peer import needs_bwrap
 
 
 @pytest.fixture(autouse=True)
 def _needs_bwrap() -> None:
-    try:
-        find_bwrap()
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no working bubblewrap here: {exc}")
-
-
-def script(path: Path, body: str) -> Path:
-    """An executable script, as the user keeps one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(body).lstrip())
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
+    needs_bwrap()
 
 
 def user_pod(world: UserHome, toml: str) -> tuple[Path, PodConfig]:

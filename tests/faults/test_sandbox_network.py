@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from orchestrator.config import load_config
-from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
 from tests.orchestrator.sandbox.web import hello_server
+from tests.orchestrator.sandboxed_peer import needs_bwrap
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="no curl here")
 
@@ -66,13 +66,6 @@ BIND = f"{PYTHON} -c " + shlex.quote(
 )
 
 
-def _needs_bwrap() -> None:
-    try:
-        find_bwrap()
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no working bubblewrap here: {exc}")
-
-
 async def _run_sandboxed(
     home: UserHome, network: list[str], commands: dict[str, str]
 ) -> dict[str, dict[str, Any]]:
@@ -103,7 +96,7 @@ async def _run_sandboxed(
 async def test_an_allowed_loopback_port_is_reached_at_its_own_address(
     user_home: UserHome,  # noqa: F811
 ) -> None:
-    _needs_bwrap()
+    needs_bwrap()
     with hello_server() as allowed, hello_server() as unlisted:
         results = await _run_sandboxed(
             user_home,
@@ -127,7 +120,7 @@ async def test_an_allowed_loopback_port_is_reached_at_its_own_address(
 async def test_localhost_on_the_list_is_reached_as_localhost(
     user_home: UserHome,  # noqa: F811
 ) -> None:
-    _needs_bwrap()
+    needs_bwrap()
     with hello_server() as allowed:
         results = await _run_sandboxed(
             user_home,
@@ -140,7 +133,7 @@ async def test_localhost_on_the_list_is_reached_as_localhost(
 async def test_the_commands_own_servers_stay_direct_and_a_forwarded_port_is_taken(
     user_home: UserHome,  # noqa: F811
 ) -> None:
-    _needs_bwrap()
+    needs_bwrap()
     with hello_server() as allowed, hello_server() as unlisted:
         results = await _run_sandboxed(
             user_home,
