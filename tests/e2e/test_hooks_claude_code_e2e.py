@@ -51,7 +51,7 @@ async def run(world: UserHome, workspace: Path, config: PodConfig, replies: list
     async with running_pod(workspace, world.runtime, replies=replies, loaded=config) as pod:
         client = await pod.client()
         await client.send("run", {"input": "go"})
-        events = await collect_until(client, "run_end", timeout=90)
+        events = await collect_until(client, "run_end", timeout=180)
         await client.close()
     assert events[-1].data["result"] == "finished"
     results = {e.data["id"]: e.data for e in events if e.event == "tool_result"}

@@ -42,7 +42,7 @@ def calls(*inputs: dict[str, Any]) -> list[ScriptedReply]:
     return [ScriptedReply(text="Running.", tool_calls=tools), ScriptedReply(text="Done.")]
 
 
-async def next_of(client: PodClient, *names: str, timeout: float = 60) -> list[PodEvent]:
+async def next_of(client: PodClient, *names: str, timeout: float = 180) -> list[PodEvent]:
     """Every event up to and including the first whose name is one of ``names`` (the test
     fails on the wrong one, not at a timeout)."""
     seen: list[PodEvent] = []
@@ -100,7 +100,7 @@ async def test_a_hooks_allow_never_runs_an_unsandboxed_command_unasked(
         assert request["id"] == "call_1" and "outside the sandbox" in request["reason"]
         assert not escaped.exists()  # it waits for the person
         await client.send("deny", {"id": "call_1", "message": "stay inside"})
-        events += await collect_until(client, "run_end", timeout=60)
+        events += await collect_until(client, "run_end", timeout=180)
         await client.close()
     results = {e.data["id"]: e.data for e in events if e.event == "tool_result"}
     assert not results["call_0"]["is_error"]  # the sandboxed one: the hook's allow stands
@@ -144,7 +144,7 @@ async def test_a_rewritten_workspace_script_of_an_unsandboxed_hook_does_not_run(
     async with running_pod(workspace, user_home.runtime, replies=replies, loaded=config) as pod:
         client = await pod.client()
         await client.send("run", {"input": "go"})
-        events = await collect_until(client, "run_end", timeout=60)
+        events = await collect_until(client, "run_end", timeout=180)
         await client.close()
     assert events[-1].data["result"] == "finished"
     assert "touch" in (workspace / "scripts" / "post.sh").read_text()  # the rewrite happened
@@ -178,7 +178,7 @@ async def test_a_deny_rule_on_a_path_holds_for_a_sandboxed_redirection(
     async with running_pod(workspace, user_home.runtime, replies=replies, loaded=config) as pod:
         client = await pod.client()
         await client.send("run", {"input": "go"})
-        events = await collect_until(client, "run_end", timeout=60)
+        events = await collect_until(client, "run_end", timeout=180)
         await client.close()
     assert not [e for e in events if e.event == "approval_request"]
     results = {e.data["id"]: e.data for e in events if e.event == "tool_result"}
