@@ -14,7 +14,7 @@ import pytest
 
 from cli.commands.run import NOT_KEPT
 from conformance.fake_api import FakeAnthropic, Fault
-from tests.cli.helpers import pod, read_until
+from tests.cli.helpers import pod, read_until, scripted_pod
 
 
 def _start_run(env: dict[str, str], workspace: Path, *args: str) -> subprocess.Popen[bytes]:
@@ -55,35 +55,10 @@ def test_a_provider_error_is_printed_once_and_model_and_provider_apply(
 def test_a_reply_that_fails_midway_is_marked_as_not_kept(
     env: dict[str, str], workspace: Path
 ) -> None:
-    script = workspace / "broken.json"
-    script.write_text(
-        json.dumps(
-            {
-                "replies": [
-                    {
-                        "text": "Half an answ",
-                        "chunk_size": 4,
-                        "error": "the stream broke",
-                        "error_after_chunks": 2,
-                    }
-                ]
-            }
-        )
-    )
-    socket = Path(env["XDG_RUNTIME_DIR"]) / "pod" / "s.sock"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "cli", "serve", "--workspace", str(workspace), "--socket",
-         str(socket), "--script", str(script)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        read_until(server.stderr, b"listening on")
+    broken = {"text": "Half an answ", "chunk_size": 4, "error": "the stream broke",
+              "error_after_chunks": 2}  # fmt: skip
+    with scripted_pod(env, workspace, [broken]) as socket:
         done = pod(env, "run", "go", "--socket", str(socket))
-    finally:
-        pod(env, "shutdown", "--socket", str(socket))
-        server.wait(20)
     assert done.returncode == 1
     assert done.stdout == "Half an \n"
     assert done.stderr.splitlines() == [NOT_KEPT, "pod: error: provider_error: the stream broke"]
