@@ -74,7 +74,7 @@ def test_an_interrupted_answer_is_marked_as_not_kept(
     try:
         read_until(run.stdout, b"scripted provider")  # the demo is streaming its answer
         assert pod(env, method, "--workspace", str(workspace)).returncode == 0
-        out, err = run.communicate(timeout=20)
+        out, err = run.communicate(timeout=120)
     finally:
         if run.poll() is None:
             run.kill()
@@ -127,7 +127,7 @@ def test_the_demos_long_command_can_be_paused_while_it_runs(
     try:
         read_until(run.stderr, b"step 2 of 30")
         assert pod(env, "pause", "--workspace", str(workspace)).returncode == 0
-        _, err = run.communicate(timeout=20)
+        _, err = run.communicate(timeout=120)
     finally:
         if run.poll() is None:
             run.kill()
@@ -151,7 +151,7 @@ def test_a_run_on_a_terminal_asks_before_a_command_and_obeys_the_answer(
             ["-m", "cli", "run", "run a command", "--workspace", str(workspace)],
             env=env,
             encoding="utf-8",
-            timeout=30,
+            timeout=120,  # each expect: a pod starts on a loaded machine
         )
         seen = io.StringIO()
         child.logfile_read = seen
@@ -186,7 +186,7 @@ def _on_terminal(env: dict[str, str], workspace: Path, *args: str) -> Any:
         ["-m", "cli", "run", *args, "--workspace", str(workspace)],
         env=env,
         encoding="utf-8",
-        timeout=30,
+        timeout=120,  # each expect: a pod starts on a loaded machine
     )
     child.logfile_read = io.StringIO()
     return child
