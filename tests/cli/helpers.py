@@ -52,7 +52,7 @@ def scripted_pod(
         yield socket
     finally:
         pod(env, "shutdown", "--socket", str(socket))
-        server.wait(20)
+        server.wait(60)
 
 
 def read_until(stream: object, needle: bytes, timeout: float = 60.0) -> bytes:

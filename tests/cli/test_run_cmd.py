@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ import pytest
 
 from cli.commands.run import NOT_KEPT
 from conformance.fake_api import FakeAnthropic, Fault
-from tests.cli.helpers import pod
+from tests.cli.helpers import pod, read_until, scripted_pod
 
 
 def _start_run(env: dict[str, str], workspace: Path, *args: str) -> subprocess.Popen[bytes]:
@@ -25,19 +24,6 @@ def _start_run(env: dict[str, str], workspace: Path, *args: str) -> subprocess.P
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-
-
-def _wait_for(stream: object, needle: bytes, timeout: float = 20.0) -> bytes:
-    """Read a pipe until ``needle`` appears (the run is still going); what was read."""
-    seen = b""
-    deadline = time.monotonic() + timeout
-    fd = stream.fileno()  # type: ignore[attr-defined]
-    while needle not in seen:
-        assert time.monotonic() < deadline, f"no {needle!r} in {seen!r}"
-        chunk = os.read(fd, 4096)
-        assert chunk, f"the stream closed before {needle!r}: {seen!r}"
-        seen += chunk
-    return seen
 
 
 def test_a_provider_error_is_printed_once_and_model_and_provider_apply(
@@ -69,35 +55,10 @@ def test_a_provider_error_is_printed_once_and_model_and_provider_apply(
 def test_a_reply_that_fails_midway_is_marked_as_not_kept(
     env: dict[str, str], workspace: Path
 ) -> None:
-    script = workspace / "broken.json"
-    script.write_text(
-        json.dumps(
-            {
-                "replies": [
-                    {
-                        "text": "Half an answ",
-                        "chunk_size": 4,
-                        "error": "the stream broke",
-                        "error_after_chunks": 2,
-                    }
-                ]
-            }
-        )
-    )
-    socket = Path(env["XDG_RUNTIME_DIR"]) / "pod" / "s.sock"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "cli", "serve", "--workspace", str(workspace), "--socket",
-         str(socket), "--script", str(script)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        _wait_for(server.stderr, b"listening on")
+    broken = {"text": "Half an answ", "chunk_size": 4, "error": "the stream broke",
+              "error_after_chunks": 2}  # fmt: skip
+    with scripted_pod(env, workspace, [broken]) as socket:
         done = pod(env, "run", "go", "--socket", str(socket))
-    finally:
-        pod(env, "shutdown", "--socket", str(socket))
-        server.wait(20)
     assert done.returncode == 1
     assert done.stdout == "Half an \n"
     assert done.stderr.splitlines() == [NOT_KEPT, "pod: error: provider_error: the stream broke"]
@@ -111,9 +72,9 @@ def test_an_interrupted_answer_is_marked_as_not_kept(
     # on a loaded machine and pause it mid-stream.
     run = _start_run(env, workspace, "hello, slowly")
     try:
-        _wait_for(run.stdout, b"scripted provider")  # the demo is streaming its answer
+        read_until(run.stdout, b"scripted provider")  # the demo is streaming its answer
         assert pod(env, method, "--workspace", str(workspace)).returncode == 0
-        out, err = run.communicate(timeout=20)
+        out, err = run.communicate(timeout=120)
     finally:
         if run.poll() is None:
             run.kill()
@@ -164,9 +125,9 @@ def test_the_demos_long_command_can_be_paused_while_it_runs(
 ) -> None:
     run = _start_run(env, workspace, "--allow-bash", "run a long command")
     try:
-        _wait_for(run.stderr, b"step 2 of 30")
+        read_until(run.stderr, b"step 2 of 30")
         assert pod(env, "pause", "--workspace", str(workspace)).returncode == 0
-        _, err = run.communicate(timeout=20)
+        _, err = run.communicate(timeout=120)
     finally:
         if run.poll() is None:
             run.kill()
@@ -190,7 +151,7 @@ def test_a_run_on_a_terminal_asks_before_a_command_and_obeys_the_answer(
             ["-m", "cli", "run", "run a command", "--workspace", str(workspace)],
             env=env,
             encoding="utf-8",
-            timeout=30,
+            timeout=120,  # each expect: a pod starts on a loaded machine
         )
         seen = io.StringIO()
         child.logfile_read = seen
@@ -225,7 +186,7 @@ def _on_terminal(env: dict[str, str], workspace: Path, *args: str) -> Any:
         ["-m", "cli", "run", *args, "--workspace", str(workspace)],
         env=env,
         encoding="utf-8",
-        timeout=30,
+        timeout=120,  # each expect: a pod starts on a loaded machine
     )
     child.logfile_read = io.StringIO()
     return child

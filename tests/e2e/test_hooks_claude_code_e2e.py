@@ -9,7 +9,6 @@ inside the sandbox. The user's world is :mod:`tests.faults.sandbox_home` (``$HOM
 from __future__ import annotations
 
 import shutil
-import stat
 import sys
 import textwrap
 from pathlib import Path
@@ -18,24 +17,14 @@ from typing import Any
 import pytest
 
 from orchestrator.config import PodConfig, load_config
-from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
-from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
+from tests.faults.sandbox_home import UserHome, script, user_home  # noqa: F401
+from tests.orchestrator.sandboxed_peer import needs_bwrap
 
 
 @pytest.fixture(autouse=True)
 def _needs_bwrap() -> None:
-    try:
-        find_bwrap()
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no working bubblewrap here: {exc}")
-
-
-def script(path: Path, body: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(body).lstrip())
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
+    needs_bwrap()
 
 
 def start(world: UserHome, config_home: Path, toml: str) -> tuple[Path, PodConfig]:
@@ -62,7 +51,7 @@ async def run(world: UserHome, workspace: Path, config: PodConfig, replies: list
     async with running_pod(workspace, world.runtime, replies=replies, loaded=config) as pod:
         client = await pod.client()
         await client.send("run", {"input": "go"})
-        events = await collect_until(client, "run_end", timeout=90)
+        events = await collect_until(client, "run_end", timeout=180)
         await client.close()
     assert events[-1].data["result"] == "finished"
     results = {e.data["id"]: e.data for e in events if e.event == "tool_result"}

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-__all__ = ["UserHome", "user_home"]
+__all__ = ["UserHome", "script", "user_home"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +67,12 @@ def user_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[UserHome]:
         yield world
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def script(path: Path, body: str) -> Path:
+    """An executable script at ``path`` (its folders made), as the user keeps one: ``body``
+    dedented."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(body).lstrip())
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path

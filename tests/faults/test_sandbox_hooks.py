@@ -11,7 +11,6 @@ and a ``$HOME`` outside ``/tmp`` (:mod:`tests.faults.sandbox_home`).
 from __future__ import annotations
 
 import asyncio
-import stat
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -20,25 +19,14 @@ import pytest
 
 from orchestrator.client import PodClient, PodEvent
 from orchestrator.config import PodConfig, load_config
-from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
-from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
+from tests.faults.sandbox_home import UserHome, script, user_home  # noqa: F401
+from tests.orchestrator.sandboxed_peer import needs_bwrap
 
 
 @pytest.fixture(autouse=True)
 def _needs_bwrap() -> None:
-    try:
-        find_bwrap()
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no working bubblewrap here: {exc}")
-
-
-def script(path: Path, body: str) -> Path:
-    """An executable script, as the user keeps one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(body).lstrip())
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
+    needs_bwrap()
 
 
 def user_pod(world: UserHome, toml: str) -> tuple[Path, PodConfig]:
@@ -54,7 +42,7 @@ def calls(*inputs: dict[str, Any]) -> list[ScriptedReply]:
     return [ScriptedReply(text="Running.", tool_calls=tools), ScriptedReply(text="Done.")]
 
 
-async def next_of(client: PodClient, *names: str, timeout: float = 60) -> list[PodEvent]:
+async def next_of(client: PodClient, *names: str, timeout: float = 180) -> list[PodEvent]:
     """Every event up to and including the first whose name is one of ``names`` (the test
     fails on the wrong one, not at a timeout)."""
     seen: list[PodEvent] = []
@@ -112,7 +100,7 @@ async def test_a_hooks_allow_never_runs_an_unsandboxed_command_unasked(
         assert request["id"] == "call_1" and "outside the sandbox" in request["reason"]
         assert not escaped.exists()  # it waits for the person
         await client.send("deny", {"id": "call_1", "message": "stay inside"})
-        events += await collect_until(client, "run_end", timeout=60)
+        events += await collect_until(client, "run_end", timeout=180)
         await client.close()
     results = {e.data["id"]: e.data for e in events if e.event == "tool_result"}
     assert not results["call_0"]["is_error"]  # the sandboxed one: the hook's allow stands
@@ -156,7 +144,7 @@ async def test_a_rewritten_workspace_script_of_an_unsandboxed_hook_does_not_run(
     async with running_pod(workspace, user_home.runtime, replies=replies, loaded=config) as pod:
         client = await pod.client()
         await client.send("run", {"input": "go"})
-        events = await collect_until(client, "run_end", timeout=60)
+        events = await collect_until(client, "run_end", timeout=180)
         await client.close()
     assert events[-1].data["result"] == "finished"
     assert "touch" in (workspace / "scripts" / "post.sh").read_text()  # the rewrite happened
@@ -190,7 +178,7 @@ async def test_a_deny_rule_on_a_path_holds_for_a_sandboxed_redirection(
     async with running_pod(workspace, user_home.runtime, replies=replies, loaded=config) as pod:
         client = await pod.client()
         await client.send("run", {"input": "go"})
-        events = await collect_until(client, "run_end", timeout=60)
+        events = await collect_until(client, "run_end", timeout=180)
         await client.close()
     assert not [e for e in events if e.event == "approval_request"]
     results = {e.data["id"]: e.data for e in events if e.event == "tool_result"}

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from orchestrator.config import load_config
-from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
 from tests.orchestrator.sandbox.web import hello_server
+from tests.orchestrator.sandboxed_peer import needs_bwrap
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="no curl here")
 
@@ -32,7 +32,7 @@ URLOPEN_WITHOUT_PROXY = (
     f"-u NO_PROXY -u no_proxy {PYTHON} -c "
     + shlex.quote(
         "import sys, urllib.request as u\n"
-        "try: print(u.urlopen(sys.argv[1], timeout=10).read().decode(), end='')\n"
+        "try: print(u.urlopen(sys.argv[1], timeout=60).read().decode(), end='')\n"
         "except Exception as e: print('failed:', e)"
     )
 )
@@ -53,7 +53,7 @@ OWN_SERVER = f"{PYTHON} -c " + shlex.quote(
     "server = http.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), Own)\n"
     "threading.Thread(target=server.serve_forever, daemon=True).start()\n"
     "url = f'http://127.0.0.1:{sys.argv[1]}/'\n"
-    "subprocess.run(['curl', '-sS', '-m', '10', url])\n"
+    "subprocess.run(['curl', '-sS', '-m', '60', url])\n"
 )
 """Serve on ``127.0.0.1:PORT`` of the sandbox's own loopback, and curl it (with the proxy
 variables the bridge set)."""
@@ -64,13 +64,6 @@ BIND = f"{PYTHON} -c " + shlex.quote(
     "try: s.bind(('127.0.0.1', int(sys.argv[1]))); print('bound')\n"
     "except OSError as e: print('not bound:', e.strerror)"
 )
-
-
-def _needs_bwrap() -> None:
-    try:
-        find_bwrap()
-    except SandboxUnavailable as exc:
-        pytest.skip(f"no working bubblewrap here: {exc}")
 
 
 async def _run_sandboxed(
@@ -93,7 +86,7 @@ async def _run_sandboxed(
     async with running_pod(workspace, home.runtime, replies=replies, loaded=config) as pod:
         client = await pod.client()
         await client.send("run", {"input": "go"})
-        events = await collect_until(client, "run_end", timeout=60)
+        events = await collect_until(client, "run_end", timeout=180)
         await client.close()
     assert events[-1].data["result"] == "finished"
     assert not [e for e in events if e.event == "approval_request"]
@@ -103,15 +96,15 @@ async def _run_sandboxed(
 async def test_an_allowed_loopback_port_is_reached_at_its_own_address(
     user_home: UserHome,  # noqa: F811
 ) -> None:
-    _needs_bwrap()
+    needs_bwrap()
     with hello_server() as allowed, hello_server() as unlisted:
         results = await _run_sandboxed(
             user_home,
             [f"127.0.0.1:{allowed}"],
             {
-                "curl": f"curl -sS -m 10 http://127.0.0.1:{allowed}/curl",
+                "curl": f"curl -sS -m 60 http://127.0.0.1:{allowed}/curl",
                 "python": f"{URLOPEN_WITHOUT_PROXY} http://127.0.0.1:{allowed}/python",
-                "unlisted": f"curl -sS -m 10 http://127.0.0.1:{unlisted}/; echo rc=$?",
+                "unlisted": f"curl -sS -m 60 http://127.0.0.1:{unlisted}/; echo rc=$?",
                 "unlisted-python": f"{URLOPEN_WITHOUT_PROXY} http://127.0.0.1:{unlisted}/",
             },
         )
@@ -127,12 +120,12 @@ async def test_an_allowed_loopback_port_is_reached_at_its_own_address(
 async def test_localhost_on_the_list_is_reached_as_localhost(
     user_home: UserHome,  # noqa: F811
 ) -> None:
-    _needs_bwrap()
+    needs_bwrap()
     with hello_server() as allowed:
         results = await _run_sandboxed(
             user_home,
             [f"localhost:{allowed}"],
-            {"curl": f"curl -sS -m 10 http://localhost:{allowed}/name"},
+            {"curl": f"curl -sS -m 60 http://localhost:{allowed}/name"},
         )
     assert results["curl"]["content"] == f"hello /name (Host: localhost:{allowed})\n"
 
@@ -140,7 +133,7 @@ async def test_localhost_on_the_list_is_reached_as_localhost(
 async def test_the_commands_own_servers_stay_direct_and_a_forwarded_port_is_taken(
     user_home: UserHome,  # noqa: F811
 ) -> None:
-    _needs_bwrap()
+    needs_bwrap()
     with hello_server() as allowed, hello_server() as unlisted:
         results = await _run_sandboxed(
             user_home,

@@ -109,8 +109,8 @@ async def _grow_history(client: PodClient) -> int:
     """Four turns of 500 kB answers; the size of the ``history`` reply that then holds them."""
     for n in range(4):
         await client.send("run", {"input": f"grow the history {n}"})
-        await collect_until(client, "run_end", timeout=30)
-    history = await client.request("get_history", timeout=30)
+        await collect_until(client, "run_end", timeout=120)
+    history = await client.request("get_history", timeout=120)
     size = len(json.dumps({"event": "history", "data": history.data}).encode())
     assert size > 2_000_000
     return size
@@ -146,7 +146,7 @@ async def test_a_client_that_never_reads_gets_no_more_work_done_for_it(
 
         # The other client still streams a whole turn.
         await streamer.send("run", {"input": "and now?"})
-        events = await collect_until(streamer, "run_end", timeout=30)
+        events = await collect_until(streamer, "run_end", timeout=120)
         assert events[-1].data == {"result": "finished"}
         text = "".join(e.data["text"] for e in events if e.event == "text_delta")
         assert text == "still streaming " * 20
@@ -209,12 +209,12 @@ async def test_clients_that_never_read_are_bounded_together_slowest_first(
         greedy = _silent(srv.path)
         for n in range(4):
             await streamer.send("run", {"input": f"grow {n}"})
-            await collect_until(streamer, "run_end", timeout=30)
+            await collect_until(streamer, "run_end", timeout=120)
         modest = [_silent(srv.path) for _ in range(6)]
         peak = 0
         for n in range(2):
             await streamer.send("run", {"input": f"more {n}"})
-            await collect_until(streamer, "run_end", timeout=30)
+            await collect_until(streamer, "run_end", timeout=120)
             peak = max(peak, await _peak_until(srv, lambda: False, tries=10))
         peak = max(peak, await _peak_until(srv, lambda: "all clients" in caplog.text))
         # The greedy client was dropped, with an error event as its last line (delivered to a
@@ -230,7 +230,7 @@ async def test_clients_that_never_read_are_bounded_together_slowest_first(
 
         # The client that reads is unaffected.
         await streamer.send("run", {"input": "and now?"})
-        events = await collect_until(streamer, "run_end", timeout=30)
+        events = await collect_until(streamer, "run_end", timeout=120)
         assert events[-1].data == {"result": "finished"}
         await streamer.close()
 
@@ -245,16 +245,16 @@ async def test_a_reading_client_gets_a_reply_larger_than_the_bound(
         client = await PodClient.connect(srv.path)
         for n in range(4):
             await client.send("run", {"input": f"a big answer {n}"})
-            await collect_until(client, "run_end", timeout=30)
+            await collect_until(client, "run_end", timeout=120)
         # One reply bigger than the bound is delivered to a client that reads, and what
         # follows it right away is queued behind it.
         await client.send_raw(
             b'{"method": "get_history", "id": "h"}\n{"method": "get_status", "id": "s"}\n'
         )
-        history = await client.wait_for("history", id="h", timeout=30)
+        history = await client.wait_for("history", id="h", timeout=120)
         assert len(json.dumps(history.data)) > bound
         assert len(history.data["items"]) == 8
-        status = await client.wait_for("status", id="s", timeout=30)
+        status = await client.wait_for("status", id="s", timeout=120)
         assert status.data["status"] == "idle"
         await client.close()
 
