@@ -20,6 +20,9 @@ def test_a_bad_thinking_value_is_a_usage_error_in_words(
     assert "literal[" not in text
     small = pod(env, "serve", "--thinking", "10", "--workspace", str(workspace))
     assert small.returncode == 2 and "'10' is not auto" in small.stderr
+    # `pod fleet add` takes `pod serve`'s options, the check with them (before Ray is asked).
+    fleet = pod(env, "fleet", "add", str(workspace), "--thinking", "lots")
+    assert fleet.returncode == 2 and "'lots' is not auto" in fleet.stderr
 
 
 def test_a_bad_thinking_value_in_a_config_file_names_the_key_only(
