@@ -260,8 +260,8 @@ def register(app: typer.Typer) -> None:
                     permission_mode=permission_mode,
                     thinking=thinking,
                     effort=effort,
+                    sandbox=sandbox,
                 ),
-                sandbox={"mode": sandbox} if sandbox else None,
             )
         except ConfigError as exc:
             raise CliError(str(exc)) from None

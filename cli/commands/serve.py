@@ -138,6 +138,7 @@ def register(app: typer.Typer) -> None:
                     permission_mode=permission_mode,
                     thinking=thinking,
                     effort=effort,
+                    sandbox=sandbox,
                 ),
                 # Given on a command line, a relative path means the shell's folder.
                 read_roots=[p.resolve() for p in read_root] if read_root else None,
@@ -146,7 +147,6 @@ def register(app: typer.Typer) -> None:
                 scripted_script=script,
                 file_ref_style=file_ref_style,
                 mcp={"servers": mcp_servers} if mcp_servers else None,
-                sandbox={"mode": sandbox} if sandbox else None,
             )
         except (ConfigError, SessionError) as exc:
             raise CliError(str(exc)) from None
@@ -244,10 +244,13 @@ def start_overrides(
     permission_mode: str | None,
     thinking: str | None,
     effort: str | None,
+    sandbox: str | None = None,
 ) -> dict[str, Any]:
     """The config overrides of the options every command that starts a pod takes (``pod
-    serve``, and ``pod chat`` / ``pod run`` loading a pod into the host)."""
+    serve`` and ``pod fleet add``, and ``pod chat`` / ``pod run`` loading a pod into the
+    host, which take no ``--sandbox``)."""
     return {
+        "sandbox": {"mode": sandbox} if sandbox else None,
         "provider": provider,
         "model": model,
         "allow_bash": allow_bash,
