@@ -226,15 +226,21 @@ def find_pod_for(workspace: Path) -> PodInfo | None:
     return next((p for p in found if p.name in usual), found[0] if found else None)
 
 
+def _live_pod(workspace: Path, name: str | None) -> PodInfo | None:
+    """The live pod named ``name`` when one is given, else the workspace's."""
+    return find_named_pod(name) if name else find_pod_for(workspace)
+
+
 def find_named_pod(name: str) -> PodInfo | None:
     """The live pod of this name (not a child pod), if any."""
     return next((p for p in list_pods() if p.name == name and not p.parent and p.alive), None)
 
 
-def _usual_names(resolved: Path) -> set[str]:
-    """The names :func:`default_name` gives a workspace's pod (with and without the suffix)."""
+def _usual_names(resolved: Path) -> tuple[str, str]:
+    """The names :func:`default_name` gives a workspace's pod: its folder's, and that with the
+    suffix that tells it from another workspace's of the same folder name."""
     name = safe_pod_name(resolved.name or "root")
-    return {name, f"{name[:57]}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:6]}"}
+    return name, f"{name[:57]}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:6]}"
 
 
 _BOOL_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
@@ -276,11 +282,9 @@ def socket_for(target: str | None, socket: Path | None, workspace: Path | None =
 def default_name(workspace: Path) -> str:
     """A pod name for a workspace: its folder name, made unique when another pod has it."""
     resolved = workspace.resolve()
-    name = safe_pod_name(resolved.name or "root")
+    name, suffixed = _usual_names(resolved)
     clash = any(p.name == name and p.workspace != resolved and p.alive for p in list_pods())
-    if clash:
-        name = f"{name[:57]}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:6]}"
-    return name
+    return suffixed if clash else name
 
 
 def start_in_background(
@@ -334,7 +338,7 @@ def spawn_pod(
     proc = start_in_background(args, log_path, cwd=workspace.resolve())
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        pod = find_named_pod(named) if named else find_pod_for(workspace)
+        pod = _live_pod(workspace, named)
         if pod is not None:
             return pod
         if proc.poll() is not None:
@@ -424,7 +428,7 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
         asyncio.run(ask_host("load", params))
     except HostError as exc:
         raise CliError(str(exc)) from None
-    pod = find_named_pod(options.name) if options.name else find_pod_for(workspace)
+    pod = _live_pod(workspace, options.name)
     if pod is None:
         raise CliError(f"the pod host loaded {name} but it does not answer on its socket")
     return pod
@@ -562,7 +566,7 @@ def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, l
         session = resolve_session(workspace, options.session) if options.session else None
     except SessionError as exc:
         raise CliError(str(exc)) from None
-    live = find_named_pod(options.name) if options.name else find_pod_for(workspace)
+    live = _live_pod(workspace, options.name)
     if live is not None and live.workspace != workspace.resolve():
         raise CliError(f"pod {live.name} serves {live.workspace}; choose another --name")
     if live is None:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from cli.options import workspace_option
+from cli.options import thinking_value, workspace_option
 
 NewOpt = Annotated[
     bool,
@@ -50,21 +50,6 @@ PermissionModeOpt = Annotated[
         show_default=False,
     ),
 ]
-
-
-def thinking_value(value: str | None) -> str | None:
-    """``--thinking``: auto, adaptive, off, or a budget of at least 1024 tokens; anything else
-    is a usage error that says so in one line (the config's check named pydantic's union
-    members: ``thinking.literal['auto','adaptive','off']``)."""
-    if value is None or value in ("auto", "adaptive", "off"):
-        return value
-    from orchestrator.thinking import MIN_BUDGET
-
-    if value.isdigit() and int(value) >= MIN_BUDGET:
-        return value
-    raise typer.BadParameter(
-        f"{value!r} is not auto, adaptive, off or a budget of at least {MIN_BUDGET} thinking tokens"
-    )
 
 
 ThinkingOpt = Annotated[

@@ -12,6 +12,15 @@ from typing import Annotated, Any
 import typer
 
 from cli.errors import CliError
+from cli.options import (
+    AllowBashOpt,
+    EffortOpt,
+    ModelOpt,
+    PermissionModeOpt,
+    ProviderOpt,
+    SandboxOpt,
+    ThinkingOpt,
+)
 
 
 def _ray() -> None:
@@ -213,35 +222,13 @@ def register(app: typer.Typer) -> None:
     def add(
         workspace: Annotated[Path, typer.Argument(help="The pod's workspace.")],
         name: Annotated[str | None, typer.Option(help="The pod's name.")] = None,
-        provider: Annotated[
-            str | None,
-            typer.Option(help="anthropic or scripted (default: anthropic if a key is set)."),
-        ] = None,
-        model: Annotated[
-            str | None, typer.Option(help="Model name for the anthropic provider.")
-        ] = None,
-        allow_bash: Annotated[
-            bool | None,
-            typer.Option(
-                "--allow-bash/--no-allow-bash",
-                help="Enable (or force off) the bash tool, whatever the config files say.",
-            ),
-        ] = None,
-        permission_mode: Annotated[
-            str | None,
-            typer.Option(
-                help="default (ask before edits and commands), accept-edits, yolo or read-only."
-            ),
-        ] = None,
-        thinking: Annotated[
-            str | None,
-            typer.Option(help="auto, adaptive, off, or a budget of thinking tokens (≥ 1024)."),
-        ] = None,
-        effort: Annotated[str | None, typer.Option(help="low, medium, high, xhigh or max.")] = None,
-        sandbox: Annotated[
-            str | None,
-            typer.Option(help="Where bash runs: auto (sandboxed where bubblewrap works), on, off."),
-        ] = None,
+        provider: ProviderOpt = None,
+        model: ModelOpt = None,
+        allow_bash: AllowBashOpt = None,
+        permission_mode: PermissionModeOpt = None,
+        thinking: ThinkingOpt = None,
+        effort: EffortOpt = None,
+        sandbox: SandboxOpt = None,
         root: RootOpt = None,
         address: AddressOpt = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -273,8 +260,8 @@ def register(app: typer.Typer) -> None:
                     permission_mode=permission_mode,
                     thinking=thinking,
                     effort=effort,
+                    sandbox=sandbox,
                 ),
-                sandbox={"mode": sandbox} if sandbox else None,
             )
         except ConfigError as exc:
             raise CliError(str(exc)) from None

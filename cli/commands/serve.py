@@ -11,9 +11,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli.commands.chat import thinking_value
 from cli.errors import CliError
-from cli.options import workspace_option
+from cli.options import (
+    AllowBashOpt,
+    EffortOpt,
+    ModelOpt,
+    PermissionModeOpt,
+    ProviderOpt,
+    SandboxOpt,
+    ThinkingOpt,
+    workspace_option,
+)
 
 if TYPE_CHECKING:
     from orchestrator.config import PodConfig
@@ -31,13 +39,8 @@ def register(app: typer.Typer) -> None:
         name: Annotated[
             str | None, typer.Option(help="Pod name (default: the folder name).")
         ] = None,
-        provider: Annotated[
-            str | None,
-            typer.Option(help="anthropic or scripted (default: anthropic if a key is set)."),
-        ] = None,
-        model: Annotated[
-            str | None, typer.Option(help="Model name for the anthropic provider.")
-        ] = None,
+        provider: ProviderOpt = None,
+        model: ModelOpt = None,
         session: Annotated[
             str | None,
             typer.Option(
@@ -54,19 +57,8 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--new", help="The default: start a new session."),
         ] = False,
-        allow_bash: Annotated[
-            bool | None,
-            typer.Option(
-                "--allow-bash/--no-allow-bash",
-                help="Enable (or force off) the bash tool, whatever the config files say.",
-            ),
-        ] = None,
-        permission_mode: Annotated[
-            str | None,
-            typer.Option(
-                help="default (ask before edits and commands), accept-edits, yolo or read-only."
-            ),
-        ] = None,
+        allow_bash: AllowBashOpt = None,
+        permission_mode: PermissionModeOpt = None,
         read_root: Annotated[
             list[Path] | None,
             typer.Option(help="Let the pod read this folder too (repeatable).", show_default=False),
@@ -86,18 +78,9 @@ def register(app: typer.Typer) -> None:
         file_ref_style: Annotated[
             str | None, typer.Option(help="system_message or synthetic_read.")
         ] = None,
-        thinking: Annotated[
-            str | None,
-            typer.Option(
-                help="auto, adaptive, off, or a budget of thinking tokens (≥ 1024).",
-                callback=thinking_value,
-            ),
-        ] = None,
-        effort: Annotated[str | None, typer.Option(help="low, medium, high, xhigh or max.")] = None,
-        sandbox: Annotated[
-            str | None,
-            typer.Option(help="Where bash runs: auto (sandboxed where bubblewrap works), on, off."),
-        ] = None,
+        thinking: ThinkingOpt = None,
+        effort: EffortOpt = None,
+        sandbox: SandboxOpt = None,
         mcp_servers_stdin: Annotated[
             bool,
             typer.Option(
@@ -155,6 +138,7 @@ def register(app: typer.Typer) -> None:
                     permission_mode=permission_mode,
                     thinking=thinking,
                     effort=effort,
+                    sandbox=sandbox,
                 ),
                 # Given on a command line, a relative path means the shell's folder.
                 read_roots=[p.resolve() for p in read_root] if read_root else None,
@@ -163,7 +147,6 @@ def register(app: typer.Typer) -> None:
                 scripted_script=script,
                 file_ref_style=file_ref_style,
                 mcp={"servers": mcp_servers} if mcp_servers else None,
-                sandbox={"mode": sandbox} if sandbox else None,
             )
         except (ConfigError, SessionError) as exc:
             raise CliError(str(exc)) from None
@@ -261,10 +244,13 @@ def start_overrides(
     permission_mode: str | None,
     thinking: str | None,
     effort: str | None,
+    sandbox: str | None = None,
 ) -> dict[str, Any]:
     """The config overrides of the options every command that starts a pod takes (``pod
-    serve``, and ``pod chat`` / ``pod run`` loading a pod into the host)."""
+    serve`` and ``pod fleet add``, and ``pod chat`` / ``pod run`` loading a pod into the
+    host, which take no ``--sandbox``)."""
     return {
+        "sandbox": {"mode": sandbox} if sandbox else None,
         "provider": provider,
         "model": model,
         "allow_bash": allow_bash,

@@ -91,13 +91,13 @@ def local_clusters() -> list[RayCluster]:
     """Every Ray cluster with its head on this machine now, by GCS port."""
     found: list[RayCluster] = []
     for pid, (_, line) in process_table().items():
+        if "gcs_server" not in line:
+            continue  # read again, with its arguments apart, only for a GCS
         args = Path(f"/proc/{pid}/cmdline")
         try:
             argv = [a.decode(errors="replace") for a in args.read_bytes().split(b"\0") if a]
         except OSError:
             continue  # it ended meanwhile
-        if "gcs_server" not in line:
-            continue
         cluster = parse_gcs(pid, argv, _environ(pid))
         if cluster is not None:
             found.append(cluster)

@@ -10,19 +10,21 @@ from typing import Any
 
 import ray
 
-from orchestrator.fleet.clusters import cluster_at, is_loopback, local_clusters
+from orchestrator.fleet.clusters import cluster_at, is_loopback, local_clusters, split_address
 from orchestrator.fleet.directory import NAMESPACE, FleetError
 
 
 def answers(address: str) -> str | None:
     """None when something listens at ``host:port``; else why not (Ray itself would retry
     for minutes)."""
-    host, _, port = address.rpartition(":")
+    host, port = split_address(address)
+    if port is None:
+        return "not host:port"
     try:
-        with socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=5):
+        with socket.create_connection((host or "127.0.0.1", port), timeout=5):
             return None
-    except (OSError, ValueError) as exc:
-        return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    except OSError as exc:
+        return exc.strerror or str(exc)
 
 
 def use_ray_token(mode: str | None, token_path: str | None) -> None:

@@ -4,6 +4,7 @@ names, no `pod: error:` said twice."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,9 @@ def test_a_bad_thinking_value_is_a_usage_error_in_words(
     assert "literal[" not in text
     small = pod(env, "serve", "--thinking", "10", "--workspace", str(workspace))
     assert small.returncode == 2 and "'10' is not auto" in small.stderr
+    # `pod fleet add` takes `pod serve`'s options, the check with them (before Ray is asked).
+    fleet = pod(env, "fleet", "add", str(workspace), "--thinking", "lots")
+    assert fleet.returncode == 2 and "'lots' is not auto" in fleet.stderr
 
 
 def test_a_bad_thinking_value_in_a_config_file_names_the_key_only(
@@ -49,3 +53,28 @@ def test_a_pod_that_cannot_start_says_why_once(
     assert "PodSetupError" not in line
     if host:  # the host that was started for it leaves once empty: stop it now
         pod(env, "host", "stop")
+
+
+def test_the_start_options_become_config_overrides(workspace: Path) -> None:
+    from cli.commands.serve import start_overrides
+    from orchestrator.config import load_config
+
+    def given(thinking: str | None, effort: str | None, sandbox: str | None = None) -> Any:
+        return start_overrides(
+            provider="scripted",
+            model=None,
+            allow_bash=False,
+            permission_mode="yolo",
+            thinking=thinking,
+            effort=effort,
+            sandbox=sandbox,
+        )
+
+    overrides = given("2048", "low", "off")
+    assert overrides["thinking"] == 2048 and overrides["sandbox"] == {"mode": "off"}
+    assert overrides["permissions"] == {"mode": "yolo", "deny": ["bash"]}
+    config = load_config(workspace, **overrides)
+    assert config.sandbox.mode == "off" and config.thinking == 2048 and config.effort == "low"
+    # Not given: the config files decide (`pod chat` / `pod run` take no --sandbox).
+    unset = given(None, None)
+    assert unset["sandbox"] is None and unset["thinking"] is None

@@ -161,3 +161,18 @@ def test_the_machine_s_clusters_are_found_by_their_gcs_process(tmp_path: Path) -
         process.kill()
         process.wait()
     assert not [c for c in local_clusters() if c.gcs_pid == process.pid]
+
+
+def test_answers_says_whether_something_listens_at_an_address() -> None:
+    pytest.importorskip("ray")
+    import socket
+
+    from orchestrator.fleet.driver import answers
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        assert answers(f"127.0.0.1:{port}") is None
+    assert answers(f"127.0.0.1:{port}") == "Connection refused"
+    assert answers("127.0.0.1:port") == "not host:port"
