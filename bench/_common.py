@@ -196,7 +196,7 @@ def scratch_workspace(prefix: str = "pb") -> Iterator[Path]:
 
 def bench_config(root: Path, **overrides: Any) -> Any:
     """A scripted-provider pod config for the workspace under ``root``."""
-    from orchestrator.config import PodConfig
+    from orchestrator.config.model import PodConfig
 
     overrides.setdefault("session", root / "session.jsonl")
     return PodConfig(workspace=root / "ws", name="bench", provider="scripted", **overrides)
@@ -205,8 +205,8 @@ def bench_config(root: Path, **overrides: Any) -> Any:
 @contextlib.asynccontextmanager
 async def served_pod(config: Any, provider: Any, socket_path: Path) -> AsyncIterator[Any]:
     """Serve a pod in this process on a real Unix socket; shut it down afterwards."""
-    from orchestrator.client import PodClient
-    from orchestrator.pod import serve_pod
+    from orchestrator.serving.client import PodClient
+    from orchestrator.serving.pod import serve_pod
 
     ready = asyncio.Event()
     task = asyncio.create_task(
@@ -243,7 +243,7 @@ class NoopTool:
 
     async def run(self, args: dict[str, Any], ctx: Any) -> Any:
         """Return a tiny result."""
-        from orchestrator.tools.base import ToolOutput
+        from orchestrator.capabilities.tools.base import ToolOutput
 
         return ToolOutput(summary="noop: ok", content="ok")
 
@@ -267,14 +267,14 @@ def history_items(n: int) -> list[Any]:
     assistant (``grep`` call), its result, assistant answer. Items carry ``seq`` 1..n and
     their turn number, as if loaded from a session.
     """
-    from orchestrator.history import (
+    from orchestrator.core.history import (
         AssistantMessage,
         TextBlock,
         ToolResult,
         ToolUseBlock,
         UserMessage,
     )
-    from orchestrator.segments import TextSegment
+    from orchestrator.core.segments import TextSegment
 
     items: list[Any] = []
     turn = 0
@@ -324,8 +324,8 @@ def _restamp(item: Any, seq: int, turn: int) -> Any:
 
 def write_session(path: Path, items: list[Any], *, pod: str = "bench", workspace: Path) -> None:
     """Write a session file holding ``items`` (and a ``turn_end`` per turn), without fsync."""
-    from orchestrator.history import item_to_json
-    from orchestrator.session import SessionHeader
+    from orchestrator.adapters.session import SessionHeader
+    from orchestrator.core.history import item_to_json
 
     header = SessionHeader(pod=pod, workspace=str(workspace), created_ms=int(time.time() * 1000))
     lines = [header.model_dump_json()]

@@ -84,8 +84,8 @@ def _env(root: Path) -> dict[str, str]:
 
 async def _socket_stream(root: Path, ws: Path, script: Path, prompts: int) -> float:
     """Seconds per chunk through ``pod serve`` and our socket protocol."""
-    from orchestrator.client import PodClient
-    from orchestrator.server import socket_is_live
+    from orchestrator.serving.client import PodClient
+    from orchestrator.serving.server import socket_is_live
 
     socket = root / "run" / "s.sock"
     proc = await asyncio.create_subprocess_exec(

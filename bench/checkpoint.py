@@ -1,4 +1,4 @@
-"""The cost of workspace checkpoints (:mod:`orchestrator.checkpoints`, issue 22).
+"""The cost of workspace checkpoints (:mod:`orchestrator.capabilities.checkpoints`, issue 22).
 
 For a workspace of 1,000 and of 10,000 small files (100 to a folder): the first snapshot,
 then a snapshot after each of 30 rounds that change 5 files, and one of an unchanged
@@ -62,7 +62,7 @@ def du(path: Path) -> int:
 
 
 def _store(ws: Path, git_dir: Path) -> Any:
-    from orchestrator.checkpoints import CheckpointStore
+    from orchestrator.capabilities.checkpoints import CheckpointStore
 
     return CheckpointStore(
         ws, git_dir, max_file_bytes=2 * 1024 * 1024, max_total_bytes=1024 * 1024 * 1024
@@ -188,14 +188,14 @@ async def _turns(ws: Path, session: Path, *, checkpoints: bool, turns: int) -> l
     """Wall time of ``turns`` turns of the offline provider as ``pod chat`` paces it: a
     streamed reply that writes one file (a round that checkpoints), then a streamed answer."""
     from bench._common import bench_config
-    from orchestrator.pod import build_pod
-    from orchestrator.protocol import parse_request
-    from orchestrator.providers.scripted import (
+    from orchestrator.adapters.providers.scripted import (
         DEMO_CHUNK_DELAY_S,
         ScriptedProvider,
         ScriptedReply,
         ScriptedToolCall,
     )
+    from orchestrator.protocol import parse_request
+    from orchestrator.serving.pod import build_pod
 
     text = "Looking at the workspace and writing the change now. " * 2
     provider = ScriptedProvider()

@@ -1,12 +1,12 @@
 """Context assembly: resolving ``@file`` refs and pruning a long history.
 
-* ``@file``: :func:`orchestrator.file_refs.resolve_segments` on a submit with 5 refs to
+* ``@file``: :func:`orchestrator.runtime.file_refs.resolve_segments` on a submit with 5 refs to
   16 KB files (read through the scoped file system, capped, turned into system messages).
   Target < 10 ms.
 * pruning 10,000 items at the start of a new turn: the prune bound (``prune_before_turn`` +
   ``prunable_tokens``, as ``Controller.wire_messages`` does when the bound moves) plus a full
-  :func:`orchestrator.wire.to_wire` with pruned results. Target < 5 ms. The incremental
-  :class:`orchestrator.wire.WireBuilder` (one round appended, bound unchanged) and
+  :func:`orchestrator.core.wire.to_wire` with pruned results. Target < 5 ms. The incremental
+  :class:`orchestrator.core.wire.WireBuilder` (one round appended, bound unchanged) and
   ``validate_wire`` on the same messages (run before every request) are reported beside it.
 
     python -m bench.context [--quick]
@@ -40,9 +40,9 @@ TARGET_PRUNE_MS = 5.0
 
 def file_refs(root: Path, repeats: int) -> dict[str, Any]:
     """Resolve a submit with REFS ``@file`` refs of REF_BYTES each."""
-    from orchestrator.file_refs import resolve_segments
-    from orchestrator.scoped_fs import ScopedFS
-    from orchestrator.segments import FileRefSegment, Segment, TextSegment
+    from orchestrator.adapters.scoped_fs import ScopedFS
+    from orchestrator.core.segments import FileRefSegment, Segment, TextSegment
+    from orchestrator.runtime.file_refs import resolve_segments
 
     ws = root / "ws"
     line = "x = compute(alpha, beta)  # a line of code in a sixteen kilobyte file\n"
@@ -69,16 +69,16 @@ def file_refs(root: Path, repeats: int) -> dict[str, Any]:
 
 def pruning(n: int, repeats: int) -> dict[str, Any]:
     """Prune bound + full wire build of an n-item history, and the incremental alternative."""
-    from orchestrator.history import (
+    from orchestrator.core.history import (
         AssistantMessage,
         History,
         ToolResult,
         ToolUseBlock,
         UserMessage,
     )
-    from orchestrator.repair import prunable_tokens, prune_before_turn
-    from orchestrator.validator import validate_wire
-    from orchestrator.wire import WireBuilder, to_wire
+    from orchestrator.core.repair import prunable_tokens, prune_before_turn
+    from orchestrator.core.validator import validate_wire
+    from orchestrator.core.wire import WireBuilder, to_wire
 
     history = History(history_items(n))
     history.new_turn()  # a new turn starts: this is when the bound moves

@@ -43,7 +43,7 @@ def _files(ws: Path, n: int, size: int) -> None:
 
 def _responder(files_per_turn: int) -> Any:
     from conformance.fake_api import Reply, ToolCall
-    from orchestrator.compaction import COMPACTION_PROMPT
+    from orchestrator.runtime.compaction import COMPACTION_PROMPT
 
     header = COMPACTION_PROMPT.split("]")[0] + "]"
     state = {"read": 0, "turn_reads": 0}
@@ -71,8 +71,8 @@ async def _session(
     from bench._common import bench_config, served_pod
     from conformance.fake_api import FakeAnthropic
     from conformance.models import ModelSpec
-    from orchestrator.client import PodClient
-    from orchestrator.providers.anthropic import AnthropicProvider
+    from orchestrator.adapters.providers.anthropic import AnthropicProvider
+    from orchestrator.serving.client import PodClient
 
     fake = FakeAnthropic(models=[ModelSpec(id="fake-model", context_window=window)]).start()
     fake.responder = _responder(reads)
@@ -146,12 +146,12 @@ def compaction_cost(items: int, compactions: int) -> dict[str, float]:
     import tempfile
 
     from bench._common import history_items
-    from orchestrator.compaction import plan_compaction, summary_request_messages
-    from orchestrator.config import PodConfig
-    from orchestrator.context import Context
-    from orchestrator.history import Compaction, History
-    from orchestrator.session import SessionWriter
-    from orchestrator.transcript import Transcript
+    from orchestrator.adapters.session import SessionWriter
+    from orchestrator.config.model import PodConfig
+    from orchestrator.core.history import Compaction, History
+    from orchestrator.runtime.compaction import plan_compaction, summary_request_messages
+    from orchestrator.runtime.context import Context
+    from orchestrator.runtime.transcript import Transcript
 
     root = Path(tempfile.mkdtemp(prefix="pce"))
     history = History(history_items(items))
@@ -203,10 +203,10 @@ def compaction_cost(items: int, compactions: int) -> dict[str, float]:
 def planning_cost(turns: int) -> dict[str, float]:
     """Planning a compaction of an uncompacted history of ``turns`` turns (6 items each)."""
     from bench._common import history_items
-    from orchestrator.compaction import plan_compaction, reduced_messages
-    from orchestrator.config import PodConfig
-    from orchestrator.context import Context
-    from orchestrator.history import History
+    from orchestrator.config.model import PodConfig
+    from orchestrator.core.history import History
+    from orchestrator.runtime.compaction import plan_compaction, reduced_messages
+    from orchestrator.runtime.context import Context
 
     history = History(history_items(turns * 6))
     context = Context(
@@ -234,8 +234,8 @@ async def _long_session(root: Path, turns: int) -> dict[str, float]:
     import sys
 
     from bench._common import history_items, write_session
-    from orchestrator.client import PodClient
-    from orchestrator.server import socket_is_live
+    from orchestrator.serving.client import PodClient
+    from orchestrator.serving.server import socket_is_live
 
     ws = root / "ws"
     session = root / f"long-{turns}.jsonl"
@@ -398,7 +398,7 @@ def run(quick: bool = False) -> Result:
 
 
 def _is_summary(body: dict[str, Any]) -> bool:
-    from orchestrator.compaction import COMPACTION_PROMPT
+    from orchestrator.runtime.compaction import COMPACTION_PROMPT
 
     last = body["messages"][-1]["content"]
     header = COMPACTION_PROMPT.split("]")[0] + "]"

@@ -85,7 +85,7 @@ def worker(socket: str, n: int) -> None:
 
 
 def _reply(deltas: int) -> Any:
-    from orchestrator.providers.scripted import ScriptedReply
+    from orchestrator.adapters.providers.scripted import ScriptedReply
 
     return ScriptedReply(text="abcd" * deltas, chunk_size=4, chunk_delay_s=0.0)
 
@@ -111,7 +111,7 @@ async def _run_clients(socket: Path, n: int) -> dict[str, Any]:
 
 
 async def _socket_runs(root: Path, deltas: int, clients: tuple[int, ...], repeats: int) -> Any:
-    from orchestrator.providers.scripted import ScriptedProvider
+    from orchestrator.adapters.providers.scripted import ScriptedProvider
 
     reply = _reply(deltas)
     provider = ScriptedProvider(responder=lambda request: reply)
@@ -145,9 +145,9 @@ async def _socket_runs(root: Path, deltas: int, clients: tuple[int, ...], repeat
 
 async def _pod_only(root: Path, deltas: int) -> dict[str, Any]:
     """The same turn in process: no socket, no client, deltas encoded and dropped."""
-    from orchestrator.pod import build_pod
+    from orchestrator.adapters.providers.scripted import ScriptedProvider
     from orchestrator.protocol import parse_request
-    from orchestrator.providers.scripted import ScriptedProvider
+    from orchestrator.serving.pod import build_pod
 
     count = 0
 

@@ -3,7 +3,7 @@ once, and nothing anyone was told is saved is lost, nothing runs twice, every po
 
 Usage: ``python -m bench.fleet_kill [--quick] [--sessions N --mid-turn M --in-flight K]``
 
-1. Two Ray nodes start on this machine (``orchestrator.fleet.local``: ``ray start --head``,
+1. Two Ray nodes start on this machine (``orchestrator.serving.fleet.local``: ``ray start --head``,
    then ``ray start --address=...``, each with its own temp dir), and a fleet on them
    (two ``PodHost`` actors per node, a gateway per node, sessions on a shared directory).
 2. ``sessions`` pods are added and each takes one turn, through node A's gateway; the
@@ -207,7 +207,7 @@ SLOW = {"text": "a slow answer " * 8, "chunk_size": 8, "chunk_delay_s": 0.1}
 def _names(prefix: str, count: int, on_b: bool | None, hosts: dict[str, bool]) -> list[str]:
     """``count`` pod names; with ``on_b``, only names that rendezvous hashing places on (or
     off) node B's hosts (``hosts``: name → on node B)."""
-    from orchestrator.fleet.directory import choose_host
+    from orchestrator.serving.fleet.directory import choose_host
 
     found: list[str] = []
     index = 0
@@ -230,7 +230,7 @@ async def _gather(jobs: list[Any], limit: int) -> list[Any]:
 
 
 async def _add(root: Path, control: Path, session: Session, second: dict[str, Any] | None) -> None:
-    from orchestrator.host import ask_host
+    from orchestrator.serving.host import ask_host
 
     config = await asyncio.to_thread(_config, root, session.name, second)
     placed = await ask_host("load", {"config": config}, path=control)
@@ -295,8 +295,8 @@ async def _recover_steps(session: Session) -> None:
 
 def _audit(session: Session) -> dict[str, int]:
     """What its session file holds against what its clients were told."""
-    from orchestrator.history import UserMessage
-    from orchestrator.session import load_session
+    from orchestrator.adapters.session import load_session
+    from orchestrator.core.history import UserMessage
 
     loaded = load_session(session.path)
     seqs = {item.seq for item in loaded.items}
@@ -312,7 +312,7 @@ async def scenario(
     root: Path, control: Path, hosts: dict[str, bool], p: dict[str, int], b: Any
 ) -> dict[str, Any]:
     """Make the sessions, kill node B, bring every pod back; the raw figures."""
-    from orchestrator.fleet.directory import choose_host
+    from orchestrator.serving.fleet.directory import choose_host
 
     idle = [Session(n, "idle") for n in _names("s", p["sessions"], None, hosts)]
     # The runs in flight go to pods of node B: theirs are the hosts that die.
@@ -387,10 +387,10 @@ def run(params: dict[str, int], quick: bool, *, keep: bool = False) -> Result:
     but its folder, with Ray's logs, which the run names on stderr)."""
     import ray
 
-    from orchestrator.fleet.cluster import deploy, live_nodes
-    from orchestrator.fleet.directory import NAMESPACE, Directory
-    from orchestrator.fleet.local import node_id, start_node
-    from orchestrator.fleet.raykv import RayKV
+    from orchestrator.serving.fleet.cluster import deploy, live_nodes
+    from orchestrator.serving.fleet.directory import NAMESPACE, Directory
+    from orchestrator.serving.fleet.local import node_id, start_node
+    from orchestrator.serving.fleet.raykv import RayKV
 
     # Short: Ray's and the gateways' Unix sockets live under it.
     root = Path(tempfile.mkdtemp(prefix="fk-", dir="/tmp"))

@@ -49,8 +49,8 @@ def _config(root: Path, name: str, runs: int) -> dict[str, Any]:
 
 
 async def _local(root: Path, runs: int) -> list[float]:
-    from orchestrator.config import PodConfig
-    from orchestrator.pod import open_pod
+    from orchestrator.config.model import PodConfig
+    from orchestrator.serving.pod import open_pod
 
     config = PodConfig.model_validate(_config(root, "local", runs))
     served = await open_pod(config, socket_path=root / "local.sock")
@@ -61,7 +61,7 @@ async def _local(root: Path, runs: int) -> list[float]:
 
 
 async def _fleet(root: Path, gateway: Path, runs: int) -> list[float]:
-    from orchestrator.host import ask_host
+    from orchestrator.serving.host import ask_host
 
     row = await ask_host(
         "load", {"config": _config(root, "fleet", runs)}, path=gateway / "control.sock"
@@ -73,7 +73,7 @@ def run(quick: bool) -> Result:
     """Both ways, a few runs each; the overhead per delta from the medians."""
     import ray
 
-    from orchestrator.fleet.cluster import deploy, start_local, teardown
+    from orchestrator.serving.fleet.cluster import deploy, start_local, teardown
 
     runs = 3 if quick else 10
     with tempfile.TemporaryDirectory(prefix="fleet-bench-") as tmp:

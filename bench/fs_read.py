@@ -1,4 +1,4 @@
-"""The cost of race-free resolution in :class:`orchestrator.scoped_fs.ScopedFS`.
+"""The cost of race-free resolution in :class:`orchestrator.adapters.scoped_fs.ScopedFS`.
 
 10,000 ``read_text`` calls of a small file four directories below the workspace, through each
 resolver: ``openat2`` (when the kernel has it) and the portable component walk (what runs on
@@ -30,7 +30,7 @@ BODY = "x = 1  # a small file\n" * 8
 @contextmanager
 def _walk_only() -> Iterator[None]:
     """Make ScopedFS skip openat2, as on a kernel without it (a private switch, for measuring)."""
-    from orchestrator.scoped_fs import resolver
+    from orchestrator.adapters.scoped_fs import resolver
 
     saved = resolver.openat2_fn
     resolver.openat2_fn = lambda: None  # type: ignore[assignment]
@@ -47,7 +47,7 @@ def _figures(samples: list[float]) -> dict[str, Any]:
 
 def measure(ws: Path, reads: int, writes: int) -> dict[str, Any]:
     """Every figure, on a workspace holding FILE and a link ``hop`` to ``a/b``."""
-    from orchestrator.scoped_fs import ScopedFS, resolver
+    from orchestrator.adapters.scoped_fs import ScopedFS, resolver
 
     target = ws / FILE
     target.parent.mkdir(parents=True)

@@ -31,7 +31,7 @@ if event["tool_name"] == "Bash" and "rm " in event["tool_input"].get("command", 
 
 
 def _replies(rounds: int) -> list[Any]:
-    from orchestrator.providers.scripted import ScriptedReply, ScriptedToolCall
+    from orchestrator.adapters.providers.scripted import ScriptedReply, ScriptedToolCall
 
     call = ScriptedToolCall(name="read_file", input={"path": "README.md"})
     return [ScriptedReply(tool_calls=[call]) for _ in range(rounds)] + [ScriptedReply(text="ok")]
@@ -39,8 +39,8 @@ def _replies(rounds: int) -> list[Any]:
 
 async def _turn_s(root: Path, hooks: dict[str, Any], sandbox: str, rounds: int, n: int) -> float:
     """One turn's wall time in a fresh pod."""
-    from orchestrator.client import PodClient
-    from orchestrator.providers.scripted import ScriptedProvider
+    from orchestrator.adapters.providers.scripted import ScriptedProvider
+    from orchestrator.serving.client import PodClient
 
     config = bench_config(
         root,
@@ -70,7 +70,7 @@ def _hook(command: str, sandboxed: bool = False) -> dict[str, Any]:
 
 def run(quick: bool = False) -> Result:
     """The benchmark; ``quick`` takes a short turn, twice."""
-    from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
+    from orchestrator.adapters.sandbox.bwrap import SandboxUnavailable, find_bwrap
 
     rounds = QUICK_ROUNDS if quick else ROUNDS
     repeats = QUICK_REPEATS if quick else REPEATS

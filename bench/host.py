@@ -75,7 +75,7 @@ def _script(root: Path, rounds: int) -> Path:
 
 
 def _pod_config(root: Path, name: str, script: Path, session: Path | None) -> dict[str, Any]:
-    from orchestrator.config import PodConfig
+    from orchestrator.config.model import PodConfig
 
     workspace = root / "ws" / name
     workspace.mkdir(parents=True, exist_ok=True)
@@ -91,7 +91,7 @@ def _pod_config(root: Path, name: str, script: Path, session: Path | None) -> di
 
 
 async def _first_delta(socket: Path) -> float:
-    from orchestrator.client import PodClient
+    from orchestrator.serving.client import PodClient
 
     client = await PodClient.connect(socket)
     started = time.perf_counter()
@@ -108,7 +108,7 @@ async def _first_delta(socket: Path) -> float:
 
 async def _evicted(control: Path, name: str) -> None:
     """Evict a pod whose client just left (the host may not have seen it leave yet)."""
-    from orchestrator.host import HostError, ask_host
+    from orchestrator.serving.host import HostError, ask_host
 
     for _ in range(200):
         try:
@@ -120,7 +120,7 @@ async def _evicted(control: Path, name: str) -> None:
 
 
 async def _turn_s(socket: Path) -> float:
-    from orchestrator.client import PodClient
+    from orchestrator.serving.client import PodClient
 
     client = await PodClient.connect(socket)
     started = time.perf_counter()
@@ -134,7 +134,7 @@ async def _turn_s(socket: Path) -> float:
 
 
 def _wait_socket(path: Path, proc: subprocess.Popen[bytes], what: str) -> None:
-    from orchestrator.server import socket_is_live
+    from orchestrator.serving.server import socket_is_live
 
     deadline = time.monotonic() + 60
     while not socket_is_live(path):
@@ -144,7 +144,7 @@ def _wait_socket(path: Path, proc: subprocess.Popen[bytes], what: str) -> None:
 
 
 async def _measure(root: Path, env: dict[str, str], p: dict[str, int]) -> dict[str, Any]:
-    from orchestrator.host import ask_host
+    from orchestrator.serving.host import ask_host
 
     runtime = root / "run" / "pod"
     control = runtime / "host.sock"

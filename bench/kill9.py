@@ -59,19 +59,19 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from orchestrator.client import PodClient, PodEvent  # noqa: E402
-from orchestrator.history import (  # noqa: E402
+from orchestrator.adapters.session import load_session  # noqa: E402
+from orchestrator.core.history import (  # noqa: E402
     ToolResult,
     UserMessage,
     item_from_json,
     item_to_json,
 )
-from orchestrator.repair import close_orphans, interrupt_note  # noqa: E402
-from orchestrator.segments import TextSegment  # noqa: E402
-from orchestrator.server import socket_is_live  # noqa: E402
-from orchestrator.session import load_session  # noqa: E402
-from orchestrator.validator import validate_wire  # noqa: E402
-from orchestrator.wire import to_wire  # noqa: E402
+from orchestrator.core.repair import close_orphans, interrupt_note  # noqa: E402
+from orchestrator.core.segments import TextSegment  # noqa: E402
+from orchestrator.core.validator import validate_wire  # noqa: E402
+from orchestrator.core.wire import to_wire  # noqa: E402
+from orchestrator.serving.client import PodClient, PodEvent  # noqa: E402
+from orchestrator.serving.server import socket_is_live  # noqa: E402
 
 KILL_POINTS = (
     "none",

@@ -57,7 +57,7 @@ def _stdio(*args: str) -> dict[str, Any]:
 
 async def _ready_time(root: Path, servers: dict[str, Any], n: int) -> list[float]:
     from bench._common import served_pod
-    from orchestrator.providers.scripted import ScriptedProvider
+    from orchestrator.adapters.providers.scripted import ScriptedProvider
 
     out: list[float] = []
     for i in range(n):
@@ -73,8 +73,12 @@ async def _ready_time(root: Path, servers: dict[str, Any], n: int) -> list[float
 async def _turn_time(root: Path, tool: str, arguments: dict[str, Any], calls: int) -> float:
     """Seconds per call of one turn that makes ``calls`` calls of ``tool``."""
     from bench._common import served_pod
-    from orchestrator.client import PodClient
-    from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
+    from orchestrator.adapters.providers.scripted import (
+        ScriptedProvider,
+        ScriptedReply,
+        ScriptedToolCall,
+    )
+    from orchestrator.serving.client import PodClient
 
     reply = ScriptedReply(
         tool_calls=[ScriptedToolCall(name=tool, input=arguments) for _ in range(calls)]
@@ -100,8 +104,12 @@ async def _turn_time(root: Path, tool: str, arguments: dict[str, Any], calls: in
 
 async def _pause_times(root: Path, samples: int) -> list[float]:
     from bench._common import served_pod
-    from orchestrator.client import PodClient
-    from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
+    from orchestrator.adapters.providers.scripted import (
+        ScriptedProvider,
+        ScriptedReply,
+        ScriptedToolCall,
+    )
+    from orchestrator.serving.client import PodClient
 
     hang = ScriptedReply(tool_calls=[ScriptedToolCall(name="mcp__b__hang", input={})])
     provider = ScriptedProvider(replies=[hang] * (samples + 1))

@@ -51,14 +51,14 @@ KEEP_TURNS = 3
 
 
 def _bound(history: Any) -> int:
-    from orchestrator.repair import prune_before_turn
+    from orchestrator.core.repair import prune_before_turn
 
     return prune_before_turn(history.turn + 1, KEEP_TURNS)
 
 
 def _build(n: int) -> tuple[Any, Any]:
-    from orchestrator.history import History
-    from orchestrator.wire import WireBuilder
+    from orchestrator.core.history import History
+    from orchestrator.core.wire import WireBuilder
 
     history = History(history_items(n))
     wire = WireBuilder().build(history.items, prune_before_turn=_bound(history))
@@ -67,8 +67,8 @@ def _build(n: int) -> tuple[Any, Any]:
 
 def traced(n: int) -> dict[str, Any]:
     """Bytes held by the items + History, then by the wire form, via tracemalloc."""
-    from orchestrator.history import History
-    from orchestrator.wire import WireBuilder
+    from orchestrator.core.history import History
+    from orchestrator.core.wire import WireBuilder
 
     # Import-time allocations must not count: warm everything up first.
     _build(10)
@@ -114,9 +114,9 @@ def rss_delta(n: int) -> dict[str, Any]:
 
 def session_costs(n: int) -> dict[str, Any]:
     """Load time of an n-item session file and the cost of the ``history`` event."""
-    from orchestrator.history import item_to_json
+    from orchestrator.adapters.session import load_session
+    from orchestrator.core.history import item_to_json
     from orchestrator.protocol import HistoryData, encode_event
-    from orchestrator.session import load_session
 
     items = history_items(n)
     with scratch_workspace() as root:

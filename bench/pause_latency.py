@@ -46,8 +46,8 @@ _MARK_VAR = "POD_BENCH_MARK"
 
 
 async def _streaming(root: Path, samples: int) -> dict[str, Any]:
-    from orchestrator.client import PodClient
-    from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply
+    from orchestrator.adapters.providers.scripted import ScriptedProvider, ScriptedReply
+    from orchestrator.serving.client import PodClient
 
     endless = ScriptedReply(text="lorem ipsum " * 50_000, chunk_size=4, chunk_delay_s=0.002)
     provider = ScriptedProvider(responder=lambda request: endless)
@@ -85,8 +85,12 @@ async def _streaming(root: Path, samples: int) -> dict[str, Any]:
 
 
 async def _tool(root: Path, samples: int) -> dict[str, Any]:
-    from orchestrator.client import PodClient
-    from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
+    from orchestrator.adapters.providers.scripted import (
+        ScriptedProvider,
+        ScriptedReply,
+        ScriptedToolCall,
+    )
+    from orchestrator.serving.client import PodClient
 
     call = ScriptedReply(
         text="Running it.",

@@ -120,9 +120,13 @@ class _WaitTool:
 
 async def ours_pause_resume(root: Path, samples: int) -> dict[str, Any]:
     """Pause (handled while a tool waits) → ``run_end``; resume → next model call."""
-    from orchestrator.pod import build_pod
+    from orchestrator.adapters.providers.scripted import (
+        ScriptedProvider,
+        ScriptedReply,
+        ScriptedToolCall,
+    )
     from orchestrator.protocol import parse_request
-    from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
+    from orchestrator.serving.pod import build_pod
 
     marks: dict[str, float] = {}
     run_end = asyncio.Event()

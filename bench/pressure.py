@@ -3,7 +3,7 @@
 A real pod process (``pod serve``, scripted provider, a session of ``HISTORY_ITEMS`` items)
 runs ``bash`` commands that print a lot, round after round; ``clients`` clients connect, each asks for the
 history ``HISTORY_REQUESTS`` times in one write and never reads a byte, so everything the pod
-sends them piles up until the bounds of ``orchestrator/server.py`` drop them. Meanwhile one more client asks
+sends them piles up until the bounds of ``orchestrator/serving/server.py`` drop them. Meanwhile one more client asks
 ``get_status`` every 50 ms (on a schedule, whether the last was answered or not) and reads
 its events. Reported: the pod's RSS growth over its
 RSS before the turn (sampled every 20 ms, and the kernel's peak ``VmHWM``) against the total
@@ -67,7 +67,7 @@ def _script(path: Path, rounds: int) -> None:
 
 
 async def _wait_socket(path: Path, proc: subprocess.Popen[bytes]) -> None:
-    from orchestrator.server import socket_is_live
+    from orchestrator.serving.server import socket_is_live
 
     deadline = time.monotonic() + 120
     while not socket_is_live(path):
@@ -78,8 +78,8 @@ async def _wait_socket(path: Path, proc: subprocess.Popen[bytes]) -> None:
 
 async def measure(root: Path, rounds: int, clients: int) -> dict[str, Any]:
     """Serve a pod, flood ``clients`` silent clients for ``rounds`` rounds, measure."""
-    from orchestrator.client import PodClient
-    from orchestrator.server import CLIENTS_MAX_QUEUED_BYTES
+    from orchestrator.serving.client import PodClient
+    from orchestrator.serving.server import CLIENTS_MAX_QUEUED_BYTES
 
     workspace = root / "ws"
     workspace.mkdir(exist_ok=True)

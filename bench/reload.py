@@ -49,8 +49,8 @@ def _reload(config: Any) -> tuple[float, float, float, int]:
     """One reload on the calling thread: (load s, reload s, reload CPU s, history reply
     bytes). The CPU time is this thread's: what the reload costs, whatever else the machine
     runs meanwhile."""
-    from orchestrator.pod import build_pod, open_session
-    from orchestrator.providers.scripted import ScriptedProvider
+    from orchestrator.adapters.providers.scripted import ScriptedProvider
+    from orchestrator.serving.pod import build_pod, open_session
 
     cpu = time.thread_time()
     start = time.perf_counter()
@@ -68,8 +68,8 @@ def _reload(config: Any) -> tuple[float, float, float, int]:
 
 async def _reload_off_loop(config: Any) -> tuple[float, float]:
     """One reload that loads in a thread: (reload s, longest loop stall s meanwhile)."""
-    from orchestrator.pod import build_pod, open_session_async
-    from orchestrator.providers.scripted import ScriptedProvider
+    from orchestrator.adapters.providers.scripted import ScriptedProvider
+    from orchestrator.serving.pod import build_pod, open_session_async
 
     stall = 0.0
     running = True
@@ -135,7 +135,7 @@ def measure(root: Path, n: int, samples: int) -> dict[str, Any]:
 
 def run(quick: bool = False) -> Result:
     """The benchmark; ``quick`` reloads one small session a few times."""
-    from orchestrator.pod import SWITCH_INTERVAL_S
+    from orchestrator.serving.pod import SWITCH_INTERVAL_S
 
     sizes = QUICK_SIZES if quick else SIZES
     samples = QUICK_SAMPLES if quick else SAMPLES

@@ -92,9 +92,9 @@ class OverheadPod:
         session_dir: Path | None = None,
         thinking: bool = False,
     ) -> None:
-        from orchestrator.pod import build_pod
+        from orchestrator.adapters.providers.scripted import ScriptedProvider
         from orchestrator.protocol import parse_request
-        from orchestrator.providers.scripted import ScriptedProvider
+        from orchestrator.serving.pod import build_pod
 
         self.rounds = rounds
         self.items = history_items(history)
@@ -102,7 +102,7 @@ class OverheadPod:
         self.provider.window = 100_000_000  # the 10,000-item history is past any real window
         self.thinking = thinking
         if thinking:
-            from orchestrator.thinking import ModelThinking
+            from orchestrator.core.thinking import ModelThinking
 
             # A model that takes adaptive thinking: every reply thinks, signed, and redacted.
             self.provider.thinking = ModelThinking("scripted-demo", adaptive=True)
@@ -128,9 +128,9 @@ class OverheadPod:
 
     def reset(self) -> None:
         """Give the controller the preloaded history again and queue one turn's replies."""
-        from orchestrator.context import Context
-        from orchestrator.history import History
-        from orchestrator.providers.scripted import ScriptedReply, ScriptedToolCall
+        from orchestrator.adapters.providers.scripted import ScriptedReply, ScriptedToolCall
+        from orchestrator.core.history import History
+        from orchestrator.runtime.context import Context
 
         history = History(list(self.items))
         c = self.controller
@@ -249,7 +249,7 @@ async def measure_all(
 
 def thinking_bytes() -> dict[str, int]:
     """Session-file bytes a thinking block and a redacted block add to an assistant message."""
-    from orchestrator.history import (
+    from orchestrator.core.history import (
         AssistantMessage,
         RedactedThinkingBlock,
         TextBlock,

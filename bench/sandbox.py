@@ -29,18 +29,18 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import Result, TableRow, latency_stats, main_for, median, row
-from orchestrator.permissions.rules import Rule
-from orchestrator.sandbox.bwrap import (
+from orchestrator.adapters.sandbox.bwrap import (
     SandboxSpec,
     SandboxUnavailable,
     find_bwrap,
     hidden_paths,
     sandbox_argv,
 )
-from orchestrator.sandbox.hosts import parse_host_rule
-from orchestrator.sandbox.proxy import BRIDGE_NAME, NetworkProxy
-from orchestrator.sandbox.rule_paths import path_rules
-from orchestrator.sandbox.sandboxing import Sandboxing
+from orchestrator.adapters.sandbox.hosts import parse_host_rule
+from orchestrator.adapters.sandbox.proxy import BRIDGE_NAME, NetworkProxy
+from orchestrator.adapters.sandbox.rule_paths import path_rules
+from orchestrator.adapters.sandbox.sandboxing import Sandboxing
+from orchestrator.capabilities.permissions.rules import Rule
 
 NAME = "sandbox"
 RUNS = 60

@@ -1,7 +1,7 @@
 """Session writes of many pods on one event loop: on the loop, or on writer threads in groups.
 
 ``pods`` transcripts (real session files in a scratch directory, the real
-:class:`~orchestrator.transcript.Transcript`) share one event loop, as the pods of a host do.
+:class:`~orchestrator.runtime.transcript.Transcript`) share one event loop, as the pods of a host do.
 Each runs ``rounds`` rounds shaped like a turn's: the assistant message with a tool call is
 committed, the tool's write-ahead record is written (it must be on disk before the tool
 runs), the result and a system note are committed, and the round waits until they are on
@@ -39,9 +39,9 @@ TICK_S = 0.001
 
 
 async def _run(root: Path, pods: int, rounds: int, threads: bool) -> dict[str, Any]:
-    from orchestrator.history import AssistantMessage, History, SystemMessage, ToolResult
-    from orchestrator.history import ToolUseBlock as Call
-    from orchestrator.session import SessionWriter, ToolStartRecord, session_write_pool
+    from orchestrator.adapters.session import SessionWriter, ToolStartRecord, session_write_pool
+    from orchestrator.core.history import AssistantMessage, History, SystemMessage, ToolResult
+    from orchestrator.core.history import ToolUseBlock as Call
 
     syncs = 0
 
@@ -51,7 +51,7 @@ async def _run(root: Path, pods: int, rounds: int, threads: bool) -> dict[str, A
             super().write_lines(lines)
             syncs += 1
 
-    from orchestrator.transcript import Transcript
+    from orchestrator.runtime.transcript import Transcript
 
     transcripts = []
     for n in range(pods):

@@ -154,7 +154,7 @@ def _parent_pid(pid: int) -> int | None:
 def _child_pid(socket: str) -> int | None:
     import json
 
-    from orchestrator.paths import pod_info_path
+    from orchestrator.config.paths import pod_info_path
 
     with contextlib.suppress(OSError, ValueError):
         pid = json.loads(pod_info_path(Path(socket)).read_text()).get("pid")
@@ -333,9 +333,9 @@ def _children_memory(sockets: list[str]) -> list[dict[str, Any]]:
 async def _parent_phases(
     root: Path, model: TreeModel, base_url: str, tasks: int, pauses: int
 ) -> dict[str, Any]:
-    from orchestrator.client import PodClient
-    from orchestrator.config import PodConfig
-    from orchestrator.providers.anthropic import AnthropicProvider
+    from orchestrator.adapters.providers.anthropic import AnthropicProvider
+    from orchestrator.config.model import PodConfig
+    from orchestrator.serving.client import PodClient
 
     config = PodConfig.model_validate(
         {
@@ -368,8 +368,8 @@ async def _parent_phases(
 
 async def _plain_rounds(root: Path, model: TreeModel, base_url: str) -> dict[str, Any]:
     """The same rounds in a plain ``pod serve`` (not a child); its memory afterwards."""
-    from orchestrator.client import PodClient
-    from orchestrator.server import socket_is_live
+    from orchestrator.serving.client import PodClient
+    from orchestrator.serving.server import socket_is_live
 
     socket = root / "plain.sock"
     env = {**os.environ, "ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": base_url}

@@ -14,7 +14,7 @@ T = TypeVar("T")
 
 def with_client(socket: Path, body: Callable[..., Awaitable[T]]) -> T:
     """Connect to a pod, run ``body(client)``, close, and turn failures into one-line errors."""
-    from orchestrator.client import ClientError, PodClient
+    from orchestrator.serving.client import ClientError, PodClient
 
     async def main() -> T:
         client = await PodClient.connect(socket)

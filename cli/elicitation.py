@@ -3,7 +3,7 @@
 ``pod run`` asks a form field by field on the terminal (:mod:`cli.elicitation_prompt`); the
 TUI draws it as a card of widgets (:mod:`cli.tui.form_card`). Both say who asks and what each
 field takes with the same words, and both turn what was typed into a field's value with
-:func:`~orchestrator.mcp.forms.parse_text` and the pod's own checks, so a value a client lets
+:func:`~orchestrator.adapters.mcp.forms.parse_text` and the pod's own checks, so a value a client lets
 through is one the pod takes. Pure: no terminal, no widgets.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from orchestrator.mcp.forms import (
+from orchestrator.adapters.mcp.forms import (
     Form,
     FormError,
     FormField,

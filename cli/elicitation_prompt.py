@@ -18,7 +18,7 @@ from typing import Any
 from cli.elicitation import default_text, headline, takes, typed
 from cli.terminal_prompt import Answer, TerminalQueue
 from cli.terminal_text import visible
-from orchestrator.mcp.forms import FormError, FormField, Value, form_fields
+from orchestrator.adapters.mcp.forms import FormError, FormField, Value, form_fields
 
 FORM_CHOICES = "[f]ill in, [d]ecline, [c]ancel"
 URL_CHOICES = "[o]pened it, [d]ecline, [c]ancel"

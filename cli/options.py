@@ -138,7 +138,7 @@ def thinking_value(value: str | None) -> str | None:
     members: ``thinking.literal['auto','adaptive','off']``)."""
     if value is None or value in ("auto", "adaptive", "off"):
         return value
-    from orchestrator.thinking import MIN_BUDGET
+    from orchestrator.core.thinking import MIN_BUDGET
 
     if value.isdigit() and int(value) >= MIN_BUDGET:
         return value

@@ -10,7 +10,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from cli.pods import PodListing
-    from orchestrator.host import HostStats
+    from orchestrator.serving.host import HostStats
 
 MIB = 1024 * 1024
 

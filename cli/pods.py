@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from cli.errors import CliError
-from orchestrator.paths import (
+from orchestrator.config.paths import (
     UnsafePathError,
     is_pod_name,
     open_private_log,
@@ -22,9 +22,9 @@ from orchestrator.paths import (
 )
 
 if TYPE_CHECKING:
-    from orchestrator.acp import LaunchedPod
-    from orchestrator.config import PodConfig
-    from orchestrator.host import HostListing, HostStats, PodRow
+    from cli.acp import LaunchedPod
+    from orchestrator.config.model import PodConfig
+    from orchestrator.serving.host import HostListing, HostStats, PodRow
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class PodInfo:
             return False
         except PermissionError:
             pass
-        from orchestrator.server import socket_is_live
+        from orchestrator.serving.server import socket_is_live
 
         return socket_is_live(self.socket)
 
@@ -162,7 +162,7 @@ def host_listing() -> HostListing | None:
     answer)."""
     import asyncio
 
-    from orchestrator.host import HostError, HostListing, ask_host, host_running
+    from orchestrator.serving.host import HostError, HostListing, ask_host, host_running
 
     if not host_running():
         return None
@@ -173,7 +173,7 @@ def host_listing() -> HostListing | None:
 
 
 def _process_state(socket: Path) -> str:
-    from orchestrator.client import PodClient
+    from orchestrator.serving.client import PodClient
 
     async def ask() -> str:
         client = await PodClient.connect(socket)
@@ -357,7 +357,7 @@ def _last_line(log_path: Path) -> str:
 def uses_host(workspace: Path, no_host: bool) -> bool:
     """Whether pods for this workspace go into this user's ``pod host``: not with
     ``--no-host``, ``POD_NO_HOST=1`` or ``[host] enabled = false``."""
-    from orchestrator.config import ConfigError, load_config
+    from orchestrator.config.model import ConfigError, load_config
 
     if no_host or os.environ.get("POD_NO_HOST") == "1":
         return False
@@ -387,7 +387,7 @@ def host_config(
     """The whole configuration of a pod the CLI loads into the host: what ``pod serve`` with
     these options would run (the host has no command line to read)."""
     from cli.commands.serve import start_overrides
-    from orchestrator.config import ConfigError, load_config
+    from orchestrator.config.model import ConfigError, load_config
 
     try:
         return load_config(
@@ -413,7 +413,7 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
     """Load the workspace's pod into the running host (starting one first when none runs)."""
     import asyncio
 
-    from orchestrator.host import HostError, ask_host
+    from orchestrator.serving.host import HostError, ask_host
 
     name = options.name or default_name(workspace)
     config = host_config(workspace, options, session, name=name)
@@ -436,8 +436,8 @@ def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -
 
 def _provider_settings() -> dict[str, Any]:
     """This shell's ``ANTHROPIC_*`` settings as salted digests, for the host to compare with
-    its own (``orchestrator/host/settings.py``): never the values."""
-    from orchestrator.host.settings import provider_settings
+    its own (``orchestrator/serving/host/settings.py``): never the values."""
+    from orchestrator.serving.host.settings import provider_settings
 
     return provider_settings().model_dump()
 
@@ -447,8 +447,8 @@ def refuse_other_host_settings(live: PodInfo) -> None:
     shell's: the prompt would go to the host's endpoint, with the host's key."""
     import asyncio
 
-    from orchestrator.host import HostError, ask_host, host_running
-    from orchestrator.host.settings import mismatch_message
+    from orchestrator.serving.host import HostError, ask_host, host_running
+    from orchestrator.serving.host.settings import mismatch_message
 
     if not host_running():
         return  # a pod process of its own (`pod serve`): started by the user as it is
@@ -467,7 +467,7 @@ HOST_START_TIMEOUT_S = 15.0
 def ensure_host() -> None:
     """Start this user's ``pod host`` in the background unless one runs; it stops by itself
     once its last pod was shut down."""
-    from orchestrator.host import host_running
+    from orchestrator.serving.host import host_running
 
     if host_running():
         return
@@ -551,8 +551,8 @@ def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, l
     """
     from typing import get_args
 
-    from orchestrator.permissions import Mode
-    from orchestrator.session import SessionError, has_content, resolve_session
+    from orchestrator.adapters.session import SessionError, has_content, resolve_session
+    from orchestrator.capabilities.permissions import Mode
 
     modes = get_args(Mode)
     if options.permission_mode is not None and options.permission_mode not in modes:
@@ -611,13 +611,13 @@ async def launch_serve_process(
     written to the pod's stdin, then closed (what must not be on a command line). The pod's
     output goes to a private log in the runtime dir. The pod is a process of its own, so it and
     the caller each get a core; the caller shuts it down and then calls ``stop``. It runs under
-    a supervisor (``orchestrator/procs``), so it stops when the caller dies, even by kill -9.
+    a supervisor (``orchestrator/adapters/procs``), so it stops when the caller dies, even by kill -9.
     """
     import asyncio
 
-    from orchestrator.acp import LaunchedPod, PodLaunchError
-    from orchestrator.launch import LaunchError, start_serve_process
-    from orchestrator.procs import Supervision
+    from cli.acp import LaunchedPod, PodLaunchError
+    from orchestrator.adapters.procs import Supervision
+    from orchestrator.serving.launch import LaunchError, start_serve_process
 
     base = runtime_dir()
     args = ["--name", name, *serve_args]
@@ -666,8 +666,8 @@ async def launch_in_host(
     """
     import asyncio
 
-    from orchestrator.acp import LaunchedPod, PodLaunchError
-    from orchestrator.host import HostConnection, HostError
+    from cli.acp import LaunchedPod, PodLaunchError
+    from orchestrator.serving.host import HostConnection, HostError
 
     try:
         config = host_config(

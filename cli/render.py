@@ -19,7 +19,7 @@ from rich.text import Text
 
 from cli.terminal_text import visible
 from cli.tui.input import segment_text
-from orchestrator.history import (
+from orchestrator.core.history import (
     OMITTED_THINKING,
     REDACTED_THINKING,
     AssistantMessage,

@@ -16,8 +16,8 @@ RESUME_HINT = (
 def cut_off_turn(workspace: Path) -> str | None:
     """The name of the workspace's latest session when its last turn never ended (paused, or
     its pod died mid-turn: it comes back paused), with no pod holding it; else None."""
-    from orchestrator.session import latest_session
-    from orchestrator.session.catalog import summarize_session
+    from orchestrator.adapters.session import latest_session
+    from orchestrator.adapters.session.catalog import summarize_session
 
     latest = latest_session(workspace, with_content=True)
     if latest is None:

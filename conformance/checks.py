@@ -18,8 +18,8 @@ from conformance.fake_api import RecordedRequest
 from conformance.process import PodProcess
 from conformance.recorder import Mismatch, Recorder, Seen
 from conformance.thinking import thinking_on
-from orchestrator.history import INTERRUPT_NOTE
-from orchestrator.prompt_cache import without_breakpoints
+from orchestrator.core.history import INTERRUPT_NOTE
+from orchestrator.core.prompt_cache import without_breakpoints
 from states.table import TABLE_STATES
 
 __all__ = [

@@ -17,7 +17,7 @@ or the ``ANTHROPIC_BASE_URL`` environment variable) and it behaves like the real
 * Every request is validated like the real API: an API key header (``x-api-key``, or
   ``Authorization: Bearer`` which SDK 2.x sends), the required fields ``model``,
   ``max_tokens`` and ``messages``, no ``temperature`` / ``top_p`` / ``top_k`` (rejected under
-  the API version the SDK sends), the conversation rules of :func:`orchestrator.validator.
+  the API version the SDK sends), the conversation rules of :func:`orchestrator.core.validator.
   validate_wire`, and the signatures of thinking blocks sent back. A violation is answered
   with HTTP 400 ``{"type": "error", "error": {"type": "invalid_request_error", "message":
   "messages.N: ..."}}``, the index counted after same-role messages are merged.

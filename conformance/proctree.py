@@ -3,7 +3,7 @@
 A pod that delegates to child pods starts processes of its own (a child ``pod serve``, its
 supervisor, whatever their tools run). The kit does not trust the pod to say which: it walks
 ``/proc`` for every descendant of the pod's process (parent links), and adds the pids a pod
-publishes in its info files (``orchestrator.paths.pod_info_path`` of each child's socket).
+publishes in its info files (``orchestrator.config.paths.pod_info_path`` of each child's socket).
 A process is named by its pid *and* its start time, so a pid the kernel reuses later is never
 mistaken for a survivor.
 """
@@ -87,7 +87,7 @@ def alive(proc: Proc) -> bool:
 def info_file_proc(socket: str) -> Proc | None:
     """The process a pod's info file names for ``socket`` (our runtime's ``pod ls`` files),
     if there is such a file and that process runs."""
-    from orchestrator.paths import UnsafePathError, pod_info_path
+    from orchestrator.config.paths import UnsafePathError, pod_info_path
 
     try:
         data = json.loads(pod_info_path(Path(socket)).read_text())

@@ -1,6 +1,6 @@
 """One client connection to the pod under test that records every event, in order, with when.
 
-The kit reads the socket with :func:`orchestrator.client.read_events`, the same line reader
+The kit reads the socket with :func:`orchestrator.serving.client.read_events`, the same line reader
 as the pod's own client, but keeps every event (replies included) in one list so checks can
 look back at the order things happened in.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.client import MAX_LINE_BYTES, BadLine, close_connection, read_events
+from orchestrator.serving.client import MAX_LINE_BYTES, BadLine, close_connection, read_events
 
 __all__ = ["Mismatch", "Recorder", "Seen"]
 

@@ -44,7 +44,7 @@ from conformance.thinking import (
 from conformance.tokens import PromptBlock, prompt_blocks
 from conformance.transport import ClientGone, Handler, HttpServer, Stopping, error_body
 from conformance.validation import Rejected, check_context_window, validate_request
-from orchestrator.validator import merge_same_role
+from orchestrator.core.validator import merge_same_role
 
 __all__ = ["FakeAnthropic", "Outcome", "RecordedRequest"]
 

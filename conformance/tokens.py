@@ -18,8 +18,8 @@ Output tokens are counted the same way over the reply's content blocks.
 
 An ``image`` block is counted by its pixels, as the API documents: ``width * height / 750``
 after scaling the long edge down to 1568 px, plus the framing
-(:func:`orchestrator.images.image_tokens`). A PDF ``document`` block is counted by its pages,
-:data:`orchestrator.documents.PDF_PAGE_TOKENS` each (the API reads a page's text and an image
+(:func:`orchestrator.core.images.image_tokens`). A PDF ``document`` block is counted by its pages,
+:data:`orchestrator.core.documents.PDF_PAGE_TOKENS` each (the API reads a page's text and an image
 of it), plus the framing.
 """
 
@@ -32,8 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from orchestrator.documents import PDF_MEDIA_TYPE, base64_document_tokens
-from orchestrator.images import base64_image_tokens
+from orchestrator.core.documents import PDF_MEDIA_TYPE, base64_document_tokens
+from orchestrator.core.images import base64_image_tokens
 
 __all__ = [
     "BLOCK_OVERHEAD_TOKENS",

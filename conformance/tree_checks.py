@@ -142,8 +142,8 @@ def session_file_problems(state_dir: Path) -> tuple[list[str], list[str], int]:
     """Where the pod keeps sessions in this runtime's format (JSONL under its
     ``XDG_STATE_HOME``): one ``child`` record per ``task`` call, one session per record, and
     one user message in each child session. Returns (problems, notes, child sessions)."""
-    from orchestrator.history import UserMessage
-    from orchestrator.session import SessionError, load_session
+    from orchestrator.adapters.session import SessionError, load_session
+    from orchestrator.core.history import UserMessage
 
     records: dict[str, list[str]] = defaultdict(list)
     for path in sorted(state_dir.rglob("*.jsonl")):

@@ -3,7 +3,7 @@
 :func:`validate_request` raises :class:`Rejected` (status, error type, message) for anything
 the real endpoint would refuse: a missing API key, missing or malformed fields, sampling
 parameters the SDK's API version no longer accepts, malformed tools, the conversation rules
-of :func:`orchestrator.validator.validate_wire` (worded as the API words them, the index
+of :func:`orchestrator.core.validator.validate_wire` (worded as the API words them, the index
 counted after same-role messages are merged), the PDFs of ``document`` blocks (each a real PDF,
 at most 100 pages in the whole request, as the API counts them) and thinking signatures this
 fake did not issue.
@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from conformance.script import fake_signature, issued_redacted
-from orchestrator.documents import PDF_MAX_PAGES, PDF_MEDIA_TYPE, pdf_pages
-from orchestrator.validator import WireViolation, merge_same_role, validate_wire
+from orchestrator.core.documents import PDF_MAX_PAGES, PDF_MEDIA_TYPE, pdf_pages
+from orchestrator.core.validator import WireViolation, merge_same_role, validate_wire
 
 __all__ = ["Rejected", "check_api_key", "check_context_window", "validate_request"]
 

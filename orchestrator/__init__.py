@@ -10,34 +10,34 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "AssistantMessage": "orchestrator.history",
-    "ClientError": "orchestrator.client",
-    "Controller": "orchestrator.controller",
-    "History": "orchestrator.history",
-    "InterceptorChain": "orchestrator.interceptors",
-    "Item": "orchestrator.history",
+    "AssistantMessage": "orchestrator.core.history",
+    "ClientError": "orchestrator.serving.client",
+    "Controller": "orchestrator.runtime.controller",
+    "History": "orchestrator.core.history",
+    "InterceptorChain": "orchestrator.core.interceptors",
+    "Item": "orchestrator.core.history",
     "OrchestratorError": "orchestrator.errors",
-    "Pod": "orchestrator.pod",
-    "PodClient": "orchestrator.client",
-    "PodConfig": "orchestrator.config",
+    "Pod": "orchestrator.serving.pod",
+    "PodClient": "orchestrator.serving.client",
+    "PodConfig": "orchestrator.config.model",
     "PodRuntimeError": "orchestrator.errors",
-    "ScopedFS": "orchestrator.scoped_fs",
-    "ScriptedProvider": "orchestrator.providers.scripted",
-    "ScriptedReply": "orchestrator.providers.scripted",
+    "ScopedFS": "orchestrator.adapters.scoped_fs",
+    "ScriptedProvider": "orchestrator.adapters.providers.scripted",
+    "ScriptedReply": "orchestrator.adapters.providers.scripted",
     "SetupError": "orchestrator.errors",
-    "SystemMessage": "orchestrator.history",
-    "ToolOutput": "orchestrator.tools.base",
-    "ToolResult": "orchestrator.history",
-    "UserMessage": "orchestrator.history",
-    "WireBuilder": "orchestrator.wire",
-    "build_pod": "orchestrator.pod",
-    "check_wire": "orchestrator.validator",
-    "load_config": "orchestrator.config",
-    "load_session": "orchestrator.session",
+    "SystemMessage": "orchestrator.core.history",
+    "ToolOutput": "orchestrator.capabilities.tools.base",
+    "ToolResult": "orchestrator.core.history",
+    "UserMessage": "orchestrator.core.history",
+    "WireBuilder": "orchestrator.core.wire",
+    "build_pod": "orchestrator.serving.pod",
+    "check_wire": "orchestrator.core.validator",
+    "load_config": "orchestrator.config.model",
+    "load_session": "orchestrator.adapters.session",
     "parse_request": "orchestrator.protocol",
-    "serve_pod": "orchestrator.pod",
-    "to_wire": "orchestrator.wire",
-    "validate_wire": "orchestrator.validator",
+    "serve_pod": "orchestrator.serving.pod",
+    "to_wire": "orchestrator.core.wire",
+    "validate_wire": "orchestrator.core.validator",
 }
 
 __all__ = [
@@ -82,11 +82,12 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from orchestrator.client import ClientError, PodClient
-    from orchestrator.config import PodConfig, load_config
-    from orchestrator.controller import Controller
-    from orchestrator.errors import OrchestratorError, PodRuntimeError, SetupError
-    from orchestrator.history import (
+    from orchestrator.adapters.providers.scripted import ScriptedProvider, ScriptedReply
+    from orchestrator.adapters.scoped_fs import ScopedFS
+    from orchestrator.adapters.session import load_session
+    from orchestrator.capabilities.tools.base import ToolOutput
+    from orchestrator.config.model import PodConfig, load_config
+    from orchestrator.core.history import (
         AssistantMessage,
         History,
         Item,
@@ -94,12 +95,11 @@ if TYPE_CHECKING:
         ToolResult,
         UserMessage,
     )
-    from orchestrator.interceptors import InterceptorChain
-    from orchestrator.pod import Pod, build_pod, serve_pod
+    from orchestrator.core.interceptors import InterceptorChain
+    from orchestrator.core.validator import check_wire, validate_wire
+    from orchestrator.core.wire import WireBuilder, to_wire
+    from orchestrator.errors import OrchestratorError, PodRuntimeError, SetupError
     from orchestrator.protocol import parse_request
-    from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply
-    from orchestrator.scoped_fs import ScopedFS
-    from orchestrator.session import load_session
-    from orchestrator.tools.base import ToolOutput
-    from orchestrator.validator import check_wire, validate_wire
-    from orchestrator.wire import WireBuilder, to_wire
+    from orchestrator.runtime.controller import Controller
+    from orchestrator.serving.client import ClientError, PodClient
+    from orchestrator.serving.pod import Pod, build_pod, serve_pod

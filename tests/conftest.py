@@ -49,7 +49,7 @@ def _isolated_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     # Model lookups are remembered per process; a fake API of a later test may get the
     # port of an earlier one, with other models.
-    from orchestrator.providers.model_info import MODEL_INFOS
+    from orchestrator.adapters.providers.model_info import MODEL_INFOS
 
     MODEL_INFOS.clear()
     yield
@@ -80,7 +80,7 @@ def workspace(tmp_path: Path) -> Path:
 @pytest.fixture(params=["openat2", "walk"])
 def fs_resolver(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test with ScopedFS's openat2 resolver, then with its portable component walk."""
-    from orchestrator.scoped_fs import resolver
+    from orchestrator.adapters.scoped_fs import resolver
 
     if request.param == "openat2":
         if resolver.openat2_fn() is None:

@@ -14,7 +14,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from orchestrator.procs.supervisor import CGROUP_PREFIX, kill_cgroup, own_cgroup_dir, remove_cgroup
+from orchestrator.adapters.procs.supervisor import (
+    CGROUP_PREFIX,
+    kill_cgroup,
+    own_cgroup_dir,
+    remove_cgroup,
+)
 
 
 def unique_seconds() -> int:

@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["states", "orchestrator", "orchestrator.providers", "orchestrator.tools"]
+PACKAGES = [
+    "states",
+    "orchestrator",
+    "orchestrator.adapters.providers",
+    "orchestrator.capabilities.tools",
+]
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -86,4 +91,4 @@ def test_relative_imports_are_resolved_for_the_layering_check() -> None:
     tree = ast.parse("from ...conformance import fake_api\nfrom .base import X\n")
     up, same = (n for n in tree.body if isinstance(n, ast.ImportFrom))
     assert _absolute(source, up) == "conformance"
-    assert _absolute(source, same) == "orchestrator.providers.base"
+    assert _absolute(source, same) == "orchestrator.adapters.providers.base"

@@ -66,10 +66,10 @@ def register(app: typer.Typer) -> None:
 
         from acp import run_agent
 
+        from cli.acp import AcpOptions, LaunchedPod, PodAgent, PodLaunchError
         from cli.errors import CliError
         from cli.pods import StartOptions, launch_in_host, launch_serve_process, uses_host
-        from orchestrator.acp import AcpOptions, LaunchedPod, PodAgent, PodLaunchError
-        from orchestrator.paths import safe_pod_name
+        from orchestrator.config.paths import safe_pod_name
 
         logging.basicConfig(
             level=logging.DEBUG if verbose else logging.WARNING,

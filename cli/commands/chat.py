@@ -78,7 +78,7 @@ EffortOpt = Annotated[
 def _farewell(result: str, name: str, socket: Path, again: str | None = None) -> None:
     """Say what is true of the pod as the UI leaves: shut down, still running (``again``:
     the command that comes back to it), or gone."""
-    from orchestrator.server import socket_is_live
+    from orchestrator.serving.server import socket_is_live
 
     if result == "shutdown":
         sys.stderr.write(f"pod {name} shut down\n")

@@ -16,7 +16,7 @@ from cli.options import workspace_option
 from cli.terminal_text import visible, visible_json
 
 if TYPE_CHECKING:
-    from orchestrator.client import PodClient
+    from orchestrator.serving.client import PodClient
 
 TargetArg = Annotated[
     str | None, typer.Argument(help="Pod name or socket path (default: this workspace's pod).")
@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
         if json_out:
             typer.echo(json.dumps(data))
             return
-        from orchestrator.status import status_text
+        from orchestrator.runtime.status import status_text
 
         # soft_wrap: a warning naming paths stays one line (the terminal wraps it), not a
         # path folded mid-name.

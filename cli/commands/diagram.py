@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Render the pod lifecycle diagram from the machine class (mermaid by default)."""
-        from orchestrator.diagram import DiagramError, render_diagram
+        from cli.diagrams import DiagramError, render_diagram
 
         try:
             content = render_diagram(fmt.value)

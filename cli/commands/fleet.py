@@ -50,11 +50,11 @@ AddressOpt = Annotated[
 
 
 def _attach(root: Path | None, address: str | None) -> Any:
-    """Join the cluster the command acts on (:func:`orchestrator.fleet.clusters.choose`);
-    the :class:`~orchestrator.fleet.clusters.Target`."""
-    from orchestrator.fleet import FleetError
-    from orchestrator.fleet.clusters import choose, local_clusters
-    from orchestrator.fleet.driver import connect
+    """Join the cluster the command acts on (:func:`orchestrator.serving.fleet.clusters.choose`);
+    the :class:`~orchestrator.serving.fleet.clusters.Target`."""
+    from orchestrator.serving.fleet import FleetError
+    from orchestrator.serving.fleet.clusters import choose, local_clusters
+    from orchestrator.serving.fleet.driver import connect
 
     resolved = root.expanduser().resolve() if root is not None else None
     try:
@@ -116,11 +116,11 @@ def register(app: typer.Typer) -> None:
         """Start (or join) a Ray cluster on this machine and put the fleet's hosts and a
         gateway on every node; <root>/fleet.json names the cluster for later commands."""
         _ray()
-        from orchestrator.fleet import FleetError
-        from orchestrator.fleet.cluster import deploy, head_of, start_head
-        from orchestrator.fleet.clusters import is_loopback
-        from orchestrator.fleet.driver import answers, connect
-        from orchestrator.fleet.fleetfile import (
+        from orchestrator.serving.fleet import FleetError
+        from orchestrator.serving.fleet.cluster import deploy, head_of, start_head
+        from orchestrator.serving.fleet.clusters import is_loopback
+        from orchestrator.serving.fleet.driver import answers, connect
+        from orchestrator.serving.fleet.fleetfile import (
             FleetFile,
             new_ray_token,
             read_fleet_file,
@@ -193,8 +193,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Hosts, pods, and where each pod lives now."""
         _ray()
-        from orchestrator.fleet import FleetError
-        from orchestrator.fleet.cluster import status
+        from orchestrator.serving.fleet import FleetError
+        from orchestrator.serving.fleet.cluster import status
 
         _attach(root, address)
         try:
@@ -238,13 +238,18 @@ def register(app: typer.Typer) -> None:
         to reach it."""
         _ray()
         from cli.commands.serve import start_overrides
-        from orchestrator.config import ConfigError, config_file, load_config, user_config_file
-        from orchestrator.fleet import FleetError
-        from orchestrator.fleet.cluster import live_nodes
-        from orchestrator.fleet.directory import Directory
-        from orchestrator.fleet.gateway import gateway_dir
-        from orchestrator.fleet.raykv import RayKV
-        from orchestrator.host import HostError, ask_host
+        from orchestrator.config.model import (
+            ConfigError,
+            config_file,
+            load_config,
+            user_config_file,
+        )
+        from orchestrator.serving.fleet import FleetError
+        from orchestrator.serving.fleet.cluster import live_nodes
+        from orchestrator.serving.fleet.directory import Directory
+        from orchestrator.serving.fleet.gateway import gateway_dir
+        from orchestrator.serving.fleet.raykv import RayKV
+        from orchestrator.serving.host import HostError, ask_host
 
         workspace = workspace.resolve()
         try:
@@ -300,10 +305,10 @@ def register(app: typer.Typer) -> None:
         _ray()
         import ray
 
-        from orchestrator.fleet import FleetError
-        from orchestrator.fleet.cluster import head_of, teardown
-        from orchestrator.fleet.driver import answers
-        from orchestrator.fleet.fleetfile import read_fleet_file, remove_fleet_files
+        from orchestrator.serving.fleet import FleetError
+        from orchestrator.serving.fleet.cluster import head_of, teardown
+        from orchestrator.serving.fleet.driver import answers
+        from orchestrator.serving.fleet.fleetfile import read_fleet_file, remove_fleet_files
 
         if root is not None and address is None:
             try:

@@ -14,7 +14,7 @@ from cli.errors import CliError
 
 
 def _ask(method: str, params: dict[str, Any] | None = None) -> Any:
-    from orchestrator.host import HostError, ask_host
+    from orchestrator.serving.host import HostError, ask_host
 
     try:
         return asyncio.run(ask_host(method, params))
@@ -59,10 +59,10 @@ def register(app: typer.Typer) -> None:
         if ctx.invoked_subcommand is not None:
             return
         from cli.commands.serve import setup_logging
-        from orchestrator.config import ConfigError, load_config
-        from orchestrator.host import Host, run_host
-        from orchestrator.host.host import control_socket
-        from orchestrator.server import ServerError, socket_is_live
+        from orchestrator.config.model import ConfigError, load_config
+        from orchestrator.serving.host import Host, run_host
+        from orchestrator.serving.host.host import control_socket
+        from orchestrator.serving.server import ServerError, socket_is_live
 
         setup_logging(log_file, verbose)
         try:
@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
             max_loaded=max_loaded if max_loaded is not None else settings.max_loaded,
             exit_when_empty=exit_when_empty,
         )
-        from orchestrator.tools.environment import forbid_inspection
+        from orchestrator.capabilities.tools.environment import forbid_inspection
 
         forbid_inspection()
         sys.stderr.write(f"pod host listening on {host.control_path}\n")
@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
     @group.command("ls")
     def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
         """List the host's pods, loaded or not, and its memory."""
-        from orchestrator.host import HostListing
+        from orchestrator.serving.host import HostListing
 
         listing = HostListing.model_validate(_ask("list"))
         if json_out:

@@ -14,7 +14,7 @@ from cli.errors import CliError
 from cli.terminal_text import visible
 
 if TYPE_CHECKING:
-    from orchestrator.client import PodClient
+    from orchestrator.serving.client import PodClient
 
 KILL_TIMEOUT_S = 15.0
 """A kill takes the job's grace and the supervisor's rounds; this bounds the wait for it."""
@@ -40,8 +40,8 @@ def register(app: typer.Typer) -> None:
         with --kill ID. Exits 1 when the pod or the job is not there."""
         from cli.client_sync import with_client
         from cli.pods import socket_for
-        from orchestrator.client import ClientError
         from orchestrator.protocol import StatusData
+        from orchestrator.serving.client import ClientError
 
         async def body(client: PodClient) -> list[dict[str, Any]]:
             if kill is None:
@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps(rows))
             return
         if kill is not None:
-            from orchestrator.jobs.report import short_command
+            from orchestrator.capabilities.jobs.report import short_command
 
             commands = [f": {short_command(row['command'])}" for row in rows]
             typer.echo(visible(f"killed {kill}{commands[0] if commands else ''}"))
@@ -75,6 +75,6 @@ def register(app: typer.Typer) -> None:
 
 
 def _lines(rows: list[dict[str, Any]]) -> list[str]:
-    from orchestrator.status import job_lines
+    from orchestrator.runtime.status import job_lines
 
     return job_lines(rows)

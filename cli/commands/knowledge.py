@@ -32,8 +32,13 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         from cli.errors import CliError
-        from orchestrator.config import ConfigError, load_config
-        from orchestrator.knowledge import knowledge_dir, lint_knowledge, memory_fs, record_files
+        from orchestrator.capabilities.knowledge import (
+            knowledge_dir,
+            lint_knowledge,
+            memory_fs,
+            record_files,
+        )
+        from orchestrator.config.model import ConfigError, load_config
 
         try:
             config = load_config(workspace)

@@ -76,8 +76,8 @@ def _login(workspace: Path, name: str) -> None:
     import webbrowser
 
     from cli.errors import CliError
-    from orchestrator.config import ConfigError, load_config
-    from orchestrator.mcp.oauth import login
+    from orchestrator.adapters.mcp.oauth import login
+    from orchestrator.config.model import ConfigError, load_config
 
     try:
         config = load_config(workspace)
@@ -100,7 +100,7 @@ def _login(workspace: Path, name: str) -> None:
     try:
         path = asyncio.run(login(name, server, open_url))
     except Exception as exc:  # the SDK's OAuth and HTTP errors are many; each is one line
-        from orchestrator.mcp.transport import describe
+        from orchestrator.adapters.mcp.transport import describe
 
         raise CliError(f"could not sign in to MCP server {name}: {describe(exc)}") from None
     typer.echo(f"signed in to MCP server {name}; its tokens are kept in {path} (mode 0600)")
@@ -109,7 +109,7 @@ def _login(workspace: Path, name: str) -> None:
 def _from_pod(socket: Path) -> tuple[str, list[dict[str, Any]], list[str]]:
     """The servers of the pod at ``socket``, as its ``get_status`` reports them."""
     from cli.client_sync import with_client
-    from orchestrator.client import PodClient
+    from orchestrator.serving.client import PodClient
 
     async def body(client: PodClient) -> tuple[str, list[dict[str, Any]], list[str]]:
         status = await client.status()
@@ -132,10 +132,10 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
     import asyncio
 
     from cli.errors import CliError
-    from orchestrator.config import ConfigError, load_config
+    from orchestrator.adapters.mcp.client_side import settings_of
+    from orchestrator.adapters.mcp.servers import McpServers
+    from orchestrator.config.model import ConfigError, load_config
     from orchestrator.errors import SetupError
-    from orchestrator.mcp.client_side import settings_of
-    from orchestrator.mcp.servers import McpServers
 
     try:
         config = load_config(workspace)
@@ -145,7 +145,7 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
     problems: list[str] = []
 
     async def inspect() -> list[dict[str, Any]]:
-        from orchestrator.sandbox.sandboxing import open_sandboxing
+        from orchestrator.adapters.sandbox.sandboxing import open_sandboxing
 
         # Servers with sandbox = true run in the sandbox here too, or not at all.
         sandboxing = await open_sandboxing(config) if config.mcp.sandboxed() else None

@@ -17,7 +17,7 @@ from cli.options import workspace_option
 from cli.terminal_text import visible
 
 if TYPE_CHECKING:
-    from orchestrator.client import PodClient
+    from orchestrator.serving.client import PodClient
 
 TargetArg = Annotated[
     str | None, typer.Argument(help="Pod name or socket path (default: this workspace's pod).")
@@ -190,7 +190,7 @@ def continue_fork(forked: dict[str, Any], *, beside: bool) -> str:
     (another session's pod runs here): the fork gets a pod of its own name beside it. In a
     copy of its own (``--worktree``) no pod runs yet, and the workspace's name will do.
     """
-    from orchestrator.paths import safe_pod_name
+    from orchestrator.config.paths import safe_pod_name
 
     place = Path(forked["workspace"])
     session = str(forked["session"])

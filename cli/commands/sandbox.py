@@ -32,8 +32,8 @@ def register(app: typer.Typer) -> None:
         network, problems.
         """
         from cli.errors import CliError
-        from orchestrator.config import ConfigError, load_config
-        from orchestrator.sandbox.show import sandbox_view, view_lines
+        from orchestrator.adapters.sandbox.show import sandbox_view, view_lines
+        from orchestrator.config.model import ConfigError, load_config
 
         try:
             config = load_config(workspace)

@@ -24,7 +24,7 @@ from cli.options import (
 )
 
 if TYPE_CHECKING:
-    from orchestrator.config import PodConfig
+    from orchestrator.config.model import PodConfig
 
 
 def register(app: typer.Typer) -> None:
@@ -112,11 +112,11 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
-        from orchestrator.config import ConfigError, load_config
-        from orchestrator.paths import default_socket
-        from orchestrator.pod import PodSetupError, serve_pod
-        from orchestrator.server import ServerError
-        from orchestrator.session import SessionError, resolve_session
+        from orchestrator.adapters.session import SessionError, resolve_session
+        from orchestrator.config.model import ConfigError, load_config
+        from orchestrator.config.paths import default_socket
+        from orchestrator.serving.pod import PodSetupError, serve_pod
+        from orchestrator.serving.server import ServerError
 
         setup_logging(log_file, verbose)
         if new and (continue_ or session):
@@ -180,7 +180,7 @@ def register(app: typer.Typer) -> None:
 
         # Tool processes are the pod's children: keep them out of its /proc environ and memory
         # (cli.main does it for every pod process; a serve started another way is covered too).
-        from orchestrator.tools.environment import forbid_inspection
+        from orchestrator.capabilities.tools.environment import forbid_inspection
 
         forbid_inspection()
         try:
@@ -192,8 +192,8 @@ def register(app: typer.Typer) -> None:
 def setup_logging(log_file: Path | None, verbose: bool) -> None:
     """Where a pod process (or a host) logs: ``--log-file`` (capped), else stderr."""
     if log_file is not None:
-        from orchestrator.paths import UnsafePathError
-        from orchestrator.pod_log import log_to
+        from orchestrator.config.paths import UnsafePathError
+        from orchestrator.serving.pod_log import log_to
 
         try:
             log_to(log_file)
@@ -209,7 +209,7 @@ def _read_child_config() -> PodConfig:
     """The configuration a parent pod writes to its child's stdin (then closes it)."""
     from pydantic import ValidationError
 
-    from orchestrator.config import PodConfig
+    from orchestrator.config.model import PodConfig
 
     try:
         return PodConfig.model_validate_json(sys.stdin.buffer.read())

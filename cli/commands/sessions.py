@@ -30,7 +30,7 @@ SessionArg = Annotated[
 
 
 def _pick(workspace: Path, session: str | None) -> Path:
-    from orchestrator.session import SessionError, latest_session, resolve_session
+    from orchestrator.adapters.session import SessionError, latest_session, resolve_session
 
     if session is None:
         latest = latest_session(workspace, with_content=True) or latest_session(workspace)
@@ -148,7 +148,7 @@ def register(app: typer.Typer) -> None:
         state: live (a pod has it open now), turn open (its last turn never ended: it was
         paused or the pod died; it comes back paused), turn closed, or empty.
         """
-        from orchestrator.session import list_sessions, sessions_dir
+        from orchestrator.adapters.session import list_sessions, sessions_dir
 
         rows = [_row(summary) for summary in list_sessions(workspace)]
         if json_out:
@@ -165,8 +165,8 @@ def register(app: typer.Typer) -> None:
     def show(session: SessionArg = None, workspace: WorkspaceOpt = Path(".")) -> None:
         """Print a session's conversation."""
         from cli.render import render_items
-        from orchestrator.history import item_to_json
-        from orchestrator.session import SessionError, load_session
+        from orchestrator.adapters.session import SessionError, load_session
+        from orchestrator.core.history import item_to_json
 
         path = _pick(workspace, session)
         try:
@@ -187,8 +187,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Export a session as JSON (items) or a Markdown transcript."""
         from cli.render import items_to_markdown
-        from orchestrator.history import item_to_json
-        from orchestrator.session import SessionError, load_session
+        from orchestrator.adapters.session import SessionError, load_session
+        from orchestrator.core.history import item_to_json
 
         if fmt not in ("json", "md"):
             raise CliError(f"unknown format {fmt!r}; use json or md")
@@ -216,7 +216,7 @@ def register(app: typer.Typer) -> None:
         workspace: WorkspaceOpt = Path("."),
     ) -> None:
         """Give a session a title (shown by `pod sessions ls` instead of its first message)."""
-        from orchestrator.session import (
+        from orchestrator.adapters.session import (
             SessionError,
             SessionLocked,
             SessionWriter,

@@ -13,7 +13,7 @@ from cli.tui.form_card import FORM_HINT, ElicitationCard
 from cli.tui.host import AppHost
 from cli.tui.keys import ApprovalAnswer, InputAnswer
 from cli.tui.notices import Notice
-from orchestrator.mcp.forms import Value
+from orchestrator.adapters.mcp.forms import Value
 
 
 class Answers:

@@ -38,7 +38,6 @@ from cli.tui.model import ChatModel
 from cli.tui.notices import Notice, NoticeBoard
 from cli.tui.slash_commands import SlashCommands
 from cli.tui.status_bar import NoticeLine, StatusBar
-from orchestrator.client import ClientError
 from orchestrator.protocol import (
     ElicitationResolvedData,
     ErrorData,
@@ -48,6 +47,7 @@ from orchestrator.protocol import (
     StatusData,
     UserMessageData,
 )
+from orchestrator.serving.client import ClientError
 
 TICK_S = 0.25
 """How often notices and the status line's alert are checked for expiry."""

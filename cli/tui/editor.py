@@ -21,7 +21,7 @@ from textual.widgets import OptionList, TextArea
 
 from cli.tui.input import InputChips, PromptHistory, completion_query, should_chip_paste
 from cli.tui.keys import ApprovalAnswer, InputAnswer, approval_key, elicitation_key
-from orchestrator.segments import Segment
+from orchestrator.core.segments import Segment
 
 Submit = Callable[[str], Awaitable[bool]]
 """Called with the editor's text on Enter; True when the text was taken (the editor clears)."""

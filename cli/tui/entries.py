@@ -14,9 +14,9 @@ from rich.cells import cell_len, set_cell_size
 
 from cli.elicitation import headline
 from cli.tui.keys import APPROVAL_KEYS, FORM_KEYS, URL_KEYS
-from orchestrator.mcp.forms import Form, FormError, form_fields
+from orchestrator.adapters.mcp.forms import Form, FormError, form_fields
+from orchestrator.core.segments import Segment
 from orchestrator.protocol import ChildData, ElicitationRequestData
-from orchestrator.segments import Segment
 
 NOT_KEPT = "interrupted · not kept in history"
 """How text or a tool call that was streamed but never committed is marked."""

@@ -27,7 +27,7 @@ from cli.tui.entries import (
 )
 from cli.tui.form_card import ElicitationCard
 from cli.tui.input import segment_label
-from orchestrator.segments import TextSegment
+from orchestrator.core.segments import TextSegment
 
 CHIP_STYLE = "bold #1c1c1c on #87afd7"
 """Chips are drawn as light-blue blocks, readable on dark and light themes alike."""

@@ -26,7 +26,7 @@ from textual.widgets import Button, Checkbox, Input, Select, SelectionList, Stat
 from cli.elicitation import RawValue, collect, default_text, takes
 from cli.tui.cards import CardTitle
 from cli.tui.entries import ElicitationEntry
-from orchestrator.mcp.forms import FormField, Value
+from orchestrator.adapters.mcp.forms import FormField, Value
 
 FORM_HINT = "Tab next field · Enter submits · Esc back to the editor"
 

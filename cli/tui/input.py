@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from orchestrator.protocol import RunParams
-from orchestrator.segments import (
+from orchestrator.core.segments import (
     FileRefSegment,
     KnowledgeRefSegment,
     PasteSegment,
@@ -22,6 +21,7 @@ from orchestrator.segments import (
     TextSegment,
     ref_label,
 )
+from orchestrator.protocol import RunParams
 
 CHIP_OPEN = "⟦"
 CHIP_CLOSE = "⟧"

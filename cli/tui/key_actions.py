@@ -12,7 +12,7 @@ from typing import Any
 from cli.tui.host import AppHost
 from cli.tui.input import run_params, unescape_slash
 from cli.tui.keys import DOUBLE_PRESS_S, Decision, Key, decide
-from orchestrator.segments import Segment
+from orchestrator.core.segments import Segment
 
 
 class KeyActions:

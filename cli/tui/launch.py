@@ -8,7 +8,7 @@ from pathlib import Path
 from cli.tui.app import PodApp
 from cli.tui.link import PodLink
 from cli.tui.slash_commands import ATTACH_PREFIX
-from orchestrator.client import PodClient
+from orchestrator.serving.client import PodClient
 
 
 def run_ui(socket: Path, *, notices: Sequence[str] = ()) -> str:
@@ -18,7 +18,7 @@ def run_ui(socket: Path, *, notices: Sequence[str] = ()) -> str:
     cannot apply): printed before the UI takes the screen they would be lost, so it draws them.
     """
     from cli.errors import CliError
-    from orchestrator.server import socket_is_live
+    from orchestrator.serving.server import socket_is_live
 
     if not socket_is_live(socket):
         # Fail before taking over the terminal, with the usual one-line error.

@@ -11,8 +11,8 @@ from typing import Any, Protocol
 
 from textual.message import Message
 
-from orchestrator.client import PodEvent
 from orchestrator.protocol import HistoryData, StatusData
+from orchestrator.serving.client import PodEvent
 
 
 class PodLink(Protocol):

@@ -30,8 +30,7 @@ from cli.tui.entries import (
 )
 from cli.tui.input import segment_text
 from cli.tui.pod_view import PodView
-from orchestrator.client import PodEvent
-from orchestrator.history import (
+from orchestrator.core.history import (
     OMITTED_THINKING,
     REDACTED_THINKING,
     AssistantMessage,
@@ -46,6 +45,7 @@ from orchestrator.history import (
     UserMessage,
     item_from_json,
 )
+from orchestrator.core.segments import Segment
 from orchestrator.protocol import (
     AlertData,
     ApprovalRequestData,
@@ -70,7 +70,7 @@ from orchestrator.protocol import (
     UsageData,
     UserMessageData,
 )
-from orchestrator.segments import Segment
+from orchestrator.serving.client import PodEvent
 
 LIVE_OUTPUT_KEEP = 32 * 1024
 """Characters of a running tool's live output kept for its card (the result has it all)."""

@@ -154,7 +154,7 @@ JOBS_NAMED = 3
 
 def jobs_text(running: list[JobData]) -> str:
     """``⚙ 2 background jobs: j1 npm run dev · j2 make`` (names a few, shortened)."""
-    from orchestrator.jobs.report import short_command
+    from orchestrator.capabilities.jobs.report import short_command
 
     count = "1 background job" if len(running) == 1 else f"{len(running)} background jobs"
     named = [f"{job.id} {short_command(job.command)[:30]}" for job in running[:JOBS_NAMED]]

@@ -22,8 +22,8 @@ from cli.tui.views import (
     sessions_text,
     status_text,
 )
-from orchestrator.client import ClientError
 from orchestrator.protocol import ErrorData, RewindData
+from orchestrator.serving.client import ClientError
 
 ATTACH_PREFIX = "attach:"
 """How the app says, as it exits, which child pod's socket the UI goes to next."""

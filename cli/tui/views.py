@@ -55,7 +55,7 @@ def model_text(pod: PodView) -> str:
 
 def sessions_text(workspace: str) -> str:
     """``/sessions``: the workspace's session files, newest last (``pod sessions ls`` has more)."""
-    from orchestrator.session import sessions_dir
+    from orchestrator.adapters.session import sessions_dir
 
     if not workspace:
         return "The pod did not say which workspace it serves."
@@ -84,7 +84,7 @@ def sessions_text(workspace: str) -> str:
 def jobs_listing(jobs: list[JobData], now_ms: int | None = None) -> str:
     """``/jobs``: the pod's background jobs, one line each as ``pod jobs`` prints them."""
     from cli.terminal_text import visible
-    from orchestrator.status import job_lines
+    from orchestrator.runtime.status import job_lines
 
     if not jobs:
         return "No background jobs (bash with background: true starts one)."

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from orchestrator.core.segments import Segment
 from orchestrator.protocol.events import (
     EVENT_DATA,
     AlertData,
@@ -74,7 +75,6 @@ from orchestrator.protocol.requests import (
     RunParams,
     parse_request,
 )
-from orchestrator.segments import Segment
 
 __all__ = [
     "EVENT_DATA",

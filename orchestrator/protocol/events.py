@@ -11,7 +11,7 @@ from pydantic import (
     Field,
 )
 
-from orchestrator.segments import Segment
+from orchestrator.core.segments import Segment
 
 # -- events (pod -> client) ---------------------------------------------------------------
 

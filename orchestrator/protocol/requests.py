@@ -13,8 +13,8 @@ from pydantic import (
     model_validator,
 )
 
+from orchestrator.core.segments import Segment, TextSegment, flatten_segments
 from orchestrator.errors import PodRuntimeError
-from orchestrator.segments import Segment, TextSegment, flatten_segments
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 """A client line longer than this is refused with ``invalid_request`` and discarded."""

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, schema
 
-from orchestrator.session import load_session
-from orchestrator.validator import validate_wire
-from orchestrator.wire import to_wire
+from orchestrator.adapters.session import load_session
+from orchestrator.core.validator import validate_wire
+from orchestrator.core.wire import to_wire
 from tests.acp.client import RecordingClient, acp_agent, acp_env
 
 
@@ -246,7 +246,7 @@ async def test_attach_drives_a_pod_that_already_runs(
     import subprocess
     import sys
 
-    from orchestrator.server import socket_is_live
+    from orchestrator.serving.server import socket_is_live
 
     socket = short_dir / "pod" / "running.sock"
     served = subprocess.Popen(

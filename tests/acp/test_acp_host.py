@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from acp import schema
 
-from orchestrator.history import UserMessage
-from orchestrator.server import socket_is_live
-from orchestrator.session import load_session
+from orchestrator.adapters.session import load_session
+from orchestrator.core.history import UserMessage
+from orchestrator.serving.server import socket_is_live
 from tests.acp.client import acp_agent, acp_env, command_then_done, start_two_and_run, stop_with
 from tests.cli.helpers import pod
 from tests.processes import gone, kill_all, unique_seconds

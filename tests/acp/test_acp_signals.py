@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.procs import descendants
-from orchestrator.procs.supervisor import alive, proc_stat
+from orchestrator.adapters.procs import descendants
+from orchestrator.adapters.procs.supervisor import alive, proc_stat
 from tests.acp.client import acp_agent, acp_env, command_then_done, start_two_and_run, stop_with
 from tests.processes import gone, kill_all, unique_seconds
 

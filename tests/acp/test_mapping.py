@@ -7,9 +7,15 @@ from pathlib import Path
 import pytest
 from acp import schema
 
-from orchestrator.acp import mapping
-from orchestrator.history import AssistantMessage, TextBlock, ToolResult, ToolUseBlock, UserMessage
-from orchestrator.segments import FileRefSegment, PasteSegment, TextSegment
+from cli.acp import mapping
+from orchestrator.core.history import (
+    AssistantMessage,
+    TextBlock,
+    ToolResult,
+    ToolUseBlock,
+    UserMessage,
+)
+from orchestrator.core.segments import FileRefSegment, PasteSegment, TextSegment
 
 WS = Path("/work/ws")
 
@@ -162,7 +168,7 @@ def test_history_replays_as_the_updates_seen_live() -> None:
 
 
 def test_deltas_that_arrived_together_are_one_chunk() -> None:
-    from orchestrator.client import PodEvent
+    from orchestrator.serving.client import PodEvent
 
     events = [
         PodEvent("text_delta", {"text": "Hel"}),

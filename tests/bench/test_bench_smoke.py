@@ -76,9 +76,9 @@ def test_percentiles_interpolate_like_numpy() -> None:
 
 @pytest.mark.parametrize("n", [0, 1, 4, 6, 10, 101, 1_000])
 def test_history_items_are_wire_valid_and_closed(n: int) -> None:
-    from orchestrator.repair import pending_tool_calls
-    from orchestrator.validator import validate_wire
-    from orchestrator.wire import to_wire
+    from orchestrator.core.repair import pending_tool_calls
+    from orchestrator.core.validator import validate_wire
+    from orchestrator.core.wire import to_wire
 
     items = history_items(n)
     assert len(items) == n

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.server import socket_is_live
+from orchestrator.serving.server import socket_is_live
 from tests.cli.helpers import pod
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from cli.diagrams import MISSING_DOT_MESSAGE, DiagramError, render_diagram
 from cli.main import app
-from orchestrator.diagram import MISSING_DOT_MESSAGE, DiagramError, render_diagram
 
 runner = CliRunner()
 

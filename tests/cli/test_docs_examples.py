@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from cli.commands.run import NOT_KEPT
-from orchestrator.providers.scripted import ScriptedReply
-from orchestrator.server import socket_is_live
+from orchestrator.adapters.providers.scripted import ScriptedReply
+from orchestrator.serving.server import socket_is_live
 from tests.cli.helpers import pod
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cli.elicitation import Filled, collect, default_text, headline, takes, typed
-from orchestrator.mcp.forms import FormError, form_fields
+from orchestrator.adapters.mcp.forms import FormError, form_fields
 
 FORM = form_fields(
     {

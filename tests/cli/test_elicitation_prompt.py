@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cli.elicitation_prompt import describe, field_header, field_prompt, parse_choice
-from orchestrator.mcp.forms import form_fields
+from orchestrator.adapters.mcp.forms import form_fields
 from tests.mcp.asking_server import config
 
 SCHEMA = {
@@ -123,7 +123,7 @@ def test_on_a_terminal_the_form_is_asked_field_by_field(
     child.sendline("")  # required, no default: asked again, saying why
     child.expect_exact("✗ field 'token' is required")
     child.expect_exact("Token (text, required): ")
-    # While it waits, `pod status` says so (orchestrator/status.py).
+    # While it waits, `pod status` says so (orchestrator/runtime/status.py).
     shown = subprocess.run(
         [sys.executable, "-m", "cli", "status", "--workspace", str(workspace)],
         env=env,

@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("ray", reason="the fleet extra (Ray) is not installed")
 
-from orchestrator.fleet.local import LocalNode, free_port
+from orchestrator.serving.fleet.local import LocalNode, free_port
 from tests.cli.helpers import pod
 
 # One worker runs every Ray test, one after the other: the kill bench's driver shuts Ray down

@@ -11,8 +11,13 @@ import pytest
 
 pytest.importorskip("ray", reason="the fleet extra (Ray) is not installed")
 
-from orchestrator.fleet.fleetfile import FleetFile, new_ray_token, read_fleet_file, write_fleet_file
-from orchestrator.fleet.local import free_port
+from orchestrator.serving.fleet.fleetfile import (
+    FleetFile,
+    new_ray_token,
+    read_fleet_file,
+    write_fleet_file,
+)
+from orchestrator.serving.fleet.local import free_port
 from tests.cli.helpers import pod
 
 

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from orchestrator.server import socket_is_live
+from orchestrator.serving.server import socket_is_live
 from tests.cli.helpers import pod
 
 CEILING_S = 90.0

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from orchestrator.server import socket_is_live
+from orchestrator.serving.server import socket_is_live
 from tests.cli.helpers import pod
 from tests.processes import gone, kill_all, unique_seconds, wait_running
 

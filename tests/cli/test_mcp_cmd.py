@@ -46,7 +46,7 @@ def test_mcp_ls_with_nothing_configured(env: dict[str, str], workspace: Path) ->
 def test_mcp_ls_asks_the_running_pod(env: dict[str, str], workspace: Path, short_dir: Path) -> None:
     import subprocess
 
-    from orchestrator.server import socket_is_live
+    from orchestrator.serving.server import socket_is_live
 
     config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from cli.render import items_to_markdown, render_items
-from orchestrator.history import AssistantMessage, ToolResult, ToolUseBlock, item_to_json
+from orchestrator.core.history import AssistantMessage, ToolResult, ToolUseBlock, item_to_json
 
 ITEMS = [
     item_to_json(

@@ -15,8 +15,8 @@ import pytest
 
 from cli.errors import CliError
 from cli.pods import StartOptions, connect_or_start
-from orchestrator.server import socket_is_live
-from orchestrator.session import sessions_dir
+from orchestrator.adapters.session import sessions_dir
+from orchestrator.serving.server import socket_is_live
 from tests.cli.helpers import pod
 
 

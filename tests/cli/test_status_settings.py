@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from orchestrator.status import status_text
+from orchestrator.runtime.status import status_text
 from tests.cli.helpers import pod
 
 

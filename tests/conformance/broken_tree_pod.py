@@ -19,7 +19,7 @@ from typing import Any
 
 
 def _second_child() -> None:
-    from orchestrator.subpods.children import Children
+    from orchestrator.capabilities.subpods.children import Children
 
     original = Children.run
 
@@ -34,8 +34,8 @@ def _second_child() -> None:
 
 
 def _orphans() -> None:
-    from orchestrator.procs import Supervision
-    from orchestrator.subpods import child
+    from orchestrator.adapters.procs import Supervision
+    from orchestrator.capabilities.subpods import child
 
     class Unsupervised(Supervision):
         """The child's own command line, with no supervisor in front of it."""

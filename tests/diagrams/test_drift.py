@@ -9,10 +9,10 @@ import xml.etree.ElementTree as ET
 import pytest
 from statemachine.contrib.diagram import formatter
 
-from orchestrator.diagram import COMMITTED_FILES, DIAGRAMS_DIR, render_diagram
+from cli.diagrams import COMMITTED_FILES, DIAGRAMS_DIR, render_diagram
 from states.lifecycle import PodLifecycle
 
-REGENERATE = "diagrams/ is stale; regenerate with: python -m orchestrator.diagram --write"
+REGENERATE = "diagrams/ is stale; regenerate with: python -m cli.diagrams --write"
 
 
 @pytest.mark.parametrize("fmt", ["mermaid", "dot"])

@@ -5,10 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from orchestrator.config import load_config
-from orchestrator.knowledge import lint_knowledge, memory_fs, read_memory, search_knowledge
-from orchestrator.scoped_fs import ScopedFS
-from orchestrator.system_prompt import build_system_prompt
+from orchestrator.adapters.scoped_fs import ScopedFS
+from orchestrator.capabilities.knowledge import (
+    lint_knowledge,
+    memory_fs,
+    read_memory,
+    search_knowledge,
+)
+from orchestrator.config.model import load_config
+from orchestrator.runtime.system_prompt import build_system_prompt
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "knowledge.md"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.permissions import protected_names
-from orchestrator.permissions.shell import WRAPPERS
+from orchestrator.capabilities.permissions import protected_names
+from orchestrator.capabilities.permissions.shell import WRAPPERS
 
 DOC = (Path(__file__).parents[2] / "docs" / "permissions.md").read_text()
 

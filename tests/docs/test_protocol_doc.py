@@ -26,7 +26,7 @@ def test_every_method_and_event_is_documented() -> None:
 
 
 def test_interrupt_strings_are_quoted_exactly() -> None:
-    from orchestrator.history import INTERRUPT_NOTE, INTERRUPTED_SUMMARY
+    from orchestrator.core.history import INTERRUPT_NOTE, INTERRUPTED_SUMMARY
 
     text = DOC.read_text(encoding="utf-8")
     assert f"\n  {INTERRUPT_NOTE}\n" in text

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from orchestrator.config import PodConfig, load_config
-from orchestrator.history import History, ToolResult
-from orchestrator.repair import prune_before_turn
-from orchestrator.wire import tool_result_block
+from orchestrator.config.model import PodConfig, load_config
+from orchestrator.core.history import History, ToolResult
+from orchestrator.core.repair import prune_before_turn
+from orchestrator.core.wire import tool_result_block
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "pruning.md"
 

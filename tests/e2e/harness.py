@@ -13,15 +13,19 @@ from pathlib import Path
 from typing import Any
 
 from conformance.fake_api import FakeAnthropic
-from orchestrator.client import PodClient, PodEvent
-from orchestrator.config import PodConfig
-from orchestrator.interceptors import InterceptorChain
-from orchestrator.pod import Pod, serve_pod
-from orchestrator.providers.anthropic import AnthropicProvider
-from orchestrator.providers.base import Provider
-from orchestrator.providers.scripted import ScriptedProvider, ScriptedReply, ScriptedToolCall
-from orchestrator.server import socket_is_live
-from orchestrator.validator import validate_wire
+from orchestrator.adapters.providers.anthropic import AnthropicProvider
+from orchestrator.adapters.providers.base import Provider
+from orchestrator.adapters.providers.scripted import (
+    ScriptedProvider,
+    ScriptedReply,
+    ScriptedToolCall,
+)
+from orchestrator.config.model import PodConfig
+from orchestrator.core.interceptors import InterceptorChain
+from orchestrator.core.validator import validate_wire
+from orchestrator.serving.client import PodClient, PodEvent
+from orchestrator.serving.pod import Pod, serve_pod
+from orchestrator.serving.server import socket_is_live
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.fake_api import Drop, FakeAnthropic, Fault, Reply, ToolCall
-from orchestrator.prompt_cache import without_breakpoints
+from orchestrator.core.prompt_cache import without_breakpoints
 from tests.e2e.harness import collect_until, fake_provider, running_pod
 
 

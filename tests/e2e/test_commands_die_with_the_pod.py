@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.client import PodClient
-from orchestrator.procs.supervisor import proc_stat
+from orchestrator.adapters.procs.supervisor import proc_stat
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,

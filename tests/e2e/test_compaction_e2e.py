@@ -11,9 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from orchestrator.client import PodClient
-from orchestrator.session import load_session
-from orchestrator.tokens import estimate_message
+from orchestrator.adapters.session import load_session
+from orchestrator.core.tokens import estimate_message
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,
@@ -70,7 +70,7 @@ async def test_compact_while_idle_summarises_and_returns_to_idle(
 async def test_compact_while_paused_keeps_the_turn_paused_and_resumable(
     workspace: Path, short_dir: Path
 ) -> None:
-    from orchestrator.interceptors import InterceptorChain
+    from orchestrator.core.interceptors import InterceptorChain
 
     read = ScriptedToolCall(name="read_file", input={"path": "README.md"})
     replies = [
@@ -291,7 +291,8 @@ async def test_a_huge_attachment_is_compacted_away_and_the_session_goes_on(
 
 def _write_long_session(path: Path, workspace: Path, turns: int) -> None:
     """An uncompacted session of ``turns`` tool-using turns, written as a pod would have."""
-    from orchestrator.history import (
+    from orchestrator.adapters.session import SessionHeader
+    from orchestrator.core.history import (
         AssistantMessage,
         TextBlock,
         ToolResult,
@@ -299,7 +300,6 @@ def _write_long_session(path: Path, workspace: Path, turns: int) -> None:
         UserMessage,
         item_to_json,
     )
-    from orchestrator.session import SessionHeader
 
     lines = [SessionHeader(pod="t", workspace=str(workspace), created_ms=1).model_dump_json()]
     seq = 0

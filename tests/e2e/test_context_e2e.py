@@ -6,9 +6,9 @@ import asyncio
 import os
 from pathlib import Path
 
-from orchestrator.config import MemoryConfig
-from orchestrator.history import ToolResult
-from orchestrator.session import load_session
+from orchestrator.adapters.session import load_session
+from orchestrator.config.model import MemoryConfig
+from orchestrator.core.history import ToolResult
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 
 

@@ -14,10 +14,10 @@ import pytest
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall
 from conformance.models import ModelSpec
 from conformance.tokens import count_input_tokens
-from orchestrator.compaction import COMPACTION_PROMPT
-from orchestrator.prompt_cache import without_breakpoints
-from orchestrator.providers.anthropic import AnthropicProvider
-from orchestrator.session import load_session
+from orchestrator.adapters.providers.anthropic import AnthropicProvider
+from orchestrator.adapters.session import load_session
+from orchestrator.core.prompt_cache import without_breakpoints
+from orchestrator.runtime.compaction import COMPACTION_PROMPT
 from tests.e2e.harness import collect_until, running_pod
 
 HEADER = COMPACTION_PROMPT.split("]")[0] + "]"
@@ -201,8 +201,8 @@ async def test_usage_is_recorded_per_item_and_summed_per_session(
 async def test_a_long_session_compacts_often_and_reattaches_files_fresh(
     workspace: Path, short_dir: Path
 ) -> None:
-    from orchestrator.providers.base import ProviderRequest
-    from orchestrator.providers.scripted import ScriptedReply, ScriptedToolCall
+    from orchestrator.adapters.providers.base import ProviderRequest
+    from orchestrator.adapters.providers.scripted import ScriptedReply, ScriptedToolCall
 
     (workspace / "notes.md").write_text("version 1 of the notes\n" + "n" * 500 + "\n")
     for k in range(30):

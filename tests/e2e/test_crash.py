@@ -9,7 +9,7 @@ import signal
 import time
 from pathlib import Path
 
-from orchestrator.client import PodClient
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import collect_until, start_pod_process
 
 

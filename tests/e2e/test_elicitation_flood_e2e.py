@@ -10,7 +10,7 @@ import json
 import time
 from pathlib import Path
 
-from orchestrator.providers.scripted import ScriptedReply, ScriptedToolCall
+from orchestrator.adapters.providers.scripted import ScriptedReply, ScriptedToolCall
 from tests.e2e.harness import collect_until, running_pod
 from tests.mcp.raw_server import config as raw_config
 

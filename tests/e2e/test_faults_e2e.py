@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from orchestrator.client import PodEvent
+from orchestrator.serving.client import PodEvent
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 
 
@@ -149,8 +149,8 @@ async def test_child_reports_upward_but_not_on_pause(workspace: Path, short_dir:
 async def test_start_up_alerts_reach_clients_that_connect_later(
     workspace: Path, short_dir: Path, tmp_path: Path
 ) -> None:
-    from orchestrator.history import History, UserMessage
-    from orchestrator.session import SessionWriter
+    from orchestrator.adapters.session import SessionWriter
+    from orchestrator.core.history import History, UserMessage
 
     session = tmp_path / "torn.jsonl"
     writer = SessionWriter(session, pod="t", workspace=workspace)

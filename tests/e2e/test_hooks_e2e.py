@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.config import load_config
-from orchestrator.session import load_session
+from orchestrator.adapters.session import load_session
+from orchestrator.config.model import load_config
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,
@@ -453,7 +453,7 @@ async def test_a_claude_code_hook_script_runs_unchanged(workspace: Path, tmp_pat
 async def test_a_hook_with_sandbox_true_runs_inside_the_sandbox(
     workspace: Path, tmp_path: Path
 ) -> None:
-    from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
+    from orchestrator.adapters.sandbox.bwrap import SandboxUnavailable, find_bwrap
 
     try:
         find_bwrap()
@@ -501,8 +501,8 @@ async def test_a_child_pod_runs_subagent_stop_hooks_not_stop_hooks(
 
 
 def test_a_child_inherits_its_parents_hooks(tmp_path: Path) -> None:
-    from orchestrator.config import PodConfig
-    from orchestrator.subpods.spec import ChildRequest, child_config
+    from orchestrator.capabilities.subpods.spec import ChildRequest, child_config
+    from orchestrator.config.model import PodConfig
 
     config = {
         **hooks("PreToolUse", "guard", matcher="bash"),
@@ -529,7 +529,7 @@ async def test_a_prompt_held_by_its_hooks_survives_kill_9_and_is_committed_once(
 ) -> None:
     import signal
 
-    from orchestrator.client import PodClient
+    from orchestrator.serving.client import PodClient
     from tests.e2e.harness import start_pod_process
 
     started, go = tmp_path / "hook-started", tmp_path / "go"

@@ -14,15 +14,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from orchestrator.client import PodClient
-from orchestrator.config import PodConfig
-from orchestrator.history import UserMessage, item_from_json
-from orchestrator.host import ask_host
-from orchestrator.repair import close_orphans, interrupt_note
-from orchestrator.segments import TextSegment
-from orchestrator.server import socket_is_live
-from orchestrator.validator import validate_wire
-from orchestrator.wire import to_wire
+from orchestrator.config.model import PodConfig
+from orchestrator.core.history import UserMessage, item_from_json
+from orchestrator.core.repair import close_orphans, interrupt_note
+from orchestrator.core.segments import TextSegment
+from orchestrator.core.validator import validate_wire
+from orchestrator.core.wire import to_wire
+from orchestrator.serving.client import PodClient
+from orchestrator.serving.host import ask_host
+from orchestrator.serving.server import socket_is_live
 from tests.e2e.harness import collect_until
 
 PODS = 100

@@ -12,11 +12,11 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from orchestrator.client import PodClient
-from orchestrator.procs.supervisor import proc_stat
-from orchestrator.providers.base import ProviderRequest
-from orchestrator.providers.scripted import ScriptedProvider
-from orchestrator.session import JobRecord
+from orchestrator.adapters.procs.supervisor import proc_stat
+from orchestrator.adapters.providers.base import ProviderRequest
+from orchestrator.adapters.providers.scripted import ScriptedProvider
+from orchestrator.adapters.session import JobRecord
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,

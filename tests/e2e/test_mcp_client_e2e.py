@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall
 from conformance.tokens import count_block_tokens
-from orchestrator.documents import PDF_PAGE_TOKENS
+from orchestrator.core.documents import PDF_PAGE_TOKENS
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,

@@ -12,8 +12,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from orchestrator.client import PodClient
-from orchestrator.session import load_session
+from orchestrator.adapters.session import load_session
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,

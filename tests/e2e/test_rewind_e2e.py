@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall
-from orchestrator.client import PodClient
-from orchestrator.history import UserMessage
-from orchestrator.session import load_session
+from orchestrator.adapters.session import load_session
+from orchestrator.core.history import UserMessage
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import ScriptedReply, collect_until, fake_provider, running_pod
 
 
@@ -230,7 +230,7 @@ async def test_a_fork_continues_on_its_own(workspace: Path, short_dir: Path) -> 
 async def test_a_fork_into_another_folder_is_a_session_of_that_folder(
     workspace: Path, short_dir: Path, tmp_path: Path
 ) -> None:
-    from orchestrator.session import sessions_dir
+    from orchestrator.adapters.session import sessions_dir
 
     copy = tmp_path / "copy"
     copy.mkdir()

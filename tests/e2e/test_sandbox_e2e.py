@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.client import PodEvent
-from orchestrator.sandbox import bwrap as bwrap_module
-from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
+from orchestrator.adapters.sandbox import bwrap as bwrap_module
+from orchestrator.adapters.sandbox.bwrap import SandboxUnavailable, find_bwrap
+from orchestrator.serving.client import PodEvent
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.mcp.hostile_server import config as hostile_server_config
 from tests.orchestrator.sandbox.web import hello_server

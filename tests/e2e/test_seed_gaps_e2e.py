@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from orchestrator.history import Item
-from orchestrator.interceptors import (
+from orchestrator.core.history import Item
+from orchestrator.core.interceptors import (
     BaseInterceptor,
     Finish,
     InterceptorChain,

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall
-from orchestrator.client import PodClient
-from orchestrator.config import PodConfig
-from orchestrator.session import load_session
-from orchestrator.subpods import AgentConfig, SubpodsConfig
+from orchestrator.adapters.session import load_session
+from orchestrator.capabilities.subpods import AgentConfig, SubpodsConfig
+from orchestrator.config.model import PodConfig
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import collect_until, fake_provider, running_pod
 
 PARENT = "PARENT:"
@@ -184,7 +184,7 @@ async def test_two_task_calls_run_two_children_concurrently(
 
 def pod_session(pod: Any) -> Path:
     """The parent's session file (its only one in the state folder)."""
-    from orchestrator.session import latest_session
+    from orchestrator.adapters.session import latest_session
 
     path = latest_session(pod.config.workspace)
     assert path is not None
@@ -326,7 +326,7 @@ async def test_pause_pauses_every_child_resume_finishes_all_and_a_new_message_cl
             assert "glob" in (item.content or "")  # what it had done
         records = [r for r in loaded.children.values() if r.name.startswith(("t.gamma", "t.delta"))]
         assert len(records) == 2
-        from orchestrator.server import socket_is_live
+        from orchestrator.serving.server import socket_is_live
 
         # The children are cancelled and stopped as their calls close: wait for them to exit.
         await _until(lambda: not any(socket_is_live(Path(s)) for s in sockets), 30)
@@ -339,7 +339,7 @@ async def test_pause_pauses_every_child_resume_finishes_all_and_a_new_message_cl
 async def test_kill_9_of_a_child_gives_a_truthful_result_and_a_resumable_session(
     tmp_path: Path, tree_env: FakeAnthropic
 ) -> None:
-    from orchestrator.paths import pod_info_path
+    from orchestrator.config.paths import pod_info_path
 
     tree = Tree(tasks=[TWO_TASKS[0]], slow=True, child_tool="glob")
     tree_env.responder = tree.respond
@@ -386,7 +386,7 @@ def _serve_parent(workspace: Path, socket: Path, session: Path, fake: FakeAnthro
 
 
 async def _live(socket: Path, proc: Any) -> None:
-    from orchestrator.server import socket_is_live
+    from orchestrator.serving.server import socket_is_live
 
     await _until(lambda: socket_is_live(socket) or proc.poll() is not None, 30)
     assert proc.poll() is None, proc.stderr.read().decode()
@@ -395,8 +395,8 @@ async def _live(socket: Path, proc: Any) -> None:
 async def test_kill_9_of_the_parent_then_resume_continues_the_same_child(
     tmp_path: Path, tree_env: FakeAnthropic
 ) -> None:
-    from orchestrator.paths import pod_info_path
-    from orchestrator.server import socket_is_live
+    from orchestrator.config.paths import pod_info_path
+    from orchestrator.serving.server import socket_is_live
 
     tree = Tree(tasks=[TWO_TASKS[0]], slow=True, child_tool="glob")
     tree_env.responder = tree.respond
@@ -444,7 +444,7 @@ async def test_kill_9_of_the_parent_then_resume_continues_the_same_child(
 
 
 def _child_pids(status_children: list[Any]) -> list[int]:
-    from orchestrator.paths import pod_info_path
+    from orchestrator.config.paths import pod_info_path
 
     return [json.loads(pod_info_path(Path(c.socket)).read_text())["pid"] for c in status_children]
 

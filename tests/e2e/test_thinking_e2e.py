@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall, fake_signature
-from orchestrator.client import PodClient
-from orchestrator.prompt_cache import without_breakpoints
-from orchestrator.server import socket_is_live
+from orchestrator.core.prompt_cache import without_breakpoints
+from orchestrator.serving.client import PodClient
+from orchestrator.serving.server import socket_is_live
 from tests.e2e.harness import collect_until, fake_provider, running_pod
 
 ADAPTIVE = {"type": "adaptive"}

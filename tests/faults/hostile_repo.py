@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.history import AssistantMessage, ToolUseBlock, UserMessage
-from orchestrator.session import SessionWriter
+from orchestrator.adapters.session import SessionWriter
+from orchestrator.core.history import AssistantMessage, ToolUseBlock, UserMessage
 
 HOSTILE_TOML = """\
 name = "../victim/data"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.client import PodClient
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 
 SLOW = ScriptedReply(text="y" * 200, chunk_size=4, chunk_delay_s=0.01)

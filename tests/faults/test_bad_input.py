@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.client import PodClient, PodEvent
-from orchestrator.providers.base import ProviderRequest
+from orchestrator.adapters.providers.base import ProviderRequest
+from orchestrator.serving.client import PodClient, PodEvent
 from tests.e2e.harness import (
     RunningPod,
     ScriptedReply,
@@ -394,7 +394,7 @@ async def test_a_client_that_never_reads_holds_up_nobody_while_another_streams(
         pod.provider.responder = _slow
         control = await _control(pod)
         hog = await RawClient.connect(pod.socket)
-        caplog.set_level(logging.WARNING, logger="orchestrator.server")
+        caplog.set_level(logging.WARNING, logger="orchestrator.serving.server")
 
         async def misbehave() -> None:
             # 150 copies of a 2 MB history would be 300 MB built for a client that never

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.history import History, UserMessage
-from orchestrator.session import SessionWriteError, SessionWriter, load_session
+from orchestrator.adapters.session import SessionWriteError, SessionWriter, load_session
+from orchestrator.core.history import History, UserMessage
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.faults.small_disk import small_disk
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.scoped_fs import FsError, ScopedFS, SymlinkEscape
-from orchestrator.tools.base import ToolContext, ToolError
-from orchestrator.tools.files import EditFileTool, ReadFileTool, WriteFileTool
+from orchestrator.adapters.scoped_fs import FsError, ScopedFS, SymlinkEscape
+from orchestrator.capabilities.tools.base import ToolContext, ToolError
+from orchestrator.capabilities.tools.files import EditFileTool, ReadFileTool, WriteFileTool
 
 ATTEMPTS = 500
 INSIDE = "alpha inside\n"

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from conformance.fake_api import FakeAnthropic, Reply
-from orchestrator.client import PodClient
-from orchestrator.server import socket_is_live
+from orchestrator.serving.client import PodClient
+from orchestrator.serving.server import socket_is_live
 from tests.e2e.harness import collect_until
 from tests.faults.hostile_repo import PACKAGE_JSON, HostileRepo, make_hostile_repo
 

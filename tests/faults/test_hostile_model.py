@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.client import PodClient
-from orchestrator.repair import repair_loaded
-from orchestrator.session import latest_session, load_session
+from orchestrator.adapters.session import latest_session, load_session
+from orchestrator.core.repair import repair_loaded
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,

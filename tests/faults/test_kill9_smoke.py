@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.kill9 import Kill9
-from orchestrator.history import ToolResult
+from orchestrator.core.history import ToolResult
 
 ROOT = Path(__file__).resolve().parents[2]
 

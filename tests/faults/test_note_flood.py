@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from orchestrator.notes import MAX_NOTES
+from orchestrator.core.notes import MAX_NOTES
 from tests.e2e.harness import ScriptedReply, collect_until, running_pod
 
 SLOW = ScriptedReply(text="z" * 200, chunk_size=4, chunk_delay_s=0.01)

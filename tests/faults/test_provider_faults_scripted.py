@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.client import PodEvent
+from orchestrator.serving.client import PodEvent
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 
 TEXT = "abcde" * 6  # six chunks of five

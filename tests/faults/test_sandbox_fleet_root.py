@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("ray", reason="the fleet extra (Ray) is not installed")
 
-from orchestrator.fleet.local import LocalNode, free_port
+from orchestrator.serving.fleet.local import LocalNode, free_port
 from tests.cli.helpers import pod
 from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
 

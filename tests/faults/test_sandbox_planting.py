@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.client import PodClient, PodEvent
-from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
+from orchestrator.adapters.sandbox.bwrap import SandboxUnavailable, find_bwrap
+from orchestrator.serving.client import PodClient, PodEvent
 from tests.e2e.harness import (
     RunningPod,
     ScriptedReply,

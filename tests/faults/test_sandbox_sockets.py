@@ -18,10 +18,10 @@ import socket
 import subprocess
 import sys
 
-from orchestrator.client import PodClient, PodEvent
-from orchestrator.config import PodConfig
-from orchestrator.sandbox.bwrap import sandbox_argv
-from orchestrator.sandbox.sandboxing import sandbox_spec
+from orchestrator.adapters.sandbox.bwrap import sandbox_argv
+from orchestrator.adapters.sandbox.sandboxing import sandbox_spec
+from orchestrator.config.model import PodConfig
+from orchestrator.serving.client import PodClient, PodEvent
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
 from tests.orchestrator.sandboxed_peer import needs_bwrap

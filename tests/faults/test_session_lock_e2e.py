@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.session import SessionLocked, load_session
+from orchestrator.adapters.session import SessionLocked, load_session
 from tests.e2e.harness import ScriptedReply, collect_until, running_pod
 
 

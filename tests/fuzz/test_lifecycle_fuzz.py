@@ -82,14 +82,14 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from orchestrator.client import PodClient, PodEvent
-from orchestrator.history import UserMessage, item_from_json, item_to_json
-from orchestrator.providers.base import ProviderRequest
-from orchestrator.repair import close_orphans, interrupt_note, pending_tool_calls
-from orchestrator.segments import TextSegment
-from orchestrator.session import load_session
-from orchestrator.validator import validate_wire
-from orchestrator.wire import to_wire
+from orchestrator.adapters.providers.base import ProviderRequest
+from orchestrator.adapters.session import load_session
+from orchestrator.core.history import UserMessage, item_from_json, item_to_json
+from orchestrator.core.repair import close_orphans, interrupt_note, pending_tool_calls
+from orchestrator.core.segments import TextSegment
+from orchestrator.core.validator import validate_wire
+from orchestrator.core.wire import to_wire
+from orchestrator.serving.client import PodClient, PodEvent
 from tests.e2e.harness import RunningPod, ScriptedReply, ScriptedToolCall, running_pod
 from tests.mcp.hostile_server import config as hostile_server_config
 
@@ -694,7 +694,7 @@ class PodFuzz(RuleBasedStateMachine):
 
     def _note_child(self, data: dict[str, Any]) -> None:
         """Remember a live child's process, to check it is gone once its parent stopped."""
-        from orchestrator.paths import pod_info_path
+        from orchestrator.config.paths import pod_info_path
 
         if data["name"] in self.child_pids:
             return

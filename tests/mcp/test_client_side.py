@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from mcp import types
 
-from orchestrator.mcp.client_side import (
+from orchestrator.adapters.mcp.client_side import (
     MAX_LOG_ALERTS,
     REASON_KEY,
     ClientSettings,
@@ -23,10 +23,10 @@ from orchestrator.mcp.client_side import (
     client_version,
     progress_line,
 )
-from orchestrator.mcp.config import McpServerConfig
-from orchestrator.mcp.results import TASK_ONLY, offers, tool_output
-from orchestrator.mcp.servers import McpServer, McpServers
-from orchestrator.tools.base import ToolError
+from orchestrator.adapters.mcp.config import McpServerConfig
+from orchestrator.adapters.mcp.results import TASK_ONLY, offers, tool_output
+from orchestrator.adapters.mcp.servers import McpServer, McpServers
+from orchestrator.capabilities.tools.base import ToolError
 from tests.mcp.asking_server import config
 
 Alerts = list[tuple[str, str]]
@@ -232,9 +232,9 @@ def test_the_client_names_itself_with_the_installed_version() -> None:
 async def test_resources_are_read_text_as_text_images_attached_other_bytes_named(
     asking: tuple[McpServer, Alerts], tmp_path: Path
 ) -> None:
-    from orchestrator.mcp.resources import ReadMcpResource
-    from orchestrator.scoped_fs import ScopedFS
-    from orchestrator.tools.base import ToolContext
+    from orchestrator.adapters.mcp.resources import ReadMcpResource
+    from orchestrator.adapters.scoped_fs import ScopedFS
+    from orchestrator.capabilities.tools.base import ToolContext
 
     server, _ = asking
     servers = McpServers(servers=[server], alert=lambda level, message: None)
@@ -261,9 +261,9 @@ async def test_resources_are_read_text_as_text_images_attached_other_bytes_named
 async def test_a_pdf_resource_is_attached_as_a_document_and_a_false_one_is_named(
     asking: tuple[McpServer, Alerts], tmp_path: Path
 ) -> None:
-    from orchestrator.mcp.resources import ReadMcpResource
-    from orchestrator.scoped_fs import ScopedFS
-    from orchestrator.tools.base import ToolContext
+    from orchestrator.adapters.mcp.resources import ReadMcpResource
+    from orchestrator.adapters.scoped_fs import ScopedFS
+    from orchestrator.capabilities.tools.base import ToolContext
     from tests.pdf_files import minimal_pdf
 
     server, _ = asking
@@ -323,7 +323,7 @@ async def test_a_server_that_wants_authorization_says_so_and_how(
 ) -> None:
     from mcp.shared.auth import OAuthToken
 
-    from orchestrator.mcp.oauth import OAuthRecord, TokenFile, token_path
+    from orchestrator.adapters.mcp.oauth import OAuthRecord, TokenFile, token_path
 
     async def started() -> Alerts:
         alerts: Alerts = []
@@ -357,7 +357,12 @@ async def test_a_server_that_wants_authorization_says_so_and_how(
 
 
 async def test_a_sampling_request_becomes_wire_messages_or_a_reason_to_decline() -> None:
-    from orchestrator.mcp.sampling import SamplingDeclined, settle, stop_reason, wire_messages
+    from orchestrator.adapters.mcp.sampling import (
+        SamplingDeclined,
+        settle,
+        stop_reason,
+        wire_messages,
+    )
 
     def request(*content: types.SamplingContent) -> types.CreateMessageRequestParams:
         return types.CreateMessageRequestParams(

@@ -95,7 +95,7 @@ def test_the_scenario_passes(scenario: str, tmp_path: Path) -> None:
     assert any(check["status"] == "SUCCESS" for check in checks), checks
     if scenario == "initialize":
         [init] = [check for check in checks if check["id"] == "mcp-client-initialization"]
-        from orchestrator.mcp.client_side import client_version
+        from orchestrator.adapters.mcp.client_side import client_version
 
         assert init["details"]["clientName"] == "pod-orchestrator"
         assert init["details"]["clientVersion"] == client_version()

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.client import PodClient
-from orchestrator.procs.supervisor import proc_stat
+from orchestrator.adapters.procs.supervisor import proc_stat
+from orchestrator.serving.client import PodClient
 from tests.cli.helpers import pod
 from tests.e2e.harness import (
     RunningPod,

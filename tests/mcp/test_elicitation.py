@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp import types
 
-from orchestrator.mcp.elicitation import request_data
+from orchestrator.adapters.mcp.elicitation import request_data
 
 
 def test_a_form_request_carries_its_schema_and_the_call_it_came_during() -> None:

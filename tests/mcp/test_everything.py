@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from mcp import types
 
-from orchestrator.mcp.client_side import ClientSettings
-from orchestrator.mcp.config import McpServerConfig
-from orchestrator.mcp.results import TASK_ONLY
-from orchestrator.mcp.servers import McpServer, McpServers
+from orchestrator.adapters.mcp.client_side import ClientSettings
+from orchestrator.adapters.mcp.config import McpServerConfig
+from orchestrator.adapters.mcp.results import TASK_ONLY
+from orchestrator.adapters.mcp.servers import McpServer, McpServers
 from tests.mcp.npm_tools import INSTALL, everything, node
 
 NODE = node(20)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.mcp.forms import Form, FormError, check_content, form_fields, parse_text
+from orchestrator.adapters.mcp.forms import Form, FormError, check_content, form_fields, parse_text
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.client import PodClient
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.mcp.hostile_server import config
 
@@ -154,7 +154,7 @@ async def test_kill_9_of_the_pod_mid_call_leaves_no_server_and_no_resend(
     import signal
     import subprocess
 
-    from orchestrator.server import socket_is_live
+    from orchestrator.serving.server import socket_is_live
 
     pidfile, children = tmp_path / "pids", tmp_path / "children"
     ws = tmp_path / "ws"

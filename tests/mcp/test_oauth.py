@@ -13,8 +13,14 @@ import pytest
 from mcp.client.auth import OAuthFlowError
 from mcp.shared.auth import OAuthToken
 
-from orchestrator.mcp.config import McpServerConfig
-from orchestrator.mcp.oauth import Loopback, OAuthRecord, TokenFile, stored_auth, token_path
+from orchestrator.adapters.mcp.config import McpServerConfig
+from orchestrator.adapters.mcp.oauth import (
+    Loopback,
+    OAuthRecord,
+    TokenFile,
+    stored_auth,
+    token_path,
+)
 
 
 async def test_tokens_are_kept_0600_for_their_url_only(tmp_path: Path) -> None:
@@ -68,8 +74,8 @@ async def test_the_loopback_hands_over_the_code_or_the_refusal() -> None:
 
 
 def test_a_client_registered_beforehand_keeps_its_secret_out_of_the_logs() -> None:
-    from orchestrator.mcp.oauth import _registered
-    from orchestrator.redaction import secret_values
+    from orchestrator.adapters.mcp.oauth import _registered
+    from orchestrator.core.redaction import secret_values
 
     entry = McpServerConfig(
         url="https://mcp.example.com/mcp",

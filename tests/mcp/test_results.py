@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from mcp import types
 
-from orchestrator.mcp.config import McpServerConfig, expand, wire_name
-from orchestrator.mcp.results import offers, tool_output
+from orchestrator.adapters.mcp.config import McpServerConfig, expand, wire_name
+from orchestrator.adapters.mcp.results import offers, tool_output
 
 
 def tool(name: str, schema: object = None, **extra: object) -> types.Tool:
@@ -69,10 +69,10 @@ def test_results_become_text_and_images_the_model_sees() -> None:
 
 
 def test_an_image_result_reaches_the_wire_after_its_text_and_goes_when_pruned() -> None:
-    from orchestrator.history import ToolResult
-    from orchestrator.images import ImageData
-    from orchestrator.tokens import estimate_block
-    from orchestrator.wire import tool_result_block
+    from orchestrator.core.history import ToolResult
+    from orchestrator.core.images import ImageData
+    from orchestrator.core.tokens import estimate_block
+    from orchestrator.core.wire import tool_result_block
 
     image = ImageData(media_type="image/png", data="iVBORw0KGgo=")
     item = ToolResult(
@@ -123,11 +123,11 @@ def test_embedded_pdfs_are_documents_within_what_one_request_carries() -> None:
 
 
 def test_a_document_result_reaches_the_wire_after_its_images_and_goes_when_pruned() -> None:
-    from orchestrator.documents import pdf_document
-    from orchestrator.history import ToolResult
-    from orchestrator.images import ImageData
-    from orchestrator.tokens import BLOCK_OVERHEAD, estimate_block
-    from orchestrator.wire import tool_result_block
+    from orchestrator.core.documents import pdf_document
+    from orchestrator.core.history import ToolResult
+    from orchestrator.core.images import ImageData
+    from orchestrator.core.tokens import BLOCK_OVERHEAD, estimate_block
+    from orchestrator.core.wire import tool_result_block
     from tests.pdf_files import minimal_pdf
 
     image = ImageData(media_type="image/png", data="iVBORw0KGgo=")

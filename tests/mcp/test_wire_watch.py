@@ -10,7 +10,7 @@ from mcp import types
 from mcp.client.stdio import _parse_line
 from mcp.shared.message import SessionMessage
 
-from orchestrator.mcp.wire_watch import MAX_TRACKED_REQUESTS, NOISE_LOGGED_FIRST, WireWatch
+from orchestrator.adapters.mcp.wire_watch import MAX_TRACKED_REQUESTS, NOISE_LOGGED_FIRST, WireWatch
 
 
 class Seen:
@@ -94,7 +94,7 @@ def test_requests_and_notifications_from_the_server_pass() -> None:
 def test_noise_is_counted_sampled_and_alerted_once(caplog: pytest.LogCaptureFixture) -> None:
     seen = Seen()
     watch = seen.watch()
-    with caplog.at_level(logging.WARNING, logger="orchestrator.mcp.wire_watch"):
+    with caplog.at_level(logging.WARNING, logger="orchestrator.adapters.mcp.wire_watch"):
         for number in range(1000):
             assert not watch.received(line(f"compiling {number}..."))
     assert watch.noise == 1000 and seen.noise_alerts == 1 and seen.breaches == []

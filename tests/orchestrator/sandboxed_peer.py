@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.sandbox.bwrap import SandboxUnavailable, find_bwrap
+from orchestrator.adapters.sandbox.bwrap import SandboxUnavailable, find_bwrap
 
 __all__ = ["ONE_LINE_CLIENT", "bwrap_pid_ns", "needs_bwrap", "sandboxed_line"]
 

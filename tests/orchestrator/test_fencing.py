@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.history import AssistantMessage, History, TextBlock, UserMessage
-from orchestrator.segments import TextSegment
-from orchestrator.session import (
+from orchestrator.adapters.session import (
     Fence,
     SessionError,
     SessionFenced,
@@ -21,6 +19,8 @@ from orchestrator.session import (
     split_epoch,
     stamp_line,
 )
+from orchestrator.core.history import AssistantMessage, History, TextBlock, UserMessage
+from orchestrator.core.segments import TextSegment
 
 
 @dataclass

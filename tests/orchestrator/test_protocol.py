@@ -7,6 +7,14 @@ from typing import Any
 
 import pytest
 
+from orchestrator.core.segments import (
+    FileRefSegment,
+    KnowledgeRefSegment,
+    PasteSegment,
+    TextSegment,
+    UnknownSegment,
+    WorkflowInvokeSegment,
+)
 from orchestrator.protocol import (
     EVENT_DATA,
     MAX_LINE_BYTES,
@@ -29,14 +37,6 @@ from orchestrator.protocol import (
     encode_event,
     parse_request,
     protocol_schema,
-)
-from orchestrator.segments import (
-    FileRefSegment,
-    KnowledgeRefSegment,
-    PasteSegment,
-    TextSegment,
-    UnknownSegment,
-    WorkflowInvokeSegment,
 )
 
 VECTORS: list[tuple[str, Request, Any]] = [

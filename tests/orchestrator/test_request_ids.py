@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.history import UserMessage
-from orchestrator.providers.scripted import ScriptedReply
-from orchestrator.session import load_session
-from orchestrator.unload import unload_session
+from orchestrator.adapters.providers.scripted import ScriptedReply
+from orchestrator.adapters.session import load_session
+from orchestrator.core.history import UserMessage
+from orchestrator.runtime.unload import unload_session
 from tests.orchestrator.test_unload import SLOW, Harness, held_for_hooks, send
 
 

@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 
 from cli.tui.app import PodApp
 from cli.tui.link import PodLink
-from orchestrator.client import PodClient
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import RunningPod, ScriptedReply, running_pod
 
 SIZE = (80, 24)

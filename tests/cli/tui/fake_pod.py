@@ -13,8 +13,8 @@ from typing import Any
 
 from cli.tui.app import PodApp
 from cli.tui.link import PodLink
-from orchestrator.client import PodEvent
 from orchestrator.protocol import HistoryData, StatusData
+from orchestrator.serving.client import PodEvent
 
 STATUS = {
     "name": "demo",

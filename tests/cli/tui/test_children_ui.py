@@ -13,8 +13,8 @@ from cli.tui.model import ChatModel
 from cli.tui.slash_commands import ATTACH_PREFIX
 from cli.tui.views import children_text, pick_child
 from conformance.fake_api import FakeAnthropic
-from orchestrator.client import PodEvent
 from orchestrator.protocol import ChildData
+from orchestrator.serving.client import PodEvent
 from tests.cli.tui.conftest import attach
 from tests.e2e.harness import fake_provider, running_pod
 from tests.e2e.test_subpods_e2e import PARENT, TWO_TASKS, Tree, _config

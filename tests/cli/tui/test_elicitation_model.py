@@ -7,8 +7,8 @@ from typing import Any
 from cli.tui.entries import Change, ElicitationEntry
 from cli.tui.keys import elicitation_key
 from cli.tui.model import ChatModel
-from orchestrator.client import PodEvent
 from orchestrator.protocol import ElicitationRequestData, HistoryData
+from orchestrator.serving.client import PodEvent
 
 FORM: dict[str, Any] = {
     "id": "input_1",

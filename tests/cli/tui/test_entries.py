@@ -16,9 +16,9 @@ from cli.tui.entries import (
 )
 from cli.tui.entry_views import AlertView
 from cli.tui.model import ChatModel
-from orchestrator.client import PodEvent
-from orchestrator.history import Compaction
+from orchestrator.core.history import Compaction
 from orchestrator.protocol import ChildData, ElicitationRequestData, StatusData
+from orchestrator.serving.client import PodEvent
 
 
 def test_a_tool_cards_title_follows_the_call() -> None:

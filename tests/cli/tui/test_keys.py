@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from cli.tui.keys import KEPT_INPUT, QUIT_WARNING, SHUTDOWN_WARNING
-from orchestrator.client import PodEvent
+from orchestrator.serving.client import PodEvent
 from tests.cli.tui.conftest import Session, eventually_status, history_kinds, pod_status
 from tests.cli.tui.fake_pod import FakeLink
 

@@ -6,8 +6,7 @@ from typing import Any
 
 from cli.tui.entries import AlertEntry, ApprovalEntry, AssistantEntry, Change, ToolEntry
 from cli.tui.model import ChatModel
-from orchestrator.client import PodEvent
-from orchestrator.history import (
+from orchestrator.core.history import (
     AssistantMessage,
     SystemMessage,
     TextBlock,
@@ -16,12 +15,13 @@ from orchestrator.history import (
     UserMessage,
     item_to_json,
 )
-from orchestrator.protocol import AlertData, HistoryData, StatusData
-from orchestrator.segments import (
+from orchestrator.core.segments import (
     FileRefSegment,
     PasteSegment,
     TextSegment,
 )
+from orchestrator.protocol import AlertData, HistoryData, StatusData
+from orchestrator.serving.client import PodEvent
 
 # -- conversation from events ---------------------------------------------------------------
 

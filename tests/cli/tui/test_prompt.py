@@ -19,7 +19,7 @@ from cli.tui.input import (
     should_chip_paste,
     unescape_slash,
 )
-from orchestrator.segments import (
+from orchestrator.core.segments import (
     FileRefSegment,
     KnowledgeRefSegment,
     PasteSegment,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cli.tui.entries import InfoEntry
-from orchestrator.session import sessions_dir
-from orchestrator.status import job_lines
+from orchestrator.adapters.session import sessions_dir
+from orchestrator.runtime.status import job_lines
 from tests.cli.tui.conftest import QUICK, Session, attach, eventually_status, history_kinds
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, running_pod
 

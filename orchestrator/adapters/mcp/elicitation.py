@@ -1,0 +1,112 @@
+"""Elicitation put to a person: an MCP server asks for input, and one of the pod's clients
+answers (``[mcp] elicitation = "ask"``, the default).
+
+A request that comes during a call of one of the server's tools waits in the pod's
+:class:`~orchestrator.runtime.elicitations.Elicitations` (the machine's ``awaiting_input``) until a
+client answers it. One outside a call, or in a process that is not a pod (``pod mcp ls``), is
+declined, saying why; so is a form whose schema MCP does not allow. An interrupt of the call
+withdraws the request, and the server is told ``cancel``.
+
+A server asks one thing at a time: while one of its requests waits for a person, the others it
+sends are declined at once, saying so (and said to the clients once per wait, not once each). A
+server that sent two thousand requests together would otherwise keep hundreds waiting, each
+with a form for the clients, and the pod busy with them.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mcp import types
+
+from orchestrator.adapters.mcp.forms import FormError
+from orchestrator.protocol import ElicitationRequestData
+
+if TYPE_CHECKING:
+    from orchestrator.runtime.controller import Controller
+
+log = logging.getLogger(__name__)
+
+ASKING_STATES = frozenset({"executing_tools", "awaiting_approval", "awaiting_input"})
+"""Where a pod's tools run: a request for input is put to a person only from there."""
+
+
+class InputDeclined(Exception):
+    """Why a request for input is declined without asking anyone, in words for the server."""
+
+    def __init__(self, why: str, *, quiet: bool = False) -> None:
+        super().__init__(why)
+        self.quiet = quiet
+        """Already said to the clients (the same reason, for the same wait): log it only."""
+
+
+def request_data(
+    server: str, params: types.ElicitRequestParams, tool: str | None
+) -> ElicitationRequestData:
+    """The ``elicitation_request`` clients are sent for one request (a fresh id)."""
+    input_id = f"input_{secrets.token_hex(8)}"
+    if isinstance(params, types.ElicitRequestURLParams):
+        return ElicitationRequestData(
+            id=input_id,
+            server=server,
+            message=params.message,
+            tool=tool,
+            mode="url",
+            url=params.url,
+        )
+    return ElicitationRequestData(
+        id=input_id,
+        server=server,
+        message=params.message,
+        tool=tool,
+        mode="form",
+        schema=params.requested_schema,
+    )
+
+
+@dataclass
+class PodAsker:
+    """Requests for input put to the people at the pod's clients."""
+
+    controller: Controller
+    _waiting: set[str] = field(default_factory=set)
+    """The servers with a request waiting for a person (one each at most)."""
+    _turned_away: dict[str, int] = field(default_factory=dict)
+    """Per server, its requests declined while one of its waits."""
+
+    async def ask(
+        self, server: str, params: types.ElicitRequestParams, tool: str | None
+    ) -> types.ElicitResult:
+        """Wait for a person's answer; raises InputDeclined when nobody is to be asked (the
+        pod is not running a tool, or another request of this server waits)."""
+        c = self.controller
+        if c.state_id not in ASKING_STATES:
+            raise InputDeclined(f"it came while the pod was {c.state_id}, not running a tool")
+        if server in self._waiting:
+            turned = self._turned_away[server] = self._turned_away.get(server, 0) + 1
+            raise InputDeclined(
+                "another request of this server waits for a person's answer, and a server "
+                "asks one thing at a time; ask again once it is answered",
+                quiet=turned > 1,
+            )
+        data = request_data(server, params, tool)
+        self._waiting.add(server)
+        try:
+            answer = await c.elicitations.ask(data, signal=c.signal)
+        except FormError as exc:
+            raise InputDeclined(f"its form cannot be shown to a person: {exc}") from exc
+        finally:
+            self._waiting.discard(server)
+            turned = self._turned_away.pop(server, 0)
+            if turned:
+                log.info(
+                    "MCP server %s sent %d more requests for input while one waited; "
+                    "declined at once",
+                    server,
+                    turned,
+                )
+        log.info("MCP server %s asked for input (%s): %s", server, params.message, answer.action)
+        return types.ElicitResult(action=answer.action, content=answer.content)

@@ -1,0 +1,251 @@
+"""OAuth for HTTP MCP servers: ``pod mcp login NAME`` signs in once; pods then use the tokens.
+
+The flow is the ``mcp`` SDK's ``OAuthClientProvider``: the server's protected-resource and
+authorization-server metadata are discovered, the pod registers itself as a client
+(dynamic client registration; or it uses the client the entry's ``oauth_client_id`` and
+``oauth_client_secret`` name), and the person authorizes it in a browser (authorization code
+with PKCE). The browser comes back to a loopback address the login listens on
+(``http://127.0.0.1:<port>/callback``), which hands the code to the SDK for the tokens.
+
+Tokens (and the client registration they belong to) are kept in
+``<state dir>/mcp-oauth/<server>.json``, mode 0600 in a 0700 directory, never in a session or
+a log. A pod serving the workspace reads them for that server (the SDK refreshes them when they
+expire and writes the new ones back); when they are missing or no longer accepted, the server
+fails to start with an alert naming ``pod mcp login NAME``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from mcp import Client, types
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+from pydantic import AnyUrl, BaseModel, ValidationError
+
+from orchestrator.adapters.mcp.client_side import CLIENT_NAME, client_version
+from orchestrator.adapters.mcp.config import McpServerConfig, expand
+from orchestrator.config.paths import safe_pod_name, state_dir
+
+LOGIN_TIMEOUT_S = 300.0
+"""How long ``pod mcp login`` waits for the browser to come back."""
+
+
+class OAuthRecord(BaseModel):
+    """What one server's token file holds."""
+
+    server_url: str
+    """The URL the tokens were issued for: a server whose URL changed signs in again."""
+    redirect_uri: str
+    """The loopback address the client was registered with."""
+    tokens: OAuthToken | None = None
+    client_info: OAuthClientInformationFull | None = None
+
+
+def token_path(server: str) -> Path:
+    """Where the tokens of the server named ``server`` are kept."""
+    return state_dir() / "mcp-oauth" / f"{safe_pod_name(server)}.json"
+
+
+class TokenFile:
+    """The SDK's ``TokenStorage`` over one server's token file (0600, written whole)."""
+
+    def __init__(self, path: Path, record: OAuthRecord) -> None:
+        self.path = path
+        self.record = record
+
+    @classmethod
+    def read(cls, path: Path, server_url: str) -> TokenFile | None:
+        """The file's record, or None when there is none for this URL (or it is unreadable)."""
+        try:
+            record = OAuthRecord.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError):
+            return None
+        return cls(path, record) if record.server_url == server_url else None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        """The tokens, if the pod has signed in."""
+        return self.record.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        """Keep new tokens (a login, or a refresh)."""
+        self.record = self.record.model_copy(update={"tokens": tokens})
+        self._write()
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        """The pod's registration with the authorization server."""
+        return self.record.client_info
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        """Keep the registration."""
+        self.record = self.record.model_copy(update={"client_info": client_info})
+        self._write()
+
+    def _write(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(self.path.parent, 0o700)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        # Created 0600 and never through a link; replaced whole, so a reader sees one version.
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(self.record.model_dump_json(exclude_none=True).encode())
+        os.replace(temporary, self.path)
+
+
+def _metadata(redirect_uri: str) -> OAuthClientMetadata:
+    return OAuthClientMetadata(
+        client_name=CLIENT_NAME,
+        software_version=client_version(),
+        redirect_uris=[AnyUrl(redirect_uri)],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+    )
+
+
+def _registered(config: McpServerConfig, redirect_uri: str) -> OAuthClientInformationFull | None:
+    """The client registered beforehand (``oauth_client_id``), or None to register one."""
+    if not config.oauth_client_id:
+        return None
+    secret = expand(config.oauth_client_secret) if config.oauth_client_secret else None
+    return OAuthClientInformationFull(
+        client_id=expand(config.oauth_client_id),
+        client_secret=secret or None,
+        redirect_uris=[AnyUrl(redirect_uri)],
+        token_endpoint_auth_method="client_secret_basic" if secret else "none",
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+    )
+
+
+def stored_auth(server: str, config: McpServerConfig) -> OAuthClientProvider | None:
+    """The OAuth of an HTTP server the user signed in to (``pod mcp login``), or None. It adds
+    the access token to each request and refreshes it; it cannot sign in again by itself."""
+    if config.url is None:
+        return None
+    storage = TokenFile.read(token_path(server), config.url)
+    if storage is None or storage.record.tokens is None:
+        return None
+    return OAuthClientProvider(
+        server_url=config.url,
+        client_metadata=_metadata(storage.record.redirect_uri),
+        storage=storage,
+    )
+
+
+class Loopback:
+    """The address the browser comes back to with the authorization code."""
+
+    def __init__(self) -> None:
+        self._server: asyncio.Server | None = None
+        self._result: asyncio.Future[AuthorizationCodeResult] | None = None
+        self.port = 0
+
+    @property
+    def redirect_uri(self) -> str:
+        """``http://127.0.0.1:<port>/callback``."""
+        return f"http://127.0.0.1:{self.port}/callback"
+
+    async def start(self) -> None:
+        """Listen on a free port of 127.0.0.1."""
+        self._result = asyncio.get_running_loop().create_future()
+        self._server = await asyncio.start_server(self._answer, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def result(self) -> AuthorizationCodeResult:
+        """The code and state the browser brought back (raises OAuthFlowError on a refusal)."""
+        assert self._result is not None
+        return await asyncio.wait_for(asyncio.shield(self._result), LOGIN_TIMEOUT_S)
+
+    async def close(self) -> None:
+        """Stop listening."""
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await asyncio.wait_for(reader.readline(), 10)
+            parts = line.decode("latin-1").split()
+            target = urlsplit(parts[1]) if len(parts) >= 2 else None
+            if target is None or target.path != "/callback":
+                writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+                return
+            query = {key: values[0] for key, values in parse_qs(target.query).items()}
+            if "code" in query:
+                outcome = AuthorizationCodeResult(
+                    code=query["code"], state=query.get("state"), iss=query.get("iss")
+                )
+                body = b"Signed in: you can close this page and go back to the terminal.\n"
+            else:
+                why = query.get("error_description") or query.get("error") or "no code came back"
+                body = f"Not signed in: {why}\n".encode()
+            if self._result is not None and not self._result.done():
+                if "code" in query:
+                    self._result.set_result(outcome)
+                else:
+                    self._result.set_exception(OAuthFlowError(f"the authorization failed: {why}"))
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+        except (TimeoutError, ConnectionError, UnicodeError):
+            pass
+        finally:
+            with contextlib.suppress(ConnectionError):
+                await writer.drain()
+            writer.close()
+
+
+async def login(
+    server: str, config: McpServerConfig, open_url: Callable[[str], Awaitable[None]]
+) -> Path:
+    """Sign in to the HTTP server ``server`` (a new registration, then the browser); the tokens
+    are kept in its token file, whose path is returned. Raises the SDK's OAuth errors."""
+    if config.url is None:
+        raise ValueError(f"MCP server {server} is a stdio server; only HTTP servers sign in")
+    loopback = Loopback()
+    await loopback.start()
+    try:
+        # A registration belongs to its redirect address, which is new at each login; a
+        # client registered beforehand is used as it is.
+        storage = TokenFile(
+            token_path(server),
+            OAuthRecord(
+                server_url=config.url,
+                redirect_uri=loopback.redirect_uri,
+                client_info=_registered(config, loopback.redirect_uri),
+            ),
+        )
+        auth = OAuthClientProvider(
+            server_url=config.url,
+            client_metadata=_metadata(loopback.redirect_uri),
+            storage=storage,
+            redirect_handler=open_url,
+            callback_handler=loopback.result,
+        )
+        http = create_mcp_http_client(headers=config.resolved_headers() or None, auth=auth)
+        transport = streamable_http_client(config.url, http_client=http)
+        identity = types.Implementation(name=CLIENT_NAME, version=client_version())
+        async with Client(transport, client_info=identity) as client:
+            await client.list_tools()
+        if storage.record.tokens is None:
+            # The server let the pod in without signing in: nothing to keep.
+            raise OAuthFlowError(f"MCP server {server} did not ask the pod to sign in")
+        return storage.path
+    finally:
+        await loopback.close()

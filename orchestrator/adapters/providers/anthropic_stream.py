@@ -1,0 +1,185 @@
+"""Assembles one streamed Anthropic response from the SDK's raw events.
+
+:class:`ResponseBuilder` is fed the raw events one by one and returns our stream events for
+each (``text_delta`` → :class:`TextDelta`, ``thinking_delta`` → :class:`ThinkingDelta`, a
+``tool_use`` block start → :class:`ToolCallStart`, ``input_json_delta`` →
+:class:`ToolCallArgsDelta`); :meth:`ResponseBuilder.finish` then gives the history blocks, the
+stop reason and usage as one :class:`ResponseComplete`, or raises
+:class:`IncompleteStreamError` when the stream stopped before ``message_stop``. It does no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from orchestrator.adapters.providers.base import (
+    ProviderStreamError,
+    ResponseComplete,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallArgsDelta,
+    ToolCallStart,
+    Usage,
+)
+from orchestrator.core.history import (
+    Block,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+)
+
+
+class IncompleteStreamError(Exception):
+    """The event stream ended cleanly but before ``message_stop``."""
+
+
+@dataclass(slots=True)
+class _PartialBlock:
+    kind: str
+    parts: list[str] = field(default_factory=list)
+    signature: str = ""
+    id: str = ""
+    name: str = ""
+
+
+@dataclass(slots=True)
+class ResponseBuilder:
+    """Turns raw SDK stream events into our events and assembles the final response."""
+
+    blocks: dict[int, _PartialBlock] = field(default_factory=dict)
+    stop_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    done: bool = False
+
+    def feed(self, event: Any) -> list[StreamEvent]:
+        """Our events for one raw event (often none)."""
+        kind = event.type
+        if kind == "message_start":
+            self._take_usage(event.message.usage)
+        elif kind == "content_block_start":
+            return self._start(event.index, event.content_block)
+        elif kind == "content_block_delta":
+            return self._delta(event.index, event.delta)
+        elif kind == "message_delta":
+            if event.delta.stop_reason is not None:
+                self.stop_reason = event.delta.stop_reason
+            self._take_usage(event.usage)
+        elif kind == "message_stop":
+            self.done = True
+        return []
+
+    def whole(self, message: Any) -> list[StreamEvent]:
+        """Our events for a complete SDK ``Message`` (a server that answered a streaming
+        request with one JSON body): as if each block had streamed in one piece."""
+        self._take_usage(message.usage)
+        events: list[StreamEvent] = []
+        for index, block in enumerate(message.content):
+            events += self._start(index, block)
+            if block.type == "tool_use" and block.input:
+                arguments = json.dumps(block.input, ensure_ascii=False)
+                self.blocks[index].parts.append(arguments)
+                events.append(ToolCallArgsDelta(block.id, arguments))
+            elif block.type == "thinking":
+                self.blocks[index].signature = block.signature or ""
+        if message.stop_reason is not None:
+            self.stop_reason = message.stop_reason
+        self.done = True
+        return events
+
+    def _take_usage(self, usage: Any) -> None:
+        # message_start carries the input counts, message_delta the output (and, on some API
+        # versions, the input counts again): a count the event leaves out keeps its value.
+        counts = {
+            name: getattr(usage, name, None)
+            for name in (
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            )
+        }
+        self.usage = replace(self.usage, **{k: v for k, v in counts.items() if v is not None})
+
+    def _start(self, index: int, block: Any) -> list[StreamEvent]:
+        kind = block.type
+        if kind == "text":
+            self.blocks[index] = _PartialBlock("text", [block.text] if block.text else [])
+            return [TextDelta(block.text)] if block.text else []
+        if kind == "thinking":
+            partial = _PartialBlock("thinking", [block.thinking] if block.thinking else [])
+            partial.signature = block.signature or ""
+            self.blocks[index] = partial
+            return [ThinkingDelta(block.thinking)] if block.thinking else []
+        if kind == "tool_use":
+            self.blocks[index] = _PartialBlock("tool_use", id=block.id, name=block.name)
+            return [ToolCallStart(block.id, block.name)]
+        if kind == "redacted_thinking":
+            # Arrives whole in its start event: opaque, kept byte for byte.
+            self.blocks[index] = _PartialBlock(kind, [block.data])
+            return []
+        # Server-tool blocks have no place in our history yet.
+        self.blocks[index] = _PartialBlock(kind)
+        return []
+
+    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
+        partial = self.blocks.get(index)
+        if partial is None:
+            raise IncompleteStreamError(f"delta for content block {index} before its start")
+        kind = delta.type
+        if kind == "text_delta" and delta.text:
+            partial.parts.append(delta.text)
+            return [TextDelta(delta.text)]
+        if kind == "thinking_delta" and delta.thinking:
+            partial.parts.append(delta.thinking)
+            return [ThinkingDelta(delta.thinking)]
+        if kind == "signature_delta":
+            partial.signature += delta.signature
+        elif kind == "input_json_delta" and delta.partial_json:
+            partial.parts.append(delta.partial_json)
+            return [ToolCallArgsDelta(partial.id, delta.partial_json)]
+        return []
+
+    def finish(self) -> ResponseComplete:
+        """The whole response; raises if the stream stopped short."""
+        if not self.done:
+            raise IncompleteStreamError("the event stream ended before message_stop")
+        blocks: list[Block] = []
+        for index in sorted(self.blocks):
+            partial = self.blocks[index]
+            text = "".join(partial.parts)
+            if partial.kind == "text" and text:
+                blocks.append(TextBlock(text=text))
+            elif partial.kind == "thinking":
+                blocks.append(ThinkingBlock(thinking=text, signature=partial.signature))
+            elif partial.kind == "redacted_thinking":
+                blocks.append(RedactedThinkingBlock(data=text))
+            elif partial.kind == "tool_use":
+                blocks.append(
+                    ToolUseBlock(id=partial.id, name=partial.name, input=self._args(partial))
+                )
+        return ResponseComplete(
+            blocks=blocks,
+            stop_reason=self.stop_reason or "end_turn",
+            usage=self.usage,
+        )
+
+    def _args(self, partial: _PartialBlock) -> dict[str, Any]:
+        text = "".join(partial.parts)
+        if not text.strip():
+            return {}
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict):
+            # Typically a call cut off by max_tokens; running it with guessed args would be worse.
+            raise ProviderStreamError(
+                f"tool call {partial.id} ({partial.name}) has arguments that are not a JSON "
+                f"object (stop_reason {self.stop_reason}): {text[:200]!r}",
+                retryable=False,
+            )
+        return value

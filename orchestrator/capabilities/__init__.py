@@ -1,0 +1,1 @@
+"""What a pod can do, each in one folder that owns its glue: tools, permissions, hooks, checkpoints, jobs, sub-pods, knowledge."""

@@ -1,0 +1,97 @@
+"""One background job: its process, its spool, and how it ended."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from orchestrator.adapters.session import JobEnd
+from orchestrator.capabilities.jobs.report import JobLine
+
+if TYPE_CHECKING:
+    from orchestrator.adapters.procs import Supervised
+
+JobState = Literal["running", "exited", "killed"]
+
+
+@dataclass(eq=False, kw_only=True)
+class Job:
+    """A command started with ``background: true``, from its start record to its end."""
+
+    id: str
+    """``j1``, ``j2``, … (never reused within a session)."""
+    command: str
+    call_id: str
+    """The ``bash`` call that started it."""
+    spool: str
+    """Its output file's name in the session's ``.jobs`` folder."""
+    started_ms: int
+    state: JobState = "running"
+    exit_code: int | None = None
+    """The command's exit code (negative: killed by that signal); None while it runs, or when
+    its supervisor died first."""
+    ended_ms: int | None = None
+    kept_bytes: int = 0
+    """Output in the spool."""
+    dropped_bytes: int = 0
+    """Output read past the spool cap and dropped."""
+    shown: int = 0
+    """Where the output the model was last shown (``job_output``, ``job_wait``) stopped."""
+    told: bool = False
+    """The model has heard how the job ended (a tool result or a note said so)."""
+    ending: JobEnd | None = None
+    """Why the pod ends it (``killed``, ``shutdown``), once it does."""
+    recorded: bool = False
+    """Its ``end`` record is on disk."""
+    proc: Supervised | None = None
+    spool_fd: int | None = None
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once it ended, its output is all in the spool and its end is known."""
+    watcher: asyncio.Task[None] | None = None
+    stopper: asyncio.Task[None] | None = None
+    """Ending it (``job_kill``, ``kill_job``), shared by whoever asks meanwhile."""
+
+    @property
+    def running(self) -> bool:
+        """Whether it has not ended yet."""
+        return self.state == "running"
+
+    @property
+    def output_bytes(self) -> int:
+        """Everything it printed, including what the cap dropped."""
+        return self.kept_bytes + self.dropped_bytes
+
+    @property
+    def pgid(self) -> int | None:
+        """Its process group (its supervisor leads it; the command is in it)."""
+        return self.proc.process.pid if self.proc is not None else None
+
+    def ran_s(self, now_ms: int | None = None) -> float:
+        """How long it ran (so far)."""
+        end = self.ended_ms if self.ended_ms is not None else now_ms or int(time.time() * 1000)
+        return max(0, end - self.started_ms) / 1000
+
+    def line(self) -> JobLine:
+        """What the texts about jobs need of it."""
+        return JobLine(
+            id=self.id,
+            command=self.command,
+            state=self.state,
+            exit_code=self.exit_code,
+            ran_s=self.ran_s(),
+            output_bytes=self.output_bytes,
+        )
+
+
+def complete_prefix(data: bytes) -> int:
+    """The length of ``data`` without a trailing, incomplete UTF-8 character (its rest may
+    still be on its way): what a reader can decode now and resume after."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 == 0x80:
+            continue  # a continuation byte: look further back for its lead
+        width = 2 if 0xC0 <= byte < 0xE0 else 3 if 0xE0 <= byte < 0xF0 else 4 if byte >= 0xF0 else 1
+        return len(data) - back if back < width else len(data)
+    return len(data)

@@ -1,0 +1,123 @@
+"""The tools a pod offers, by name, and the default set built from its configuration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.capabilities.tools.base import Tool, tool_kind
+from orchestrator.capabilities.tools.bash import BashTool
+from orchestrator.capabilities.tools.files import EditFileTool, ReadFileTool, WriteFileTool
+from orchestrator.capabilities.tools.search import GlobTool, GrepTool
+from orchestrator.config.model import PodConfig
+
+if TYPE_CHECKING:
+    from orchestrator.capabilities.jobs import Jobs
+
+
+class ToolRegistry:
+    """Tools by name; ``specs()`` is the stable wire form sent with every request."""
+
+    def __init__(self, tools: Sequence[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        self._specs: list[dict[str, Any]] | None = None
+        """The wire form, kept until the tools change (every request asks for it)."""
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        """Add a tool; a second tool with the same name is a setup error."""
+        if tool.name in self._tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+        self._specs = None
+
+    def unregister(self, name: str) -> None:
+        """Stop offering a tool (an MCP server's list changed, or it stopped)."""
+        self._tools.pop(name, None)
+        self._specs = None
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, if any."""
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        """Registered tool names, sorted."""
+        return sorted(self._tools)
+
+    def specs(self) -> list[dict[str, Any]]:
+        """``{"name", "description", "input_schema"}`` per tool, sorted by name so requests
+        (and prompt caching) do not depend on registration order. A new list each call; its
+        dicts are shared and must not be changed."""
+        if self._specs is None:
+            self._specs = [
+                {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.input_schema,
+                }
+                for tool in (self._tools[name] for name in self.names())
+            ]
+        return list(self._specs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter([self._tools[name] for name in self.names()])
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+def default_registry(
+    config: PodConfig, extra: Sequence[Tool] = (), *, jobs: Jobs | None = None
+) -> ToolRegistry:
+    """The built-in tools plus ``extra``, less those the permissions deny outright.
+
+    A tool every call of which would be denied is not offered at all: the model cannot waste
+    a round on it. ``extra`` is the hook for tools built elsewhere, such as the knowledge
+    tools, which need more than the config to construct. With ``jobs`` (the pod's background
+    jobs), ``bash`` may start them and the job tools come with it (never without it).
+    """
+    policy = config.permission_policy()
+    tools: list[Tool] = [
+        ReadFileTool(max_bytes=config.content_cap(ReadFileTool.name)),
+        WriteFileTool(),
+        EditFileTool(),
+        GlobTool(),
+        GrepTool(max_bytes=config.content_cap(GrepTool.name)),
+        # The configured timeout is both the default and the ceiling: the model may only
+        # ask for less.
+        BashTool(
+            default_timeout_s=config.bash_timeout_s,
+            max_timeout_s=config.bash_timeout_s,
+            env_allow=config.tool_env_allow,
+            env=config.tool_env,
+            sandbox=config.sandbox.mode != "off",
+        ),
+        *extra,
+    ]
+    offered = [t for t in tools if policy.offered(t.name, tool_kind(t))]
+    bash = next((t for t in offered if isinstance(t, BashTool)), None)
+    if jobs is not None and bash is not None:
+        bash.jobs = jobs
+        offered += [t for t in job_tools(config, jobs) if policy.offered(t.name, tool_kind(t))]
+    return ToolRegistry(offered)
+
+
+def job_tools(config: PodConfig, jobs: Jobs) -> list[Tool]:
+    """``job_output``, ``job_wait`` and ``job_kill`` on the pod's jobs."""
+    from orchestrator.capabilities.tools.jobs import JobKillTool, JobOutputTool, JobWaitTool
+
+    return [
+        JobOutputTool(jobs, max_bytes=config.content_cap(JobOutputTool.name)),
+        # A wait is bounded like a command: the configured bash timeout is its ceiling.
+        JobWaitTool(
+            jobs,
+            max_bytes=config.content_cap(JobWaitTool.name),
+            default_timeout_s=min(30.0, config.bash_timeout_s),
+            max_timeout_s=config.bash_timeout_s,
+        ),
+        JobKillTool(jobs, max_bytes=config.content_cap(JobKillTool.name)),
+    ]

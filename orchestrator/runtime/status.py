@@ -1,0 +1,253 @@
+"""What ``get_status`` says about the context window and the session's cost, and the same in
+words for people (pure)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.capabilities.hooks import HookCommand, HooksConfig
+from orchestrator.config.model import PodConfig
+from orchestrator.core.usage import TokenUsage
+from orchestrator.protocol import ContextData, HookData, StatusData
+from orchestrator.runtime.context import ContextSize
+from states import PublicStatus, leaf_state, public_status
+
+if TYPE_CHECKING:
+    from orchestrator.adapters.mcp.servers import McpServers
+    from orchestrator.capabilities.subpods.children import Children
+    from orchestrator.runtime.controller import Controller
+
+
+def context_data(size: ContextSize) -> ContextData:
+    """How full the window is, as the protocol reports it."""
+    return ContextData(
+        used=size.used,
+        window=size.window,
+        percent=size.percent,
+        compact_at=round(100 * size.compact_at),
+    )
+
+
+def session_cost(config: PodConfig, model: str, usage: TokenUsage) -> float | None:
+    """Dollars the session's requests cost, from the price table; None for an unpriced model."""
+    prices = config.model_prices(model)
+    if prices is None:
+        return None
+    return round(prices.cost(usage, ttl=config.prompt_cache), 6)
+
+
+def status_text(data: dict[str, Any]) -> str:
+    """``pod status`` for a person: state, model, turn, tokens, context and cost."""
+    usage = data.get("usage") or {}
+    tokens = f"tokens in {usage.get('input_tokens', 0):,} out {usage.get('output_tokens', 0):,}"
+    cached = usage.get("cache_read_input_tokens", 0)
+    if cached:
+        tokens += (
+            f" (cache read {cached:,}, written {usage.get('cache_creation_input_tokens', 0):,})"
+        )
+    # The machine's state says more only where it differs from the coarse status.
+    state = f" ({data['state']})" if data["state"] != data["status"] else ""
+    lines = [
+        f"{data['name']} {data['status']}{state} · {data['provider']}/{data['model']}"
+        f" · turn {data['turn']}",
+        tokens + (f" · ${data['cost_usd']:.4f}" if data.get("cost_usd") is not None else ""),
+    ]
+    context = data.get("context")
+    if context:
+        lines.append(
+            f"context {context['percent']}% of {context['window']:,} tokens "
+            f"({context['used']:,} used; compacts at {context['compact_at']}%)"
+        )
+    thinking = data.get("thinking") or "not asked yet"
+    lines.append(f"thinking {thinking} · sandbox {data.get('sandbox') or 'unknown'}")
+    waiting = data.get("approvals") or []
+    if waiting:
+        lines.append(
+            f"{len(waiting)} call(s) awaiting approval: "
+            + ", ".join(f"{a['tool']} ({a['id']})" for a in waiting)
+        )
+    asking = data.get("elicitations") or []
+    if asking:
+        lines.append(
+            f"{len(asking)} request(s) for input waiting: "
+            + ", ".join(f"MCP server {e['server']} ({e['id']})" for e in asking)
+        )
+    for server in data.get("mcp") or []:
+        lines.append(
+            f"mcp {server['name']}: {server['status']}"
+            + (f", {len(server['offered'])} tools offered" if server["tools"] else "")
+            + (f", restarted {server['restarts']}×" if server.get("restarts") else "")
+            + (
+                f", {len(server['survivors'])} process(es) left running unsupervised"
+                if server.get("survivors")
+                else ""
+            )
+        )
+    for child in data.get("children") or []:
+        doing = f", running {child['tool']}" if child.get("tool") else ""
+        lines.append(f"child {child['name']}: {child['state']}{doing} · {child['tokens']:,} tokens")
+    lines.extend(job_lines(data.get("jobs") or []))
+    for hook in data.get("hooks") or []:
+        matcher = f" [{hook['matcher']}]" if hook.get("matcher") not in (None, "", "*") else ""
+        where = "sandboxed" if hook.get("sandboxed") else "unsandboxed"
+        lines.append(
+            f"hook {hook['event']}{matcher}: {hook['command']} · {hook['timeout_s']:g} s · "
+            f"on failure {hook['on_failure']} · {where}"
+        )
+    lines.append(f"workspace {data['workspace']}")
+    lines.extend(f"! warning: {warning}" for warning in data.get("config_warnings") or [])
+    return "\n".join(lines)
+
+
+def sandbox_summary(c: Controller) -> str:
+    """Where ``bash`` commands run, in words (``pod status`` shows it beside thinking)."""
+    from orchestrator.capabilities.tools.bash import BashTool
+
+    config = c.config.sandbox
+    bash = c.tools.registry.get("bash")
+    if not isinstance(bash, BashTool):
+        return f"{config.mode} (no bash tool)"
+    if config.mode == "off":
+        return "off: commands run unsandboxed"
+    sandboxing = bash.sandboxing
+    if sandboxing is None or sandboxing.bwrap is None:
+        why = sandboxing.unavailable if sandboxing is not None else "not set up"
+        then = "commands are refused" if config.mode == "on" else "commands run unsandboxed"
+        return f"unavailable ({why}): {then}"
+    network = config.network
+    reach = (
+        "network on"
+        if network is True
+        else f"network to {', '.join(network)}"
+        if network
+        else "network off"
+    )
+    return f"on · {reach}"
+
+
+def job_lines(jobs: list[dict[str, Any]], now_ms: int | None = None) -> list[str]:
+    """A line per background job: ``job j1 running 3m12s · 4.1 KB · npm run dev``."""
+    from orchestrator.capabilities.jobs.report import duration, exit_text, short_command, size
+
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    lines = []
+    for job in jobs:
+        if job["state"] == "running":
+            state = f"running {duration((now - job['started_ms']) / 1000)}"
+        elif job["state"] == "killed":
+            state = "killed"
+        else:
+            state = exit_text(job.get("exit_code")).replace("exit", "exited", 1)
+        lines.append(
+            f"job {job['id']} {state} · {size(job.get('output_bytes', 0))} · "
+            f"{short_command(job['command'])}"
+        )
+    return lines
+
+
+class StatusBoard:
+    """What ``status`` says, and when it is said: a machine listener that broadcasts the
+    status whenever the pod comes to a new leaf state whose public status or name differs."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+        self.active = False
+        """Off while the machine enters its initial state (the controller is being built)."""
+        self._last: tuple[PublicStatus, str] | None = None
+        self.mcp: McpServers | None = None
+        """The pod's MCP servers, once they are started."""
+        self.children: Children | None = None
+        """The child pods of ``task`` calls (None: the pod offers no ``task``)."""
+        self._name = controller.config.pod_name()
+        """Resolved once: status is asked for often, and resolving the workspace is syscalls."""
+
+    def start(self) -> None:
+        """The machine is built: remember where it is and announce changes from now on."""
+        self._last = self.key()
+        self.active = True
+
+    def key(self) -> tuple[PublicStatus, str]:
+        """The coarse status and the leaf state."""
+        values = frozenset(self.controller.machine.configuration_values)
+        return public_status(values), leaf_state(values)
+
+    def on_enter_state(self, target: Any) -> None:
+        """Announce the status on entering a leaf state (before the edge's ``after`` actions)."""
+        if self.active and target.is_atomic:
+            self.changed()
+
+    def changed(self) -> None:
+        """Broadcast ``status`` if it changed."""
+        key = self.key()
+        if key == self._last:
+            return
+        self._last = key
+        self.controller.emit("status", self.data())
+
+    def jobs_changed(self) -> None:
+        """A background job started or ended: broadcast the status with the new list."""
+        if self.active:
+            self.controller.emit("status", self.data())
+
+    def data(self, request_id: Any = None) -> StatusData:
+        """The ``status`` event payload."""
+        c = self.controller
+        status, state = self.key()
+        return StatusData(
+            status=status,
+            state=state,
+            name=self._name,
+            model=c.provider.model,
+            provider=c.provider.name,
+            workspace=str(c.config.workspace),
+            session=str(c.transcript.session.path),
+            turn=c.history.turn,
+            usage=asdict(c.session_usage),
+            turn_usage=asdict(c.turn_usage),
+            context=context_data(c.context.size()),
+            thinking=(
+                f"refused: {c.thinking_refused}"
+                if c.thinking_refused
+                else c.thinking.summary
+                if c.thinking
+                else ""
+            ),
+            sandbox=sandbox_summary(c),
+            cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
+            approvals=c.approvals.pending(),
+            elicitations=c.elicitations.pending(),
+            mcp=self.mcp.report(set(c.tools.registry.names())) if self.mcp else [],
+            children=self.children.report() if self.children else [],
+            jobs=c.jobs.data() if c.jobs is not None else [],
+            hooks=hook_data(
+                c.config.hooks,
+                sandboxed=(
+                    c.interceptors.commands.runner.sandboxed
+                    if c.interceptors.commands is not None
+                    else None
+                ),
+            ),
+            config_warnings=list(c.config.load_warnings),
+            id=request_id,
+        )
+
+
+def hook_data(
+    hooks: HooksConfig, *, sandboxed: Callable[[HookCommand], bool] | None
+) -> list[HookData]:
+    """The configured hook commands, as ``status`` lists them; ``sandboxed`` tells where one
+    runs (None: no hook runs here, none in a sandbox)."""
+    return [
+        HookData(
+            event=str(event),
+            matcher=matcher.matcher,
+            command=hook.command,
+            timeout_s=hook.timeout,
+            on_failure=hook.failure(event),
+            sandboxed=sandboxed is not None and sandboxed(hook),
+        )
+        for event, matcher, hook in hooks.configured()
+    ]

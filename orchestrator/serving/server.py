@@ -1,0 +1,455 @@
+"""The pod's Unix-socket server: JSON lines in, events out, any number of clients.
+
+Each client has a reader (lines → :meth:`Controller.handle`) and a writer task fed by a queue,
+so a slow client never stalls the pod or the others. The queues are bounded by bytes, each and
+together: everything waiting behind the reply being delivered to one client must fit in
+``client_max_queued_bytes``, and what all clients hold together in
+``clients_max_queued_bytes``; over either bound a client is disconnected (over the second, the
+one holding the most: the slowest) and its bytes are released. A client that asks for the
+history again and again without reading, or thirty of them, would otherwise grow the pod by
+gigabytes. A dropped client gets a ``queue_full`` error line after what was already on its way,
+if it reads within :data:`DROP_GRACE_S`; then the connection is cut, whatever it holds. A bad line (not JSON, not
+UTF-8, unknown method, wrong types, too long) gets an ``invalid_request`` error to that client
+only; a last line without ``\n`` is read when the client closes its side. Peers running as
+another user, or in another PID namespace (a sandboxed command), are refused with a
+``forbidden`` error line (:mod:`orchestrator.serving.peer`), whatever the socket's mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import stat
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from orchestrator.adapters.procs.supervisor import exited
+from orchestrator.errors import SetupError
+from orchestrator.protocol import (
+    MAX_LINE_BYTES,
+    ErrorData,
+    ProtocolError,
+    encode_event,
+    parse_request,
+)
+from orchestrator.serving.peer import Peer, admit_peer, peer_credentials
+
+log = logging.getLogger(__name__)
+
+CLIENT_MAX_QUEUED_BYTES = 64 * 1024 * 1024
+"""Bytes one client may have waiting behind the reply in flight before it is disconnected."""
+
+CLIENTS_MAX_QUEUED_BYTES = 256 * 1024 * 1024
+"""Bytes all clients together may hold (queued and in flight); over it, the client holding the
+most is disconnected, then the next, until they fit."""
+
+DROP_GRACE_S = 5.0
+"""How long a dropped client has to read its error line before the connection is cut (a
+client that never reads would otherwise keep what was in flight to it for ever)."""
+
+_READ_CHUNK = 64 * 1024
+_READ_PAUSE_BYTES = 1024 * 1024
+"""A client's requests are read only while the pod holds less than this for it: one that does
+not read what it asked for gets no more work done for it (its next requests wait in its socket,
+costing the pod nothing), instead of its replies being built, queued and dropped. Thirty clients
+asking for a long history forty times each without reading grew the pod by hundreds of MB
+and kept the loop busy for seconds, building replies only to drop them."""
+_BATCH_BYTES = 1024 * 1024
+"""Queued lines joined into one write; a single longer line is written alone."""
+
+
+class ServerError(SetupError):
+    """The socket cannot be created (in use, path too long, permissions)."""
+
+
+Handler = Callable[[str, object, object, Callable[[bytes], None]], None]
+
+
+@dataclass(eq=False)
+class _Budget:
+    """What all clients hold together, and the bound on it."""
+
+    limit: int
+    clients: set[_Client]
+    held: int = 0
+
+    def grew(self, size: int) -> None:
+        """Account for ``size`` more bytes; drop the clients that hold most until within."""
+        self.held += size
+        while self.held > self.limit:
+            victim = max(
+                (c for c in self.clients if not c.dropped), key=lambda c: c.held_bytes, default=None
+            )
+            if victim is None or victim.held_bytes == 0:
+                return
+            victim.drop(
+                f"all clients together hold {self.held} bytes, over the bound of {self.limit}; "
+                f"this client holds the most ({victim.held_bytes} bytes unread) and is "
+                "disconnected. Read the events you ask for."
+            )
+
+
+@dataclass(eq=False)
+class _Client:
+    writer: asyncio.StreamWriter
+    max_queued_bytes: int
+    budget: _Budget
+    peer_pid: int | None = None
+    lines: deque[bytes] = field(default_factory=deque)
+    queued_bytes: int = 0
+    """Bytes in ``lines``."""
+    in_flight: int = 0
+    """Bytes handed to the transport and not yet drained."""
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    room: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when what the pod holds for this client went down (its requests may be read)."""
+    closing: bool = False
+    """Deliver what is queued, then close."""
+    dropped: bool = False
+    """Over a bound: disconnected, nothing more is queued."""
+
+    @property
+    def held_bytes(self) -> int:
+        """What the pod holds in memory for this client."""
+        return self.queued_bytes + self.in_flight
+
+    def send(self, line: bytes) -> None:
+        if self.dropped or self.closing:
+            return
+        if self.lines or self.in_flight:
+            # The reply being delivered may be larger than the bound (a long history to a
+            # client that reads); only what waits behind it counts.
+            delivering = 0 if self.in_flight else len(self.lines[0])
+            waiting = self.queued_bytes - delivering
+            if waiting + len(line) > self.max_queued_bytes:
+                self.drop(
+                    f"{waiting + len(line)} bytes queued and unread, over the bound of "
+                    f"{self.max_queued_bytes} bytes for one client; disconnected. Read the "
+                    "events you ask for."
+                )
+                return
+        self.lines.append(line)
+        self.queued_bytes += len(line)
+        self.wake.set()
+        self.budget.grew(len(line))
+
+    def drained(self) -> None:
+        """What was in flight reached the peer's socket."""
+        self.budget.held -= self.in_flight
+        self.in_flight = 0
+        self.room.set()
+
+    async def wait_for_room(self) -> None:
+        """Until the pod holds at most ``_READ_PAUSE_BYTES`` for this client (or drops it)."""
+        while self.held_bytes > _READ_PAUSE_BYTES and not (self.dropped or self.closing):
+            self.room.clear()
+            await self.room.wait()
+
+    def drop(self, why: str) -> None:
+        """Disconnect now and release everything queued for this client."""
+        log.warning(
+            "client (pid %s) disconnected: %s",
+            self.peer_pid if self.peer_pid is not None else "unknown",
+            why,
+        )
+        self.dropped = True
+        self.budget.held -= self.held_bytes
+        self.lines.clear()
+        self.queued_bytes = 0
+        self.in_flight = 0
+        transport = self.writer.transport
+        # What is in flight is whole lines: the error line after it is a line of its own.
+        # close() delivers both to a client that reads; abort() after the grace period, not
+        # at once, is what a client that never reads gets (close alone would keep the buffer
+        # until it read).
+        with contextlib.suppress(Exception):
+            transport.write(encode_event("error", ErrorData(code="queue_full", message=why)))
+        transport.close()
+        asyncio.get_running_loop().call_later(DROP_GRACE_S, transport.abort)
+        self.wake.set()
+        self.room.set()
+
+    def close_when_flushed(self) -> None:
+        self.closing = True
+        self.wake.set()
+
+    def next_batch(self) -> bytes:
+        """Take queued lines for one write: up to ``_BATCH_BYTES``, at least one line."""
+        batch = [self.lines.popleft()]
+        size = len(batch[0])
+        while self.lines and size + len(self.lines[0]) <= _BATCH_BYTES:
+            line = self.lines.popleft()
+            batch.append(line)
+            size += len(line)
+        self.queued_bytes -= size
+        self.in_flight = size
+        return b"".join(batch)
+
+
+class PodServer:
+    """Serves one controller on a Unix socket."""
+
+    def __init__(
+        self,
+        path: Path,
+        handler: Handler,
+        *,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        client_max_queued_bytes: int = CLIENT_MAX_QUEUED_BYTES,
+        clients_max_queued_bytes: int = CLIENTS_MAX_QUEUED_BYTES,
+    ):
+        self.path = path
+        self.handler = handler
+        self.max_line_bytes = max_line_bytes
+        self.client_max_queued_bytes = client_max_queued_bytes
+        self._clients: set[_Client] = set()
+        self._budget = _Budget(limit=clients_max_queued_bytes, clients=self._clients)
+        self._server: asyncio.AbstractServer | None = None
+        self._identity: tuple[int, int] | None = None
+        """(device, inode) of the socket file we created: only that file is ever removed."""
+
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes held for all clients: queued plus written but not yet taken by the peer."""
+        return sum(client.held_bytes for client in self._clients)
+
+    async def start(self) -> None:
+        """Create the socket (0600 in a 0700 directory) and start accepting."""
+        sock = bind_socket(self.path)
+        try:
+            self._server = await asyncio.start_unix_server(
+                self._serve_client, sock=sock, limit=_READ_CHUNK
+            )
+        except OSError as exc:
+            sock.close()
+            raise ServerError(f"cannot listen on {self.path}: {exc.strerror}") from None
+        st_path = os.lstat(self.path)
+        self._identity = (st_path.st_dev, st_path.st_ino)
+
+    @property
+    def clients(self) -> int:
+        """How many clients are connected now."""
+        return len(self._clients)
+
+    async def serve_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: Peer | None = None
+    ) -> None:
+        """Serve a connection someone else accepted (a host, on the socket it keeps bound);
+        ``peer``: already admitted by it (:func:`orchestrator.serving.peer.admit_peer`), else checked
+        here."""
+        await self._serve_client(reader, writer, peer)
+
+    def broadcast(self, line: bytes) -> None:
+        """Queue one encoded event for every client."""
+        for client in self._clients:
+            client.send(line)
+
+    async def close(self) -> None:
+        """Flush what clients have queued, disconnect them and remove the socket."""
+        if self._server is not None:
+            self._server.close()
+        for client in list(self._clients):
+            client.close_when_flushed()
+        if self._clients:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._all_gone(), timeout=2.0)
+        # A client that never reads never flushes: cut it, so that no task of its is left to
+        # be cancelled with the loop (logged as a traceback).
+        for client in list(self._clients):
+            client.writer.transport.abort()
+        if self._clients:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._all_gone(), timeout=2.0)
+        with contextlib.suppress(OSError):
+            st = os.lstat(self.path)
+            if (st.st_dev, st.st_ino) == self._identity:
+                self.path.unlink()  # still the socket we made, not a file put there since
+
+    async def _all_gone(self) -> None:
+        while self._clients:
+            await asyncio.sleep(0.01)
+
+    async def _serve_client(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        peer: Peer | None = None,
+    ) -> None:
+        if peer is None:
+            peer = await self._peer_allowed(writer)
+            if peer is None:
+                return
+        client = _Client(writer, self.client_max_queued_bytes, self._budget, peer_pid=peer.pid)
+        self._clients.add(client)
+        writer_task = asyncio.create_task(self._write_loop(client))
+        try:
+            await self._read_loop(reader, client)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            client.close_when_flushed()
+            await writer_task
+            self._clients.discard(client)
+
+    async def _peer_allowed(self, writer: asyncio.StreamWriter) -> Peer | None:
+        """The peer if this pod serves it (:func:`orchestrator.serving.peer.admit_peer`: this user, this
+        PID namespace, never a sandboxed command); None once refused with a ``forbidden`` line."""
+        return await admit_peer(writer, server="this pod")
+
+    async def _read_loop(self, reader: asyncio.StreamReader, client: _Client) -> None:
+        buffer = bytearray()
+        discarding = False
+        while not client.dropped:
+            chunk = await reader.read(_READ_CHUNK)
+            if not chunk:
+                # The client closed its side: a last line without "\n" is still a line.
+                if buffer.strip() and not discarding:
+                    self._dispatch(bytes(buffer), client)
+                return
+            buffer += chunk
+            while not client.dropped:
+                newline = buffer.find(b"\n")
+                if newline < 0:
+                    if len(buffer) > self.max_line_bytes:
+                        if not discarding:
+                            self._reject(client, f"line longer than {self.max_line_bytes} bytes")
+                        discarding = True
+                        buffer.clear()
+                    break
+                line = bytes(buffer[:newline])
+                del buffer[: newline + 1]
+                if discarding:
+                    discarding = False  # the end of the oversized line
+                    continue
+                if len(line) > self.max_line_bytes:
+                    self._reject(client, f"line longer than {self.max_line_bytes} bytes")
+                    continue
+                if line.strip():
+                    await client.wait_for_room()
+                    if client.dropped or client.closing:
+                        return
+                    self._dispatch(line, client)
+
+    def _reject(self, client: _Client, message: str, request_id: object = None) -> None:
+        error = ErrorData(code="invalid_request", message=message, id=request_id)  # type: ignore[arg-type]
+        client.send(encode_event("error", error))
+
+    def _dispatch(self, line: bytes, client: _Client) -> None:
+        try:
+            request, params = parse_request(line)
+        except ProtocolError as exc:
+            self._reject(client, str(exc), exc.id)
+            return
+        except Exception as exc:  # a parser bug must cost one line, not the connection
+            log.exception("could not parse a client line")
+            self._reject(client, f"unreadable line ({type(exc).__name__})")
+            return
+        try:
+            self.handler(request.method, params, request.id, client.send)
+        except Exception as exc:  # one bad method must not take the pod down
+            log.exception("handler failed for %s", request.method)
+            error = ErrorData(
+                code="internal", message=f"{type(exc).__name__}: {exc}", id=request.id
+            )
+            client.send(encode_event("error", error))
+
+    async def _write_loop(self, client: _Client) -> None:
+        writer = client.writer
+        try:
+            while not client.dropped:
+                if client.lines:
+                    writer.write(client.next_batch())
+                    await writer.drain()
+                    client.drained()
+                elif client.closing:
+                    break
+                else:
+                    client.wake.clear()
+                    await client.wake.wait()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            # Nothing more reaches this client (it closed, or its socket failed): what is
+            # queued for it is released, and its requests are no longer read.
+            client.drained()
+            client.closing = True
+            client.budget.held -= client.queued_bytes
+            client.lines.clear()
+            client.queued_bytes = 0
+            client.room.set()
+            with contextlib.suppress(Exception):
+                writer.close()
+
+
+def bind_socket(path: Path) -> socket.socket:
+    """A listening Unix socket at ``path``: 0600, in a private directory, a stale socket of
+    ours replaced. The umask is set only around ``bind``, which does not wait: a process that
+    serves many pods never has another socket made under the wrong mask meanwhile."""
+    prepare_socket_path(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    except OSError as exc:
+        sock.close()
+        raise ServerError(f"cannot listen on {path}: {exc.strerror}") from None
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def prepare_socket_path(path: Path) -> None:
+    """Make the socket's directory private, refusing a live socket and clearing a stale one.
+
+    Only a stale socket of this user is removed: any other file at the path (a project's file,
+    a link, another user's socket) is refused and left alone.
+    """
+    if len(str(path).encode()) > 100:
+        raise ServerError(
+            f"socket path is too long for a Unix socket ({len(str(path))} bytes): {path}"
+        )
+    parent = path.parent
+    if not parent.exists():
+        # Only a directory we create is made private; never chmod someone's existing folder.
+        parent.mkdir(parents=True, mode=0o700)
+        os.chmod(parent, 0o700)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a socket"
+        raise ServerError(f"refusing to listen on {path}: a file is there and it is {kind}")
+    if st.st_uid != os.getuid():
+        raise ServerError(f"refusing to listen on {path}: its socket belongs to uid {st.st_uid}")
+    if socket_is_live(path):
+        raise ServerError(f"a pod is already listening on {path}")
+    path.unlink()
+
+
+def socket_is_live(path: Path) -> bool:
+    """True when a live process listens on the socket path.
+
+    A connection alone does not tell: a process killed while it forked a command leaves that
+    child holding its listening socket until the child execs, which under load takes tens of
+    milliseconds, and the child never accepts. The listening socket's credentials name the
+    process that listened, so a socket whose listener is gone counts as stale (a pod restarted
+    at that moment replaces it, and a client waiting for the new pod keeps waiting)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
+    try:
+        probe.connect(str(path))
+        creds = peer_credentials(probe)
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return creds is None or not exited(creds[0])
