@@ -79,7 +79,7 @@ class MemoryConfig(BaseModel):
     """Where ``knowledge/*.md`` lives and whether resident knowledge is injected."""
 
     # Field docstrings become descriptions: docs/configuration.md's key reference is made
-    # from them (python -m orchestrator.config.model.doc).
+    # from them (python -m orchestrator.config.doc).
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     enabled: bool = True

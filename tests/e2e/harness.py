@@ -75,7 +75,7 @@ async def running_pod(
         "permissions", {"mode": "accept-edits"} if config.get("allow_bash") else UNATTENDED
     )
     # Commands reach outside the workspace in many tests (logs in the test's folder); the
-    # sandbox is tested on its own (tests/orchestrator/sandbox, tests/e2e/test_sandbox_e2e.py).
+    # sandbox is tested on its own (tests/orchestrator/adapters/sandbox, tests/e2e/test_sandbox_e2e.py).
     config.setdefault("sandbox", {"mode": "off"})
     scripted = ScriptedProvider(replies=list(replies or []))
     cfg = loaded or PodConfig(workspace=workspace, name="t", provider="scripted", **config)

@@ -361,7 +361,7 @@ def test_bad_tool_environment_keys_are_config_errors(
 
 
 def test_the_documented_defaults_are_the_real_ones() -> None:
-    source = (Path(__file__).parents[2] / "orchestrator" / "config.py").read_text("utf-8")
+    source = (Path(__file__).parents[3] / "orchestrator" / "config" / "model.py").read_text("utf-8")
     documented = source[source.index("tool_env_allow: list[str]") :].split('"""')[1]
     assert f"defaults ({', '.join(DEFAULT_ALLOW)})" in " ".join(documented.split())
 

@@ -23,7 +23,7 @@ from orchestrator.adapters.sandbox.bwrap import (
 )
 from orchestrator.adapters.sandbox.hosts import loopback_forwards, parse_host_rule
 from orchestrator.adapters.sandbox.proxy import BRIDGE, GREETING, NetworkProxy, ProxyStartError
-from tests.orchestrator.sandbox.web import hello_server
+from tests.orchestrator.adapters.sandbox.web import hello_server
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from orchestrator.capabilities.checkpoints import (
     UnknownCheckpointError,
 )
 from orchestrator.capabilities.checkpoints import files as files_module
-from tests.orchestrator.checkpoints.conftest import git, state
+from tests.orchestrator.adapters.procs.conftest import git, state
 
 
 def _reasons(plan_left: list[object]) -> dict[str, str]:

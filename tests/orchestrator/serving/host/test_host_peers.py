@@ -10,8 +10,8 @@ from orchestrator.adapters.sandbox.mounts import mount_plan
 from orchestrator.config.paths import pod_info_path
 from orchestrator.serving.host import Host, ask_host
 from orchestrator.serving.host.host import hidden_from_pods
-from tests.orchestrator.host.test_host import pod_config
 from tests.orchestrator.sandboxed_peer import needs_bwrap, sandboxed_line
+from tests.orchestrator.serving.host.test_host import pod_config
 
 
 async def test_the_control_socket_refuses_a_sandboxed_peer(host: Host, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from orchestrator.serving.client import PodClient
 from orchestrator.serving.host import Host
-from tests.orchestrator.host.test_host import (
+from tests.orchestrator.serving.host.test_host import (
     history,
     listed,
     load,
