@@ -25,7 +25,8 @@ from orchestrator.adapters.mcp.client_side import (
 )
 from orchestrator.adapters.mcp.config import McpServerConfig
 from orchestrator.adapters.mcp.results import TASK_ONLY, offers, tool_output
-from orchestrator.adapters.mcp.servers import McpServer, McpServers
+from orchestrator.adapters.mcp.server import McpServer
+from orchestrator.adapters.mcp.servers import McpServers
 from orchestrator.capabilities.tools.base import ToolError
 from tests.mcp.asking_server import config
 

@@ -13,7 +13,8 @@ from mcp import types
 from orchestrator.adapters.mcp.client_side import ClientSettings
 from orchestrator.adapters.mcp.config import McpServerConfig
 from orchestrator.adapters.mcp.results import TASK_ONLY
-from orchestrator.adapters.mcp.servers import McpServer, McpServers
+from orchestrator.adapters.mcp.server import McpServer
+from orchestrator.adapters.mcp.servers import McpServers
 from tests.mcp.npm_tools import INSTALL, everything, node
 
 NODE = node(20)
