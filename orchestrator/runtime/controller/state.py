@@ -62,11 +62,12 @@ class TurnOpening:
     """``@`` refs the turn still has to pre-read."""
 
 
-@dataclass(kw_only=True, eq=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ControllerState:
     """Everything one pod's controller holds: what it was built with, then what changes.
 
-    ``eq=False``: a pod is itself, never equal to another by its fields (and stays hashable).
+    ``eq=False``: a pod is itself, never equal to another by its fields (and stays hashable);
+    ``repr=False``: its fields hold the whole conversation, too much for a log line.
     """
 
     # -- what the pod was built with -------------------------------------------------------
