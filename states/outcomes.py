@@ -14,6 +14,9 @@ from typing import Final
 STOPPED: Final = "stopped"
 """The machine's final state: the pod has stopped."""
 
+PAUSED: Final = "paused"
+"""Where a turn waits for ``resume``; a pod loaded with its turn open starts there."""
+
 UNFINISHED_RUN_RESULTS: Final = frozenset({"paused", "cancelled"})
 """Run results that leave the pod's own work (its background jobs) going on after the run."""
 
@@ -23,6 +26,12 @@ failure is told as ``errored``; a pause or a cancel is the parent's own doing)."
 
 FAILED_RESULT: Final = "errored"
 """The result of a run whose turn failed."""
+
+
+def start_state(turn_open: bool) -> str | None:
+    """The state a pod's machine starts in: ``paused`` when the pod is loaded with its turn
+    still open, else None (the machine's initial state, ``idle``)."""
+    return PAUSED if turn_open else None
 
 
 def is_stopped(configuration: Iterable[str]) -> bool:
@@ -48,11 +57,13 @@ def turn_told_upward(result: str) -> bool:
 
 __all__ = [
     "FAILED_RESULT",
+    "PAUSED",
     "STOPPED",
     "TOLD_UPWARD_RESULTS",
     "UNFINISHED_RUN_RESULTS",
     "is_stopped",
     "run_failed",
     "run_leaves_work_going",
+    "start_state",
     "turn_told_upward",
 ]

@@ -32,7 +32,13 @@ from orchestrator.runtime.status import StatusBoard
 from orchestrator.runtime.tool_runner import ToolRunner
 from orchestrator.runtime.transcript import Transcript
 from states import PodLifecycle
-from states.outcomes import is_stopped, run_failed, run_leaves_work_going, turn_told_upward
+from states.outcomes import (
+    is_stopped,
+    run_failed,
+    run_leaves_work_going,
+    start_state,
+    turn_told_upward,
+)
 
 if TYPE_CHECKING:
     from orchestrator.capabilities.jobs import Jobs
@@ -99,7 +105,7 @@ class Controller(ControllerSurface):
         self.board = StatusBoard(self)
         self.machine = PodLifecycle(
             model=self,
-            start_value="paused" if start_paused else None,
+            start_value=start_state(start_paused),
             listeners=[self.board],
         )
         self.board.start()
