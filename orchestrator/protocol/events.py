@@ -31,6 +31,10 @@ ErrorCode = Literal[
     "duplicate",
 ]
 RunResult = Literal["finished", "paused", "cancelled", "limit_reached", "errored"]
+TurnPhase = Literal["session_start", "prompt_submit", "preread", "snapshot"]
+"""Where a turn stands before (or while waiting on) its first work: ``SessionStart`` hooks'
+output awaited, ``UserPromptSubmit`` hooks deciding the prompt, ``@`` files being pre-read,
+or the turn's workspace snapshot awaited."""
 
 
 class _Data(BaseModel):
@@ -54,6 +58,9 @@ class StatusData(_Data):
 
     status: Literal["idle", "running", "paused", "stopped"]
     state: str
+    phase: TurnPhase | None = None
+    """The turn's start phase while it is in one (see :data:`TurnPhase`); null outside them.
+    A change of phase alone sends no ``status``: ``get_status`` shows it."""
     name: str = ""
     model: str = ""
     provider: str = ""

@@ -199,6 +199,7 @@ class StatusBoard:
         return StatusData(
             status=status,
             state=state,
+            phase=c.phase,
             name=self._name,
             model=c.provider.model,
             provider=c.provider.name,
