@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from orchestrator.adapters.mcp.config import READ_RESOURCE_TOOL
 from orchestrator.adapters.providers.base import Provider, ProviderError
 from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.adapters.session import (
@@ -35,6 +34,8 @@ from orchestrator.adapters.session import (
 )
 from orchestrator.capabilities.checkpoints import CheckpointError
 from orchestrator.capabilities.hooks import HookEvent
+from orchestrator.capabilities.hooks.chain import InterceptorChain
+from orchestrator.config.mcp import READ_RESOURCE_TOOL
 from orchestrator.config.model import PodConfig
 from orchestrator.core.history import (
     AssistantMessage,
@@ -46,7 +47,7 @@ from orchestrator.core.history import (
     item_from_json,
     item_to_json,
 )
-from orchestrator.core.interceptors import Cancel, ContinueWith, InterceptorChain
+from orchestrator.core.interceptors import Cancel, ContinueWith
 from orchestrator.core.notes import NoteQueue
 from orchestrator.core.repair import (
     close_orphans,

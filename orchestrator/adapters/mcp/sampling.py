@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcp import types
 
-from orchestrator.adapters.mcp.config import wire_name
 from orchestrator.adapters.providers.base import ProviderError, ProviderRequest, ResponseComplete
+from orchestrator.config.mcp import wire_name
 from orchestrator.core.history import TextBlock, ToolUseBlock
 
 if TYPE_CHECKING:

@@ -37,7 +37,6 @@ from orchestrator.adapters.mcp.client_side import (
     declined,
     progress_line,
 )
-from orchestrator.adapters.mcp.config import McpServerConfig, wire_name
 from orchestrator.adapters.mcp.elicitation import InputDeclined, PodAsker
 from orchestrator.adapters.mcp.oauth import stored_auth, token_path
 from orchestrator.adapters.mcp.results import TASK_ONLY, Offer, offers, tool_output
@@ -46,6 +45,7 @@ from orchestrator.adapters.mcp.transport import describe, first_of, open_transpo
 from orchestrator.adapters.mcp.wire_watch import WireWatch
 from orchestrator.adapters.procs import Survivor, survivors
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
+from orchestrator.config.mcp import McpServerConfig, wire_name
 from orchestrator.protocol import McpServerData
 
 if TYPE_CHECKING:

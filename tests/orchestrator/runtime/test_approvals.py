@@ -6,7 +6,8 @@ import asyncio
 
 from pydantic import BaseModel
 
-from orchestrator.capabilities.permissions import PermissionsConfig, Policy
+from orchestrator.capabilities.permissions import Policy
+from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.protocol import ApprovalRequestData
 from orchestrator.runtime.approvals import Answer, Approvals
 
