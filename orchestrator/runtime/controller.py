@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from orchestrator.adapters.mcp.elicitations import Action, Elicitations
 from orchestrator.adapters.providers.base import Provider, ProviderError
 from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.adapters.session import (
@@ -35,6 +36,7 @@ from orchestrator.adapters.session import (
 from orchestrator.capabilities.checkpoints import CheckpointError
 from orchestrator.capabilities.hooks import HookEvent
 from orchestrator.capabilities.hooks.chain import InterceptorChain
+from orchestrator.capabilities.permissions.approvals import Answer, Approvals
 from orchestrator.config.mcp import READ_RESOURCE_TOOL
 from orchestrator.config.model import PodConfig
 from orchestrator.core.history import (
@@ -68,7 +70,6 @@ from orchestrator.protocol import (
     TurnEndData,
     TurnStartData,
 )
-from orchestrator.runtime.approvals import Answer, Approvals
 from orchestrator.runtime.compaction import (
     CompactionError,
     CompactionNotSmaller,
@@ -76,7 +77,6 @@ from orchestrator.runtime.compaction import (
     Compactor,
 )
 from orchestrator.runtime.context import OFF_LOOP_ITEMS, Context, usage_of
-from orchestrator.runtime.elicitations import Action, Elicitations
 from orchestrator.runtime.file_refs import preread_files, resolve_segments, synthetic_read_items
 from orchestrator.runtime.offload import off_loop
 from orchestrator.runtime.pod_task import Outcome, PodTask

@@ -35,6 +35,7 @@ from orchestrator.adapters.session import SessionWriteError, ToolSpools, ToolSta
 from orchestrator.capabilities.hooks import HookEvent
 from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.permissions import Decision, Policy, Subject, subject_of
+from orchestrator.capabilities.permissions.approvals import Approvals
 from orchestrator.capabilities.tools.base import (
     PartialOutput,
     Tool,
@@ -49,7 +50,6 @@ from orchestrator.core.history import Item, ToolResult, ToolUseBlock
 from orchestrator.core.interceptors import Deny, Pause, Proceed
 from orchestrator.core.redaction import Redactor
 from orchestrator.core.tool_output import cap_content, interrupted_output, to_tool_output
-from orchestrator.runtime.approvals import Approvals
 
 
 class ToolsPaused(Exception):

@@ -3,7 +3,8 @@
 :mod:`.policy` decides (pure); :mod:`.rules` is one rule and what it matches; :mod:`.shell`
 takes a command line apart into the commands it runs; :mod:`.protected` names the paths whose
 change runs code later; the ``[permissions]`` table and its rule syntax are
-:mod:`orchestrator.config.permissions`. Waiting for a person's answer is :mod:`orchestrator.runtime.approvals`'s job.
+:mod:`orchestrator.config.permissions`. Waiting for a
+person's answer is :mod:`.approvals`'s job.
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ from orchestrator.capabilities.hooks import CommandHooks, HookContext, HookRunne
 from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.jobs import Job, Jobs, JobSpools
 from orchestrator.capabilities.permissions import pod_policy
+from orchestrator.capabilities.permissions.approvals import Approvals
 from orchestrator.capabilities.tools.base import ClosableTool, Tool
 from orchestrator.capabilities.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
 from orchestrator.capabilities.tools.registry import default_registry
@@ -55,7 +56,6 @@ from orchestrator.core.repair import (
 )
 from orchestrator.errors import SetupError
 from orchestrator.protocol import ApprovalRequestData, ToolOutputDeltaData
-from orchestrator.runtime.approvals import Approvals
 from orchestrator.runtime.checkpointing import Checkpointer, finish_rewind
 from orchestrator.runtime.context import Context
 from orchestrator.runtime.controller import Controller

@@ -21,6 +21,7 @@ from orchestrator.adapters.session import (
 )
 from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.permissions import Policy
+from orchestrator.capabilities.permissions.approvals import Answer, Approvals
 from orchestrator.capabilities.tools import (
     BashTool,
     GlobTool,
@@ -34,7 +35,6 @@ from orchestrator.config.model import PodConfig
 from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.core.history import AssistantMessage, History, Item, ToolResult, ToolUseBlock
 from orchestrator.core.repair import pending_tool_calls
-from orchestrator.runtime.approvals import Answer, Approvals
 from orchestrator.runtime.tool_runner import ToolRunner
 from orchestrator.runtime.transcript import Transcript
 from orchestrator.serving.pod import crash_results
