@@ -177,7 +177,7 @@ def render_mermaid(graph: LayerGraph | None = None) -> str:
     for source, target in upward:
         count = graph.imports[(source, target)]
         label = f"{count} upward import{'s' if count != 1 else ''}"
-        lines.append(f'  {_node(source)} -. "{label}" .-> {_node(target)}')
+        lines.append(f'  {_node(source)} -.->|"{label}"| {_node(target)}')
     for number in range(first_upward, first_upward + len(upward)):
         lines.append(f"  linkStyle {number} stroke:#d00,color:#d00")
     return "\n".join(lines) + "\n"

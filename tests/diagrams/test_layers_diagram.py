@@ -51,7 +51,7 @@ def test_an_upward_import_is_drawn_red_and_an_implied_arrow_is_left_out() -> Non
     assert "  orchestrator_runtime --> orchestrator_core" in lines
     # serving → core goes through runtime already: not drawn.
     assert "  orchestrator_serving --> orchestrator_core" not in lines
-    assert '  orchestrator_core -. "2 upward imports" .-> orchestrator_runtime' in lines
+    assert '  orchestrator_core -.->|"2 upward imports"| orchestrator_runtime' in lines
     # The third link drawn (numbered from 0) is the upward one, and only it is red.
     assert [line for line in lines if "linkStyle" in line] == [
         "  linkStyle 2 stroke:#d00,color:#d00"
