@@ -165,3 +165,20 @@ def test_lint_imports_keeps_every_contract() -> None:
         [found, "--no-cache"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+SHELL_MODULES = frozenset(
+    {"asyncio", "os", "shutil", "signal", "socket", "subprocess", "tempfile", "threading", "time"}
+)
+"""What core never imports: processes, files, sockets, threads, the event loop, clocks."""
+
+
+def test_core_does_no_io() -> None:
+    graph = grimp.build_graph("orchestrator", include_external_packages=True, cache_dir=None)
+    found = sorted(
+        f"{module} imports {imported}"
+        for module in graph.find_children("orchestrator.core") | {"orchestrator.core"}
+        for imported in graph.find_modules_directly_imported_by(module)
+        if imported.split(".")[0] in SHELL_MODULES
+    )
+    assert found == [], "core is pure, but:\n" + "\n".join(found)
