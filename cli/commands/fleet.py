@@ -238,12 +238,8 @@ def register(app: typer.Typer) -> None:
         to reach it."""
         _ray()
         from cli.commands.serve import start_overrides
-        from orchestrator.config.model import (
-            ConfigError,
-            config_file,
-            load_config,
-            user_config_file,
-        )
+        from orchestrator.config.loading import ConfigError, load_config
+        from orchestrator.config.paths import config_file, user_config_file
         from orchestrator.serving.fleet import FleetError
         from orchestrator.serving.fleet.cluster import live_nodes
         from orchestrator.serving.fleet.directory import Directory

@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
         if ctx.invoked_subcommand is not None:
             return
         from cli.commands.serve import setup_logging
-        from orchestrator.config.model import ConfigError, load_config
+        from orchestrator.config.loading import ConfigError, load_config
         from orchestrator.serving.host import Host, run_host
         from orchestrator.serving.host.host import control_socket
         from orchestrator.serving.server import ServerError, socket_is_live

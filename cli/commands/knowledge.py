@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
             memory_fs,
             record_files,
         )
-        from orchestrator.config.model import ConfigError, load_config
+        from orchestrator.config.loading import ConfigError, load_config
 
         try:
             config = load_config(workspace)

@@ -77,7 +77,7 @@ def _login(workspace: Path, name: str) -> None:
 
     from cli.errors import CliError
     from orchestrator.adapters.mcp.oauth import login
-    from orchestrator.config.model import ConfigError, load_config
+    from orchestrator.config.loading import ConfigError, load_config
 
     try:
         config = load_config(workspace)
@@ -134,7 +134,7 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
     from cli.errors import CliError
     from orchestrator.adapters.mcp.client_side import settings_of
     from orchestrator.adapters.mcp.servers import McpServers
-    from orchestrator.config.model import ConfigError, load_config
+    from orchestrator.config.loading import ConfigError, load_config
     from orchestrator.errors import SetupError
 
     try:

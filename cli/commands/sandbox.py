@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         """
         from cli.errors import CliError
         from orchestrator.adapters.sandbox.show import sandbox_view, view_lines
-        from orchestrator.config.model import ConfigError, load_config
+        from orchestrator.config.loading import ConfigError, load_config
 
         try:
             config = load_config(workspace)

@@ -20,8 +20,8 @@ from orchestrator.adapters.providers.scripted import (
     ScriptedReply,
     ScriptedToolCall,
 )
+from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.config.model import PodConfig
-from orchestrator.core.interceptors import InterceptorChain
 from orchestrator.core.validator import validate_wire
 from orchestrator.serving.client import PodClient, PodEvent
 from orchestrator.serving.pod import Pod, serve_pod

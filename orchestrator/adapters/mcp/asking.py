@@ -21,9 +21,9 @@ from typing import Any
 from mcp import types
 
 from orchestrator.adapters.mcp.client_side import Alert, declined
-from orchestrator.adapters.mcp.config import wire_name
 from orchestrator.adapters.mcp.elicitation import InputDeclined, PodAsker
 from orchestrator.adapters.mcp.sampling import PodSampler, settle
+from orchestrator.config.mcp import wire_name
 
 __all__ = ["ServerAsking"]
 

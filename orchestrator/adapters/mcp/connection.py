@@ -26,7 +26,6 @@ from mcp.client import Transport
 
 from orchestrator.adapters.mcp.asking import ServerAsking
 from orchestrator.adapters.mcp.client_side import Alert, ClientSettings, ClientSide
-from orchestrator.adapters.mcp.config import McpServerConfig
 from orchestrator.adapters.mcp.failures import (
     failure_text,
     missing_command,
@@ -39,6 +38,7 @@ from orchestrator.adapters.mcp.tool_list import ToolListChanges
 from orchestrator.adapters.mcp.transport import describe, first_of, open_transport, watched
 from orchestrator.adapters.mcp.wire_watch import WireWatch
 from orchestrator.adapters.procs import Survivor, survivors
+from orchestrator.config.mcp import McpServerConfig
 
 if TYPE_CHECKING:
     from orchestrator.adapters.mcp.elicitation import PodAsker

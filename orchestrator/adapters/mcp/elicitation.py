@@ -2,7 +2,7 @@
 answers (``[mcp] elicitation = "ask"``, the default).
 
 A request that comes during a call of one of the server's tools waits in the pod's
-:class:`~orchestrator.runtime.elicitations.Elicitations` (the machine's ``awaiting_input``) until a
+:class:`~orchestrator.adapters.mcp.elicitations.Elicitations` (the machine's ``awaiting_input``) until a
 client answers it. One outside a call, or in a process that is not a pod (``pod mcp ls``), is
 declined, saying why; so is a form whose schema MCP does not allow. An interrupt of the call
 withdraws the request, and the server is told ``cancel``.

@@ -15,8 +15,8 @@ from typing import IO, TYPE_CHECKING
 
 from mcp.client.auth import OAuthFlowError
 
-from orchestrator.adapters.mcp.config import McpServerConfig
 from orchestrator.adapters.mcp.transport import describe
+from orchestrator.config.mcp import McpServerConfig
 
 if TYPE_CHECKING:
     from orchestrator.adapters.sandbox.sandboxing import Sandboxing

@@ -25,13 +25,13 @@ from typing import Any, Literal, Protocol
 
 from mcp import types
 
-from orchestrator.adapters.mcp.config import wire_name
 from orchestrator.adapters.providers.base import (
     ProviderError,
     ProviderRequest,
     ResponseComplete,
     StreamEvent,
 )
+from orchestrator.config.mcp import wire_name
 from orchestrator.core.history import TextBlock, ToolUseBlock
 from orchestrator.core.usage import TokenUsage
 

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.adapters.mcp.client_side import Alert, ClientSettings
-from orchestrator.adapters.mcp.config import McpServerConfig, wire_name
 from orchestrator.adapters.mcp.results import TASK_ONLY, Offer, offers, tool_output
 from orchestrator.adapters.mcp.server import MAX_RESTARTS, McpServer, McpServerError
 from orchestrator.capabilities.tools.base import ToolContext, ToolOutput
+from orchestrator.config.mcp import McpServerConfig, wire_name
 from orchestrator.protocol import McpServerData
 
 if TYPE_CHECKING:

@@ -41,7 +41,7 @@ from orchestrator.capabilities.jobs.report import (
 )
 from orchestrator.capabilities.jobs.spools import JobSpools
 from orchestrator.capabilities.tools.base import ToolError
-from orchestrator.config.model import JobsConfig
+from orchestrator.config.sections import JobsConfig
 from orchestrator.core.history import SystemMessage
 from orchestrator.core.tool_output import utf8_cut
 from orchestrator.protocol import JobData

@@ -10,10 +10,10 @@ import contextlib
 import os
 from pathlib import Path
 
-from orchestrator.adapters.regular_file import open_regular
 from orchestrator.adapters.session import ensure_private_dir
 from orchestrator.adapters.session.loading import mtime_ms
 from orchestrator.adapters.session.spools import safe_name
+from orchestrator.config.regular_file import open_regular
 
 
 class JobSpools:

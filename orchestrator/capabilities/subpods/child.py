@@ -20,9 +20,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.adapters.mcp.elicitations import InputAnswer
 from orchestrator.adapters.mcp.forms import FormError
 from orchestrator.adapters.procs import Supervised, Supervision
 from orchestrator.adapters.session import ChildRecord
+from orchestrator.capabilities.permissions.approvals import Answer
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
     ApprovalRequestData,
@@ -30,8 +32,6 @@ from orchestrator.protocol import (
     ElicitationRequestData,
     StatusData,
 )
-from orchestrator.runtime.approvals import Answer
-from orchestrator.runtime.elicitations import InputAnswer
 from orchestrator.serving.client import ClientError, PodClient, PodEvent
 from orchestrator.serving.launch import LaunchError, start_serve_process
 

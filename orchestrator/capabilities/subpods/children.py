@@ -31,12 +31,14 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from orchestrator.adapters.mcp.elicitations import Elicitations, InputAnswer
 from orchestrator.adapters.session import (
     ChildRecord,
     SessionError,
     ensure_private_dir,
     load_session,
 )
+from orchestrator.capabilities.permissions.approvals import Answer, Approvals
 from orchestrator.capabilities.subpods.child import ENDED, Child, ChildFailed
 from orchestrator.capabilities.subpods.report import (
     ChildReport,
@@ -52,8 +54,6 @@ from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import runtime_dir
 from orchestrator.core.history import ToolResult
 from orchestrator.protocol import ApprovalRequestData, ChildData, ElicitationRequestData
-from orchestrator.runtime.approvals import Answer, Approvals
-from orchestrator.runtime.elicitations import Elicitations, InputAnswer
 
 
 @dataclass(slots=True, kw_only=True)

@@ -8,17 +8,18 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.adapters.mcp.elicitations import Action, Elicitations
 from orchestrator.adapters.providers.base import Provider
 from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.adapters.session import HeldPromptRecord, RewindRestore
+from orchestrator.capabilities.hooks.chain import InterceptorChain
+from orchestrator.capabilities.permissions.approvals import Answer, Approvals
 from orchestrator.config.model import PodConfig
 from orchestrator.core.history import SystemMessage
-from orchestrator.core.interceptors import InterceptorChain
 from orchestrator.core.repair import close_orphans, interrupt_note, pending_tool_calls
 from orchestrator.core.segments import Segment
 from orchestrator.core.usage import TokenUsage
 from orchestrator.protocol import RunEndData, TurnEndData, TurnStartData
-from orchestrator.runtime.approvals import Answer, Approvals
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context, usage_of
 from orchestrator.runtime.controller import compaction, conversation, rewind, turn_task
@@ -26,7 +27,6 @@ from orchestrator.runtime.controller.hooks import decide_prompt
 from orchestrator.runtime.controller.prompt import held_submission, resolve_prompt
 from orchestrator.runtime.controller.state import TurnOpening
 from orchestrator.runtime.controller.surface import ControllerSurface
-from orchestrator.runtime.elicitations import Action, Elicitations
 from orchestrator.runtime.pod_task import PodTask
 from orchestrator.runtime.status import StatusBoard
 from orchestrator.runtime.tool_runner import ToolRunner

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from orchestrator.adapters.mcp.config import READ_RESOURCE_TOOL
 from orchestrator.adapters.session import HeldPromptRecord
+from orchestrator.config.mcp import READ_RESOURCE_TOOL
 from orchestrator.core.history import UserMessage, item_from_json, item_to_json
 from orchestrator.core.interceptors import ContinueWith, PromptAction
 from orchestrator.core.segments import FileRefSegment, Segment

@@ -19,22 +19,22 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from orchestrator.adapters.mcp.elicitations import Elicitations
 from orchestrator.adapters.providers.base import Provider
 from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.adapters.session import CheckpointRecord, RewindRestore
+from orchestrator.capabilities.hooks.chain import InterceptorChain
+from orchestrator.capabilities.permissions.approvals import Approvals
 from orchestrator.config.model import PodConfig
 from orchestrator.core.history import History, SystemMessage
-from orchestrator.core.interceptors import InterceptorChain
 from orchestrator.core.notes import NoteQueue
 from orchestrator.core.segments import FileRefSegment
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.usage import TokenUsage
 from orchestrator.core.validator import IncrementalValidator
 from orchestrator.protocol import ErrorData, TurnPhase
-from orchestrator.runtime.approvals import Approvals
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context
-from orchestrator.runtime.elicitations import Elicitations
 from orchestrator.runtime.submit import Submission
 from orchestrator.runtime.tool_runner import ToolRunner
 from orchestrator.runtime.transcript import Transcript

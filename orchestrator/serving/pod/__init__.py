@@ -37,14 +37,16 @@ from orchestrator.adapters.session import (
     session_write_pool,
 )
 from orchestrator.capabilities.hooks import CommandHooks, HookContext, HookRunner
+from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.jobs import Job, Jobs, JobSpools
+from orchestrator.capabilities.permissions import pod_policy
+from orchestrator.capabilities.permissions.approvals import Approvals
 from orchestrator.capabilities.tools.base import ClosableTool, Tool
 from orchestrator.capabilities.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
 from orchestrator.capabilities.tools.registry import default_registry
 from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import pod_info_path
 from orchestrator.core.history import History, Item, ToolResult
-from orchestrator.core.interceptors import InterceptorChain
 from orchestrator.core.redaction import Redactor, secret_values
 from orchestrator.core.repair import (
     CrashedCall,
@@ -54,7 +56,6 @@ from orchestrator.core.repair import (
 )
 from orchestrator.errors import SetupError
 from orchestrator.protocol import ApprovalRequestData, ToolOutputDeltaData
-from orchestrator.runtime.approvals import Approvals
 from orchestrator.runtime.checkpointing import Checkpointer, finish_rewind
 from orchestrator.runtime.context import Context
 from orchestrator.runtime.controller import Controller
@@ -248,7 +249,7 @@ def build_pod(
     chain = interceptors or InterceptorChain()
     if config.hooks.configured():
         chain.commands = command_hooks(config, session_path, transcript)
-    policy = config.permission_policy()
+    policy = pod_policy(config)
     for grant in loaded.grants if loaded is not None else []:
         policy.grant(grant.tool, grant.arguments())
     approvals = Approvals(
@@ -369,7 +370,7 @@ def _background_jobs(
 def command_hooks(config: PodConfig, session_path: Path, transcript: Transcript) -> CommandHooks:
     """The user's ``[hooks]`` commands for this pod, recording what they decide."""
     from orchestrator.capabilities.tools.environment import network_settings, tool_environment
-    from orchestrator.config.model import user_config_file
+    from orchestrator.config.paths import user_config_file
 
     env = tool_environment(os.environ, allow=config.tool_env_allow, fixed=config.tool_env)
     workspace = str(config.workspace)
@@ -851,7 +852,7 @@ async def start_mcp_servers(
         controller.alert(level, "mcp", message)
 
     registry = controller.tools.registry
-    policy = config.permission_policy()
+    policy = pod_policy(config)
     servers = McpServers.from_config(
         config.mcp.servers, config.workspace, alert, sandboxing, settings_of(config)
     )

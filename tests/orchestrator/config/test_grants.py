@@ -11,7 +11,8 @@ import pytest
 
 from orchestrator.config.doc import rows
 from orchestrator.config.grants import GRANTS, WORKSPACE_KEYS
-from orchestrator.config.model import ConfigError, config_file, load_config
+from orchestrator.config.loading import ConfigError, load_config
+from orchestrator.config.paths import config_file
 from tests.faults.hostile_repo import HOSTILE_TOML, make_hostile_repo
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "configuration.md"
