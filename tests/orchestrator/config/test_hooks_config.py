@@ -91,7 +91,7 @@ def test_mistakes_are_named(bad: dict[str, object]) -> None:
 
 
 def test_the_documented_example_loads() -> None:
-    doc = Path(__file__).resolve().parents[4] / "docs" / "hooks.md"
+    doc = Path(__file__).resolve().parents[3] / "docs" / "hooks.md"
     block = doc.read_text(encoding="utf-8").split("```toml\n", 1)[1].split("```", 1)[0]
     hooks = HooksConfig.model_validate(tomllib.loads(block)["hooks"])
     assert [event for event, _, _ in hooks.configured()] == ["PreToolUse", "PostToolUse", "Stop"]
@@ -101,7 +101,7 @@ def test_the_documented_example_loads() -> None:
 def test_the_documented_script_paths_follow_xdg_config_home(tmp_path: Path) -> None:
     # A hook gets XDG_CONFIG_HOME (the pod passes it on): the documented spelling finds the
     # hooks folder wherever the user moved the config, and ~/.config without the variable.
-    doc = Path(__file__).resolve().parents[4] / "docs" / "hooks.md"
+    doc = Path(__file__).resolve().parents[3] / "docs" / "hooks.md"
     block = doc.read_text(encoding="utf-8").split("```toml\n", 1)[1].split("```", 1)[0]
     hooks = HooksConfig.model_validate(tomllib.loads(block)["hooks"])
     scripts = [h.command for _, _, h in hooks.configured() if "pod/hooks" in h.command]
