@@ -38,7 +38,7 @@ from tests.processes import (
     wait_running,
 )
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 STAND_IN = Path(__file__).with_name("stand_in_pod.py")
 
 
@@ -164,7 +164,7 @@ def test_a_command_that_died_in_the_last_kill_round_still_has_its_code_reported(
         done = subprocess.run(
             [sys.executable, "-c", _LATE_ZOMBIE, str(write_fd)],
             pass_fds=(write_fd,),
-            cwd=Path(__file__).resolve().parents[3],
+            cwd=Path(__file__).resolve().parents[4],
             capture_output=True,
             timeout=30,
         )
