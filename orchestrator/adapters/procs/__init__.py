@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from orchestrator.adapters.procs.leftovers import Ledger, Survivor, survivors, sweep, sweep_ledgers
 from orchestrator.adapters.procs.kernel import descendants
+from orchestrator.adapters.procs.leftovers import Ledger, Survivor, survivors, sweep, sweep_ledgers
 
 __all__ = [
     "Keeper",
