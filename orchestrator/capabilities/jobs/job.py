@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel
 
-from orchestrator.adapters.session import JobEnd
+from orchestrator.adapters.session import JobEnd, JobRecord
 from orchestrator.capabilities.jobs.report import JobLine
 from orchestrator.capabilities.tools.base import ToolError
 
@@ -92,6 +92,29 @@ class Job:
             state=self.state,
             exit_code=self.exit_code,
             ran_s=self.ran_s(),
+            output_bytes=self.output_bytes,
+        )
+
+    def start_record(self) -> JobRecord:
+        """The ``start`` record, synced before its process starts."""
+        return JobRecord(
+            phase="start",
+            id=self.id,
+            command=self.command,
+            call_id=self.call_id,
+            spool=self.spool,
+            started_ms=self.started_ms,
+        )
+
+    def end_record(self) -> JobRecord:
+        """The ``end`` record, once it ended: how, its code, when, how much it printed."""
+        how: JobEnd = self.ending or "exited"
+        return JobRecord(
+            phase="end",
+            id=self.id,
+            how=how,
+            exit_code=self.exit_code,
+            ended_ms=self.ended_ms,
             output_bytes=self.output_bytes,
         )
 

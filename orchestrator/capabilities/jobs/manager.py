@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orchestrator.adapters.procs import Supervision, spawn
-from orchestrator.adapters.session import JobEnd, JobRecord, SessionWriteError
+from orchestrator.adapters.session import JobRecord, SessionWriteError
 from orchestrator.capabilities.jobs.crashes import CrashedJobs
 from orchestrator.capabilities.jobs.job import (
     Job,
@@ -149,16 +149,8 @@ class Jobs:
             started_ms=int(time.time() * 1000),
             spool_fd=fd,
         )
-        start = JobRecord(
-            phase="start",
-            id=job_id,
-            command=command,
-            call_id=call_id,
-            spool=spool,
-            started_ms=job.started_ms,
-        )
         try:
-            self._record(start)
+            self._record(job.start_record())
         except SessionWriteError as exc:
             # Never start a job the session cannot remember starting.
             job.close_spool()
@@ -234,17 +226,8 @@ class Jobs:
         job.exit_code = code
         job.ended_ms = int(time.time() * 1000)
         job.close_spool()
-        how: JobEnd = job.ending or "exited"
-        end = JobRecord(
-            phase="end",
-            id=job.id,
-            how=how,
-            exit_code=code,
-            ended_ms=job.ended_ms,
-            output_bytes=job.output_bytes,
-        )
         try:
-            self._record(end)
+            self._record(job.end_record())
             job.recorded = True
         except SessionWriteError:
             log.warning("job %s: its end is not recorded yet", job.id, exc_info=True)
@@ -423,16 +406,8 @@ class Jobs:
         """Write the end records that could not be written before."""
         for job in self._jobs.values():
             if not job.running and not job.recorded:
-                end = JobRecord(
-                    phase="end",
-                    id=job.id,
-                    how=job.ending or "exited",
-                    exit_code=job.exit_code,
-                    ended_ms=job.ended_ms,
-                    output_bytes=job.output_bytes,
-                )
                 try:
-                    self._record(end)
+                    self._record(job.end_record())
                 except SessionWriteError:
                     return
                 job.recorded = True
