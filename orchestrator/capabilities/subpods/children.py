@@ -28,6 +28,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel
 
@@ -37,7 +38,14 @@ from orchestrator.adapters.session import (
     ensure_private_dir,
     load_session,
 )
-from orchestrator.capabilities.subpods.child import ENDED, Child, ChildFailed
+from orchestrator.capabilities.subpods.child import (
+    ENDED,
+    Child,
+    ChildFailed,
+    RelayedAnswer,
+    RelayedInput,
+)
+from orchestrator.capabilities.subpods.launcher import ChildLauncher
 from orchestrator.capabilities.subpods.report import (
     ChildReport,
     ChildWork,
@@ -52,8 +60,23 @@ from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import runtime_dir
 from orchestrator.core.history import ToolResult
 from orchestrator.protocol import ApprovalRequestData, ChildData, ElicitationRequestData
-from orchestrator.runtime.approvals import Answer, Approvals
-from orchestrator.runtime.elicitations import Elicitations, InputAnswer
+
+
+class ApprovalAsker(Protocol):
+    """The parent's approvals (the runtime's ``Approvals``): a child's request relayed to the
+    parent's clients, waited for under the parent's round events."""
+
+    def relay(
+        self, data: ApprovalRequestData, *, signal: Callable[[str], None]
+    ) -> Awaitable[RelayedAnswer]: ...
+
+
+class InputAsker(Protocol):
+    """The parent's requests for input (the runtime's ``Elicitations``)."""
+
+    def ask(
+        self, data: ElicitationRequestData, *, signal: Callable[[str], None]
+    ) -> Awaitable[RelayedInput]: ...
 
 
 @dataclass(slots=True, kw_only=True)
@@ -64,8 +87,8 @@ class ParentLinks:
     """Write and sync a session record (the child's write-ahead link)."""
     emit: Callable[[str, BaseModel], None]
     alert: Callable[[str, str, str], None]
-    approvals: Approvals
-    elicitations: Elicitations
+    approvals: ApprovalAsker
+    elicitations: InputAsker
     signal: Callable[[str], None]
     """Round events for the parent's machine (``approval_needed`` / ``approval_settled``,
     ``input_needed`` / ``input_settled``)."""
@@ -82,8 +105,11 @@ class Children:
         config: PodConfig,
         session_path: Path,
         records: dict[str, ChildRecord],
+        launcher: ChildLauncher | None = None,
     ) -> None:
         self.config = config
+        self.launcher = launcher
+        """Starts the children (injected by the serving layer); None: none can start."""
         self.folder = session_path.with_name(session_path.stem + ".children")
         self.records = dict(records)
         """Every child this session started, by call id (loaded ones included)."""
@@ -195,6 +221,7 @@ class Children:
             socket=runtime_dir() / f"{record.name}.sock",
             log_path=self.folder / f"{record.name}.log",
             on_change=self._changed,
+            launcher=self.launcher,
         )
 
     def _next_number(self) -> int:
@@ -236,12 +263,12 @@ class Children:
         )
         await child.launch(config, timeout_s=self.config.subpods.start_timeout_s)
 
-    async def _relay(self, child: Child, request: ApprovalRequestData) -> Answer:
+    async def _relay(self, child: Child, request: ApprovalRequestData) -> RelayedAnswer:
         links = self._links()
         relayed = request.model_copy(update={"pod": child.name})
         return await links.approvals.relay(relayed, signal=links.signal)
 
-    async def _relay_input(self, child: Child, request: ElicitationRequestData) -> InputAnswer:
+    async def _relay_input(self, child: Child, request: ElicitationRequestData) -> RelayedInput:
         links = self._links()
         relayed = request.model_copy(update={"pod": child.name})
         return await links.elicitations.ask(relayed, signal=links.signal)
