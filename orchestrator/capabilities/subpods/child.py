@@ -19,7 +19,7 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from orchestrator.adapters.mcp.forms import FormError
 from orchestrator.adapters.session import ChildRecord
@@ -31,6 +31,7 @@ from orchestrator.capabilities.subpods.launcher import (
     ChildStart,
     RunningChild,
 )
+from orchestrator.capabilities.subpods.parent import RelayedAnswer, RelayedInput
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
     ApprovalRequestData,
@@ -53,28 +54,6 @@ streams a delta every few milliseconds, and four of them would flood every clien
 
 ENDED = "ended"
 """The child's turn had ended already when its parent came to it (after a crash)."""
-
-
-class RelayedAnswer(Protocol):
-    """What the parent's person answered an approval a child relayed up (the runtime's
-    ``Answer``)."""
-
-    @property
-    def allow(self) -> bool: ...
-    @property
-    def scope(self) -> Literal["once", "session"]: ...
-    @property
-    def message(self) -> str: ...
-
-
-class RelayedInput(Protocol):
-    """What the parent's person answered a child's request for input (the runtime's
-    ``InputAnswer``)."""
-
-    @property
-    def action(self) -> str: ...
-    @property
-    def content(self) -> dict[str, Any] | None: ...
 
 
 ApprovalRelay = Callable[["Child", ApprovalRequestData], Awaitable[RelayedAnswer]]

@@ -25,12 +25,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
-
-from pydantic import BaseModel
 
 from orchestrator.adapters.session import (
     ChildRecord,
@@ -38,14 +34,9 @@ from orchestrator.adapters.session import (
     ensure_private_dir,
     load_session,
 )
-from orchestrator.capabilities.subpods.child import (
-    ENDED,
-    Child,
-    ChildFailed,
-    RelayedAnswer,
-    RelayedInput,
-)
+from orchestrator.capabilities.subpods.child import ENDED, Child, ChildFailed
 from orchestrator.capabilities.subpods.launcher import ChildLauncher
+from orchestrator.capabilities.subpods.parent import ParentLinks, RelayedAnswer, RelayedInput
 from orchestrator.capabilities.subpods.report import (
     ChildReport,
     ChildWork,
@@ -60,40 +51,6 @@ from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import runtime_dir
 from orchestrator.core.history import ToolResult
 from orchestrator.protocol import ApprovalRequestData, ChildData, ElicitationRequestData
-
-
-class ApprovalAsker(Protocol):
-    """The parent's approvals (the runtime's ``Approvals``): a child's request relayed to the
-    parent's clients, waited for under the parent's round events."""
-
-    def relay(
-        self, data: ApprovalRequestData, *, signal: Callable[[str], None]
-    ) -> Awaitable[RelayedAnswer]: ...
-
-
-class InputAsker(Protocol):
-    """The parent's requests for input (the runtime's ``Elicitations``)."""
-
-    def ask(
-        self, data: ElicitationRequestData, *, signal: Callable[[str], None]
-    ) -> Awaitable[RelayedInput]: ...
-
-
-@dataclass(slots=True, kw_only=True)
-class ParentLinks:
-    """What the children need of their parent pod (set once the controller exists)."""
-
-    record: Callable[[BaseModel], Awaitable[None]]
-    """Write and sync a session record (the child's write-ahead link)."""
-    emit: Callable[[str, BaseModel], None]
-    alert: Callable[[str, str, str], None]
-    approvals: ApprovalAsker
-    elicitations: InputAsker
-    signal: Callable[[str], None]
-    """Round events for the parent's machine (``approval_needed`` / ``approval_settled``,
-    ``input_needed`` / ``input_settled``)."""
-    offered: Callable[[], list[str]]
-    """The tools the parent's model is offered now."""
 
 
 class Children:
@@ -332,8 +289,6 @@ class Children:
             tokens=child.tokens if child is not None else 0,
             detail=detail,
         )
-        from dataclasses import replace
-
         return replace(result, content=interrupted_text(report))
 
     async def _cancel_and_stop(self, child: Child) -> None:

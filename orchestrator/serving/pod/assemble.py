@@ -26,8 +26,9 @@ from orchestrator.adapters.session import (
 )
 from orchestrator.capabilities.hooks import CommandHooks, HookContext, HookRunner
 from orchestrator.capabilities.jobs import Jobs, JobSpools
-from orchestrator.capabilities.subpods.children import Children, ParentLinks
+from orchestrator.capabilities.subpods.children import Children
 from orchestrator.capabilities.subpods.launcher import ChildLauncher
+from orchestrator.capabilities.subpods.parent import ParentLinks
 from orchestrator.capabilities.subpods.task_tool import TaskTool
 from orchestrator.capabilities.tools.base import Tool
 from orchestrator.capabilities.tools.environment import network_settings, tool_environment
