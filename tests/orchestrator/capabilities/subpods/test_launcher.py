@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orchestrator.capabilities.subpods import SubpodsConfig
 from orchestrator.capabilities.subpods.children import Children
 from orchestrator.capabilities.subpods.launcher import ChildLinkError, ChildStart, RunningChild
 from orchestrator.capabilities.subpods.parent import ParentLinks
@@ -28,7 +29,7 @@ async def test_a_child_is_started_by_the_injected_launcher_and_its_refusal_is_th
     tmp_path: Path,
 ) -> None:
     launcher = RefusingLauncher()
-    config = PodConfig(workspace=tmp_path, name="parent", subpods={"enabled": True})
+    config = PodConfig(workspace=tmp_path, name="parent", subpods=SubpodsConfig(enabled=True))
     children = Children(
         config=config, session_path=tmp_path / "s.jsonl", records={}, launcher=launcher
     )
