@@ -49,7 +49,9 @@ def register(app: typer.Typer) -> None:
         exit_when_empty: Annotated[
             bool,
             typer.Option(
-                "--exit-when-empty", help="Stop once the last pod was shut down.", hidden=True
+                "--exit-when-empty",
+                help="Stop once no pod was left for host.idle_exit_s.",
+                hidden=True,
             ),
         ] = False,
         log_file: Annotated[Path | None, typer.Option("--log-file", hidden=True)] = None,
@@ -75,6 +77,7 @@ def register(app: typer.Typer) -> None:
             idle_unload_s=idle_unload_s if idle_unload_s is not None else settings.idle_unload_s,
             max_loaded=max_loaded if max_loaded is not None else settings.max_loaded,
             exit_when_empty=exit_when_empty,
+            idle_exit_s=settings.idle_exit_s,
         )
         from orchestrator.capabilities.tools.environment import forbid_inspection
 

@@ -96,6 +96,10 @@ class HostConfig(BaseModel):
     max_loaded: int | None = Field(default=None, ge=1)
     """At most this many pods in memory: loading one more unloads the least recently used
     pods that may be unloaded. Unset: no cap."""
+    idle_exit_s: float = Field(default=300.0, ge=0)
+    """How long a host that ``pod chat`` or ``pod run`` started stays up once it has no pod
+    of its own left, so the next command finds it warm; 0: it leaves at once. A host started
+    by hand (``pod host``) keeps running."""
 
 
 PORTABLE_WARNINGS = "_load_warnings"
