@@ -82,7 +82,7 @@ def main() -> None:
     # pods it starts run the model's commands as the same user: `pod run` is a pod's parent,
     # so /proc/<its pid>/environ must be as closed to them as the pod's own.
     try:
-        from orchestrator.capabilities.tools.environment import forbid_inspection
+        from orchestrator.adapters.inspection import forbid_inspection
 
         forbid_inspection()
         app()

@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
             max_loaded=max_loaded if max_loaded is not None else settings.max_loaded,
             exit_when_empty=exit_when_empty,
         )
-        from orchestrator.capabilities.tools.environment import forbid_inspection
+        from orchestrator.adapters.inspection import forbid_inspection
 
         forbid_inspection()
         sys.stderr.write(f"pod host listening on {host.control_path}\n")

@@ -1,0 +1,90 @@
+"""``pod --help`` and ``pod <command> --help`` import nothing heavy (issue 40, §5).
+
+Start-up time is a property of what gets imported, so that is what is asserted, not a time:
+one subprocess runs ``pod --help`` and then the help of every command and sub-command in
+turn, through the console script's own entry point (``cli.main.main``, which also closes the
+process to inspection first), and reports which modules each one added. No module of the
+forbidden set may appear, and the first command that brings one in is named.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+FORBIDDEN = (
+    "anthropic",  # the SDK: about a second and a half on its own
+    "textual",  # the terminal UI
+    "ray",  # fleet clusters
+    "bashlex",  # the permission rules' shell parser
+    "orchestrator.adapters.session",
+    "orchestrator.capabilities.permissions",
+    "orchestrator.capabilities.tools",
+    "orchestrator.config.model",  # the config model pulls in every section's model
+    "orchestrator.runtime",
+    "orchestrator.serving.pod",
+    "orchestrator.serving.host",
+)
+"""Packages a help text must not import (a name covers its submodules)."""
+
+_PROBE = r"""
+import json, sys
+import typer.main
+from cli.main import app, main
+
+def paths(command, prefix):
+    yield prefix
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        if not sub.hidden:
+            yield from paths(sub, prefix + [name])
+
+commands = list(paths(typer.main.get_command(app), []))
+seen = set(sys.modules)
+added = {}
+for path in commands:
+    sys.argv = ["pod", *path, "--help"]
+    try:
+        main()
+    except SystemExit:
+        pass
+    added[" ".join(path) or "(pod)"] = sorted(set(sys.modules) - seen)
+    seen = set(sys.modules)
+print(json.dumps(added))
+"""
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+
+
+def test_help_of_every_command_imports_nothing_heavy() -> None:
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "100"}
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    added: dict[str, list[str]] = json.loads(done.stdout.splitlines()[-1])
+    # The walk reached the commands and their sub-commands, not only the top level.
+    assert {"(pod)", "run", "chat", "serve", "host", "host ls", "fleet"} <= set(added)
+    offenders = {command: heavy for command, mods in added.items() if (heavy := _heavy(mods))}
+    assert offenders == {}
+
+
+def test_the_probe_would_see_a_heavy_import() -> None:
+    # The check itself: a module of the set is recognised, with its submodules, and a
+    # neighbour whose name only starts the same way is not.
+    assert _heavy(["bashlex.parser", "orchestrator.runtime.turn", "anthropic"]) == [
+        "bashlex.parser",
+        "orchestrator.runtime.turn",
+        "anthropic",
+    ]
+    assert _heavy(["orchestrator.serving.hostile", "rayon", "orchestrator.config.paths"]) == []
