@@ -58,6 +58,10 @@ def register(app: typer.Typer) -> None:
         """Run the host in the foreground until SIGTERM, SIGINT or `pod host stop`."""
         if ctx.invoked_subcommand is not None:
             return
+        from orchestrator.adapters.providers.preload import preload_provider, wants_provider
+
+        if wants_provider():  # the SDK's import overlaps the host's start (docs/performance.md)
+            preload_provider()
         from cli.commands.serve import setup_logging
         from orchestrator.config.model import ConfigError, load_config
         from orchestrator.serving.host import Host, run_host
