@@ -20,18 +20,20 @@ from typing import Any
 from pydantic import ValidationError
 
 from orchestrator.config.model import PodConfig
-from orchestrator.config.paths import default_socket, runtime_dir
-from orchestrator.errors import OrchestratorError, PodRuntimeError
+from orchestrator.config.paths import default_socket
+from orchestrator.errors import OrchestratorError
 from orchestrator.protocol import MAX_LINE_BYTES
 from orchestrator.serving.host.control import (
     CheckParams,
     EvictParams,
+    HostError,
     HostListing,
     HostReply,
     HostRequest,
     HostStats,
     LoadParams,
     PodRow,
+    control_socket,
     forbidden_reply,
 )
 from orchestrator.serving.host.memory import process_memory, split_shares
@@ -51,10 +53,6 @@ log = logging.getLogger(__name__)
 
 IDLE_UNLOAD_S = 600.0
 SWEEP_EVERY_S = 1.0
-
-
-class HostError(PodRuntimeError):
-    """A request the host refuses; the message says why."""
 
 
 RELEASE_AFTER_S = 1.0
@@ -123,11 +121,6 @@ def hidden_from_pods() -> tuple[Path, ...]:
     control = host.control_path
     sockets = (slot.socket_path for slot in host.slots.values())
     return (control, control.parent, *sockets, *host.hidden_from_pods)
-
-
-def control_socket() -> Path:
-    """Where the host of this user listens for control requests."""
-    return runtime_dir() / "host.sock"
 
 
 @dataclass(eq=False)
