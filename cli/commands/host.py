@@ -58,14 +58,10 @@ def register(app: typer.Typer) -> None:
         """Run the host in the foreground until SIGTERM, SIGINT or `pod host stop`."""
         if ctx.invoked_subcommand is not None:
             return
-        from orchestrator.adapters.providers.preload import preload_provider, wants_provider
-
-        if wants_provider():  # the SDK's import overlaps the host's start (docs/performance.md)
-            preload_provider()
         from cli.commands.serve import setup_logging
         from orchestrator.config.model import ConfigError, load_config
         from orchestrator.serving.host import Host, run_host
-        from orchestrator.serving.host.host import control_socket
+        from orchestrator.serving.host.control import control_socket
         from orchestrator.serving.server import ServerError, socket_is_live
 
         setup_logging(log_file, verbose)
@@ -83,6 +79,10 @@ def register(app: typer.Typer) -> None:
         from orchestrator.adapters.inspection import forbid_inspection
 
         forbid_inspection()
+        from orchestrator.adapters.providers.preload import preload_provider, wants_provider
+
+        if wants_provider():  # the SDK's import overlaps the first load (docs/performance.md)
+            preload_provider()
         sys.stderr.write(f"pod host listening on {host.control_path}\n")
         sys.stderr.flush()
         try:

@@ -112,10 +112,6 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
-        from orchestrator.adapters.providers.preload import preload_provider, wants_provider
-
-        if wants_provider(provider):  # the SDK's import overlaps the pod's start
-            preload_provider()
         from orchestrator.adapters.session import SessionError, resolve_session
         from orchestrator.config.model import ConfigError, load_config
         from orchestrator.config.paths import default_socket
@@ -187,6 +183,10 @@ def register(app: typer.Typer) -> None:
         from orchestrator.adapters.inspection import forbid_inspection
 
         forbid_inspection()
+        from orchestrator.adapters.providers.preload import preload_provider, wants_provider
+
+        if wants_provider(kind):  # the SDK's import overlaps the session's load
+            preload_provider()
         try:
             asyncio.run(main())
         except (PodSetupError, ServerError, SessionError, ConfigError) as exc:

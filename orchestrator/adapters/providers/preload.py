@@ -3,10 +3,12 @@
 ``import anthropic`` is the longest single step of a cold ``pod run``: about a second and a
 half on a 2-core machine, more than everything else the pod host does before its first
 request. A process that will build an Anthropic pod (the pod host, ``pod serve``) calls
-:func:`preload_provider` at its entry, so the import runs while the process does the rest of
-its start-up, waits for its socket's first client and loads the session; the pod that needs
-the provider then finds it imported, or waits only for the rest of the import (Python's
-per-module import lock makes the second importer wait for the first to finish).
+:func:`preload_provider` once its own start is done, just before it serves, so the import
+runs while the client sends its first request and connects and while the session loads; the
+pod that needs the provider then finds it imported, or waits only for the rest of the import
+(Python's per-module import lock makes the second importer wait for the first to finish).
+Not earlier: imports hold the interpreter lock, so a thread started at the process's entry
+would slow the process's own imports down rather than use another core.
 
 Nothing else changes: the command line (``pod run``, ``pod --help``) never calls this, a
 scripted pod never needs it, and a failure here is left to the real import to report.
