@@ -88,3 +88,43 @@ def test_the_probe_would_see_a_heavy_import() -> None:
         "anthropic",
     ]
     assert _heavy(["orchestrator.serving.hostile", "rayon", "orchestrator.config.paths"]) == []
+
+
+def test_a_client_of_the_host_imports_neither_the_host_nor_the_runtime(tmp_path: Path) -> None:
+    # What `pod run` does before it reaches a pod that runs in the host: ask whether a host
+    # runs, and (refused: none listens here) ask it something; then the socket check and the
+    # pod client. None of it may import the host itself, the config model or the runtime.
+    probe = (
+        "import asyncio, json, sys\n"
+        "from orchestrator.serving.host import HostError, ask_host, host_running\n"
+        "from orchestrator.serving.client import PodClient\n"
+        "from orchestrator.serving.server import socket_is_live\n"
+        "running = host_running()\n"
+        "try:\n"
+        "    asyncio.run(ask_host('check', {}))\n"
+        "except HostError:\n"
+        "    pass\n"
+        "print(json.dumps([running, sorted(sys.modules)]))\n"
+    )
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_RUNTIME_DIR": str(runtime)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    running, modules = json.loads(done.stdout.splitlines()[-1])
+    assert running is False
+    assert "orchestrator.serving.host.client" in modules  # the probe did ask
+    assert set(_heavy(modules)) == {"orchestrator.serving.host", *_host_parts(modules)}
+
+
+def _host_parts(modules: list[str]) -> list[str]:
+    """The host package's light parts a client uses; anything else of it is a failure."""
+    light = {"client", "control", "settings"}
+    return [
+        m
+        for m in modules
+        if m.startswith("orchestrator.serving.host.") and m.rsplit(".", 1)[1] in light
+    ]
