@@ -1,7 +1,8 @@
 """The ``pod`` command: a typer app whose commands live in ``cli/commands/``.
 
-Heavy imports (the anthropic SDK, Textual) happen inside command bodies, so ``pod --help``
-stays fast.
+Heavy imports (the anthropic SDK, Textual, the config and the runtime) happen inside command
+bodies, so ``pod --help`` and every command's help stay fast: ``tests/cli/test_startup_imports.py``
+fails naming the command whose help imports one (docs/performance.md).
 """
 
 from __future__ import annotations
