@@ -32,6 +32,7 @@ FORBIDDEN = (
 
 _PROBE = r"""
 import json, sys
+seen = set(sys.modules)  # what cli.main imports on its own counts as the first command's
 import typer.main
 from cli.main import app, main
 
@@ -42,7 +43,6 @@ def paths(command, prefix):
             yield from paths(sub, prefix + [name])
 
 commands = list(paths(typer.main.get_command(app), []))
-seen = set(sys.modules)
 added = {}
 for path in commands:
     sys.argv = ["pod", *path, "--help"]
