@@ -63,6 +63,7 @@ class RunBench:
         """The user's environment minus its Anthropic settings, with private folders."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # byte-code caches, as users run it
+        env.pop("POD_NO_HOST", None)  # the test suite sets it; these runs are about the host
         env.update(
             PYTHONPATH=str(_REPO),
             HOME=str(self.root / "home"),
@@ -116,17 +117,18 @@ class RunBench:
         pid: int = json.loads(done.stdout)["host"]["pid"]
         return pid
 
-    def stop_host(self) -> None:
-        """Stop the host, if one runs, and wait for its process to be gone."""
+    def stop_host(self) -> bool:
+        """Stop the host, if one runs, and wait for its process to be gone; whether one ran."""
         pid = self.host_pid()
         if pid is None:
-            return
+            return False
         self.pod("host", "stop", check=False)
         deadline = time.monotonic() + _CEILING_S
         while _alive(pid):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the pod host (pid {pid}) did not exit")
             time.sleep(0.05)
+        return True
 
     @contextlib.contextmanager
     def host(self) -> Iterator[subprocess.Popen[bytes]]:
@@ -203,7 +205,8 @@ def run_figures(runs: int) -> dict[str, Any]:
                 # load changes within a minute, and the target is relative to the floor.
                 floor.append(_time_sdk_import(world.env()))
                 first, total = world.one_run()
-                world.stop_host()
+                if not world.stop_host():
+                    raise RuntimeError("the cold pod run started no pod host")
                 cold_first.append(first)
                 cold_total.append(total)
             loads_first: list[float] = []
@@ -220,6 +223,8 @@ def run_figures(runs: int) -> dict[str, Any]:
                     live_total.append(total)
         finally:
             world.stop_host()
+            # A pod that ran as a process of its own (it should not) is not left behind.
+            world.pod("shutdown", "--workspace", str(world.workspace), check=False)
         return {
             "import_anthropic": _summary(floor),
             "cold_first_request": _summary(cold_first),
