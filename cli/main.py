@@ -1,7 +1,8 @@
 """The ``pod`` command: a typer app whose commands live in ``cli/commands/``.
 
-Heavy imports (the anthropic SDK, Textual) happen inside command bodies, so ``pod --help``
-stays fast.
+Heavy imports (the anthropic SDK, Textual, the config and the runtime) happen inside command
+bodies, so ``pod --help`` and every command's help stay fast: ``tests/cli/test_startup_imports.py``
+fails naming the command whose help imports one (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def main() -> None:
     # pods it starts run the model's commands as the same user: `pod run` is a pod's parent,
     # so /proc/<its pid>/environ must be as closed to them as the pod's own.
     try:
-        from orchestrator.capabilities.tools.environment import forbid_inspection
+        from orchestrator.adapters.inspection import forbid_inspection
 
         forbid_inspection()
         app()

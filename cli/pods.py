@@ -549,23 +549,28 @@ def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, l
     choose the conversation (``--new``, another ``--session``) are errors instead: the prompt
     must not land in a conversation the user did not ask for.
     """
-    from typing import get_args
+    # The session store and the permission rules are imported only when an option needs
+    # them: `pod run` on a running pod must reach it fast (docs/performance.md).
+    if options.permission_mode is not None:
+        from typing import get_args
 
-    from orchestrator.adapters.session import SessionError, has_content, resolve_session
-    from orchestrator.capabilities.permissions import Mode
+        from orchestrator.capabilities.permissions import Mode
 
-    modes = get_args(Mode)
-    if options.permission_mode is not None and options.permission_mode not in modes:
-        raise CliError(
-            f"--permission-mode {options.permission_mode!r} is not a mode; "
-            f"choose one of {', '.join(modes)}"
-        )
+        if options.permission_mode not in (modes := get_args(Mode)):
+            raise CliError(
+                f"--permission-mode {options.permission_mode!r} is not a mode; "
+                f"choose one of {', '.join(modes)}"
+            )
     if options.name is not None and not is_pod_name(options.name):
         raise CliError(f"--name {options.name!r} is not a pod name (letters, digits, . _ -)")
-    try:
-        session = resolve_session(workspace, options.session) if options.session else None
-    except SessionError as exc:
-        raise CliError(str(exc)) from None
+    session = None
+    if options.session:
+        from orchestrator.adapters.session import SessionError, resolve_session
+
+        try:
+            session = resolve_session(workspace, options.session)
+        except SessionError as exc:
+            raise CliError(str(exc)) from None
     live = _live_pod(workspace, options.name)
     if live is not None and live.workspace != workspace.resolve():
         raise CliError(f"pod {live.name} serves {live.workspace}; choose another --name")
@@ -573,7 +578,7 @@ def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, l
         return start_pod(workspace, options, session), []
     stop = f"stop it first with `pod shutdown {live.name}`"
     current = Path(live.session).stem if live.session else "its session"
-    if options.new and live.session and has_content(Path(live.session)):
+    if options.new and live.session and _has_content(Path(live.session)):
         raise CliError(f"pod {live.name} already runs here on session {current}; {stop}")
     if session is not None and Path(live.session).resolve() != session.resolve():
         raise CliError(
@@ -589,6 +594,12 @@ def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, l
         f"{'it' if len(ignored) == 1 else 'them'}, `pod shutdown {live.name}` and start again"
     )
     return live, [notice]
+
+
+def _has_content(session: Path) -> bool:
+    from orchestrator.adapters.session import has_content
+
+    return has_content(session)
 
 
 POD_STOP_GRACE_S = 10.0

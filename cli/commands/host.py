@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
         from cli.commands.serve import setup_logging
         from orchestrator.config.loading import ConfigError, load_config
         from orchestrator.serving.host import Host, run_host
-        from orchestrator.serving.host.host import control_socket
+        from orchestrator.serving.host.control import control_socket
         from orchestrator.serving.server import ServerError, socket_is_live
 
         setup_logging(log_file, verbose)
@@ -79,9 +79,13 @@ def register(app: typer.Typer) -> None:
             exit_when_empty=exit_when_empty,
             idle_exit_s=settings.idle_exit_s,
         )
-        from orchestrator.capabilities.tools.environment import forbid_inspection
+        from orchestrator.adapters.inspection import forbid_inspection
 
         forbid_inspection()
+        from orchestrator.adapters.providers.preload import preload_provider, wants_provider
+
+        if wants_provider():  # the SDK's import overlaps the first load (docs/performance.md)
+            preload_provider()
         sys.stderr.write(f"pod host listening on {host.control_path}\n")
         sys.stderr.flush()
         try:

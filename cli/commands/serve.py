@@ -180,9 +180,13 @@ def register(app: typer.Typer) -> None:
 
         # Tool processes are the pod's children: keep them out of its /proc environ and memory
         # (cli.main does it for every pod process; a serve started another way is covered too).
-        from orchestrator.capabilities.tools.environment import forbid_inspection
+        from orchestrator.adapters.inspection import forbid_inspection
 
         forbid_inspection()
+        from orchestrator.adapters.providers.preload import preload_provider, wants_provider
+
+        if wants_provider(kind):  # the SDK's import overlaps the session's load
+            preload_provider()
         try:
             asyncio.run(main())
         except (PodSetupError, ServerError, SessionError, ConfigError) as exc:

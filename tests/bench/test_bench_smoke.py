@@ -142,11 +142,18 @@ def test_startup_quick() -> None:
     result = startup.run(quick=True)
     assert_shape(result, "startup")
     figures = result["results"]
-    for key in ("python_bare", "import_cli_main", "pod_help"):
+    for key in ("python_bare", "import_cli_main", "pod_help", "pod_run_help", "import_anthropic"):
         assert figures[key]["runs"] == startup.QUICK_RUNS
         assert figures[key]["median_ms"] > 0
-    assert set(figures["modules_after_import"]) == set(startup.HEAVY)
-    assert set(figures["modules_after_help"]) == set(startup.HEAVY)
+    for key in ("modules_after_import", "modules_after_help", "modules_after_run_help"):
+        assert set(figures[key]) == set(startup.HEAVY)
+    runs = figures["pod_run"]
+    for key in ("cold_first_request", "warm_load_first_request", "warm_live_first_request"):
+        assert runs[key]["runs"] == startup.QUICK_RUNS
+        assert 0 < runs[key]["min_ms"] <= runs[key]["max_ms"]
+    # Each run reached the fake API (warm-ups included) and asked it once: "hello" needs no tool.
+    assert runs["requests_seen"] == 3 * startup.QUICK_RUNS + 2
+    assert runs["cold_total"]["min_ms"] > runs["cold_first_request"]["min_ms"]
     assert figures["slowest_imports"] and figures["slowest_imports"][0]["cumulative_ms"] > 0
 
 

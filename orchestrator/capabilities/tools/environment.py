@@ -10,14 +10,13 @@ process gets only the variables on an allow-list: :data:`DEFAULT_ALLOW` plus the
 
 A clean environment is not enough on its own: a tool process is the pod's child, running as
 the same user, so ``cat /proc/$PPID/environ`` would show the environment the pod started with.
-:func:`forbid_inspection` closes that: the pod process becomes non-dumpable, so processes of
-the same (non-root) user can read neither its ``/proc`` environment nor its memory.
+``orchestrator.adapters.inspection.forbid_inspection`` closes that: the pod process becomes
+non-dumpable, so processes of the same (non-root) user can read neither its ``/proc``
+environment nor its memory.
 """
 
 from __future__ import annotations
 
-import ctypes
-import sys
 from collections.abc import Mapping, Sequence
 
 from orchestrator.core.redaction import looks_secret
@@ -91,20 +90,3 @@ def network_settings(environ: Mapping[str, str]) -> dict[str, str]:
     """The :data:`NETWORK_SETTINGS` variables ``environ`` sets (none of them a secret's
     name: a proxy's URL with a password in it is the user's own, for the user's own hooks)."""
     return {name: environ[name] for name in NETWORK_SETTINGS if name in environ}
-
-
-_PR_SET_DUMPABLE = 4
-
-
-def forbid_inspection() -> bool:
-    """Make this process non-dumpable (Linux); whether that worked.
-
-    Called by every ``pod`` process at start (``cli.main``) and by ``pod serve``, not by the
-    library: it is a property of the whole process (no core dumps, no debugger attach without
-    root). ``pod run``, ``pod chat`` and ``pod acp`` start pods, so they are a pod's parent and
-    hold the same environment.
-    """
-    if sys.platform != "linux":
-        return False
-    libc = ctypes.CDLL(None, use_errno=True)
-    return bool(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)

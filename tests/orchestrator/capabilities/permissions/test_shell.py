@@ -106,3 +106,23 @@ def test_deep_nesting_of_shells_is_opaque_not_recursed_without_end() -> None:
     for _ in range(20):
         line = "bash -c " + repr(line)
     assert parse_command(line).opaque
+
+
+def test_the_parser_is_imported_on_the_first_command_not_with_the_rules() -> None:
+    # The config imports the permission rules, and every command imports the config: the
+    # parser's tables (a good part of a second on a busy machine) wait for a command to check.
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "import orchestrator.capabilities.permissions, orchestrator.config.model\n"
+        "before = 'bashlex' in sys.modules\n"
+        "from orchestrator.capabilities.permissions.shell import parse_command\n"
+        "parsed = parse_command('ls | wc -l')\n"
+        "print(before, 'bashlex' in sys.modules, len(parsed.commands))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split() == ["False", "True", "2"]

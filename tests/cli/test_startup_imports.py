@@ -1,0 +1,130 @@
+"""``pod --help`` and ``pod <command> --help`` import nothing heavy (issue 40, §5).
+
+Start-up time is a property of what gets imported, so that is what is asserted, not a time:
+one subprocess runs ``pod --help`` and then the help of every command and sub-command in
+turn, through the console script's own entry point (``cli.main.main``, which also closes the
+process to inspection first), and reports which modules each one added. No module of the
+forbidden set may appear, and the first command that brings one in is named.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+FORBIDDEN = (
+    "anthropic",  # the SDK: about a second and a half on its own
+    "textual",  # the terminal UI
+    "ray",  # fleet clusters
+    "bashlex",  # the permission rules' shell parser
+    "orchestrator.adapters.session",
+    "orchestrator.capabilities.permissions",
+    "orchestrator.capabilities.tools",
+    "orchestrator.config.model",  # the config model pulls in every section's model
+    "orchestrator.runtime",
+    "orchestrator.serving.pod",
+    "orchestrator.serving.host",
+)
+"""Packages a help text must not import (a name covers its submodules)."""
+
+_PROBE = r"""
+import json, sys
+seen = set(sys.modules)  # what cli.main imports on its own counts as the first command's
+import typer.main
+from cli.main import app, main
+
+def paths(command, prefix):
+    yield prefix
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        if not sub.hidden:
+            yield from paths(sub, prefix + [name])
+
+commands = list(paths(typer.main.get_command(app), []))
+added = {}
+for path in commands:
+    sys.argv = ["pod", *path, "--help"]
+    try:
+        main()
+    except SystemExit:
+        pass
+    added[" ".join(path) or "(pod)"] = sorted(set(sys.modules) - seen)
+    seen = set(sys.modules)
+print(json.dumps(added))
+"""
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+
+
+def test_help_of_every_command_imports_nothing_heavy() -> None:
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "100"}
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    added: dict[str, list[str]] = json.loads(done.stdout.splitlines()[-1])
+    # The walk reached the commands and their sub-commands, not only the top level.
+    assert {"(pod)", "run", "chat", "serve", "host", "host ls", "fleet"} <= set(added)
+    offenders = {command: heavy for command, mods in added.items() if (heavy := _heavy(mods))}
+    assert offenders == {}
+
+
+def test_the_probe_would_see_a_heavy_import() -> None:
+    # The check itself: a module of the set is recognised, with its submodules, and a
+    # neighbour whose name only starts the same way is not.
+    assert _heavy(["bashlex.parser", "orchestrator.runtime.turn", "anthropic"]) == [
+        "bashlex.parser",
+        "orchestrator.runtime.turn",
+        "anthropic",
+    ]
+    assert _heavy(["orchestrator.serving.hostile", "rayon", "orchestrator.config.paths"]) == []
+
+
+def test_a_client_of_the_host_imports_neither_the_host_nor_the_runtime(tmp_path: Path) -> None:
+    # What `pod run` does before it reaches a pod that runs in the host: ask whether a host
+    # runs, and (refused: none listens here) ask it something; then the socket check and the
+    # pod client. None of it may import the host itself, the config model or the runtime.
+    probe = (
+        "import asyncio, json, sys\n"
+        "from orchestrator.serving.host import HostError, ask_host, host_running\n"
+        "from orchestrator.serving.client import PodClient\n"
+        "from orchestrator.serving.server import socket_is_live\n"
+        "running = host_running()\n"
+        "try:\n"
+        "    asyncio.run(ask_host('check', {}))\n"
+        "except HostError:\n"
+        "    pass\n"
+        "print(json.dumps([running, sorted(sys.modules)]))\n"
+    )
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "XDG_RUNTIME_DIR": str(runtime)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    running, modules = json.loads(done.stdout.splitlines()[-1])
+    assert running is False
+    assert "orchestrator.serving.host.client" in modules  # the probe did ask
+    assert set(_heavy(modules)) == {"orchestrator.serving.host", *_host_parts(modules)}
+
+
+def _host_parts(modules: list[str]) -> list[str]:
+    """The host package's light parts a client uses; anything else of it is a failure."""
+    light = {"client", "control", "settings"}
+    return [
+        m
+        for m in modules
+        if m.startswith("orchestrator.serving.host.") and m.rsplit(".", 1)[1] in light
+    ]
