@@ -34,19 +34,20 @@ __all__ = [
 ]
 
 Hold = Literal[
-    "idle",
-    "requesting",
-    "executing_tools",
-    "awaiting_approval",
-    "awaiting_input",
-    "summarizing",
-    "compacting",
+    "nothing",
+    "slow_stream",
+    "slow_tool",
+    "call_for_approval",
+    "call_for_input",
+    "slow_summary",
+    "slow_compaction",
     "past_compact_at",
 ]
-"""What the kit itself holds the pod in before the row: nothing, a slow stream, a slow tool,
-a call waiting for approval, a call whose tool waits for the person's input, a slow summary
-request (inside a turn, or between turns), or a fresh pod with a small window about to pass
-its ``compact_at``."""
+"""What the kit itself does to hold the pod before the row: nothing, a slow stream, a slow
+tool, a call waiting for approval, a call whose tool waits for the person's input, a slow
+summary request inside a turn, a slow one between turns, or a fresh pod with a small window
+about to pass its ``compact_at``. These name the kit's stimuli, not states: which state each
+one holds the pod in is the table's to say (:class:`StateFacts`)."""
 
 Decision = Literal["approved", "denied", "withdrawn"]
 
@@ -62,7 +63,7 @@ class Setup:
     """How the kit drives a pod into a row's source state."""
 
     hold: Hold
-    """The stimulus: ``idle`` (nothing), ``requesting`` or ``executing_tools``."""
+    """The stimulus the kit applies (see :data:`Hold`)."""
     method: str | None = None
     """A method sent after the stimulus to reach the source state (e.g. ``pause``)."""
     pipelined: bool = False
@@ -78,13 +79,13 @@ class Setup:
     def describe(self) -> str:
         """One line for reports: ``slow tool → pause (pipelined)``."""
         parts = {
-            "idle": "idle",
-            "requesting": "slow stream",
-            "executing_tools": "slow tool",
-            "awaiting_approval": "call awaiting approval",
-            "awaiting_input": "call awaiting input",
-            "summarizing": "approve → slow summary in the turn",
-            "compacting": "compact → slow summary",
+            "nothing": "idle",
+            "slow_stream": "slow stream",
+            "slow_tool": "slow tool",
+            "call_for_approval": "call awaiting approval",
+            "call_for_input": "call awaiting input",
+            "slow_summary": "approve → slow summary in the turn",
+            "slow_compaction": "compact → slow summary",
             "past_compact_at": "fresh pod, small window → a run past compact_at",
         }
         text = parts[self.hold]
@@ -218,11 +219,16 @@ class StateFacts:
                     return source, event
         return None
 
+    def continues(self, state: str) -> bool:
+        """Whether a turn left in ``state`` can be continued there (it takes ``resume``)."""
+        row = self.by_key.get((state, "resume"))
+        return row is not None and row.allowed
+
     def interrupt_for_settle(self, round_state: str) -> tuple[str, str]:
         """The method that winds a round state down to ``paused``-like rest (``pause``).
 
         Prefers a winding state that settles where the turn can be continued (a rest state
-        other than ``idle`` and ``stopped`` when the table has one), so that the kit's own
+        that takes ``resume``, when the table has one), so that the kit's own
         interruption does not end the turn it is about to inspect.
         """
         options: list[tuple[str, str, str]] = []
@@ -232,7 +238,7 @@ class StateFacts:
                 options.append((event, row.target, self.settles_to(row.target)))
         if not options:
             raise ValueError(f"no method winds {round_state!r} down")
-        resumable = [o for o in options if o[2] not in ("idle", "stopped")]
+        resumable = [o for o in options if self.continues(o[2])]
         event, _, settle = (resumable or options)[0]
         return event, settle
 
@@ -348,19 +354,19 @@ def _setup(facts: StateFacts, row: TransitionRow) -> Setup:
     state = row.state
     stream, tools = facts.stream_state, facts.tools_state
     if state == facts.initial:
-        return Setup(hold="idle")
+        return Setup(hold="nothing")
     if state == stream:
-        return Setup(hold="requesting")
+        return Setup(hold="slow_stream")
     if state == tools:
-        return Setup(hold="executing_tools")
+        return Setup(hold="slow_tool")
     if state == facts.approval_state:
-        return Setup(hold="awaiting_approval")
+        return Setup(hold="call_for_approval")
     if state == facts.input_state:
-        return Setup(hold="awaiting_input")
+        return Setup(hold="call_for_input")
     if state == facts.summary_state:
-        return Setup(hold="summarizing")
+        return Setup(hold="slow_summary")
     if facts.is_compacting(state):
-        return Setup(hold="compacting")
+        return Setup(hold="slow_compaction")
     if facts.is_winding(state):
         # The slow tool gives the widest window: the pod must stop a process first.
         found = facts.method_into(state, [tools, stream])
@@ -372,7 +378,7 @@ def _setup(facts: StateFacts, row: TransitionRow) -> Setup:
     # the row's method follows in the same write), else by winding a turn down into it.
     found = facts.method_into(state, [facts.initial])
     if found is not None:
-        return Setup(hold="idle", method=found[1], pipelined=True)
+        return Setup(hold="nothing", method=found[1], pipelined=True)
     orphans = "close_orphans" in row.actions
     sources = [tools, stream] if orphans else [stream, tools]
     for source in sources:
@@ -388,7 +394,7 @@ def _setup(facts: StateFacts, row: TransitionRow) -> Setup:
 
 
 def _hold(source: str, stream: str) -> Hold:
-    return "requesting" if source == stream else "executing_tools"
+    return "slow_stream" if source == stream else "slow_tool"
 
 
 def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
@@ -485,7 +491,7 @@ def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
         close_orphans="close_orphans" in actions,
         interrupt_note="inject_interrupt_note" in actions,
         end_turn="end_turn" in actions,
-        same_request_again="resume_turn" in actions and setup.hold == "requesting",
+        same_request_again="resume_turn" in actions and setup.hold == "slow_stream",
         quiet=facts.is_rest(state) and not row.actions and target == state,
         input_refused=not row.allowed and row.event in text_methods,
         approval=approval,
@@ -625,7 +631,7 @@ def _from_paused(table: Sequence[TransitionRow], facts: StateFacts) -> list[Case
     cases: list[Case] = []
     for row in open_facts.rows:
         if row.state in compacting and row.kind == "method":
-            setup = Setup(hold="compacting", start="paused")
+            setup = Setup(hold="slow_compaction", start="paused")
             if row.event == REWIND:
                 cases.append(Case(row=row, setup=setup, expect=None, skip_reason=REWIND_SKIP))
                 continue

@@ -24,14 +24,12 @@ from mcp import types
 
 from orchestrator.adapters.mcp.forms import FormError
 from orchestrator.protocol import ElicitationRequestData
+from states.queries import TOOLS_RUN
 
 if TYPE_CHECKING:
     from orchestrator.runtime.controller import Controller
 
 log = logging.getLogger(__name__)
-
-ASKING_STATES = frozenset({"executing_tools", "awaiting_approval", "awaiting_input"})
-"""Where a pod's tools run: a request for input is put to a person only from there."""
 
 
 class InputDeclined(Exception):
@@ -83,7 +81,7 @@ class PodAsker:
         """Wait for a person's answer; raises InputDeclined when nobody is to be asked (the
         pod is not running a tool, or another request of this server waits)."""
         c = self.controller
-        if c.state_id not in ASKING_STATES:
+        if c.state_id not in TOOLS_RUN:  # a request for input is put to a person only there
             raise InputDeclined(f"it came while the pod was {c.state_id}, not running a tool")
         if server in self._waiting:
             turned = self._turned_away[server] = self._turned_away.get(server, 0) + 1
