@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from orchestrator.capabilities.permissions import ToolKind
 from orchestrator.core.documents import DocumentData
@@ -24,6 +24,12 @@ from orchestrator.errors import PodRuntimeError
 
 if TYPE_CHECKING:
     from orchestrator.adapters.scoped_fs import ScopedFS
+
+
+AcpKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+"""How an editor speaking ACP (the Agent Client Protocol) draws a call of a tool: its
+``ToolKind``. Not the permission kind: ``glob`` and ``grep`` are reads for permissions but
+``search`` for an editor."""
 
 
 @dataclass(frozen=True, slots=True)
