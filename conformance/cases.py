@@ -35,19 +35,20 @@ __all__ = [
 ]
 
 Hold = Literal[
-    "idle",
-    "requesting",
-    "executing_tools",
-    "awaiting_approval",
-    "awaiting_input",
-    "summarizing",
-    "compacting",
+    "nothing",
+    "slow_stream",
+    "slow_tool",
+    "call_for_approval",
+    "call_for_input",
+    "slow_summary",
+    "slow_compaction",
     "past_compact_at",
 ]
-"""What the kit itself holds the pod in before the row: nothing, a slow stream, a slow tool,
-a call waiting for approval, a call whose tool waits for the person's input, a slow summary
-request (inside a turn, or between turns), or a fresh pod with a small window about to pass
-its ``compact_at``."""
+"""What the kit itself does to hold the pod before the row: nothing, a slow stream, a slow
+tool, a call waiting for approval, a call whose tool waits for the person's input, a slow
+summary request inside a turn, a slow one between turns, or a fresh pod with a small window
+about to pass its ``compact_at``. These name the kit's stimuli, not states: which state each
+one holds the pod in is the table's to say (:class:`StateFacts`)."""
 
 Decision = Literal["approved", "denied", "withdrawn"]
 
@@ -63,7 +64,7 @@ class Setup:
     """How the kit drives a pod into a row's source state."""
 
     hold: Hold
-    """The stimulus: ``idle`` (nothing), ``requesting`` or ``executing_tools``."""
+    """The stimulus the kit applies (see :data:`Hold`)."""
     method: str | None = None
     """A method sent after the stimulus to reach the source state (e.g. ``pause``)."""
     pipelined: bool = False
@@ -79,13 +80,13 @@ class Setup:
     def describe(self) -> str:
         """One line for reports: ``slow tool → pause (pipelined)``."""
         parts = {
-            "idle": "idle",
-            "requesting": "slow stream",
-            "executing_tools": "slow tool",
-            "awaiting_approval": "call awaiting approval",
-            "awaiting_input": "call awaiting input",
-            "summarizing": "approve → slow summary in the turn",
-            "compacting": "compact → slow summary",
+            "nothing": "idle",
+            "slow_stream": "slow stream",
+            "slow_tool": "slow tool",
+            "call_for_approval": "call awaiting approval",
+            "call_for_input": "call awaiting input",
+            "slow_summary": "approve → slow summary in the turn",
+            "slow_compaction": "compact → slow summary",
             "past_compact_at": "fresh pod, small window → a run past compact_at",
         }
         text = parts[self.hold]
@@ -199,19 +200,19 @@ def _setup(facts: StateFacts, row: TransitionRow) -> Setup:
     state = row.state
     stream, tools = facts.stream_state, facts.tools_state
     if state == facts.initial:
-        return Setup(hold="idle")
+        return Setup(hold="nothing")
     if state == stream:
-        return Setup(hold="requesting")
+        return Setup(hold="slow_stream")
     if state == tools:
-        return Setup(hold="executing_tools")
+        return Setup(hold="slow_tool")
     if state == facts.approval_state:
-        return Setup(hold="awaiting_approval")
+        return Setup(hold="call_for_approval")
     if state == facts.input_state:
-        return Setup(hold="awaiting_input")
+        return Setup(hold="call_for_input")
     if state == facts.summary_state:
-        return Setup(hold="summarizing")
+        return Setup(hold="slow_summary")
     if facts.is_compacting(state):
-        return Setup(hold="compacting")
+        return Setup(hold="slow_compaction")
     if facts.is_winding(state):
         # The slow tool gives the widest window: the pod must stop a process first.
         found = facts.method_into(state, [tools, stream])
@@ -223,7 +224,7 @@ def _setup(facts: StateFacts, row: TransitionRow) -> Setup:
     # the row's method follows in the same write), else by winding a turn down into it.
     found = facts.method_into(state, [facts.initial])
     if found is not None:
-        return Setup(hold="idle", method=found[1], pipelined=True)
+        return Setup(hold="nothing", method=found[1], pipelined=True)
     orphans = "close_orphans" in row.actions
     sources = [tools, stream] if orphans else [stream, tools]
     for source in sources:
@@ -239,7 +240,7 @@ def _setup(facts: StateFacts, row: TransitionRow) -> Setup:
 
 
 def _hold(source: str, stream: str) -> Hold:
-    return "requesting" if source == stream else "executing_tools"
+    return "slow_stream" if source == stream else "slow_tool"
 
 
 def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
@@ -336,7 +337,7 @@ def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
         close_orphans="close_orphans" in actions,
         interrupt_note="inject_interrupt_note" in actions,
         end_turn="end_turn" in actions,
-        same_request_again="resume_turn" in actions and setup.hold == "requesting",
+        same_request_again="resume_turn" in actions and setup.hold == "slow_stream",
         quiet=facts.is_rest(state) and not row.actions and target == state,
         input_refused=not row.allowed and row.event in text_methods,
         approval=approval,
@@ -388,7 +389,7 @@ def _from_paused(table: Sequence[TransitionRow], facts: StateFacts) -> list[Case
     cases: list[Case] = []
     for row in open_facts.rows:
         if row.state in compacting and row.kind == "method":
-            setup = Setup(hold="compacting", start="paused")
+            setup = Setup(hold="slow_compaction", start="paused")
             if row.event == REWIND:
                 cases.append(Case(row=row, setup=setup, expect=None, skip_reason=REWIND_SKIP))
                 continue

@@ -281,7 +281,7 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
     if case.skip_reason is not None or case.expect is None or case.setup is None:
         return CaseResult.skipped(case, case.skip_reason or "not runnable")
     auto = case.setup.hold == "past_compact_at"
-    asks = case.setup.hold == "awaiting_input"
+    asks = case.setup.hold == "call_for_input"
     if asks and pool.offers_input is False:
         return CaseResult.skipped(case, NO_INPUT_TOOL)
     try:

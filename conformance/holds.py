@@ -18,6 +18,7 @@ from conformance.checks import Row
 from conformance.models import ModelSpec
 from conformance.recorder import Mismatch, Seen
 from conformance.tokens import count_input_tokens
+from states.queries import awaiting_approval, running_tools
 
 __all__ = [
     "NOTE_PREFIX",
@@ -50,25 +51,25 @@ async def _hold(row: Row) -> None:
     setup = row.case.setup
     assert setup is not None
     conn, stimuli = row.conn, row.pod.stimuli
-    if setup.hold == "idle":
+    if setup.hold == "nothing":
         return
-    if setup.hold == "compacting":
+    if setup.hold == "slow_compaction":
         await _hold_compacting(row)
         return
-    if setup.hold == "awaiting_input":
+    if setup.hold == "call_for_input":
         await _hold_input(row)
         return
-    if setup.hold in ("awaiting_approval", "summarizing"):
+    if setup.hold in ("call_for_approval", "slow_summary"):
         await _hold_approval(row)
-        if setup.hold == "summarizing":
+        if setup.hold == "slow_summary":
             await _hold_summary(row)
         return
-    kind = "slow-text" if setup.hold == "requesting" else "slow-tool"
+    kind = "slow-text" if setup.hold == "slow_stream" else "slow-tool"
     marker = stimuli.token(kind)
     mark = await conn.send(
         {"method": "run", "params": {"input": f"Conformance setup {marker}"}, "id": "kit-setup"}
     )
-    if setup.hold == "requesting":
+    if setup.hold == "slow_stream":
         await conn.wait_for(
             lambda e: e.event == "text_delta" or is_error(e),
             start=mark,
@@ -77,9 +78,7 @@ async def _hold(row: Row) -> None:
         )
     else:
         await conn.wait_for(
-            lambda e: (
-                (e.event == "status" and e.data.get("state") == "executing_tools") or is_error(e)
-            ),
+            lambda e: (e.event == "status" and running_tools(e.data.get("state"))) or is_error(e),
             start=mark,
             timeout=row.timeout,
             what="status state=executing_tools after the slow tool call (setup)",
@@ -103,7 +102,7 @@ async def _hold_approval(row: Row) -> None:
     raise_on_error(row, mark, "setup")
     row.approval_id = str(row.events[index].data.get("id", ""))
     await row.conn.wait_for(
-        lambda e: e.event == "status" and e.data.get("state") == "awaiting_approval",
+        lambda e: e.event == "status" and awaiting_approval(e.data.get("state")),
         start=mark,
         timeout=row.timeout,
         what="status state=awaiting_approval (setup)",
@@ -354,14 +353,14 @@ async def confirm_source(row: Row) -> None:
             f"setup ({setup.describe()}): expected the pod in {state!r}, "
             f"get_status says {seen.data.get('state')!r}"
         )
-    if setup.hold == "awaiting_approval":
+    if setup.hold == "call_for_approval":
         waiting = [a.get("id") for a in seen.data.get("approvals") or [] if isinstance(a, dict)]
         if waiting != [row.approval_id]:
             raise Mismatch(
                 f"setup ({setup.describe()}): get_status must list the waiting call "
                 f"{row.approval_id!r} in approvals, it lists {waiting}"
             )
-    if setup.hold == "awaiting_input":
+    if setup.hold == "call_for_input":
         asking = [a.get("id") for a in seen.data.get("elicitations") or [] if isinstance(a, dict)]
         if asking != [row.input_id]:
             raise Mismatch(

@@ -38,7 +38,7 @@ def mcp_cases(cases: Sequence[Case] | None = None) -> list[Case]:
     return [
         case
         for case in (build_cases() if cases is None else cases)
-        if case.setup is not None and case.setup.hold == "executing_tools"
+        if case.setup is not None and case.setup.hold == "slow_tool"
     ]
 
 

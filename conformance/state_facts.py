@@ -87,11 +87,16 @@ class StateFacts:
                     return source, event
         return None
 
+    def continues(self, state: str) -> bool:
+        """Whether a turn left in ``state`` can be continued there (it takes ``resume``)."""
+        row = self.by_key.get((state, "resume"))
+        return row is not None and row.allowed
+
     def interrupt_for_settle(self, round_state: str) -> tuple[str, str]:
         """The method that winds a round state down to ``paused``-like rest (``pause``).
 
         Prefers a winding state that settles where the turn can be continued (a rest state
-        other than ``idle`` and ``stopped`` when the table has one), so that the kit's own
+        that takes ``resume``, when the table has one), so that the kit's own
         interruption does not end the turn it is about to inspect.
         """
         options: list[tuple[str, str, str]] = []
@@ -101,7 +106,7 @@ class StateFacts:
                 options.append((event, row.target, self.settles_to(row.target)))
         if not options:
             raise ValueError(f"no method winds {round_state!r} down")
-        resumable = [o for o in options if o[2] not in ("idle", "stopped")]
+        resumable = [o for o in options if self.continues(o[2])]
         event, _, settle = (resumable or options)[0]
         return event, settle
 

@@ -35,6 +35,7 @@ from conformance.tree_checks import (
     wire_rerun_problems,
 )
 from conformance.tree_stimuli import TreeStimuli
+from states.queries import awaiting_approval, running_tools
 
 __all__ = ["NO_TASK_TOOL", "run_tree_case"]
 
@@ -186,7 +187,7 @@ async def _hold(run: TreeRun) -> bool:
     def held() -> bool:
         if case.hold == "child_running":
             views = _latest_children(conn.events[mark:])
-            busy = [v for v in views.values() if v.get("state") == "executing_tools"]
+            busy = [v for v in views.values() if running_tools(v.get("state"))]
             return len(busy) >= case.children
         asked = {str(e.data.get("id")) for e in conn.events[mark:] if e.event == "approval_request"}
         return len(asked) >= case.children
@@ -208,7 +209,7 @@ async def _hold(run: TreeRun) -> bool:
     if case.hold == "child_awaiting_approval":
         approvals = [a for a in status.data.get("approvals") or [] if isinstance(a, dict)]
         run.relayed = [str(a.get("id")) for a in approvals]
-        if status.data.get("state") != "awaiting_approval" or len(approvals) != case.children:
+        if not awaiting_approval(status.data.get("state")) or len(approvals) != case.children:
             raise Mismatch(
                 f"setup: with {case.children} children asking, the parent must be "
                 f"awaiting_approval listing them; it is {status.data.get('state')!r} with "

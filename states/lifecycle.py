@@ -27,6 +27,21 @@ from typing import Any, Final, Literal, Protocol
 
 from statemachine import State, StateMachine
 
+from states.vocabulary import METHOD_EVENTS, OUTCOME_EVENTS, REJECTION_CODES, ROUND_EVENTS
+
+__all__ = [
+    "METHOD_EVENTS",
+    "OUTCOME_EVENTS",
+    "PUBLIC_STATUS",
+    "REJECTION_CODES",
+    "ROUND_EVENTS",
+    "LifecycleModel",
+    "PodLifecycle",
+    "PublicStatus",
+    "leaf_state",
+    "public_status",
+]
+
 PublicStatus = Literal["idle", "running", "paused", "stopped"]
 
 PUBLIC_STATUS: Final[dict[str, PublicStatus]] = {
@@ -47,66 +62,6 @@ PUBLIC_STATUS: Final[dict[str, PublicStatus]] = {
     "stopped": "stopped",
 }
 """Maps every machine state to the coarse status clients see in the ``status`` event."""
-
-REJECTION_CODES: Final[dict[str, str]] = {
-    "run": "already_running",
-    "resume": "not_paused",
-    "pause": "not_running",
-    "cancel": "not_running",
-    "notify": "not_running",
-    "pod_event": "not_running",
-    "shutdown": "not_running",
-    "compact": "already_running",
-    "rewind": "already_running",
-    "approve": "not_awaiting_approval",
-    "deny": "not_awaiting_approval",
-    "answer_elicitation": "not_awaiting_input",
-}
-"""Protocol error code for a method the machine rejects in the current state."""
-
-METHOD_EVENTS: Final[tuple[str, ...]] = (
-    "run",
-    "notify",
-    "pod_event",
-    "resume",
-    "pause",
-    "cancel",
-    "shutdown",
-    "compact",
-    "rewind",
-    "approve",
-    "deny",
-    "answer_elicitation",
-)
-"""Events that correspond one-to-one to state-changing protocol methods."""
-
-OUTCOME_EVENTS: Final[tuple[str, ...]] = (
-    "turn_finished",
-    "turn_paused",
-    "turn_failed",
-    "turn_interrupted",
-    "compaction_done",
-    "compaction_failed",
-    "rewind_done",
-    "rewind_failed",
-)
-"""Events the runtime sends when its task ends: a turn task (one per way it can end), a
-compaction between turns (committed, or not: failed or interrupted), or a rewind (done, or
-refused before it changed anything)."""
-
-ROUND_EVENTS: Final[tuple[str, ...]] = (
-    "tools_started",
-    "round_done",
-    "compaction_started",
-    "compaction_committed",
-    "approval_needed",
-    "approval_settled",
-    "input_needed",
-    "input_settled",
-)
-"""Events the turn loop sends inside ``running``: around each round that runs tools, around
-a compaction between rounds, and while a call waits for a person (an approval, or input an
-MCP server asked for)."""
 
 
 class LifecycleModel(Protocol):

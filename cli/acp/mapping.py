@@ -18,6 +18,7 @@ from acp import schema
 
 from orchestrator.capabilities.tools.base import ToolError
 from orchestrator.capabilities.tools.files import apply_edit
+from orchestrator.capabilities.tools.registry import acp_kinds
 from orchestrator.core.history import (
     OMITTED_THINKING,
     REDACTED_THINKING,
@@ -44,17 +45,9 @@ SessionUpdate = (
     | schema.AvailableCommandsUpdate
 )
 
-TOOL_KINDS: dict[str, AcpToolKind] = {
-    "read_file": "read",
-    "memory_read": "read",
-    "glob": "search",
-    "grep": "search",
-    "knowledge_search": "search",
-    "write_file": "edit",
-    "edit_file": "edit",
-    "bash": "execute",
-}
-"""How an editor should draw each built-in tool; anything else is ``other``."""
+TOOL_KINDS: dict[str, AcpToolKind] = dict(acp_kinds())
+"""How an editor should draw each built-in tool, as each tool says (``acp_kind``); anything
+else is ``other``."""
 
 STOP_REASONS: dict[str, StopReason] = {
     "finished": "end_turn",

@@ -8,6 +8,7 @@ from cli.tui.entries import ALERT_GLYPHS, cut_end, tokens_k
 from cli.tui.keys import APPROVAL_KEYS
 from cli.tui.status_fit import StatusPart, fit_row, fit_status
 from orchestrator.protocol import ChildData, JobData, StatusData
+from states.queries import awaiting_approval, awaiting_input
 
 ALERT_TTL_S = 20.0
 """How long the status line shows the last alert; the conversation keeps every alert."""
@@ -80,9 +81,9 @@ class PodView:
             return "Connecting…" if self.status == "connecting" else "Disconnected"
         if self.status == "paused":
             return "Paused — Enter to resume, type to start new turn"
-        if self.state == "awaiting_approval":
+        if awaiting_approval(self.state):
             return f"Awaiting approval — {APPROVAL_KEYS}"
-        if self.state == "awaiting_input":
+        if awaiting_input(self.state):
             return "Awaiting input — see the card"
         return self.status.capitalize()
 
@@ -104,9 +105,9 @@ class PodView:
             return [label]
         if self.status == "paused":
             return [label, "Paused — Enter resumes", "Paused"]
-        if self.state == "awaiting_approval":
+        if awaiting_approval(self.state):
             return [label, "Approve? y · a · n", "Approve?"]
-        if self.state == "awaiting_input":
+        if awaiting_input(self.state):
             return [label, "Awaiting input"]
         return [label]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
@@ -15,6 +15,7 @@ from pydantic import (
 
 from orchestrator.core.segments import Segment, TextSegment, flatten_segments
 from orchestrator.errors import PodRuntimeError
+from states import METHOD_EVENTS
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 """A client line longer than this is refused with ``invalid_request`` and discarded."""
@@ -165,25 +166,25 @@ class KillJobParams(_Params):
     """The job's id (``j1``), as ``status.jobs`` lists it."""
 
 
-MethodName = Literal[
-    "run",
-    "notify",
-    "pod_event",
-    "resume",
-    "pause",
-    "cancel",
-    "shutdown",
+DIRECT_METHODS: Final[tuple[str, ...]] = (
     "get_history",
     "get_status",
     "complete_files",
-    "compact",
-    "approve",
-    "deny",
-    "answer_elicitation",
-    "rewind",
     "fork",
     "kill_job",
-]
+)
+"""Methods the pod answers itself, in any state, without asking its lifecycle machine."""
+
+METHOD_NAMES: Final[tuple[str, ...]] = (*METHOD_EVENTS, *DIRECT_METHODS)
+"""Every protocol method: the machine's events (:data:`states.METHOD_EVENTS`, accepted or
+refused by the machine), then the direct ones. :data:`PARAMS_BY_METHOD` holds the same
+names (a test checks), in the order the docs and the ``unknown method`` error list them."""
+
+if TYPE_CHECKING:
+    MethodName = str
+else:
+    MethodName = Literal[METHOD_NAMES]
+    """A protocol method's name (one of :data:`METHOD_NAMES`)."""
 
 PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "run": RunParams,

@@ -5,6 +5,11 @@ every other method is an event for the lifecycle machine, which accepts it (and 
 actions) or refuses it, and a refusal is answered with the protocol error code the machine
 names (:data:`states.REJECTION_CODES`). Methods are handled one at a time, synchronously, so
 no two ever interleave.
+
+:class:`Methods` dispatches by a table, one handler per method of
+:data:`orchestrator.protocol.requests.METHOD_NAMES`; a handler checks what only the runtime
+can (a duplicate run, a full note queue, an unknown call id, a rewind's target) and asks the
+machine's queries (:mod:`states.queries`) where it must know the state, never its names.
 """
 
 from __future__ import annotations
@@ -22,10 +27,15 @@ from orchestrator.core.history import SystemMessage
 from orchestrator.core.notes import NotesFull
 from orchestrator.core.rewind import RewindError, RewindPlan
 from orchestrator.protocol import (
+    AnswerElicitationParams,
+    CompactParams,
+    CompleteFilesParams,
     ErrorData,
     FileCompletionsData,
     ForkParams,
+    KillJobParams,
     RewindParams,
+    RunParams,
     encode_event,
 )
 from orchestrator.runtime.controller import Controller
@@ -33,11 +43,12 @@ from orchestrator.runtime.fork import fork_items, fork_workspace, write_fork
 from orchestrator.runtime.offload import off_loop
 from orchestrator.runtime.submit import run_segments
 from states import REJECTION_CODES
+from states.queries import REWIND_FROM, awaiting_approval, input_answerable
 
 Reply = Callable[[bytes], None]
 
-REWIND_FROM = ("idle", "paused")
-"""Where a rewind is checked before the machine sees it (elsewhere the machine refuses it)."""
+Handler = Callable[[str, Any, Any, Reply], None]
+"""A method's handler: its name, its parsed params, the request's id, where to reply."""
 
 
 def note_for(method: str, params: Any) -> SystemMessage:
@@ -57,85 +68,124 @@ class Methods:
         self.controller = controller
         self._aside_tasks: set[asyncio.Task[None]] = set()
         """Slow replies (rewind previews, forks) being worked out."""
+        self.handlers: dict[str, Handler] = {
+            "run": self._run,
+            "notify": self._note,
+            "pod_event": self._note,
+            "resume": self._plain,
+            "pause": self._plain,
+            "cancel": self._plain,
+            "shutdown": self._plain,
+            "compact": self._compact,
+            "rewind": self._rewind,
+            "approve": self._approve_or_deny,
+            "deny": self._approve_or_deny,
+            "answer_elicitation": self._answer_elicitation,
+            "get_history": self._get_history,
+            "get_status": self._get_status,
+            "complete_files": self._complete_files,
+            "fork": self._fork,
+            "kill_job": self._kill_job,
+        }
+        """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
     def handle(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
         """Handle one method; direct replies and refusals go to ``reply`` only."""
-        c = self.controller
-        if method == "get_status":
-            # The pod as it is now (a client may be asking about a transient state), told
-            # after the records committed before it, as broadcasts are.
-            line = encode_event("status", c.status_data(request_id))
-            c.transcript.after_writes(lambda: reply(line))
-        elif method == "get_history":
-            c.transcript.after_writes(lambda: reply(self.history_line(request_id)))
-        elif method == "complete_files":
-            candidates = c.fs.complete(params.prefix, limit=params.limit)
-            data = FileCompletionsData(prefix=params.prefix, candidates=candidates, id=request_id)
-            reply(encode_event("file_completions", data))
-        elif method == "run":
-            if params.request_id is not None:
-                turn = c.request_turn(params.request_id)
-                if turn is not None:
-                    message = f"run {params.request_id} was committed already (turn {turn}); not run again"
-                    reply(
-                        encode_event(
-                            "error", ErrorData(code="duplicate", message=message, id=request_id)
-                        )
-                    )
-                    return
-            segments = run_segments(params.segments, exists=c.fs.exists)
-            self._event(
-                "run", reply, request_id, segments=segments, client_request_id=params.request_id
-            )
-        elif method in ("notify", "pod_event"):
-            note = note_for(method, params)
-            try:
-                c.notes.check(note)
-            except NotesFull as exc:
-                error = ErrorData(code="queue_full", message=str(exc), id=request_id)
-                reply(encode_event("error", error))
-                return
-            self._event(method, reply, request_id, note=note)
-        elif method == "compact":
-            self._event("compact", reply, request_id, focus=params.focus)
-        elif method == "rewind":
-            self._rewind(params, request_id, reply)
-        elif method == "fork":
-            self._fork(params, request_id, reply)
-        elif method == "kill_job":
-            self._kill_job(params.id, request_id, reply)
-        elif method in ("approve", "deny"):
-            if c.state_id == "awaiting_approval" and not c.approvals.waiting_for(params.id):
-                error = ErrorData(
-                    code="invalid_request", message=c.approvals.unknown(params.id), id=request_id
-                )
-                reply(encode_event("error", error))
-                return
-            extra = (
-                {"scope": params.scope}
-                if method == "approve"
-                else {"message": params.message, "asked": params.asked}
-            )
-            self._event(method, reply, request_id, call_id=params.id, **extra)
-        elif method == "answer_elicitation":
-            if c.state_id in ("awaiting_input", "awaiting_approval") and c.input_waiting():
-                why = c.elicitations.check(params.id, params.action, params.content)
-                if why is not None:
-                    error = ErrorData(code="invalid_request", message=why, id=request_id)
-                    reply(encode_event("error", error))
-                    return
-            self._event(
-                method,
-                reply,
-                request_id,
-                input_id=params.id,
-                action=params.action,
-                content=params.content,
-            )
-        else:
-            self._event(method, reply, request_id)
+        self.handlers[method](method, params, request_id, reply)
 
-    def _rewind(self, params: RewindParams, request_id: Any, reply: Reply) -> None:
+    # -- direct methods: answered from the pod's state, in any state --------------------------
+
+    def _get_status(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        # The pod as it is now (a client may be asking about a transient state), told after
+        # the records committed before it, as broadcasts are.
+        c = self.controller
+        line = encode_event("status", c.status_data(request_id))
+        c.transcript.after_writes(lambda: reply(line))
+
+    def _get_history(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        self.controller.transcript.after_writes(lambda: reply(self.history_line(request_id)))
+
+    def _complete_files(
+        self, method: str, params: CompleteFilesParams, request_id: Any, reply: Reply
+    ) -> None:
+        candidates = self.controller.fs.complete(params.prefix, limit=params.limit)
+        data = FileCompletionsData(prefix=params.prefix, candidates=candidates, id=request_id)
+        reply(encode_event("file_completions", data))
+
+    # -- machine events: checked here where the machine cannot, then sent to it ---------------
+
+    def _plain(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        """A method that is the machine's event and nothing more (``resume``, ``pause``…)."""
+        self._event(method, reply, request_id)
+
+    def _run(self, method: str, params: RunParams, request_id: Any, reply: Reply) -> None:
+        c = self.controller
+        if params.request_id is not None:
+            turn = c.request_turn(params.request_id)
+            if turn is not None:
+                message = (
+                    f"run {params.request_id} was committed already (turn {turn}); not run again"
+                )
+                reply(
+                    encode_event(
+                        "error", ErrorData(code="duplicate", message=message, id=request_id)
+                    )
+                )
+                return
+        segments = run_segments(params.segments, exists=c.fs.exists)
+        self._event(
+            "run", reply, request_id, segments=segments, client_request_id=params.request_id
+        )
+
+    def _note(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        """``notify`` and ``pod_event``: a note for the model, refused when the queue is full."""
+        note = note_for(method, params)
+        try:
+            self.controller.notes.check(note)
+        except NotesFull as exc:
+            error = ErrorData(code="queue_full", message=str(exc), id=request_id)
+            reply(encode_event("error", error))
+            return
+        self._event(method, reply, request_id, note=note)
+
+    def _compact(self, method: str, params: CompactParams, request_id: Any, reply: Reply) -> None:
+        self._event("compact", reply, request_id, focus=params.focus)
+
+    def _approve_or_deny(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        c = self.controller
+        if awaiting_approval(c.state_id) and not c.approvals.waiting_for(params.id):
+            error = ErrorData(
+                code="invalid_request", message=c.approvals.unknown(params.id), id=request_id
+            )
+            reply(encode_event("error", error))
+            return
+        extra = (
+            {"scope": params.scope}
+            if method == "approve"
+            else {"message": params.message, "asked": params.asked}
+        )
+        self._event(method, reply, request_id, call_id=params.id, **extra)
+
+    def _answer_elicitation(
+        self, method: str, params: AnswerElicitationParams, request_id: Any, reply: Reply
+    ) -> None:
+        c = self.controller
+        if input_answerable(c.state_id) and c.input_waiting():
+            why = c.elicitations.check(params.id, params.action, params.content)
+            if why is not None:
+                error = ErrorData(code="invalid_request", message=why, id=request_id)
+                reply(encode_event("error", error))
+                return
+        self._event(
+            method,
+            reply,
+            request_id,
+            input_id=params.id,
+            action=params.action,
+            content=params.content,
+        )
+
+    def _rewind(self, method: str, params: RewindParams, request_id: Any, reply: Reply) -> None:
         """Check the rewind now (a bad seq changes nothing, a paused turn stays open), then
         preview it or hand it to the machine."""
         c = self.controller
@@ -165,7 +215,7 @@ class Methods:
             return
         reply(encode_event("rewind_preview", data.model_copy(update={"id": request_id})))
 
-    def _fork(self, params: ForkParams, request_id: Any, reply: Reply) -> None:
+    def _fork(self, method: str, params: ForkParams, request_id: Any, reply: Reply) -> None:
         """Check the fork now; write it on a worker thread (a long session is thousands of
         synced lines, which must not hold the event loop)."""
         c = self.controller
@@ -196,9 +246,10 @@ class Methods:
             return
         reply(encode_event("forked", forked.model_copy(update={"id": request_id})))
 
-    def _kill_job(self, job_id: str, request_id: Any, reply: Reply) -> None:
+    def _kill_job(self, method: str, params: KillJobParams, request_id: Any, reply: Reply) -> None:
         """End a background job (in any state: jobs belong to the pod, not the turn); the
         reply is the status once it has ended."""
+        job_id = params.id
         jobs = self.controller.jobs
         if jobs is None:
             self._refuse(reply, request_id, "this pod runs no background jobs")

@@ -1,5 +1,9 @@
 """What ``get_status`` says about the context window and the session's cost, and the same in
-words for people (pure)."""
+words for people (pure).
+
+:class:`StatusBoard` reads the pod through :class:`StatusSource`, the few things a status
+names (the controller is one); it never imports the controller, which builds a board.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +17,23 @@ from orchestrator.config.model import PodConfig
 from orchestrator.core.usage import TokenUsage
 from orchestrator.protocol import ContextData, HookData, StatusData
 from orchestrator.runtime.context import ContextSize
+from orchestrator.runtime.status_source import StatusSource
 from states import PublicStatus, leaf_state, public_status
 
 if TYPE_CHECKING:
     from orchestrator.adapters.mcp.servers import McpServers
     from orchestrator.capabilities.subpods.children import Children
-    from orchestrator.runtime.controller import Controller
+
+__all__ = [
+    "StatusBoard",
+    "StatusSource",
+    "context_data",
+    "hook_data",
+    "job_lines",
+    "sandbox_summary",
+    "session_cost",
+    "status_text",
+]
 
 
 def context_data(size: ContextSize) -> ContextData:
@@ -102,7 +117,7 @@ def status_text(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def sandbox_summary(c: Controller) -> str:
+def sandbox_summary(c: StatusSource) -> str:
     """Where ``bash`` commands run, in words (``pod status`` shows it beside thinking)."""
     from orchestrator.capabilities.tools.bash import BashTool
 
@@ -152,7 +167,7 @@ class StatusBoard:
     """What ``status`` says, and when it is said: a machine listener that broadcasts the
     status whenever the pod comes to a new leaf state whose public status or name differs."""
 
-    def __init__(self, controller: Controller) -> None:
+    def __init__(self, controller: StatusSource) -> None:
         self.controller = controller
         self.active = False
         """Off while the machine enters its initial state (the controller is being built)."""

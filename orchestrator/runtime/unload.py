@@ -12,6 +12,10 @@ in memory either goes into the session file or keeps the pod loaded.
   of that session (``build_pod``) puts it all back. "Always" answers need nothing here: each
   is recorded in the session when it is given (a ``grant`` record).
 
+Both read the pod through :class:`Unloadable`, the few things they need of its controller;
+which states a pod may be unloaded in, and why the others keep it loaded, is the machine's
+to say (:data:`states.queries.UNLOADABLE`, :data:`states.queries.BUSY`).
+
 Errors::
 
     PodRuntimeError
@@ -20,27 +24,106 @@ Errors::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sized
+from typing import Protocol
 
 from orchestrator.adapters.session import SessionWriteError, UnloadRecord
 from orchestrator.errors import PodRuntimeError
+from states.queries import busy_reason
 
-if TYPE_CHECKING:
-    from orchestrator.runtime.controller import Controller
+__all__ = [
+    "UnloadBlocked",
+    "Unloadable",
+    "unload_blockers",
+    "unload_session",
+]
 
-UNLOADABLE_STATES = frozenset({"idle", "paused"})
-"""Machine states a pod may be unloaded in: no task runs, and a load starts it the same."""
 
-_BUSY: dict[str, str] = {
-    "awaiting_approval": "a turn is waiting for an approval",
-    "pausing": "a turn is pausing",
-    "cancelling": "a turn is being cancelled",
-    "stopping": "the pod is stopping",
-    "stopped": "the pod has stopped",
-    "compacting": "a compaction is running",
-    "rewinding": "a rewind is running",
-}
-"""How a busy state reads in a reason; the others are a running turn."""
+class _Task(Protocol):
+    @property
+    def alive(self) -> bool:
+        """Whether a task runs, or ended without its outcome reported yet."""
+        ...
+
+
+class _Approvals(Protocol):
+    def pending(self) -> Sized:
+        """The calls waiting for an answer."""
+        ...
+
+
+class _Transcript(Protocol):
+    @property
+    def waiting(self) -> int:
+        """How many records wait for the disk."""
+        ...
+
+    def record(self, record: UnloadRecord) -> None:
+        """Write one record to the session file, synced."""
+        ...
+
+    def close(self) -> None:
+        """Close the session file and release its lock."""
+        ...
+
+
+class _Jobs(Protocol):
+    def running(self) -> Sized:
+        """The background jobs still running."""
+        ...
+
+    def unrecorded(self) -> int:
+        """How many jobs' ends are not on disk yet."""
+        ...
+
+
+class _Children(Protocol):
+    @property
+    def live(self) -> Sized:
+        """The child pods of ``task`` calls still alive."""
+        ...
+
+
+class Unloadable(Protocol):
+    """What an unload reads of a pod (its controller), and the two things it asks of it."""
+
+    @property
+    def state_id(self) -> str:
+        """The machine's leaf state."""
+        ...
+
+    @property
+    def task(self) -> _Task:
+        """The pod's turn, compaction or rewind task."""
+        ...
+
+    @property
+    def approvals(self) -> _Approvals:
+        """Calls waiting for a person's approval."""
+        ...
+
+    @property
+    def transcript(self) -> _Transcript:
+        """The session file's writer."""
+        ...
+
+    @property
+    def jobs(self) -> _Jobs | None:
+        """The pod's background jobs (None: it runs none)."""
+        ...
+
+    @property
+    def subpods(self) -> _Children | None:
+        """The child pods of ``task`` calls (None: the pod offers no ``task``)."""
+        ...
+
+    def unfinished_work(self) -> list[str]:
+        """The pod's own work outside any task that is not done yet, one reason each."""
+        ...
+
+    def held(self) -> UnloadRecord:
+        """What lives only in memory and must go into the session file."""
+        ...
 
 
 class UnloadBlocked(PodRuntimeError):
@@ -51,16 +134,16 @@ class UnloadBlocked(PodRuntimeError):
         self.reasons = reasons
 
 
-def unload_blockers(controller: Controller) -> list[str]:
+def unload_blockers(controller: Unloadable) -> list[str]:
     """Why the pod cannot be unloaded now, one human reason each; empty when it can.
 
     Pure: it reads the pod and changes nothing. Whether a client is attached, or has been
     lately, is the host's to add.
     """
     reasons: list[str] = []
-    state = controller.state_id
-    if state not in UNLOADABLE_STATES:
-        reasons.append(_BUSY.get(state, "a turn is running"))
+    busy = busy_reason(controller.state_id)
+    if busy is not None:
+        reasons.append(busy)
     elif controller.task.alive:
         reasons.append("a task is still ending")
     approvals = len(controller.approvals.pending())
@@ -85,7 +168,7 @@ def unload_blockers(controller: Controller) -> list[str]:
     return reasons
 
 
-def unload_session(controller: Controller) -> UnloadRecord:
+def unload_session(controller: Unloadable) -> UnloadRecord:
     """Record what the pod holds only in memory, then close its session file (releasing the
     lock) without a ``shutdown``; returns what was recorded.
 

@@ -97,7 +97,7 @@ def test_setups_reach_each_state_the_table_way() -> None:
     )
     paused_run, paused_resume = setups["paused-run"], setups["paused-resume"]
     assert paused_run is not None and paused_run.orphans_wanted
-    assert paused_resume is not None and paused_resume.hold == "requesting"
+    assert paused_resume is not None and paused_resume.hold == "slow_stream"
 
 
 def test_run_and_turn_ends_come_from_the_ends_column() -> None:
@@ -141,9 +141,9 @@ def test_new_states_are_held_by_the_kit_and_resolve_approvals() -> None:
         for state in ("awaiting_approval", "summarizing", "compacting")
     }
     assert {s: h.hold if h else None for s, h in holds.items()} == {
-        "awaiting_approval": "awaiting_approval",
-        "summarizing": "summarizing",
-        "compacting": "compacting",
+        "awaiting_approval": "call_for_approval",
+        "summarizing": "slow_summary",
+        "compacting": "slow_compaction",
     }
     decisions = {
         event: cases[f"awaiting_approval-{event}"].expect
@@ -171,7 +171,7 @@ def test_a_wait_for_input_is_held_by_the_kit_and_ends_as_the_row_says() -> None:
     assert facts.input_state == "awaiting_input"
     events = ("answer_elicitation", "pause", "cancel", "shutdown", "run", "approve", "notify")
     expects = {e: cases[f"awaiting_input-{e}"].expect for e in events}
-    assert all(cases[f"awaiting_input-{e}"].setup == Setup(hold="awaiting_input") for e in events)
+    assert all(cases[f"awaiting_input-{e}"].setup == Setup(hold="call_for_input") for e in events)
     assert {e: x.elicitation if x else None for e, x in expects.items()} == {
         "answer_elicitation": "accept",
         "pause": "withdrawn",

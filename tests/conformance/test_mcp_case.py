@@ -16,7 +16,7 @@ from tests.conformance.test_kit_against_our_pod import OUR_POD
 def test_the_case_selects_the_running_tool_rows() -> None:
     cases = mcp_cases()
     assert cases
-    assert {c.setup.hold for c in cases if c.setup is not None} == {"executing_tools"}
+    assert {c.setup.hold for c in cases if c.setup is not None} == {"slow_tool"}
     assert {c.row.state for c in cases} >= {"executing_tools"}
 
 

@@ -531,3 +531,16 @@ def test_protocol_schema_covers_everything_and_is_json() -> None:
     assert set(schema["events"]) == set(EVENT_DATA)
     assert set(schema["request"]["properties"]["method"]["enum"]) == set(PARAMS_BY_METHOD)
     assert "json" in schema["events"]["tool_call_args_delta"]["properties"]
+
+
+def test_method_names_are_the_machines_events_and_the_direct_methods() -> None:
+    from typing import get_args
+
+    from orchestrator.protocol.requests import DIRECT_METHODS, METHOD_NAMES, MethodName
+    from states import METHOD_EVENTS
+
+    assert (*METHOD_EVENTS, *DIRECT_METHODS) == METHOD_NAMES
+    assert not set(METHOD_EVENTS) & set(DIRECT_METHODS)
+    assert get_args(MethodName) == METHOD_NAMES
+    assert set(PARAMS_BY_METHOD) == set(METHOD_NAMES)
+    assert len(PARAMS_BY_METHOD) == len(METHOD_NAMES)

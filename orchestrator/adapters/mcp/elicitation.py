@@ -29,9 +29,9 @@ from mcp import types
 
 from orchestrator.adapters.mcp.forms import FormError
 from orchestrator.protocol import ElicitationRequestData
+from states.queries import TOOLS_RUN
 
 __all__ = [
-    "ASKING_STATES",
     "InputAnswerLike",
     "InputDeclined",
     "InputDesk",
@@ -86,10 +86,6 @@ class InputHost(Protocol):
         ...
 
 
-ASKING_STATES = frozenset({"executing_tools", "awaiting_approval", "awaiting_input"})
-"""Where a pod's tools run: a request for input is put to a person only from there."""
-
-
 class InputDeclined(Exception):
     """Why a request for input is declined without asking anyone, in words for the server."""
 
@@ -139,7 +135,7 @@ class PodAsker:
         """Wait for a person's answer; raises InputDeclined when nobody is to be asked (the
         pod is not running a tool, or another request of this server waits)."""
         c = self.pod
-        if c.state_id not in ASKING_STATES:
+        if c.state_id not in TOOLS_RUN:  # a request for input is put to a person only there
             raise InputDeclined(f"it came while the pod was {c.state_id}, not running a tool")
         if server in self._waiting:
             turned = self._turned_away[server] = self._turned_away.get(server, 0) + 1

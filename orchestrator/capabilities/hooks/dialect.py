@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -50,27 +51,47 @@ def _seconds(value: Any, workspace: Path) -> Any:
 _PATH = _Field("path", "file_path", _absolute, _relative)
 _DIR = _Field("path", "path", _absolute, _relative)
 
-TOOLS: dict[str, tuple[str, tuple[_Field, ...]]] = {
-    "bash": (
-        "Bash",
-        (
-            _Field("timeout_s", "timeout", _ms, _seconds),
-            _Field("background", "run_in_background"),
-        ),
+FIELDS: dict[str, tuple[_Field, ...]] = {
+    "Bash": (
+        _Field("timeout_s", "timeout", _ms, _seconds),
+        _Field("background", "run_in_background"),
     ),
-    "read_file": ("Read", (_PATH,)),
-    "write_file": ("Write", (_PATH,)),
-    "edit_file": ("Edit", (_PATH,)),
-    "glob": ("Glob", (_DIR,)),
-    "grep": ("Grep", (_DIR, _Field("case_insensitive", "-i"))),
-    "task": ("Task", (_Field("name", "description"), _Field("agent", "subagent_type"))),
+    "Read": (_PATH,),
+    "Write": (_PATH,),
+    "Edit": (_PATH,),
+    "Glob": (_DIR,),
+    "Grep": (_DIR, _Field("case_insensitive", "-i")),
+    "Task": (_Field("name", "description"), _Field("agent", "subagent_type")),
 }
-"""Pod tool → (Claude Code tool, the input fields whose names or units differ)."""
+"""Claude Code tool -> the input fields whose names or units differ from the pod tool that
+stands for it. Which pod tool that is, each tool says itself (``claude_code_name``)."""
+
+
+def _claude_code_names() -> dict[str, str]:
+    # Imported on first use: the tools import the config, which imports the hooks' config,
+    # and a config (or ``pod --help``) must not load every tool to read a hook table.
+    from orchestrator.capabilities.tools.registry import claude_code_names
+
+    return claude_code_names()
+
+
+@cache
+def tools() -> dict[str, tuple[str, tuple[_Field, ...]]]:
+    """Pod tool -> (its Claude Code tool, the input fields whose names or units differ),
+    gathered from the tools' own ``claude_code_name``."""
+    return {tool: (claude, FIELDS.get(claude, ())) for tool, claude in _claude_code_names().items()}
+
+
+def __getattr__(name: str) -> Any:
+    # ``TOOLS`` is gathered when first asked for, like :func:`tools`.
+    if name == "TOOLS":
+        return tools()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def claude_name(tool: str) -> str:
     """The name a Claude Code hook knows this tool by (the tool's own name when none)."""
-    return TOOLS[tool][0] if tool in TOOLS else tool
+    return _claude_code_names().get(tool, tool)
 
 
 def to_claude(tool: str, arguments: Mapping[str, Any], workspace: Path) -> dict[str, Any]:
@@ -86,9 +107,10 @@ def from_claude(tool: str, arguments: Mapping[str, Any], workspace: Path) -> dic
 def _renamed(
     tool: str, arguments: Mapping[str, Any], workspace: Path, *, outward: bool
 ) -> dict[str, Any]:
-    if tool not in TOOLS:
+    table = tools()
+    if tool not in table:
         return dict(arguments)
-    fields = {(f.pod if outward else f.claude): f for f in TOOLS[tool][1]}
+    fields = {(f.pod if outward else f.claude): f for f in table[tool][1]}
     renamed: dict[str, Any] = {}
     for key, value in arguments.items():
         field = fields.get(key)

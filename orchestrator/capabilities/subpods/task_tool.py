@@ -40,6 +40,8 @@ class TaskTool(TypedTool[TaskArgs]):
     """Run a task in a child pod and return its answer and what it did."""
 
     name = "task"
+    claude_code_name = "Task"
+    acp_kind = "other"
     side_effects = True
     """The child may change the workspace: the round is checkpointed first."""
     kind = "read"

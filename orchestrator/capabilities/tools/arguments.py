@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
-from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
+from orchestrator.capabilities.tools.base import AcpKind, ToolContext, ToolError, ToolOutput
 
 A = TypeVar("A", bound="ToolArgs")
 
@@ -204,6 +204,13 @@ class TypedTool(Generic[A]):
     description: str
     side_effects: bool
     args_model: type[A]
+    claude_code_name: ClassVar[str | None]
+    """The Claude Code tool this one stands for (``Bash``, ``Read``…): hooks written for
+    Claude Code match and read a call of it under that name (:mod:`~orchestrator.capabilities.hooks.dialect`);
+    None: hooks see the tool under its own name. Every built-in tool says, even when None."""
+    acp_kind: ClassVar[AcpKind]
+    """How an ACP editor draws a call of it (:data:`~orchestrator.capabilities.tools.base.AcpKind`);
+    every built-in tool says, even when ``other``."""
 
     def __init__(self, *, schema_overrides: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.input_schema: dict[str, Any] = shared_schema(self.args_model, schema_overrides)

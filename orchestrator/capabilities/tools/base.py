@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from orchestrator.capabilities.permissions import ToolKind
 from orchestrator.core.tool_output import ToolOutput
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 # ToolOutput lives in orchestrator.core.tool_output (the pure shaping of results works on it);
 # it is re-exported here because it is part of the contract every tool implements.
 __all__ = [
+    "AcpKind",
     "ClosableTool",
     "PartialOutput",
     "Tool",
@@ -36,6 +37,11 @@ __all__ = [
     "resumable",
     "tool_kind",
 ]
+
+AcpKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+"""How an editor speaking ACP (the Agent Client Protocol) draws a call of a tool: its
+``ToolKind``. Not the permission kind: ``glob`` and ``grep`` are reads for permissions but
+``search`` for an editor."""
 
 
 class ToolError(PodRuntimeError):

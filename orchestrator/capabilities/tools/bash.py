@@ -120,6 +120,8 @@ class BashTool(TypedTool[BashArgs]):
     """Run a shell command with a timeout; the whole process group is killed on stop."""
 
     name = "bash"
+    claude_code_name = "Bash"
+    acp_kind = "execute"
     side_effects = True
     kind = "execute"
     description = (

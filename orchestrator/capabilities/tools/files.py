@@ -145,6 +145,8 @@ class ReadFileTool(TypedTool[ReadFileArgs]):
     """Read a text file as numbered lines, whole, by range, or as head and tail when huge."""
 
     name = "read_file"
+    claude_code_name = "Read"
+    acp_kind = "read"
     side_effects = False
     kind = "read"
     description = (
@@ -189,6 +191,8 @@ class WriteFileTool(TypedTool[WriteFileArgs]):
     """Create or overwrite a text file (parent directories are created inside scope)."""
 
     name = "write_file"
+    claude_code_name = "Write"
+    acp_kind = "edit"
     side_effects = True
     kind = "edit"
     description = (
@@ -238,6 +242,8 @@ class EditFileTool(TypedTool[EditFileArgs]):
     """Replace an exact string in a file; it must occur once unless ``replace_all``."""
 
     name = "edit_file"
+    claude_code_name = "Edit"
+    acp_kind = "edit"
     side_effects = True
     kind = "edit"
     description = (

@@ -97,6 +97,8 @@ class JobOutputTool(TypedTool[JobOutputArgs]):
     """Read a background job's output from a byte offset."""
 
     name = "job_output"
+    claude_code_name = None
+    acp_kind = "other"
     side_effects = False
     kind = "read"
     description = (
@@ -123,6 +125,8 @@ class JobWaitTool(TypedTool[JobWaitArgs]):
     """Wait for a background job to end, or a while."""
 
     name = "job_wait"
+    claude_code_name = None
+    acp_kind = "other"
     side_effects = False
     kind = "read"
     description = (
@@ -162,6 +166,8 @@ class JobKillTool(TypedTool[JobKillArgs]):
     """End a background job and everything it started."""
 
     name = "job_kill"
+    claude_code_name = None
+    acp_kind = "other"
     side_effects = False
     kind = "edit"
     description = (

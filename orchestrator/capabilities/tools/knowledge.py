@@ -46,6 +46,8 @@ class KnowledgeSearchTool(TypedTool[KnowledgeSearchArgs]):
     """Find knowledge records by case-insensitive terms over slug, description and body."""
 
     name = "knowledge_search"
+    claude_code_name = None
+    acp_kind = "search"
     side_effects = False
     kind = "read"
     description = (
@@ -89,6 +91,8 @@ class MemoryReadTool(TypedTool[MemoryReadArgs]):
     """Read the full body of one knowledge record by slug."""
 
     name = "memory_read"
+    claude_code_name = None
+    acp_kind = "read"
     side_effects = False
     kind = "read"
     description = (

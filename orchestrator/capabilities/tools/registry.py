@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.capabilities.permissions import pod_policy
-from orchestrator.capabilities.tools.base import Tool, tool_kind
+from orchestrator.capabilities.tools.arguments import TypedTool
+from orchestrator.capabilities.tools.base import AcpKind, Tool, tool_kind
 from orchestrator.capabilities.tools.bash import BashTool
 from orchestrator.capabilities.tools.files import EditFileTool, ReadFileTool, WriteFileTool
 from orchestrator.capabilities.tools.search import GlobTool, GrepTool
@@ -122,3 +124,53 @@ def job_tools(config: PodConfig, jobs: Jobs) -> list[Tool]:
         ),
         JobKillTool(jobs, max_bytes=config.content_cap(JobKillTool.name)),
     ]
+
+
+# -- the built-in tools' own metadata, gathered ---------------------------------------------
+
+
+@cache
+def builtin_tools() -> tuple[type[TypedTool[Any]], ...]:
+    """Every built-in tool's class: the list a new tool joins, beside its own module.
+
+    Each class says what it is called in Claude Code's hooks (``claude_code_name``) and how
+    an ACP editor draws it (``acp_kind``); :func:`claude_code_names` and :func:`acp_kinds`
+    gather them for the hook dialect and the ACP mapping, so neither keeps a table of tools.
+    """
+    # Imported on first use: the job and task tools import packages (jobs, subpods) that
+    # import this one, and the hook dialect asks only when a hook runs, so loading a config
+    # (which loads the hooks) does not load every tool.
+    from orchestrator.capabilities.subpods.task_tool import TaskTool
+    from orchestrator.capabilities.tools.jobs import JobKillTool, JobOutputTool, JobWaitTool
+    from orchestrator.capabilities.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
+
+    return (
+        ReadFileTool,
+        WriteFileTool,
+        EditFileTool,
+        GlobTool,
+        GrepTool,
+        BashTool,
+        JobOutputTool,
+        JobWaitTool,
+        JobKillTool,
+        KnowledgeSearchTool,
+        MemoryReadTool,
+        TaskTool,
+    )
+
+
+@cache
+def claude_code_names() -> dict[str, str]:
+    """Built-in tool name -> the Claude Code tool it stands for, for those that have one."""
+    return {
+        tool.name: tool.claude_code_name
+        for tool in builtin_tools()
+        if tool.claude_code_name is not None
+    }
+
+
+@cache
+def acp_kinds() -> dict[str, AcpKind]:
+    """Built-in tool name -> how an ACP editor draws it, for those that are not ``other``."""
+    return {tool.name: tool.acp_kind for tool in builtin_tools() if tool.acp_kind != "other"}

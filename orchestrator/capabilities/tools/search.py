@@ -167,6 +167,8 @@ class GlobTool(TypedTool[GlobArgs]):
     """Find paths matching a glob pattern, sorted; hidden and ``.gitignore``-d entries skipped."""
 
     name = "glob"
+    claude_code_name = "Glob"
+    acp_kind = "search"
     side_effects = False
     kind = "read"
     description = (
@@ -240,6 +242,8 @@ class GrepTool(TypedTool[GrepArgs]):
     """Search file contents for a regular expression, line by line."""
 
     name = "grep"
+    claude_code_name = "Grep"
+    acp_kind = "search"
     side_effects = False
     kind = "read"
     description = (
