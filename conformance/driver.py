@@ -39,6 +39,7 @@ from conformance.report import CaseResult, WireTally
 from conformance.tokens import count_input_tokens
 from conformance.tree_cases import TreeCase
 from conformance.tree_driver import run_tree_case
+from orchestrator.errors import SetupError
 
 __all__ = [
     "DEFAULT_APPROVAL_TOOL",
@@ -57,7 +58,7 @@ _NO_INPUT_TOOL = (
 _NOTE_PREFIX = "kit-note"
 
 
-class InputToolMissing(Exception):
+class InputToolMissing(SetupError):
     """The pod does not offer its model the kit's input tool: the row cannot be held."""
 
 

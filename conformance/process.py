@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.fake_api import FakeAnthropic, Reply, Step, ToolCall
+from orchestrator.errors import SetupError
 
 __all__ = [
     "DEFAULT_APPROVAL_TOOL",
@@ -68,7 +69,7 @@ _SLOW_CHUNK = 4
 _SLOW_DELAY_S = 0.04  # about six seconds of streaming: a wide window, cut short by the kit
 
 
-class PodStartError(Exception):
+class PodStartError(SetupError):
     """The pod under test did not start listening on its socket."""
 
 

@@ -18,11 +18,12 @@ import stat
 from pathlib import Path
 
 from orchestrator.adapters.scoped_fs.errors import kind_of
+from orchestrator.errors import PodRuntimeError
 
 READ_CHUNK = 1 << 20
 
 
-class NotARegularFile(OSError):
+class NotARegularFile(PodRuntimeError, OSError):
     """The path is not a regular file, or is larger than its limit; ``strerror`` says which."""
 
 

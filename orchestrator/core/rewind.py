@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from orchestrator.adapters.session import CheckpointRecord, RewindRestore
 from orchestrator.core.history import Item, UserMessage
+from orchestrator.errors import PodRuntimeError
 
 KINDS = {
     "assistant": "an assistant message",
@@ -20,7 +21,7 @@ KINDS = {
 RESTORES: tuple[RewindRestore, ...] = ("both", "conversation", "code")
 
 
-class RewindError(Exception):
+class RewindError(PodRuntimeError):
     """A rewind that cannot be done as asked; the message says why and what can be."""
 
 

@@ -46,6 +46,7 @@ from orchestrator.adapters.mcp.transport import describe, first_of, open_transpo
 from orchestrator.adapters.mcp.wire_watch import WireWatch
 from orchestrator.adapters.procs import Survivor, survivors
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
+from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import McpServerData
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ MAX_RESTARTS = 3
 tools); after that its tools answer that it is not running until the pod restarts."""
 
 
-class McpServerError(Exception):
+class McpServerError(PodRuntimeError):
     """A server could not be started or listed; the message names it and says why."""
 
 

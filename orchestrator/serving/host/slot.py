@@ -27,7 +27,11 @@ log = logging.getLogger(__name__)
 
 
 class EvictRefused(Exception):
-    """The pod may not be unloaded now; the reasons say why."""
+    """The pod may not be unloaded now; the reasons say why.
+
+    A signal, not a failure: each caller decides what a refusal means (try the next pod,
+    shut this one down instead, or tell the client as a ``HostError``), so it stays outside the
+    error tree, where a handler of failures would turn a routine refusal into an error."""
 
     def __init__(self, name: str, reasons: list[str]) -> None:
         super().__init__(f"pod {name} stays loaded: {'; '.join(reasons)}")
