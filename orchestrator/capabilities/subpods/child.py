@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.adapters.mcp.forms import FormError
 from orchestrator.adapters.procs import Supervised, Supervision
 from orchestrator.adapters.session import ChildRecord
+from orchestrator.core.exits import exit_text
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
     ApprovalRequestData,
@@ -278,12 +279,7 @@ class Child:
         if code is None:
             return "its connection closed"
         if code < 0:
-            import signal
-
-            try:
-                return f"its process was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"its process was killed by signal {-code}"
+            return f"its process was {exit_text(code)}"
         return f"its process exited with code {code}"
 
     # -- internals --------------------------------------------------------------------------
