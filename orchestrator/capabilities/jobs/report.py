@@ -11,6 +11,25 @@ from dataclasses import dataclass
 
 from orchestrator.core.exits import exit_text
 
+__all__ = [
+    "COMMAND_CHARS",
+    "CRASH_TAIL_BYTES",
+    "LISTED_JOBS",
+    "CrashedJob",
+    "JobLine",
+    "change_note",
+    "crash_alert",
+    "crash_note",
+    "duration",
+    "exit_text",  # the one text of an exit code (core/exits), which the job words use
+    "how_it_ended",
+    "limit_refusal",
+    "running_text",
+    "short_command",
+    "size",
+    "still_running_alert",
+]
+
 COMMAND_CHARS = 60
 """A job's command is shown up to this many characters."""
 LISTED_JOBS = 8
