@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -130,50 +130,3 @@ def _existing_workspace(value: Path) -> Path:
 def workspace_option(help: str, *decls: str) -> Any:
     """``--workspace PATH``: must be an existing directory (a one-line error otherwise)."""
     return typer.Option(*decls, help=help, callback=_existing_workspace)
-
-
-def thinking_value(value: str | None) -> str | None:
-    """``--thinking``: auto, adaptive, off, or a budget of at least 1024 tokens; anything else
-    is a usage error that says so in one line (the config's check named pydantic's union
-    members: ``thinking.literal['auto','adaptive','off']``)."""
-    if value is None or value in ("auto", "adaptive", "off"):
-        return value
-    from orchestrator.core.thinking import MIN_BUDGET
-
-    if value.isdigit() and int(value) >= MIN_BUDGET:
-        return value
-    raise typer.BadParameter(
-        f"{value!r} is not auto, adaptive, off or a budget of at least {MIN_BUDGET} thinking tokens"
-    )
-
-
-# The options of a command that starts a pod from its workspace's config, ``pod serve`` and
-# ``pod fleet add`` (``pod chat`` / ``pod run`` word theirs "when a pod is started").
-ProviderOpt = Annotated[
-    str | None,
-    typer.Option(help="anthropic or scripted (default: anthropic if a key is set)."),
-]
-ModelOpt = Annotated[str | None, typer.Option(help="Model name for the anthropic provider.")]
-AllowBashOpt = Annotated[
-    bool | None,
-    typer.Option(
-        "--allow-bash/--no-allow-bash",
-        help="Enable (or force off) the bash tool, whatever the config files say.",
-    ),
-]
-PermissionModeOpt = Annotated[
-    str | None,
-    typer.Option(help="default (ask before edits and commands), accept-edits, yolo or read-only."),
-]
-ThinkingOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="auto, adaptive, off, or a budget of thinking tokens (≥ 1024).",
-        callback=thinking_value,
-    ),
-]
-EffortOpt = Annotated[str | None, typer.Option(help="low, medium, high, xhigh or max.")]
-SandboxOpt = Annotated[
-    str | None,
-    typer.Option(help="Where bash runs: auto (sandboxed where bubblewrap works), on, off."),
-]
