@@ -71,6 +71,7 @@ from orchestrator.protocol import (
     UserMessageData,
     encode_event,
 )
+from orchestrator.protocol.data import to_data
 
 log = logging.getLogger(__name__)
 
@@ -463,7 +464,7 @@ class Transcript:
     def _announce(self, stored: Item) -> None:
         """Tell clients about an item that is now on disk."""
         if isinstance(stored, UserMessage):
-            self._tell("user_message", UserMessageData(segments=stored.segments, seq=stored.seq))
+            self._tell("user_message", to_data(UserMessageData, stored))
         elif isinstance(stored, AssistantMessage):
             for block in stored.blocks:
                 if isinstance(block, TextBlock):
@@ -482,31 +483,15 @@ class Transcript:
         elif isinstance(stored, ToolResult):
             self._tell(
                 "tool_result",
-                ToolResultData(
-                    id=stored.call_id,
-                    summary=stored.summary,
-                    content=stored.content,
-                    is_error=stored.is_error,
-                    synthetic=stored.synthetic,
-                    seq=stored.seq,
-                ),
+                to_data(ToolResultData, stored, id=stored.call_id),
             )
         elif isinstance(stored, Compaction):
             self._tell(
                 "compaction",
-                CompactionData(
-                    seq=stored.seq,
-                    first_seq=stored.first_seq,
-                    last_seq=stored.last_seq,
-                    summary=stored.summary,
-                    tokens_before=stored.tokens_before,
-                    tokens_after=stored.tokens_after,
-                    files=[f.path for f in stored.files],
-                    trigger=stored.trigger,
-                ),
+                to_data(CompactionData, stored, files=[f.path for f in stored.files]),
             )
         else:
             self._tell(
                 "system_note",
-                SystemNoteData(text=stored.text, origin=stored.origin, seq=stored.seq),
+                to_data(SystemNoteData, stored),
             )

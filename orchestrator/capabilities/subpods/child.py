@@ -31,6 +31,7 @@ from orchestrator.protocol import (
     ElicitationRequestData,
     StatusData,
 )
+from orchestrator.protocol.data import to_data
 from orchestrator.runtime.approvals import Answer
 from orchestrator.runtime.elicitations import InputAnswer
 from orchestrator.serving.client import ClientError, PodClient, PodEvent
@@ -111,17 +112,10 @@ class Child:
 
     def view(self) -> ChildData:
         """The child as ``status`` and the ``child`` event show it."""
-        return ChildData(
-            call_id=self.record.call_id,
-            name=self.name,
-            state=self.state,
-            tool=self.tool,
-            tokens=self.tokens,
-            agent=self.record.agent,
-            session=self.record.session,
-            socket=str(self.socket),
-            tail=self.tail,
-        )
+        return to_data(
+            ChildData, self.record, name=self.name, state=self.state, tool=self.tool,
+            tokens=self.tokens, socket=str(self.socket), tail=self.tail,
+        )  # fmt: skip
 
     # -- starting ---------------------------------------------------------------------------
 
