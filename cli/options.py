@@ -6,12 +6,15 @@ from __future__ import annotations
 import inspect
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from cli.errors import CliError
+
+if TYPE_CHECKING:
+    from orchestrator.config.model import PodConfig
 
 
 class _BareFlags:
@@ -130,3 +133,19 @@ def _existing_workspace(value: Path) -> Path:
 def workspace_option(help: str, *decls: str) -> Any:
     """``--workspace PATH``: must be an existing directory (a one-line error otherwise)."""
     return typer.Option(*decls, help=help, callback=_existing_workspace)
+
+
+def workspace_config(workspace: Path) -> PodConfig:
+    """The workspace's config as ``pod serve`` there would read it, for a command that only
+    looks at it: a config error is one line, and what the config ignored (a grant a
+    workspace's config may not give) is a warning line each on stderr."""
+    from cli.terminal_text import visible
+    from orchestrator.config.model import ConfigError, load_config
+
+    try:
+        config = load_config(workspace)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    for warning in config.load_warnings:
+        typer.echo(visible(f"pod: warning: {warning}"), err=True)
+    return config

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from cli.options import workspace_option
+from cli.options import workspace_config, workspace_option
 
 
 def lint(
@@ -26,21 +26,14 @@ def lint(
     from rich.console import Console
     from rich.table import Table
 
-    from cli.errors import CliError
     from orchestrator.capabilities.knowledge import (
         knowledge_dir,
         lint_knowledge,
         memory_fs,
         record_files,
     )
-    from orchestrator.config.model import ConfigError, load_config
 
-    try:
-        config = load_config(workspace)
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
-    for warning in config.load_warnings:
-        typer.echo(f"pod: warning: {warning}", err=True)
+    config = workspace_config(workspace)
     root = config.memory_root()
     folder = knowledge_dir(root)
     if not folder.is_dir():

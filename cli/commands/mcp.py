@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli.options import workspace_option
+from cli.options import workspace_config, workspace_option
 from cli.terminal_text import visible
 
 if TYPE_CHECKING:
@@ -137,14 +137,9 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
     from cli.errors import CliError
     from orchestrator.adapters.mcp.client_side import settings_of
     from orchestrator.adapters.mcp.servers import McpServers
-    from orchestrator.config.model import ConfigError, load_config
     from orchestrator.errors import SetupError
 
-    try:
-        config = load_config(workspace)
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
-    _warn(list(config.load_warnings))
+    config = workspace_config(workspace)
     problems: list[str] = []
 
     async def inspect() -> list[dict[str, Any]]:

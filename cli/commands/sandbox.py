@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from cli.options import workspace_option
+from cli.options import workspace_config, workspace_option
 
 
 def show(
@@ -25,16 +25,9 @@ def show(
     are now, as before each command. JSON: read, write, private, hidden, read_only,
     network, problems.
     """
-    from cli.errors import CliError
     from orchestrator.adapters.sandbox.show import sandbox_view, view_lines
-    from orchestrator.config.model import ConfigError, load_config
 
-    try:
-        config = load_config(workspace)
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
-    for warning in config.load_warnings:
-        typer.echo(f"pod: warning: {warning}", err=True)
+    config = workspace_config(workspace)
     socket = [config.socket] if config.socket is not None else []
     view = sandbox_view(config, extra_hidden=socket)
     if json_out:
