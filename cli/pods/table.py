@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from rich.cells import cell_len
 from rich.table import Table
 
-from cli.pods.discovery import list_pods
-
 if TYPE_CHECKING:
     from orchestrator.serving.host import HostListing, HostStats, PodRow
 
@@ -145,6 +143,8 @@ def live_pods() -> tuple[list[PodListing], HostStats | None]:
     host runs. The host's pods come from its ``list`` reply, so no unloaded pod is loaded by
     being looked at; other pods (``pod serve`` processes, children of ``task`` calls) from
     their info files, each asked its state."""
+    from cli.pods.discovery import list_pods  # here: `pod --help` imports this module
+
     listing = host_listing()
     rows: list[PodListing] = []
     in_host: set[str] = set()
