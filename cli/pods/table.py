@@ -82,7 +82,7 @@ class PodListing:
     @classmethod
     def of_host(cls, row: PodRow, pid: int) -> PodListing:
         """A row of the host's ``list`` reply (``pid``: the host's)."""
-        from orchestrator.protocol.data import to_data
+        from orchestrator.protocol.filling import to_data
 
         return to_data(cls, row, pid=pid, parent=row.parent or "", in_host=True)
 

@@ -71,7 +71,7 @@ from orchestrator.protocol import (
     UserMessageData,
     encode_event,
 )
-from orchestrator.protocol.data import to_data
+from orchestrator.protocol.filling import to_data
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from orchestrator.capabilities.hooks.dialect import claude_name, from_claude, to
 from orchestrator.capabilities.hooks.events import HookContext, HookEvent
 from orchestrator.capabilities.hooks.outcome import HookRun, Verdict, decide
 from orchestrator.capabilities.hooks.runner import HookRunner
-from orchestrator.protocol.data import to_data
+from orchestrator.protocol.filling import to_data
 
 
 @dataclass(slots=True, kw_only=True)

@@ -45,7 +45,7 @@ from orchestrator.config.model import JobsConfig
 from orchestrator.core.history import SystemMessage
 from orchestrator.core.tool_output import utf8_cut
 from orchestrator.protocol import JobData
-from orchestrator.protocol.data import to_data
+from orchestrator.protocol.filling import to_data
 
 if TYPE_CHECKING:
     from orchestrator.adapters.procs import Ledger

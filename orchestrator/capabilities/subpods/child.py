@@ -31,7 +31,7 @@ from orchestrator.protocol import (
     ElicitationRequestData,
     StatusData,
 )
-from orchestrator.protocol.data import to_data
+from orchestrator.protocol.filling import to_data
 from orchestrator.runtime.approvals import Answer
 from orchestrator.runtime.elicitations import InputAnswer
 from orchestrator.serving.client import ClientError, PodClient, PodEvent

@@ -19,7 +19,7 @@ import ray
 from pydantic import BaseModel
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from orchestrator.protocol.data import to_data
+from orchestrator.protocol.filling import to_data
 from orchestrator.serving.fleet.directory import (
     NAMESPACE,
     Directory,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from orchestrator.protocol.data import to_data
+from orchestrator.protocol.filling import to_data
 
 
 class Shown(BaseModel):
