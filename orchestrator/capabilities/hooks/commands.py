@@ -15,7 +15,6 @@ from orchestrator.capabilities.hooks.dialect import claude_name, from_claude, to
 from orchestrator.capabilities.hooks.events import HookContext, HookEvent
 from orchestrator.capabilities.hooks.outcome import HookRun, Verdict, decide
 from orchestrator.capabilities.hooks.runner import HookRunner
-from orchestrator.protocol.filling import to_data
 
 
 @dataclass(slots=True, kw_only=True)
@@ -98,7 +97,16 @@ class CommandHooks:
                 if updated is not None and tool is not None
                 else None
             ),
-            runs=[to_data(HookRunRecord, run) for run in runs],
+            runs=[
+                HookRunRecord(
+                    command=run.command,
+                    outcome=run.outcome,
+                    code=run.code,
+                    ms=run.ms,
+                    detail=run.detail,
+                )
+                for run in runs
+            ],
             at_ms=int(time.time() * 1000),
         )
 

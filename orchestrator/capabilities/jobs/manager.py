@@ -305,7 +305,15 @@ class Jobs:
         job.exit_code = code
         job.ended_ms = int(time.time() * 1000)
         self._close_spool(job)
-        end = _end_record(job)
+        how: JobEnd = job.ending or "exited"
+        end = JobRecord(
+            phase="end",
+            id=job.id,
+            how=how,
+            exit_code=code,
+            ended_ms=job.ended_ms,
+            output_bytes=job.output_bytes,
+        )
         try:
             self._record(end)
             job.recorded = True
@@ -476,7 +484,14 @@ class Jobs:
         """Write the end records that could not be written before."""
         for job in self._jobs.values():
             if not job.running and not job.recorded:
-                end = _end_record(job)
+                end = JobRecord(
+                    phase="end",
+                    id=job.id,
+                    how=job.ending or "exited",
+                    exit_code=job.exit_code,
+                    ended_ms=job.ended_ms,
+                    output_bytes=job.output_bytes,
+                )
                 try:
                     self._record(end)
                 except SessionWriteError:
@@ -526,17 +541,4 @@ def started_text(job: Job) -> str:
         f"It runs until it exits, job_kill ends it, or the pod stops (pause and cancel leave "
         f'it running). Read its output with job_output(id="{job.id}"), wait for it with '
         f'job_wait(id="{job.id}").'
-    )
-
-
-def _end_record(job: Job) -> JobRecord:
-    """The session's record of how an ended job ended."""
-    how: JobEnd = job.ending or "exited"
-    return JobRecord(
-        phase="end",
-        id=job.id,
-        how=how,
-        exit_code=job.exit_code,
-        ended_ms=job.ended_ms,
-        output_bytes=job.output_bytes,
     )
