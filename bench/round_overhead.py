@@ -168,7 +168,7 @@ class OverheadPod:
         c = self.controller
         targets: list[tuple[object, str, str]] = [
             (c, "wire_messages", "wire build"),
-            (c._validator, "validate", "validator (turn)"),
+            (c.validator, "validate", "validator (turn)"),
             (self.provider._validator, "validate", "validator (scripted provider)"),
             (c.machine, "send", "machine transitions"),
             (c.transcript.session, "_write", "session write+fsync"),

@@ -36,11 +36,11 @@ from orchestrator.adapters.sandbox.bwrap import (
     hidden_paths,
     sandbox_argv,
 )
-from orchestrator.adapters.sandbox.hosts import parse_host_rule
 from orchestrator.adapters.sandbox.proxy import BRIDGE_NAME, NetworkProxy
 from orchestrator.adapters.sandbox.rule_paths import path_rules
 from orchestrator.adapters.sandbox.sandboxing import Sandboxing
 from orchestrator.capabilities.permissions.rules import Rule
+from orchestrator.core.hosts import parse_host_rule
 
 NAME = "sandbox"
 RUNS = 60

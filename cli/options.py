@@ -140,7 +140,7 @@ def workspace_config(workspace: Path) -> PodConfig:
     looks at it: a config error is one line, and what the config ignored (a grant a
     workspace's config may not give) is a warning line each on stderr."""
     from cli.terminal_text import visible
-    from orchestrator.config.model import ConfigError, load_config
+    from orchestrator.config.loading import ConfigError, load_config
 
     try:
         config = load_config(workspace)

@@ -3,7 +3,8 @@
 :func:`build_cases` reads :func:`states.table.transition_table` and turns every row into a
 :class:`Case`: how the kit brings a pod into the row's source state (:class:`Setup`), and
 what it must observe once the row's method is sent (:class:`Expectation`). Nothing here
-repeats the table; the few facts the kit needs about states are read from the rows too:
+repeats the table; the few facts the kit needs about states are read from the rows too
+(:class:`~conformance.state_facts.StateFacts`):
 
 * a **rest** state takes no turn outcome (``idle``, ``paused``, ``stopped``);
 * a **round** state moves on a round marker (``requesting``, ``executing_tools``); the kit
@@ -12,24 +13,24 @@ repeats the table; the few facts the kit needs about states are read from the ro
   was told to stop. Where it settles is the target of its ``turn_interrupted`` row.
 
 Rows for turn outcomes and round markers cannot be sent by a client; their cases are skipped
-with a reason naming the method rows that pass through them.
+with a reason naming the method rows that pass through them (:mod:`conformance.skip_reasons`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any, Literal
 
-from states.lifecycle import METHOD_EVENTS, OUTCOME_EVENTS, ROUND_EVENTS
+from conformance.skip_reasons import REWIND, REWIND_SKIP, passing_rows, rewind_states
+from conformance.state_facts import StateFacts
+from states.lifecycle import METHOD_EVENTS
 from states.table import TransitionRow, transition_table
 
 __all__ = [
     "Case",
     "Expectation",
     "Setup",
-    "StateFacts",
     "build_cases",
 ]
 
@@ -147,156 +148,6 @@ class Expectation:
     """An interrupted compaction: no ``compaction`` may be committed before the pod rests."""
     compaction_trigger: str | None = None
     """A ``compaction`` with this ``trigger`` must be committed before the pod rests."""
-
-
-@dataclass(frozen=True)
-class StateFacts:
-    """What the table says about states, computed once from its rows."""
-
-    rows: Sequence[TransitionRow]
-
-    @cached_property
-    def by_key(self) -> dict[tuple[str, str], TransitionRow]:
-        """Rows by ``(state, event)``."""
-        return {(row.state, row.event): row for row in self.rows}
-
-    @cached_property
-    def states(self) -> tuple[str, ...]:
-        """The table's states, in order."""
-        return tuple(dict.fromkeys(row.state for row in self.rows))
-
-    def row(self, state: str, event: str) -> TransitionRow:
-        """One row."""
-        return self.by_key[(state, event)]
-
-    def is_rest(self, state: str) -> bool:
-        """No turn outcome is accepted: no turn task can be alive here."""
-        return not any(self.row(state, e).allowed for e in OUTCOME_EVENTS)
-
-    def is_round(self, state: str) -> bool:
-        """A round marker moves the pod elsewhere: a turn is streaming or running tools."""
-        return any(
-            self.row(state, e).allowed and self.row(state, e).target != state for e in ROUND_EVENTS
-        )
-
-    def is_compacting(self, state: str) -> bool:
-        """A compaction between turns runs: it ends with a compaction outcome, not a turn's."""
-        return (
-            self.row(state, "compaction_done").allowed
-            and not self.row(state, "turn_finished").allowed
-        )
-
-    def is_rewinding(self, state: str) -> bool:
-        """A rewind runs: it ends with a rewind outcome, not a turn's."""
-        return (
-            self.row(state, "rewind_done").allowed and not self.row(state, "turn_finished").allowed
-        )
-
-    def is_winding(self, state: str) -> bool:
-        """The turn task was told to stop and the pod waits for it to end."""
-        return not (
-            self.is_rest(state)
-            or self.is_round(state)
-            or self.is_compacting(state)
-            or self.is_rewinding(state)
-        )
-
-    def settles_to(self, winding: str) -> str:
-        """Where a winding state lands when the interrupted turn task ends."""
-        return self.row(winding, "turn_interrupted").target
-
-    def finishes_to(self, state: str) -> str:
-        """Where a round state lands when its turn ends normally."""
-        return self.row(state, "turn_finished").target
-
-    def method_into(self, target: str, sources: Sequence[str]) -> tuple[str, str] | None:
-        """The first ``(source, method)`` among ``sources`` whose row leads to ``target``."""
-        for source in sources:
-            for event in METHOD_EVENTS:
-                row = self.by_key.get((source, event))
-                if row is not None and row.allowed and row.target == target:
-                    return source, event
-        return None
-
-    def interrupt_for_settle(self, round_state: str) -> tuple[str, str]:
-        """The method that winds a round state down to ``paused``-like rest (``pause``).
-
-        Prefers a winding state that settles where the turn can be continued (a rest state
-        other than ``idle`` and ``stopped`` when the table has one), so that the kit's own
-        interruption does not end the turn it is about to inspect.
-        """
-        options: list[tuple[str, str, str]] = []
-        for event in METHOD_EVENTS:
-            row = self.row(round_state, event)
-            if row.allowed and self.is_winding(row.target):
-                options.append((event, row.target, self.settles_to(row.target)))
-        if not options:
-            raise ValueError(f"no method winds {round_state!r} down")
-        resumable = [o for o in options if o[2] not in ("idle", "stopped")]
-        event, _, settle = (resumable or options)[0]
-        return event, settle
-
-    @cached_property
-    def initial(self) -> str:
-        """The state a fresh pod starts in: the first rest state of the table."""
-        return next(s for s in self.states if self.is_rest(s))
-
-    @cached_property
-    def stream_state(self) -> str:
-        """The round state a new turn enters first (a pod streaming its first response)."""
-        found = self.method_into_round(self.initial)
-        if found is None:
-            raise ValueError("no method starts a turn")
-        return found
-
-    def method_into_round(self, source: str) -> str | None:
-        """The round state ``run`` (or any method) leads to from ``source``."""
-        for event in METHOD_EVENTS:
-            row = self.row(source, event)
-            if row.allowed and self.is_round(row.target):
-                return row.target
-        return None
-
-    @cached_property
-    def tools_state(self) -> str:
-        """The round state the stream state moves to on ``tools_started``."""
-        return self.row(self.stream_state, "tools_started").target
-
-    @cached_property
-    def approval_state(self) -> str:
-        """Where a call of the tools state waits for a person (``approval_needed``)."""
-        return self.row(self.tools_state, "approval_needed").target
-
-    @cached_property
-    def input_state(self) -> str | None:
-        """Where a call of the tools state waits for a person's input (``input_needed``), if
-        the table has such a state."""
-        row = self.by_key.get((self.tools_state, "input_needed"))
-        return row.target if row is not None and row.allowed and row.target != row.state else None
-
-    @cached_property
-    def summary_state(self) -> str:
-        """Where a turn compacts between rounds (``compaction_started`` from the stream)."""
-        return self.row(self.stream_state, "compaction_started").target
-
-    def answers(self, row: TransitionRow) -> bool:
-        """The row answers what the waiting call waits for (approve / deny, or the input it
-        asked for), so the turn goes on by itself."""
-        return row.allowed and any(
-            a in row.actions for a in ("approve_call", "deny_call", "answer_input")
-        )
-
-    def task_end_event(self, source: str) -> str:
-        """The outcome an interrupted task sends: a compaction's, or a turn's."""
-        return "compaction_failed" if self.is_compacting(source) else "turn_interrupted"
-
-    def interrupt_compaction(self, state: str) -> str:
-        """The method that stops a compaction between turns and stays put (``pause``)."""
-        for event in METHOD_EVENTS:
-            row = self.row(state, event)
-            if row.allowed and row.target == state and "interrupt_turn" in row.actions:
-                return event
-        raise ValueError(f"no method interrupts {state!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -494,101 +345,13 @@ def _expect(facts: StateFacts, row: TransitionRow, setup: Setup) -> Expectation:
     )
 
 
-def _round_marker_use(facts: StateFacts, row: TransitionRow) -> str:
-    """Which kit holds make the pod take a round marker that moves it."""
-    tools, approval, summary = facts.tools_state, facts.approval_state, facts.summary_state
-    waiting = facts.input_state
-    edge = (row.state, row.target)
-    if edge == (facts.stream_state, tools):
-        return (
-            f"the pod takes it before every `{tools}`, `{approval}` and `{waiting}` row "
-            "(slow tool, call)"
-        )
-    if edge == (tools, approval):
-        return f"the pod takes it before every `{approval}` row (the kit's call needing approval)"
-    if edge == (approval, tools):
-        return f"the pod takes it when `{approval}` × approve / deny lets the call go on"
-    if edge == (tools, waiting):
-        return f"the pod takes it before every `{waiting}` row (the kit's call asking for input)"
-    if edge == (waiting, tools):
-        return f"the pod takes it when `{waiting}` × answer_elicitation lets the call go on"
-    if edge == (tools, facts.stream_state):
-        return (
-            f"the pod takes it after an answered call ran (`{approval}` × approve / deny, "
-            f"`{waiting}` × answer_elicitation)"
-        )
-    if edge == (facts.stream_state, summary):
-        return f"the pod takes it before every `{summary}` row (compact, then approve)"
-    if edge == (summary, facts.stream_state):
-        return (
-            f"observed in {facts.stream_state}-compaction_started: the compaction a request "
-            "past compact_at needs commits, and the turn goes on"
-        )
-    return (
-        f"not driven: it needs a call waiting for approval and another for input at once, "
-        f"and the kit's calls wait one at a time ({edge[0]} → {edge[1]})"
-    )
-
-
-def _passing_rows(facts: StateFacts, row: TransitionRow) -> str:
-    """Which method rows make the pod take this runtime-sent row, for the skip reason."""
-    if row.kind == "round":
-        if row.allowed and row.target != row.state:
-            return _round_marker_use(facts, row)
-        return "a client cannot send it"
-    if not row.allowed:
-        return "a client cannot send it"
-    into = [
-        (state, event, r)
-        for (state, event), r in facts.by_key.items()
-        if r.kind == "method" and r.allowed and r.target == row.state
-    ]
-    # What interrupts a task there (settled by this row), and what starts one there.
-    stops = [f"{s}-{e}" for s, e, r in into if "interrupt_turn" in r.actions]
-    if row.event == "compaction_failed" and not facts.is_compacting(row.state):
-        stops = [f"{s}-{e}" for s, e, _ in into if facts.is_compacting(s)]
-    starts = [f"{s}-{e}" for s, e, _ in into if s != row.state]
-    if row.event in ("turn_interrupted", "compaction_failed") and stops:
-        return "observed as the settle of " + ", ".join(stops[:4])
-    if row.event == "compaction_done" and facts.is_compacting(row.state) and starts:
-        return "observed when the compaction of " + ", ".join(starts[:2]) + " completes"
-    if row.state in (facts.stream_state, facts.tools_state) and row.event == "turn_finished":
-        return "observed when the kit's fast replies end a turn (e.g. idle-run)"
-    if row.state == facts.approval_state and row.event == "turn_finished":
-        return (
-            f"not driven: a turn cannot finish while its call waits ({row.state} × approve "
-            "lets it run first)"
-        )
-    if row.state == facts.input_state and row.event == "turn_finished":
-        return (
-            f"not driven: a turn cannot finish while its call waits ({row.state} × "
-            "answer_elicitation lets it run first)"
-        )
-    return "a client cannot send it"
-
-
-REWIND = "rewind"
-REWIND_SKIP = (
-    "a rewind names a user message of the pod's own history (a seq the kit cannot know in "
-    "advance) and is over in a moment; tests/e2e/test_rewind_e2e.py drives these rows against "
-    "the runtime"
-)
-
-
-def _rewind_states(table: Sequence[TransitionRow]) -> set[str]:
-    """The states a ``rewind`` leads to (the kit does not hold a pod there)."""
-    return {row.target for row in table if row.event == REWIND and row.allowed} - {
-        row.state for row in table if row.event == REWIND and row.allowed
-    }
-
-
 def build_cases(rows: Sequence[TransitionRow] | None = None) -> list[Case]:
     """One case per row of the transition table, in table order."""
     table = list(rows) if rows is not None else transition_table()
     facts = StateFacts(table)
     cases: list[Case] = []
     for row in table:
-        if REWIND in (row.event, row.state) or row.state in _rewind_states(table):
+        if REWIND in (row.event, row.state) or row.state in rewind_states(table):
             cases.append(Case(row=row, setup=None, expect=None, skip_reason=REWIND_SKIP))
             continue
         if (row.state, row.event) == (facts.stream_state, "compaction_started") and row.allowed:
@@ -599,7 +362,7 @@ def build_cases(rows: Sequence[TransitionRow] | None = None) -> list[Case]:
             continue
         if row.kind != "method":
             family = "turn outcome" if row.kind == "outcome" else "round marker"
-            reason = f"{family}, sent by the pod's runtime; {_passing_rows(facts, row)}"
+            reason = f"{family}, sent by the pod's runtime; {passing_rows(facts, row)}"
             cases.append(Case(row=row, setup=None, expect=None, skip_reason=reason))
             continue
         setup = _setup(facts, row)

@@ -18,8 +18,6 @@ of :mod:`conformance.tree_cases` (``tree_cases.py::tree-<hold>-<action>``; off w
 from __future__ import annotations
 
 import asyncio
-import json
-import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from conformance.cases import Case
-    from conformance.driver import KitOptions
+    from conformance.options import KitOptions
     from conformance.process import PodPool
     from conformance.report import CaseResult
     from conformance.tree_cases import TreeCase
@@ -142,16 +140,6 @@ class _Kit:
 _KIT = pytest.StashKey[_Kit]()
 
 
-def _tool_option(name: str, text: str | None, default: dict[str, Any]) -> dict[str, Any]:
-    try:
-        tool: Any = json.loads(text) if text else dict(default)
-    except ValueError as exc:
-        raise pytest.UsageError(f"{name} is not JSON: {exc}") from None
-    if not isinstance(tool, dict):
-        raise pytest.UsageError(f'{name} must be {{"name": ..., "input": {{...}}}}')
-    return tool
-
-
 def kit_options(
     command: str,
     slow_tool: str | None,
@@ -165,28 +153,24 @@ def kit_options(
     input_tool: str | None = None,
 ) -> KitOptions:
     """Options from the command-line strings; ``UsageError`` when they make no sense."""
-    from conformance.driver import (
-        DEFAULT_APPROVAL_TOOL,
-        DEFAULT_INPUT_TOOL,
-        DEFAULT_SLOW_TOOL,
-        KitOptions,
-    )
+    from conformance.options import ToolOptionError
+    from conformance.options import kit_options as build
 
-    slow = _tool_option("--pod-slow-tool", slow_tool, DEFAULT_SLOW_TOOL)
-    approval = _tool_option("--pod-approval-tool", approval_tool, DEFAULT_APPROVAL_TOOL)
-    asking = _tool_option("--pod-input-tool", input_tool, DEFAULT_INPUT_TOOL)
     try:
-        return KitOptions(
-            command=tuple(shlex.split(command)),
-            slow_tool=slow,
-            approval_tool=approval,
-            input_tool=asking,
+        return build(
+            command,
+            slow_tool=slow_tool,
+            approval_tool=approval_tool,
+            input_tool=input_tool,
             timeout_s=timeout,
             thinking=thinking,
-            thinking_args=tuple(shlex.split(thinking_args)),
+            thinking_args=thinking_args,
             tree=tree,
-            continue_args=tuple(shlex.split(continue_args)),
+            continue_args=continue_args,
+            flag_prefix="--pod-",
         )
+    except ToolOptionError as exc:
+        raise pytest.UsageError(str(exc)) from None
     except ValueError as exc:
         raise pytest.UsageError(f"pod conformance: {exc}") from None
 

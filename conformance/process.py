@@ -28,17 +28,24 @@ import tempfile
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from conformance.fake_api import FakeAnthropic, Reply, Step, ToolCall
+from conformance.options import (
+    DEFAULT_APPROVAL_TOOL,
+    DEFAULT_INPUT_TOOL,
+    DEFAULT_SLOW_TOOL,
+    KIT_MCP_SERVER,
+    KitOptions,
+)
 from orchestrator.errors import SetupError
 
 __all__ = [
     "DEFAULT_APPROVAL_TOOL",
     "DEFAULT_INPUT_TOOL",
     "DEFAULT_SLOW_TOOL",
+    "KIT_MCP_SERVER",
     "KitOptions",
     "PodPool",
     "PodProcess",
@@ -47,23 +54,6 @@ __all__ = [
     "last_user_text_block",
 ]
 
-DEFAULT_SLOW_TOOL: dict[str, Any] = {"name": "bash", "input": {"command": "sleep 30"}}
-"""The tool call the kit uses to hold a pod in ``executing_tools``."""
-
-DEFAULT_APPROVAL_TOOL: dict[str, Any] = {
-    "name": "write_file",
-    "input": {"path": "conformance-approval.txt", "content": "written by the conformance kit\n"},
-}
-"""The tool call the kit uses to hold a pod in ``awaiting_approval`` (an edit asks by default)."""
-
-KIT_MCP_SERVER = "kit"
-"""The name the kit's own MCP server (:mod:`conformance.mcp_server`) is declared under."""
-
-DEFAULT_INPUT_TOOL: dict[str, Any] = {"name": f"mcp__{KIT_MCP_SERVER}__ask", "input": {}}
-"""The tool call the kit uses to hold a pod in ``awaiting_input``: ``ask`` of the kit's MCP
-server, as a pod names MCP tools ``mcp__<server>__<tool>``; the pod must declare that server
-(:func:`conformance.mcp_case.write_mcp_config` writes our pod's config for it)."""
-
 _SLOW_TEXT = "Conformance stream. " * 30  # 600 characters
 _SLOW_CHUNK = 4
 _SLOW_DELAY_S = 0.04  # about six seconds of streaming: a wide window, cut short by the kit
@@ -71,54 +61,6 @@ _SLOW_DELAY_S = 0.04  # about six seconds of streaming: a wide window, cut short
 
 class PodStartError(SetupError):
     """The pod under test did not start listening on its socket."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class KitOptions:
-    """How to start the pod under test and how patient to be with it."""
-
-    command: tuple[str, ...]
-    """The pod's argv, with ``{socket}``, ``{base_url}`` and ``{workspace}`` placeholders."""
-    slow_tool: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_SLOW_TOOL))
-    """``{"name": ..., "input": {...}}``: a call the pod runs for long enough to interrupt."""
-    approval_tool: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_APPROVAL_TOOL))
-    """A call the pod asks a person about before running it (and that runs fast once allowed)."""
-    input_tool: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_INPUT_TOOL))
-    """A call during which the tool asks the person for input (MCP ``elicitation/create``)
-    and that returns quickly once answered, its result carrying the answer."""
-    timeout_s: float = 10.0
-    """How long to wait for any one expected event."""
-    startup_timeout_s: float = 30.0
-    """How long a pod may take to listen on its socket."""
-    warm_pods: int = 2
-    """Pods started ahead of need, in the background."""
-    thinking: bool = False
-    """The thinking profile: the pod runs with extended thinking on (``thinking_args``), its
-    fake API makes every reply think (a signed block and a redacted one), and the kit checks
-    that every request turns thinking on and that thinking blocks come back."""
-    thinking_args: tuple[str, ...] = ("--thinking", "adaptive")
-    """Appended to the pod's command under the thinking profile: how this pod is told to think
-    (empty when the command already says so)."""
-    tree: bool = True
-    """Run the tree cases too (:mod:`conformance.tree_cases`): they skip, with the reason,
-    when the pod offers its model no ``task`` tool."""
-    continue_args: tuple[str, ...] = ("--continue",)
-    """Appended to the pod's command when a tree case restarts it after a ``kill -9``: how
-    this pod is told to continue the session it was serving."""
-
-    def __post_init__(self) -> None:
-        if not self.command:
-            raise ValueError("the pod command is empty")
-        if "{socket}" not in " ".join(self.command):
-            raise ValueError("the pod command must contain {socket}")
-        for which, tool in (
-            ("slow", self.slow_tool),
-            ("approval", self.approval_tool),
-            ("input", self.input_tool),
-        ):
-            name = tool.get("name")
-            if not isinstance(name, str) or not isinstance(tool.get("input", {}), dict):
-                raise ValueError(f'the {which} tool is {{"name": str, "input": object}}')
 
 
 # -- the fake API's side --------------------------------------------------------------------

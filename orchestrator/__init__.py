@@ -14,7 +14,7 @@ _EXPORTS: dict[str, str] = {
     "ClientError": "orchestrator.serving.client",
     "Controller": "orchestrator.runtime.controller",
     "History": "orchestrator.core.history",
-    "InterceptorChain": "orchestrator.core.interceptors",
+    "InterceptorChain": "orchestrator.capabilities.hooks.chain",
     "Item": "orchestrator.core.history",
     "OrchestratorError": "orchestrator.errors",
     "Pod": "orchestrator.serving.pod",
@@ -26,13 +26,13 @@ _EXPORTS: dict[str, str] = {
     "ScriptedReply": "orchestrator.adapters.providers.scripted",
     "SetupError": "orchestrator.errors",
     "SystemMessage": "orchestrator.core.history",
-    "ToolOutput": "orchestrator.capabilities.tools.base",
+    "ToolOutput": "orchestrator.core.tool_output",
     "ToolResult": "orchestrator.core.history",
     "UserMessage": "orchestrator.core.history",
     "WireBuilder": "orchestrator.core.wire",
     "build_pod": "orchestrator.serving.pod",
     "check_wire": "orchestrator.core.validator",
-    "load_config": "orchestrator.config.model",
+    "load_config": "orchestrator.config.loading",
     "load_session": "orchestrator.adapters.session",
     "parse_request": "orchestrator.protocol",
     "serve_pod": "orchestrator.serving.pod",
@@ -85,8 +85,9 @@ if TYPE_CHECKING:
     from orchestrator.adapters.providers.scripted import ScriptedProvider, ScriptedReply
     from orchestrator.adapters.scoped_fs import ScopedFS
     from orchestrator.adapters.session import load_session
-    from orchestrator.capabilities.tools.base import ToolOutput
-    from orchestrator.config.model import PodConfig, load_config
+    from orchestrator.capabilities.hooks.chain import InterceptorChain
+    from orchestrator.config.loading import load_config
+    from orchestrator.config.model import PodConfig
     from orchestrator.core.history import (
         AssistantMessage,
         History,
@@ -95,7 +96,7 @@ if TYPE_CHECKING:
         ToolResult,
         UserMessage,
     )
-    from orchestrator.core.interceptors import InterceptorChain
+    from orchestrator.core.tool_output import ToolOutput
     from orchestrator.core.validator import check_wire, validate_wire
     from orchestrator.core.wire import WireBuilder, to_wire
     from orchestrator.errors import OrchestratorError, PodRuntimeError, SetupError

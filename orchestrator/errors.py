@@ -11,7 +11,8 @@
     │   ├── UnsafePathError        (config.paths)        runtime dir or log not private (shared, a link)
     │   ├── ProxyStartError        (adapters.sandbox)    the sandbox's network proxy cannot start
     │   ├── DiagramError           (cli.diagrams)        Graphviz missing for svg/png
-    │   └── PodStartError, ScriptError, InputToolMissing  (conformance) the kit cannot set up a row
+    │   └── PodStartError, ScriptError, InputToolMissing, OptionError  (conformance) the kit
+    │                              cannot set up a row, or its options make no sense
     ├── PodRuntimeError            something failed while the pod runs; the pod keeps running
     │   ├── ProtocolError          (protocol)            a client line is not a valid method
     │   ├── TurnError              (runtime.turn)        a turn failed (provider, internal)
@@ -33,8 +34,10 @@
     │   ├── SandboxUnavailable, BadProxyRequest  (adapters.sandbox)  no sandbox here; a bad request
     │   ├── McpServerError         (adapters.mcp)        an MCP server cannot be started or listed
     │   ├── FormError              (adapters.mcp.forms)  also a ValueError: a form MCP cannot ask
-    │   ├── ChildFailed, TaskRefused, WorktreeError  (subpods)  a sub-pod failed or was refused
-    │   ├── HostError              (serving.host)        a request the pod host refuses
+    │   ├── ChildFailed, ChildLinkError, TaskRefused, WorktreeError  (subpods)  a sub-pod
+    │   │                              failed, could not be reached, or was refused
+    │   ├── HostError              (serving.host.control) a request the pod host refuses;
+    │   │                                                EvictRefused (a pod stays loaded)
     │   ├── FleetError             (serving.fleet)       a request the fleet refuses
     │   ├── LaunchError            (serving.launch)      a pod process could not be started
     │   ├── PeerRefused            (serving.peer)        a connecting process is another user's
@@ -48,8 +51,7 @@ Catch ``OrchestratorError`` to handle anything the runtime reports; anything els
 Signals are not failures and stay outside the tree, each saying so in its docstring: a handler
 of failures that caught one would report a deliberate outcome as an error. They are
 ``ToolsPaused`` (a pause asked for), ``SearchStopped`` and the search tool's ``_Stopped`` (a
-stop asked for), ``EvictRefused`` (a pod that stays loaded; its callers decide what that
-means), ``InputDeclined`` and ``SamplingDeclined`` (an MCP answer), and the conformance kit's
+stop asked for), ``InputDeclined`` and ``SamplingDeclined`` (an MCP answer), and the conformance kit's
 verdicts and answers (``RowFailed``, ``Mismatch``, ``Rejected``, ``ClientGone``,
 ``Stopping``). ``tests/test_errors.py`` walks every exception class of the product and checks
 it is in the tree or in that list.

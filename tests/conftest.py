@@ -38,11 +38,12 @@ def _isolated_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     # As a user whose config turns the sandbox off: most tests' commands write beside the
-    # workspace; the sandbox's own tests turn it on.
+    # workspace; the sandbox's own tests turn it on. A host a command started leaves with its
+    # last pod, not host.idle_exit_s later: no test leaves a host behind.
     user_config = tmp_path / "config" / "pod" / "config.toml"
     user_config.parent.mkdir(parents=True, exist_ok=True)
     if not user_config.exists():
-        user_config.write_text('[sandbox]\nmode = "off"\n')
+        user_config.write_text('[sandbox]\nmode = "off"\n\n[host]\nidle_exit_s = 0\n')
     # And a pod process per pod: the host's own tests use a host.
     monkeypatch.setenv("POD_NO_HOST", "1")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

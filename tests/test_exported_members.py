@@ -87,8 +87,8 @@ def test_the_cli_imports_the_conformance_kit_only_when_it_runs() -> None:
 
 
 def test_relative_imports_are_resolved_for_the_layering_check() -> None:
-    source = ROOT / "orchestrator" / "providers" / "_probe.py"
-    tree = ast.parse("from ...conformance import fake_api\nfrom .base import X\n")
+    source = ROOT / "orchestrator" / "adapters" / "providers" / "_probe.py"
+    tree = ast.parse("from ....conformance import fake_api\nfrom .base import X\n")
     up, same = (n for n in tree.body if isinstance(n, ast.ImportFrom))
     assert _absolute(source, up) == "conformance"
     assert _absolute(source, same) == "orchestrator.adapters.providers.base"

@@ -29,10 +29,11 @@ from typing import Any
 from acp import PROTOCOL_VERSION, Client, RequestError, schema
 
 from cli.acp import mapping
+from cli.acp.asking import INPUT_ID, EditorAsker
+from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, run_command
 from cli.acp.session import (
     AcpOptions,
     AcpSession,
-    InputAsked,
     LaunchedPod,
     PodLaunchError,
     current_text,
@@ -41,19 +42,9 @@ from cli.acp.session import (
 )
 from orchestrator.core.history import item_from_json
 from orchestrator.protocol import CompactionData
-from orchestrator.runtime.status import status_text
 from orchestrator.serving.client import ClientError, PodClient, PodEvent
 
 log = logging.getLogger(__name__)
-
-RUN_ID = "acp-run"
-"""The request id of a prompt's ``run``, to tell its refusal from other errors."""
-CANCEL_ID = "acp-cancel"
-REWIND_ID = "acp-rewind"
-"""The request id of ``/cancel``'s ``cancel``, to tell its refusal apart."""
-INPUT_ID = "acp-input:"
-"""The request ids of ``answer_elicitation``: this prefix and the request's id, so the pod's
-refusal of an answer finds the request it was for."""
 
 
 class PodAgent:
@@ -62,13 +53,13 @@ class PodAgent:
     def __init__(self, options: AcpOptions) -> None:
         self.options = options
         self.sessions: dict[str, AcpSession] = {}
-        self._conn: Client | None = None
-        self._capabilities = schema.ClientCapabilities()
+        self._asker = EditorAsker()
+        """Puts approvals and requests for input to the editor; holds the connection."""
         self._numbers = itertools.count(1)
 
     def on_connect(self, conn: Client) -> None:
         """Keep the connection to the editor, for updates and permission requests."""
-        self._conn = conn
+        self._asker.conn = conn
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -81,7 +72,7 @@ class PodAgent:
     ) -> schema.InitializeResponse:
         """What this agent can do: load sessions, and take files as links or embedded text."""
         # Kept for requests for input: only the kinds the editor declared are put to it.
-        self._capabilities = client_capabilities or schema.ClientCapabilities()
+        self._asker.capabilities = client_capabilities or schema.ClientCapabilities()
         return schema.InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=schema.AgentCapabilities(
@@ -249,81 +240,9 @@ class PodAgent:
     async def _command(
         self, session: AcpSession, name: str, argument: str
     ) -> schema.PromptResponse:
-        client = session.client
-        if name == "cancel":
-            text = await self._cancel(session)
-        elif name == "status":
-            text = status_text((await client.status()).model_dump(exclude={"id"}))
-        elif name == "rewind":
-            text = await self._rewind(session, argument)
-        elif name == "fork":
-            reply = await client.request("fork", {"name": argument} if argument else {})
-            text = (
-                f"Not forked: {reply.data['message']}"
-                if reply.event == "error"
-                else f"Forked: session {reply.data['session']} ({reply.data['path']})"
-            )
-        else:
-            text = await self._compact(session, argument)
+        text = await run_command(session, name, argument)
         await self._update(session.id, mapping.message_chunk(text))
         return schema.PromptResponse(stop_reason="end_turn")
-
-    async def _cancel(self, session: AcpSession) -> str:
-        """``cancel``, and what came of it: the pod refuses it when no turn runs (paused too)."""
-        outcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        session.cancelling = outcome  # the pump resolves it on turn_end or on the refusal
-        await session.client.send("cancel", id=CANCEL_ID)
-        try:
-            refusal = await asyncio.wait_for(outcome, 30)
-        except TimeoutError:
-            return "The pod did not answer the cancel."
-        finally:
-            session.cancelling = None
-        if not refusal:
-            return "Cancelled the turn."
-        status = (await session.client.status()).status
-        if status == "paused":
-            return (
-                "Nothing is running to cancel: the turn is paused, and your next prompt closes it."
-            )
-        return f"Nothing to cancel ({refusal})."
-
-    async def _rewind(self, session: AcpSession, argument: str) -> str:
-        """``/rewind``: the prompts to go back to; ``/rewind N [MODE]``: do it (an editor's
-        command is its own confirmation) and say what changed."""
-        client = session.client
-        if not argument:
-            items = (await client.history()).items
-            rows = [
-                f"{item['seq']}: {' '.join(str(item.get('text', '')).split())[:70]}"
-                for item in items
-                if item.get("kind") == "user_message"
-            ]
-            return "Prompts to rewind to (/rewind N):\n" + ("\n".join(rows) or "(none yet)")
-        parts = argument.split()
-        mode = parts[1] if len(parts) == 2 else "both"
-        if not parts[0].isdigit() or len(parts) > 2 or mode not in ("both", "code", "conversation"):
-            return "Use /rewind N, /rewind N code or /rewind N conversation"
-        params = {"to": int(parts[0]), "restore": mode}
-        preview = await client.request("rewind", {**params, "dry_run": True})
-        if preview.event == "error":
-            return f"Not rewound: {preview.data['message']}"
-        outcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        session.rewinding = outcome  # the pump resolves it on rewound or an error
-        await client.send("rewind", params, id=REWIND_ID)
-        try:
-            return await asyncio.wait_for(outcome, 120)
-        except TimeoutError:
-            return "The pod did not finish the rewind in time."
-        finally:
-            session.rewinding = None
-
-    async def _compact(self, session: AcpSession, focus: str) -> str:
-        waiter: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
-        session.prompt = waiter  # the pump resolves it on the compaction or its alert
-        await session.client.send("compact", {"focus": focus} if focus else {}, id=RUN_ID)
-        kind, message = await waiter
-        return message if kind == "compacted" else f"Not compacted: {message}"
 
     # -- pod events -> session updates --------------------------------------------------------
 
@@ -360,15 +279,15 @@ class PodAgent:
             await self._tool_result(session, data)
         elif name == "approval_request":
             # Asked aside: the other calls of the round keep streaming their updates meanwhile.
-            asking = asyncio.create_task(self._ask_permission(session, data))
+            asking = asyncio.create_task(self._asker.ask_permission(session, data))
             session.asking.add(asking)
             asking.add_done_callback(session.asking.discard)
         elif name == "approval_resolved" and data.get("decision") == "approved":
             await self._update(session.id, mapping.tool_running(str(data["id"])))
         elif name == "elicitation_request":
-            self._start_input(session, data)
+            self._asker.start_input(session, data)
         elif name == "elicitation_resolved":
-            await self._input_over(session, str(data["id"]), str(data["action"]))
+            await self._asker.input_over(session, str(data["id"]), str(data["action"]))
         elif name == "error" and str(data.get("id") or "").startswith(INPUT_ID):
             input_id = str(data["id"]).removeprefix(INPUT_ID)
             refusal = f"{data['code']}: {data['message']}"
@@ -452,182 +371,6 @@ class PodAgent:
         )
         await self._update(session.id, update)
 
-    async def _ask_permission(self, session: AcpSession, data: dict[str, Any]) -> None:
-        """Ask the editor; answer the pod with ``approve`` or ``deny``."""
-        assert self._conn is not None
-        call_id = str(data["id"])
-        name, arguments = str(data["tool"]), dict(data["arguments"])
-        content: list[Any] = []
-        held = mapping.held_content(data)
-        if held is not None:
-            content.append(held)
-        elif data.get("diff"):
-            before = current_text(session.workspace, arguments.get("path"))
-            diff = mapping.edit_diff(name, arguments, session.workspace, before)
-            if diff is not None:
-                content.append(diff)
-        where = f" — in child pod {data['pod']}" if data.get("pod") else ""
-        tool_call = schema.ToolCallUpdate(
-            tool_call_id=call_id,
-            title=f"{data['summary']} ({data['reason']}){where}",
-            kind=mapping.TOOL_KINDS.get(name, "other"),
-            status="pending",
-            raw_input=arguments,
-            content=content or None,
-        )
-        try:
-            response = await self._conn.request_permission(
-                session_id=session.id, tool_call=tool_call, options=mapping.permission_options()
-            )
-        except Exception as exc:  # the editor failed to answer: deny, and say why
-            log.warning("permission request for %s failed: %s", call_id, exc)
-            await session.client.send(
-                "deny", {"id": call_id, "message": "the editor could not be asked", "asked": False}
-            )
-            return
-        method, params = mapping.permission_answer(response)
-        await session.client.send(method, {"id": call_id, **params})
-
-    # -- requests for input (elicitation) ------------------------------------------------
-
-    def _can_elicit(self, mode: str) -> bool:
-        """Whether the editor declared it can show requests for input of this mode."""
-        capabilities = self._capabilities.elicitation
-        if capabilities is None:
-            return False
-        return (capabilities.url if mode == "url" else capabilities.form) is not None
-
-    def _start_input(self, session: AcpSession, data: dict[str, Any]) -> None:
-        """Deal with a request for input aside: the round's other events keep flowing."""
-        input_id = str(data["id"])
-        if input_id in session.inputs:
-            return
-        asked = InputAsked(mode="url" if data.get("mode") == "url" else "form")
-        session.inputs[input_id] = asked
-        asked.task = asyncio.create_task(
-            self._ask_input(session, input_id, data, asked), name=f"acp-input-{input_id}"
-        )
-
-        def forget(_task: asyncio.Task[None]) -> None:
-            if session.inputs.get(input_id) is asked:
-                del session.inputs[input_id]
-
-        asked.task.add_done_callback(forget)
-
-    async def _ask_input(
-        self, session: AcpSession, input_id: str, data: dict[str, Any], asked: InputAsked
-    ) -> None:
-        """Put a request for input to the editor and answer the pod with what it said; decline
-        whatever the editor cannot be asked or answers wrongly, so the pod never waits."""
-        assert self._conn is not None
-        mode = asked.mode
-        asking = f"{data['server']} asked for input ({data['message']!r})"
-        if not self._can_elicit(mode):
-            kind = "a link to open" if mode == "url" else "a form"
-            await self._decline_input(
-                session,
-                input_id,
-                asked,
-                f"{asking}, but this editor cannot show {kind} "
-                f"(it did not declare elicitation.{mode} in initialize)",
-            )
-            return
-        try:
-            request = mapping.elicitation_mode(data, session.id, self._tool_call_of(session, data))
-        except ValueError as exc:
-            await self._decline_input(
-                session, input_id, asked, f"{asking}, but ACP cannot carry it: {exc}"
-            )
-            return
-        asked.shown = True
-        try:
-            response = await self._conn.create_elicitation(
-                message=mapping.elicitation_message(data), mode=request
-            )
-        except Exception as exc:  # the editor failed to answer: the server is told no
-            await self._decline_input(
-                session, input_id, asked, f"{asking}, but the editor could not be asked: {exc}"
-            )
-            return
-        action, content = mapping.elicitation_answer(response)
-        refusal = await self._answer_input(session, input_id, asked, action, content)
-        if refusal:
-            # The editor's form let through what the server's schema refuses; asking again
-            # could loop, and the pod must not wait, so the server is told no.
-            await self._decline_input(
-                session,
-                input_id,
-                asked,
-                f"{asking}; the editor's answer was refused ({refusal})",
-            )
-
-    async def _decline_input(
-        self, session: AcpSession, input_id: str, asked: InputAsked, why: str
-    ) -> None:
-        """Answer ``decline``, and say why in the log and to the person (as the pod's
-        warnings are shown: a thought), as ACP has no other channel for it."""
-        log.warning("declined request for input %s: %s", input_id, why)
-        refusal = await self._answer_input(session, input_id, asked, "decline", None)
-        if refusal:
-            log.warning("the pod refused declining %s: %s", input_id, refusal)
-        await self._update(session.id, mapping.thought_chunk(f"[pod acp] declined: {why}"))
-
-    async def _answer_input(
-        self,
-        session: AcpSession,
-        input_id: str,
-        asked: InputAsked,
-        action: mapping.ElicitationAction,
-        content: dict[str, Any] | None,
-    ) -> str:
-        """Answer the pod and wait until it takes the answer (""), or refuses it (why)."""
-        if asked.over:
-            return ""
-        waiter: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        asked.answered = waiter  # the pump resolves it on elicitation_resolved or the refusal
-        params: dict[str, Any] = {"id": input_id, "action": action}
-        if content is not None:
-            params["content"] = content
-        await session.client.send("answer_elicitation", params, id=INPUT_ID + input_id)
-        return await waiter
-
-    async def _input_over(self, session: AcpSession, input_id: str, action: str) -> None:
-        """The pod says a request for input is over: if the editor still has it, stop waiting
-        for it (its late answer is dropped) and tell the editor where ACP lets us."""
-        asked = session.inputs.pop(input_id, None)
-        if asked is None:
-            return
-        asked.over = True
-        if asked.answered is not None:
-            resolve(asked.answered, "")  # answered from here; nothing is left with the editor
-            return
-        if asked.task is not None:
-            asked.task.cancel()
-        if not asked.shown:
-            return
-        if asked.mode == "url":
-            # ACP's way to close a URL request the editor shows. A form has none in this SDK
-            # (no request cancellation), so the person is told instead.
-            assert self._conn is not None
-            await self._conn.complete_elicitation(elicitation_id=input_id)
-        else:
-            how = "withdrawn" if action == "withdrawn" else f"answered elsewhere ({action})"
-            await self._update(
-                session.id,
-                mapping.thought_chunk(
-                    f"[pod acp] the request for input is over ({how}): an answer to it is dropped"
-                ),
-            )
-
-    @staticmethod
-    def _tool_call_of(session: AcpSession, data: dict[str, Any]) -> str | None:
-        """The editor's tool call a request comes during, when it can be told: this pod's
-        one running call of that tool."""
-        if data.get("pod"):
-            return None  # a child pod's calls are not the editor's
-        ids = [call for call, (name, _) in session.calls.items() if name == data.get("tool")]
-        return ids[0] if len(ids) == 1 else None
-
     # -- helpers ---------------------------------------------------------------------------
 
     def _session(self, session_id: str) -> AcpSession:
@@ -637,5 +380,4 @@ class PodAgent:
         return session
 
     async def _update(self, session_id: str, update: Any) -> None:
-        assert self._conn is not None
-        await self._conn.session_update(session_id=session_id, update=update)
+        await self._asker.update(session_id, update)

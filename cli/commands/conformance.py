@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -99,43 +99,27 @@ def conformance(
     Then the tree cases (--no-tree leaves them out). Exit 0 only when every runnable row
     passes (and, with --thinking, thinking blocks came back).
     """
-    import json
-    import shlex
     import sys
 
     from rich.console import Console
 
     from conformance.cases import Case, build_cases
-    from conformance.driver import (
-        DEFAULT_APPROVAL_TOOL,
-        DEFAULT_INPUT_TOOL,
-        DEFAULT_SLOW_TOOL,
-        KitOptions,
-        run_cases,
-    )
+    from conformance.driver import run_cases
+    from conformance.options import kit_options
     from conformance.report import CaseResult, counts, print_report, run_problems, to_json
     from conformance.tree_cases import TreeCase, build_tree_cases
 
-    def tool_option(name: str, text: str | None, default: dict[str, Any]) -> dict[str, Any]:
-        try:
-            tool = json.loads(text) if text else dict(default)
-        except ValueError as exc:
-            raise CliError(f"{name} is not JSON: {exc}") from None
-        if not isinstance(tool, dict):
-            raise CliError(f'{name} must be {{"name": ..., "input": {{...}}}}')
-        return tool
-
     try:
-        options = KitOptions(
-            command=tuple(command),
-            slow_tool=tool_option("--slow-tool", slow_tool, DEFAULT_SLOW_TOOL),
-            approval_tool=tool_option("--approval-tool", approval_tool, DEFAULT_APPROVAL_TOOL),
-            input_tool=tool_option("--input-tool", input_tool, DEFAULT_INPUT_TOOL),
+        options = kit_options(
+            command,
+            slow_tool=slow_tool,
+            approval_tool=approval_tool,
+            input_tool=input_tool,
             timeout_s=timeout,
             thinking=thinking,
-            thinking_args=tuple(shlex.split(thinking_args)),
+            thinking_args=thinking_args,
             tree=tree,
-            continue_args=tuple(shlex.split(continue_args)),
+            continue_args=continue_args,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None

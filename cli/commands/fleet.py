@@ -216,12 +216,8 @@ def add(
     config file, the workspace's, these options); prints the gateway socket of this node
     to reach it."""
     _ray()
-    from orchestrator.config.model import (
-        ConfigError,
-        config_file,
-        load_config,
-        user_config_file,
-    )
+    from orchestrator.config.loading import ConfigError, load_config
+    from orchestrator.config.paths import config_file, user_config_file
     from orchestrator.serving.fleet import FleetError
     from orchestrator.serving.fleet.cluster import live_nodes
     from orchestrator.serving.fleet.directory import Directory

@@ -39,7 +39,9 @@ def serve(
     exit_when_empty: Annotated[
         bool,
         typer.Option(
-            "--exit-when-empty", help="Stop once the last pod was shut down.", hidden=True
+            "--exit-when-empty",
+            help="Stop once no pod was left for host.idle_exit_s.",
+            hidden=True,
         ),
     ] = False,
     log_file: Annotated[Path | None, typer.Option("--log-file", hidden=True)] = None,
@@ -49,7 +51,7 @@ def serve(
     if ctx.invoked_subcommand is not None:
         return
     from cli.commands.serve import setup_logging
-    from orchestrator.config.model import ConfigError, load_config
+    from orchestrator.config.loading import ConfigError, load_config
     from orchestrator.serving.host import Host, run_host
     from orchestrator.serving.host.host import control_socket
     from orchestrator.serving.server import ServerError, socket_is_live
@@ -65,6 +67,7 @@ def serve(
         idle_unload_s=idle_unload_s if idle_unload_s is not None else settings.idle_unload_s,
         max_loaded=max_loaded if max_loaded is not None else settings.max_loaded,
         exit_when_empty=exit_when_empty,
+        idle_exit_s=settings.idle_exit_s,
     )
     from orchestrator.capabilities.tools.environment import forbid_inspection
 

@@ -80,7 +80,7 @@ def _login(workspace: Path, name: str) -> None:
 
     from cli.errors import CliError
     from orchestrator.adapters.mcp.oauth import login
-    from orchestrator.config.model import ConfigError, load_config
+    from orchestrator.config.loading import ConfigError, load_config
 
     try:
         config = load_config(workspace)

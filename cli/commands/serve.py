@@ -104,7 +104,7 @@ def serve(
 ) -> None:
     """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
     from orchestrator.adapters.session import SessionError, resolve_session
-    from orchestrator.config.model import ConfigError, load_config
+    from orchestrator.config.loading import ConfigError, load_config
     from orchestrator.config.paths import default_socket
     from orchestrator.serving.pod import PodSetupError, serve_pod
     from orchestrator.serving.server import ServerError

@@ -105,7 +105,7 @@ def last_line(log_path: Path) -> str:
 def uses_host(workspace: Path, no_host: bool) -> bool:
     """Whether pods for this workspace go into this user's ``pod host``: not with
     ``--no-host``, ``POD_NO_HOST=1`` or ``[host] enabled = false``."""
-    from orchestrator.config.model import ConfigError, load_config
+    from orchestrator.config.loading import ConfigError, load_config
 
     if no_host or os.environ.get("POD_NO_HOST") == "1":
         return False
@@ -134,7 +134,7 @@ def host_config(
 ) -> PodConfig:
     """The whole configuration of a pod the CLI loads into the host: what ``pod serve`` with
     these options would run (the host has no command line to read)."""
-    from orchestrator.config.model import ConfigError, load_config
+    from orchestrator.config.loading import ConfigError, load_config
 
     try:
         return load_config(

@@ -3,8 +3,8 @@
 Each key's meaning is its field's docstring, so the reference cannot miss a key or describe
 one that is gone; ``tests/docs/test_config_doc.py`` fails when docs/configuration.md is stale.
 
-    python -m orchestrator.config.model.doc                                   # print the table
-    python -m orchestrator.config.model.doc --write-docs docs/configuration.md  # refresh the block
+    python -m orchestrator.config.doc                                   # print the table
+    python -m orchestrator.config.doc --write-docs docs/configuration.md  # refresh the block
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ DOC_BLOCK = DocBlock(
     start=BLOCK_START,
     end=BLOCK_END,
     render=render_table,
-    command="python -m orchestrator.config.model.doc",
+    command="python -m orchestrator.config.doc",
     what="key reference",
     doc="docs/configuration.md",
 )

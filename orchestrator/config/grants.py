@@ -37,8 +37,8 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.capabilities.hooks.events import HookEvent
-from orchestrator.capabilities.permissions import WIDENING_MODES
+from orchestrator.config.permissions import WIDENING_MODES
+from orchestrator.core.interceptors import HookEvent
 
 GRANTS: dict[str, str | None] = {
     "name": "--name NAME",

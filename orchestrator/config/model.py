@@ -1,6 +1,6 @@
-"""Pod configuration: defaults, the user's config, the workspace's config, the command line.
+"""Pod configuration: :class:`PodConfig`, every key a pod reads, with its default and meaning.
 
-Load order, each source overriding the ones before it key by key (tables such as ``[memory]``
+The model is here; where its values come from is :mod:`orchestrator.config.loading`. Load order, each source overriding the ones before it key by key (tables such as ``[memory]``
 merge key by key too):
 
 1. the defaults below;
@@ -27,8 +27,6 @@ config alone.
 from __future__ import annotations
 
 import os
-import tomllib
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -37,25 +35,37 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
-from orchestrator.adapters.mcp.config import McpConfig, wire_name
-from orchestrator.adapters.regular_file import read_regular
-from orchestrator.adapters.sandbox.config import SandboxConfig
-from orchestrator.capabilities.hooks.config import HooksConfig
-from orchestrator.capabilities.permissions import PermissionsConfig, Policy
-from orchestrator.capabilities.subpods.config import AgentConfig, SubpodsConfig
-from orchestrator.config.grants import refused_grants_warning, strip_workspace_grants
-from orchestrator.config.paths import POD_NAME_MAX, is_pod_name, safe_pod_name, state_dir
+from orchestrator.config.hooks import HooksConfig
+from orchestrator.config.mcp import McpConfig
+from orchestrator.config.paths import (
+    POD_NAME_MAX,
+    is_pod_name,
+    safe_pod_name,
+    state_dir,
+    user_config_file,
+)
+from orchestrator.config.permissions import PermissionsConfig
+from orchestrator.config.sandbox import SandboxConfig
+from orchestrator.config.sections import JobsConfig, MemoryConfig
+from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.core.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
+from orchestrator.core.tool_output import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.core.usage import DEFAULT_PRICES, Prices, prices_for
-from orchestrator.errors import SetupError
 
-TOOL_OUTPUT_MAX_BYTES = 16 * 1024
-"""Default cap on a tool result's content and on a resolved ``@file`` body."""
+__all__ = [
+    "CHECKPOINT_MAX_FILE_BYTES",
+    "CHECKPOINT_MAX_FILE_BYTES_LIMIT",
+    "CHECKPOINT_MAX_TOTAL_BYTES",
+    "CHECKPOINT_MAX_TOTAL_BYTES_LIMIT",
+    "DEFAULT_MODEL",
+    "PORTABLE_WARNINGS",
+    "HostConfig",
+    "PodConfig",
+]
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 """The default model (Sonnet 4.5 reaches its end of life on 2026-11-30; 4.6 takes adaptive
@@ -69,43 +79,6 @@ CHECKPOINT_MAX_TOTAL_BYTES = 1024 * 1024 * 1024
 # the pod copy an unbounded amount of it into the user's state folder.
 CHECKPOINT_MAX_FILE_BYTES_LIMIT = 256 * 1024 * 1024
 CHECKPOINT_MAX_TOTAL_BYTES_LIMIT = 64 * 1024 * 1024 * 1024
-
-
-class ConfigError(SetupError):
-    """The configuration file or an option is invalid; the message names the file and field."""
-
-
-class MemoryConfig(BaseModel):
-    """Where ``knowledge/*.md`` lives and whether resident knowledge is injected."""
-
-    # Field docstrings become descriptions: docs/configuration.md's key reference is made
-    # from them (python -m orchestrator.config.model.doc).
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    enabled: bool = True
-    """Knowledge records are read: the memory tools are offered to the model and resident
-    records are listed in the system prompt."""
-    workspace_root: Path | None = None
-    """The folder that holds ``knowledge/``; the pod's workspace when unset."""
-
-
-JOBS_MAX_JOBS_LIMIT = 64
-JOBS_MAX_SPOOL_BYTES_LIMIT = 1024 * 1024 * 1024
-# Upper bounds for any source, as for checkpoints: a repository's config may tune the limits
-# of background jobs, not make the pod keep an unbounded number of them or of their output.
-
-
-class JobsConfig(BaseModel):
-    """The ``[jobs]`` table: limits of background jobs (``bash`` with ``background: true``)."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    max_jobs: int = Field(default=8, ge=1, le=JOBS_MAX_JOBS_LIMIT)
-    """Background jobs that may run at once; a start past it is refused with an error naming
-    the running ones (at most 64)."""
-    max_spool_bytes: int = Field(default=64 * 1024 * 1024, gt=0, le=JOBS_MAX_SPOOL_BYTES_LIMIT)
-    """Output of one job kept in its spool file; what it prints past this is read and dropped
-    (counted, so the job never blocks), at most 1 GiB."""
 
 
 class HostConfig(BaseModel):
@@ -123,6 +96,10 @@ class HostConfig(BaseModel):
     max_loaded: int | None = Field(default=None, ge=1)
     """At most this many pods in memory: loading one more unloads the least recently used
     pods that may be unloaded. Unset: no cap."""
+    idle_exit_s: float = Field(default=300.0, ge=0)
+    """How long a host that ``pod chat`` or ``pod run`` started stays up once it has no pod
+    of its own left, so the next command finds it warm; 0: it leaves at once. A host started
+    by hand (``pod host``) keeps running."""
 
 
 PORTABLE_WARNINGS = "_load_warnings"
@@ -367,20 +344,6 @@ class PodConfig(BaseModel):
         config._load_warnings.extend(str(warning) for warning in warnings)
         return config
 
-    def permission_policy(self) -> Policy:
-        """A new permission policy from ``[permissions]``, ``allow_bash`` and the MCP servers'
-        ``permission`` (rules on ``mcp__<name>__*``, after the user's own rules)."""
-        servers = self.mcp.servers
-        allow = ["bash"] if self.allow_bash else []
-        allow += [f"{wire_name(n, '')}*" for n, s in servers.items() if s.permission == "allow"]
-        deny = [f"{wire_name(n, '')}*" for n, s in servers.items() if s.permission == "deny"]
-        return Policy.from_config(
-            self.permissions,
-            extra_allow=allow,
-            extra_deny=deny,
-            protected_roots=self.protected_roots(),
-        )
-
     def protected_roots(self) -> list[str]:
         """Paths a write to which always asks: the pod's state (sessions, checkpoints, logs),
         the user's pod config, and the session file wherever it is."""
@@ -388,10 +351,6 @@ class PodConfig(BaseModel):
         if self.session is not None:
             roots.append(Path(self.session))
         return [os.path.realpath(root) for root in roots]
-
-    def bash_offered(self) -> bool:
-        """Whether the model is offered ``bash`` (not when every command would be denied)."""
-        return self.permission_policy().offered("bash", "execute")
 
     def content_cap(self, tool_name: str) -> int:
         """The content cap for one tool: its override, else the pod-wide cap."""
@@ -419,93 +378,3 @@ class PodConfig(BaseModel):
 def _is_env_name(name: str) -> bool:
     # ASCII identifiers are exactly the portable names: [A-Za-z_][A-Za-z0-9_]*.
     return name.isascii() and name.isidentifier()
-
-
-def config_file(workspace: Path) -> Path:
-    """Where a workspace keeps its pod configuration."""
-    return workspace / ".pod" / "config.toml"
-
-
-def user_config_file() -> Path:
-    """The user's own pod configuration (``$XDG_CONFIG_HOME/pod/config.toml``)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "pod" / "config.toml"
-
-
-CONFIG_MAX_BYTES = 1 << 20
-"""A config file larger than this is refused, not read."""
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    if not path.exists() and not path.is_symlink():
-        return {}
-    try:
-        # A FIFO or a device at the path (a cloned repository's .pod/config.toml can be one)
-        # is refused at once, not read forever.
-        return tomllib.loads(read_regular(path, max_bytes=CONFIG_MAX_BYTES).decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it: {exc.strerror}") from None
-
-
-def _merge(base: dict[str, Any], top: Mapping[str, Any], *, path: str = "") -> dict[str, Any]:
-    """``top`` over ``base``, tables merged key by key; ``deny`` and ``ask`` rules add up
-    (a later file may add restrictions, never drop an earlier file's)."""
-    merged = dict(base)
-    for key, value in top.items():
-        below = merged.get(key)
-        where = f"{path}.{key}" if path else key
-        if isinstance(below, dict) and isinstance(value, Mapping):
-            merged[key] = _merge(below, value, path=where)
-        elif where in _ADDITIVE and isinstance(below, list) and isinstance(value, list):
-            merged[key] = [*below, *(v for v in value if v not in below)]
-        else:
-            merged[key] = value
-    return merged
-
-
-_ADDITIVE = frozenset({"permissions.deny", "permissions.ask"})
-
-
-def _server_names(data: Mapping[str, Any]) -> list[str]:
-    """The MCP servers a config's data names (those a workspace may put in the sandbox)."""
-    mcp = data.get("mcp")
-    servers = mcp.get("servers") if isinstance(mcp, Mapping) else None
-    return list(servers) if isinstance(servers, Mapping) else []
-
-
-def load_config(workspace: Path, **overrides: Any) -> PodConfig:
-    """Defaults, the user's file, the workspace's file (no grants), then non-None overrides.
-
-    Grants the workspace's file tried to give are listed in :attr:`PodConfig.load_warnings`.
-    """
-    ws = workspace.resolve()
-    user_path = user_config_file()
-    ws_path = config_file(workspace)
-    user_data = _read_toml(user_path)
-    given = {k: v for k, v in overrides.items() if v is not None}
-    servers = {*_server_names(user_data), *_server_names(given)}
-    ws_data, refused = strip_workspace_grants(_read_toml(ws_path), ws, servers=servers)
-    data = _merge(_merge(user_data, ws_data), given)
-    data["workspace"] = ws
-    try:
-        config = PodConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        # Not the union member a value failed as (``thinking.literal['auto',…]``): the key.
-        where = ".".join(str(p) for p in first["loc"] if "[" not in str(p))
-        top = str(first["loc"][0]) if first["loc"] else ""
-        source = (
-            "command line"
-            if top in given
-            else str(ws_path)
-            if top in ws_data
-            else str(user_path)
-            if top in user_data
-            else "config"
-        )
-        raise ConfigError(f"{source}: {where}: {first['msg']}") from None
-    if refused:
-        config._load_warnings.append(refused_grants_warning(ws_path, refused, user_path))
-    return config

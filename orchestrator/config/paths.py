@@ -30,6 +30,17 @@ def state_dir() -> Path:
     return Path(base) / "pod"
 
 
+def config_file(workspace: Path) -> Path:
+    """Where a workspace keeps its pod configuration."""
+    return workspace / ".pod" / "config.toml"
+
+
+def user_config_file() -> Path:
+    """The user's own pod configuration (``$XDG_CONFIG_HOME/pod/config.toml``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "pod" / "config.toml"
+
+
 def held_dir(workspace: Path) -> Path:
     """Where what a sandboxed command planted in ``workspace`` is held until the user
     answers (under the state dir, which the sandbox hides): one folder per workspace."""

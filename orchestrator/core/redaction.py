@@ -21,12 +21,46 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from fnmatch import fnmatchcase
+from typing import Protocol
 
-from orchestrator.adapters.mcp.config import McpServerConfig, expand, referenced_variables
-from orchestrator.capabilities.tools.base import ToolOutput
-from orchestrator.capabilities.tools.environment import looks_secret
 from orchestrator.core.history import ToolResult
 from orchestrator.core.model_output import scrub_surrogates
+from orchestrator.core.tool_output import ToolOutput
+from orchestrator.core.variables import referenced_variables, substitute
+
+__all__ = [
+    "MIN_SECRET_CHARS",
+    "REDACTED",
+    "SECRET_NAMES",
+    "Redactor",
+    "ServerSecrets",
+    "looks_secret",
+    "secret_values",
+]
+
+SECRET_NAMES: tuple[str, ...] = (
+    "ANTHROPIC_*",
+    "AWS_*",
+    "*_KEY",
+    "*_KEYS",
+    "*_KEY_ID",
+    "*_TOKEN",
+    "*_TOKENS",
+    "*_SECRET",
+    "*_SECRETS",
+    "*_SECRET_*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*_CREDENTIALS",
+    "*_AUTH",
+    "*_PAT",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+)
+"""Name globs (matched case-insensitively) of variables that hold credentials: their values
+are redacted, and a ``PREFIX*`` entry of ``tool_env_allow`` never lets them through
+(:mod:`orchestrator.capabilities.tools.environment`)."""
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 8
@@ -35,7 +69,32 @@ MIN_SECRET_CHARS = 8
 _SECRET_HEADER = re.compile(r"auth|token|key|secret|cookie|session|passw", re.IGNORECASE)
 
 
-def secret_values(environ: Mapping[str, str], servers: Mapping[str, McpServerConfig]) -> list[str]:
+def looks_secret(name: str) -> bool:
+    """Whether an environment variable's name looks like it holds a credential."""
+    upper = name.upper()
+    return any(fnmatchcase(upper, pattern) for pattern in SECRET_NAMES)
+
+
+class ServerSecrets(Protocol):
+    """What redaction reads of one MCP server's config (``[mcp.servers.<name>]``)."""
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """HTTP headers, values with ``${NAME}`` references."""
+        ...
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        """Extra environment, values with ``${NAME}`` references."""
+        ...
+
+    @property
+    def oauth_client_secret(self) -> str | None:
+        """An OAuth client secret, usually a ``${NAME}`` reference."""
+        ...
+
+
+def secret_values(environ: Mapping[str, str], servers: Mapping[str, ServerSecrets]) -> list[str]:
     """Every value the pod knows to be secret (see the module), longest first, no repeats."""
     found: set[str] = {value for name, value in environ.items() if looks_secret(name)}
     for server in servers.values():
@@ -43,11 +102,11 @@ def secret_values(environ: Mapping[str, str], servers: Mapping[str, McpServerCon
             for name, raw in table.items():
                 found.update(environ.get(v, "") for v in referenced_variables(raw))
                 if secret_name(name):
-                    value = expand(raw, environ)
+                    value = substitute(raw, environ)
                     found.add(value)
                     found.update(value.split())  # "Bearer <token>": the token on its own
         if server.oauth_client_secret:
-            found.add(expand(server.oauth_client_secret, environ))
+            found.add(substitute(server.oauth_client_secret, environ))
     return sorted((v for v in found if len(v) >= MIN_SECRET_CHARS), key=lambda v: (-len(v), v))
 
 

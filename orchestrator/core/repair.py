@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from orchestrator.capabilities.tools.base import ToolOutput
 from orchestrator.core.history import (
     INTERRUPT_NOTE,
     INTERRUPTED_SUMMARY,
@@ -22,7 +21,7 @@ from orchestrator.core.history import (
     ToolResult,
     ToolUseBlock,
 )
-from orchestrator.core.tool_output import cap_content
+from orchestrator.core.tool_output import ToolOutput, cap_content
 from orchestrator.core.validator import well_formed_tool_use
 
 

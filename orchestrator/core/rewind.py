@@ -7,10 +7,46 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, Protocol
 
-from orchestrator.adapters.session import CheckpointRecord, RewindRestore
 from orchestrator.core.history import Item, UserMessage
 from orchestrator.errors import PodRuntimeError
+
+__all__ = [
+    "KINDS",
+    "RESTORES",
+    "Checkpoint",
+    "RewindError",
+    "RewindPlan",
+    "RewindRestore",
+    "checkpoint_before",
+    "plan_rewind",
+    "user_messages",
+]
+
+RewindRestore = Literal["both", "conversation", "code"]
+"""What a rewind brings back: the conversation and the files, or one of them (the session's
+rewind records store it too)."""
+
+
+class Checkpoint(Protocol):
+    """What a rewind reads of a workspace snapshot record (the session's ``CheckpointRecord``)."""
+
+    @property
+    def id(self) -> str:
+        """The snapshot to restore."""
+        ...
+
+    @property
+    def seq(self) -> int:
+        """The item it was taken before."""
+        ...
+
+    @property
+    def reason(self) -> str:
+        """``turn`` (as a prompt's turn began) or ``round``."""
+        ...
+
 
 KINDS = {
     "assistant": "an assistant message",
@@ -33,7 +69,7 @@ class RewindPlan:
     restore: RewindRestore
     dropped: int
     """Items of the conversation after (and including) the target that go."""
-    checkpoint: CheckpointRecord | None
+    checkpoint: Checkpoint | None
     """The workspace snapshot to go back to (None when only the conversation rewinds)."""
 
     @property
@@ -52,7 +88,7 @@ def user_messages(items: Sequence[Item]) -> list[UserMessage]:
     return [item for item in items if isinstance(item, UserMessage)]
 
 
-def checkpoint_before(checkpoints: Sequence[CheckpointRecord], seq: int) -> CheckpointRecord | None:
+def checkpoint_before(checkpoints: Sequence[Checkpoint], seq: int) -> Checkpoint | None:
     """The snapshot taken as the turn of user message ``seq`` began (the workspace as it
     was when that prompt was sent), if one was taken."""
     for record in reversed(checkpoints):
@@ -63,7 +99,7 @@ def checkpoint_before(checkpoints: Sequence[CheckpointRecord], seq: int) -> Chec
 
 def plan_rewind(
     items: Sequence[Item],
-    checkpoints: Sequence[CheckpointRecord],
+    checkpoints: Sequence[Checkpoint],
     to: int | None,
     restore: RewindRestore,
 ) -> RewindPlan:

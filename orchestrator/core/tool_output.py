@@ -8,11 +8,15 @@ cut, because they are what remains after pruning.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from orchestrator.capabilities.tools.base import ToolOutput
-from orchestrator.config.model import TOOL_OUTPUT_MAX_BYTES
+from orchestrator.core.documents import DocumentData
 from orchestrator.core.history import INTERRUPTED_SUMMARY
+from orchestrator.core.images import ImageData
+
+TOOL_OUTPUT_MAX_BYTES = 16 * 1024
+"""Default cap on a tool result's content and on a resolved ``@file`` body (the config's
+``tool_output_max_bytes`` and ``file_ref_max_bytes`` default to it)."""
 
 SUMMARY_THRESHOLD = 300
 """A string result up to this many UTF-8 bytes is its own summary, with no content."""
@@ -22,6 +26,7 @@ SUMMARY_FIRST_LINE_CHARS = 80
 __all__ = [
     "SUMMARY_THRESHOLD",
     "TOOL_OUTPUT_MAX_BYTES",
+    "ToolOutput",
     "cap_content",
     "interrupted_output",
     "line_count",
@@ -29,6 +34,23 @@ __all__ = [
     "truncation_marker",
     "utf8_cut",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """A tool's result: ``summary`` always reaches the model, ``content`` may be pruned.
+
+    Defined here, below every tool, because the pure shaping of results (capping, redaction,
+    repair) works on it; :mod:`orchestrator.capabilities.tools.base` offers it with the rest of
+    the tool contract."""
+
+    summary: str
+    content: str | None = None
+    is_error: bool = False
+    images: tuple[ImageData, ...] = ()
+    """Images the result shows the model (an MCP tool's), sent after the text."""
+    documents: tuple[DocumentData, ...] = ()
+    """PDFs the result shows the model (an MCP resource's), sent after the images."""
 
 
 def line_count(text: str) -> int:

@@ -4,7 +4,9 @@ One JSON object per line, UTF-8. A client sends ``{"method", "params", "id"}``; 
 ``{"event", "data"}``. Every message has a pydantic model here, so the JSON Schema printed by
 ``pod protocol schema`` is the one the code enforces.
 
-Modules: :mod:`.requests` (client to pod), :mod:`.events` (pod to client).
+Modules: :mod:`.requests` (client to pod), :mod:`.events` (pod to client: the event table
+and its line format), whose data models live in :mod:`.pod_state` (the pod as it stands) and
+:mod:`.turn_stream` (the stream of a turn) on the base :mod:`.data`.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from orchestrator.protocol.events import (
     ToolOutputDeltaData,
     ToolResultData,
     TurnEndData,
+    TurnPhase,
     TurnStartData,
     UsageData,
     UserMessageData,
@@ -128,6 +131,7 @@ __all__ = [
     "ToolOutputDeltaData",
     "ToolResultData",
     "TurnEndData",
+    "TurnPhase",
     "TurnStartData",
     "UsageData",
     "UserMessageData",

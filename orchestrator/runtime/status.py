@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.capabilities.hooks import HookCommand, HooksConfig
+from orchestrator.config.hooks import HookCommand, HooksConfig
 from orchestrator.config.model import PodConfig
 from orchestrator.core.usage import TokenUsage
 from orchestrator.protocol import ContextData, HookData, StatusData
@@ -199,6 +199,7 @@ class StatusBoard:
         return StatusData(
             status=status,
             state=state,
+            phase=c.phase,
             name=self._name,
             model=c.provider.model,
             provider=c.provider.name,

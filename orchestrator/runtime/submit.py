@@ -13,9 +13,9 @@ import secrets
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from orchestrator.adapters.mcp.config import READ_RESOURCE_TOOL
 from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.capabilities.knowledge import resolve_knowledge_refs
+from orchestrator.config.mcp import READ_RESOURCE_TOOL
 from orchestrator.config.model import PodConfig
 from orchestrator.core.history import AssistantMessage, Item, ToolUseBlock, UserMessage
 from orchestrator.core.mentions import expand_mentions

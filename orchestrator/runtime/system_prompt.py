@@ -30,6 +30,7 @@ from orchestrator.capabilities.knowledge import (
     knowledge_dir,
     memory_fs,
 )
+from orchestrator.capabilities.permissions import bash_offered
 from orchestrator.config.model import PodConfig
 
 AGENTS_MD = "AGENTS.md"
@@ -250,7 +251,7 @@ def gather_prompt_parts(config: PodConfig, fs: ScopedFS) -> tuple[PromptParts, l
         workspace=workspace,
         read_roots=[_absolute(workspace, p) for p in config.read_roots],
         write_roots=[_absolute(workspace, p) for p in config.write_roots],
-        bash_enabled=config.bash_offered(),
+        bash_enabled=bash_offered(config),
         bash_timeout_s=config.bash_timeout_s,
         knowledge_dir=knowledge_dir(config.memory_root()) if config.memory.enabled else None,
     )

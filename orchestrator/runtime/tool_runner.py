@@ -33,7 +33,9 @@ from typing import Protocol
 from orchestrator.adapters.scoped_fs import RuleDenied, ScopedFS
 from orchestrator.adapters.session import SessionWriteError, ToolSpools, ToolStartRecord
 from orchestrator.capabilities.hooks import HookEvent
+from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.permissions import Decision, Policy, Subject, subject_of
+from orchestrator.capabilities.permissions.approvals import Approvals
 from orchestrator.capabilities.tools.base import (
     PartialOutput,
     Tool,
@@ -45,10 +47,9 @@ from orchestrator.capabilities.tools.base import (
 )
 from orchestrator.capabilities.tools.registry import ToolRegistry
 from orchestrator.core.history import Item, ToolResult, ToolUseBlock
-from orchestrator.core.interceptors import Deny, InterceptorChain, Pause, Proceed
+from orchestrator.core.interceptors import Deny, Pause, Proceed
 from orchestrator.core.redaction import Redactor
 from orchestrator.core.tool_output import cap_content, interrupted_output, to_tool_output
-from orchestrator.runtime.approvals import Approvals
 
 
 class ToolsPaused(Exception):

@@ -22,6 +22,9 @@ not go on without durability (sending a request, starting a tool with side effec
 :meth:`Transcript.settled` or calls :meth:`Transcript.require_durable`, which raise
 :class:`SessionWriteError`; the machine's history surgery just commits, and its records wait
 with the rest.
+
+What waits for the disk is spelled in :mod:`.pending_writes`; the events that announce an
+item once it is on disk, in :mod:`.item_events`.
 """
 
 from __future__ import annotations
@@ -34,102 +37,45 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from orchestrator.adapters.session import (
-    PruneRecord,
     SessionFenced,
     SessionWriteError,
     SessionWriter,
     ToolNotStartedRecord,
     ToolStartRecord,
-    TurnEndRecord,
-    item_line,
 )
 from orchestrator.core.history import (
-    AssistantMessage,
-    Compaction,
     History,
     Item,
-    TextBlock,
     ToolResult,
-    ToolUseBlock,
-    UserMessage,
     encode_item,
 )
 from orchestrator.protocol import (
     AlertData,
-    CompactionData,
-    SystemNoteData,
-    TextData,
-    ToolCallDoneData,
-    ToolCallStartData,
-    ToolResultData,
-    UserMessageData,
     encode_event,
 )
-from orchestrator.protocol.filling import to_data
+from orchestrator.runtime.item_events import item_events
+from orchestrator.runtime.pending_writes import (
+    Batch,
+    Broadcast,
+    Entry,
+    ItemWrite,
+    PruneWrite,
+    RecordWrite,
+    TurnEndWrite,
+    Write,
+    line_of,
+)
+
+__all__ = ["Send", "Transcript"]
 
 log = logging.getLogger(__name__)
 
 Send = Callable[[bytes], None]
-
-
-@dataclass(frozen=True, slots=True)
-class _ItemWrite:
-    item: Item
-    encoded: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class _TurnEndWrite:
-    turn: int
-    result: str
-
-
-@dataclass(frozen=True, slots=True)
-class _PruneWrite:
-    before_turn: int
-    prunable_tokens: int
-
-
-@dataclass(frozen=True, slots=True)
-class _RecordWrite:
-    record: BaseModel
-
-
-@dataclass(frozen=True, slots=True)
-class _Broadcast:
-    """Something told to clients that waits for the writes committed before it (an event, a
-    reply); it is not written."""
-
-    send: Callable[[], None]
-
-
-_Write = _ItemWrite | _TurnEndWrite | _PruneWrite | _RecordWrite
-_Entry = _Write | _Broadcast
-
-
-@dataclass(slots=True)
-class _Batch:
-    """Records handed to a writer thread together: one write and one sync."""
-
-    entries: list[_Entry]
-    future: Future[None] = field(default_factory=Future)
-
-
-def _line(write: _Write) -> bytes:
-    if isinstance(write, _ItemWrite):
-        return item_line(write.encoded)
-    if isinstance(write, _TurnEndWrite):
-        return TurnEndRecord(turn=write.turn, result=write.result).model_dump_json().encode()
-    if isinstance(write, _PruneWrite):
-        record = PruneRecord(before_turn=write.before_turn, prunable_tokens=write.prunable_tokens)
-        return record.model_dump_json().encode()
-    return write.record.model_dump_json().encode()
 
 
 class Transcript:
@@ -160,12 +106,12 @@ class Transcript:
         self.on_fenced: Callable[[SessionFenced], None] | None = None
         """Called once when a write is refused because another host owns the pod now (a
         fleet's host drops the pod: no retry here can succeed)."""
-        self._waiting: deque[_Entry] = deque()
+        self._waiting: deque[Entry] = deque()
         self._writes = 0
         """How many of ``_waiting`` are records (the rest are events held behind them)."""
         self._pool: Executor | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._batch: _Batch | None = None
+        self._batch: Batch | None = None
         self._kicked = False
         self._settled: list[asyncio.Future[None]] = []
         if item_json is None:
@@ -190,21 +136,21 @@ class Transcript:
         if self.clean_result is not None and isinstance(item, ToolResult):
             item = self.clean_result(item)
         stored = self.history.add(self.history.stamp(item))
-        self._queue(_ItemWrite(stored, encode_item(stored)))
+        self._queue(ItemWrite(stored, encode_item(stored)))
         return stored
 
     def end_turn(self, turn: int, result: str) -> None:
         """Record that a turn closed for good."""
-        self._queue(_TurnEndWrite(turn, result))
+        self._queue(TurnEndWrite(turn, result))
 
     def record_prune(self, before_turn: int, prunable_tokens: int) -> None:
         """Record that the prune bound moved."""
-        self._queue(_PruneWrite(before_turn, prunable_tokens))
+        self._queue(PruneWrite(before_turn, prunable_tokens))
 
     def keep(self, record: BaseModel) -> None:
         """Write a record that must not be lost but need not hold anything up (an "always"
         answer): when the disk refuses it, it waits in order with the items."""
-        self._queue(_RecordWrite(record))
+        self._queue(RecordWrite(record))
 
     async def record_tool_start(self, record: ToolStartRecord) -> None:
         """Write the write-ahead record of a tool call (see :meth:`persist`)."""
@@ -220,7 +166,7 @@ class Transcript:
         with the next batch; returns once it and everything before it are on disk. Raises
         :class:`SessionWriteError` when the disk refuses it, and then it is not written
         later either: the caller goes on as if it had never been made."""
-        write = _RecordWrite(record)  # in one batch with the commits before it, when they meet
+        write = RecordWrite(record)  # in one batch with the commits before it, when they meet
         self._queue(write)
         try:
             await self.settled()
@@ -297,7 +243,7 @@ class Transcript:
             entries = list(self._waiting)
             try:
                 self.session.write_lines(
-                    [_line(e) for e in entries if not isinstance(e, _Broadcast)]
+                    [line_of(e) for e in entries if not isinstance(e, Broadcast)]
                 )
             except SessionWriteError as exc:
                 self._done(entries, exc)
@@ -313,7 +259,7 @@ class Transcript:
             self.require_durable()
         self.session.close(discard_if_empty=discard_if_empty)
 
-    def _queue(self, write: _Write) -> None:
+    def _queue(self, write: Write) -> None:
         self._waiting.append(write)
         self._writes += 1
         if self._pool is None:
@@ -334,8 +280,8 @@ class Transcript:
         if self._batch is not None or not self._writes or self._pool is None:
             return
         entries = list(self._waiting)
-        lines = [_line(e) for e in entries if not isinstance(e, _Broadcast)]
-        batch = _Batch(entries, self._pool.submit(self.session.write_lines, lines))
+        lines = [line_of(e) for e in entries if not isinstance(e, Broadcast)]
+        batch = Batch(entries, self._pool.submit(self.session.write_lines, lines))
         self._batch = batch
         loop = self._loop
         assert loop is not None
@@ -346,7 +292,7 @@ class Transcript:
 
         batch.future.add_done_callback(landed)
 
-    def _landed(self, batch: _Batch) -> None:
+    def _landed(self, batch: Batch) -> None:
         """A writer thread finished ``batch`` (on the loop)."""
         if self._batch is not batch:
             return  # :meth:`flush` finished it already
@@ -355,7 +301,7 @@ class Transcript:
             self._start_batch()  # what was committed meanwhile: the next group
         self._wake()
 
-    def _finish_batch(self, batch: _Batch) -> None:
+    def _finish_batch(self, batch: Batch) -> None:
         self._batch = None
         exc = batch.future.exception()
         if exc is not None and not isinstance(exc, SessionWriteError):
@@ -364,27 +310,27 @@ class Transcript:
             exc = SessionWriteError(self.session.path, OSError(str(exc)))
         self._done(batch.entries, exc)
 
-    def _done(self, entries: list[_Entry], exc: SessionWriteError | None) -> None:
+    def _done(self, entries: list[Entry], exc: SessionWriteError | None) -> None:
         """``entries`` (the head of the queue) reached the disk, or ``exc`` says they did not."""
         if exc is not None:
             # The records wait in order; the events held behind them are told now, as a
             # synchronous writer would have told them while the disk refused.
-            held = [e for e in self._waiting if isinstance(e, _Broadcast)]
-            self._waiting = deque(e for e in self._waiting if not isinstance(e, _Broadcast))
+            held = [e for e in self._waiting if isinstance(e, Broadcast)]
+            self._waiting = deque(e for e in self._waiting if not isinstance(e, Broadcast))
             for event in held:
                 event.send()
             self._failed(exc)
             return
         for entry in entries:
             self._waiting.popleft()
-            if isinstance(entry, _Broadcast):
+            if isinstance(entry, Broadcast):
                 entry.send()
                 continue
             self._writes -= 1
-            if isinstance(entry, _ItemWrite):
+            if isinstance(entry, ItemWrite):
                 self._item_json.append(entry.encoded)
                 self._announce(entry.item)
-        while self._waiting and isinstance(self._waiting[0], _Broadcast):
+        while self._waiting and isinstance(self._waiting[0], Broadcast):
             self._waiting.popleft().send()  # type: ignore[union-attr]
         if self.write_error is not None:
             self.write_error = None
@@ -421,7 +367,7 @@ class Transcript:
         """Broadcast one event to every client, after every item committed before it."""
         line = encode_event(event, data)
         if self._writes and self.write_error is None:
-            self._waiting.append(_Broadcast(lambda: self.broadcast(line)))
+            self._waiting.append(Broadcast(lambda: self.broadcast(line)))
         else:
             self.broadcast(line)  # the common case (a streamed delta): no closure, no queue
 
@@ -430,7 +376,7 @@ class Transcript:
         when the disk refuses it): what a client is told never runs ahead of the records
         before it, so a ``get_history`` asked after ``idle`` holds the turn's last answer."""
         if self._writes and self.write_error is None:
-            self._waiting.append(_Broadcast(send))
+            self._waiting.append(Broadcast(send))
         else:
             send()
 
@@ -463,35 +409,5 @@ class Transcript:
 
     def _announce(self, stored: Item) -> None:
         """Tell clients about an item that is now on disk."""
-        if isinstance(stored, UserMessage):
-            self._tell("user_message", to_data(UserMessageData, stored))
-        elif isinstance(stored, AssistantMessage):
-            for block in stored.blocks:
-                if isinstance(block, TextBlock):
-                    self._tell("text_done", TextData(text=block.text, seq=stored.seq))
-                elif isinstance(block, ToolUseBlock):
-                    if stored.synthetic:
-                        self._tell(
-                            "tool_call_start", ToolCallStartData(id=block.id, name=block.name)
-                        )
-                    self._tell(
-                        "tool_call_done",
-                        ToolCallDoneData(
-                            id=block.id, name=block.name, arguments=block.input, seq=stored.seq
-                        ),
-                    )
-        elif isinstance(stored, ToolResult):
-            self._tell(
-                "tool_result",
-                to_data(ToolResultData, stored, id=stored.call_id),
-            )
-        elif isinstance(stored, Compaction):
-            self._tell(
-                "compaction",
-                to_data(CompactionData, stored, files=[f.path for f in stored.files]),
-            )
-        else:
-            self._tell(
-                "system_note",
-                to_data(SystemNoteData, stored),
-            )
+        for event, data in item_events(stored):
+            self._tell(event, data)

@@ -27,8 +27,9 @@ from orchestrator.adapters.providers.base import (
     ToolCallStart,
 )
 from orchestrator.capabilities.hooks import HookEvent
+from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.core.history import AssistantMessage, Compaction, History, Item, ToolUseBlock
-from orchestrator.core.interceptors import ContinueWithMessages, InterceptorChain, Pause
+from orchestrator.core.interceptors import ContinueWithMessages, Pause
 from orchestrator.core.model_output import normalize_reply
 from orchestrator.core.prompt_cache import CacheTTL
 from orchestrator.core.repair import pending_tool_calls

@@ -1,7 +1,8 @@
 """Starting ``pod serve`` as a supervised child process and waiting for its socket.
 
 Used for the pods other processes own: the pods ``pod acp`` starts for an editor's sessions,
-and a pod's sub-pods (``orchestrator/capabilities/subpods``). The pod runs under a supervisor
+and a pod's sub-pods (``orchestrator/serving/pod/child_launch.py``, the launcher it gives
+``orchestrator/capabilities/subpods``). The pod runs under a supervisor
 (``orchestrator/adapters/procs``), so it never outlives the process that started it, even by
 ``kill -9``.
 """

@@ -35,7 +35,7 @@ def _second_child() -> None:
 
 def _orphans() -> None:
     from orchestrator.adapters.procs import Supervision
-    from orchestrator.capabilities.subpods import child
+    from orchestrator.serving.pod import child_launch
 
     class Unsupervised(Supervision):
         """The child's own command line, with no supervisor in front of it."""
@@ -43,7 +43,7 @@ def _orphans() -> None:
         def argv(self, command: Sequence[str], *, status_fd: int | None = None) -> list[str]:
             return list(command)
 
-    child.ChildSupervision = Unsupervised(**asdict(child.ChildSupervision))
+    child_launch.ChildSupervision = Unsupervised(**asdict(child_launch.ChildSupervision))
 
 
 FAULTS = {"second-child": _second_child, "orphans": _orphans}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conformance.cases import Setup, StateFacts, build_cases
+from conformance.cases import Setup, build_cases
+from conformance.state_facts import StateFacts
 from states.table import transition_table
 
 

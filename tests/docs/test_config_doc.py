@@ -6,21 +6,23 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from orchestrator.config.model.doc import extract_block, generated_block, rows
 
-from orchestrator.adapters.mcp.config import McpConfig, McpServerConfig
-from orchestrator.adapters.sandbox import SandboxConfig
-from orchestrator.capabilities.hooks import HooksConfig
-from orchestrator.capabilities.permissions import PermissionsConfig
-from orchestrator.capabilities.subpods import AgentConfig, SubpodsConfig
+from orchestrator.config.doc import extract_block, generated_block, rows
 from orchestrator.config.grants import GRANTS
-from orchestrator.config.model import HostConfig, JobsConfig, MemoryConfig, PodConfig, load_config
+from orchestrator.config.hooks import HooksConfig
+from orchestrator.config.loading import load_config
+from orchestrator.config.mcp import McpConfig, McpServerConfig
+from orchestrator.config.model import HostConfig, PodConfig
+from orchestrator.config.permissions import PermissionsConfig
+from orchestrator.config.sandbox import SandboxConfig
+from orchestrator.config.sections import JobsConfig, MemoryConfig
+from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.core.usage import Prices
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 REFRESH = (
     "docs/configuration.md is stale; run: "
-    "python -m orchestrator.config.model.doc --write-docs docs/configuration.md"
+    "python -m orchestrator.config.doc --write-docs docs/configuration.md"
 )
 
 

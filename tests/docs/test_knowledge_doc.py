@@ -12,7 +12,7 @@ from orchestrator.capabilities.knowledge import (
     read_memory,
     search_knowledge,
 )
-from orchestrator.config.model import load_config
+from orchestrator.config.loading import load_config
 from orchestrator.runtime.system_prompt import build_system_prompt
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "knowledge.md"

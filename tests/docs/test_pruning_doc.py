@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from orchestrator.config.model import PodConfig, load_config
+from orchestrator.config.loading import load_config
+from orchestrator.config.model import PodConfig
 from orchestrator.core.history import History, ToolResult
 from orchestrator.core.repair import prune_before_turn
 from orchestrator.core.wire import tool_result_block

@@ -20,8 +20,8 @@ from orchestrator.adapters.providers.scripted import (
     ScriptedReply,
     ScriptedToolCall,
 )
+from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.config.model import PodConfig
-from orchestrator.core.interceptors import InterceptorChain
 from orchestrator.core.validator import validate_wire
 from orchestrator.serving.client import PodClient, PodEvent
 from orchestrator.serving.pod import Pod, serve_pod
@@ -75,7 +75,7 @@ async def running_pod(
         "permissions", {"mode": "accept-edits"} if config.get("allow_bash") else UNATTENDED
     )
     # Commands reach outside the workspace in many tests (logs in the test's folder); the
-    # sandbox is tested on its own (tests/orchestrator/sandbox, tests/e2e/test_sandbox_e2e.py).
+    # sandbox is tested on its own (tests/orchestrator/adapters/sandbox, tests/e2e/test_sandbox_e2e.py).
     config.setdefault("sandbox", {"mode": "off"})
     scripted = ScriptedProvider(replies=list(replies or []))
     cfg = loaded or PodConfig(workspace=workspace, name="t", provider="scripted", **config)

@@ -70,7 +70,7 @@ async def test_compact_while_idle_summarises_and_returns_to_idle(
 async def test_compact_while_paused_keeps_the_turn_paused_and_resumable(
     workspace: Path, short_dir: Path
 ) -> None:
-    from orchestrator.core.interceptors import InterceptorChain
+    from orchestrator.capabilities.hooks.chain import InterceptorChain
 
     read = ScriptedToolCall(name="read_file", input={"path": "README.md"})
     replies = [

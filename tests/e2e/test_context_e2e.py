@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from orchestrator.adapters.session import load_session
-from orchestrator.config.model import MemoryConfig
+from orchestrator.config.sections import MemoryConfig
 from orchestrator.core.history import ToolResult
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 

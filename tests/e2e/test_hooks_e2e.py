@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from orchestrator.adapters.session import load_session
-from orchestrator.config.model import load_config
+from orchestrator.config.loading import load_config
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,

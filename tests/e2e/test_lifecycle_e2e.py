@@ -7,14 +7,9 @@ import json
 from pathlib import Path
 
 from orchestrator.adapters.session import load_session
+from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.core.history import INTERRUPT_NOTE, ToolUseBlock, item_to_json
-from orchestrator.core.interceptors import (
-    BaseInterceptor,
-    Continue,
-    InterceptorChain,
-    Pause,
-    ToolAction,
-)
+from orchestrator.core.interceptors import BaseInterceptor, Continue, Pause, ToolAction
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, names, running_pod
 
 SLOW_TEXT = ScriptedReply(text="x" * 400, chunk_size=4, chunk_delay_s=0.01)

@@ -17,7 +17,7 @@ from orchestrator.adapters.sandbox.bwrap import SandboxUnavailable, find_bwrap
 from orchestrator.serving.client import PodEvent
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.mcp.hostile_server import config as hostile_server_config
-from tests.orchestrator.sandbox.web import hello_server
+from tests.orchestrator.adapters.sandbox.web import hello_server
 
 
 def _needs_bwrap() -> None:

@@ -6,14 +6,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.core.history import Item
-from orchestrator.core.interceptors import (
-    BaseInterceptor,
-    Finish,
-    InterceptorChain,
-    Pause,
-    TurnEndAction,
-)
+from orchestrator.core.interceptors import BaseInterceptor, Finish, Pause, TurnEndAction
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.e2e.test_context_e2e import _knowledge
 

@@ -18,8 +18,8 @@ import pytest
 
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall
 from orchestrator.adapters.session import load_session
-from orchestrator.capabilities.subpods import AgentConfig, SubpodsConfig
 from orchestrator.config.model import PodConfig
+from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.serving.client import PodClient
 from tests.e2e.harness import collect_until, fake_provider, running_pod
 

@@ -7,7 +7,7 @@ the model, programs (MCP servers, LD_PRELOAD), secrets into tool processes, a pa
 report to, prices that hide the cost. What a workspace file may really do (tune, narrow) is
 set too, so the same file shows that tuning still works.
 
-``tests/orchestrator/test_grants.py`` checks that the file sets every key ``PodConfig`` has.
+``tests/orchestrator/config/test_grants.py`` checks that the file sets every key ``PodConfig`` has.
 """
 
 from __future__ import annotations

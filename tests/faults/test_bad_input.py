@@ -399,7 +399,7 @@ async def test_a_client_that_never_reads_holds_up_nobody_while_another_streams(
         async def misbehave() -> None:
             # 150 copies of a 2 MB history would be 300 MB built for a client that never
             # reads: the pod builds the first reply and reads no further request of the hog's
-            # until it takes that one (tests/orchestrator/test_server.py measures the bound).
+            # until it takes that one (tests/orchestrator/serving/test_server.py measures the bound).
             lines = [json.dumps({"method": "get_history", "id": n}).encode() for n in range(150)]
             await hog.write(b"\n".join(lines) + b"\n")
 

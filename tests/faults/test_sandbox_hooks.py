@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.config.model import PodConfig, load_config
+from orchestrator.config.loading import load_config
+from orchestrator.config.model import PodConfig
 from orchestrator.serving.client import PodClient, PodEvent
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.faults.sandbox_home import UserHome, script, user_home  # noqa: F401

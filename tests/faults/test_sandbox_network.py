@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from orchestrator.config.model import load_config
+from orchestrator.config.loading import load_config
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
-from tests.orchestrator.sandbox.web import hello_server
+from tests.orchestrator.adapters.sandbox.web import hello_server
 from tests.orchestrator.sandboxed_peer import needs_bwrap
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="no curl here")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.adapters.sandbox.bwrap import SandboxUnavailable, find_bwrap
-from orchestrator.config.model import load_config
+from orchestrator.config.loading import load_config
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.faults.sandbox_home import UserHome, user_home  # noqa: F401
 

@@ -23,10 +23,11 @@ from orchestrator.adapters.mcp.client_side import (
     client_version,
     progress_line,
 )
-from orchestrator.adapters.mcp.config import McpServerConfig
 from orchestrator.adapters.mcp.results import TASK_ONLY, offers, tool_output
-from orchestrator.adapters.mcp.servers import McpServer, McpServers
+from orchestrator.adapters.mcp.server import McpServer
+from orchestrator.adapters.mcp.servers import McpServers
 from orchestrator.capabilities.tools.base import ToolError
+from orchestrator.config.mcp import McpServerConfig
 from tests.mcp.asking_server import config
 
 Alerts = list[tuple[str, str]]

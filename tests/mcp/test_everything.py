@@ -11,9 +11,10 @@ import pytest
 from mcp import types
 
 from orchestrator.adapters.mcp.client_side import ClientSettings
-from orchestrator.adapters.mcp.config import McpServerConfig
 from orchestrator.adapters.mcp.results import TASK_ONLY
-from orchestrator.adapters.mcp.servers import McpServer, McpServers
+from orchestrator.adapters.mcp.server import McpServer
+from orchestrator.adapters.mcp.servers import McpServers
+from orchestrator.config.mcp import McpServerConfig
 from tests.mcp.npm_tools import INSTALL, everything, node
 
 NODE = node(20)

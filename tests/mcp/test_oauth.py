@@ -13,7 +13,6 @@ import pytest
 from mcp.client.auth import OAuthFlowError
 from mcp.shared.auth import OAuthToken
 
-from orchestrator.adapters.mcp.config import McpServerConfig
 from orchestrator.adapters.mcp.oauth import (
     Loopback,
     OAuthRecord,
@@ -21,6 +20,7 @@ from orchestrator.adapters.mcp.oauth import (
     stored_auth,
     token_path,
 )
+from orchestrator.config.mcp import McpServerConfig
 
 
 async def test_tokens_are_kept_0600_for_their_url_only(tmp_path: Path) -> None:

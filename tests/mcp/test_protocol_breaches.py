@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.adapters.mcp.config import McpServerConfig
-from orchestrator.adapters.mcp.servers import McpServer, McpServerError
+from orchestrator.adapters.mcp.server import McpServer, McpServerError
 from orchestrator.adapters.mcp.wire_watch import NOISE_LOGGED_FIRST
+from orchestrator.config.mcp import McpServerConfig
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
 from tests.mcp.raw_server import config
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from mcp import types
 
-from orchestrator.adapters.mcp.config import McpServerConfig, expand, wire_name
 from orchestrator.adapters.mcp.results import offers, tool_output
+from orchestrator.config.mcp import McpServerConfig, expand, wire_name
 
 
 def tool(name: str, schema: object = None, **extra: object) -> types.Tool:

@@ -275,6 +275,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
     "status": {
         "status": "paused",
         "state": "paused",
+        "phase": None,
         "name": "p",
         "model": "m",
         "provider": "anthropic",

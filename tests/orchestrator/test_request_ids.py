@@ -10,7 +10,7 @@ from orchestrator.adapters.providers.scripted import ScriptedReply
 from orchestrator.adapters.session import load_session
 from orchestrator.core.history import UserMessage
 from orchestrator.runtime.unload import unload_session
-from tests.orchestrator.test_unload import SLOW, Harness, held_for_hooks, send
+from tests.orchestrator.runtime.test_unload import SLOW, Harness, held_for_hooks, send
 
 
 def _user_messages(path: Path) -> list[tuple[str, str | None]]:

@@ -1,7 +1,7 @@
 """The lifecycle machine: its table against a hand-written one, the seed's rules, properties.
 
 Only ``states`` is imported here; the history simulation that drives the machine with the
-runtime's real history functions lives in ``tests/orchestrator/test_lifecycle_history.py``.
+runtime's real history functions lives in ``tests/orchestrator/core/test_lifecycle_history.py``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 answers (``[mcp] elicitation = "ask"``, the default).
 
 A request that comes during a call of one of the server's tools waits in the pod's
-:class:`~orchestrator.runtime.elicitations.Elicitations` (the machine's ``awaiting_input``) until a
+:class:`~orchestrator.adapters.mcp.elicitations.Elicitations` (the machine's ``awaiting_input``) until a
 client answers it. One outside a call, or in a process that is not a pod (``pod mcp ls``), is
 declined, saying why; so is a form whose schema MCP does not allow. An interrupt of the call
 withdraws the request, and the server is told ``cancel``.
@@ -11,24 +11,80 @@ A server asks one thing at a time: while one of its requests waits for a person,
 sends are declined at once, saying so (and said to the clients once per wait, not once each). A
 server that sent two thousand requests together would otherwise keep hundreds waiting, each
 with a form for the clients, and the pod busy with them.
+
+What is asked of the pod is only :class:`InputHost`: its state, its desk of requests for input
+and its machine's signal. The pod's controller is one (structurally: nothing here imports it,
+so the adapters stay below the runtime).
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Literal, Protocol
 
 from mcp import types
 
 from orchestrator.adapters.mcp.forms import FormError
 from orchestrator.protocol import ElicitationRequestData
 
-if TYPE_CHECKING:
-    from orchestrator.runtime.controller import Controller
+__all__ = [
+    "ASKING_STATES",
+    "InputAnswerLike",
+    "InputDeclined",
+    "InputDesk",
+    "InputHost",
+    "PodAsker",
+    "request_data",
+]
 
 log = logging.getLogger(__name__)
+
+
+class InputAnswerLike(Protocol):
+    """A person's answer to a request for input, as the desk hands it back."""
+
+    @property
+    def action(self) -> Literal["accept", "decline", "cancel"]:
+        """What the person did with the request."""
+        ...
+
+    @property
+    def content(self) -> dict[str, Any] | None:
+        """The form's fields (accept of a form only)."""
+        ...
+
+
+class InputDesk(Protocol):
+    """Where requests for input wait for a person (the runtime's ``Elicitations``)."""
+
+    async def ask(
+        self, data: ElicitationRequestData, *, signal: Callable[[str], None]
+    ) -> InputAnswerLike:
+        """Wait for the answer (cancellation withdraws the request); raises FormError for a
+        form MCP does not allow."""
+        ...
+
+
+class InputHost(Protocol):
+    """What :class:`PodAsker` needs of the pod: the pod's controller satisfies it."""
+
+    @property
+    def state_id(self) -> str:
+        """The machine's innermost active state."""
+        ...
+
+    @property
+    def elicitations(self) -> InputDesk:
+        """The pod's waiting requests for input."""
+        ...
+
+    def signal(self, event: str) -> None:
+        """Send the machine an event (``input_needed``, ``input_settled``)."""
+        ...
+
 
 ASKING_STATES = frozenset({"executing_tools", "awaiting_approval", "awaiting_input"})
 """Where a pod's tools run: a request for input is put to a person only from there."""
@@ -74,7 +130,7 @@ def request_data(
 class PodAsker:
     """Requests for input put to the people at the pod's clients."""
 
-    controller: Controller
+    pod: InputHost
     _waiting: set[str] = field(default_factory=set)
     """The servers with a request waiting for a person (one each at most)."""
     _turned_away: dict[str, int] = field(default_factory=dict)
@@ -85,7 +141,7 @@ class PodAsker:
     ) -> types.ElicitResult:
         """Wait for a person's answer; raises InputDeclined when nobody is to be asked (the
         pod is not running a tool, or another request of this server waits)."""
-        c = self.controller
+        c = self.pod
         if c.state_id not in ASKING_STATES:
             raise InputDeclined(f"it came while the pod was {c.state_id}, not running a tool")
         if server in self._waiting:

@@ -36,7 +36,7 @@ from mcp.shared.auth import (
 from pydantic import AnyUrl, BaseModel, ValidationError
 
 from orchestrator.adapters.mcp.client_side import CLIENT_NAME, client_version
-from orchestrator.adapters.mcp.config import McpServerConfig, expand
+from orchestrator.config.mcp import McpServerConfig, expand
 from orchestrator.config.paths import safe_pod_name, state_dir
 
 LOGIN_TIMEOUT_S = 300.0

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 from mcp import types
 from pydantic import Field
 
-from orchestrator.adapters.mcp.config import READ_RESOURCE_TOOL
 from orchestrator.adapters.mcp.results import Attachments
 from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
+from orchestrator.config.mcp import READ_RESOURCE_TOOL
 
 if TYPE_CHECKING:
     from orchestrator.adapters.mcp.servers import McpServers

@@ -20,8 +20,8 @@ from typing import Any
 
 from mcp import types
 
-from orchestrator.adapters.mcp.config import MAX_TOOL_NAME, wire_name
 from orchestrator.capabilities.tools.base import ToolOutput
+from orchestrator.config.mcp import MAX_TOOL_NAME, wire_name
 from orchestrator.core.documents import (
     PDF_MAX_BYTES,
     PDF_MAX_PAGES,

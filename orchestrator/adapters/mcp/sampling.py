@@ -10,22 +10,161 @@ other than text and images, or denied, is declined with an error that says why.
 
 An interrupt of the call (pause, cancel, shutdown) withdraws the approval request, or stops
 the request to the model, like the call itself.
+
+What is asked of the pod is only :class:`SamplingHost` (its approvals, provider, token limit,
+spending and machine signal); the pod's controller is one, structurally: nothing here imports
+it, so the adapters stay below the runtime.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal, Protocol
 
 from mcp import types
 
-from orchestrator.adapters.mcp.config import wire_name
-from orchestrator.adapters.providers.base import ProviderError, ProviderRequest, ResponseComplete
+from orchestrator.adapters.providers.base import (
+    ProviderError,
+    ProviderRequest,
+    ResponseComplete,
+    StreamEvent,
+)
+from orchestrator.config.mcp import wire_name
 from orchestrator.core.history import TextBlock, ToolUseBlock
+from orchestrator.core.usage import TokenUsage
 
-if TYPE_CHECKING:
-    from orchestrator.runtime.controller import Controller
+__all__ = [
+    "DECLINED",
+    "SAMPLING_KIND",
+    "ApprovalDesk",
+    "ApprovalLike",
+    "ModelSource",
+    "PodSampler",
+    "SamplingDeclined",
+    "SamplingHost",
+    "SamplingLimits",
+    "SamplingPolicy",
+    "VerdictLike",
+    "settle",
+    "stop_reason",
+    "wire_messages",
+]
+
+SAMPLING_KIND: Literal["other"] = "other"
+"""The permission kind a sampling request is judged and asked as."""
+
+
+class VerdictLike(Protocol):
+    """The policy's verdict on one call."""
+
+    @property
+    def verdict(self) -> str:
+        """``allow``, ``ask`` or ``deny``."""
+        ...
+
+    @property
+    def reason(self) -> str:
+        """Why, in words for people."""
+        ...
+
+
+class SamplingPolicy(Protocol):
+    """The pod's permission rules, as far as a sampling request needs them."""
+
+    def decide(self, tool: str, kind: Literal["other"], arguments: dict[str, Any]) -> VerdictLike:
+        """The verdict for one call."""
+        ...
+
+
+class ApprovalLike(Protocol):
+    """A person's answer to an approval request."""
+
+    @property
+    def allow(self) -> bool:
+        """Approved."""
+        ...
+
+    @property
+    def message(self) -> str:
+        """What the person said with a denial (may be empty)."""
+        ...
+
+
+class ApprovalDesk(Protocol):
+    """Where approval requests wait for a person (the runtime's ``Approvals``)."""
+
+    @property
+    def policy(self) -> SamplingPolicy:
+        """The rules that decide before anyone is asked."""
+        ...
+
+    async def ask(
+        self,
+        call: ToolUseBlock,
+        *,
+        kind: Literal["other"],
+        reason: str,
+        diff: str | None,
+        signal: Callable[[str], None],
+    ) -> ApprovalLike:
+        """Wait for a person's answer about ``call`` (cancellation withdraws the request)."""
+        ...
+
+
+class ModelSource(Protocol):
+    """The pod's provider, as far as lending its model needs it."""
+
+    @property
+    def model(self) -> str:
+        """The model requests go to."""
+        ...
+
+    def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one response; the last event is ``ResponseComplete``."""
+        ...
+
+
+class SamplingLimits(Protocol):
+    """The part of the pod's config that bounds a sampling request."""
+
+    @property
+    def max_tokens(self) -> int:
+        """The most output tokens one request of the pod may ask for."""
+        ...
+
+
+class SamplingHost(Protocol):
+    """What :class:`PodSampler` needs of the pod: the pod's controller satisfies it."""
+
+    @property
+    def approvals(self) -> ApprovalDesk:
+        """The pod's approval requests."""
+        ...
+
+    @property
+    def provider(self) -> ModelSource:
+        """The pod's own model."""
+        ...
+
+    @property
+    def config(self) -> SamplingLimits:
+        """The pod's config."""
+        ...
+
+    def spend(self, usage: TokenUsage, source: str) -> None:
+        """Count tokens spent outside the conversation as the turn's (and keep them)."""
+        ...
+
+    def status_changed(self) -> None:
+        """Tell the clients the status changed (the usage did)."""
+        ...
+
+    def signal(self, event: str) -> None:
+        """Send the machine an event (``approval_needed``, ``approval_settled``)."""
+        ...
+
 
 DECLINED = -1
 """The error code the spec's examples use for a sampling request the client's user refused."""
@@ -68,13 +207,13 @@ def stop_reason(reason: str) -> str:
 class PodSampler:
     """Sampling through a person's approval to the pod's own provider."""
 
-    controller: Controller
+    pod: SamplingHost
 
     async def sample(
         self, server: str, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult:
         """Ask a person, then the model; raises SamplingDeclined with why it is not done."""
-        c = self.controller
+        c = self.pod
         messages = wire_messages(params)
         arguments: dict[str, Any] = {"messages": messages, "max_tokens": params.max_tokens}
         if params.system_prompt:
@@ -86,12 +225,12 @@ class PodSampler:
         )
         # Rules that deny (and read-only mode) hold; nothing lets it through unasked, not
         # even the server's permission = "allow": its tools' calls are not its model requests.
-        verdict = c.approvals.policy.decide(call.name, "other", arguments)
+        verdict = c.approvals.policy.decide(call.name, SAMPLING_KIND, arguments)
         if verdict.verdict == "deny":
             raise SamplingDeclined(verdict.reason)
         answer = await c.approvals.ask(
             call,
-            kind="other",
+            kind=SAMPLING_KIND,
             reason=f"MCP server {server} asks the pod's model for an answer (sampling)",
             diff=None,
             signal=c.signal,

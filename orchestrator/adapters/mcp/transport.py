@@ -19,9 +19,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.message import SessionMessage
 
-from orchestrator.adapters.mcp.config import McpServerConfig
 from orchestrator.adapters.mcp.wire_watch import WireWatch
 from orchestrator.adapters.procs import Supervision
+from orchestrator.config.mcp import McpServerConfig
 
 if TYPE_CHECKING:
     from orchestrator.adapters.sandbox.sandboxing import Sandboxing

@@ -3,6 +3,8 @@
 Every process the pod does not fully control (a ``bash`` command, a stdio MCP server, a pod
 that ``pod acp`` starts) runs under :mod:`.supervisor`, which ends it and everything it
 started, ``setsid`` children included, when the pod dies (even by ``kill -9``) or asks.
+It reads ``/proc`` and cgroups through :mod:`.kernel` and filters an MCP server's stdout
+with :mod:`.relay`; both are standard library only, as it is.
 
 - :class:`Supervision` says how (grace, linger, report file) and gives the command line,
   for callers whose library starts the process itself (the MCP SDK).
@@ -27,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.adapters.procs.kernel import descendants
 from orchestrator.adapters.procs.leftovers import Ledger, Survivor, survivors, sweep, sweep_ledgers
-from orchestrator.adapters.procs.supervisor import descendants
 
 __all__ = [
     "Keeper",

@@ -22,7 +22,7 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.adapters.procs.supervisor import (
+from orchestrator.adapters.procs.kernel import (
     CGROUP_PREFIX,
     alive,
     cgroup_members,

@@ -54,177 +54,73 @@ import time
 from collections.abc import Iterator
 from types import FrameType
 
+TYPE_CHECKING = False  # typing itself costs a supervisor's start; mypy reads the name alone
+if TYPE_CHECKING or __package__:
+    from orchestrator.adapters.procs.kernel import (
+        CGROUP_PREFIX,
+        alive,
+        cgroup_members,
+        command_line,
+        descendants,
+        exited,
+        kill_cgroup,
+        make_cgroup,
+        own_cgroup_dir,
+        proc_stat,
+        remove_cgroup,
+        signal_quietly,
+        write_text,
+    )
+    from orchestrator.adapters.procs.relay import NOISE_PASSED, LineFilter, StdoutRelay
+else:
+    # Run by its path with -I -S (how the pod runs it): the package is not importable, and
+    # must not be (its __init__ imports asyncio); these siblings are standard library only.
+    # Appended, so that nothing in this folder can shadow a standard module.
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    from kernel import (
+        CGROUP_PREFIX,
+        alive,
+        cgroup_members,
+        command_line,
+        descendants,
+        exited,
+        kill_cgroup,
+        make_cgroup,
+        own_cgroup_dir,
+        proc_stat,
+        remove_cgroup,
+        signal_quietly,
+        write_text,
+    )
+    from relay import NOISE_PASSED, LineFilter, StdoutRelay
+
+__all__ = [
+    "CGROUP_PREFIX",
+    "NOISE_PASSED",
+    "LineFilter",
+    "Options",
+    "Supervisor",
+    "alive",
+    "cgroup_members",
+    "command_line",
+    "descendants",
+    "exited",
+    "kill_cgroup",
+    "main",
+    "own_cgroup_dir",
+    "parse",
+    "proc_stat",
+    "remove_cgroup",
+]
+
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-CGROUP_PREFIX = "pod-procs."
-"""Cgroups the supervisors create, named ``pod-procs.<supervisor pid>.<its start time>``."""
 KILL_ROUNDS_S = 3.0
 """How long SIGKILL is repeated (for processes forked meanwhile) before survivors are reported."""
 MAIN_FIRST_REST_S = 1.0
 """With ``--main-first``: the grace of what is left once the command has ended."""
 REPORT_EVERY_S = 1.0
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGUSR1)
-NOISE_PASSED = 5
-"""With ``--json-stdout``: stray stdout lines passed on before the rest are only counted."""
-NOISE_SAID_EVERY = 100_000
-"""With ``--json-stdout``: a count of dropped lines goes to stderr this often, and at the end."""
-
-
-# -- reading /proc (also used by the pod: orchestrator.adapters.procs) -------------------------------
-
-
-def proc_stat(pid: int) -> tuple[str, int, int] | None:
-    """A process's state letter, parent pid and start time (clock ticks since boot)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    # Fields after the command: state, ppid, pgrp, session, ... starttime is the 20th.
-    return fields[0].decode(), int(fields[1]), int(fields[19])
-
-
-def alive(pid: int, started: int | None = None) -> bool:
-    """Whether ``pid`` runs (a zombie does not), and is the process that started at ``started``."""
-    stat = proc_stat(pid)
-    if stat is None or stat[0] in ("Z", "X"):
-        return False
-    return started is None or stat[2] == started
-
-
-def exited(pid: int) -> bool:
-    """Whether process ``pid`` has exited (a zombie has); False when that cannot be told (a
-    pid of another PID namespace reads as 0)."""
-    if pid <= 0:
-        return False
-    stat = proc_stat(pid)
-    if stat is not None:
-        return stat[0] in ("Z", "X")
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-def descendants(root: int) -> list[int]:
-    """The live descendants of ``root``, read from /proc (zombies left out)."""
-    children: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        stat = proc_stat(int(entry))
-        if stat is not None and stat[0] not in ("Z", "X"):
-            children.setdefault(stat[1], []).append(int(entry))
-    found: list[int] = []
-    todo = list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
-# -- cgroup v2 --------------------------------------------------------------------------------
-
-
-def _read(path: str) -> str:
-    with open(path, encoding="utf-8", errors="replace") as file:
-        return file.read()
-
-
-def _write(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as file:
-        file.write(text)
-
-
-def own_cgroup_dir() -> str | None:
-    """This process's cgroup v2 directory, or None where there is no v2 hierarchy."""
-    try:
-        lines = _read("/proc/self/cgroup").splitlines()
-        mounts = _read("/proc/self/mountinfo").splitlines()
-    except OSError:
-        return None
-    relative = next((line[3:] for line in lines if line.startswith("0::")), None)
-    if relative is None:
-        return None
-    for mount in mounts:
-        left, _, right = mount.partition(" - ")
-        if right.split(" ", 1)[0] != "cgroup2":
-            continue
-        fields = left.split()
-        root, point = fields[3], fields[4]
-        # The path in /proc/self/cgroup is relative to the hierarchy's root; the mount may
-        # show only a subtree of it (a container).
-        inner = os.path.relpath(relative, root) if relative.startswith(root) else None
-        if inner is None or inner.startswith(".."):
-            continue
-        return os.path.join(point, inner) if inner != "." else point
-    return None
-
-
-def cgroup_members(group: str) -> list[int]:
-    """The processes in a cgroup (empty when it is gone)."""
-    try:
-        return [int(pid) for pid in _read(os.path.join(group, "cgroup.procs")).split()]
-    except (OSError, ValueError):
-        return []
-
-
-def kill_cgroup(group: str) -> None:
-    """SIGKILL every process in a cgroup at once (``cgroup.kill``), or one by one before 5.14."""
-    try:
-        _write(os.path.join(group, "cgroup.kill"), "1")
-    except OSError:
-        for pid in cgroup_members(group):
-            _signal(pid, signal.SIGKILL)
-
-
-def _make_cgroup() -> str | None:
-    """A cgroup for the command next to our own, or None where we may not make one."""
-    base = own_cgroup_dir()
-    started = proc_stat(os.getpid())
-    if base is None or started is None:
-        return None
-    group = os.path.join(base, f"{CGROUP_PREFIX}{os.getpid()}.{started[2]}")
-    try:
-        os.mkdir(group)
-    except OSError:
-        return None
-    if not os.access(os.path.join(group, "cgroup.procs"), os.W_OK):
-        remove_cgroup(group)
-        return None
-    return group
-
-
-def remove_cgroup(group: str) -> None:
-    """Remove an emptied cgroup, and the cgroups nested in it first.
-
-    A supervised pod (a child pod, a pod ``pod acp`` started) runs its own supervisors, whose
-    cgroups are made inside the one it runs in: a cgroup with a child cannot be removed, and
-    one left behind cost every later pod start a retry here."""
-    try:
-        nested = [entry.path for entry in os.scandir(group) if entry.is_dir(follow_symlinks=False)]
-    except OSError:
-        nested = []
-    for inner in nested:
-        kill_cgroup(inner)
-        remove_cgroup(inner)
-    # rmdir fails while exiting members are still being torn down: try for a moment.
-    for _ in range(50):
-        try:
-            os.rmdir(group)
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.01)
 
 
 # -- the supervisor ---------------------------------------------------------------------------
@@ -238,7 +134,7 @@ class Supervisor:
         self.main_first = options.main_first
         self.report = options.report
         self.status_fd = options.status_fd
-        self.group = None if options.no_cgroup else _make_cgroup()
+        self.group = None if options.no_cgroup else make_cgroup()
         self.main: int | None = None
         self.main_code: int | None = None
         self.relay: StdoutRelay | None = StdoutRelay() if options.json_stdout else None
@@ -268,7 +164,7 @@ class Supervisor:
                 # Join before exec, so nothing the command starts is ever outside it. A
                 # failure leaves the command tracked through /proc alone.
                 with contextlib.suppress(OSError):
-                    _write(os.path.join(self.group, "cgroup.procs"), "0")
+                    write_text(os.path.join(self.group, "cgroup.procs"), "0")
             if self.status_fd is not None:
                 os.close(self.status_fd)
             if self.relay is not None:
@@ -320,7 +216,7 @@ class Supervisor:
         signalled: set[int] = set()
         grace = self.grace_s
         if self.main_first and self.main is not None and self.main_code is None:
-            _signal(self.main, signal.SIGTERM)
+            signal_quietly(self.main, signal.SIGTERM)
             deadline, pause = time.monotonic() + grace, _backoff()
             while self.main_code is None and time.monotonic() < deadline:
                 time.sleep(next(pause))
@@ -332,7 +228,7 @@ class Supervisor:
         while targets and time.monotonic() < deadline:
             for pid in targets:
                 if pid not in signalled:  # once each: a second TERM may cut a clean exit short
-                    _signal(pid, signal.SIGTERM)
+                    signal_quietly(pid, signal.SIGTERM)
                     signalled.add(pid)
             time.sleep(next(pause))
             targets = self.tracked()
@@ -341,7 +237,7 @@ class Supervisor:
             if self.group is not None:
                 kill_cgroup(self.group)
             for pid in targets:
-                _signal(pid, signal.SIGKILL)
+                signal_quietly(pid, signal.SIGKILL)
             time.sleep(next(pause))
             targets = self.tracked()
         if self.group is not None and not targets:
@@ -386,7 +282,7 @@ class Supervisor:
 
         partial = self.report + ".part"
         with contextlib.suppress(OSError):
-            _write(partial, json.dumps(record))
+            write_text(partial, json.dumps(record))
             os.replace(partial, self.report)
 
     def finish(self, code: int) -> None:
@@ -398,113 +294,6 @@ class Supervisor:
         os._exit(code if not survivors else (code or 1))
 
 
-# -- stdout filtering (--json-stdout) ------------------------------------------------------
-
-
-class LineFilter:
-    """Passes on the lines that may be JSON-RPC, streaming (a message of megabytes is never
-    held whole), and counts the others; the first ``passed_noise`` of those pass too."""
-
-    def __init__(self, passed_noise: int = NOISE_PASSED) -> None:
-        self.passed_noise = passed_noise
-        self.noise = 0
-        """Non-JSON lines seen (passed on or dropped)."""
-        self._state = "start"  # "start" (leading blanks so far), "pass" or "drop"
-        self._lead = b""
-
-    def feed(self, chunk: bytes) -> bytes:
-        """What of ``chunk`` goes on."""
-        out: list[bytes] = []
-        at = 0
-        while at < len(chunk):
-            end = chunk.find(b"\n", at)
-            stop = len(chunk) if end < 0 else end + 1
-            if self._state == "start":
-                part = chunk[at:stop]
-                body = part.lstrip(b" \t\r")
-                if not body or body == b"\n":
-                    # Blank so far: a line of blanks is dropped uncounted, else wait.
-                    self._lead = b"" if end >= 0 else self._lead + part[:4096]
-                    at = stop
-                    continue
-                if body[:1] in (b"{", b"["):
-                    self._state = "pass"
-                else:
-                    self.noise += 1
-                    self._state = "pass" if self.noise <= self.passed_noise else "drop"
-                if self._state == "pass":
-                    out.append(self._lead)
-                self._lead = b""
-            if self._state == "pass":
-                out.append(chunk[at:stop])
-            if end >= 0:
-                self._state = "start"
-            at = stop
-        return b"".join(out)
-
-
-class StdoutRelay:
-    """The command's stdout through a :class:`LineFilter` to ours, in a thread."""
-
-    def __init__(self) -> None:
-        self.read_end, self.write_end = os.pipe()
-        # Our copies of where the lines and the counts go; _detach_stdio drops fds 1 and 2.
-        self.out = os.dup(1)
-        self.err = os.dup(2)
-        self.filter = LineFilter()
-        self._said = 0
-        import threading  # only supervisors that filter pay for it
-
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> None:
-        """Begin relaying (after the command was forked with ``write_end`` as its stdout)."""
-        os.close(self.write_end)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            while chunk := os.read(self.read_end, 1 << 16):
-                passed = self.filter.feed(chunk)
-                view = memoryview(passed)
-                while view:
-                    view = view[os.write(self.out, view) :]
-                if self.filter.noise - self._said >= NOISE_SAID_EVERY:
-                    self._say_noise()
-        except OSError:
-            pass  # the pod closed its end: nobody is reading any more
-        finally:
-            self._say_noise()
-            with contextlib.suppress(OSError):
-                os.close(self.out)
-
-    def _say_noise(self) -> None:
-        dropped = self.filter.noise - min(self.filter.noise, self.filter.passed_noise)
-        if self.filter.noise == self._said or not dropped:
-            return
-        self._said = self.filter.noise
-        with contextlib.suppress(OSError):
-            os.write(
-                self.err,
-                f"supervisor: {self.filter.noise} lines on stdout were not JSON-RPC; "
-                f"{dropped} dropped\n".encode(),
-            )
-
-    def join(self, timeout_s: float) -> None:
-        """Let the last lines through before we exit."""
-        self._thread.join(timeout_s)
-
-
-def command_line(pid: int) -> str:
-    """A process's command line, shortened, for reports."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as file:
-            raw = file.read()
-    except OSError:
-        return ""
-    return raw.replace(b"\0", b" ").decode(errors="replace").strip()[:200]
-
-
 def _backoff() -> Iterator[float]:
     """Pauses between looks at what is left: most processes end within a millisecond of
     their signal, a few take their time."""
@@ -512,11 +301,6 @@ def _backoff() -> Iterator[float]:
     while True:
         yield delay
         delay = min(delay * 2, 0.02)
-
-
-def _signal(pid: int, signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, signum)
 
 
 def _exit_status(code: int | None) -> int:

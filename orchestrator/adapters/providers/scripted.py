@@ -43,7 +43,7 @@ from orchestrator.adapters.providers.base import (
     ToolCallStart,
     Usage,
 )
-from orchestrator.adapters.regular_file import read_regular
+from orchestrator.config.regular_file import read_regular
 from orchestrator.core.history import (
     Block,
     RedactedThinkingBlock,

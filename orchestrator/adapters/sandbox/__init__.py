@@ -1,16 +1,14 @@
 """The sandbox of ``bash`` commands and of MCP servers with ``sandbox = true``: bubblewrap,
 read-only root, the workspace writable, and the network off, whole, or a list of hosts.
 
-:mod:`.config` is the ``[sandbox]`` table; :mod:`.bwrap` builds the command line (pure) and
+The ``[sandbox]`` table is :mod:`orchestrator.config.sandbox`; :mod:`.bwrap` builds the command line (pure) and
 finds a working ``bwrap``; :mod:`.sandboxing` is a pod's sandbox, ready to wrap programs;
 :mod:`.hints` tells the model when a failure looks like the sandbox's doing. Where
-``[sandbox] network`` lists hosts, :mod:`.hosts` decides what a host may reach (pure),
+``[sandbox] network`` lists hosts, :mod:`orchestrator.core.hosts` decides what a host may reach (pure),
 :mod:`.proxy` is the pod's proxy (with :mod:`.proxy_request` reading requests, pure), and
 :mod:`.bridge` runs inside each sandbox to reach it. See docs/sandbox.md.
 """
 
 from __future__ import annotations
 
-from orchestrator.adapters.sandbox.config import SandboxConfig
-
-__all__ = ["SandboxConfig"]
+__all__: list[str] = []

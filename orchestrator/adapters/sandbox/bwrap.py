@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from orchestrator.adapters.sandbox.hosts import LoopbackForward
 from orchestrator.adapters.sandbox.mounts import mount_args, mount_plan
 from orchestrator.adapters.sandbox.proxy import BRIDGE_NAME, SOCKET_NAME
+from orchestrator.core.hosts import LoopbackForward
 from orchestrator.errors import PodRuntimeError
 
 HOME_SECRETS = (

@@ -22,12 +22,9 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
-if TYPE_CHECKING:
-    from orchestrator.adapters.sandbox.bwrap import SandboxSpec
-
-__all__ = ["RANK", "Kind", "Mount", "mount_args", "mount_plan", "state_of"]
+__all__ = ["RANK", "Kind", "Mount", "MountSpec", "mount_args", "mount_plan", "state_of"]
 
 Kind = Literal["private", "show", "fixed", "write", "pin", "read_only", "hide"]
 """``private``: an empty tmpfs by default (``/tmp``, ``$HOME``), that listed paths show
@@ -62,7 +59,29 @@ class Mount:
     is_dir: bool = True
 
 
-def mount_plan(spec: SandboxSpec) -> tuple[Mount, ...]:
+class MountSpec(Protocol):
+    """What :func:`mount_plan` reads of a sandbox's spec (:class:`.bwrap.SandboxSpec`, which
+    imports this module: a Protocol here keeps the two from importing each other)."""
+
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def writable(self) -> tuple[Path, ...]: ...
+    @property
+    def readable(self) -> tuple[Path, ...]: ...
+    @property
+    def home(self) -> Path | None: ...
+    @property
+    def home_readable(self) -> tuple[Path, ...]: ...
+    @property
+    def hidden(self) -> tuple[Path, ...]: ...
+    @property
+    def read_only(self) -> tuple[Path, ...]: ...
+    @property
+    def installation(self) -> tuple[Path, ...]: ...
+
+
+def mount_plan(spec: MountSpec) -> tuple[Mount, ...]:
     """The mounts that change what ``spec``'s command sees, in the order they must be made
     (after the read-only root, ``/dev``, ``/proc`` and the private ``/tmp``). Paths that do
     not exist are left out: there is nothing there to show, hide or protect."""

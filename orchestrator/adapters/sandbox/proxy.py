@@ -8,7 +8,7 @@ model which of its command's connections were refused.
 
 It is a forward proxy for ``CONNECT host:port`` (HTTPS: a tunnel whose bytes it never reads)
 and plain-HTTP ``GET http://host/…`` (one request per connection). The host and port the
-client names are checked with :func:`orchestrator.adapters.sandbox.hosts.host_allowed`; a refusal is a
+client names are checked with :func:`orchestrator.core.hosts.host_allowed`; a refusal is a
 403 whose reason and body say that the host is not in ``[sandbox] network``.
 """
 
@@ -24,7 +24,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
-from orchestrator.adapters.sandbox.hosts import HostRule, host_allowed
 from orchestrator.adapters.sandbox.proxy_request import (
     HEAD_MAX_BYTES,
     BadProxyRequest,
@@ -32,6 +31,7 @@ from orchestrator.adapters.sandbox.proxy_request import (
     parse_request_head,
     response,
 )
+from orchestrator.core.hosts import HostRule, host_allowed
 from orchestrator.errors import SetupError
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from orchestrator.adapters.sandbox.hosts import normalize_host, parse_port, split_host_port
+from orchestrator.core.hosts import normalize_host, parse_port, split_host_port
 from orchestrator.errors import PodRuntimeError
 
 HEAD_MAX_BYTES = 64 * 1024
@@ -44,7 +44,7 @@ class ProxyRequest:
     """Where a client wants to go, and what to send there first."""
 
     host: str
-    """Normalized (:func:`orchestrator.adapters.sandbox.hosts.normalize_host`)."""
+    """Normalized (:func:`orchestrator.core.hosts.normalize_host`)."""
     port: int
     tunnel: bool
     """``CONNECT``: answer 200 and relay bytes both ways."""

@@ -26,10 +26,11 @@ from orchestrator.adapters.sandbox.bwrap import (
     find_bwrap,
     sandbox_argv,
 )
-from orchestrator.adapters.sandbox.hosts import loopback_forwards
 from orchestrator.adapters.sandbox.protected_scan import MAX_ENTRIES, ProtectedScan, scan_protected
 from orchestrator.adapters.sandbox.proxy import NetworkProxy
 from orchestrator.adapters.sandbox.rule_paths import PathRules, deny_paths, path_rules
+from orchestrator.capabilities.permissions import pod_policy
+from orchestrator.core.hosts import loopback_forwards
 
 if TYPE_CHECKING:
     from orchestrator.config.model import PodConfig
@@ -222,7 +223,7 @@ def local_sandboxing(config: PodConfig, *, extra_hidden: Sequence[Path] = ()) ->
         bwrap=bwrap,
         spec=spec,
         unavailable=why,
-        rules=path_rules(config.permission_policy().deny),
+        rules=path_rules(pod_policy(config).deny),
         problems=problems,
         walked=walked_roots(config, spec),
     )
@@ -245,8 +246,7 @@ def sandbox_spec(
     a hidden symlink hides its target; one that cannot be resolved is left out, and said
     to ``problems``."""
     from orchestrator.adapters.sandbox.bwrap import home_readable, home_startup, own_installation
-    from orchestrator.config.model import user_config_file
-    from orchestrator.config.paths import runtime_dir, state_dir
+    from orchestrator.config.paths import runtime_dir, state_dir, user_config_file
 
     said = problems if problems is not None else Problems()
     home = Path.home()

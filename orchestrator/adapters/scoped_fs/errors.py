@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import stat
 from pathlib import Path
 
 from orchestrator.errors import PodRuntimeError
@@ -67,20 +66,6 @@ class RuleDenied(FsError):
 
 
 # -- results ------------------------------------------------------------------------------------
-
-
-def kind_of(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    if stat.S_ISCHR(mode):
-        return "character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    if stat.S_ISDIR(mode):
-        return "directory"
-    return "special file"
 
 
 def os_error(path: str, exc: OSError) -> FsError:

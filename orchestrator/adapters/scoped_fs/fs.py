@@ -31,7 +31,6 @@ from orchestrator.adapters.scoped_fs.errors import (
     NotRegularFile,
     OutOfScope,
     SymlinkEscape,
-    kind_of,
     os_error,
 )
 from orchestrator.adapters.scoped_fs.fd_io import make_dirs, read_fd, replace_file
@@ -55,6 +54,7 @@ from orchestrator.adapters.scoped_fs.resolver import (
     walk,
     within,
 )
+from orchestrator.config.regular_file import kind_of
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from orchestrator.adapters.regular_file import open_regular
 from orchestrator.adapters.session.errors import SessionError, SessionWriteError
 from orchestrator.adapters.session.records import FenceRecord
+from orchestrator.config.regular_file import open_regular
 from orchestrator.errors import PodRuntimeError
 
 EPOCH_PREFIX = b'{"epoch": '

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from orchestrator.adapters.regular_file import read_regular
 from orchestrator.adapters.session.errors import SessionError
 from orchestrator.adapters.session.fencing import EPOCH_PREFIX, split_epoch
 from orchestrator.adapters.session.records import (
@@ -30,6 +29,7 @@ from orchestrator.adapters.session.records import (
     TurnEndRecord,
     UnloadRecord,
 )
+from orchestrator.config.regular_file import read_regular
 from orchestrator.core.history import ITEM_ADAPTER, History, Item, encode_item, item_from_json
 
 

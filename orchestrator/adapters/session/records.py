@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from orchestrator.core.history import Item, SystemMessage
+from orchestrator.core.rewind import RewindRestore as RewindRestore  # the plan's, re-exported
 from orchestrator.core.segments import FileRefSegment, Segment
 
 SESSION_VERSION = 1
@@ -100,9 +101,6 @@ class CheckpointRecord(BaseModel):
     """Files past the size cap, not in the snapshot (not restorable)."""
     touched_only: bool = False
     """The workspace was over the snapshot budget: only the files the pod's tools touched."""
-
-
-RewindRestore = Literal["both", "conversation", "code"]
 
 
 class RewindRecord(BaseModel):

@@ -7,9 +7,9 @@ import contextlib
 import os
 from pathlib import Path
 
-from orchestrator.adapters.regular_file import open_regular
 from orchestrator.adapters.session.catalog import ensure_private_dir
 from orchestrator.adapters.session.loading import mtime_ms
+from orchestrator.config.regular_file import open_regular
 
 __all__ = ["Spools", "ToolSpools", "safe_name"]
 

@@ -11,7 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from orchestrator.adapters.regular_file import open_regular
 from orchestrator.adapters.session.catalog import ensure_private_dir
 from orchestrator.adapters.session.errors import SessionError, SessionWriteError
 from orchestrator.adapters.session.fencing import Fence, stamp_line
@@ -24,6 +23,7 @@ from orchestrator.adapters.session.records import (
     ToolStartRecord,
     TurnEndRecord,
 )
+from orchestrator.config.regular_file import open_regular
 from orchestrator.core.history import Item, encode_item
 
 

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.adapters.session.records import HookRecord, HookRunRecord
-from orchestrator.capabilities.hooks.config import HooksConfig
 from orchestrator.capabilities.hooks.dialect import claude_name, from_claude, to_claude
-from orchestrator.capabilities.hooks.events import HookContext, HookEvent
+from orchestrator.capabilities.hooks.events import HookContext
 from orchestrator.capabilities.hooks.outcome import HookRun, Verdict, decide
 from orchestrator.capabilities.hooks.runner import HookRunner
+from orchestrator.config.hooks import HooksConfig
+from orchestrator.core.interceptors import HookEvent
 
 
 @dataclass(slots=True, kw_only=True)

@@ -1,29 +1,18 @@
-"""The events a turn can be intercepted at: one list, for command hooks (``[hooks]``) and
-for the in-process interceptors of :mod:`orchestrator.core.interceptors` alike.
-
-The names and the JSON a command reads on stdin are Claude Code's, so its users' hook
-scripts run unchanged (docs/hooks.md says which fields are filled and how).
+"""What a hook command reads on stdin for an event: the JSON of Claude Code's contract, so its
+users' hook scripts run unchanged (docs/hooks.md says which fields are filled and how). The
+events themselves are :class:`orchestrator.core.interceptors.HookEvent`, one list for command
+hooks and in-process interceptors alike.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from orchestrator.core.interceptors import HookEvent
 
-class HookEvent(StrEnum):
-    """Where a turn can be intercepted."""
-
-    PRE_TOOL_USE = "PreToolUse"
-    POST_TOOL_USE = "PostToolUse"
-    USER_PROMPT_SUBMIT = "UserPromptSubmit"
-    STOP = "Stop"
-    SUBAGENT_STOP = "SubagentStop"
-    PRE_COMPACT = "PreCompact"
-    SESSION_START = "SessionStart"
-    NOTIFICATION = "Notification"
+__all__ = ["CLAUDE_PERMISSION_MODES", "HookContext"]
 
 
 CLAUDE_PERMISSION_MODES = {

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from orchestrator.capabilities.hooks.events import HookEvent
+from orchestrator.core.interceptors import HookEvent
 
 Outcome = Literal["ok", "failed", "timeout", "interrupted"]
 Permission = Literal["allow", "ask", "deny"]

@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.adapters.procs import Supervised, Supervision, spawn
-from orchestrator.capabilities.hooks.config import HookCommand
-from orchestrator.capabilities.hooks.events import HookEvent
 from orchestrator.capabilities.hooks.outcome import HookRun
 from orchestrator.capabilities.hooks.scripts import (
     Fingerprints,
@@ -26,6 +24,8 @@ from orchestrator.capabilities.hooks.scripts import (
     named_paths,
     written_paths,
 )
+from orchestrator.config.hooks import HookCommand
+from orchestrator.core.interceptors import HookEvent
 
 if TYPE_CHECKING:
     from orchestrator.adapters.sandbox.sandboxing import Sandboxing

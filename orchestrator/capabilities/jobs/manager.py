@@ -16,32 +16,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING
 
 from orchestrator.adapters.procs import Supervision, spawn
-from orchestrator.adapters.session import JobEnd, JobRecord, SessionWriteError
-from orchestrator.capabilities.jobs.job import Job, complete_prefix
+from orchestrator.adapters.session import JobRecord, SessionWriteError
+from orchestrator.capabilities.jobs.crashes import CrashedJobs
+from orchestrator.capabilities.jobs.job import (
+    Job,
+    JobError,
+    JobJournal,
+    OutputChunk,
+    complete_prefix,
+)
 from orchestrator.capabilities.jobs.report import (
-    CRASH_TAIL_BYTES,
-    CrashedJob,
     change_note,
     crash_alert,
-    crash_note,
     exit_text,
     limit_refusal,
     still_running_alert,
 )
 from orchestrator.capabilities.jobs.spools import JobSpools
-from orchestrator.capabilities.tools.base import ToolError
-from orchestrator.config.model import JobsConfig
+from orchestrator.config.sections import JobsConfig
 from orchestrator.core.history import SystemMessage
 from orchestrator.core.tool_output import utf8_cut
 from orchestrator.protocol import JobData
@@ -58,40 +57,8 @@ DRAIN_S = 0.5
 """How long to wait for the rest of a job's output once its supervisor has exited."""
 ENDED_KEPT = 32
 """Ended jobs kept (with their spools) for ``job_output`` and ``status``; older ones go."""
-READ_CHUNK = 64 * 1024
 
 _JOB_ID = re.compile(r"j(\d+)")
-
-
-class JobError(ToolError):
-    """A job cannot be started, found or read; the message says why (the model reads it as
-    an ``is_error`` result, a client as an error)."""
-
-
-class JobJournal(Protocol):
-    """Where job records are written (the pod's transcript)."""
-
-    def record(self, record: BaseModel) -> None:
-        """Write and sync the record; raise :class:`SessionWriteError` if the disk refuses."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class OutputChunk:
-    """Part of a job's output, as bytes ``start``–``end`` of its spool."""
-
-    text: str
-    start: int
-    end: int
-    """Where the next read starts (``since`` of the next ``job_output``)."""
-    kept: int
-    """Bytes in the spool now."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Crashed:
-    record: JobRecord
-    report: CrashedJob
 
 
 class Jobs:
@@ -123,9 +90,8 @@ class Jobs:
         """Ids of jobs of earlier runs of the pod on this session (all ended)."""
         self._forgotten: set[str] = set()
         """Ids of ended jobs dropped to keep the list short (:data:`ENDED_KEPT`)."""
-        self._crashed: list[_Crashed] = []
-        """Jobs a crash ended whose end is not recorded yet."""
-        self._crash_noted = False
+        self._crashes = CrashedJobs(spools, self.redact)
+        """Jobs an earlier run left running when it died, until their ends are recorded."""
         self._launching = 0
         """Jobs whose start is recorded and whose process is being started."""
 
@@ -145,30 +111,11 @@ class Jobs:
                 starts[record.id] = record
             else:
                 ended.add(record.id)
-        for job_id, record in starts.items():
-            if job_id not in ended:
-                self._crashed.append(_Crashed(record, self._crash_report(record, last_write_ms)))
-        if self._crashed:
-            self.alert("warn", crash_alert([c.report for c in self._crashed]))
-        self.spools.clear(frozenset(c.record.spool for c in self._crashed if c.record.spool))
-
-    def _crash_report(self, record: JobRecord, last_write_ms: int) -> CrashedJob:
-        spool = record.spool
-        size = self.spools.size(spool) if spool else 0
-        tail = b""
-        last_ms = last_write_ms
-        if spool and size:
-            tail = self.spools.read(spool, max(0, size - CRASH_TAIL_BYTES), CRASH_TAIL_BYTES)
-            while tail and tail[0] & 0xC0 == 0x80:
-                tail = tail[1:]  # start on a whole character
-            last_ms = max(last_ms, self.spools.mtime_ms(spool))
-        return CrashedJob(
-            id=record.id,
-            command=record.command,
-            ran_s=max(0, last_ms - record.started_ms) / 1000,
-            output_bytes=size,
-            tail=self.redact(tail.decode("utf-8", "replace")),
-        )
+        unended = [record for job_id, record in starts.items() if job_id not in ended]
+        reports = self._crashes.take(unended, last_write_ms)
+        if reports:
+            self.alert("warn", crash_alert(reports))
+        self.spools.clear(frozenset(self._crashes.spools_needed()))
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -203,19 +150,11 @@ class Jobs:
             started_ms=int(time.time() * 1000),
             spool_fd=fd,
         )
-        start = JobRecord(
-            phase="start",
-            id=job_id,
-            command=command,
-            call_id=call_id,
-            spool=spool,
-            started_ms=job.started_ms,
-        )
         try:
-            self._record(start)
+            self._record(job.start_record())
         except SessionWriteError as exc:
             # Never start a job the session cannot remember starting.
-            self._close_spool(job)
+            job.close_spool()
             self.spools.remove(spool)
             raise JobError(f"not started: {exc}") from None
         # Shielded: once its start is recorded, a pause must not leave the job half-launched
@@ -265,7 +204,7 @@ class Jobs:
         """Copy the job's output to its spool until it is over, then record its end."""
         proc = job.proc
         assert proc is not None and proc.process.stdout is not None
-        pump = asyncio.ensure_future(self._pump(job, proc.process.stdout))
+        pump = asyncio.ensure_future(job.pump(proc.process.stdout, self.limits.max_spool_bytes))
         code: int | None = None
         try:
             # The supervisor exits once the command and everything it left are gone; then
@@ -280,23 +219,6 @@ class Jobs:
                 pump.cancel()
             self._ended(job, code)
 
-    async def _pump(self, job: Job, stream: asyncio.StreamReader) -> None:
-        while chunk := await stream.read(READ_CHUNK):
-            room = self.limits.max_spool_bytes - job.kept_bytes
-            kept = chunk[: max(0, room)] if job.spool_fd is not None else b""
-            if kept:
-                try:
-                    view = memoryview(kept)
-                    while view:
-                        view = view[os.write(job.spool_fd, view) :]  # type: ignore[arg-type]
-                except OSError:
-                    # A full disk: the job goes on, its output is only counted from here.
-                    log.warning("job %s: cannot write its output file", job.id, exc_info=True)
-                    self._close_spool(job)
-                    kept = kept[: len(kept) - len(view)]
-            job.kept_bytes += len(kept)
-            job.dropped_bytes += len(chunk) - len(kept)
-
     def _ended(self, job: Job, code: int | None) -> None:
         """The job is over: say how, record it, and let waiters go."""
         if not job.running:
@@ -304,18 +226,9 @@ class Jobs:
         job.state = "killed" if job.ending in ("killed", "shutdown") else "exited"
         job.exit_code = code
         job.ended_ms = int(time.time() * 1000)
-        self._close_spool(job)
-        how: JobEnd = job.ending or "exited"
-        end = JobRecord(
-            phase="end",
-            id=job.id,
-            how=how,
-            exit_code=code,
-            ended_ms=job.ended_ms,
-            output_bytes=job.output_bytes,
-        )
+        job.close_spool()
         try:
-            self._record(end)
+            self._record(job.end_record())
             job.recorded = True
         except SessionWriteError:
             log.warning("job %s: its end is not recorded yet", job.id, exc_info=True)
@@ -399,7 +312,7 @@ class Jobs:
             await asyncio.gather(*stoppers, return_exceptions=True)
         self._retry_ends()
         keep = {job.spool for job in self._jobs.values() if not job.recorded}
-        keep |= {c.record.spool for c in self._crashed if c.record.spool}
+        keep |= self._crashes.spools_needed()
         self.spools.clear(frozenset(keep))
 
     # -- what is said about them ------------------------------------------------------------
@@ -431,17 +344,16 @@ class Jobs:
     @property
     def reports_pending(self) -> bool:
         """Whether a crash report waits for the model."""
-        return bool(self._crashed) and not self._crash_noted
+        return self._crashes.pending
 
     def take_notes(self) -> list[SystemMessage]:
         """Notes for the model at a round boundary or turn start: the jobs a crash ended
         (once), and jobs that ended since it last heard (once each); none when nothing
         changed, so requests stay the same bytes and the prompt cache keeps hitting."""
         notes: list[SystemMessage] = []
-        if self.reports_pending:
-            self._crash_noted = True
-            text = crash_note([c.report for c in self._crashed])
-            notes.append(SystemMessage(text=text, origin="jobs"))
+        crashed = self._crashes.note()
+        if crashed is not None:
+            notes.append(crashed)
         untold = self.untold_note()
         if untold is not None:
             for job in self._untold():
@@ -466,12 +378,12 @@ class Jobs:
         """How many ended jobs' ``end`` records wait for the disk (a crash's jobs too, once
         the model was told of them)."""
         ended = sum(1 for job in self._jobs.values() if not job.running and not job.recorded)
-        return ended + (len(self._crashed) if self._crash_noted else 0)
+        return ended + self._crashes.unrecorded()
 
     def delivered(self) -> None:
         """The notes are committed: record the end of each job a crash ended, so it is
         reported once (a write that fails is tried again later)."""
-        if self._crash_noted:
+        if self._crashes.noted:
             self._retry_ends()
 
     # -- records ----------------------------------------------------------------------------
@@ -484,43 +396,12 @@ class Jobs:
         """Write the end records that could not be written before."""
         for job in self._jobs.values():
             if not job.running and not job.recorded:
-                end = JobRecord(
-                    phase="end",
-                    id=job.id,
-                    how=job.ending or "exited",
-                    exit_code=job.exit_code,
-                    ended_ms=job.ended_ms,
-                    output_bytes=job.output_bytes,
-                )
                 try:
-                    self._record(end)
+                    self._record(job.end_record())
                 except SessionWriteError:
                     return
                 job.recorded = True
-        if not self._crash_noted:
-            return
-        while self._crashed:
-            crashed = self._crashed[0]
-            end = JobRecord(
-                phase="end",
-                id=crashed.record.id,
-                how="crash",
-                ended_ms=int(time.time() * 1000),
-                output_bytes=crashed.report.output_bytes,
-            )
-            try:
-                self._record(end)
-            except SessionWriteError:
-                return
-            self._crashed.pop(0)
-            if crashed.record.spool:
-                self.spools.remove(crashed.record.spool)
-
-    def _close_spool(self, job: Job) -> None:
-        if job.spool_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(job.spool_fd)
-            job.spool_fd = None
+        self._crashes.record_ends(self._record)
 
     def _trim(self) -> None:
         """Forget the oldest ended jobs past :data:`ENDED_KEPT` (heard of and recorded)."""
@@ -533,12 +414,3 @@ class Jobs:
     def _changed(self) -> None:
         if self.on_change is not None:
             self.on_change()
-
-
-def started_text(job: Job) -> str:
-    """What ``bash`` answers when it started a job."""
-    return (
-        f"It runs until it exits, job_kill ends it, or the pod stops (pause and cancel leave "
-        f'it running). Read its output with job_output(id="{job.id}"), wait for it with '
-        f'job_wait(id="{job.id}").'
-    )

@@ -32,16 +32,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import TYPE_CHECKING, Any, Literal
 
 from orchestrator.capabilities.permissions.protected import protected_reason
 from orchestrator.capabilities.permissions.rules import KIND_ALIASES, Rule, lexical_path
 from orchestrator.capabilities.permissions.shell import ParsedCommand, parse_command
+from orchestrator.config.mcp import wire_name
+from orchestrator.config.permissions import Mode, PermissionsConfig
+
+if TYPE_CHECKING:
+    from orchestrator.config.model import PodConfig
 
 Verdict = Literal["allow", "ask", "deny"]
-Mode = Literal["default", "accept-edits", "yolo", "read-only"]
 ToolKind = Literal["read", "edit", "execute", "other"]
 
 MODE_DEFAULTS: dict[Mode, dict[ToolKind, Verdict]] = {
@@ -51,37 +53,6 @@ MODE_DEFAULTS: dict[Mode, dict[ToolKind, Verdict]] = {
     "read-only": {"read": "allow", "edit": "deny", "execute": "deny", "other": "deny"},
 }
 """What each mode does with a tool of each kind when no rule matches."""
-
-WIDENING_MODES: frozenset[Mode] = frozenset({"accept-edits", "yolo"})
-"""Modes that allow more than ``default``: never taken from a workspace's own config."""
-
-
-class PermissionsConfig(BaseModel):
-    """The ``[permissions]`` table of a config file."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    mode: Mode = "default"
-    """``default`` asks before bash and edits, ``accept-edits`` allows edits, ``yolo`` allows
-    everything, ``read-only`` denies writes and bash, whatever allow rules say
-    (docs/permissions.md)."""
-    allow: list[str] = Field(default_factory=list)
-    """Rules that allow without asking (e.g. ``"bash(git status)"``)."""
-    ask: list[str] = Field(default_factory=list)
-    """Rules that ask even where the mode would allow."""
-    deny: list[str] = Field(default_factory=list)
-    """Rules that deny, whatever else says (e.g. ``"read(.env)"``, ``"bash(rm:*)"``)."""
-    sandboxed_bash: Literal["allow", "ask"] | None = None
-    """A ``bash`` command that runs in the sandbox: ``allow`` runs it without asking,
-    ``ask`` asks as the mode says. Unset: ``allow`` in ``accept-edits`` (and ``yolo``), ``ask``
-    in ``default``. A command that leaves the sandbox (``sandbox: false``) always asks."""
-
-    @field_validator("allow", "ask", "deny")
-    @classmethod
-    def _rules_parse(cls, rules: list[str]) -> list[str]:
-        for rule in rules:
-            Rule.parse(rule)
-        return rules
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,3 +280,23 @@ class Policy:
 
 
 _VERBS: dict[Verdict, str] = {"allow": "allows", "ask": "asks before", "deny": "denies"}
+
+
+def pod_policy(config: PodConfig) -> Policy:
+    """A new permission policy from a pod's ``[permissions]``, ``allow_bash`` and the MCP
+    servers' ``permission`` (rules on ``mcp__<name>__*``, after the user's own rules)."""
+    servers = config.mcp.servers
+    allow = ["bash"] if config.allow_bash else []
+    allow += [f"{wire_name(n, '')}*" for n, s in servers.items() if s.permission == "allow"]
+    deny = [f"{wire_name(n, '')}*" for n, s in servers.items() if s.permission == "deny"]
+    return Policy.from_config(
+        config.permissions,
+        extra_allow=allow,
+        extra_deny=deny,
+        protected_roots=config.protected_roots(),
+    )
+
+
+def bash_offered(config: PodConfig) -> bool:
+    """Whether the model is offered ``bash`` (not when every command would be denied)."""
+    return pod_policy(config).offered("bash", "execute")

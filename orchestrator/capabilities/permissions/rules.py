@@ -22,6 +22,7 @@ import posixpath
 from dataclasses import dataclass
 
 from orchestrator.capabilities.permissions.shell import SimpleCommand
+from orchestrator.config.permissions import split_rule
 
 KIND_ALIASES: dict[str, str] = {"read": "read", "edit": "edit", "write": "edit"}
 """Rule names that stand for every tool of a kind (case-insensitive)."""
@@ -39,17 +40,8 @@ class Rule:
     @classmethod
     def parse(cls, text: str) -> Rule:
         """``tool`` or ``tool(pattern)``; ValueError when it is neither."""
-        text = text.strip()
-        if "(" in text:
-            if not text.endswith(")"):
-                raise ValueError(f"rule {text!r}: a pattern must close with ')'")
-            tool, _, rest = text.partition("(")
-            subject: str | None = rest[:-1]
-        else:
-            tool, subject = text, None
-        if not tool.strip():
-            raise ValueError(f"rule {text!r} names no tool")
-        return cls(tool=tool.strip(), subject=subject)
+        tool, subject = split_rule(text)
+        return cls(tool=tool, subject=subject)
 
     def covers_tool(self, tool: str, kind: str) -> bool:
         """Whether the rule is about this tool at all (its subject aside)."""

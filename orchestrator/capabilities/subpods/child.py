@@ -7,22 +7,30 @@ that SIGKILLs it when the parent dies (even by ``kill -9``), so the child's sess
 mid-turn exactly like a crash, and the parent, back up, resumes that same session. When the
 parent is a pod of a ``pod host``, the child is a pod of the same host instead, owned by a
 control connection of its parent: the parent's death is the host's, which takes the child
-with it the same way.
+with it the same way. Which of the two, and the protocol client, are the serving layer's: it
+injects a :class:`~orchestrator.capabilities.subpods.launcher.ChildLauncher`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from orchestrator.adapters.mcp.forms import FormError
-from orchestrator.adapters.procs import Supervised, Supervision
 from orchestrator.adapters.session import ChildRecord
+from orchestrator.capabilities.subpods.launcher import (
+    ChildConnection,
+    ChildEvent,
+    ChildLauncher,
+    ChildLinkError,
+    ChildStart,
+    RunningChild,
+)
+from orchestrator.capabilities.subpods.parent import RelayedAnswer, RelayedInput
 from orchestrator.core.exits import exit_text
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
@@ -32,13 +40,6 @@ from orchestrator.protocol import (
     StatusData,
 )
 from orchestrator.protocol.filling import to_data
-from orchestrator.runtime.approvals import Answer
-from orchestrator.runtime.elicitations import InputAnswer
-from orchestrator.serving.client import ClientError, PodClient, PodEvent
-from orchestrator.serving.launch import LaunchError, start_serve_process
-
-if TYPE_CHECKING:
-    from orchestrator.serving.host import HostConnection
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +56,9 @@ streams a delta every few milliseconds, and four of them would flood every clien
 ENDED = "ended"
 """The child's turn had ended already when its parent came to it (after a crash)."""
 
-ChildSupervision = Supervision(grace_s=STOP_GRACE_S, main_first=True, kill_on_parent_death=True)
 
-ApprovalRelay = Callable[["Child", ApprovalRequestData], Awaitable[Answer]]
-InputRelay = Callable[["Child", ElicitationRequestData], Awaitable[InputAnswer]]
+ApprovalRelay = Callable[["Child", ApprovalRequestData], Awaitable[RelayedAnswer]]
+InputRelay = Callable[["Child", ElicitationRequestData], Awaitable[RelayedInput]]
 
 
 class ChildFailed(PodRuntimeError):
@@ -75,22 +75,23 @@ class Child:
         socket: Path,
         log_path: Path,
         on_change: Callable[[Child], None],
+        launcher: ChildLauncher | None = None,
     ) -> None:
         self.record = record
         self.socket = socket
         self.log_path = log_path
         self.on_change = on_change
+        self.launcher = launcher
+        """Starts the child (the serving layer's); None: this child cannot be started."""
         self.state = "queued"
         self.status = "idle"
         self.tool: str | None = None
         self.tokens = 0
         self.cost_usd: float | None = None
         self.tail = ""
-        self.proc: Supervised | None = None
-        self.host: HostConnection | None = None
-        """The connection to the host that serves the child, when the parent's host does."""
-        self._released = False
-        self.client: PodClient | None = None
+        self.running: RunningChild | None = None
+        """The started child, as its launcher knows it (its process, or its pod in a host)."""
+        self.client: ChildConnection | None = None
         self.on_text: Callable[[str], None] | None = None
         """Where the child's live output goes (the parent's call, as ``tool_output_delta``)."""
         self.on_approval: ApprovalRelay | None = None
@@ -121,63 +122,37 @@ class Child:
 
     async def launch(self, config: dict[str, Any], *, timeout_s: float) -> None:
         """Start the child with its whole configuration (in the parent's host when the
-        parent is a pod of one, else as a ``pod serve``), and connect."""
+        parent is a pod of one, else as a ``pod serve``: the launcher's choice), and
+        connect."""
         self._set(state="starting")
-        try:
-            if not await self._load_in_host(config, timeout_s):
-                await self._start_process(config, timeout_s)
-        except ChildFailed:
+        if self.launcher is None:
             self._set(state="exited")
-            raise
+            raise ChildFailed(f"the child pod {self.name} did not start: no launcher")
+        start = ChildStart(
+            name=self.name,
+            workspace=Path(self.record.workspace),
+            socket=self.socket,
+            log_path=self.log_path,
+            config=config,
+            timeout_s=timeout_s,
+        )
         try:
-            self.client = await PodClient.connect(self.socket)
+            self.running = await self.launcher(start)
+        except ChildLinkError as exc:
+            self._set(state="exited")
+            raise ChildFailed(f"the child pod {self.name} did not start: {exc}") from None
+        try:
+            self.client = await self.running.connect()
             self._pump = asyncio.create_task(self._read(self.client), name=f"child-{self.name}")
             self._apply_status(await self.client.status())
-        except (ClientError, TimeoutError) as exc:
+        except (ChildLinkError, TimeoutError) as exc:
             await self.stop()
             raise ChildFailed(f"cannot reach the child pod {self.name}: {exc}") from None
-
-    async def _start_process(self, config: dict[str, Any], timeout_s: float) -> None:
-        try:
-            started = await start_serve_process(
-                Path(self.record.workspace),
-                socket=self.socket,
-                log_path=self.log_path,
-                serve_args=["--child-config-stdin"],
-                supervision=ChildSupervision,
-                stdin_data=json.dumps(config).encode(),
-                timeout_s=timeout_s,
-            )
-        except LaunchError as exc:
-            raise ChildFailed(f"the child pod {self.name} did not start: {exc}") from None
-        self.proc = started.proc
-
-    async def _load_in_host(self, config: dict[str, Any], timeout_s: float) -> bool:
-        """Load the child into the host this process is, if it is one (False: it is not)."""
-        from orchestrator.serving.host import HostConnection, HostError
-        from orchestrator.serving.host.host import serving_host
-
-        control = serving_host()
-        if control is None:
-            return False
-        # Owned by this connection: if the parent goes without stopping it, the host does.
-        params = {"config": config, "socket": str(self.socket), "owned": True}
-        try:
-            connection = await HostConnection.open(control)
-        except HostError as exc:
-            raise ChildFailed(f"the child pod {self.name} did not start: {exc}") from None
-        try:
-            await connection.request("load", params, timeout=timeout_s)
-        except HostError as exc:
-            await connection.close()
-            raise ChildFailed(f"the child pod {self.name} did not start: {exc}") from None
-        self.host = connection
-        return True
 
     @property
     def started(self) -> bool:
         """Whether the child's pod was started (its process, or in the host)."""
-        return self.proc is not None or self.host is not None
+        return self.running is not None
 
     @property
     def alive(self) -> bool:
@@ -249,17 +224,8 @@ class Child:
         if self.alive:
             with contextlib.suppress(ChildFailed):
                 await self._send("shutdown")
-        if self.proc is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(self.proc.process.wait()), STOP_GRACE_S)
-            except TimeoutError:
-                await self.proc.close()
-        if self.host is not None and not self._released:
-            self._released = True
-            # Until the host has shut it down (the shutdown above, or now) and forgotten it.
-            with contextlib.suppress(Exception):
-                await self.host.request("release", timeout=STOP_GRACE_S + 30)
-            await self.host.close()
+        if self.running is not None:
+            await self.running.stop(STOP_GRACE_S)
         if self.client is not None:
             with contextlib.suppress(Exception):
                 await self.client.close()
@@ -269,7 +235,7 @@ class Child:
 
     def exit_text(self) -> str:
         """How the child's process ended, in words (for a child that died)."""
-        code = self.proc.code if self.proc is not None else None
+        code = self.running.exit_code if self.running is not None else None
         if code is None:
             return "its connection closed"
         if code < 0:
@@ -278,7 +244,7 @@ class Child:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _connected(self) -> PodClient:
+    def _connected(self) -> ChildConnection:
         if self.client is None or self.gone.is_set():
             raise ChildFailed(f"the child pod {self.name} is not running")
         return self.client
@@ -286,7 +252,7 @@ class Child:
     async def _send(self, method: str, params: dict[str, Any] | None = None) -> None:
         try:
             await self._connected().send(method, params)
-        except ClientError as exc:
+        except ChildLinkError as exc:
             raise ChildFailed(f"the child pod {self.name}: {exc}") from None
 
     async def _wait(self, future: asyncio.Future[str]) -> None:
@@ -298,9 +264,8 @@ class Child:
         finally:
             gone.cancel()
         if not future.done():
-            if self.proc is not None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.proc.exited(), 2.0)
+            if self.running is not None:
+                await self.running.exited(2.0)
             raise ChildFailed(f"the child pod {self.name} died: {self.exit_text()}")
 
     async def _until(self, check: Callable[[], bool], timeout_s: float) -> None:
@@ -326,7 +291,7 @@ class Child:
         self.cost_usd = status.cost_usd
         self._set(status=status.status, state=status.state)
 
-    async def _read(self, client: PodClient) -> None:
+    async def _read(self, client: ChildConnection) -> None:
         try:
             async for event in client.events():
                 self._handle(event)
@@ -337,7 +302,7 @@ class Child:
                 relay.cancel()
             self._set(state="exited", tool=None)
 
-    def _handle(self, event: PodEvent) -> None:
+    def _handle(self, event: ChildEvent) -> None:
         data = event.data
         name = event.event
         if name == "status":
@@ -415,13 +380,14 @@ class Child:
             return  # withdrawn: the child answers nothing
         except FormError as exc:
             # A form the parent cannot show is no better at the child: decline it there.
-            answer = InputAnswer("decline")
+            params: dict[str, Any] = {"id": request.id, "action": "decline"}
             self.tail = f"its request for input was declined: {exc}"[-TAIL_CHARS:]
+        else:
+            params = {"id": request.id, "action": answer.action}
+            if answer.content is not None:
+                params["content"] = answer.content
         finally:
             self._relays.pop(request.id, None)
-        params: dict[str, Any] = {"id": request.id, "action": answer.action}
-        if answer.content is not None:
-            params["content"] = answer.content
         with contextlib.suppress(ChildFailed):
             await self._send("answer_elicitation", params)
 

@@ -25,11 +25,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-
-from pydantic import BaseModel
 
 from orchestrator.adapters.session import (
     ChildRecord,
@@ -38,6 +35,8 @@ from orchestrator.adapters.session import (
     load_session,
 )
 from orchestrator.capabilities.subpods.child import ENDED, Child, ChildFailed
+from orchestrator.capabilities.subpods.launcher import ChildLauncher
+from orchestrator.capabilities.subpods.parent import ParentLinks, RelayedAnswer, RelayedInput
 from orchestrator.capabilities.subpods.report import (
     ChildReport,
     ChildWork,
@@ -52,25 +51,6 @@ from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import runtime_dir
 from orchestrator.core.history import ToolResult
 from orchestrator.protocol import ApprovalRequestData, ChildData, ElicitationRequestData
-from orchestrator.runtime.approvals import Answer, Approvals
-from orchestrator.runtime.elicitations import Elicitations, InputAnswer
-
-
-@dataclass(slots=True, kw_only=True)
-class ParentLinks:
-    """What the children need of their parent pod (set once the controller exists)."""
-
-    record: Callable[[BaseModel], Awaitable[None]]
-    """Write and sync a session record (the child's write-ahead link)."""
-    emit: Callable[[str, BaseModel], None]
-    alert: Callable[[str, str, str], None]
-    approvals: Approvals
-    elicitations: Elicitations
-    signal: Callable[[str], None]
-    """Round events for the parent's machine (``approval_needed`` / ``approval_settled``,
-    ``input_needed`` / ``input_settled``)."""
-    offered: Callable[[], list[str]]
-    """The tools the parent's model is offered now."""
 
 
 class Children:
@@ -82,8 +62,11 @@ class Children:
         config: PodConfig,
         session_path: Path,
         records: dict[str, ChildRecord],
+        launcher: ChildLauncher | None = None,
     ) -> None:
         self.config = config
+        self.launcher = launcher
+        """Starts the children (injected by the serving layer); None: none can start."""
         self.folder = session_path.with_name(session_path.stem + ".children")
         self.records = dict(records)
         """Every child this session started, by call id (loaded ones included)."""
@@ -195,6 +178,7 @@ class Children:
             socket=runtime_dir() / f"{record.name}.sock",
             log_path=self.folder / f"{record.name}.log",
             on_change=self._changed,
+            launcher=self.launcher,
         )
 
     def _next_number(self) -> int:
@@ -236,12 +220,12 @@ class Children:
         )
         await child.launch(config, timeout_s=self.config.subpods.start_timeout_s)
 
-    async def _relay(self, child: Child, request: ApprovalRequestData) -> Answer:
+    async def _relay(self, child: Child, request: ApprovalRequestData) -> RelayedAnswer:
         links = self._links()
         relayed = request.model_copy(update={"pod": child.name})
         return await links.approvals.relay(relayed, signal=links.signal)
 
-    async def _relay_input(self, child: Child, request: ElicitationRequestData) -> InputAnswer:
+    async def _relay_input(self, child: Child, request: ElicitationRequestData) -> RelayedInput:
         links = self._links()
         relayed = request.model_copy(update={"pod": child.name})
         return await links.elicitations.ask(relayed, signal=links.signal)
@@ -305,8 +289,6 @@ class Children:
             tokens=child.tokens if child is not None else 0,
             detail=detail,
         )
-        from dataclasses import replace
-
         return replace(result, content=interrupted_text(report))
 
     async def _cancel_and_stop(self, child: Child) -> None:

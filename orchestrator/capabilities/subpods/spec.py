@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from orchestrator.capabilities.subpods.config import MODE_REACH, AgentConfig
 from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import POD_NAME_MAX
+from orchestrator.config.subpods import MODE_REACH, AgentConfig
 from orchestrator.errors import PodRuntimeError
 
 Isolation = Literal["shared", "worktree"]

@@ -18,25 +18,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from orchestrator.capabilities.permissions import ToolKind
-from orchestrator.core.documents import DocumentData
-from orchestrator.core.images import ImageData
+from orchestrator.core.tool_output import ToolOutput
 from orchestrator.errors import PodRuntimeError
 
 if TYPE_CHECKING:
     from orchestrator.adapters.scoped_fs import ScopedFS
 
-
-@dataclass(frozen=True, slots=True)
-class ToolOutput:
-    """A tool's result: ``summary`` always reaches the model, ``content`` may be pruned."""
-
-    summary: str
-    content: str | None = None
-    is_error: bool = False
-    images: tuple[ImageData, ...] = ()
-    """Images the result shows the model (an MCP tool's), sent after the text."""
-    documents: tuple[DocumentData, ...] = ()
-    """PDFs the result shows the model (an MCP resource's), sent after the images."""
+# ToolOutput lives in orchestrator.core.tool_output (the pure shaping of results works on it);
+# it is re-exported here because it is part of the contract every tool implements.
+__all__ = [
+    "ClosableTool",
+    "PartialOutput",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolOutput",
+    "resumable",
+    "tool_kind",
+]
 
 
 class ToolError(PodRuntimeError):

@@ -5,7 +5,7 @@ The pod's environment holds ``ANTHROPIC_API_KEY`` and whatever else the user's s
 goes into the session and to the API, and the command itself can send it anywhere. So a tool
 process gets only the variables on an allow-list: :data:`DEFAULT_ALLOW` plus the pod config's
 ``tool_env_allow``, then the config's ``tool_env`` values. A name that looks like a secret
-(:data:`SECRET_NAMES`) passes only when the allow-list names it exactly, never through a
+(:data:`orchestrator.core.redaction.SECRET_NAMES`) passes only when the allow-list names it exactly, never through a
 ``PREFIX*`` entry.
 
 A clean environment is not enough on its own: a tool process is the pod's child, running as
@@ -19,7 +19,8 @@ from __future__ import annotations
 import ctypes
 import sys
 from collections.abc import Mapping, Sequence
-from fnmatch import fnmatchcase
+
+from orchestrator.core.redaction import looks_secret
 
 DEFAULT_ALLOW: tuple[str, ...] = (
     "PATH",
@@ -37,27 +38,6 @@ DEFAULT_ALLOW: tuple[str, ...] = (
 """What every tool process may inherit: where programs are, who and where the user is, the
 locale, the terminal type and the time zone. bash sets ``PWD``, ``SHLVL`` and ``HOSTNAME``
 itself; the working directory is always the workspace."""
-
-SECRET_NAMES: tuple[str, ...] = (
-    "ANTHROPIC_*",
-    "AWS_*",
-    "*_KEY",
-    "*_KEYS",
-    "*_KEY_ID",
-    "*_TOKEN",
-    "*_TOKENS",
-    "*_SECRET",
-    "*_SECRETS",
-    "*_SECRET_*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*_CREDENTIALS",
-    "*_AUTH",
-    "*_PAT",
-    "SSH_AUTH_SOCK",
-    "GPG_AGENT_INFO",
-)
-"""Name globs (matched case-insensitively) that a ``PREFIX*`` allow entry never lets through."""
 
 NETWORK_SETTINGS: tuple[str, ...] = (
     "SSL_CERT_FILE",
@@ -80,12 +60,6 @@ sandbox's)."""
 
 FIXED: dict[str, str] = {"PAGER": "cat", "GIT_PAGER": "cat"}
 """Always set (``tool_env`` may override): pagers would wait for a terminal that is not there."""
-
-
-def looks_secret(name: str) -> bool:
-    """Whether an environment variable's name looks like it holds a credential."""
-    upper = name.upper()
-    return any(fnmatchcase(upper, pattern) for pattern in SECRET_NAMES)
 
 
 def tool_environment(

@@ -15,7 +15,7 @@ from pydantic import Field, ValidationError
 from orchestrator.adapters.scoped_fs import FsError, ScopedFS
 from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
-from orchestrator.config.model import TOOL_OUTPUT_MAX_BYTES
+from orchestrator.core.tool_output import TOOL_OUTPUT_MAX_BYTES
 
 READ_MAX_BYTES = 64 * 1024 * 1024
 """The most of one file read_file and edit_file load; beyond it only the start is reachable."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.capabilities.permissions import pod_policy
 from orchestrator.capabilities.tools.base import Tool, tool_kind
 from orchestrator.capabilities.tools.bash import BashTool
 from orchestrator.capabilities.tools.files import EditFileTool, ReadFileTool, WriteFileTool
@@ -80,7 +81,7 @@ def default_registry(
     tools, which need more than the config to construct. With ``jobs`` (the pod's background
     jobs), ``bash`` may start them and the job tools come with it (never without it).
     """
-    policy = config.permission_policy()
+    policy = pod_policy(config)
     tools: list[Tool] = [
         ReadFileTool(max_bytes=config.content_cap(ReadFileTool.name)),
         WriteFileTool(),

@@ -27,9 +27,9 @@ from pydantic import Field
 from orchestrator.adapters.scoped_fs import BinaryFile, FsError, NotADirectory, ScopedFS
 from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
-from orchestrator.config.model import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.core.globs import compile_glob
 from orchestrator.core.safe_regex import PatternError, SearchPattern, WholeMatch, compile_search
+from orchestrator.core.tool_output import TOOL_OUTPUT_MAX_BYTES
 
 GLOB_MAX_SHOWN = 500
 """Matches listed in a glob result; the summary still gives the full count."""

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.protocol import MAX_LINE_BYTES
-from orchestrator.serving.host.control import HostReply, HostRequest
-from orchestrator.serving.host.host import HostError, control_socket
+from orchestrator.serving.host.control import HostError, HostReply, HostRequest, control_socket
 from orchestrator.serving.server import socket_is_live
 
 _ids = itertools.count(1)

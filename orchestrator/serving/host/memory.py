@@ -1,4 +1,5 @@
-"""How much memory the host holds, and an estimate of each loaded pod's part of it.
+"""How much memory the host holds, an estimate of each loaded pod's part of it, and giving
+back what unloaded pods held (:func:`release_unloaded`).
 
 Pods of one process share one heap, so no exact per-pod figure exists. The estimate: what the
 host grew by since it started (its RSS above the baseline it measured before loading any pod)
@@ -9,9 +10,14 @@ size follows it; the floor stands for the controller, tools and buffers every po
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
+import gc
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 POD_FLOOR_BYTES = 256 * 1024
 """What every loaded pod counts as at least: about what a pod with a short history holds
@@ -68,3 +74,37 @@ def split_shares(total_bytes: int, weights: dict[str, int]) -> dict[str, int]:
     heaviest = max(counted, key=lambda name: counted[name])
     shares[heaviest] += total - sum(shares.values())
     return shares
+
+
+def release_unloaded() -> None:
+    """Free what unloaded pods held. A loaded pod's objects are frozen out of the collector
+    (``open_pod``: walking millions of history objects stalls every pod of the process), so
+    their cycles are only ever freed here: unfreeze, collect, freeze what is still alive."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+    _trim_heap()
+
+
+def _trim_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``).
+
+    An unloaded pod's memory returns to the allocator, not to the system: its arenas keep the
+    freed pages, so a host that loaded a thousand sessions once stays that big. Trimming after
+    a burst of evictions returns them; elsewhere (musl, macOS) it is skipped.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """libc's ``malloc_trim``, looked up once (``find_library`` runs a program), or None."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    return trim

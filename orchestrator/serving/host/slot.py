@@ -18,20 +18,20 @@ from pathlib import Path
 from orchestrator.adapters.session import Fence
 from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import pod_info_path
+from orchestrator.protocol import ErrorData, encode_event
 from orchestrator.runtime.unload import unload_blockers
+from orchestrator.serving.host.control import HostError
 from orchestrator.serving.peer import admit_peer
-from orchestrator.serving.pod import ServedPod, open_pod
+from orchestrator.serving.pod import Hosting, ServedPod, open_pod
 from orchestrator.serving.server import bind_socket
+
+__all__ = ["EvictRefused", "PodSlot"]
 
 log = logging.getLogger(__name__)
 
 
-class EvictRefused(Exception):
-    """The pod may not be unloaded now; the reasons say why.
-
-    A signal, not a failure: each caller decides what a refusal means (try the next pod,
-    shut this one down instead, or tell the client as a ``HostError``), so it stays outside the
-    error tree, where a handler of failures would turn a routine refusal into an error."""
+class EvictRefused(HostError):
+    """The pod may not be unloaded now; the reasons say why."""
 
     def __init__(self, name: str, reasons: list[str]) -> None:
         super().__init__(f"pod {name} stays loaded: {'; '.join(reasons)}")
@@ -60,6 +60,9 @@ class PodSlot:
     on_fenced: Callable[[PodSlot], None] = lambda slot: None
     """Called once a write of the loaded pod was refused under :attr:`fence` (another host
     owns the pod now)."""
+    hosting: Hosting | None = None
+    """What the host gives the pod when it loads (its children's launcher, what its sandbox
+    hides of the host)."""
     served: ServedPod | None = None
     last_active: float = field(default_factory=time.monotonic)
     loads: int = 0
@@ -99,8 +102,6 @@ class PodSlot:
         except Exception as exc:
             log.exception("loading pod %s failed", self.name)
             with contextlib.suppress(Exception):
-                from orchestrator.protocol import ErrorData, encode_event
-
                 writer.write(
                     encode_event("error", ErrorData(code="internal", message=f"load: {exc}"))
                 )
@@ -123,6 +124,7 @@ class PodSlot:
                 continue_=self.continue_,
                 listen=False,
                 fence=self.fence,
+                hosting=self.hosting,
             )
             # From now on this pod is this session: every reload continues it. (Copied only
             # when it changes: an object made now outlives the pod's, and one such object
@@ -190,9 +192,7 @@ class PodSlot:
             with contextlib.suppress(OSError):
                 pod_info_path(self.socket_path).unlink()
         else:
-            from orchestrator.serving.pod import _drop
-
-            served.pod.methods.handle("shutdown", None, None, _drop)
+            served.request_shutdown()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(served.stopped.wait()), 30)
             if self._watch is not None:

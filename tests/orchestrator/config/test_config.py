@@ -18,14 +18,12 @@ from orchestrator.adapters.providers.scripted import (
     ScriptedReply,
     ScriptedToolCall,
 )
+from orchestrator.capabilities.permissions import pod_policy
 from orchestrator.capabilities.tools.environment import DEFAULT_ALLOW
-from orchestrator.config.model import (
-    ConfigError,
-    PodConfig,
-    load_config,
-    strip_workspace_grants,
-    user_config_file,
-)
+from orchestrator.config.grants import strip_workspace_grants
+from orchestrator.config.loading import ConfigError, load_config
+from orchestrator.config.model import PodConfig
+from orchestrator.config.paths import user_config_file
 from orchestrator.serving.client import PodClient
 from orchestrator.serving.server import socket_is_live
 from tests.e2e.harness import run_unattended, running_pod
@@ -361,7 +359,7 @@ def test_bad_tool_environment_keys_are_config_errors(
 
 
 def test_the_documented_defaults_are_the_real_ones() -> None:
-    source = (Path(__file__).parents[2] / "orchestrator" / "config.py").read_text("utf-8")
+    source = (Path(__file__).parents[3] / "orchestrator" / "config" / "model.py").read_text("utf-8")
     documented = source[source.index("tool_env_allow: list[str]") :].split('"""')[1]
     assert f"defaults ({', '.join(DEFAULT_ALLOW)})" in " ".join(documented.split())
 
@@ -393,7 +391,7 @@ def test_a_workspace_cannot_add_an_mcp_server_but_the_user_can(
     config = load_config(ws)
     assert set(config.mcp.servers) == {"git", "db"}
     assert any("mcp.servers" in w and "ignored" in w for w in config.load_warnings)
-    policy = config.permission_policy()
+    policy = pod_policy(config)
     assert policy.decide("mcp__git__git_log", "other", {}).verdict == "allow"
     assert policy.decide("mcp__db__query", "other", {}).verdict == "deny"
     assert policy.decide("mcp__other__x", "other", {}).verdict == "ask"

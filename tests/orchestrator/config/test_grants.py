@@ -8,13 +8,14 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
-from orchestrator.config.model.doc import rows
 
+from orchestrator.config.doc import rows
 from orchestrator.config.grants import GRANTS, WORKSPACE_KEYS
-from orchestrator.config.model import ConfigError, config_file, load_config
+from orchestrator.config.loading import ConfigError, load_config
+from orchestrator.config.paths import config_file
 from tests.faults.hostile_repo import HOSTILE_TOML, make_hostile_repo
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "configuration.md"
 
 
 def _keys(table: dict[str, object], prefix: str = "") -> set[str]:

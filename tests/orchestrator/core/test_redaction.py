@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.adapters.mcp.config import McpServerConfig
+from orchestrator.config.mcp import McpServerConfig
 from orchestrator.core.history import ToolResult
 from orchestrator.core.redaction import REDACTED, Redactor, secret_values
 

@@ -7,10 +7,10 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestrator.capabilities.tools.base import ToolOutput
 from orchestrator.core.history import INTERRUPTED_SUMMARY
 from orchestrator.core.tool_output import (
     SUMMARY_THRESHOLD,
+    ToolOutput,
     cap_content,
     interrupted_output,
     line_count,

@@ -17,13 +17,12 @@ from orchestrator.adapters.scoped_fs import (
     ScopedFS,
     SymlinkEscape,
 )
+from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.tools import files
 from orchestrator.capabilities.tools.base import ToolOutput
 from orchestrator.capabilities.tools.files import ReadFileTool, read_file_output
 from orchestrator.capabilities.tools.registry import ToolRegistry
-from orchestrator.config.model import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.core.history import Item, SystemMessage, ToolResult, ToolUseBlock
-from orchestrator.core.interceptors import InterceptorChain
 from orchestrator.core.segments import (
     FileRefSegment,
     KnowledgeRefSegment,
@@ -31,6 +30,7 @@ from orchestrator.core.segments import (
     Segment,
     TextSegment,
 )
+from orchestrator.core.tool_output import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.runtime import file_refs
 from orchestrator.runtime.file_refs import (
     TRUNCATION_MARKER,

@@ -8,7 +8,8 @@ import pytest
 
 from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.capabilities.knowledge import ResidentEntry
-from orchestrator.config.model import MemoryConfig, PodConfig
+from orchestrator.config.model import PodConfig
+from orchestrator.config.sections import MemoryConfig
 from orchestrator.runtime.system_prompt import (
     AGENTS_MD_MAX_BYTES,
     BASE_INSTRUCTIONS,

@@ -19,7 +19,9 @@ from orchestrator.adapters.session import (
     ToolStartRecord,
     load_session,
 )
-from orchestrator.capabilities.permissions import PermissionsConfig, Policy
+from orchestrator.capabilities.hooks.chain import InterceptorChain
+from orchestrator.capabilities.permissions import Policy
+from orchestrator.capabilities.permissions.approvals import Answer, Approvals
 from orchestrator.capabilities.tools import (
     BashTool,
     GlobTool,
@@ -30,10 +32,9 @@ from orchestrator.capabilities.tools import (
 from orchestrator.capabilities.tools.base import ToolContext, ToolOutput
 from orchestrator.capabilities.tools.registry import ToolRegistry
 from orchestrator.config.model import PodConfig
+from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.core.history import AssistantMessage, History, Item, ToolResult, ToolUseBlock
-from orchestrator.core.interceptors import InterceptorChain
 from orchestrator.core.repair import pending_tool_calls
-from orchestrator.runtime.approvals import Answer, Approvals
 from orchestrator.runtime.tool_runner import ToolRunner
 from orchestrator.runtime.transcript import Transcript
 from orchestrator.serving.pod import crash_results

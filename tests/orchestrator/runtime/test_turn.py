@@ -14,6 +14,7 @@ from orchestrator.adapters.providers.scripted import (
     ScriptedToolCall,
 )
 from orchestrator.adapters.scoped_fs import ScopedFS
+from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.tools.files import ReadFileTool
 from orchestrator.capabilities.tools.registry import ToolRegistry
 from orchestrator.config.model import PodConfig
@@ -26,7 +27,6 @@ from orchestrator.core.history import (
     ToolUseBlock,
     UserMessage,
 )
-from orchestrator.core.interceptors import InterceptorChain
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.validator import IncrementalValidator, validate_wire
 from orchestrator.runtime.compaction import CompactionRequest, Compactor

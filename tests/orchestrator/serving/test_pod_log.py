@@ -14,7 +14,7 @@ import pytest
 from orchestrator.config.paths import UnsafePathError
 from orchestrator.serving.pod_log import CappedLog
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_a_log_past_its_cap_rotates_into_one_older_file(tmp_path: Path) -> None:

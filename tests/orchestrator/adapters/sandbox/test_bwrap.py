@@ -21,8 +21,9 @@ from orchestrator.adapters.sandbox.bwrap import (
     sandbox_argv,
 )
 from orchestrator.adapters.sandbox.hints import sandbox_hint
-from orchestrator.adapters.sandbox.hosts import loopback_forwards, parse_host_rule
-from orchestrator.capabilities.permissions import PermissionsConfig, Policy
+from orchestrator.capabilities.permissions import Policy
+from orchestrator.config.permissions import PermissionsConfig
+from orchestrator.core.hosts import loopback_forwards, parse_host_rule
 
 
 def _bwrap() -> str:

@@ -21,9 +21,9 @@ from orchestrator.adapters.sandbox.bwrap import (
     find_bwrap,
     sandbox_argv,
 )
-from orchestrator.adapters.sandbox.hosts import loopback_forwards, parse_host_rule
 from orchestrator.adapters.sandbox.proxy import BRIDGE, GREETING, NetworkProxy, ProxyStartError
-from tests.orchestrator.sandbox.web import hello_server
+from orchestrator.core.hosts import loopback_forwards, parse_host_rule
+from tests.orchestrator.adapters.sandbox.web import hello_server
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from orchestrator.capabilities.checkpoints import (
     UnknownCheckpointError,
 )
 from orchestrator.capabilities.checkpoints import files as files_module
-from tests.orchestrator.checkpoints.conftest import git, state
+from tests.orchestrator.capabilities.checkpoints.conftest import git, state
 
 
 def _reasons(plan_left: list[object]) -> dict[str, str]:
@@ -512,9 +512,9 @@ def test_a_store_inside_the_workspace_does_not_snapshot_itself(workspace: Path) 
 def test_loose_objects_are_packed_and_checkpoints_still_restore(
     workspace: Path, store: CheckpointStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orchestrator.capabilities.checkpoints import store as store_module
+    from orchestrator.capabilities.checkpoints import snapshot as snapshot_module
 
-    monkeypatch.setattr(store_module, "PACK_AFTER_OBJECTS", 10)
+    monkeypatch.setattr(snapshot_module, "PACK_AFTER_OBJECTS", 10)
     first_state = state(workspace)
     first = store.snapshot()
     for i in range(5):

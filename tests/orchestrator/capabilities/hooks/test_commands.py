@@ -11,9 +11,10 @@ import pytest
 from orchestrator.adapters.session import SessionWriter, load_session
 from orchestrator.adapters.session.records import HookRecord
 from orchestrator.capabilities.hooks.commands import CommandHooks
-from orchestrator.capabilities.hooks.config import HooksConfig
-from orchestrator.capabilities.hooks.events import HookContext, HookEvent
+from orchestrator.capabilities.hooks.events import HookContext
 from orchestrator.capabilities.hooks.runner import HookRunner
+from orchestrator.config.hooks import HooksConfig
+from orchestrator.core.interceptors import HookEvent
 
 DENY = json.dumps(
     {

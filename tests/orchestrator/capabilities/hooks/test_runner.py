@@ -8,7 +8,8 @@ import json
 import os
 from pathlib import Path
 
-from orchestrator.capabilities.hooks import HookCommand, HookEvent, HookRunner
+from orchestrator.capabilities.hooks import HookEvent, HookRunner
+from orchestrator.config.hooks import HookCommand
 
 
 def runner(tmp_path: Path) -> HookRunner:
@@ -146,7 +147,7 @@ async def test_a_workspace_script_that_appears_after_the_start_is_refused(tmp_pa
 def test_status_says_where_each_hook_runs(tmp_path: Path) -> None:
     from orchestrator.adapters.sandbox.bwrap import SandboxSpec
     from orchestrator.adapters.sandbox.sandboxing import Sandboxing
-    from orchestrator.capabilities.hooks import HooksConfig
+    from orchestrator.config.hooks import HooksConfig
     from orchestrator.runtime.status import hook_data
 
     (tmp_path / "fmt.sh").write_text("")

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from orchestrator.adapters.session import JobRecord, SessionWriteError
 from orchestrator.capabilities.jobs import Job, JobError, Jobs, JobSpools
 from orchestrator.capabilities.jobs.job import complete_prefix
-from orchestrator.config.model import JobsConfig
+from orchestrator.config.sections import JobsConfig
 
 TICKS = "for i in $(seq 1 100); do echo tick $i; sleep 0.1; done"
 

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.capabilities.permissions import (
-    MODE_DEFAULTS,
-    PermissionsConfig,
-    Policy,
-    Rule,
-    ToolKind,
-)
+from orchestrator.capabilities.permissions import MODE_DEFAULTS, Policy, Rule, ToolKind
+from orchestrator.config.permissions import PermissionsConfig
 
 
 def policy(**table: object) -> Policy:

@@ -6,7 +6,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from orchestrator.capabilities.subpods.children import Children, ParentLinks
+from orchestrator.capabilities.subpods.children import Children
+from orchestrator.capabilities.subpods.parent import ParentLinks
 from orchestrator.capabilities.subpods.spec import ChildRequest
 from orchestrator.capabilities.tools.base import PartialOutput
 from orchestrator.config.model import PodConfig

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.capabilities.subpods import AgentConfig, SubpodsConfig
 from orchestrator.capabilities.subpods.spec import (
     TaskRefused,
     child_config,
@@ -15,6 +14,7 @@ from orchestrator.capabilities.subpods.spec import (
     denied_tools,
 )
 from orchestrator.config.model import PodConfig
+from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 
 OFFERED = ["bash", "edit_file", "glob", "grep", "mcp__git__log", "read_file", "task", "write_file"]
 

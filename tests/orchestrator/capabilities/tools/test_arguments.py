@@ -23,7 +23,7 @@ from orchestrator.config.model import PodConfig
 SNAPSHOT = Path(__file__).with_name("tool_specs.json")
 """Every built-in tool's spec exactly as sent; set UPDATE_TOOL_SPECS=1 to rewrite it."""
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 
 
 def specs_json() -> str:
@@ -50,7 +50,7 @@ def test_every_tool_spec_matches_the_snapshot() -> None:
 def test_specs_are_the_same_bytes_in_another_process(seed: str) -> None:
     env = {**os.environ, "PYTHONHASHSEED": seed}
     code = (
-        "import sys; from tests.orchestrator.tools.test_arguments import specs_json; "
+        "import sys; from tests.orchestrator.capabilities.tools.test_arguments import specs_json; "
         "sys.stdout.write(specs_json())"
     )
     done = subprocess.run(

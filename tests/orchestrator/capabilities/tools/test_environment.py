@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from orchestrator.capabilities.tools.environment import looks_secret, tool_environment
+from orchestrator.capabilities.tools.environment import tool_environment
+from orchestrator.core.redaction import looks_secret
 
 POD_ENV = {
     "PATH": "/usr/bin",

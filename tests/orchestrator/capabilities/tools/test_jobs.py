@@ -12,12 +12,14 @@ import pytest
 
 from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.capabilities.jobs import Jobs, JobSpools
-from orchestrator.capabilities.permissions import PermissionsConfig, Policy
+from orchestrator.capabilities.permissions import Policy
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, tool_kind
 from orchestrator.capabilities.tools.bash import BashTool
 from orchestrator.capabilities.tools.jobs import JobKillTool, JobOutputTool, JobWaitTool
 from orchestrator.capabilities.tools.registry import default_registry
-from orchestrator.config.model import JobsConfig, PodConfig
+from orchestrator.config.model import PodConfig
+from orchestrator.config.permissions import PermissionsConfig
+from orchestrator.config.sections import JobsConfig
 
 TICKS = "for i in $(seq 1 100); do echo tick $i; sleep 0.1; done"
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.adapters.scoped_fs import ScopedFS
+from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from orchestrator.capabilities.tools.knowledge import (
     SEARCH_MAX_LIMIT,
@@ -16,7 +17,6 @@ from orchestrator.capabilities.tools.knowledge import (
 )
 from orchestrator.capabilities.tools.registry import ToolRegistry
 from orchestrator.core.history import Item, ToolResult, ToolUseBlock
-from orchestrator.core.interceptors import InterceptorChain
 from orchestrator.runtime.tool_runner import ToolRunner
 
 

@@ -20,7 +20,7 @@ ray = pytest.importorskip("ray", reason="the fleet extra (Ray) is not installed"
 
 from orchestrator.serving.fleet.directory import NAMESPACE, Directory  # noqa: E402
 from orchestrator.serving.fleet.raykv import RayKV  # noqa: E402
-from tests.orchestrator.fleet.test_fleet_ray import (  # noqa: E402
+from tests.orchestrator.serving.fleet.test_fleet_ray import (  # noqa: E402
     add_pod,
     fleet,  # noqa: F401  (the module fixture, imported to be used here)
     left,

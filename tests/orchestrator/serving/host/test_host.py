@@ -58,7 +58,7 @@ async def history(socket: Path) -> list[dict[str, Any]]:
     client = await PodClient.connect(socket)
     items = (await client.request("get_history")).data["items"]
     await client.close()
-    return items
+    return items  # type: ignore[no-any-return]
 
 
 async def wait_for_clients(host: Host, name: str, count: int) -> None:
@@ -398,11 +398,16 @@ async def test_evictions_in_a_row_free_memory_a_second_after_the_first(
 ) -> None:
     # A host at its cap evicts on every load: a release postponed by each eviction would
     # never come while loads go on, and every evicted pod's objects would pile up.
-    import orchestrator.serving.host.host as host_module
+    import orchestrator.serving.host.pods as pods_module
+    from orchestrator.serving.host.memory import release_unloaded
 
     released: list[int] = []
-    real = host_module.release_unloaded
-    monkeypatch.setattr(host_module, "release_unloaded", lambda: (released.append(1), real()))
+
+    def release() -> None:
+        released.append(1)
+        release_unloaded()
+
+    monkeypatch.setattr(pods_module, "release_unloaded", release)
     host._release_soon()  # the first eviction of a burst
     timer = host._release
     assert timer is not None

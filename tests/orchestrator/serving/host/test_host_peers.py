@@ -9,9 +9,8 @@ from pathlib import Path
 from orchestrator.adapters.sandbox.mounts import mount_plan
 from orchestrator.config.paths import pod_info_path
 from orchestrator.serving.host import Host, ask_host
-from orchestrator.serving.host.host import hidden_from_pods
-from tests.orchestrator.host.test_host import pod_config
 from tests.orchestrator.sandboxed_peer import needs_bwrap, sandboxed_line
+from tests.orchestrator.serving.host.test_host import pod_config
 
 
 async def test_the_control_socket_refuses_a_sandboxed_peer(host: Host, tmp_path: Path) -> None:
@@ -54,7 +53,7 @@ async def test_a_hosted_pod_s_sandbox_hides_the_host_s_sockets(
     row = await ask_host(
         "load", {"config": config, "socket": str(short_dir / "r.sock")}, path=host.control_path
     )
-    assert set(hidden_from_pods()) >= {host.control_path, short_dir, elsewhere}
+    assert set(host.hidden_paths()) >= {host.control_path, short_dir, elsewhere}
     served = host.slots["r"].served
     assert served is not None and served.sandboxing is not None
     hidden = served.sandboxing.spec.hidden

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from orchestrator.serving.client import PodClient
 from orchestrator.serving.host import Host
-from tests.orchestrator.host.test_host import (
+from tests.orchestrator.serving.host.test_host import (
     history,
     listed,
     load,
@@ -44,7 +44,12 @@ async def test_restored_pods_do_not_keep_an_exit_when_empty_host(
 ) -> None:
     registry = tmp_path / "reg.json"
     old = await _left_behind(tmp_path, short_dir, registry)
-    host = Host(control_path=short_dir / "h.sock", registry_path=registry, exit_when_empty=True)
+    host = Host(
+        control_path=short_dir / "h.sock",
+        registry_path=registry,
+        exit_when_empty=True,
+        idle_exit_s=0,
+    )
     await host.start()
     try:
         assert host.slots["old"].restored
@@ -56,7 +61,12 @@ async def test_restored_pods_do_not_keep_an_exit_when_empty_host(
         await host.close()
     # The restored pod was not shut down: it is still registered, its session untouched.
     assert [e["config"]["name"] for e in json.loads(registry.read_text())] == ["old"]
-    again = Host(control_path=short_dir / "h.sock", registry_path=registry, exit_when_empty=True)
+    again = Host(
+        control_path=short_dir / "h.sock",
+        registry_path=registry,
+        exit_when_empty=True,
+        idle_exit_s=0,
+    )
     await again.start()
     try:
         items = await history(old)  # a client used it: it is this host's own now

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.adapters.regular_file import NotARegularFile, open_regular, read_regular
+from orchestrator.config.regular_file import NotARegularFile, open_regular, read_regular
 
 
 @pytest.fixture

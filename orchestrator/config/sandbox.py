@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from orchestrator.adapters.sandbox.hosts import HostRule, parse_host_rule
+from orchestrator.core.hosts import HostRule, parse_host_rule
 
 
 class SandboxConfig(BaseModel):

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from orchestrator.adapters.sandbox import SandboxConfig
-from orchestrator.adapters.sandbox.hosts import parse_host_rule
-from orchestrator.config.model import ConfigError, config_file, load_config, user_config_file
+from orchestrator.config.loading import ConfigError, load_config
+from orchestrator.config.paths import config_file, user_config_file
+from orchestrator.config.sandbox import SandboxConfig
+from orchestrator.core.hosts import parse_host_rule
 
 
 def _write(path: Path, text: str) -> None:

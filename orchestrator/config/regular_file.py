@@ -7,6 +7,10 @@ opened without blocking, checked with ``fstat`` on the descriptor actually opene
 with a swap of the path), refused unless it is a regular file, and read only up to a limit.
 Files inside the workspace go through :class:`~orchestrator.adapters.scoped_fs.ScopedFS`, which applies
 the same rule; this is for paths from the command line and the pod's own state.
+
+It sits in ``orchestrator.config`` because reading the config files is its first use and
+``config`` is the lowest layer that may touch the file system (``core`` is pure); the session,
+the scripted provider and the job spools above use it from here.
 """
 
 from __future__ import annotations
@@ -17,14 +21,30 @@ import os
 import stat
 from pathlib import Path
 
-from orchestrator.adapters.scoped_fs.errors import kind_of
 from orchestrator.errors import PodRuntimeError
+
+__all__ = ["READ_CHUNK", "NotARegularFile", "kind_of", "open_regular", "read_regular"]
 
 READ_CHUNK = 1 << 20
 
 
 class NotARegularFile(PodRuntimeError, OSError):
     """The path is not a regular file, or is larger than its limit; ``strerror`` says which."""
+
+
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, for an error message (``st_mode`` given)."""
+    if stat.S_ISFIFO(mode):
+        return "FIFO"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return "special file"
 
 
 def open_regular(path: Path, flags: int = os.O_RDONLY, *, follow: bool = True) -> int:

@@ -6,9 +6,10 @@ import asyncio
 
 from pydantic import BaseModel
 
-from orchestrator.capabilities.permissions import PermissionsConfig, Policy
+from orchestrator.capabilities.permissions import Policy
+from orchestrator.capabilities.permissions.approvals import Answer, Approvals
+from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.protocol import ApprovalRequestData
-from orchestrator.runtime.approvals import Answer, Approvals
 
 
 async def test_always_on_a_request_to_keep_held_paths_grants_nothing() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.core.history import Item, SystemMessage, ToolUseBlock, UserMessage
 from orchestrator.core.interceptors import (
     BaseInterceptor,
@@ -15,7 +16,6 @@ from orchestrator.core.interceptors import (
     Deny,
     Finish,
     HookAction,
-    InterceptorChain,
     Pause,
     PromptAction,
     ToolAction,

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from orchestrator.capabilities.hooks import HookEvent, HooksConfig
+from orchestrator.capabilities.hooks import HookEvent
+from orchestrator.config.hooks import HooksConfig
 
 TOML = """
 [[hooks.PreToolUse]]

@@ -159,12 +159,8 @@ async def test_shutdown_keeps_waiting_notes_and_calls_on_stopped(workspace: Path
 
 @pytest.mark.parametrize("style", ["system_message", "synthetic_read"])
 async def test_interceptor_cancel_commits_nothing(workspace: Path, style: str) -> None:
-    from orchestrator.core.interceptors import (
-        BaseInterceptor,
-        Cancel,
-        InterceptorChain,
-        PromptAction,
-    )
+    from orchestrator.capabilities.hooks.chain import InterceptorChain
+    from orchestrator.core.interceptors import BaseInterceptor, Cancel, PromptAction
 
     class Veto(BaseInterceptor):
         def on_prompt_submit(self, message: Any) -> PromptAction:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from orchestrator.adapters.mcp.elicitations import Elicitations, InputAnswer
 from orchestrator.adapters.mcp.forms import FormError
 from orchestrator.protocol import ElicitationRequestData
-from orchestrator.runtime.elicitations import Elicitations, InputAnswer
 
 SCHEMA = {
     "type": "object",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.adapters.sandbox.hosts import (
+from orchestrator.core.hosts import (
     HostRule,
     LoopbackForward,
     host_allowed,

@@ -1,0 +1,63 @@
+"""``[permissions]``: which tool calls run, ask a person first, or are refused (docs/permissions.md).
+
+The table and the syntax of its rules live here, with the rest of the config; what a rule
+matches and the decision itself are :mod:`orchestrator.capabilities.permissions`. Reading a
+config never loads the shell parser the policy uses to take command lines apart.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["WIDENING_MODES", "Mode", "PermissionsConfig", "split_rule"]
+
+Mode = Literal["default", "accept-edits", "yolo", "read-only"]
+
+WIDENING_MODES: frozenset[Mode] = frozenset({"accept-edits", "yolo"})
+"""Modes that allow more than ``default``: never taken from a workspace's own config."""
+
+
+def split_rule(text: str) -> tuple[str, str | None]:
+    """A rule's tool glob and subject pattern: ``tool`` or ``tool(pattern)``; ValueError when
+    it is neither."""
+    text = text.strip()
+    if "(" in text:
+        if not text.endswith(")"):
+            raise ValueError(f"rule {text!r}: a pattern must close with ')'")
+        tool, _, rest = text.partition("(")
+        subject: str | None = rest[:-1]
+    else:
+        tool, subject = text, None
+    if not tool.strip():
+        raise ValueError(f"rule {text!r} names no tool")
+    return tool.strip(), subject
+
+
+class PermissionsConfig(BaseModel):
+    """The ``[permissions]`` table of a config file."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    mode: Mode = "default"
+    """``default`` asks before bash and edits, ``accept-edits`` allows edits, ``yolo`` allows
+    everything, ``read-only`` denies writes and bash, whatever allow rules say
+    (docs/permissions.md)."""
+    allow: list[str] = Field(default_factory=list)
+    """Rules that allow without asking (e.g. ``"bash(git status)"``)."""
+    ask: list[str] = Field(default_factory=list)
+    """Rules that ask even where the mode would allow."""
+    deny: list[str] = Field(default_factory=list)
+    """Rules that deny, whatever else says (e.g. ``"read(.env)"``, ``"bash(rm:*)"``)."""
+    sandboxed_bash: Literal["allow", "ask"] | None = None
+    """A ``bash`` command that runs in the sandbox: ``allow`` runs it without asking,
+    ``ask`` asks as the mode says. Unset: ``allow`` in ``accept-edits`` (and ``yolo``), ``ask``
+    in ``default``. A command that leaves the sandbox (``sandbox: false``) always asks."""
+
+    @field_validator("allow", "ask", "deny")
+    @classmethod
+    def _rules_parse(cls, rules: list[str]) -> list[str]:
+        for rule in rules:
+            split_rule(rule)
+        return rules

@@ -1,0 +1,44 @@
+"""The smaller tables of the config: ``[memory]`` and ``[jobs]``.
+
+Like every config model, their field docstrings are the key reference of
+docs/configuration.md (``python -m orchestrator.config.doc``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["JOBS_MAX_JOBS_LIMIT", "JOBS_MAX_SPOOL_BYTES_LIMIT", "JobsConfig", "MemoryConfig"]
+
+
+class MemoryConfig(BaseModel):
+    """Where ``knowledge/*.md`` lives and whether resident knowledge is injected."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    enabled: bool = True
+    """Knowledge records are read: the memory tools are offered to the model and resident
+    records are listed in the system prompt."""
+    workspace_root: Path | None = None
+    """The folder that holds ``knowledge/``; the pod's workspace when unset."""
+
+
+JOBS_MAX_JOBS_LIMIT = 64
+JOBS_MAX_SPOOL_BYTES_LIMIT = 1024 * 1024 * 1024
+# Upper bounds for any source, as for checkpoints: a repository's config may tune the limits
+# of background jobs, not make the pod keep an unbounded number of them or of their output.
+
+
+class JobsConfig(BaseModel):
+    """The ``[jobs]`` table: limits of background jobs (``bash`` with ``background: true``)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    max_jobs: int = Field(default=8, ge=1, le=JOBS_MAX_JOBS_LIMIT)
+    """Background jobs that may run at once; a start past it is refused with an error naming
+    the running ones (at most 64)."""
+    max_spool_bytes: int = Field(default=64 * 1024 * 1024, gt=0, le=JOBS_MAX_SPOOL_BYTES_LIMIT)
+    """Output of one job kept in its spool file; what it prints past this is read and dropped
+    (counted, so the job never blocks), at most 1 GiB."""

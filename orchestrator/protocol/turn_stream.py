@@ -1,0 +1,171 @@
+"""Pod to client, the stream of a turn: the prompt committed, text and thinking, tool calls
+and their output, usage, the turn's and the run's end, errors, alerts and system notes."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from orchestrator.core.segments import Segment
+from orchestrator.protocol.data import EventData
+
+__all__ = [
+    "AlertData",
+    "ErrorCode",
+    "ErrorData",
+    "RunEndData",
+    "RunResult",
+    "SystemNoteData",
+    "TextData",
+    "ThinkingData",
+    "ToolCallArgsDeltaData",
+    "ToolCallDoneData",
+    "ToolCallStartData",
+    "ToolOutputDeltaData",
+    "ToolResultData",
+    "TurnEndData",
+    "TurnStartData",
+    "UsageData",
+    "UserMessageData",
+]
+
+ErrorCode = Literal[
+    "already_running",
+    "not_running",
+    "not_paused",
+    "invalid_request",
+    "provider_error",
+    "tool_error",
+    "session_write",
+    "queue_full",
+    "not_awaiting_approval",
+    "not_awaiting_input",
+    "internal",
+    "forbidden",
+    "duplicate",
+]
+RunResult = Literal["finished", "paused", "cancelled", "limit_reached", "errored"]
+
+
+class UserMessageData(EventData):
+    """A user message was committed."""
+
+    segments: list[Segment]
+    seq: int | None = None
+    """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""
+
+
+class TurnStartData(EventData):
+    """A turn began (or resumed)."""
+
+    turn: int
+    resumed: bool = False
+
+
+class TextData(EventData):
+    """Assistant text, as a delta or the whole block."""
+
+    text: str
+    seq: int | None = None
+    """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""
+
+
+class ThinkingData(EventData):
+    """Assistant thinking text."""
+
+    text: str
+
+
+class ToolCallStartData(EventData):
+    """The model began a tool call (or a synthetic Read was injected)."""
+
+    id: str
+    name: str
+
+
+class ToolOutputDeltaData(EventData):
+    """Output a running tool (``bash``) printed just now; the result still carries it all."""
+
+    id: str
+    text: str
+
+
+class ToolCallArgsDeltaData(EventData):
+    """A fragment of a tool call's JSON arguments."""
+
+    id: str
+    json_: str = Field(alias="json")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ToolCallDoneData(EventData):
+    """A tool call's arguments are complete."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    seq: int | None = None
+    """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""
+
+
+class ToolResultData(EventData):
+    """A tool call's result was committed."""
+
+    id: str
+    summary: str
+    content: str | None
+    is_error: bool
+    synthetic: bool = False
+    seq: int | None = None
+    """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""
+
+
+class UsageData(EventData):
+    """Token usage of one request, by kind, as the API reported it."""
+
+    input_tokens: int
+    """Input after the last cache breakpoint (uncached)."""
+    output_tokens: int
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+
+class TurnEndData(EventData):
+    """A turn closed for good."""
+
+    turn: int
+    result: RunResult
+
+
+class RunEndData(EventData):
+    """The turn task stopped; ``paused`` means the turn can be resumed."""
+
+    result: RunResult
+
+
+class ErrorData(EventData):
+    """A method was rejected or failed."""
+
+    code: ErrorCode
+    message: str
+    id: int | str | None = None
+
+
+class AlertData(EventData):
+    """Something a person should see: a warning or an error that did not stop the pod."""
+
+    level: Literal["info", "warn", "error"]
+    source: str
+    message: str
+    timestamp_ms: int
+
+
+class SystemNoteData(EventData):
+    """A system message was committed to history (file body, note, interrupt marker)."""
+
+    text: str
+    origin: str
+    seq: int | None = None
+    """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""

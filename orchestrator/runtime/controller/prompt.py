@@ -1,0 +1,93 @@
+"""A turn's prompt: resolved when ``run`` arrives, held on disk while hooks decide it, and
+committed with its attachments (the one place that commits a prompt)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from orchestrator.adapters.session import HeldPromptRecord
+from orchestrator.config.mcp import READ_RESOURCE_TOOL
+from orchestrator.core.history import UserMessage, item_from_json, item_to_json
+from orchestrator.core.interceptors import ContinueWith, PromptAction
+from orchestrator.core.segments import FileRefSegment, Segment
+from orchestrator.runtime.controller.conversation import commit
+from orchestrator.runtime.controller.state import ControllerState
+from orchestrator.runtime.submit import Submission, resolve_submission
+
+
+def held_record(submission: Submission, turn: int) -> HeldPromptRecord:
+    """The record of a prompt held for its ``UserPromptSubmit`` hooks."""
+    return HeldPromptRecord(
+        phase="held",
+        turn=turn,
+        message=item_to_json(submission.message()),
+        attach=[item_to_json(item) for item in submission.attach],
+        preread=[segment.model_dump(mode="json") for segment in submission.preread],
+    )
+
+
+def held_submission(record: HeldPromptRecord) -> Submission:
+    """A held prompt read back from its record (the pod stopped before the hooks decided)."""
+    message = item_from_json(record.message or {})
+    assert isinstance(message, UserMessage)
+    return Submission(
+        segments=list(message.segments),
+        text=message.text,
+        attach=[item_from_json(item) for item in record.attach],
+        preread=[FileRefSegment.model_validate(segment) for segment in record.preread],
+        request_id=message.request_id,
+    )
+
+
+def resolve_prompt(
+    state: ControllerState, segments: list[Segment], client_request_id: str | None
+) -> Submission:
+    """Resolve a submit's refs now; failures become alerts and placeholders.
+    ``client_request_id``: the ``run``'s, kept on its user message."""
+    servers = state.board.mcp
+    # Only where read_mcp_resource is offered (a server with resources, permissions).
+    readable = (
+        [s.name for s in servers.servers if s.has_resources and s.status == "running"]
+        if servers is not None and state.tools.registry.get(READ_RESOURCE_TOOL) is not None
+        else []
+    )
+    submission = resolve_submission(
+        segments, fs=state.fs, config=state.config, mcp_readable=readable
+    )
+    submission = dataclasses.replace(submission, request_id=client_request_id)
+    for alert in submission.alerts:
+        state.alert(alert.level, alert.source, alert.message)
+    return submission
+
+
+def commit_prompt(
+    state: ControllerState,
+    submission: Submission,
+    message: UserMessage,
+    decision: PromptAction,
+) -> None:
+    """Commit the prompt's user message, then its attachments and what the prompt's hooks
+    added (``decision``, when a :class:`ContinueWith`), and leave its refs to pre-read."""
+    state.prompt_seq = commit(state, message).seq
+    extra = decision.items if isinstance(decision, ContinueWith) else ()
+    for item in [*submission.attach, *extra]:
+        commit(state, item)
+    state.opening.preread = submission.preread
+
+
+def request_turn(state: ControllerState, request_id: str) -> int | None:
+    """The turn a ``run`` with this client request id committed its user message in, or
+    holds its prompt in (hooks deciding); None when no such run is in the session.
+
+    A scan, not an index: a ``run`` is rare next to its rounds, and a rewind that drops the
+    message makes the id new again, as the conversation it went with is gone."""
+    held = state.opening.prompt
+    if held is not None and held.request_id == request_id:
+        return state.history.turn
+    for item in reversed(state.transcript.view()):
+        if isinstance(item, UserMessage) and item.request_id == request_id:
+            return item.turn
+    return None
+
+
+__all__ = ["commit_prompt", "held_record", "held_submission", "request_turn", "resolve_prompt"]

@@ -1,0 +1,93 @@
+"""What the pod's other parts ask of the controller besides the machine's actions: its state
+and status, spending, commits, round signals, hooks to start and close, an unload's memory,
+rewind checks. Each is a line over a feature module."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.adapters.session import RewindRestore, SpendRecord, UnloadRecord
+from orchestrator.core.history import Item
+from orchestrator.core.rewind import RewindPlan
+from orchestrator.core.usage import TokenUsage
+from orchestrator.protocol import RewindData, StatusData
+from orchestrator.runtime.controller import conversation, hooks, prompt, rewind, unload
+from orchestrator.runtime.controller.state import ControllerState
+from states import leaf_state
+
+
+class ControllerSurface(ControllerState):
+    """The controller's fields, and the calls the pod's other parts make on it."""
+
+    @property
+    def state_id(self) -> str:
+        """The innermost active state of the machine."""
+        return leaf_state(frozenset(self.machine.configuration_values))
+
+    def status_changed(self) -> None:
+        """Broadcast ``status`` if it changed."""
+        self.board.changed()
+
+    def status_data(self, request_id: Any = None) -> StatusData:
+        """The ``status`` event payload."""
+        return self.board.data(request_id)
+
+    def spend(self, usage: TokenUsage, source: str) -> None:
+        """Count tokens the pod's key spent outside the conversation's own requests (an MCP
+        server's sampling request) as the turn's, kept in the session file."""
+        conversation.spend(self, usage, source)
+
+    def count_spent(self, spends: list[SpendRecord]) -> None:
+        """Add what a loaded session's ``spend`` records say (a paused turn's to its turn)."""
+        conversation.count_spent(self, spends)
+
+    def commit(self, item: Item) -> Item:
+        """Commit through the transcript: on disk, then in history, then announced."""
+        return conversation.commit(self, item)
+
+    def signal(self, event: str) -> None:
+        """A round event (from the turn loop, or a call waiting for a person)."""
+        self.machine.send(event)
+
+    def request_turn(self, request_id: str) -> int | None:
+        """The turn a ``run`` with this client request id is in (None: no such run)."""
+        return prompt.request_turn(self, request_id)
+
+    def start_session_hooks(self, source: str) -> None:
+        """Run the ``SessionStart`` hooks while the pod serves; the first turn waits."""
+        hooks.start_session_hooks(self, source)
+
+    async def close_hooks(self) -> None:
+        """End hook commands still running with nobody waiting for them (the pod stops)."""
+        await hooks.close_hooks(self)
+
+    def held(self) -> UnloadRecord:
+        """What lives only in memory and an unload must keep (nothing is taken)."""
+        return unload.held(self)
+
+    def unfinished_work(self) -> list[str]:
+        """Work of the pod's own, outside any task, that is not done yet (an unload waits)."""
+        return unload.unfinished_work(self)
+
+    def restore(self, held: UnloadRecord) -> None:
+        """Take back what :meth:`held` kept when this session's pod was unloaded."""
+        unload.restore(self, held)
+
+    def plan_rewind(self, to: int | None, restore: RewindRestore) -> RewindPlan:
+        """Check a rewind against the conversation and its checkpoints (RewindError)."""
+        return rewind.check_rewind(self, to, restore)
+
+    async def preview_rewind(self, plan: RewindPlan) -> RewindData:
+        """What the rewind would change, changing nothing."""
+        return await rewind.preview_rewind(self, plan)
+
+    async def turn_snapshot_taken(self) -> None:
+        """Wait for the turn's snapshot, if one is still being taken."""
+        await rewind.turn_snapshot_taken(self)
+
+    async def wait_idle(self) -> None:
+        """Wait for the current task, if any, to finish (tests and shutdown)."""
+        await self.task.wait_idle()
+
+
+__all__ = ["ControllerSurface"]
