@@ -6,10 +6,12 @@ import sys
 from typing import TextIO
 
 from cli.terminal_text import visible
+from orchestrator.errors import OrchestratorError
 
 
-class CliError(Exception):
-    """A failure a person can act on; printed without a traceback."""
+class CliError(OrchestratorError):
+    """A failure a person can act on; printed without a traceback, the command exiting with
+    ``exit_code`` (the front-ends' branch of the tree in :mod:`orchestrator.errors`)."""
 
     def __init__(self, message: str, *, exit_code: int = 1) -> None:
         super().__init__(message)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import inspect
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from cli.errors import CliError
+
+if TYPE_CHECKING:
+    from orchestrator.config.model import PodConfig
 
 
 class _BareFlags:
@@ -132,48 +135,17 @@ def workspace_option(help: str, *decls: str) -> Any:
     return typer.Option(*decls, help=help, callback=_existing_workspace)
 
 
-def thinking_value(value: str | None) -> str | None:
-    """``--thinking``: auto, adaptive, off, or a budget of at least 1024 tokens; anything else
-    is a usage error that says so in one line (the config's check named pydantic's union
-    members: ``thinking.literal['auto','adaptive','off']``)."""
-    if value is None or value in ("auto", "adaptive", "off"):
-        return value
-    from orchestrator.core.thinking import MIN_BUDGET
+def workspace_config(workspace: Path) -> PodConfig:
+    """The workspace's config as ``pod serve`` there would read it, for a command that only
+    looks at it: a config error is one line, and what the config ignored (a grant a
+    workspace's config may not give) is a warning line each on stderr."""
+    from cli.terminal_text import visible
+    from orchestrator.config.loading import ConfigError, load_config
 
-    if value.isdigit() and int(value) >= MIN_BUDGET:
-        return value
-    raise typer.BadParameter(
-        f"{value!r} is not auto, adaptive, off or a budget of at least {MIN_BUDGET} thinking tokens"
-    )
-
-
-# The options of a command that starts a pod from its workspace's config, ``pod serve`` and
-# ``pod fleet add`` (``pod chat`` / ``pod run`` word theirs "when a pod is started").
-ProviderOpt = Annotated[
-    str | None,
-    typer.Option(help="anthropic or scripted (default: anthropic if a key is set)."),
-]
-ModelOpt = Annotated[str | None, typer.Option(help="Model name for the anthropic provider.")]
-AllowBashOpt = Annotated[
-    bool | None,
-    typer.Option(
-        "--allow-bash/--no-allow-bash",
-        help="Enable (or force off) the bash tool, whatever the config files say.",
-    ),
-]
-PermissionModeOpt = Annotated[
-    str | None,
-    typer.Option(help="default (ask before edits and commands), accept-edits, yolo or read-only."),
-]
-ThinkingOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="auto, adaptive, off, or a budget of thinking tokens (≥ 1024).",
-        callback=thinking_value,
-    ),
-]
-EffortOpt = Annotated[str | None, typer.Option(help="low, medium, high, xhigh or max.")]
-SandboxOpt = Annotated[
-    str | None,
-    typer.Option(help="Where bash runs: auto (sandboxed where bubblewrap works), on, off."),
-]
+    try:
+        config = load_config(workspace)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    for warning in config.load_warnings:
+        typer.echo(visible(f"pod: warning: {warning}"), err=True)
+    return config

@@ -18,6 +18,7 @@ from conformance.checks import Row
 from conformance.models import ModelSpec
 from conformance.recorder import Mismatch, Seen
 from conformance.tokens import count_input_tokens
+from orchestrator.errors import SetupError
 from states.queries import awaiting_approval, running_tools
 
 __all__ = [
@@ -42,7 +43,7 @@ NO_INPUT_TOOL = (
 NOTE_PREFIX = "kit-note"
 
 
-class InputToolMissing(Exception):
+class InputToolMissing(SetupError):
     """The pod does not offer its model the kit's input tool: the row cannot be held."""
 
 

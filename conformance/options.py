@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.errors import SetupError
+
 __all__ = [
     "DEFAULT_APPROVAL_TOOL",
     "DEFAULT_INPUT_TOOL",
@@ -40,7 +42,7 @@ server, as a pod names MCP tools ``mcp__<server>__<tool>``; the pod must declare
 (:func:`conformance.mcp_case.write_mcp_config` writes our pod's config for it)."""
 
 
-class OptionError(ValueError):
+class OptionError(SetupError, ValueError):
     """The kit's options make no sense (an empty command, one without ``{socket}``, a tool
     call of the wrong shape)."""
 

@@ -292,7 +292,10 @@ class TreeFile(pytest.File):
 
 
 class RowFailed(Exception):
-    """A row's checks failed; carries the result for the report."""
+    """A row's checks failed; carries the result for the report.
+
+    A verdict, not a runtime error: it carries a pod's failed check to the test report and stays
+    outside the error tree, so no handler of the runtime's errors takes it for one."""
 
     def __init__(self, result: CaseResult) -> None:
         super().__init__(result.message())

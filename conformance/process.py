@@ -39,6 +39,7 @@ from conformance.options import (
     KIT_MCP_SERVER,
     KitOptions,
 )
+from orchestrator.errors import SetupError
 
 __all__ = [
     "DEFAULT_APPROVAL_TOOL",
@@ -58,7 +59,7 @@ _SLOW_CHUNK = 4
 _SLOW_DELAY_S = 0.04  # about six seconds of streaming: a wide window, cut short by the kit
 
 
-class PodStartError(Exception):
+class PodStartError(SetupError):
     """The pod under test did not start listening on its socket."""
 
 

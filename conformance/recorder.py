@@ -23,7 +23,9 @@ __all__ = ["Mismatch", "Recorder", "Seen"]
 
 
 class Mismatch(Exception):
-    """A check failed in a way that makes the rest of the row meaningless."""
+    """A check failed in a way that makes the rest of the row meaningless.
+
+    A verdict, not a runtime error (outside the error tree, as ``RowFailed``)."""
 
 
 @dataclass(frozen=True, slots=True)

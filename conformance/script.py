@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from orchestrator.errors import SetupError
+
 __all__ = [
     "DEFAULT_ECHO_CHARS",
     "Drop",
@@ -45,7 +47,7 @@ DEFAULT_ECHO_CHARS = 40
 """How many characters of the last user message the default reply echoes."""
 
 
-class ScriptError(ValueError):
+class ScriptError(SetupError, ValueError):
     """A script (or its JSON form) is malformed."""
 
 

@@ -25,11 +25,15 @@ _POLL_S = 0.02  # how often a sleeping handler checks for shutdown and a departe
 
 
 class ClientGone(Exception):
-    """The client closed the connection while we were answering."""
+    """The client closed the connection while we were answering.
+
+    A signal, not a failure: the answer is dropped (outside the error tree)."""
 
 
 class Stopping(Exception):
-    """The server is shutting down mid-answer."""
+    """The server is shutting down mid-answer.
+
+    A signal, not a failure: the answer is abandoned (outside the error tree)."""
 
 
 class HttpServer(ThreadingHTTPServer):

@@ -26,7 +26,10 @@ _SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
 
 
 class Rejected(Exception):
-    """A request the real API would refuse."""
+    """A request the real API would refuse.
+
+    A signal, not a failure: the fake API answers it with the HTTP error the real one would send
+    (outside the error tree: it is the kit's answer, not a fault of the runtime)."""
 
     def __init__(self, status: int, error_type: str, message: str) -> None:
         super().__init__(message)

@@ -16,6 +16,7 @@ from urllib.parse import unquote, urlparse
 
 from acp import schema
 
+from cli.errors import CliError
 from orchestrator.capabilities.tools.base import ToolError
 from orchestrator.capabilities.tools.files import apply_edit
 from orchestrator.capabilities.tools.registry import acp_kinds
@@ -73,7 +74,7 @@ COMMAND_HINTS: dict[str, str] = {
 }
 
 
-class PromptRejected(ValueError):
+class PromptRejected(CliError, ValueError):
     """A prompt block the pod cannot take; the message says which and why."""
 
 

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cli.errors import CliError
 from orchestrator.adapters.scoped_fs import FsError, ScopedFS
 from orchestrator.serving.client import PodClient
 
 T = TypeVar("T")
 
 
-class PodLaunchError(Exception):
+class PodLaunchError(CliError):
     """A pod could not be started for a session; the message says why (and where the log is)."""
 
 

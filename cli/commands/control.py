@@ -26,113 +26,117 @@ WorkspaceOpt = Annotated[Path, workspace_option("Find the pod serving this works
 
 
 def _socket(target: str | None, socket: Path | None, workspace: Path) -> Path:
-    from cli.pods import socket_for
+    from cli.pods.discovery import socket_for
 
     return socket_for(target, socket, workspace)
+
+
+def status(
+    target: TargetArg = None,
+    socket: SocketOpt = None,
+    workspace: WorkspaceOpt = Path("."),
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show a pod's state, model, turn and token usage."""
+    from cli.client_sync import with_client
+
+    async def body(client: PodClient) -> dict[str, Any]:
+        return (await client.status()).model_dump(exclude={"id"})
+
+    data = with_client(_socket(target, socket, workspace), body)
+    if json_out:
+        typer.echo(json.dumps(data))
+        return
+    from orchestrator.runtime.status import status_text
+
+    # soft_wrap: a warning naming paths stays one line (the terminal wraps it), not a
+    # path folded mid-name.
+    Console(highlight=False).print(visible(status_text(data)), markup=False, soft_wrap=True)
+
+
+def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """List your pods: those of your pod host (loaded or not) and pods running as
+    processes of their own, each child under its parent."""
+    from cli.pods.table import host_line, live_pods, pods_table
+
+    rows, host = live_pods()
+    if json_out:
+        typer.echo(json.dumps([row.as_json() for row in rows]))
+        return
+    if not rows:
+        typer.echo("no pods are running (start one with `pod chat` or `pod serve`)")
+        return
+    console = Console(highlight=False)
+    console.print(pods_table(rows, width=console.width), crop=False)
+    if host is not None:
+        console.print(host_line(host), markup=False)
+
+
+def history(
+    target: TargetArg = None,
+    socket: SocketOpt = None,
+    workspace: WorkspaceOpt = Path("."),
+    json_out: Annotated[bool, typer.Option("--json", help="Print the items as JSON.")] = False,
+) -> None:
+    """Print a pod's committed history."""
+    from cli.client_sync import with_client
+    from cli.render import render_items
+
+    async def body(client: PodClient) -> list[dict[str, Any]]:
+        return (await client.history()).items
+
+    items = with_client(_socket(target, socket, workspace), body)
+    if json_out:
+        typer.echo(visible_json(json.dumps(items, ensure_ascii=False)))
+    else:
+        render_items(Console(), items)
+
+
+def compact(
+    target: TargetArg = None,
+    socket: SocketOpt = None,
+    workspace: WorkspaceOpt = Path("."),
+    focus: Annotated[
+        str | None,
+        typer.Option(help="What the summary should keep above all.", show_default=False),
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the compaction.")] = 600.0,
+) -> None:
+    """Summarise the older part of the conversation now (or at the running turn's next
+    round boundary) and print what it saved."""
+    from cli.client_sync import with_client
+    from orchestrator.protocol import AlertData, CompactionData, ErrorData, ShutdownData
+
+    async def body(client: PodClient) -> str:
+        await client.send("compact", {"focus": focus} if focus else {}, id="cmd")
+
+        async def outcome() -> str:
+            async for event in client.events():
+                match event.payload:
+                    case ErrorData(id="cmd", code=code, message=message):
+                        raise CliError(f"{code}: {message}")
+                    case CompactionData() as done:
+                        return compaction_text(done.model_dump())
+                    case AlertData(source="compaction", level="info", message=message):
+                        return message  # nothing to compact yet
+                    case AlertData(source="compaction", level="error", message=message):
+                        raise CliError(message)
+                    case ShutdownData():
+                        raise CliError("the pod shut down before it compacted")
+            raise CliError("the pod closed the connection before it compacted")
+
+        return await asyncio.wait_for(outcome(), timeout)
+
+    typer.echo(visible(with_client(_socket(target, socket, workspace), body)))
 
 
 def register(app: typer.Typer) -> None:
     """Add status, ls, history and the lifecycle commands."""
 
-    @app.command("status")
-    def status(
-        target: TargetArg = None,
-        socket: SocketOpt = None,
-        workspace: WorkspaceOpt = Path("."),
-        json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    ) -> None:
-        """Show a pod's state, model, turn and token usage."""
-        from cli.client_sync import with_client
-
-        async def body(client: PodClient) -> dict[str, Any]:
-            return (await client.status()).model_dump(exclude={"id"})
-
-        data = with_client(_socket(target, socket, workspace), body)
-        if json_out:
-            typer.echo(json.dumps(data))
-            return
-        from orchestrator.runtime.status import status_text
-
-        # soft_wrap: a warning naming paths stays one line (the terminal wraps it), not a
-        # path folded mid-name.
-        Console(highlight=False).print(visible(status_text(data)), markup=False, soft_wrap=True)
-
-    @app.command("ls")
-    def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
-        """List your pods: those of your pod host (loaded or not) and pods running as
-        processes of their own, each child under its parent."""
-        from cli.pod_table import host_line, pods_table
-        from cli.pods import live_pods
-
-        rows, host = live_pods()
-        if json_out:
-            typer.echo(json.dumps([row.as_json() for row in rows]))
-            return
-        if not rows:
-            typer.echo("no pods are running (start one with `pod chat` or `pod serve`)")
-            return
-        console = Console(highlight=False)
-        console.print(pods_table(rows, width=console.width), crop=False)
-        if host is not None:
-            console.print(host_line(host), markup=False)
-
-    @app.command("history")
-    def history(
-        target: TargetArg = None,
-        socket: SocketOpt = None,
-        workspace: WorkspaceOpt = Path("."),
-        json_out: Annotated[bool, typer.Option("--json", help="Print the items as JSON.")] = False,
-    ) -> None:
-        """Print a pod's committed history."""
-        from cli.client_sync import with_client
-        from cli.render import render_items
-
-        async def body(client: PodClient) -> list[dict[str, Any]]:
-            return (await client.history()).items
-
-        items = with_client(_socket(target, socket, workspace), body)
-        if json_out:
-            typer.echo(visible_json(json.dumps(items, ensure_ascii=False)))
-        else:
-            render_items(Console(), items)
-
-    @app.command("compact")
-    def compact(
-        target: TargetArg = None,
-        socket: SocketOpt = None,
-        workspace: WorkspaceOpt = Path("."),
-        focus: Annotated[
-            str | None,
-            typer.Option(help="What the summary should keep above all.", show_default=False),
-        ] = None,
-        timeout: Annotated[float, typer.Option(help="Seconds to wait for the compaction.")] = 600.0,
-    ) -> None:
-        """Summarise the older part of the conversation now (or at the running turn's next
-        round boundary) and print what it saved."""
-        from cli.client_sync import with_client
-        from orchestrator.protocol import AlertData, CompactionData, ErrorData, ShutdownData
-
-        async def body(client: PodClient) -> str:
-            await client.send("compact", {"focus": focus} if focus else {}, id="cmd")
-
-            async def outcome() -> str:
-                async for event in client.events():
-                    match event.payload:
-                        case ErrorData(id="cmd", code=code, message=message):
-                            raise CliError(f"{code}: {message}")
-                        case CompactionData() as done:
-                            return compaction_text(done.model_dump())
-                        case AlertData(source="compaction", level="info", message=message):
-                            return message  # nothing to compact yet
-                        case AlertData(source="compaction", level="error", message=message):
-                            raise CliError(message)
-                        case ShutdownData():
-                            raise CliError("the pod shut down before it compacted")
-                raise CliError("the pod closed the connection before it compacted")
-
-            return await asyncio.wait_for(outcome(), timeout)
-
-        typer.echo(visible(with_client(_socket(target, socket, workspace), body)))
+    app.command("status")(status)
+    app.command("ls")(ls)
+    app.command("history")(history)
+    app.command("compact")(compact)
 
     def lifecycle(method: str, wait_for: tuple[str, ...], help_text: str) -> None:
         @app.command(method, help=help_text)

@@ -9,11 +9,59 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli.options import workspace_option
+from cli.options import workspace_config, workspace_option
 from cli.terminal_text import visible
 
 if TYPE_CHECKING:
     from orchestrator.protocol import McpServerData
+
+
+def ls(
+    workspace: Annotated[Path, workspace_option("The workspace whose servers to show.")] = Path(
+        "."
+    ),
+    socket: Annotated[
+        Path | None, typer.Option(help="Ask the pod at this socket about its servers.")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show each MCP server's status and its tools as the model sees them.
+
+    When a pod serves the workspace (or --socket names one), its live servers are shown,
+    with their restarts; otherwise each configured server is started here, listed and
+    stopped. Exits 1 when a server has failed (its message says why, with its stderr).
+    """
+    from cli.pods.discovery import find_pod_for
+
+    if socket is None:
+        found = find_pod_for(workspace)
+        socket = found.socket if found is not None else None
+    if socket is not None:
+        pod, rows, problems = _from_pod(socket)
+    else:
+        pod, (rows, problems) = None, _started_here(workspace)
+    if json_out:
+        typer.echo(json.dumps({"pod": pod, "servers": rows, "problems": problems}))
+    else:
+        _print(pod, rows, problems)
+    if any(row["status"].startswith("failed") for row in rows):
+        raise typer.Exit(1)
+
+
+def login_cmd(
+    name: Annotated[str, typer.Argument(help="The HTTP server, as named in [mcp.servers].")],
+    workspace: Annotated[Path, workspace_option("The workspace whose config names it.")] = Path(
+        "."
+    ),
+) -> None:
+    """Sign in to an HTTP MCP server that asks for OAuth, once, in a browser.
+
+    The pod registers itself with the server's authorization server and opens the sign-in
+    page ($BROWSER, or the desktop's; the address is printed too); the browser comes back to
+    a loopback address. The tokens are kept 0600 in the state directory, and pods started
+    afterwards use them (a pod already running picks them up when the server restarts).
+    """
+    _login(workspace, name)
 
 
 def register(app: typer.Typer) -> None:
@@ -21,53 +69,8 @@ def register(app: typer.Typer) -> None:
     group = typer.Typer(help="MCP tool servers (docs/mcp.md).", no_args_is_help=True)
     app.add_typer(group, name="mcp")
 
-    @group.command("ls")
-    def ls(
-        workspace: Annotated[Path, workspace_option("The workspace whose servers to show.")] = Path(
-            "."
-        ),
-        socket: Annotated[
-            Path | None, typer.Option(help="Ask the pod at this socket about its servers.")
-        ] = None,
-        json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    ) -> None:
-        """Show each MCP server's status and its tools as the model sees them.
-
-        When a pod serves the workspace (or --socket names one), its live servers are shown,
-        with their restarts; otherwise each configured server is started here, listed and
-        stopped. Exits 1 when a server has failed (its message says why, with its stderr).
-        """
-        from cli.pods import find_pod_for
-
-        if socket is None:
-            found = find_pod_for(workspace)
-            socket = found.socket if found is not None else None
-        if socket is not None:
-            pod, rows, problems = _from_pod(socket)
-        else:
-            pod, (rows, problems) = None, _started_here(workspace)
-        if json_out:
-            typer.echo(json.dumps({"pod": pod, "servers": rows, "problems": problems}))
-        else:
-            _print(pod, rows, problems)
-        if any(row["status"].startswith("failed") for row in rows):
-            raise typer.Exit(1)
-
-    @group.command("login")
-    def login_cmd(
-        name: Annotated[str, typer.Argument(help="The HTTP server, as named in [mcp.servers].")],
-        workspace: Annotated[Path, workspace_option("The workspace whose config names it.")] = Path(
-            "."
-        ),
-    ) -> None:
-        """Sign in to an HTTP MCP server that asks for OAuth, once, in a browser.
-
-        The pod registers itself with the server's authorization server and opens the sign-in
-        page ($BROWSER, or the desktop's; the address is printed too); the browser comes back to
-        a loopback address. The tokens are kept 0600 in the state directory, and pods started
-        afterwards use them (a pod already running picks them up when the server restarts).
-        """
-        _login(workspace, name)
+    group.command("ls")(ls)
+    group.command("login")(login_cmd)
 
 
 def _login(workspace: Path, name: str) -> None:
@@ -134,14 +137,9 @@ def _started_here(workspace: Path) -> tuple[list[dict[str, Any]], list[str]]:
     from cli.errors import CliError
     from orchestrator.adapters.mcp.client_side import settings_of
     from orchestrator.adapters.mcp.servers import McpServers
-    from orchestrator.config.loading import ConfigError, load_config
     from orchestrator.errors import SetupError
 
-    try:
-        config = load_config(workspace)
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
-    _warn(list(config.load_warnings))
+    config = workspace_config(workspace)
     problems: list[str] = []
 
     async def inspect() -> list[dict[str, Any]]:

@@ -12,182 +12,144 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
-from cli.commands.chat import (
-    AllowBashOpt,
-    EffortOpt,
-    ModelOpt,
-    NewOpt,
-    NoHostOpt,
-    PermissionModeOpt,
-    ProviderOpt,
-    SessionOpt,
-    ThinkingOpt,
-)
 from cli.commands.control import SocketOpt, TargetArg, WorkspaceOpt, lifecycle_outcome
 from cli.errors import CliError
 from cli.interrupted import INTERRUPTED
 from cli.options import workspace_option
 from cli.run_output import EXIT_CODES, NOT_KEPT, ConnectionLost, Interrupts, Printer, stream
 from cli.saved_turn import RESUME_HINT
+from cli.start_options import WHEN_STARTED, StartOptions, options_into
 
-__all__ = ["EXIT_CODES", "NOT_KEPT", "follow", "register"]
+__all__ = ["EXIT_CODES", "NOT_KEPT", "follow", "register", "resume", "run"]
+
+
+@options_into("start", StartOptions, WHEN_STARTED)
+def run(
+    prompt: Annotated[
+        str | None,
+        typer.Argument(help="The prompt; @path attaches a file.", show_default=False),
+    ] = None,
+    workspace: Annotated[Path, workspace_option("Workspace of the pod.")] = Path("."),
+    socket: Annotated[Path | None, typer.Option(help="Talk to the pod on this socket.")] = None,
+    start: StartOptions = StartOptions(),  # noqa: B008 (replaced by the options)
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print every event as a JSON line.")
+    ] = False,
+    shutdown_after: Annotated[
+        bool, typer.Option(help="Shut the pod down when the run ends.")
+    ] = False,
+    timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 600.0,
+    attach: Annotated[
+        bool,
+        typer.Option(
+            "--attach",
+            help="Send no prompt: follow the turn that runs (its client gone, say) to its end.",
+        ),
+    ] = False,
+) -> None:
+    """Submit a prompt to the workspace's pod (starting one if needed) and stream the answer.
+
+    A pod started here continues the workspace's latest session that has a conversation,
+    unless --new or --session says otherwise.
+
+    With --attach, no prompt is sent: the turn that runs already is followed to its end,
+    as if this run had started it (what it waits for is asked here).
+
+    A call that asks for approval is asked on the terminal; with no terminal (a script, a
+    pipe) it is denied, and the model is told why. An MCP server's request for input is
+    asked on the terminal too, field by field, and declined without one.
+
+    \b
+    Exit codes:
+      0  finished
+      1  errored, or the run could not start
+      2  usage error: a flag or value pod run does not take
+      3  paused (Ctrl-C, pod pause): pod resume continues it
+      4  cancelled
+      5  limit reached: the turn's max_rounds or max_turn_tokens
+      130  Ctrl-C before the prompt was sent
+    """
+    from cli.pods.discovery import find_pod_for, socket_for
+    from cli.pods.start import connect_or_start
+
+    if start.new and start.session:
+        raise CliError("--new starts a new session; it cannot be combined with --session")
+    if attach:
+        if prompt is not None:
+            raise CliError("--attach follows the running turn; it takes no prompt")
+        if chosen := start.choices_given():
+            raise CliError(f"{', '.join(chosen)} choose how a pod starts; --attach does not")
+        raise typer.Exit(follow(socket_for(None, socket, workspace), None, json_out, timeout))
+    if prompt is None:
+        raise typer.BadParameter(
+            "missing: what to ask (or --attach, to follow the turn that runs)",
+            param_hint="'PROMPT'",
+        )
+    if not prompt.strip():
+        raise CliError("the prompt is empty")
+    model = start.model
+    if socket is not None:
+        if chosen := start.choices_given():
+            raise CliError(
+                f"{', '.join(chosen)} choose how a pod starts; with --socket the pod already runs"
+            )
+        target = socket
+    else:
+        with StartInterrupt() as interrupt:
+            started_here = find_pod_for(workspace) is None
+            pod, notices = connect_or_start(workspace, start)
+        if interrupt.pressed:
+            if started_here:
+                _stop(pod.socket)
+            raise typer.Exit(INTERRUPTED)
+        for notice in notices:
+            sys.stderr.write(f"pod: warning: {notice}\n")
+        if notices:
+            model = None  # said already: the running pod keeps its settings
+        target = pod.socket
+    code = follow(
+        target, ("run", {"input": prompt}), json_out, timeout, shutdown_after, model=model
+    )
+    raise typer.Exit(code)
+
+
+def resume(
+    target: TargetArg = None,
+    socket: SocketOpt = None,
+    workspace: WorkspaceOpt = Path("."),
+    detach: Annotated[
+        bool, typer.Option("--detach", help="Return once the turn runs again.")
+    ] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print every event as a JSON line.")
+    ] = False,
+    timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 600.0,
+) -> None:
+    """Resume a paused turn and stream it to its end, as pod run does (--detach: return
+    at once). Exits as pod run does. A turn whose pod stopped under it (a crash, a killed
+    host) is saved: its pod is started again, and the turn resumed."""
+    from cli.pods.discovery import find_pod_for, socket_for
+    from cli.pods.start import connect_or_start
+    from cli.saved_turn import cut_off_turn
+
+    if target is None and socket is None and find_pod_for(workspace) is None:
+        if cut_off_turn(workspace) is None:
+            socket_for(None, None, workspace)  # says no pod runs, and what to do
+        # Its pod stopped under the turn (a crash, a killed host): start it again on that
+        # session, where the turn comes back paused, and resume it.
+        path = connect_or_start(workspace, StartOptions())[0].socket
+    else:
+        path = socket_for(target, socket, workspace)
+    if detach:
+        typer.echo(lifecycle_outcome(path, "resume", ("running",), min(timeout, 10.0)))
+        return
+    raise typer.Exit(follow(path, ("resume", {}), json_out, timeout))
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``run`` and ``resume`` commands."""
-
-    @app.command("run")
-    def run(
-        prompt: Annotated[
-            str | None,
-            typer.Argument(help="The prompt; @path attaches a file.", show_default=False),
-        ] = None,
-        workspace: Annotated[Path, workspace_option("Workspace of the pod.")] = Path("."),
-        socket: Annotated[Path | None, typer.Option(help="Talk to the pod on this socket.")] = None,
-        new: NewOpt = False,
-        session: SessionOpt = None,
-        model: ModelOpt = None,
-        provider: ProviderOpt = None,
-        allow_bash: AllowBashOpt = None,
-        permission_mode: PermissionModeOpt = None,
-        thinking: ThinkingOpt = None,
-        effort: EffortOpt = None,
-        no_host: NoHostOpt = False,
-        json_out: Annotated[
-            bool, typer.Option("--json", help="Print every event as a JSON line.")
-        ] = False,
-        shutdown_after: Annotated[
-            bool, typer.Option(help="Shut the pod down when the run ends.")
-        ] = False,
-        timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 600.0,
-        attach: Annotated[
-            bool,
-            typer.Option(
-                "--attach",
-                help="Send no prompt: follow the turn that runs (its client gone, say) to its end.",
-            ),
-        ] = False,
-    ) -> None:
-        """Submit a prompt to the workspace's pod (starting one if needed) and stream the answer.
-
-        A pod started here continues the workspace's latest session that has a conversation,
-        unless --new or --session says otherwise.
-
-        With --attach, no prompt is sent: the turn that runs already is followed to its end,
-        as if this run had started it (what it waits for is asked here).
-
-        A call that asks for approval is asked on the terminal; with no terminal (a script, a
-        pipe) it is denied, and the model is told why. An MCP server's request for input is
-        asked on the terminal too, field by field, and declined without one.
-
-        \b
-        Exit codes:
-          0  finished
-          1  errored, or the run could not start
-          2  usage error: a flag or value pod run does not take
-          3  paused (Ctrl-C, pod pause): pod resume continues it
-          4  cancelled
-          5  limit reached: the turn's max_rounds or max_turn_tokens
-          130  Ctrl-C before the prompt was sent
-        """
-        from cli.pods import StartOptions, connect_or_start
-
-        if new and session:
-            raise CliError("--new starts a new session; it cannot be combined with --session")
-        options = StartOptions(
-            new=new,
-            session=session,
-            model=model,
-            provider=provider,
-            allow_bash=allow_bash,
-            permission_mode=permission_mode,
-            thinking=thinking,
-            effort=effort,
-            no_host=no_host,
-        )
-        if attach:
-            if prompt is not None:
-                raise CliError("--attach follows the running turn; it takes no prompt")
-            chosen = options.settings_given() + (["--new"] if new else [])
-            chosen += ["--session"] if session else []
-            if chosen:
-                raise CliError(f"{', '.join(chosen)} choose how a pod starts; --attach does not")
-            from cli.pods import socket_for
-
-            code = follow(socket_for(None, socket, workspace), None, json_out, timeout)
-            raise typer.Exit(code)
-        if prompt is None:
-            raise typer.BadParameter(
-                "missing: what to ask (or --attach, to follow the turn that runs)",
-                param_hint="'PROMPT'",
-            )
-        if not prompt.strip():
-            raise CliError("the prompt is empty")
-        if socket is not None:
-            chosen = options.settings_given() + (["--new"] if new else [])
-            chosen += ["--session"] if session else []
-            if chosen:
-                raise CliError(
-                    f"{', '.join(chosen)} choose how a pod starts; with --socket the pod "
-                    "already runs"
-                )
-            target = socket
-        else:
-            from cli.pods import find_pod_for
-
-            with StartInterrupt() as start:
-                started_here = find_pod_for(workspace) is None
-                pod, notices = connect_or_start(workspace, options)
-            if start.pressed:
-                if started_here:
-                    _stop(pod.socket)
-                raise typer.Exit(INTERRUPTED)
-            for notice in notices:
-                sys.stderr.write(f"pod: warning: {notice}\n")
-            if notices:
-                model = None  # said already: the running pod keeps its settings
-            target = pod.socket
-        code = follow(
-            target,
-            ("run", {"input": prompt}),
-            json_out,
-            timeout,
-            shutdown_after,
-            model=model,
-        )
-        raise typer.Exit(code)
-
-    @app.command("resume")
-    def resume(
-        target: TargetArg = None,
-        socket: SocketOpt = None,
-        workspace: WorkspaceOpt = Path("."),
-        detach: Annotated[
-            bool, typer.Option("--detach", help="Return once the turn runs again.")
-        ] = False,
-        json_out: Annotated[
-            bool, typer.Option("--json", help="Print every event as a JSON line.")
-        ] = False,
-        timeout: Annotated[float, typer.Option(help="Give up after this many seconds.")] = 600.0,
-    ) -> None:
-        """Resume a paused turn and stream it to its end, as pod run does (--detach: return
-        at once). Exits as pod run does. A turn whose pod stopped under it (a crash, a killed
-        host) is saved: its pod is started again, and the turn resumed."""
-        from cli.pods import StartOptions, connect_or_start, find_pod_for, socket_for
-        from cli.saved_turn import cut_off_turn
-
-        if target is None and socket is None and find_pod_for(workspace) is None:
-            if cut_off_turn(workspace) is None:
-                socket_for(None, None, workspace)  # says no pod runs, and what to do
-            # Its pod stopped under the turn (a crash, a killed host): start it again on that
-            # session, where the turn comes back paused, and resume it.
-            path = connect_or_start(workspace, StartOptions())[0].socket
-        else:
-            path = socket_for(target, socket, workspace)
-        if detach:
-            typer.echo(lifecycle_outcome(path, "resume", ("running",), min(timeout, 10.0)))
-            return
-        raise typer.Exit(follow(path, ("resume", {}), json_out, timeout))
+    app.command("run")(run)
+    app.command("resume")(resume)
 
 
 def follow(

@@ -12,185 +12,181 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli.errors import CliError
-from cli.options import (
+from cli.options import workspace_option
+from cli.start_options import (
     AllowBashOpt,
     EffortOpt,
     ModelOpt,
     PermissionModeOpt,
+    PodSettings,
     ProviderOpt,
     SandboxOpt,
     ThinkingOpt,
-    workspace_option,
 )
 
 if TYPE_CHECKING:
     from orchestrator.config.model import PodConfig
 
 
+def serve(
+    workspace: Annotated[Path, workspace_option("The workspace the pod works in.")] = Path("."),
+    socket: Annotated[Path | None, typer.Option(help="Socket path (default: runtime dir).")] = None,
+    name: Annotated[str | None, typer.Option(help="Pod name (default: the folder name).")] = None,
+    provider: ProviderOpt = None,
+    model: ModelOpt = None,
+    session: Annotated[
+        str | None,
+        typer.Option(
+            help="A session from `pod sessions ls`, or a session file's path (created if "
+            "missing). Default: a new session.",
+            show_default=False,
+        ),
+    ] = None,
+    continue_: Annotated[
+        bool,
+        typer.Option("--continue", help="Continue the latest session that has a conversation."),
+    ] = False,
+    new: Annotated[
+        bool,
+        typer.Option("--new", help="The default: start a new session."),
+    ] = False,
+    allow_bash: AllowBashOpt = None,
+    permission_mode: PermissionModeOpt = None,
+    read_root: Annotated[
+        list[Path] | None,
+        typer.Option(help="Let the pod read this folder too (repeatable).", show_default=False),
+    ] = None,
+    write_root: Annotated[
+        list[Path] | None,
+        typer.Option(help="Let the pod write this folder too (repeatable).", show_default=False),
+    ] = None,
+    parent_socket: Annotated[
+        Path | None, typer.Option(help="Report turn ends, errors and shutdown to this pod.")
+    ] = None,
+    script: Annotated[
+        Path | None, typer.Option(help="JSON script for the scripted provider.")
+    ] = None,
+    file_ref_style: Annotated[
+        str | None, typer.Option(help="system_message or synthetic_read.")
+    ] = None,
+    thinking: ThinkingOpt = None,
+    effort: EffortOpt = None,
+    sandbox: SandboxOpt = None,
+    mcp_servers_stdin: Annotated[
+        bool,
+        typer.Option(
+            "--mcp-servers-stdin",
+            hidden=True,
+            help="Read MCP servers as JSON ({name: entry}) from stdin, added to the config's "
+            "(pod acp: their headers and env hold secrets, which a command line would show "
+            "to every user in /proc/PID/cmdline).",
+        ),
+    ] = False,
+    child_config_stdin: Annotated[
+        bool,
+        typer.Option(
+            "--child-config-stdin",
+            hidden=True,
+            help="Read the pod's whole configuration as JSON from stdin (a sub-pod, "
+            "configured by its parent; other options but --log-file are ignored).",
+        ),
+    ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
+    log_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--log-file",
+            hidden=True,
+            help="Write stdout and stderr to this file, rotated at its size cap (how the "
+            "commands that start pods in the background keep their logs bounded).",
+        ),
+    ] = None,
+) -> None:
+    """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
+    from orchestrator.adapters.session import SessionError, resolve_session
+    from orchestrator.config.loading import ConfigError, load_config
+    from orchestrator.config.paths import default_socket
+    from orchestrator.serving.pod import PodSetupError, serve_pod
+    from orchestrator.serving.server import ServerError
+
+    setup_logging(log_file, verbose)
+    if new and (continue_ or session):
+        raise CliError(
+            "--new starts a new session; it cannot be combined with --continue or --session"
+        )
+    try:
+        config = _read_child_config() if child_config_stdin else None
+        mcp_servers = _read_mcp_servers() if mcp_servers_stdin else None
+        session_path = resolve_session(workspace, session) if session else None
+        config = config or load_config(
+            workspace,
+            name=name,
+            session=session_path,
+            **PodSettings(
+                provider=provider,
+                model=model,
+                allow_bash=allow_bash,
+                permission_mode=permission_mode,
+                thinking=thinking,
+                effort=effort,
+                sandbox=sandbox,
+            ).overrides(),
+            # Given on a command line, a relative path means the shell's folder.
+            read_roots=[p.resolve() for p in read_root] if read_root else None,
+            write_roots=[p.resolve() for p in write_root] if write_root else None,
+            parent_socket=parent_socket,
+            scripted_script=script,
+            file_ref_style=file_ref_style,
+            mcp={"servers": mcp_servers} if mcp_servers else None,
+        )
+    except (ConfigError, SessionError) as exc:
+        raise CliError(str(exc)) from None
+    socket_path = socket or config.socket or default_socket(config.pod_name())
+    kind = config.resolved_provider()
+    if kind == "scripted" and config.provider is None:
+        sys.stderr.write(
+            "pod: no ANTHROPIC_API_KEY set: running offline on the scripted provider\n"
+        )
+    if kind == "scripted" and model is not None:
+        sys.stderr.write(f"pod: warning: {scripted_ignores_model(model)}\n")
+
+    async def main() -> None:
+        ready = asyncio.Event()
+        task = asyncio.create_task(
+            serve_pod(config, socket_path=socket_path, continue_=continue_, ready=ready)
+        )
+        waiter = asyncio.create_task(ready.wait())
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if ready.is_set():
+            sys.stderr.write(f"pod {config.pod_name()} listening on {socket_path} ({kind})\n")
+            sys.stderr.flush()
+        waiter.cancel()
+        pod = await task
+        kept = (
+            f"session {pod.session_path}"
+            if pod.session_path.exists()
+            else "its session was empty and is not kept"
+        )
+        sys.stderr.write(f"pod {config.pod_name()} stopped; {kept}\n")
+
+    # Tool processes are the pod's children: keep them out of its /proc environ and memory
+    # (cli.main does it for every pod process; a serve started another way is covered too).
+    from orchestrator.adapters.inspection import forbid_inspection
+
+    forbid_inspection()
+    from orchestrator.adapters.providers.preload import preload_provider, wants_provider
+
+    if wants_provider(kind):  # the SDK's import overlaps the session's load
+        preload_provider()
+    try:
+        asyncio.run(main())
+    except (PodSetupError, ServerError, SessionError, ConfigError) as exc:
+        raise CliError(str(exc)) from None
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``serve`` command."""
-
-    @app.command("serve")
-    def serve(
-        workspace: Annotated[Path, workspace_option("The workspace the pod works in.")] = Path("."),
-        socket: Annotated[
-            Path | None, typer.Option(help="Socket path (default: runtime dir).")
-        ] = None,
-        name: Annotated[
-            str | None, typer.Option(help="Pod name (default: the folder name).")
-        ] = None,
-        provider: ProviderOpt = None,
-        model: ModelOpt = None,
-        session: Annotated[
-            str | None,
-            typer.Option(
-                help="A session from `pod sessions ls`, or a session file's path (created if "
-                "missing). Default: a new session.",
-                show_default=False,
-            ),
-        ] = None,
-        continue_: Annotated[
-            bool,
-            typer.Option("--continue", help="Continue the latest session that has a conversation."),
-        ] = False,
-        new: Annotated[
-            bool,
-            typer.Option("--new", help="The default: start a new session."),
-        ] = False,
-        allow_bash: AllowBashOpt = None,
-        permission_mode: PermissionModeOpt = None,
-        read_root: Annotated[
-            list[Path] | None,
-            typer.Option(help="Let the pod read this folder too (repeatable).", show_default=False),
-        ] = None,
-        write_root: Annotated[
-            list[Path] | None,
-            typer.Option(
-                help="Let the pod write this folder too (repeatable).", show_default=False
-            ),
-        ] = None,
-        parent_socket: Annotated[
-            Path | None, typer.Option(help="Report turn ends, errors and shutdown to this pod.")
-        ] = None,
-        script: Annotated[
-            Path | None, typer.Option(help="JSON script for the scripted provider.")
-        ] = None,
-        file_ref_style: Annotated[
-            str | None, typer.Option(help="system_message or synthetic_read.")
-        ] = None,
-        thinking: ThinkingOpt = None,
-        effort: EffortOpt = None,
-        sandbox: SandboxOpt = None,
-        mcp_servers_stdin: Annotated[
-            bool,
-            typer.Option(
-                "--mcp-servers-stdin",
-                hidden=True,
-                help="Read MCP servers as JSON ({name: entry}) from stdin, added to the config's "
-                "(pod acp: their headers and env hold secrets, which a command line would show "
-                "to every user in /proc/PID/cmdline).",
-            ),
-        ] = False,
-        child_config_stdin: Annotated[
-            bool,
-            typer.Option(
-                "--child-config-stdin",
-                hidden=True,
-                help="Read the pod's whole configuration as JSON from stdin (a sub-pod, "
-                "configured by its parent; other options but --log-file are ignored).",
-            ),
-        ] = False,
-        verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
-        log_file: Annotated[
-            Path | None,
-            typer.Option(
-                "--log-file",
-                hidden=True,
-                help="Write stdout and stderr to this file, rotated at its size cap (how the "
-                "commands that start pods in the background keep their logs bounded).",
-            ),
-        ] = None,
-    ) -> None:
-        """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
-        from orchestrator.adapters.session import SessionError, resolve_session
-        from orchestrator.config.loading import ConfigError, load_config
-        from orchestrator.config.paths import default_socket
-        from orchestrator.serving.pod import PodSetupError, serve_pod
-        from orchestrator.serving.server import ServerError
-
-        setup_logging(log_file, verbose)
-        if new and (continue_ or session):
-            raise CliError(
-                "--new starts a new session; it cannot be combined with --continue or --session"
-            )
-        try:
-            config = _read_child_config() if child_config_stdin else None
-            mcp_servers = _read_mcp_servers() if mcp_servers_stdin else None
-            session_path = resolve_session(workspace, session) if session else None
-            config = config or load_config(
-                workspace,
-                name=name,
-                session=session_path,
-                **start_overrides(
-                    provider=provider,
-                    model=model,
-                    allow_bash=allow_bash,
-                    permission_mode=permission_mode,
-                    thinking=thinking,
-                    effort=effort,
-                    sandbox=sandbox,
-                ),
-                # Given on a command line, a relative path means the shell's folder.
-                read_roots=[p.resolve() for p in read_root] if read_root else None,
-                write_roots=[p.resolve() for p in write_root] if write_root else None,
-                parent_socket=parent_socket,
-                scripted_script=script,
-                file_ref_style=file_ref_style,
-                mcp={"servers": mcp_servers} if mcp_servers else None,
-            )
-        except (ConfigError, SessionError) as exc:
-            raise CliError(str(exc)) from None
-        socket_path = socket or config.socket or default_socket(config.pod_name())
-        kind = config.resolved_provider()
-        if kind == "scripted" and config.provider is None:
-            sys.stderr.write(
-                "pod: no ANTHROPIC_API_KEY set: running offline on the scripted provider\n"
-            )
-        if kind == "scripted" and model is not None:
-            sys.stderr.write(f"pod: warning: {scripted_ignores_model(model)}\n")
-
-        async def main() -> None:
-            ready = asyncio.Event()
-            task = asyncio.create_task(
-                serve_pod(config, socket_path=socket_path, continue_=continue_, ready=ready)
-            )
-            waiter = asyncio.create_task(ready.wait())
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-            if ready.is_set():
-                sys.stderr.write(f"pod {config.pod_name()} listening on {socket_path} ({kind})\n")
-                sys.stderr.flush()
-            waiter.cancel()
-            pod = await task
-            kept = (
-                f"session {pod.session_path}"
-                if pod.session_path.exists()
-                else "its session was empty and is not kept"
-            )
-            sys.stderr.write(f"pod {config.pod_name()} stopped; {kept}\n")
-
-        # Tool processes are the pod's children: keep them out of its /proc environ and memory
-        # (cli.main does it for every pod process; a serve started another way is covered too).
-        from orchestrator.adapters.inspection import forbid_inspection
-
-        forbid_inspection()
-        from orchestrator.adapters.providers.preload import preload_provider, wants_provider
-
-        if wants_provider(kind):  # the SDK's import overlaps the session's load
-            preload_provider()
-        try:
-            asyncio.run(main())
-        except (PodSetupError, ServerError, SessionError, ConfigError) as exc:
-            raise CliError(str(exc)) from None
+    app.command("serve")(serve)
 
 
 def setup_logging(log_file: Path | None, verbose: bool) -> None:
@@ -238,37 +234,3 @@ def scripted_ignores_model(model: str) -> str:
         f"--model {model} does not apply: the scripted provider answers, not a model "
         "(set ANTHROPIC_API_KEY, or --provider anthropic, to ask one)"
     )
-
-
-def start_overrides(
-    *,
-    provider: str | None,
-    model: str | None,
-    allow_bash: bool | None,
-    permission_mode: str | None,
-    thinking: str | None,
-    effort: str | None,
-    sandbox: str | None = None,
-) -> dict[str, Any]:
-    """The config overrides of the options every command that starts a pod takes (``pod
-    serve`` and ``pod fleet add``, and ``pod chat`` / ``pod run`` loading a pod into the
-    host, which take no ``--sandbox``)."""
-    return {
-        "sandbox": {"mode": sandbox} if sandbox else None,
-        "provider": provider,
-        "model": model,
-        "allow_bash": allow_bash,
-        "permissions": permissions_overrides(permission_mode, allow_bash),
-        "thinking": int(thinking) if thinking and thinking.isdigit() else thinking,
-        "effort": effort,
-    }
-
-
-def permissions_overrides(mode: str | None, allow_bash: bool | None) -> dict[str, Any] | None:
-    """The ``[permissions]`` the command line sets: a mode, and ``--no-allow-bash`` as a deny."""
-    table: dict[str, Any] = {}
-    if mode:
-        table["mode"] = mode
-    if allow_bash is False:
-        table["deny"] = ["bash"]  # forced off: not offered, whatever a config allows
-    return table or None

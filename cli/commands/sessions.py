@@ -16,7 +16,7 @@ from rich.text import Text
 
 from cli.errors import CliError
 from cli.options import workspace_option
-from cli.pod_table import BORDER
+from cli.pods.table import BORDER
 from cli.terminal_text import visible
 
 WorkspaceOpt = Annotated[Path, workspace_option("The workspace whose sessions to use.")]
@@ -134,114 +134,118 @@ def sessions_table(rows: list[dict[str, Any]], *, width: int) -> Table:
     return table
 
 
+def ls(
+    workspace: WorkspaceOpt = Path("."),
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List a workspace's sessions, newest last.
+
+    state: live (a pod has it open now), turn open (its last turn never ended: it was
+    paused or the pod died; it comes back paused), turn closed, or empty.
+    """
+    from orchestrator.adapters.session import list_sessions, sessions_dir
+
+    rows = [_row(summary) for summary in list_sessions(workspace)]
+    if json_out:
+        typer.echo(json.dumps(rows))
+        return
+    if not rows:
+        typer.echo(f"no sessions yet (they are kept in {sessions_dir(workspace)})")
+        return
+    console = Console()
+    console.print(sessions_table(rows, width=console.width), crop=False)
+    console.print(f"[dim]{sessions_dir(workspace)}[/]")
+
+
+def show(session: SessionArg = None, workspace: WorkspaceOpt = Path(".")) -> None:
+    """Print a session's conversation."""
+    from cli.render import render_items
+    from orchestrator.adapters.session import SessionError, load_session
+    from orchestrator.core.history import item_to_json
+
+    path = _pick(workspace, session)
+    try:
+        loaded = load_session(path)
+    except SessionError as exc:
+        raise CliError(str(exc)) from None
+    console = Console()
+    for warning in loaded.warnings:
+        console.print(Text(visible(f"! {warning}"), style="yellow"))
+    render_items(console, [item_to_json(i) for i in loaded.items])
+
+
+def export(
+    session: SessionArg = None,
+    workspace: WorkspaceOpt = Path("."),
+    fmt: Annotated[str, typer.Option("--format", help="json or md.")] = "json",
+    out: Annotated[Path | None, typer.Option(help="Write here instead of stdout.")] = None,
+) -> None:
+    """Export a session as JSON (items) or a Markdown transcript."""
+    from cli.render import items_to_markdown
+    from orchestrator.adapters.session import SessionError, load_session
+    from orchestrator.core.history import item_to_json
+
+    if fmt not in ("json", "md"):
+        raise CliError(f"unknown format {fmt!r}; use json or md")
+    try:
+        loaded = load_session(_pick(workspace, session))
+    except SessionError as exc:
+        raise CliError(str(exc)) from None
+    items = [item_to_json(i) for i in loaded.items]
+    text = (
+        json.dumps(items, ensure_ascii=False, indent=2)
+        if fmt == "json"
+        else items_to_markdown(items)
+    )
+    if out is None:
+        # On a terminal the transcript is shown, not obeyed; into a file or a pipe it
+        # goes as it is.
+        typer.echo(visible(text) if sys.stdout.isatty() else text)
+    else:
+        out.write_text(text + "\n", encoding="utf-8")
+
+
+def title(
+    session: Annotated[str, typer.Argument(help="A name from `pod sessions ls`, or a path.")],
+    text: Annotated[str, typer.Argument(help="The title.")],
+    workspace: WorkspaceOpt = Path("."),
+) -> None:
+    """Give a session a title (shown by `pod sessions ls` instead of its first message)."""
+    from orchestrator.adapters.session import (
+        SessionError,
+        SessionLocked,
+        SessionWriter,
+        load_session,
+        session_holder,
+    )
+
+    line = " ".join(text.split())
+    if not line:
+        raise CliError("the title is empty")
+    path = _pick(workspace, session)
+    try:
+        header = load_session(path).header
+        writer = SessionWriter(path, pod=header.pod, workspace=Path(header.workspace))
+    except SessionLocked:
+        holder = session_holder(path) or {}
+        raise CliError(
+            f"session {path.stem} is open in pod {holder.get('pod', '?')}; "
+            "title it once that pod has stopped"
+        ) from None
+    except SessionError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        writer.title(line)
+    finally:
+        writer.close()
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``sessions`` command group."""
     group = typer.Typer(help="List, show, export and name session files.", no_args_is_help=True)
 
-    @group.command("ls")
-    def ls(
-        workspace: WorkspaceOpt = Path("."),
-        json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    ) -> None:
-        """List a workspace's sessions, newest last.
-
-        state: live (a pod has it open now), turn open (its last turn never ended: it was
-        paused or the pod died; it comes back paused), turn closed, or empty.
-        """
-        from orchestrator.adapters.session import list_sessions, sessions_dir
-
-        rows = [_row(summary) for summary in list_sessions(workspace)]
-        if json_out:
-            typer.echo(json.dumps(rows))
-            return
-        if not rows:
-            typer.echo(f"no sessions yet (they are kept in {sessions_dir(workspace)})")
-            return
-        console = Console()
-        console.print(sessions_table(rows, width=console.width), crop=False)
-        console.print(f"[dim]{sessions_dir(workspace)}[/]")
-
-    @group.command("show")
-    def show(session: SessionArg = None, workspace: WorkspaceOpt = Path(".")) -> None:
-        """Print a session's conversation."""
-        from cli.render import render_items
-        from orchestrator.adapters.session import SessionError, load_session
-        from orchestrator.core.history import item_to_json
-
-        path = _pick(workspace, session)
-        try:
-            loaded = load_session(path)
-        except SessionError as exc:
-            raise CliError(str(exc)) from None
-        console = Console()
-        for warning in loaded.warnings:
-            console.print(Text(visible(f"! {warning}"), style="yellow"))
-        render_items(console, [item_to_json(i) for i in loaded.items])
-
-    @group.command("export")
-    def export(
-        session: SessionArg = None,
-        workspace: WorkspaceOpt = Path("."),
-        fmt: Annotated[str, typer.Option("--format", help="json or md.")] = "json",
-        out: Annotated[Path | None, typer.Option(help="Write here instead of stdout.")] = None,
-    ) -> None:
-        """Export a session as JSON (items) or a Markdown transcript."""
-        from cli.render import items_to_markdown
-        from orchestrator.adapters.session import SessionError, load_session
-        from orchestrator.core.history import item_to_json
-
-        if fmt not in ("json", "md"):
-            raise CliError(f"unknown format {fmt!r}; use json or md")
-        try:
-            loaded = load_session(_pick(workspace, session))
-        except SessionError as exc:
-            raise CliError(str(exc)) from None
-        items = [item_to_json(i) for i in loaded.items]
-        text = (
-            json.dumps(items, ensure_ascii=False, indent=2)
-            if fmt == "json"
-            else items_to_markdown(items)
-        )
-        if out is None:
-            # On a terminal the transcript is shown, not obeyed; into a file or a pipe it
-            # goes as it is.
-            typer.echo(visible(text) if sys.stdout.isatty() else text)
-        else:
-            out.write_text(text + "\n", encoding="utf-8")
-
-    @group.command("title")
-    def title(
-        session: Annotated[str, typer.Argument(help="A name from `pod sessions ls`, or a path.")],
-        text: Annotated[str, typer.Argument(help="The title.")],
-        workspace: WorkspaceOpt = Path("."),
-    ) -> None:
-        """Give a session a title (shown by `pod sessions ls` instead of its first message)."""
-        from orchestrator.adapters.session import (
-            SessionError,
-            SessionLocked,
-            SessionWriter,
-            load_session,
-            session_holder,
-        )
-
-        line = " ".join(text.split())
-        if not line:
-            raise CliError("the title is empty")
-        path = _pick(workspace, session)
-        try:
-            header = load_session(path).header
-            writer = SessionWriter(path, pod=header.pod, workspace=Path(header.workspace))
-        except SessionLocked:
-            holder = session_holder(path) or {}
-            raise CliError(
-                f"session {path.stem} is open in pod {holder.get('pod', '?')}; "
-                "title it once that pod has stopped"
-            ) from None
-        except SessionError as exc:
-            raise CliError(str(exc)) from None
-        try:
-            writer.title(line)
-        finally:
-            writer.close()
-
+    group.command("ls")(ls)
+    group.command("show")(show)
+    group.command("export")(export)
+    group.command("title")(title)
     app.add_typer(group, name="sessions")

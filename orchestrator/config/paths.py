@@ -120,26 +120,37 @@ def private_dir_problem(st: os.stat_result, uid: int) -> str | None:
 
 def ensure_private_dir(path: Path) -> Path:
     """Create ``path`` 0700 if missing, then refuse it unless it is our own private directory."""
+    return claim_private_dir(
+        path,
+        what="the runtime directory",
+        advice="Remove it (or set XDG_RUNTIME_DIR to a private directory) and try again",
+    )
+
+
+def claim_private_dir(
+    path: Path, *, what: str, advice: str, error: type[Exception] = UnsafePathError
+) -> Path:
+    """Create ``path`` 0700 if missing (its parent must exist), then use it only when ``lstat``
+    shows our own directory with no group or other access; anything else (a link, a file,
+    another user's folder, a shared mode) is refused with ``error`` and left as it is.
+
+    ``what`` names the folder in the messages (``the checkpoint folder``); ``advice`` ends the
+    refusal, saying what to do."""
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass  # checked below, whoever made it
     except OSError as exc:
-        raise UnsafePathError(
-            f"cannot create the runtime directory {path}: {exc.strerror}"
-        ) from None
+        raise error(f"cannot create {what} {path}: {exc.strerror}") from None
+    else:
+        os.chmod(path, 0o700)  # mkdir's mode went through the umask
     try:
         st = os.lstat(path)
     except OSError as exc:
-        raise UnsafePathError(
-            f"cannot inspect the runtime directory {path}: {exc.strerror}"
-        ) from None
+        raise error(f"cannot inspect {what} {path}: {exc.strerror}") from None
     problem = private_dir_problem(st, os.getuid())
     if problem is not None:
-        raise UnsafePathError(
-            f"refusing the runtime directory {path}: {problem}. Remove it (or set "
-            "XDG_RUNTIME_DIR to a private directory) and try again"
-        )
+        raise error(f"refusing {what} {path}: {problem}. {advice}")
     return path
 
 

@@ -21,12 +21,14 @@ import os
 import stat
 from pathlib import Path
 
+from orchestrator.errors import PodRuntimeError
+
 __all__ = ["READ_CHUNK", "NotARegularFile", "kind_of", "open_regular", "read_regular"]
 
 READ_CHUNK = 1 << 20
 
 
-class NotARegularFile(OSError):
+class NotARegularFile(PodRuntimeError, OSError):
     """The path is not a regular file, or is larger than its limit; ``strerror`` says which."""
 
 

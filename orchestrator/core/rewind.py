@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from orchestrator.core.history import Item, UserMessage
+from orchestrator.errors import PodRuntimeError
 
 __all__ = [
     "KINDS",
@@ -56,7 +57,7 @@ KINDS = {
 RESTORES: tuple[RewindRestore, ...] = ("both", "conversation", "code")
 
 
-class RewindError(Exception):
+class RewindError(PodRuntimeError):
     """A rewind that cannot be done as asked; the message says why and what can be."""
 
 

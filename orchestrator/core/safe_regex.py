@@ -45,7 +45,10 @@ MIN_WINDOW_BYTES = 64 * 1024
 
 
 class SearchStopped(Exception):
-    """A search was told to stop between two windows of a long line."""
+    """A search was told to stop between two windows of a long line.
+
+    A signal, not a failure: the caller asked for the stop (outside the error tree, so no
+    handler of failures reports it as the pattern's error)."""
 
 
 class PatternError(PodRuntimeError):

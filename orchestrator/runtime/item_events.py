@@ -24,6 +24,7 @@ from orchestrator.protocol import (
     ToolResultData,
     UserMessageData,
 )
+from orchestrator.protocol.filling import to_data
 
 __all__ = ["item_events"]
 
@@ -32,7 +33,7 @@ def item_events(stored: Item) -> Iterator[tuple[str, BaseModel]]:
     """The events announcing ``stored``, in order: its user message, its text and tool calls,
     its tool result, its compaction or its system note."""
     if isinstance(stored, UserMessage):
-        yield ("user_message", UserMessageData(segments=stored.segments, seq=stored.seq))
+        yield ("user_message", to_data(UserMessageData, stored))
     elif isinstance(stored, AssistantMessage):
         for block in stored.blocks:
             if isinstance(block, TextBlock):
@@ -49,31 +50,15 @@ def item_events(stored: Item) -> Iterator[tuple[str, BaseModel]]:
     elif isinstance(stored, ToolResult):
         yield (
             "tool_result",
-            ToolResultData(
-                id=stored.call_id,
-                summary=stored.summary,
-                content=stored.content,
-                is_error=stored.is_error,
-                synthetic=stored.synthetic,
-                seq=stored.seq,
-            ),
+            to_data(ToolResultData, stored, id=stored.call_id),
         )
     elif isinstance(stored, Compaction):
         yield (
             "compaction",
-            CompactionData(
-                seq=stored.seq,
-                first_seq=stored.first_seq,
-                last_seq=stored.last_seq,
-                summary=stored.summary,
-                tokens_before=stored.tokens_before,
-                tokens_after=stored.tokens_after,
-                files=[f.path for f in stored.files],
-                trigger=stored.trigger,
-            ),
+            to_data(CompactionData, stored, files=[f.path for f in stored.files]),
         )
     else:
         yield (
             "system_note",
-            SystemNoteData(text=stored.text, origin=stored.origin, seq=stored.seq),
+            to_data(SystemNoteData, stored),
         )

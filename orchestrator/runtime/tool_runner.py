@@ -53,7 +53,11 @@ from orchestrator.core.tool_output import cap_content, interrupted_output, to_to
 
 
 class ToolsPaused(Exception):
-    """A pre-tool interceptor (or a hook) asked to pause the turn."""
+    """A pre-tool interceptor (or a hook) asked to pause the turn.
+
+    A signal, not a failure: the turn pauses and resumes later. It stays outside
+    :class:`~orchestrator.errors.OrchestratorError` because a handler of failures that caught
+    it would report a deliberate pause as an error."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

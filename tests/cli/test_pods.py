@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from cli.errors import CliError
-from cli.pods import PodListing, default_name, list_pods, spawn_pod, tree_order
+from cli.pods.discovery import default_name, list_pods
+from cli.pods.start import spawn_pod
+from cli.pods.table import PodListing, tree_order
 
 
 def test_spawn_refuses_a_symlink_planted_at_the_log_path(
@@ -89,7 +91,7 @@ def _row(name: str, parent: str = "") -> PodListing:
 def test_the_pod_table_never_cuts_a_name_and_says_what_it_left_out(width: int) -> None:
     from rich.console import Console
 
-    from cli.pod_table import pods_table
+    from cli.pods.table import pods_table
 
     long = "a-pod-name-of-fifty-characters-for-the-table-tests"
     rows = tree_order([_row("child", parent=long), _row(long), _row("solo")])

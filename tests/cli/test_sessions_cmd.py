@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from cli.errors import CliError
-from cli.pods import StartOptions, connect_or_start
+from cli.pods.start import connect_or_start
+from cli.start_options import StartOptions
 from orchestrator.adapters.session import sessions_dir
 from orchestrator.serving.server import socket_is_live
 from tests.cli.helpers import pod

@@ -56,7 +56,7 @@ def test_a_pod_that_cannot_start_says_why_once(
 
 
 def test_the_start_options_become_config_overrides(workspace: Path) -> None:
-    from cli.commands.serve import start_overrides
+    from cli.start_options import start_overrides
     from orchestrator.config.loading import load_config
 
     def given(thinking: str | None, effort: str | None, sandbox: str | None = None) -> Any:

@@ -359,7 +359,8 @@ async def test_kill_9_of_a_child_gives_a_truthful_result_and_a_resumable_session
         assert info["parent"] == "t"
         # The workspace's pod is the parent, never its child in the same folder; `pod ls`
         # lists the child right under it.
-        from cli.pods import find_pod_for, list_pods, tree_order
+        from cli.pods.discovery import find_pod_for, list_pods
+        from cli.pods.table import tree_order
 
         found = find_pod_for(workspace)
         assert found is not None and found.socket == pod.socket

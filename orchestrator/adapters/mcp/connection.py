@@ -39,6 +39,7 @@ from orchestrator.adapters.mcp.transport import describe, first_of, open_transpo
 from orchestrator.adapters.mcp.wire_watch import WireWatch
 from orchestrator.adapters.procs import Survivor, survivors
 from orchestrator.config.mcp import McpServerConfig
+from orchestrator.errors import PodRuntimeError
 
 if TYPE_CHECKING:
     from orchestrator.adapters.mcp.elicitation import PodAsker
@@ -52,7 +53,7 @@ MAX_RESTARTS = 3
 tools); after that its tools answer that it is not running until the pod restarts."""
 
 
-class McpServerError(Exception):
+class McpServerError(PodRuntimeError):
     """A server could not be started or listed; the message names it and says why."""
 
 

@@ -87,7 +87,10 @@ class InputHost(Protocol):
 
 
 class InputDeclined(Exception):
-    """Why a request for input is declined without asking anyone, in words for the server."""
+    """Why a request for input is declined without asking anyone, in words for the server.
+
+    A signal, not a failure: a decline is a valid MCP answer the server gets back, so it stays
+    outside the error tree (a handler of failures would log or report it as one)."""
 
     def __init__(self, why: str, *, quiet: bool = False) -> None:
         super().__init__(why)

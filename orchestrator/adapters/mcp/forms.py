@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal
 
+from orchestrator.errors import PodRuntimeError
+
 FieldKind = Literal["string", "number", "integer", "boolean", "choice", "choices"]
 
 Value = str | int | float | bool | list[str]
@@ -25,7 +27,7 @@ Value = str | int | float | bool | list[str]
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-class FormError(ValueError):
+class FormError(PodRuntimeError, ValueError):
     """A schema the pod cannot show as a form, or an answer the schema refuses; the message
     says which field and why."""
 

@@ -171,7 +171,10 @@ DECLINED = -1
 
 
 class SamplingDeclined(Exception):
-    """Why a sampling request is declined, in words for the server."""
+    """Why a sampling request is declined, in words for the server.
+
+    A signal, not a failure: the decline is the answer the server gets (outside the error
+    tree, as :class:`~orchestrator.adapters.mcp.elicitation.InputDeclined`)."""
 
 
 def wire_messages(params: types.CreateMessageRequestParams) -> list[dict[str, Any]]:

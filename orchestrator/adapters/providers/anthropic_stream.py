@@ -33,8 +33,9 @@ from orchestrator.core.history import (
 )
 
 
-class IncompleteStreamError(Exception):
-    """The event stream ended cleanly but before ``message_stop``."""
+class IncompleteStreamError(ProviderStreamError):
+    """The event stream ended cleanly but before ``message_stop`` (the provider retries it as
+    the :class:`ProviderStreamError` it is)."""
 
 
 @dataclass(slots=True)

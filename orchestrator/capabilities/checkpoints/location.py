@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from orchestrator.capabilities.checkpoints.errors import CheckpointDirError
-from orchestrator.config.paths import private_dir_problem
+from orchestrator.config.paths import claim_private_dir
 
 
 def checkpoint_dir(session_path: Path) -> Path:
@@ -18,27 +17,9 @@ def checkpoint_dir(session_path: Path) -> Path:
     :class:`CheckpointDirError` and left as it is, since the store would copy the workspace
     into it.
     """
-    path = session_path.parent / f"{session_path.stem}.checkpoints"
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass  # checked below, whoever made it
-    except OSError as exc:
-        raise CheckpointDirError(
-            f"cannot create the checkpoint folder {path}: {exc.strerror}"
-        ) from None
-    else:
-        os.chmod(path, 0o700)  # mkdir's mode went through the umask
-    try:
-        st = os.lstat(path)
-    except OSError as exc:
-        raise CheckpointDirError(
-            f"cannot inspect the checkpoint folder {path}: {exc.strerror}"
-        ) from None
-    problem = private_dir_problem(st, os.getuid())
-    if problem is not None:
-        raise CheckpointDirError(
-            f"refusing the checkpoint folder {path}: {problem}. Move it away (the session's "
-            "checkpoints start anew) or set checkpoints = false"
-        )
-    return path
+    return claim_private_dir(
+        session_path.parent / f"{session_path.stem}.checkpoints",
+        what="the checkpoint folder",
+        advice="Move it away (the session's checkpoints start anew) or set checkpoints = false",
+        error=CheckpointDirError,
+    )

@@ -44,6 +44,7 @@ from orchestrator.config.sections import JobsConfig
 from orchestrator.core.history import SystemMessage
 from orchestrator.core.tool_output import utf8_cut
 from orchestrator.protocol import JobData
+from orchestrator.protocol.filling import to_data
 
 if TYPE_CHECKING:
     from orchestrator.adapters.procs import Ledger
@@ -333,18 +334,7 @@ class Jobs:
 
     def data(self) -> list[JobData]:
         """The jobs as ``status`` reports them."""
-        return [
-            JobData(
-                id=job.id,
-                command=job.command,
-                state=job.state,
-                exit_code=job.exit_code,
-                started_ms=job.started_ms,
-                ended_ms=job.ended_ms,
-                output_bytes=job.output_bytes,
-            )
-            for job in self._jobs.values()
-        ]
+        return [to_data(JobData, job) for job in self._jobs.values()]
 
     def still_running(self, how: str) -> str | None:
         """The alert for a turn that was paused or cancelled (``how``) while jobs run."""

@@ -6,9 +6,29 @@ and output tails have a byte budget, so a pod with many jobs never floods a requ
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from orchestrator.core.exits import exit_text
+
+__all__ = [
+    "COMMAND_CHARS",
+    "CRASH_TAIL_BYTES",
+    "LISTED_JOBS",
+    "CrashedJob",
+    "JobLine",
+    "change_note",
+    "crash_alert",
+    "crash_note",
+    "duration",
+    "exit_text",  # the one text of an exit code (core/exits), which the job words use
+    "how_it_ended",
+    "limit_refusal",
+    "running_text",
+    "short_command",
+    "size",
+    "still_running_alert",
+]
 
 COMMAND_CHARS = 60
 """A job's command is shown up to this many characters."""
@@ -56,18 +76,6 @@ def size(count: int) -> str:
     if count < 1_000_000_000:
         return f"{count / 1_000_000:.1f} MB"
     return f"{count / 1_000_000_000:.1f} GB"
-
-
-def exit_text(code: int | None) -> str:
-    """``exit 0``, ``killed by SIGTERM``, or ``exit unknown``."""
-    if code is None:
-        return "exit unknown"
-    if code >= 0:
-        return f"exit {code}"
-    try:
-        return f"killed by {signal.Signals(-code).name}"
-    except ValueError:
-        return f"killed by signal {-code}"
 
 
 def how_it_ended(line: JobLine) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from orchestrator.capabilities.subpods.launcher import (
     RunningChild,
 )
 from orchestrator.capabilities.subpods.parent import RelayedAnswer, RelayedInput
+from orchestrator.core.exits import exit_text
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
     ApprovalRequestData,
@@ -39,6 +39,7 @@ from orchestrator.protocol import (
     ElicitationRequestData,
     StatusData,
 )
+from orchestrator.protocol.filling import to_data
 
 log = logging.getLogger(__name__)
 
@@ -112,17 +113,10 @@ class Child:
 
     def view(self) -> ChildData:
         """The child as ``status`` and the ``child`` event show it."""
-        return ChildData(
-            call_id=self.record.call_id,
-            name=self.name,
-            state=self.state,
-            tool=self.tool,
-            tokens=self.tokens,
-            agent=self.record.agent,
-            session=self.record.session,
-            socket=str(self.socket),
-            tail=self.tail,
-        )
+        return to_data(
+            ChildData, self.record, name=self.name, state=self.state, tool=self.tool,
+            tokens=self.tokens, socket=str(self.socket), tail=self.tail,
+        )  # fmt: skip
 
     # -- starting ---------------------------------------------------------------------------
 
@@ -245,10 +239,7 @@ class Child:
         if code is None:
             return "its connection closed"
         if code < 0:
-            try:
-                return f"its process was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"its process was killed by signal {-code}"
+            return f"its process was {exit_text(code)}"
         return f"its process exited with code {code}"
 
     # -- internals --------------------------------------------------------------------------

@@ -19,7 +19,6 @@ import asyncio
 import codecs
 import logging
 import os
-import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -32,6 +31,8 @@ from orchestrator.adapters.sandbox.hints import sandbox_hint
 from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
 from orchestrator.capabilities.tools.environment import tool_environment
+from orchestrator.capabilities.tools.timeouts import TimeoutCeiling, timeout_field
+from orchestrator.core.exits import exit_text
 
 if TYPE_CHECKING:
     from orchestrator.adapters.sandbox.plant_guard import PlantGuard
@@ -66,15 +67,6 @@ def _headline(command: str) -> str:
     return flat[:SUMMARY_COMMAND_CHARS] + "…"
 
 
-def _exit_text(code: int) -> str:
-    if code >= 0:
-        return f"exit {code}"
-    try:
-        return f"killed by {signal.Signals(-code).name}"
-    except ValueError:
-        return f"killed by signal {-code}"
-
-
 async def _pump(stream: asyncio.StreamReader, partial: list[str]) -> None:
     """Decode output into ``partial`` as it arrives, until end of file."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -92,11 +84,15 @@ async def _pump(stream: asyncio.StreamReader, partial: list[str]) -> None:
         partial.append(f"\n[{dropped} more bytes of output not kept]\n")
 
 
+KILLED_AFTER = "Seconds before the command is killed"
+"""What ``bash``'s ``timeout_s`` bounds, in its schema."""
+
+
 class BashArgs(ToolArgs):
     """``bash``'s arguments; the timeout's ceiling is per tool, from the config."""
 
     command: str = Field(description="The command line to run.")
-    timeout_s: float | None = Field(None, gt=0, description="Seconds before the command is killed.")
+    timeout_s: float | None = timeout_field(KILLED_AFTER)
     background: bool = Field(
         False,
         description="Start the command as a background job and return at once with its id "
@@ -166,19 +162,10 @@ class BashTool(TypedTool[BashArgs]):
         self.jobs: Jobs | None = None
         """The pod's background jobs, for ``background: true`` (set by the pod; None: such a
         call is refused)."""
-        self.max_timeout_s = max_timeout_s
-        self.default_timeout_s = min(default_timeout_s, max_timeout_s)
-        # A longer timeout than the ceiling is not refused but shortened to it, so the schema
-        # states the ceiling rather than the model enforcing it.
-        super().__init__(
-            schema_overrides={
-                "timeout_s": {
-                    "maximum": max_timeout_s,
-                    "description": f"Seconds before the command is killed "
-                    f"(default {self.default_timeout_s:g}, at most {max_timeout_s:g}).",
-                }
-            }
-        )
+        self.timeout = TimeoutCeiling.of(default_timeout_s, max_timeout_s)
+        self.max_timeout_s = self.timeout.max_s
+        self.default_timeout_s = self.timeout.default_s
+        super().__init__(schema_overrides=self.timeout.schema(KILLED_AFTER))
 
     async def execute(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         """Run the command; on cancellation kill its process group and re-raise."""
@@ -190,8 +177,7 @@ class BashTool(TypedTool[BashArgs]):
             if before is not None and self.planting is not None:
                 self.planting.last = before  # what the job plants is held at a later check
             return await self._start_job(args, ctx, before)
-        requested = self.default_timeout_s if args.timeout_s is None else args.timeout_s
-        timeout_s = min(requested, self.max_timeout_s)
+        timeout_s = self.timeout.seconds(args.timeout_s)
         headline = _headline(command)
         argv = await self._argv(command, args, ctx.call_id, before)
         try:
@@ -247,7 +233,7 @@ class BashTool(TypedTool[BashArgs]):
                 output += ("\n" if output and not output.endswith("\n") else "") + hint
         if note:
             output += ("\n" if output and not output.endswith("\n") else "") + note
-        return ToolOutput(summary=f"bash: {headline} — {_exit_text(code)}", content=output or None)
+        return ToolOutput(summary=f"bash: {headline} — {exit_text(code)}", content=output or None)
 
     def _sandboxed(self, args: BashArgs) -> bool:
         """Whether this call runs in the sandbox."""

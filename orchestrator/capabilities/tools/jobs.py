@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from orchestrator.capabilities.jobs.report import exit_text, size
+from orchestrator.capabilities.jobs.report import size
 from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
 from orchestrator.capabilities.tools.base import ToolContext, ToolOutput
+from orchestrator.capabilities.tools.timeouts import TimeoutCeiling, timeout_field
+from orchestrator.core.exits import exit_text
 
 if TYPE_CHECKING:
     from orchestrator.capabilities.jobs import Job, Jobs, OutputChunk
@@ -43,11 +45,15 @@ class JobOutputArgs(ToolArgs):
     )
 
 
+WAITS_AT_MOST = "Seconds to wait at most"
+"""What ``job_wait``'s ``timeout_s`` bounds, in its schema."""
+
+
 class JobWaitArgs(ToolArgs):
     """``job_wait``'s arguments; the timeout's ceiling comes from the config."""
 
     id: str = JOB_ID
-    timeout_s: float | None = Field(None, gt=0, description="Seconds to wait at most.")
+    timeout_s: float | None = timeout_field(WAITS_AT_MOST)
 
 
 class JobKillArgs(ToolArgs):
@@ -141,23 +147,13 @@ class JobWaitTool(TypedTool[JobWaitArgs]):
     ) -> None:
         self.jobs = jobs
         self.max_bytes = max(1024, max_bytes)
-        self.max_timeout_s = max_timeout_s
-        self.default_timeout_s = min(default_timeout_s, max_timeout_s)
-        super().__init__(
-            schema_overrides={
-                "timeout_s": {
-                    "maximum": max_timeout_s,
-                    "description": f"Seconds to wait at most (default "
-                    f"{self.default_timeout_s:g}, at most {max_timeout_s:g}).",
-                }
-            }
-        )
+        self.timeout = TimeoutCeiling.of(default_timeout_s, max_timeout_s)
+        super().__init__(schema_overrides=self.timeout.schema(WAITS_AT_MOST))
 
     async def execute(self, args: JobWaitArgs, ctx: ToolContext) -> ToolOutput:
         """Wait; a cancellation (pause) stops only the waiting, never the job."""
         job = self.jobs.get(args.id)
-        requested = self.default_timeout_s if args.timeout_s is None else args.timeout_s
-        await self.jobs.wait(job, min(requested, self.max_timeout_s))
+        await self.jobs.wait(job, self.timeout.seconds(args.timeout_s))
         chunk = self.jobs.read(job, job.shown, self.max_bytes)
         return _chunk_output(job, chunk, "job_wait")
 

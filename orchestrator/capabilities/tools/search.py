@@ -71,7 +71,10 @@ def glob_to_regex(pattern: str) -> WholeMatch:
 
 
 class _Stopped(Exception):
-    """The awaiting task was cancelled; the worker thread gives up."""
+    """The awaiting task was cancelled; the worker thread gives up.
+
+    A signal, not a failure (outside the error tree: it only unwinds the worker thread and
+    must never be reported as the search's error)."""
 
 
 @dataclass(slots=True)

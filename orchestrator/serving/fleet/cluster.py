@@ -19,6 +19,7 @@ import ray
 from pydantic import BaseModel
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+from orchestrator.protocol.filling import to_data
 from orchestrator.serving.fleet.directory import (
     NAMESPACE,
     Directory,
@@ -267,13 +268,7 @@ def _line(
 ) -> PodLine:
     """How ``pod fleet status`` shows a pod: what its host says, else what the directory and
     the cluster's live machines say."""
-    line = PodLine(
-        pod=placement.pod,
-        host=placement.host,
-        node=placement.node,
-        epoch=placement.epoch,
-        pinned_machine=placement.pinned_machine,
-    )
+    line = to_data(PodLine, placement)
     why = placement.unavailable(live_machines)
     if why is not None:
         return line.model_copy(update={"state": "unavailable", "why": why})

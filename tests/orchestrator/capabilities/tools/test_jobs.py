@@ -159,3 +159,15 @@ def test_permission_kinds(tmp_path: Path, mode: str, verdicts: list[str]) -> Non
     decided = [policy.decide(t.name, tool_kind(t), {"id": "j1"}).verdict for t in tools]
     assert decided == verdicts
     assert [t.side_effects for t in tools] == [False, False, False]
+
+
+def test_a_timeout_ceiling_shortens_what_is_asked_and_states_itself() -> None:
+    from orchestrator.capabilities.tools.timeouts import TimeoutCeiling
+
+    ceiling = TimeoutCeiling.of(500, 90)
+    assert ceiling.default_s == 90  # a default above the ceiling is lowered to it
+    assert (ceiling.seconds(None), ceiling.seconds(10), ceiling.seconds(1000)) == (90, 10, 90)
+    assert ceiling.schema("Seconds to wait at most")["timeout_s"] == {
+        "maximum": 90,
+        "description": "Seconds to wait at most (default 90, at most 90).",
+    }
