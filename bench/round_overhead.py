@@ -36,6 +36,7 @@ from bench._common import (
     row,
     scratch_workspace,
 )
+from orchestrator.runtime.controller import conversation
 
 NAME = "round_overhead"
 SIZES = (10, 1_000, 10_000)
@@ -167,7 +168,7 @@ class OverheadPod:
         b = Buckets()
         c = self.controller
         targets: list[tuple[object, str, str]] = [
-            (c, "wire_messages", "wire build"),
+            (conversation, "wire_messages", "wire build"),
             (c.validator, "validate", "validator (turn)"),
             (self.provider._validator, "validate", "validator (scripted provider)"),
             (c.machine, "send", "machine transitions"),

@@ -1,5 +1,5 @@
 """Start-up cost of the command line: ``pod --help``, ``pod run --help``, ``import cli.main``,
-and a one-shot ``pod run`` to the model's first request (:mod:`bench.startup_run`).
+and a one-shot ``pod run`` to the model's first request (:mod:`bench._startup_run`).
 
 Each figure is the median wall time of fresh subprocesses. ``python -c pass`` is measured
 too, so the CLI's own share is visible, and ``python -c "import anthropic"``: the SDK's import
@@ -136,7 +136,7 @@ _HELP_BODY = (
 
 def run(quick: bool = False) -> Result:
     """The benchmark; ``quick`` takes two runs of each command."""
-    from bench.startup_run import run_figures
+    from bench._startup_run import run_figures
 
     runs = QUICK_RUNS if quick else RUNS
     run_runs = QUICK_RUNS if quick else RUN_RUNS

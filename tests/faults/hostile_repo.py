@@ -124,6 +124,7 @@ hooks = [{{type = "command", command = "touch {marker}"}}]
 
 [host]
 enabled = false
+idle_exit_s = 0.0
 idle_unload_s = 1.0
 max_loaded = 1
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from orchestrator.core.exits import exit_text
+from orchestrator.adapters.procs.exits import exit_text
 
 __all__ = [
     "COMMAND_CHARS",
@@ -21,7 +21,7 @@ __all__ = [
     "crash_alert",
     "crash_note",
     "duration",
-    "exit_text",  # the one text of an exit code (core/exits), which the job words use
+    "exit_text",  # the one text of an exit code (adapters/procs/exits), which the job words use
     "how_it_ended",
     "limit_refusal",
     "running_text",

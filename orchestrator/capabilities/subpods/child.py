@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.adapters.mcp.forms import FormError
+from orchestrator.adapters.procs.exits import exit_text
 from orchestrator.adapters.session import ChildRecord
 from orchestrator.capabilities.subpods.launcher import (
     ChildConnection,
@@ -31,7 +32,6 @@ from orchestrator.capabilities.subpods.launcher import (
     RunningChild,
 )
 from orchestrator.capabilities.subpods.parent import RelayedAnswer, RelayedInput
-from orchestrator.core.exits import exit_text
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
     ApprovalRequestData,

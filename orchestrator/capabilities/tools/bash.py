@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from orchestrator.adapters.procs import Keeper, Ledger, Supervised, Supervision, spawn
+from orchestrator.adapters.procs.exits import exit_text
 from orchestrator.adapters.sandbox.bwrap import SandboxUnavailable
 from orchestrator.adapters.sandbox.hints import sandbox_hint
 from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
 from orchestrator.capabilities.tools.environment import tool_environment
 from orchestrator.capabilities.tools.timeouts import TimeoutCeiling, timeout_field
-from orchestrator.core.exits import exit_text
 
 if TYPE_CHECKING:
     from orchestrator.adapters.sandbox.plant_guard import PlantGuard

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from orchestrator.adapters.procs.exits import exit_text
 from orchestrator.capabilities.jobs.report import size
 from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
 from orchestrator.capabilities.tools.base import ToolContext, ToolOutput
 from orchestrator.capabilities.tools.timeouts import TimeoutCeiling, timeout_field
-from orchestrator.core.exits import exit_text
 
 if TYPE_CHECKING:
     from orchestrator.capabilities.jobs import Job, Jobs, OutputChunk

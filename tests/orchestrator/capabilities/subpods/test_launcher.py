@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestrator.capabilities.subpods import SubpodsConfig
 from orchestrator.capabilities.subpods.children import Children
 from orchestrator.capabilities.subpods.launcher import ChildLinkError, ChildStart, RunningChild
 from orchestrator.capabilities.subpods.parent import ParentLinks
 from orchestrator.capabilities.subpods.spec import ChildRequest
 from orchestrator.capabilities.tools.base import PartialOutput
 from orchestrator.config.model import PodConfig
+from orchestrator.config.subpods import SubpodsConfig
 
 
 class RefusingLauncher:

@@ -1,4 +1,4 @@
-"""How a process ended, in words: the one text for an exit code (pure).
+"""How a process ended, in words: the one text for an exit code.
 
 Exit codes follow asyncio's convention: negative is the signal that killed the process.
 """
