@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.config.permissions import WIDENING_MODES
-from orchestrator.core.interceptors import HookEvent
+from orchestrator.core.hook_events import HookEvent
 
 GRANTS: dict[str, str | None] = {
     "name": "--name NAME",

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from orchestrator.core.interceptors import HookEvent
+from orchestrator.core.hook_events import HookEvent
 
 DEFAULT_TIMEOUT_S = 60.0
 """Claude Code's default: a hook that says nothing for a minute is ended."""

@@ -52,8 +52,8 @@ from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.config.sandbox import SandboxConfig
 from orchestrator.config.sections import JobsConfig, MemoryConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
+from orchestrator.core.limits import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.core.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
-from orchestrator.core.tool_output import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.core.usage import DEFAULT_PRICES, Prices, prices_for
 
 __all__ = [

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, Literal, Protocol, TypeAlias
 
 from orchestrator.core.history import Item, SystemMessage, ToolUseBlock, UserMessage
+from orchestrator.core.hook_events import HookEvent
 
 __all__ = [
     "INTERCEPTOR_EVENTS",
@@ -51,21 +51,6 @@ __all__ = [
     "TurnEndAction",
     "hook_note",
 ]
-
-
-class HookEvent(StrEnum):
-    """Where a turn can be intercepted: one list, for command hooks (``[hooks]``) and the
-    in-process interceptors alike. The names are Claude Code's, so its users' hook scripts
-    run unchanged (docs/hooks.md)."""
-
-    PRE_TOOL_USE = "PreToolUse"
-    POST_TOOL_USE = "PostToolUse"
-    USER_PROMPT_SUBMIT = "UserPromptSubmit"
-    STOP = "Stop"
-    SUBAGENT_STOP = "SubagentStop"
-    PRE_COMPACT = "PreCompact"
-    SESSION_START = "SessionStart"
-    NOTIFICATION = "Notification"
 
 
 @dataclass(frozen=True, slots=True)

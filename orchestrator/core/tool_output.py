@@ -13,10 +13,7 @@ from dataclasses import dataclass, replace
 from orchestrator.core.documents import DocumentData
 from orchestrator.core.history import INTERRUPTED_SUMMARY
 from orchestrator.core.images import ImageData
-
-TOOL_OUTPUT_MAX_BYTES = 16 * 1024
-"""Default cap on a tool result's content and on a resolved ``@file`` body (the config's
-``tool_output_max_bytes`` and ``file_ref_max_bytes`` default to it)."""
+from orchestrator.core.limits import TOOL_OUTPUT_MAX_BYTES
 
 SUMMARY_THRESHOLD = 300
 """A string result up to this many UTF-8 bytes is its own summary, with no content."""
