@@ -10,6 +10,7 @@ from cli.errors import CliError
 from cli.pods.start import ensure_host, host_config, provider_settings
 from cli.start_options import StartOptions
 from orchestrator.config.paths import runtime_dir
+from orchestrator.serving.start_timeout import START_TIMEOUT_S
 
 if TYPE_CHECKING:
     from cli.acp import LaunchedPod
@@ -29,7 +30,7 @@ async def launch_serve_process(
     name: str,
     serve_args: list[str],
     stdin_data: bytes | None = None,
-    timeout_s: float = 15.0,
+    timeout_s: float = START_TIMEOUT_S,
 ) -> LaunchedPod:
     """Start ``pod serve`` for a workspace as a child process (``pod acp``'s pods).
 

@@ -15,6 +15,7 @@ from cli.errors import CliError
 from cli.pods.discovery import PodInfo, default_name, live_pod
 from cli.start_options import StartOptions
 from orchestrator.config.paths import UnsafePathError, is_pod_name, open_private_log, runtime_dir
+from orchestrator.serving.start_timeout import START_TIMEOUT_S
 
 if TYPE_CHECKING:
     from orchestrator.config.model import PodConfig
@@ -58,7 +59,7 @@ def spawn_pod(
     workspace: Path,
     *,
     extra_args: list[str] | None = None,
-    timeout_s: float = 15.0,
+    timeout_s: float = START_TIMEOUT_S,
     name: str | None = None,
 ) -> PodInfo:
     """Start ``pod serve`` for a workspace as a background process that outlives the caller
@@ -201,7 +202,7 @@ def refuse_other_host_settings(live: PodInfo) -> None:
         raise CliError(mismatch_message([str(name) for name in differ], pod=live.name))
 
 
-HOST_START_TIMEOUT_S = 15.0
+HOST_START_TIMEOUT_S = START_TIMEOUT_S
 
 
 def ensure_host() -> None:

@@ -22,6 +22,7 @@ from orchestrator.adapters.procs import Supervised, Supervision, spawn
 from orchestrator.config.paths import UnsafePathError, open_private_log
 from orchestrator.errors import PodRuntimeError
 from orchestrator.serving.server import socket_is_live
+from orchestrator.serving.start_timeout import START_TIMEOUT_S
 
 SERVE_MODULE = ("-m", "cli", "serve")
 """How a pod process is started: this installation's own ``pod serve``."""
@@ -48,7 +49,7 @@ async def start_serve_process(
     serve_args: list[str],
     supervision: Supervision,
     stdin_data: bytes | None = None,
-    timeout_s: float = 15.0,
+    timeout_s: float = START_TIMEOUT_S,
 ) -> ServeProcess:
     """Start ``pod serve`` in ``workspace`` and wait until it listens on ``socket``.
 
