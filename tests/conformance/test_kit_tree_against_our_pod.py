@@ -53,7 +53,9 @@ def broken_tree_pod(fault: str) -> list[str]:
 
 @pytest.mark.parametrize("hold", TREE_HOLDS)
 def test_every_tree_case_passes_against_our_pod(tmp_path: Path, hold: str) -> None:
-    code, data = run_kit(tmp_path, [f"tree-{hold}-*"], OUR_POD)
+    # A generous wait (the tree's own is three times it): a tree case starts two child pods,
+    # which on a busy machine took past the default 30 s to reach run_end.
+    code, data = run_kit(tmp_path, [f"tree-{hold}-*"], OUR_POD, "--timeout", "40")
     failed = {r["id"]: r["reasons"] for r in data["rows"] if r["outcome"] != "passed"}
     assert code == 0 and data["ok"] and not failed, failed
     assert [r["id"] for r in data["rows"]] == [f"tree-{hold}-{a}" for a in TREE_ACTIONS]
