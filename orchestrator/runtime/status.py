@@ -16,6 +16,7 @@ from orchestrator.config.hooks import HookCommand, HooksConfig
 from orchestrator.config.model import PodConfig
 from orchestrator.core.usage import TokenUsage
 from orchestrator.protocol import ContextData, HookData, StatusData
+from orchestrator.protocol.filling import to_data
 from orchestrator.runtime.context import ContextSize
 from orchestrator.runtime.status_source import StatusSource
 from states import PublicStatus, leaf_state, public_status
@@ -38,12 +39,7 @@ __all__ = [
 
 def context_data(size: ContextSize) -> ContextData:
     """How full the window is, as the protocol reports it."""
-    return ContextData(
-        used=size.used,
-        window=size.window,
-        percent=size.percent,
-        compact_at=round(100 * size.compact_at),
-    )
+    return to_data(ContextData, size, compact_at=round(100 * size.compact_at))
 
 
 def session_cost(config: PodConfig, model: str, usage: TokenUsage) -> float | None:
