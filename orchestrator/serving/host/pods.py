@@ -257,6 +257,7 @@ class PodSet:
         if self._leaving is not None:
             self._leaving.cancel()
             self._leaving = None
+            log.info("a pod came; staying")
 
     def _leave_if_still_empty(self) -> None:
         self._leaving = None
