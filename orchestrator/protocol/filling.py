@@ -18,11 +18,22 @@ __all__ = ["to_data"]
 T = TypeVar("T")
 
 
-def _field_names(model: type[Any]) -> list[str]:
+_NAMES: dict[type[Any], tuple[str, ...]] = {}
+"""Each model's field names, worked out once: :func:`to_data` runs for every committed item."""
+
+
+def _field_names(model: type[Any]) -> tuple[str, ...]:
+    known = _NAMES.get(model)
+    if known is None:
+        known = _NAMES[model] = _names_of(model)
+    return known
+
+
+def _names_of(model: type[Any]) -> tuple[str, ...]:
     if isinstance(model, type) and issubclass(model, BaseModel):
-        return list(model.model_fields)
+        return tuple(model.model_fields)
     if dataclasses.is_dataclass(model):
-        return [field.name for field in dataclasses.fields(model)]
+        return tuple(field.name for field in dataclasses.fields(model))
     raise TypeError(f"{model.__name__} is neither a pydantic model nor a dataclass")
 
 
