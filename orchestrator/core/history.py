@@ -30,10 +30,13 @@ INTERRUPT_NOTE = "[The previous turn was interrupted by the user. The user's nex
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextBlock:
-    """Assistant text."""
+    """Assistant text, with the citations the API attached (a server tool's sources)."""
 
     type: Literal["text"] = "text"
     text: str
+    citations: Annotated[list[dict[str, Any]] | None, Field(exclude_if=lambda v: v is None)] = None
+    """The citations exactly as the API sent them (``encrypted_index`` included): they go
+    back byte for byte; None when the text cites nothing."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,9 +66,61 @@ class ToolUseBlock:
     input: dict[str, Any] = field(default_factory=dict)
 
 
+SERVER_TOOL_ID_PREFIX = "srvtoolu_"
+"""How the API's ids of server tool calls begin (client calls begin ``toolu_``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerToolUseBlock:
+    """A call the API ran itself (web search, web fetch): the pod never answers it.
+
+    Its result is a :class:`ServerToolResultBlock` in the same assistant content (or, when the
+    model also called a client tool, at the start of the next assistant content).
+    """
+
+    type: Literal["server_tool_use"] = "server_tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = field(default_factory=dict)
+    extra: Annotated[dict[str, Any], Field(exclude_if=lambda v: not v)] = field(
+        default_factory=dict
+    )
+    """Fields the API sent that the pod does not read (``caller``): sent back as they came."""
+
+
+SERVER_RESULT_TYPES = ("web_search_tool_result", "web_fetch_tool_result")
+"""The result blocks of the server tools the pod declares."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerToolResultBlock:
+    """What a server tool returned: its ``content`` is kept exactly as the API sent it.
+
+    The content holds ``encrypted_content`` the API reads back; it is opaque to the pod and
+    must come back byte for byte, so it stays the API's JSON rather than a model of it.
+    """
+
+    type: Literal["web_search_tool_result", "web_fetch_tool_result"]
+    tool_use_id: str
+    content: Any
+    extra: Annotated[dict[str, Any], Field(exclude_if=lambda v: not v)] = field(
+        default_factory=dict
+    )
+    """Fields the API sent that the pod does not read (``caller``): sent back as they came."""
+
+
 Block: TypeAlias = Annotated[
-    TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock, Field(discriminator="type")
+    TextBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | ToolUseBlock
+    | ServerToolUseBlock
+    | ServerToolResultBlock,
+    Field(discriminator="type"),
 ]
+
+SERVER_BLOCKS = (ServerToolUseBlock, ServerToolResultBlock)
+"""Blocks of the API's own tool loop: kept, sent back and moved only together."""
 
 REDACTED_THINKING = "[redacted thinking: the API sent it encrypted]"
 OMITTED_THINKING = '[thinking omitted: the request asked for display "omitted"]'
@@ -109,6 +164,16 @@ class AssistantMessage:
     def tool_uses(self) -> list[ToolUseBlock]:
         """The tool calls of this message, in order."""
         return [b for b in self.blocks if isinstance(b, ToolUseBlock)]
+
+    @property
+    def server_calls(self) -> list[ServerToolUseBlock]:
+        """The server tool calls of this message (the API runs them), in order."""
+        return [b for b in self.blocks if isinstance(b, ServerToolUseBlock)]
+
+    @property
+    def server_results(self) -> list[ServerToolResultBlock]:
+        """The server tool results of this message, in order."""
+        return [b for b in self.blocks if isinstance(b, ServerToolResultBlock)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,6 +30,8 @@ from typing import Any
 from orchestrator.core.history import (
     Block,
     RedactedThinkingBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolResult,
@@ -141,8 +143,10 @@ def normalize_reply(blocks: Sequence[Block], *, earlier_ids: Collection[str]) ->
             # Signed: any change is a 400 on the next request. Only a reply no JSON encoder
             # could store (lone surrogates, which the API does not send) is changed at all.
             out.append(replace(block, thinking=thinking, signature=signature) if changed else block)
-        elif isinstance(block, RedactedThinkingBlock):
-            out.append(block)  # opaque and signed: kept byte for byte
+        elif isinstance(block, (RedactedThinkingBlock, ServerToolUseBlock, ServerToolResultBlock)):
+            # Opaque (signed, or the API's own tool loop with encrypted content): kept byte for
+            # byte. A server call's id is the API's to keep: its result refers to it.
+            out.append(block)
         else:
             call, n = _normal_call(block, used, renamed, refused, answers)
             replaced += n

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,6 +25,11 @@ class TokenUsage:
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     output_tokens: int = 0
+    # Left out of the session file when zero: most requests search nothing.
+    web_search_requests: Annotated[int, Field(exclude_if=lambda v: v == 0)] = 0
+    """Searches the API's web search tool ran for this request (billed per search)."""
+    web_fetch_requests: Annotated[int, Field(exclude_if=lambda v: v == 0)] = 0
+    """Pages the API's web fetch tool read for this request."""
 
     @property
     def context_tokens(self) -> int:
@@ -37,6 +43,8 @@ class TokenUsage:
             + other.cache_creation_input_tokens,
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            web_search_requests=self.web_search_requests + other.web_search_requests,
+            web_fetch_requests=self.web_fetch_requests + other.web_fetch_requests,
         )
 
 

@@ -20,6 +20,8 @@ from orchestrator.core.history import (
     AssistantMessage,
     Item,
     RedactedThinkingBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     SystemMessage,
     TextBlock,
     ThinkingBlock,
@@ -35,7 +37,10 @@ def assistant_blocks(item: AssistantMessage) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for block in item.blocks:
         if isinstance(block, TextBlock):
-            if block.text.strip():
+            if block.citations is not None:
+                # Cited text goes back whatever it holds: the citations point into it.
+                out.append({"type": "text", "text": block.text, "citations": block.citations})
+            elif block.text.strip():
                 out.append({"type": "text", "text": block.text})
         elif isinstance(block, ThinkingBlock):
             out.append(
@@ -46,6 +51,25 @@ def assistant_blocks(item: AssistantMessage) -> list[dict[str, Any]]:
         elif isinstance(block, ToolUseBlock):
             out.append(
                 {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+            )
+        elif isinstance(block, ServerToolUseBlock):
+            out.append(
+                {
+                    "type": "server_tool_use",
+                    "id": block.id,
+                    "name": block.name,
+                    "input": block.input,
+                    **block.extra,
+                }
+            )
+        elif isinstance(block, ServerToolResultBlock):
+            out.append(
+                {
+                    "type": block.type,
+                    "tool_use_id": block.tool_use_id,
+                    "content": block.content,
+                    **block.extra,
+                }
             )
     return out
 

@@ -12,10 +12,14 @@ from orchestrator.protocol.data import EventData
 
 __all__ = [
     "AlertData",
+    "CitationData",
     "ErrorCode",
     "ErrorData",
     "RunEndData",
     "RunResult",
+    "ServerToolCallData",
+    "ServerToolResultData",
+    "SourceData",
     "SystemNoteData",
     "TextData",
     "ThinkingData",
@@ -122,6 +126,42 @@ class ToolResultData(EventData):
     """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""
 
 
+class ServerToolCallData(EventData):
+    """The API began one of its own tools: a web search (``input.query``) or a web fetch
+    (``input.url``). The pod does not run it and nobody approves it."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class SourceData(EventData):
+    """A page a server tool's result lists."""
+
+    url: str
+    title: str | None = None
+
+
+class ServerToolResultData(EventData):
+    """A server tool's result, as people see it (the encrypted content stays in history)."""
+
+    id: str
+    """The server call it answers."""
+    name: str
+    """``web_search`` or ``web_fetch``."""
+    sources: list[SourceData]
+    error_code: str | None = None
+    """Why the call failed (``max_uses_exceeded``, ``too_many_requests``, ``unavailable``…)."""
+
+
+class CitationData(EventData):
+    """The text being streamed cites a source."""
+
+    url: str | None = None
+    title: str | None = None
+    cited_text: str = ""
+
+
 class UsageData(EventData):
     """Token usage of one request, by kind, as the API reported it."""
 
@@ -130,6 +170,10 @@ class UsageData(EventData):
     output_tokens: int
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    web_search_requests: int = 0
+    """Searches the API's web search tool ran for the request."""
+    web_fetch_requests: int = 0
+    """Pages the API's web fetch tool read for the request."""
 
 
 class TurnEndData(EventData):

@@ -16,11 +16,14 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel
 
 from orchestrator.adapters.providers.base import (
+    CitationDelta,
     PromptTooLongError,
     Provider,
     ProviderError,
     ProviderRequest,
     ResponseComplete,
+    ServerToolCall,
+    ServerToolResult,
     TextDelta,
     ThinkingDelta,
     ToolCallArgsDelta,
@@ -33,10 +36,15 @@ from orchestrator.core.interceptors import ContinueWithMessages, Pause
 from orchestrator.core.model_output import normalize_reply
 from orchestrator.core.prompt_cache import CacheTTL
 from orchestrator.core.repair import pending_tool_calls
+from orchestrator.core.server_tools import cited_source, summarize_result
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.validator import IncrementalValidator
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
+    CitationData,
+    ServerToolCallData,
+    ServerToolResultData,
+    SourceData,
     TextData,
     ThinkingData,
     ToolCallArgsDeltaData,
@@ -328,6 +336,8 @@ class Turn:
                     emit("tool_call_start", ToolCallStartData(id=event.id, name=event.name))
                 elif isinstance(event, ThinkingDelta):
                     emit("thinking_delta", ThinkingData(text=event.text))
+                elif isinstance(event, (ServerToolCall, ServerToolResult, CitationDelta)):
+                    self._emit_server_tool(event)
                 elif isinstance(event, ResponseComplete):
                     emit("usage", UsageData(**asdict(event.usage)))
                     return self._commit_response(event)
@@ -336,6 +346,28 @@ class Turn:
         except ProviderError as exc:
             raise TurnError(str(exc), code="provider_error") from exc
         raise TurnError("the provider's stream ended without a complete response")
+
+    def _emit_server_tool(self, event: ServerToolCall | ServerToolResult | CitationDelta) -> None:
+        """Tell clients what the API's own tools are doing (they run on the API's side)."""
+        if isinstance(event, ServerToolCall):
+            data: ServerToolCallData | ServerToolResultData | CitationData = ServerToolCallData(
+                id=event.id, name=event.name, input=event.input
+            )
+            self.host.emit("server_tool_call", data)
+        elif isinstance(event, ServerToolResult):
+            summary = summarize_result(event.block)
+            sources = [SourceData(url=s.url, title=s.title) for s in summary.sources]
+            data = ServerToolResultData(
+                id=event.block.tool_use_id,
+                name=summary.name,
+                sources=sources,
+                error_code=summary.error_code,
+            )
+            self.host.emit("server_tool_result", data)
+        else:
+            cited = cited_source(event.citation)
+            data = CitationData(url=cited.url, title=cited.title, cited_text=cited.cited_text)
+            self.host.emit("citation", data)
 
     def _commit_response(self, response: ResponseComplete) -> AssistantMessage | None:
         # Nothing the API would refuse later is stored: one bad reply must not break the session.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from orchestrator.adapters.providers.base import (
     AlertCallback,
+    CitationDelta,
     Provider,
     ProviderConfigError,
     ProviderError,
@@ -16,6 +17,8 @@ from orchestrator.adapters.providers.base import (
     ProviderRequest,
     ProviderStreamError,
     ResponseComplete,
+    ServerToolCall,
+    ServerToolResult,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
@@ -26,6 +29,7 @@ from orchestrator.adapters.providers.base import (
 
 __all__ = [
     "AlertCallback",
+    "CitationDelta",
     "Provider",
     "ProviderConfigError",
     "ProviderError",
@@ -33,6 +37,8 @@ __all__ = [
     "ProviderRequest",
     "ProviderStreamError",
     "ResponseComplete",
+    "ServerToolCall",
+    "ServerToolResult",
     "StreamEvent",
     "TextDelta",
     "ThinkingDelta",

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
-from orchestrator.core.history import Block
+from orchestrator.core.history import Block, ServerToolResultBlock
 from orchestrator.core.prompt_cache import CacheTTL
 from orchestrator.core.usage import TokenUsage
 from orchestrator.errors import PodRuntimeError
@@ -80,6 +80,29 @@ class ToolCallArgsDelta:
     json: str
 
 
+@dataclass(frozen=True, slots=True)
+class ServerToolCall:
+    """The API began running one of its own tools (web search, web fetch); input complete."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerToolResult:
+    """A server tool's result arrived, as it will be stored."""
+
+    block: ServerToolResultBlock
+
+
+@dataclass(frozen=True, slots=True)
+class CitationDelta:
+    """The text being streamed cites a source (the citation exactly as the API sent it)."""
+
+    citation: dict[str, Any]
+
+
 Usage = TokenUsage
 """Token counts of one request, by kind (see :mod:`orchestrator.core.usage`)."""
 
@@ -94,7 +117,14 @@ class ResponseComplete:
 
 
 StreamEvent: TypeAlias = (
-    TextDelta | ThinkingDelta | ToolCallStart | ToolCallArgsDelta | ResponseComplete
+    TextDelta
+    | ThinkingDelta
+    | ToolCallStart
+    | ToolCallArgsDelta
+    | ServerToolCall
+    | ServerToolResult
+    | CitationDelta
+    | ResponseComplete
 )
 
 

@@ -6,15 +6,6 @@ import json
 from typing import Any
 
 import pytest
-from anthropic.types import (
-    Message,
-    RawContentBlockDeltaEvent,
-    RawContentBlockStartEvent,
-    RawContentBlockStopEvent,
-    RawMessageDeltaEvent,
-    RawMessageStartEvent,
-    RawMessageStopEvent,
-)
 
 from orchestrator.adapters.providers.anthropic_stream import IncompleteStreamError, ResponseBuilder
 from orchestrator.adapters.providers.base import ThinkingDelta
@@ -26,6 +17,7 @@ from orchestrator.core.history import (
     ToolUseBlock,
 )
 from orchestrator.core.wire import assistant_blocks
+from tests.orchestrator.adapters.providers.sdk_events import RawEvents
 
 # What the API sent, block by block, as the next request must carry it back.
 ORIGINAL: list[dict[str, Any]] = [
@@ -38,36 +30,8 @@ ORIGINAL: list[dict[str, Any]] = [
 
 
 def _events() -> list[Any]:
-    message = Message.model_validate(
-        {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "m",
-            "content": [],
-            "stop_reason": None,
-            "usage": {"input_tokens": 10, "output_tokens": 1},
-        }
-    )
-    out: list[Any] = [RawMessageStartEvent(type="message_start", message=message)]
-
-    def start(index: int, block: dict[str, Any]) -> None:
-        out.append(
-            RawContentBlockStartEvent.model_validate(
-                {"type": "content_block_start", "index": index, "content_block": block}
-            )
-        )
-
-    def delta(index: int, body: dict[str, Any]) -> None:
-        out.append(
-            RawContentBlockDeltaEvent.model_validate(
-                {"type": "content_block_delta", "index": index, "delta": body}
-            )
-        )
-
-    def stop(index: int) -> None:
-        out.append(RawContentBlockStopEvent(type="content_block_stop", index=index))
-
+    raw = RawEvents()
+    start, delta, stop = raw.start, raw.delta, raw.stop
     start(0, {"type": "thinking", "thinking": "", "signature": ""})
     delta(0, {"type": "thinking_delta", "thinking": "Read the "})
     delta(0, {"type": "thinking_delta", "thinking": "file first."})
@@ -84,17 +48,7 @@ def _events() -> list[Any]:
     start(4, {"type": "tool_use", "id": "toolu_01", "name": "read_file", "input": {}})
     delta(4, {"type": "input_json_delta", "partial_json": json.dumps({"path": "a.py"})})
     stop(4)
-    out.append(
-        RawMessageDeltaEvent.model_validate(
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-                "usage": {"output_tokens": 42},
-            }
-        )
-    )
-    out.append(RawMessageStopEvent(type="message_stop"))
-    return out
+    return raw.end("tool_use", {"output_tokens": 42})
 
 
 def test_thinking_signatures_and_redacted_blocks_are_assembled_in_order() -> None:
