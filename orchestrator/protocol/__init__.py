@@ -55,6 +55,8 @@ from orchestrator.protocol.events import (
     TurnStartData,
     UsageData,
     UserMessageData,
+    WebData,
+    WebWhyData,
     decode_event,
     encode_event,
 )
@@ -135,6 +137,8 @@ __all__ = [
     "TurnStartData",
     "UsageData",
     "UserMessageData",
+    "WebData",
+    "WebWhyData",
     "decode_event",
     "encode_event",
     "parse_request",

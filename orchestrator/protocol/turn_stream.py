@@ -130,6 +130,10 @@ class UsageData(EventData):
     output_tokens: int
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    web_search_requests: int = 0
+    """Searches the API's web search tool ran for this request."""
+    web_fetch_requests: int = 0
+    """Pages the API's web fetch tool fetched for this request."""
 
 
 class TurnEndData(EventData):
