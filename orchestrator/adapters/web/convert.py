@@ -22,7 +22,9 @@ the page hides with ``display:none``.
 
 from __future__ import annotations
 
+from configparser import ConfigParser
 from dataclasses import dataclass
+from functools import cache
 
 from orchestrator.core.documents import DocumentData, DocumentRefused, pdf_document
 from orchestrator.core.images import IMAGE_MAX_BYTES, ImageData, image_from_bytes
@@ -103,6 +105,7 @@ def html_markdown(body: bytes, charset: str | None, url: str) -> str:
     text = trafilatura.extract(
         html,
         url=url,
+        config=_config(),
         output_format="markdown",
         include_links=True,
         include_tables=True,
@@ -116,6 +119,19 @@ def html_markdown(body: bytes, charset: str | None, url: str) -> str:
         text = trafilatura.html2txt(html) or ""
     text = _without_fingerprint(text.strip())
     return text + "\n" if text else ""
+
+
+@cache
+def _config() -> ConfigParser:
+    """trafilatura's settings, but a short page's main content counts too: by default less
+    than 250 characters of it makes trafilatura fall back to the flat text of the whole page,
+    hidden elements included."""
+    from trafilatura.settings import use_config
+
+    config = use_config()
+    config.set("DEFAULT", "MIN_EXTRACTED_SIZE", "1")
+    config.set("DEFAULT", "MIN_OUTPUT_SIZE", "1")
+    return config
 
 
 def _without_fingerprint(text: str) -> str:

@@ -150,7 +150,7 @@ class Policy:
         """The verdict for one call; ``subject`` is what the pod resolved the call to (by
         default its path is taken as written, normalised on its text)."""
         if tool == WEB_FETCH:
-            return fetch_decision(self, arguments)  # about a domain (permissions.web)
+            return Decision(*fetch_decision(self, arguments))  # a domain (permissions.web)
         if subject is None:
             subject = subject_of(arguments, kind)
         hit = self._first(self.deny, tool, kind, subject) or self._redirected(self.deny, subject)

@@ -14,7 +14,7 @@ a host is, in order:
 
 A bare ``allow = ["read"]`` does not allow every domain: kind rules are about files. A
 rule's pattern is never matched against a URL's path or query. The fetcher asks the same
-question for every redirect it is sent on (:meth:`Policy.decide` with the new URL).
+question for every redirect it is sent on (:func:`host_decision`).
 
 Whether a host may resolve to a private or loopback address is a separate, stricter
 question (:func:`names_host_exactly`): only a configured ``allow`` rule that names the host
@@ -25,16 +25,15 @@ approval prompt says nothing about where it resolves.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal, NamedTuple, Protocol
 
 from orchestrator.capabilities.permissions.rules import KIND_ALIASES, Rule
 from orchestrator.core.web_targets import DOMAIN_PREFIX, domain_matches, domain_pattern, host_of
 
-if TYPE_CHECKING:
-    from orchestrator.capabilities.permissions.policy import Decision, Policy
-
 __all__ = [
     "WEB_FETCH",
+    "FetchVerdict",
+    "Rules",
     "fetch_decision",
     "fetch_grant",
     "host_decision",
@@ -43,6 +42,28 @@ __all__ = [
 
 WEB_FETCH = "web_fetch"
 """The local fetch tool's name."""
+
+
+class Rules(Protocol):
+    """What a fetch is judged by: a policy's mode and rules (:class:`~.policy.Policy`)."""
+
+    @property
+    def mode(self) -> str: ...
+    @property
+    def allow(self) -> list[Rule]: ...
+    @property
+    def ask(self) -> list[Rule]: ...
+    @property
+    def deny(self) -> list[Rule]: ...
+    @property
+    def granted(self) -> list[Rule]: ...
+
+
+class FetchVerdict(NamedTuple):
+    """A verdict on a fetch and why (the policy makes it a ``Decision``)."""
+
+    verdict: Literal["allow", "ask", "deny"]
+    reason: str
 
 
 def _applies(rule: Rule, host: str, *, kind_rules: bool) -> bool:
@@ -69,10 +90,8 @@ def _first(rules: Iterable[Rule], host: str, *, kind_rules: bool = False) -> Rul
     return next((r for r in rules if _applies(r, host, kind_rules=kind_rules)), None)
 
 
-def fetch_decision(policy: Policy, arguments: dict[str, Any]) -> Decision:
+def fetch_decision(policy: Rules, arguments: dict[str, Any]) -> FetchVerdict:
     """The verdict for a ``web_fetch`` call (or a redirect it follows) on ``arguments["url"]``."""
-    from orchestrator.capabilities.permissions.policy import Decision
-
     url = arguments.get("url")
     host = host_of(url) if isinstance(url, str) else None
     if host is None:
@@ -83,27 +102,25 @@ def fetch_decision(policy: Policy, arguments: dict[str, Any]) -> Decision:
             None,
         )
         if whole is not None:
-            return Decision("deny", f"denied by the rule {whole}")
-        return Decision("allow", "web_fetch refuses this URL itself; nothing is fetched")
+            return FetchVerdict("deny", f"denied by the rule {whole}")
+        return FetchVerdict("allow", "web_fetch refuses this URL itself; nothing is fetched")
     return host_decision(policy, host)
 
 
-def host_decision(policy: Policy, host: str) -> Decision:
+def host_decision(policy: Rules, host: str) -> FetchVerdict:
     """The verdict for fetching from ``host`` (normalized, as rules compare hosts)."""
-    from orchestrator.capabilities.permissions.policy import Decision
-
     hit = _first(policy.deny, host, kind_rules=True)
     if hit is not None:
-        return Decision("deny", f"denied by the rule {hit}")
+        return FetchVerdict("deny", f"denied by the rule {hit}")
     hit = _first([*policy.allow, *policy.granted], host)
     if hit is not None:
-        return Decision("allow", f"allowed by the rule {hit}")
+        return FetchVerdict("allow", f"allowed by the rule {hit}")
     hit = _first(policy.ask, host)
     if hit is not None:
-        return Decision("ask", f"the rule {hit} asks before fetching from {host}")
+        return FetchVerdict("ask", f"the rule {hit} asks before fetching from {host}")
     if policy.mode == "yolo":
-        return Decision("allow", "yolo mode allows fetching from any domain")
-    return Decision("ask", f"fetching from {host} asks: no rule allows that domain yet")
+        return FetchVerdict("allow", "yolo mode allows fetching from any domain")
+    return FetchVerdict("ask", f"fetching from {host} asks: no rule allows that domain yet")
 
 
 def fetch_grant(arguments: dict[str, Any]) -> Rule:
@@ -119,7 +136,7 @@ def fetch_grant(arguments: dict[str, Any]) -> Rule:
     return Rule(WEB_FETCH, DOMAIN_PREFIX + (host or ""), exact=True)
 
 
-def names_host_exactly(policy: Policy, host: str) -> bool:
+def names_host_exactly(policy: Rules, host: str) -> bool:
     """Whether a configured ``allow`` rule names ``host`` itself (no wildcard): only then may
     it resolve to a loopback, private or link-local address."""
     for rule in policy.allow:

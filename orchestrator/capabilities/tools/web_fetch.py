@@ -98,8 +98,8 @@ class WebFetchTool(TypedTool[WebFetchArgs]):
         super().__init__()
         self.max_bytes = max_bytes
         """Content budget of one result: a longer page is cut, with where to read on."""
-        self.fetcher = fetcher or WebFetcher()
-        self.cache = cache or PageCache()
+        self.fetcher = fetcher if fetcher is not None else WebFetcher()
+        self.cache = cache if cache is not None else PageCache()
 
     async def execute(self, args: WebFetchArgs, ctx: ToolContext) -> ToolOutput:
         """Fetch (or find in the cache) and shape the result."""
