@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Hashable
+from dataclasses import replace
 
 from pydantic import Field
 
@@ -135,7 +136,8 @@ class WebFetchTool(TypedTool[WebFetchArgs]):
                     private_ok=lambda host: names_host_exactly(policy, host),
                 )
             except FetchRefused as exc:
-                raise ToolError(str(exc)) from None
+                # Its text may quote what a server sent (an error, a URL): shown to people.
+                raise ToolError(printable(str(exc))) from None
             if isinstance(got, Redirect):
                 return _redirect_output(first.url, got)
             converted = await asyncio.to_thread(
@@ -155,6 +157,11 @@ class WebFetchTool(TypedTool[WebFetchArgs]):
         return self._output(first.url, page, args)
 
     def _output(self, asked: str, page: CachedPage, args: WebFetchArgs) -> ToolOutput:
+        output = self._shaped(asked, page, args)
+        # The summary is what people see; the server chose the type and the reason phrase.
+        return replace(output, summary=printable(output.summary))
+
+    def _shaped(self, asked: str, page: CachedPage, args: WebFetchArgs) -> ToolOutput:
         c = page.converted
         status = f"HTTP {page.status}" + (f" {page.reason}" if page.reason else "")
         where = printable(page.url)

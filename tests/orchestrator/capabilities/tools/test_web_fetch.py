@@ -3,6 +3,7 @@ page on, the 15-minute cache and the rules it is kept under, and redirects the r
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -165,3 +166,28 @@ async def test_urls_it_refuses_never_reach_the_network(url: str, ctx: ToolContex
 
 def test_urls_shown_to_people_carry_no_controls() -> None:
     assert printable("http://x/\x1b[2J\x07") == "http://x/?[2J?"
+
+
+async def test_what_a_server_says_reaches_the_summary_without_controls(
+    ctx: ToolContext,
+) -> None:
+    # A server whose type and reason phrase carry terminal controls (aiohttp would not send
+    # them: a raw one does).
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(
+            b"HTTP/1.1 200 OK \x9b2J\r\nContent-Type: application/x-\x1b[31mred\r\n"
+            b"Content-Length: 3\r\nConnection: close\r\n\r\n\x00\x01\x02"
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        out = await fetch(WebFetchTool(), ctx, f"http://127.0.0.1:{port}/odd")
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert "\x1b" not in out.summary and "\x9b" not in out.summary
+    assert "x-?[31mred" in out.summary  # what was there, made visible
