@@ -22,7 +22,8 @@ does not run; the model gets a result that says so). The verdict is, in order:
    read-only     allow      deny      deny       deny
    ============  =========  ========  =========  =======
 
-Rules see the call as the pod resolved it (:class:`Subject`): canonical paths, and each simple
+``web_fetch`` is judged by host instead, in :mod:`.web` (a read, except that a domain not yet
+allowed asks). Rules see the call as the pod resolved it (:class:`Subject`): canonical paths, and each simple
 command of a shell line (:mod:`.shell`). An ``allow`` pattern covers a command line only when
 every command in it is covered by some allow rule, nothing in it is opaque, and it redirects
 output to no file; a bare ``allow = ["bash"]`` covers any line.
