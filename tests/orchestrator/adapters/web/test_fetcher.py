@@ -59,6 +59,17 @@ async def test_loopback_is_refused_before_anything_is_sent(site: Site) -> None:
     assert site.hits == []
 
 
+@pytest.mark.parametrize("host", ["2130706433", "127.1", "0x7f.0.0.1", "[::ffff:127.0.0.1]"])
+async def test_other_spellings_of_the_loopback_are_refused(site: Site, host: str) -> None:
+    # The system resolver reads "127.1" and "2130706433" as 127.0.0.1; an exact rule for
+    # 127.0.0.1 does not name these spellings.
+    with pytest.raises(FetchRefused, match="loopback"):
+        await WebFetcher().fetch(
+            f"http://{host}:{site.port}/page", check=follow_all, private_ok=only("127.0.0.1")
+        )
+    assert site.hits == []
+
+
 async def test_a_redirect_into_loopback_is_refused(site: Site) -> None:
     # localhost is allowed by name; the page it serves redirects to 127.0.0.1, which is not.
     url = f"http://localhost:{site.port}/redirect?to=http://127.0.0.1:{site.port}/page"
