@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the SDK is imported only by the provider that talks to the 
 
 __all__ = [
     "FETCH_TOOL",
+    "LOCAL_FETCH_TOOL",
     "SEARCH_TOOL",
     "FetchMode",
     "FetchSetting",
@@ -57,6 +58,11 @@ SEARCH_TOOL: Literal["web_search_20250305"] = "web_search_20250305"
 """The web search version the pod declares (see the module: why not a later one)."""
 FETCH_TOOL: Literal["web_fetch_20250910"] = "web_fetch_20250910"
 """The web fetch version the pod declares."""
+
+
+LOCAL_FETCH_TOOL = "web_fetch"
+"""The name of the pod's own fetch tool (the API's server tool has the same name: a request
+declares one or the other)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +103,14 @@ class WebPlan:
     server_tools: tuple[dict[str, Any], ...] = field(default=())
     """The server tools' params (``WebSearchTool20250305Param``, ``WebFetchTool20250910Param``)
     in the order they are declared: search, then fetch."""
+
+    def client_tools(self, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The client tools a request offers: the pod's own ``web_fetch`` only when fetch
+        resolved to ``local`` (the pod registers it whenever it might, before the model's
+        capabilities are known; the server tool of the same name takes its place otherwise)."""
+        if self.local_fetch:
+            return specs
+        return [spec for spec in specs if spec["name"] != LOCAL_FETCH_TOOL]
 
     @property
     def local_fetch(self) -> bool:

@@ -247,7 +247,7 @@ class Turn:
         messages = await self.host.wire_messages()
         if request is None:
             context = self.host.context
-            tools = [*self.tools.registry.specs(), *self.host.web_plan.server_tools]
+            tools = [*self._client_tools(), *self.host.web_plan.server_tools]
             estimate = context.estimate(self.system_prompt, tools, messages)
             if context.due(estimate) and not self.compaction_futile:
                 request = CompactionRequest(trigger="auto")
@@ -281,7 +281,7 @@ class Turn:
             compaction = await self.host.compactor.compact(
                 request,
                 system=self.system_prompt,
-                tools=self.tools.registry.specs(),
+                tools=self._client_tools(),
                 model=self.model,
                 max_tokens=self.max_tokens,
                 thinking=self.host.thinking_plan,
@@ -299,6 +299,10 @@ class Turn:
             for note in await self.interceptors.session_start("compact"):
                 self.host.commit(note)
         return compaction
+
+    def _client_tools(self) -> list[dict[str, Any]]:
+        """The registry's tools as this pod's requests offer them (see WebPlan.client_tools)."""
+        return self.host.web_plan.client_tools(self.tools.registry.specs())
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         await self.host.before_tools(calls)
@@ -321,7 +325,7 @@ class Turn:
         # The API's server tools go after the client tools (the prompt cache's prefix); the
         # compaction's summary request never carries them (docs/web.md: a summary must not
         # search).
-        tools = [*self.tools.registry.specs(), *self.host.web_plan.server_tools]
+        tools = [*self._client_tools(), *self.host.web_plan.server_tools]
         plan = self.host.thinking_plan
         request = ProviderRequest(
             model=self.model,

@@ -32,7 +32,10 @@ def specs_json() -> str:
     config = PodConfig(workspace=Path("/nonexistent-workspace"), allow_bash=True)
     jobs = Jobs(limits=config.jobs, spools=JobSpools(Path("/nonexistent-session.jsonl")))
     registry = default_registry(
-        config, extra=[KnowledgeSearchTool(memory), MemoryReadTool(memory)], jobs=jobs
+        config,
+        extra=[KnowledgeSearchTool(memory), MemoryReadTool(memory)],
+        jobs=jobs,
+        web_fetch=True,
     )
     return json.dumps(registry.specs(), indent=2, ensure_ascii=False) + "\n"
 

@@ -22,6 +22,7 @@ EXPECTED_CLAUDE_NAMES = {
     "glob": "Glob",
     "grep": "Grep",
     "task": "Task",
+    "web_fetch": "WebFetch",
 }
 """``hooks/dialect.TOOLS`` as it was written by hand, before the tools said it themselves."""
 
@@ -34,6 +35,7 @@ EXPECTED_ACP_KINDS = {
     "write_file": "edit",
     "edit_file": "edit",
     "bash": "execute",
+    "web_fetch": "fetch",
 }
 """``acp/mapping.TOOL_KINDS`` as it was written by hand."""
 
