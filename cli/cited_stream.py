@@ -23,14 +23,16 @@ __all__ = ["CitedStream", "citation_pairs"]
 
 
 def citation_pairs(citations: Iterable[Any] | None) -> list[tuple[object, object]]:
-    """``(url, title)`` of each citation, from ``text_done``'s dicts or the history's (the
-    API's shape: ``url``/``title``, or a fetched document's ``document_title``)."""
+    """``(url, title)`` of each citation: ``text_done``'s (dicts or ``CitationData``) or the
+    history's (the API's shape: ``url``/``title``, or a fetched document's
+    ``document_title``)."""
     pairs: list[tuple[object, object]] = []
     for citation in citations or []:
         if isinstance(citation, dict):
-            pairs.append(
-                (citation.get("url"), citation.get("title") or citation.get("document_title"))
-            )
+            title = citation.get("title") or citation.get("document_title")
+            pairs.append((citation.get("url"), title))
+        else:  # the protocol's CitationData
+            pairs.append((getattr(citation, "url", None), getattr(citation, "title", None)))
     return pairs
 
 
