@@ -55,19 +55,20 @@ class CitedStream:
         """This message cites (its text is written from the commit)."""
         return self.holding or self.committing or bool(self.numbers.sources)
 
-    def delta(self, text: str) -> str:
-        """Streamed text: what to write now ("" while holding), made terminal-safe."""
+    def delta(self, text: str, *, escape: bool = True) -> str:
+        """Streamed text: what to write now ("" while holding), made terminal-safe unless
+        ``escape`` is False (an editor gets the text as it is)."""
         if self.holding:
             self.held += text
             return ""
         self.written += text
-        return visible(text)
+        return visible(text) if escape else text
 
     def citation(self) -> None:
         """The text being streamed cites a source: hold the rest of the message."""
         self.holding = True
 
-    def done(self, text: str, citations: Iterable[Any] | None) -> str:
+    def done(self, text: str, citations: Iterable[Any] | None, *, escape: bool = True) -> str:
         """A committed block: what of it was not written yet, then its ``[n]`` markers."""
         same = 0
         limit = min(len(text), len(self.written))
@@ -75,7 +76,12 @@ class CitedStream:
             same += 1
         self.written = self.written[same:] if same == len(text) else ""
         self.committing = True
-        return visible(text[same:]) + self.numbers.markers(citation_pairs(citations))
+        rest = visible(text[same:]) if escape else text[same:]
+        return rest + self.numbers_of(citations)
+
+    def numbers_of(self, citations: Iterable[Any] | None) -> str:
+        """`` [1][2]``: the markers of a block's citations, numbered in this message."""
+        return self.numbers.markers(citation_pairs(citations))
 
     def sources(self) -> list[ShownSource]:
         """The message is over: its numbered sources (``[1]`` first); the next one starts."""
@@ -85,7 +91,8 @@ class CitedStream:
         self.held = self.written = ""
         return sources
 
-    def unkept(self) -> str:
-        """The run ended before the message was committed: the held text, terminal-safe."""
+    def unkept(self, *, escape: bool = True) -> str:
+        """The run ended before the message was committed: the held text (terminal-safe
+        unless ``escape`` is False)."""
         held, self.held = self.held, ""
-        return visible(held)
+        return visible(held) if escape else held

@@ -28,7 +28,7 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError, schema
 
-from cli.acp import mapping
+from cli.acp import mapping, web
 from cli.acp.asking import INPUT_ID, EditorAsker
 from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, run_command
 from cli.acp.session import (
@@ -265,9 +265,12 @@ class PodAgent:
     async def _on_event(self, session: AcpSession, event: PodEvent) -> None:
         data = event.data
         name = event.event
-        if name == "text_delta":
-            await self._update(session.id, mapping.message_chunk(str(data["text"])))
-        elif name == "thinking_delta":
+        # The answer's text and citations, and the API's web calls (see cli.acp.web).
+        for update in web.answer_updates(session.cited, name, data):
+            await self._update(session.id, update)
+        if name in web.ANSWER_EVENTS:
+            return
+        if name == "thinking_delta":
             await self._update(session.id, mapping.thought_chunk(str(data["text"])))
         elif name == "tool_call_done":
             await self._tool_call(session, str(data["id"]), str(data["name"]), data["arguments"])

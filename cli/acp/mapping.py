@@ -21,13 +21,8 @@ from orchestrator.capabilities.tools.base import ToolError
 from orchestrator.capabilities.tools.files import apply_edit
 from orchestrator.capabilities.tools.registry import acp_kinds
 from orchestrator.core.history import (
-    OMITTED_THINKING,
-    REDACTED_THINKING,
     AssistantMessage,
     Item,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
     ToolResult,
     UserMessage,
 )
@@ -450,13 +445,9 @@ def history_updates(items: Iterable[Item], workspace: Path) -> list[SessionUpdat
                 )
             )
         elif isinstance(item, AssistantMessage):
-            for block in item.blocks:
-                if isinstance(block, TextBlock) and block.text.strip():
-                    updates.append(message_chunk(block.text))
-                elif isinstance(block, ThinkingBlock):
-                    updates.append(thought_chunk(block.thinking.strip() or OMITTED_THINKING))
-                elif isinstance(block, RedactedThinkingBlock):
-                    updates.append(thought_chunk(REDACTED_THINKING))
+            from cli.acp.web import block_updates  # it builds on this module
+
+            updates += block_updates(item.blocks)
             for use in item.tool_uses:
                 calls[use.id] = (use.name, use.input)
                 updates.append(tool_call(use.id, use.name, use.input, workspace))
