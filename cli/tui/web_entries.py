@@ -49,14 +49,20 @@ class ServerToolEntry:
 
     @property
     def title_parts(self) -> TitleParts:
-        """``⌕ search: "query" → 5 results: …``, its query cut first when narrow."""
+        """``⌕ search: "query" → 5 results: Title (host), …``: the list of pages is cut first
+        when narrow, so the query and the count (or the error) stay in view."""
         verb, _, what = call_text(self.name, self.input).partition(": ")
         # A result whose call this client never saw (attached later) has no query to show.
-        asked = f": {what}" if self.input else ""
+        head = f"⌕ {verb}: {what}" if self.input else f"⌕ {verb}"
         if not self.done:
-            return TitleParts(f"⌕ {verb}", asked, " …")
+            return TitleParts(head, "", " …")
         outcome = result_text(self.name, self.sources, self.error_code)
-        return TitleParts(f"⌕ {verb}", asked, f" → {outcome}")
+        if self.error_code:
+            return TitleParts(f"{head} → ", "", outcome)
+        count, found, listing = outcome.partition(": ")
+        if not found:
+            return TitleParts(f"{head} → ", outcome, "")
+        return TitleParts(f"{head} → {count}: ", listing, "")
 
     @property
     def title(self) -> str:
