@@ -11,6 +11,7 @@ same way for the chat UI, ``pod run`` and ACP: control characters shown as their
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = [
     "error_text",
     "host_of",
     "link_url",
+    "plain_markdown",
     "result_text",
     "verb",
 ]
@@ -62,6 +64,15 @@ def clean(text: object, limit: int = TITLE_CHARS) -> str:
     if len(folded) > limit:
         folded = folded[: max(limit - 1, 0)] + "…"
     return visible(folded)
+
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+
+
+def plain_markdown(text: str) -> str:
+    """Text placed where Markdown is rendered (an editor's message, a transcript), shown as
+    written: a title cannot become a link, emphasis or a heading."""
+    return _MARKDOWN.sub(r"\\\1", text)
 
 
 def link_url(url: object) -> str | None:

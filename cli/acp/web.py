@@ -15,7 +15,6 @@ Pure: the agent sends what these return.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -23,7 +22,7 @@ from acp import schema
 
 from cli.acp.mapping import SessionUpdate, message_chunk, thought_chunk
 from cli.cited_stream import CitedStream
-from cli.web_text import ShownSource, call_text, clean, error_text, result_text
+from cli.web_text import ShownSource, call_text, clean, error_text, plain_markdown, result_text
 from orchestrator.core.history import (
     OMITTED_THINKING,
     REDACTED_THINKING,
@@ -44,13 +43,6 @@ ANSWER_EVENTS = frozenset(
 """The events :func:`answer_updates` deals with in full."""
 
 KINDS: dict[str, Any] = {"web_search": "search", "web_fetch": "fetch"}
-
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
-
-
-def _plain_markdown(text: str) -> str:
-    """Text an editor renders as Markdown, shown as written (no link, no emphasis)."""
-    return _MARKDOWN.sub(r"\\\1", text)
 
 
 def _text(text: str) -> schema.ContentToolCallContent:
@@ -113,7 +105,7 @@ def source_updates(sources: list[ShownSource]) -> list[schema.AgentMessageChunk]
     for number, source in enumerate(sources, start=1):
         link = _link(source)
         if link is None:
-            named = f"{_plain_markdown(source.title)} — {_plain_markdown(source.url)}"
+            named = f"{plain_markdown(source.title)} — {plain_markdown(source.url)}"
             updates.append(message_chunk(f"\n[{number}] {named} (not a web link)"))
             continue
         updates.append(message_chunk(f"\n[{number}] "))
