@@ -216,7 +216,7 @@ def stop_reason(result: str) -> StopReason | None:
 
 def tool_title(name: str, arguments: dict[str, Any]) -> str:
     """A short title an editor shows for a call: the command, the path, or the tool."""
-    for key in ("command", "path", "pattern", "query"):
+    for key in ("command", "path", "pattern", "query", "url"):  # url: the local web_fetch
         value = arguments.get(key)
         if isinstance(value, str) and value:
             first = value.splitlines()[0]

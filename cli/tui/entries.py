@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from cli.elicitation import headline
 from cli.tui.keys import APPROVAL_KEYS, FORM_KEYS, URL_KEYS
-from cli.tui.titles import TitleParts, cut_end, fit_outcome
+from cli.tui.titles import NOT_KEPT, TitleParts, cut_end, fit_outcome
 from cli.tui.web_entries import ServerToolEntry, SourcesEntry
 from orchestrator.adapters.mcp.forms import Form, FormError, form_fields
 from orchestrator.core.segments import Segment
@@ -42,9 +42,6 @@ __all__ = [
     "fit_outcome",
     "tokens_k",
 ]
-
-NOT_KEPT = "interrupted · not kept in history"
-"""How text or a tool call that was streamed but never committed is marked."""
 
 
 @dataclass

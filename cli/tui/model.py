@@ -223,6 +223,11 @@ class ChatModel(StreamedText):
                 )
                 self.pod.output_tokens += used.output_tokens
                 self.pod.web_searches += used.web_search_requests
+                # A complete response is committed whole: its server calls are kept.
+                streamed = self._streamed_calls
+                self._streamed_calls = [
+                    i for i in streamed if isinstance(self.entries[i], ToolEntry)
+                ]
             case _, UserMessageData(segments=segments):
                 return [self._add(UserEntry(list(segments)))]
             case "text_delta", TextData(text=text):
@@ -236,6 +241,7 @@ class ChatModel(StreamedText):
             case _, ServerToolCallData(id=call_id, name=name, input=asked):
                 self._stream = None  # text after it is a block of its own
                 self._tools[call_id] = len(self.entries)
+                self._streamed_calls.append(len(self.entries))
                 return [self._add(ServerToolEntry(call_id, name, dict(asked)))]
             case _, ServerToolResultData(id=call_id, name=name) as result:
                 card, change = self._server_entry(call_id, name)
@@ -352,6 +358,10 @@ class ChatModel(StreamedText):
         self._unconfirmed = []
         for index in self._streamed_calls:
             tool = self.entries[index]
+            if isinstance(tool, ServerToolEntry):
+                tool.not_kept = True  # its response never completed (no usage came)
+                changes.append(Change("updated", index))
+                continue
             assert isinstance(tool, ToolEntry)
             if tool.summary is None:
                 tool.summary = NOT_KEPT

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
 
-__all__ = ["TitleParts", "cut_end", "fit_outcome"]
+__all__ = ["NOT_KEPT", "TitleParts", "cut_end", "fit_outcome"]
+
+NOT_KEPT = "interrupted · not kept in history"
+"""How text or a tool call that was streamed but never committed is marked."""
 
 
 @dataclass(frozen=True)

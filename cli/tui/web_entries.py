@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cli.cited_stream import citation_pairs
-from cli.tui.titles import TitleParts
+from cli.tui.titles import NOT_KEPT, TitleParts
 from cli.web_text import CitationNumbers, ShownSource, call_text, error_text, result_text
 from orchestrator.core.history import ServerToolResultBlock, TextBlock
 from orchestrator.core.server_tools import summarize_result
@@ -35,6 +35,8 @@ class ServerToolEntry:
     error_code: str | None = None
     done: bool = False
     """The result arrived."""
+    not_kept: bool = False
+    """Streamed in a response that was cut off: the history does not hold it."""
 
     def answer(self, sources: list[tuple[object, object]], error_code: str | None) -> None:
         """Take the call's result."""
@@ -54,6 +56,8 @@ class ServerToolEntry:
         verb, _, what = call_text(self.name, self.input).partition(": ")
         # A result whose call this client never saw (attached later) has no query to show.
         head = f"⌕ {verb}: {what}" if self.input else f"⌕ {verb}"
+        if self.not_kept:
+            return TitleParts(head, "", f" [{NOT_KEPT}]")
         if not self.done:
             return TitleParts(head, "", " …")
         outcome = result_text(self.name, self.sources, self.error_code)

@@ -168,3 +168,12 @@ async def test_session_load_replays_searches_and_citations(
         assert f"\n[2] {evil} AAA" in said
         assert said.endswith("A… — javascript:alert\\(document.cookie\\) (not a web link)")
         assert "\x1b" not in said and "\x07" not in said
+
+
+def test_the_local_web_fetch_is_titled_with_its_url() -> None:
+    """The pod's own ``web_fetch`` tool (a client tool) names the page it reads."""
+    from cli.acp.mapping import tool_title
+
+    assert tool_title("web_fetch", {"url": "https://example.com/a\nb"}) == (
+        "web_fetch: https://example.com/a"
+    )

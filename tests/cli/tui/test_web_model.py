@@ -263,3 +263,16 @@ def test_web_text_never_reaches_the_screen_raw() -> None:
         assert max(len(line) for line in shown.splitlines()) < 400
     assert card.title.startswith('⌕ search: "a b\\x1b]0;title\\x07"')
     assert sources.lines[0].endswith(f"— {evil_url} (not a web link)")
+
+
+def test_a_search_cut_off_with_its_response_is_marked_not_kept() -> None:
+    """Paused mid-response: the call never reaches the history, and its card says so; a
+    search whose response completed (its usage came) stays as it is."""
+    model = ChatModel()
+    events = live_events()
+    feed(model, [*events[:4], events[11]])  # the call, its result, the response's usage
+    feed(model, [events[2], ("run_end", {"result": "paused"})])
+    assert model.transcript()[-2:] == [
+        'web: ⌕ search: "python asyncio" → 2 results: asyncio (docs.python.org), PEP 3156 (peps.python.org)',
+        'web: ⌕ search: "python asyncio" [interrupted · not kept in history]',
+    ]
