@@ -49,11 +49,20 @@ class CitedStream:
     """Text written as it streamed that no committed block has matched yet."""
     committing: bool = False
     """Committed blocks of a citing message were written; its sources are still to come."""
+    seq: int | None = None
+    """That message's ``seq``."""
 
     @property
     def citing(self) -> bool:
         """This message cites (its text is written from the commit)."""
         return self.holding or self.committing or bool(self.numbers.sources)
+
+    def ends_message(self, name: str, data: dict[str, Any]) -> bool:
+        """Whether this event comes after the citing message's commit (its sources are due):
+        anything but the commit's own ``text_done`` and ``tool_call_done``."""
+        if not self.committing:
+            return False
+        return name not in ("text_done", "tool_call_done") or data.get("seq") != self.seq
 
     def delta(self, text: str, *, escape: bool = True) -> str:
         """Streamed text: what to write now ("" while holding), made terminal-safe unless
@@ -68,8 +77,17 @@ class CitedStream:
         """The text being streamed cites a source: hold the rest of the message."""
         self.holding = True
 
-    def done(self, text: str, citations: Iterable[Any] | None, *, escape: bool = True) -> str:
-        """A committed block: what of it was not written yet, then its ``[n]`` markers."""
+    def done(
+        self,
+        text: str,
+        citations: Iterable[Any] | None,
+        *,
+        escape: bool = True,
+        seq: int | None = None,
+    ) -> str:
+        """A committed block (of message ``seq``): what of it was not written yet, then its
+        ``[n]`` markers."""
+        self.seq = seq
         same = 0
         limit = min(len(text), len(self.written))
         while same < limit and text[same] == self.written[same]:

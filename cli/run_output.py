@@ -153,12 +153,13 @@ class Printer:
 
     def event(self, name: str, data: dict[str, Any]) -> None:
         """Print one event."""
-        if self.cited.committing and name != "text_done":
+        if self.cited.ends_message(name, data):
             self._sources()
         if name in ("server_tool_call", "server_tool_result", "citation"):
             self._web(name, data)
         elif name == "text_done" and (self.cited.citing or data.get("citations")):
-            self.out.write(self.cited.done(str(data["text"]), data.get("citations")))
+            done = self.cited.done(str(data["text"]), data.get("citations"), seq=data.get("seq"))
+            self.out.write(done)
             self.out.flush()
             self.open_text = False
         elif name == "alert" and data["level"] == "error":

@@ -117,7 +117,7 @@ def answer_updates(cited: CitedStream, name: str, data: dict[str, Any]) -> list[
     """The updates one pod event makes of the answer and the web calls; a citing message's
     sources are sent before the first event after its commit (``run_end`` included)."""
     updates: list[SessionUpdate] = []
-    if cited.committing and name != "text_done":
+    if cited.ends_message(name, data):
         updates += source_updates(cited.sources())
     if name == "text_delta":
         text = cited.delta(str(data["text"]), escape=False)
@@ -125,7 +125,9 @@ def answer_updates(cited: CitedStream, name: str, data: dict[str, Any]) -> list[
     elif name == "citation":
         cited.citation()
     elif name == "text_done" and (cited.citing or data.get("citations")):
-        text = cited.done(str(data["text"]), data.get("citations"), escape=False)
+        text = cited.done(
+            str(data["text"]), data.get("citations"), escape=False, seq=data.get("seq")
+        )
         updates += [message_chunk(text)] if text else []
     elif name == "server_tool_call":
         updates.append(server_call(str(data["id"]), str(data["name"]), data.get("input") or {}))

@@ -59,7 +59,14 @@ class StreamedText:
         entry of the block before it (a cited answer comes as many blocks, one text)."""
         same_message = done.seq is not None and done.seq == self._cited.seq
         text = marked(done.text, self._cited.markers(done.seq, done.citations))
-        if same_message and self._joining is not None and (self._left or not self._unconfirmed):
+        after = self.entries[self._joining + 1 :] if self._joining is not None else []
+        # Nothing but the message's sources drawn since that entry: the block continues it.
+        last = all(isinstance(e, SourcesEntry) for e in after)
+        if (
+            same_message
+            and self._joining is not None
+            and (self._left or (last and not self._unconfirmed))
+        ):
             index = self._joining
             entry = self.entries[index]
             assert isinstance(entry, AssistantEntry)

@@ -164,3 +164,27 @@ def test_web_text_never_reaches_the_terminal_raw() -> None:
     assert "\\x1b]52;c;ZXZpbA==\\x07[bold]Title[/bold]" in err
     assert max(len(line) for line in (out + err).splitlines()) < 400
     assert "javascript:alert(1) (not a web link)" in out
+
+
+def test_a_client_tool_call_inside_a_cited_message_keeps_the_text_after_it() -> None:
+    """Text, a client tool call, more text, in one message: the call's line is printed with
+    the commit, and no text is lost; the sources follow the message."""
+    events: Events = [
+        ("citation", CITE_1),
+        ("text_delta", {"text": "Cited."}),
+        ("tool_call_start", {"id": "toolu_1", "name": "read_file"}),
+        ("text_delta", {"text": " After the call."}),
+        ("text_done", {"text": "Cited.", "seq": 5, "citations": [CITE_1]}),
+        (
+            "tool_call_done",
+            {"id": "toolu_1", "name": "read_file", "arguments": {"path": "a"}, "seq": 5},
+        ),
+        ("text_done", {"text": " After the call.", "seq": 5}),
+        (
+            "tool_result",
+            {"id": "toolu_1", "summary": "read a", "content": "", "is_error": False, "seq": 6},
+        ),
+    ]
+    out, err = _run(events)
+    assert out == f"Cited. [1] After the call.\n\n[1] asyncio — {CITE_1['url']}\n"
+    assert '⚙ read_file {"path": "a"}' in err

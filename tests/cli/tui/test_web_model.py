@@ -276,3 +276,25 @@ def test_a_search_cut_off_with_its_response_is_marked_not_kept() -> None:
         'web: ⌕ search: "python asyncio" → 2 results: asyncio (docs.python.org), PEP 3156 (peps.python.org)',
         'web: ⌕ search: "python asyncio" [interrupted · not kept in history]',
     ]
+
+
+def test_text_after_a_client_call_in_the_same_message_is_drawn_after_its_card() -> None:
+    """A client that saw none of the stream (it attached as the message was committed)."""
+    model = ChatModel()
+    feed(
+        model,
+        [
+            ("text_done", {"text": "Cited.", "seq": 5, "citations": [_public(CITE_1)]}),
+            (
+                "tool_call_done",
+                {"id": "toolu_1", "name": "read_file", "arguments": {"path": "a"}, "seq": 5},
+            ),
+            ("text_done", {"text": "After.", "seq": 5}),
+        ],
+    )
+    assert model.transcript() == [
+        "assistant: Cited. \\[1\\]",
+        f"sources: [1] asyncio — {DOCS}",
+        "tool: ⚙ read_file(path=a) …",
+        "assistant: After.",
+    ]
