@@ -60,10 +60,11 @@ ERROR_WORDS = {
 def clean(text: object, limit: int = TITLE_CHARS) -> str:
     """Web or model text fit for one line: control characters escaped, line breaks and runs
     of blanks folded to one space, cut to ``limit`` characters (``…`` says it was)."""
-    folded = " ".join(str(text).split())
+    # Escaped first, then cut: a title of escape sequences stays within the limit too.
+    folded = " ".join(visible(str(text)).split())
     if len(folded) > limit:
         folded = folded[: max(limit - 1, 0)] + "…"
-    return visible(folded)
+    return folded
 
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
