@@ -16,6 +16,8 @@ from urllib.parse import unquote, urlparse
 
 from acp import schema
 
+from cli.acp.chunks import SessionUpdate
+from cli.acp.web import block_updates
 from cli.errors import CliError
 from orchestrator.capabilities.tools.base import ToolError
 from orchestrator.capabilities.tools.files import apply_edit
@@ -32,14 +34,6 @@ AcpToolKind = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"
 ]
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
-SessionUpdate = (
-    schema.UserMessageChunk
-    | schema.AgentMessageChunk
-    | schema.AgentThoughtChunk
-    | schema.ToolCallStart
-    | schema.ToolCallProgress
-    | schema.AvailableCommandsUpdate
-)
 
 TOOL_KINDS: dict[str, AcpToolKind] = dict(acp_kinds())
 """How an editor should draw each built-in tool, as each tool says (``acp_kind``); anything
@@ -416,22 +410,6 @@ def elicitation_answer(
     return "decline", None
 
 
-def message_chunk(text: str) -> schema.AgentMessageChunk:
-    """Text of the agent's answer."""
-    return schema.AgentMessageChunk(
-        session_update="agent_message_chunk",
-        content=schema.TextContentBlock(type="text", text=text),
-    )
-
-
-def thought_chunk(text: str) -> schema.AgentThoughtChunk:
-    """Text of the agent's thinking (and the pod's warnings, shown beside it)."""
-    return schema.AgentThoughtChunk(
-        session_update="agent_thought_chunk",
-        content=schema.TextContentBlock(type="text", text=text),
-    )
-
-
 def history_updates(items: Iterable[Item], workspace: Path) -> list[SessionUpdate]:
     """A session's history replayed as the updates an editor saw while it happened."""
     updates: list[SessionUpdate] = []
@@ -445,8 +423,6 @@ def history_updates(items: Iterable[Item], workspace: Path) -> list[SessionUpdat
                 )
             )
         elif isinstance(item, AssistantMessage):
-            from cli.acp.web import block_updates  # it builds on this module
-
             updates += block_updates(item.blocks)
             for use in item.tool_uses:
                 calls[use.id] = (use.name, use.input)

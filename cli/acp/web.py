@@ -20,7 +20,7 @@ from typing import Any
 
 from acp import schema
 
-from cli.acp.mapping import SessionUpdate, message_chunk, thought_chunk
+from cli.acp.chunks import SessionUpdate, message_chunk, thought_chunk
 from cli.cited_stream import CitedStream
 from cli.web_text import ShownSource, call_text, clean, error_text, plain_markdown, result_text
 from orchestrator.core.history import (
