@@ -16,7 +16,7 @@ from acp import schema
 from cli.acp.web import answer_updates, server_call, server_result
 from cli.cited_stream import CitedStream
 from tests.acp.client import acp_agent, acp_env
-from tests.cli.web_session import DOCS, EVIL_TITLE, EVIL_URL, write_web_session
+from tests.cli.web_session import DOCS, EVIL_TITLE, EVIL_URL, web_search_api, write_web_session
 
 PEP = "https://peps.python.org/pep-3156/"
 
@@ -177,3 +177,45 @@ def test_the_local_web_fetch_is_titled_with_its_url() -> None:
     assert tool_title("web_fetch", {"url": "https://example.com/a\nb"}) == (
         "web_fetch: https://example.com/a"
     )
+
+
+async def test_a_live_search_and_cited_answer_through_a_real_pod(
+    env: dict[str, str], workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fake Messages API streams a search, its results and cited text; the pod's events
+    reach the editor as a search tool call and an answer with its ``[n]`` and links."""
+    with web_search_api(monkeypatch) as api:
+        env = {**env, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": api.base_url}
+        async with acp_agent(env, "--provider", "anthropic", "--model", "fake-model") as (
+            conn,
+            client,
+            _,
+        ):
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            done = await conn.prompt(session_id=session.session_id, prompt=[_prompt("async?")])
+            assert done.stop_reason == "end_turn"
+    [call] = client.of("tool_call")
+    assert (call.kind, call.status, call.title) == (
+        "search",
+        "in_progress",
+        'search: "python asyncio"',
+    )
+    [result] = client.of("tool_call_update")
+    assert result.status == "completed"
+    assert [c.content.uri for c in result.content if c.content.type == "resource_link"] == [DOCS]
+    said = client.text()
+    assert said.startswith("Let me search. Per the docs, asyncio writes concurrent code [1][2].")
+    assert f"\n\nSources:\n[1] <{DOCS}>\n[2] " in said
+    assert "\x1b" not in said
+    # The search came between the answer's first words and the rest, as it happened.
+    kinds = [u.session_update for _, u in client.updates]
+    first_text = kinds.index("agent_message_chunk")
+    assert (
+        first_text
+        < kinds.index("tool_call")
+        < len(kinds) - 1 - kinds[::-1].index("agent_message_chunk")
+    )
+
+
+def _prompt(text: str) -> schema.TextContentBlock:
+    return schema.TextContentBlock(type="text", text=text)

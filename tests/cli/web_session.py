@@ -5,9 +5,16 @@ URL) and cited text, and the turn's end."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+import conformance.server
+from conformance.fake_api import FakeAnthropic, Reply
+from conformance.sse import PlannedReply, SseEvent
 from orchestrator.adapters.session.catalog import sessions_dir
 from orchestrator.adapters.session.writer import SessionWriter
 from orchestrator.core.history import item_from_json
@@ -88,3 +95,50 @@ def write_web_session(workspace: Path, name: str = "web-answer") -> Path:
     finally:
         writer.close()
     return path
+
+
+_blocks = PlannedReply._block_events
+
+
+def _web_block_events(self: PlannedReply, index: int, block: dict[str, Any]) -> list[SseEvent]:
+    """The SSE of a server tool call, its result and a cited text block, as the API sends."""
+
+    def event(kind: str, **data: Any) -> SseEvent:
+        return SseEvent(kind, {"type": kind, "index": index, **data})
+
+    kind = block["type"]
+    if kind == "server_tool_use":
+        arguments = json.dumps(block["input"])
+        return [
+            event("content_block_start", content_block={**block, "input": {}}),
+            event(
+                "content_block_delta", delta={"type": "input_json_delta", "partial_json": arguments}
+            ),
+            event("content_block_stop"),
+        ]
+    if kind == "web_search_tool_result":
+        return [event("content_block_start", content_block=block), event("content_block_stop")]
+    if kind == "text" and block.get("citations"):
+        out = [event("content_block_start", content_block={"type": "text", "text": ""})]
+        out += [
+            event("content_block_delta", delta={"type": "citations_delta", "citation": c})
+            for c in block["citations"]
+        ]
+        out.append(
+            event("content_block_delta", delta={"type": "text_delta", "text": block["text"]})
+        )
+        return [*out, event("content_block_stop")]
+    return _blocks(self, index, block)
+
+
+def web_search_api(monkeypatch: pytest.MonkeyPatch) -> FakeAnthropic:
+    """The fake Messages API, its first reply being :data:`BLOCKS`, streamed as the API
+    streams server tool blocks and cited text (the fake does not send them of its own yet)."""
+    plan = conformance.server.plan_reply
+
+    def planned_with_a_search(reply: Reply, **kwargs: Any) -> PlannedReply:
+        return dataclasses.replace(plan(reply, **kwargs), blocks=BLOCKS)
+
+    monkeypatch.setattr(conformance.server, "plan_reply", planned_with_a_search)
+    monkeypatch.setattr(PlannedReply, "_block_events", _web_block_events)
+    return FakeAnthropic([Reply(text="replaced by the blocks above")])
