@@ -14,7 +14,7 @@ import pytest
 
 import conformance.server
 from conformance.fake_api import FakeAnthropic, Reply
-from conformance.sse import PlannedReply, SseEvent
+from conformance.sse import PlannedReply, SseEvent, plan_reply
 from orchestrator.adapters.session.catalog import sessions_dir
 from orchestrator.adapters.session.writer import SessionWriter
 from orchestrator.core.history import item_from_json
@@ -134,7 +134,7 @@ def _web_block_events(self: PlannedReply, index: int, block: dict[str, Any]) -> 
 def web_search_api(monkeypatch: pytest.MonkeyPatch) -> FakeAnthropic:
     """The fake Messages API, its first reply being :data:`BLOCKS`, streamed as the API
     streams server tool blocks and cited text (the fake does not send them of its own yet)."""
-    plan = conformance.server.plan_reply
+    plan = plan_reply  # the one conformance.server calls
 
     def planned_with_a_search(reply: Reply, **kwargs: Any) -> PlannedReply:
         return dataclasses.replace(plan(reply, **kwargs), blocks=BLOCKS)
