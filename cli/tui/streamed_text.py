@@ -59,13 +59,10 @@ class StreamedText:
         entry of the block before it (a cited answer comes as many blocks, one text)."""
         same_message = done.seq is not None and done.seq == self._cited.seq
         text = marked(done.text, self._cited.markers(done.seq, done.citations))
-        after = self.entries[self._joining + 1 :] if self._joining is not None else []
-        # Nothing but the message's sources drawn since that entry: the block continues it.
-        last = all(isinstance(e, SourcesEntry) for e in after)
         if (
             same_message
             and self._joining is not None
-            and (self._left or (last and not self._unconfirmed))
+            and (self._left or (not self._unconfirmed and self._drawn_last(self._joining)))
         ):
             index = self._joining
             entry = self.entries[index]
@@ -88,6 +85,11 @@ class StreamedText:
             self._left = left[len(done.text) :]  # streamed text of later blocks follows
         changed = before != entry.text + self._left
         return [Change("updated", index, "replace" if changed else ""), *self._sources()]
+
+    def _drawn_last(self, index: int) -> bool:
+        """Nothing but the message's sources was drawn after entry ``index``: the next
+        block of its message continues it."""
+        return all(isinstance(e, SourcesEntry) for e in self.entries[index + 1 :])
 
     def _sources(self) -> list[Change]:
         """The sources of the message being committed, under it (drawn once it cites)."""
