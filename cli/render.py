@@ -17,14 +17,19 @@ from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.text import Text
 
+from cli.cited_stream import citation_pairs
 from cli.terminal_text import visible
 from cli.tui.input import segment_text
+from cli.web_text import CitationNumbers, call_text, plain_markdown, result_text
 from orchestrator.core.history import (
     OMITTED_THINKING,
     REDACTED_THINKING,
     AssistantMessage,
+    Block,
     Item,
     RedactedThinkingBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     SystemMessage,
     TextBlock,
     ThinkingBlock,
@@ -33,6 +38,7 @@ from orchestrator.core.history import (
     UserMessage,
     item_from_json,
 )
+from orchestrator.core.server_tools import summarize_result
 
 
 def _items(raw_items: list[dict[str, Any]]) -> list[Item | str]:
@@ -55,6 +61,36 @@ def _arguments(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
+def server_block_line(block: ServerToolUseBlock | ServerToolResultBlock) -> str:
+    """A web search or fetch the API ran, or its result, on one cleaned line."""
+    if isinstance(block, ServerToolUseBlock):
+        return f"⌕ {call_text(block.name, block.input)}"
+    summary = summarize_result(block)
+    sources = [(s.url, s.title) for s in summary.sources]
+    return f"  → {result_text(summary.name, sources, summary.error_code)}"
+
+
+def _ends_text(blocks: list[Block], block: TextBlock) -> bool:
+    """The block is the last of a run of text blocks (a cited answer comes as many)."""
+    at = next(i for i, b in enumerate(blocks) if b is block)
+    return at + 1 == len(blocks) or not isinstance(blocks[at + 1], TextBlock)
+
+
+def _joined_text(blocks: list[Block], last: TextBlock, numbers: CitationNumbers) -> str:
+    """The run of text blocks ending at ``last`` as one text, each cited block followed by
+    its ``[n]`` (escaped: Markdown shows them as written)."""
+    end = next(i for i, b in enumerate(blocks) if b is last)
+    start = end
+    while start > 0 and isinstance(blocks[start - 1], TextBlock):
+        start -= 1
+    out = []
+    for block in blocks[start : end + 1]:
+        assert isinstance(block, TextBlock)
+        markers = numbers.markers(citation_pairs(block.citations))
+        out.append(block.text + markers.replace("[", "\\[").replace("]", "\\]"))
+    return "".join(out)
+
+
 def render_items(console: Console, items: list[dict[str, Any]]) -> None:
     """Print a conversation: user, assistant, tool calls and results, system notes."""
     for item in _items(items):
@@ -70,10 +106,13 @@ def render_items(console: Console, items: list[dict[str, Any]]) -> None:
                     )
                 )
             case AssistantMessage(blocks=blocks, synthetic=synthetic):
+                numbers = CitationNumbers()
                 for block in blocks:
                     match block:
-                        case TextBlock(text=text):
-                            console.print(Markdown(visible(text)))
+                        case TextBlock():
+                            pass  # printed with the text blocks next to it, as one text
+                        case ServerToolUseBlock() | ServerToolResultBlock():
+                            console.print(Text(server_block_line(block), style="yellow"))
                         case ThinkingBlock(thinking=thinking):
                             shown = thinking.strip() or OMITTED_THINKING
                             console.print(Text(visible(f"thinking: {shown}"), style="dim italic"))
@@ -83,6 +122,11 @@ def render_items(console: Console, items: list[dict[str, Any]]) -> None:
                             mark = " (synthetic)" if synthetic else ""
                             shown = _arguments(arguments)
                             console.print(Text(visible(f"⚙ {name} {shown}{mark}"), style="yellow"))
+                    if isinstance(block, TextBlock) and _ends_text(blocks, block):
+                        text = _joined_text(blocks, block, numbers)
+                        console.print(Markdown(visible(text)))
+                for line in numbers.lines():
+                    console.print(Text(line, style="dim"))
             case ToolResult():
                 style = "red" if item.is_error else "green"
                 mark = " (synthetic)" if item.synthetic else ""
@@ -103,11 +147,15 @@ def items_to_markdown(items: list[dict[str, Any]]) -> str:
                 out.append(f"## You (turn {item.turn})\n\n{_user_text(item)}\n")
             case AssistantMessage(blocks=blocks):
                 parts = []
+                numbers = CitationNumbers()
                 for block in blocks:
-                    if isinstance(block, TextBlock):
-                        parts.append(block.text)
+                    if isinstance(block, TextBlock) and _ends_text(blocks, block):
+                        parts.append(_joined_text(blocks, block, numbers))
                     elif isinstance(block, ToolUseBlock):
                         parts.append(f"`{block.name}` `{_arguments(block.input)}`")
+                    elif isinstance(block, ServerToolUseBlock | ServerToolResultBlock):
+                        parts.append(plain_markdown(server_block_line(block)))
+                parts += [plain_markdown(line) for line in numbers.lines()]
                 out.append("## Assistant\n\n" + "\n\n".join(parts) + "\n")
             case ToolResult():
                 body = item.content or ""

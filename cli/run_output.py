@@ -13,8 +13,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from cli.cited_stream import CitedStream
 from cli.errors import CliError, print_error
 from cli.terminal_text import visible
+from cli.web_text import call_text, result_text
 
 __all__ = [
     "ALREADY_RUNNING_HINT",
@@ -146,10 +148,21 @@ class Printer:
     """A running tool's live output ended mid-line."""
     held: list[str] = field(default_factory=list)
     failed: bool = False
+    cited: CitedStream = field(default_factory=CitedStream)
+    """The answer's citations: ``[n]`` after the text each cites, the sources after it."""
 
     def event(self, name: str, data: dict[str, Any]) -> None:
         """Print one event."""
-        if name == "alert" and data["level"] == "error":
+        if self.cited.ends_message(name, data):
+            self._sources()
+        if name in ("server_tool_call", "server_tool_result", "citation"):
+            self._web(name, data)
+        elif name == "text_done" and (self.cited.citing or data.get("citations")):
+            done = self.cited.done(str(data["text"]), data.get("citations"), seq=data.get("seq"))
+            self.out.write(done)
+            self.out.flush()
+            self.open_text = False
+        elif name == "alert" and data["level"] == "error":
             self.held.append(str(data["message"]))
         elif name == "error":
             if not self.failed:
@@ -157,7 +170,7 @@ class Printer:
                 self._end_lines()
                 print_error(f"{data['code']}: {data['message']}", self.err)
         elif name == "text_delta":
-            self.out.write(visible(data["text"]))
+            self.out.write(self.cited.delta(str(data["text"])))
             self.out.flush()
             self.open_text = True
         elif name == "text_done":
@@ -181,8 +194,34 @@ class Printer:
         elif name == "alert":
             self.err.write(visible(f"! {data['level']}: {data['message']}") + "\n")
 
+    def _web(self, name: str, data: dict[str, Any]) -> None:
+        """The API's own tools: a line per search or fetch, one per result; a citation
+        holds the answer until its blocks are committed (see :mod:`cli.cited_stream`)."""
+        if name == "citation":
+            self.cited.citation()
+            return
+        if self.output_open:
+            self.err.write("\n")
+            self.output_open = False
+        if name == "server_tool_call":
+            self.err.write(f"⌕ {call_text(str(data['name']), data.get('input') or {})}\n")
+        else:
+            sources = [(s.get("url"), s.get("title")) for s in data.get("sources") or []]
+            error = data.get("error_code")
+            mark = "✗" if error else "→"
+            self.err.write(f"  {mark} {result_text(str(data['name']), sources, error)}\n")
+        self.err.flush()
+
+    def _sources(self) -> None:
+        """A citing message was committed: end its line, then list its sources."""
+        lines = [f"[{n}] {s.line()}" for n, s in enumerate(self.cited.sources(), start=1)]
+        self.out.write("\n" + "".join(f"\n{line}" for line in lines) + ("\n" if lines else ""))
+        self.out.flush()
+
     def end(self, result: str) -> None:
         """The run ended: mark an answer that was cut off, then what still waits."""
+        if self.cited.committing:
+            self._sources()
         self._end_lines()
         if not self.failed:
             for message in dict.fromkeys(self.held):
@@ -197,7 +236,8 @@ class Printer:
     def _end_lines(self) -> None:
         """Close a streamed answer (marked as not kept) and a tool's open output line."""
         if self.open_text:
-            self.out.write("\n")
+            self.out.write(self.cited.unkept() + "\n")
+            self.cited.sources()  # what it cited was never kept
             self.out.flush()
             self.err.write(NOT_KEPT + "\n")
             self.open_text = False

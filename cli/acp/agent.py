@@ -28,7 +28,7 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError, schema
 
-from cli.acp import mapping
+from cli.acp import chunks, mapping, web
 from cli.acp.asking import INPUT_ID, EditorAsker
 from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, run_command
 from cli.acp.session import (
@@ -241,7 +241,7 @@ class PodAgent:
         self, session: AcpSession, name: str, argument: str
     ) -> schema.PromptResponse:
         text = await run_command(session, name, argument)
-        await self._update(session.id, mapping.message_chunk(text))
+        await self._update(session.id, chunks.message_chunk(text))
         return schema.PromptResponse(stop_reason="end_turn")
 
     # -- pod events -> session updates --------------------------------------------------------
@@ -265,10 +265,13 @@ class PodAgent:
     async def _on_event(self, session: AcpSession, event: PodEvent) -> None:
         data = event.data
         name = event.event
-        if name == "text_delta":
-            await self._update(session.id, mapping.message_chunk(str(data["text"])))
-        elif name == "thinking_delta":
-            await self._update(session.id, mapping.thought_chunk(str(data["text"])))
+        # The answer's text and citations, and the API's web calls (see cli.acp.web).
+        for update in web.answer_updates(session.cited, name, data):
+            await self._update(session.id, update)
+        if name in web.ANSWER_EVENTS:
+            return
+        if name == "thinking_delta":
+            await self._update(session.id, chunks.thought_chunk(str(data["text"])))
         elif name == "tool_call_done":
             await self._tool_call(session, str(data["id"]), str(data["name"]), data["arguments"])
         elif name == "tool_output_delta":
@@ -337,7 +340,7 @@ class PodAgent:
                 settle(session, "not compacted", str(data["message"]))
             if data.get("level") in ("warn", "error"):
                 await self._update(
-                    session.id, mapping.thought_chunk(f"[pod {data['level']}] {data['message']}")
+                    session.id, chunks.thought_chunk(f"[pod {data['level']}] {data['message']}")
                 )
         elif name == "shutdown":
             settle(session, "cancelled", "")

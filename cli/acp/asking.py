@@ -13,7 +13,7 @@ from typing import Any
 
 from acp import Client, schema
 
-from cli.acp import mapping
+from cli.acp import chunks, mapping
 from cli.acp.session import AcpSession, InputAsked, current_text, resolve
 
 __all__ = ["INPUT_ID", "EditorAsker"]
@@ -156,7 +156,7 @@ class EditorAsker:
         refusal = await self._answer_input(session, input_id, asked, "decline", None)
         if refusal:
             log.warning("the pod refused declining %s: %s", input_id, refusal)
-        await self.update(session.id, mapping.thought_chunk(f"[pod acp] declined: {why}"))
+        await self.update(session.id, chunks.thought_chunk(f"[pod acp] declined: {why}"))
 
     async def _answer_input(
         self,
@@ -200,7 +200,7 @@ class EditorAsker:
             how = "withdrawn" if action == "withdrawn" else f"answered elsewhere ({action})"
             await self.update(
                 session.id,
-                mapping.thought_chunk(
+                chunks.thought_chunk(
                     f"[pod acp] the request for input is over ({how}): an answer to it is dropped"
                 ),
             )

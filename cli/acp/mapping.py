@@ -16,18 +16,15 @@ from urllib.parse import unquote, urlparse
 
 from acp import schema
 
+from cli.acp.chunks import SessionUpdate
+from cli.acp.web import block_updates
 from cli.errors import CliError
 from orchestrator.capabilities.tools.base import ToolError
 from orchestrator.capabilities.tools.files import apply_edit
 from orchestrator.capabilities.tools.registry import acp_kinds
 from orchestrator.core.history import (
-    OMITTED_THINKING,
-    REDACTED_THINKING,
     AssistantMessage,
     Item,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
     ToolResult,
     UserMessage,
 )
@@ -37,14 +34,6 @@ AcpToolKind = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"
 ]
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
-SessionUpdate = (
-    schema.UserMessageChunk
-    | schema.AgentMessageChunk
-    | schema.AgentThoughtChunk
-    | schema.ToolCallStart
-    | schema.ToolCallProgress
-    | schema.AvailableCommandsUpdate
-)
 
 TOOL_KINDS: dict[str, AcpToolKind] = dict(acp_kinds())
 """How an editor should draw each built-in tool, as each tool says (``acp_kind``); anything
@@ -221,7 +210,7 @@ def stop_reason(result: str) -> StopReason | None:
 
 def tool_title(name: str, arguments: dict[str, Any]) -> str:
     """A short title an editor shows for a call: the command, the path, or the tool."""
-    for key in ("command", "path", "pattern", "query"):
+    for key in ("command", "path", "pattern", "query", "url"):  # url: the local web_fetch
         value = arguments.get(key)
         if isinstance(value, str) and value:
             first = value.splitlines()[0]
@@ -421,22 +410,6 @@ def elicitation_answer(
     return "decline", None
 
 
-def message_chunk(text: str) -> schema.AgentMessageChunk:
-    """Text of the agent's answer."""
-    return schema.AgentMessageChunk(
-        session_update="agent_message_chunk",
-        content=schema.TextContentBlock(type="text", text=text),
-    )
-
-
-def thought_chunk(text: str) -> schema.AgentThoughtChunk:
-    """Text of the agent's thinking (and the pod's warnings, shown beside it)."""
-    return schema.AgentThoughtChunk(
-        session_update="agent_thought_chunk",
-        content=schema.TextContentBlock(type="text", text=text),
-    )
-
-
 def history_updates(items: Iterable[Item], workspace: Path) -> list[SessionUpdate]:
     """A session's history replayed as the updates an editor saw while it happened."""
     updates: list[SessionUpdate] = []
@@ -450,13 +423,7 @@ def history_updates(items: Iterable[Item], workspace: Path) -> list[SessionUpdat
                 )
             )
         elif isinstance(item, AssistantMessage):
-            for block in item.blocks:
-                if isinstance(block, TextBlock) and block.text.strip():
-                    updates.append(message_chunk(block.text))
-                elif isinstance(block, ThinkingBlock):
-                    updates.append(thought_chunk(block.thinking.strip() or OMITTED_THINKING))
-                elif isinstance(block, RedactedThinkingBlock):
-                    updates.append(thought_chunk(REDACTED_THINKING))
+            updates += block_updates(item.blocks)
             for use in item.tool_uses:
                 calls[use.id] = (use.name, use.input)
                 updates.append(tool_call(use.id, use.name, use.input, workspace))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cli.cited_stream import CitedStream
 from cli.errors import CliError
 from orchestrator.adapters.scoped_fs import FsError, ScopedFS
 from orchestrator.serving.client import PodClient
@@ -81,6 +82,8 @@ class AcpSession:
     """Permission requests waiting for the editor."""
     inputs: dict[str, InputAsked] = field(default_factory=dict)
     """Requests for input of the pod, by their id, until the pod says they are over."""
+    cited: CitedStream = field(default_factory=CitedStream)
+    """The answer's citations, message by message (see :mod:`cli.cited_stream`)."""
     failure: str = ""
     """Why the running turn failed (its ``error`` event), for the prompt's JSON-RPC error."""
     cancelling: asyncio.Future[str] | None = None

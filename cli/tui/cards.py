@@ -15,6 +15,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from cli.tui.entries import ApprovalEntry, NoteEntry, TitleParts, ToolEntry
+from cli.tui.web_entries import ServerToolEntry
 
 
 def _first_line(text: str) -> str:
@@ -170,6 +171,27 @@ class ToolCard(Card):
         self.set_class(entry.synthetic, "-synthetic")
         self.set_class(entry.is_error, "-error")
         self.set_class(entry.running, "-running")
+
+
+class ServerToolCard(Card):
+    """A web search or fetch the API ran: what it asked, then the pages found (or the error
+    in words); expanded, each source on a line. Plain text only (see :mod:`cli.web_text`)."""
+
+    DEFAULT_CSS = """
+    ServerToolCard.-error > .card--title {
+        color: $error;
+    }
+    """
+
+    def __init__(self, entry: ServerToolEntry) -> None:
+        super().__init__(entry.title_parts, entry.body)
+        self.refresh_from(entry)
+
+    def refresh_from(self, entry: ServerToolEntry) -> None:
+        """Show the result once it arrived."""
+        self.set_content(entry.title_parts, entry.body)
+        self.set_class(bool(entry.error_code), "-error")
+        self.set_class(not entry.done, "-running")
 
 
 class NoteView(Card):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cli.tui.cards import ApprovalCard, ToolCard
+from cli.tui.cards import ApprovalCard, ServerToolCard, ToolCard
 from cli.tui.entries import (
     ApprovalEntry,
     AssistantEntry,
@@ -11,9 +11,10 @@ from cli.tui.entries import (
     ThinkingEntry,
     ToolEntry,
 )
-from cli.tui.entry_views import AssistantView, EntryView, ThinkingView, view_for
+from cli.tui.entry_views import AssistantView, EntryView, SourcesView, ThinkingView, view_for
 from cli.tui.form_card import ElicitationCard
 from cli.tui.host import AppHost
+from cli.tui.web_entries import ServerToolEntry, SourcesEntry
 
 
 class Drawing:
@@ -61,6 +62,10 @@ class Drawing:
                 # Separate branches keep each refresh_from call type-checked.
                 current.refresh_from(entry)
             elif isinstance(entry, ThinkingEntry) and isinstance(current, ThinkingView):  # noqa: SIM114
+                current.refresh_from(entry)
+            elif isinstance(entry, ServerToolEntry) and isinstance(current, ServerToolCard):  # noqa: SIM114
+                current.refresh_from(entry)
+            elif isinstance(entry, SourcesEntry) and isinstance(current, SourcesView):  # noqa: SIM114
                 current.refresh_from(entry)
             elif isinstance(entry, ApprovalEntry) and isinstance(current, ApprovalCard):
                 current.refresh_from(entry)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Markdown, Static
 
-from cli.tui.cards import ApprovalCard, NoteView, ToolCard
+from cli.tui.cards import ApprovalCard, NoteView, ServerToolCard, ToolCard
 from cli.tui.entries import (
     ALERT_GLYPHS,
     NOT_KEPT,
@@ -27,6 +27,7 @@ from cli.tui.entries import (
 )
 from cli.tui.form_card import ElicitationCard
 from cli.tui.input import segment_label
+from cli.tui.web_entries import ServerToolEntry, SourcesEntry
 from orchestrator.core.segments import TextSegment
 
 CHIP_STYLE = "bold #1c1c1c on #87afd7"
@@ -194,11 +195,32 @@ class InfoView(Static):
         super().__init__(Text(entry.text))
 
 
+class SourcesView(Static):
+    """The numbered sources a message cites, under it: plain text, never links or markup
+    (titles and URLs are a web page's words)."""
+
+    DEFAULT_CSS = """
+    SourcesView {
+        color: $text-muted;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, entry: SourcesEntry) -> None:
+        super().__init__(Text(entry.text))
+
+    def refresh_from(self, entry: SourcesEntry) -> None:
+        """More sources were cited."""
+        self.update(Text(entry.text))
+
+
 EntryView = (
     UserView
     | AssistantView
     | ThinkingView
     | ToolCard
+    | ServerToolCard
+    | SourcesView
     | NoteView
     | AlertView
     | InfoView
@@ -217,6 +239,10 @@ def view_for(entry: Entry) -> EntryView:
         return ThinkingView(entry)
     if isinstance(entry, ToolEntry):
         return ToolCard(entry)
+    if isinstance(entry, ServerToolEntry):
+        return ServerToolCard(entry)
+    if isinstance(entry, SourcesEntry):
+        return SourcesView(entry)
     if isinstance(entry, NoteEntry):
         return NoteView(entry)
     if isinstance(entry, AlertEntry):

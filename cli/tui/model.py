@@ -20,7 +20,6 @@ from cli.tui.entries import (
     AssistantEntry,
     Change,
     ElicitationEntry,
-    Entry,
     InfoEntry,
     NoteEntry,
     ThinkingEntry,
@@ -28,8 +27,9 @@ from cli.tui.entries import (
     UserEntry,
     compaction_note,
 )
-from cli.tui.input import segment_text
 from cli.tui.pod_view import PodView
+from cli.tui.streamed_text import StreamedText, transcript
+from cli.tui.web_entries import CitedText, ServerToolEntry, marked
 from orchestrator.core.history import (
     OMITTED_THINKING,
     REDACTED_THINKING,
@@ -37,6 +37,8 @@ from orchestrator.core.history import (
     Compaction,
     Item,
     RedactedThinkingBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     SystemMessage,
     TextBlock,
     ThinkingBlock,
@@ -56,6 +58,8 @@ from orchestrator.protocol import (
     ElicitationResolvedData,
     HistoryData,
     RunEndData,
+    ServerToolCallData,
+    ServerToolResultData,
     ShutdownData,
     StatusData,
     SystemNoteData,
@@ -92,16 +96,14 @@ class _Answered(Protocol):
 # -- the conversation model -------------------------------------------------------------------
 
 
-class ChatModel:
+class ChatModel(StreamedText):
     """The conversation and status of one attached UI, fed by history and events."""
 
     def __init__(self) -> None:
-        self.entries: list[Entry] = []
+        super().__init__()
         self.pod = PodView()
         self.now = 0.0
         """The UI's clock at the event being applied (the app sets it)."""
-        self._stream: int | None = None
-        self._unconfirmed: list[int] = []
         self._streamed_calls: list[int] = []
         self._tools: dict[str, int] = {}
         self._approvals: dict[str, int] = {}
@@ -118,6 +120,7 @@ class ChatModel:
         self._unconfirmed = []
         self._streamed_calls = []
         self._tools = {}
+        self._cited, self._joining = CitedText(), None
         # Cards are drawn anew below the replay (adopt_*): old indices would point elsewhere.
         self._approvals = {}
         self._inputs = {}
@@ -140,10 +143,23 @@ class ChatModel:
             case UserMessage(segments=segments):
                 self.entries.append(UserEntry(list(segments)))
             case AssistantMessage(blocks=blocks, synthetic=synthetic):
+                joined: AssistantEntry | None = None  # consecutive text blocks read as one
                 for block in blocks:
+                    if not isinstance(block, TextBlock):
+                        joined = None
                     match block:
                         case TextBlock(text=text):
-                            self.entries.append(AssistantEntry(text=text))
+                            text = marked(text, self._cited.block_markers(item.seq, block))
+                            if joined is not None:
+                                joined.text += text
+                            else:
+                                joined = AssistantEntry(text=text)
+                                self.entries.append(joined)
+                        case ServerToolUseBlock(id=call_id, name=name, input=asked):
+                            self._tools[call_id] = len(self.entries)
+                            self.entries.append(ServerToolEntry(call_id, name, dict(asked)))
+                        case ServerToolResultBlock():
+                            self._server_entry(block.tool_use_id, block.type)[0].take_block(block)
                         case ThinkingBlock(thinking=thinking):
                             self.entries.append(
                                 ThinkingEntry(text=thinking.strip() or OMITTED_THINKING)
@@ -160,6 +176,8 @@ class ChatModel:
                                     synthetic=synthetic,
                                 )
                             )
+                if (sources := self._cited.sources()) is not None:
+                    self.entries.append(sources)
             case ToolResult():
                 self._result(item.call_id, item)
             case SystemMessage(text=text, origin=origin):
@@ -204,16 +222,31 @@ class ChatModel:
                     + used.cache_read_input_tokens
                 )
                 self.pod.output_tokens += used.output_tokens
+                self.pod.web_searches += used.web_search_requests
+                # A complete response is committed whole: its server calls are kept.
+                streamed = self._streamed_calls
+                self._streamed_calls = [
+                    i for i in streamed if isinstance(self.entries[i], ToolEntry)
+                ]
             case _, UserMessageData(segments=segments):
                 return [self._add(UserEntry(list(segments)))]
             case "text_delta", TextData(text=text):
                 return self._text_delta(text)
-            case "text_done", TextData(text=text):
-                return self._text_done(text)
+            case "text_done", TextData() as done:
+                return self._text_done(done)
             case _, ThinkingData(text=text):
                 return self._thinking(text)
             case _, ToolCallStartData(id=call_id, name=name):
                 return self._tool_call_start(call_id, name)
+            case _, ServerToolCallData(id=call_id, name=name, input=asked):
+                self._stream = None  # text after it is a block of its own
+                self._tools[call_id] = len(self.entries)
+                self._streamed_calls.append(len(self.entries))
+                return [self._add(ServerToolEntry(call_id, name, dict(asked)))]
+            case _, ServerToolResultData(id=call_id, name=name) as result:
+                card, change = self._server_entry(call_id, name)
+                card.answer([(s.url, s.title) for s in result.sources], result.error_code)
+                return [change]
             case _, ToolCallArgsDeltaData(id=call_id) as delta:
                 return self._tool_args(call_id, delta.json_)
             case _, ToolOutputDeltaData(id=call_id, text=text):
@@ -312,10 +345,6 @@ class ChatModel:
         assert isinstance(entry, ElicitationEntry)
         return index, entry
 
-    def _add(self, entry: Entry) -> Change:
-        self.entries.append(entry)
-        return Change("added", len(self.entries) - 1)
-
     def _end_stream(self) -> list[Change]:
         """Streamed text and calls not confirmed by their commit were never kept: mark them."""
         self._stream = None
@@ -329,6 +358,10 @@ class ChatModel:
         self._unconfirmed = []
         for index in self._streamed_calls:
             tool = self.entries[index]
+            if isinstance(tool, ServerToolEntry):
+                tool.not_kept = True  # its response never completed (no usage came)
+                changes.append(Change("updated", index))
+                continue
             assert isinstance(tool, ToolEntry)
             if tool.summary is None:
                 tool.summary = NOT_KEPT
@@ -336,28 +369,15 @@ class ChatModel:
         self._streamed_calls = []
         return changes
 
-    def _text_delta(self, delta: str) -> list[Change]:
-        if self._stream is None:
-            self._stream = len(self.entries)
-            self._unconfirmed.append(self._stream)
-            return [self._add(AssistantEntry(text=delta, streaming=True))]
-        entry = self.entries[self._stream]
-        assert isinstance(entry, AssistantEntry)
-        entry.text += delta
-        return [Change("appended", self._stream, delta)]
-
-    def _text_done(self, text: str) -> list[Change]:
-        if not self._unconfirmed:
-            return [self._add(AssistantEntry(text=text))]
-        index = self._unconfirmed.pop(0)
-        if index == self._stream:
-            self._stream = None
-        entry = self.entries[index]
-        assert isinstance(entry, AssistantEntry)
-        changed = entry.text != text
-        entry.text = text
-        entry.streaming = False
-        return [Change("updated", index, "replace" if changed else "")]
+    def _server_entry(self, call_id: str, name: str) -> tuple[ServerToolEntry, Change]:
+        """The card of a server tool call (drawn alone when its start was not seen)."""
+        index = self._tools.get(call_id)
+        found = self.entries[index] if index is not None else None
+        if isinstance(found, ServerToolEntry) and index is not None:
+            return found, Change("updated", index)
+        self._tools[call_id] = len(self.entries)
+        entry = ServerToolEntry(call_id, name.removesuffix("_tool_result"))
+        return entry, self._add(entry)
 
     def _thinking(self, text: str) -> list[Change]:
         last = self.entries[-1] if self.entries else None
@@ -435,7 +455,8 @@ class ChatModel:
 
     def card_indices(self) -> list[int]:
         """The entries drawn as expandable cards (tool calls and system messages), in order."""
-        return [i for i, e in enumerate(self.entries) if isinstance(e, ToolEntry | NoteEntry)]
+        cards = ToolEntry | ServerToolEntry | NoteEntry
+        return [i for i, e in enumerate(self.entries) if isinstance(e, cards)]
 
     def user_prompts(self) -> list[list[Segment]]:
         """The segments of every user message shown, oldest first (for Up/Down recall)."""
@@ -445,25 +466,4 @@ class ChatModel:
 
     def transcript(self) -> list[str]:
         """A plain-text digest of the entries (for tests and debugging)."""
-        out: list[str] = []
-        for entry in self.entries:
-            if isinstance(entry, UserEntry):
-                out.append("user: " + "".join(segment_text(s) for s in entry.segments))
-            elif isinstance(entry, AssistantEntry):
-                mark = f" [{NOT_KEPT}]" if entry.interrupted else ""
-                out.append("assistant: " + entry.text + mark)
-            elif isinstance(entry, ThinkingEntry):
-                out.append("thinking: " + entry.text)
-            elif isinstance(entry, ToolEntry):
-                out.append("tool: " + entry.title)
-            elif isinstance(entry, NoteEntry):
-                out.append(f"note[{entry.origin}]: {entry.text}")
-            elif isinstance(entry, AlertEntry):
-                out.append(f"alert[{entry.level}]: {entry.message}")
-            elif isinstance(entry, ApprovalEntry):
-                out.append(f"approval[{entry.decision}]: {entry.summary}")
-            elif isinstance(entry, ElicitationEntry):
-                out.append(f"input[{entry.action}]: {entry.title}")
-            else:
-                out.append("info: " + entry.text)
-        return out
+        return transcript(self.entries)

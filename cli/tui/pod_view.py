@@ -30,6 +30,8 @@ class PodView:
     """What the session cost so far; None for a model the price table does not know."""
     input_tokens: int = 0
     output_tokens: int = 0
+    web_searches: int = 0
+    """Searches the API's web search tool ran for this session (billed per search)."""
     last_alert: str = ""
     alert_level: str = "warn"
     alert_at: float = 0.0
@@ -62,6 +64,7 @@ class PodView:
             # Input counts every kind the model read: uncached, cache writes, cache reads.
             self.input_tokens = sum(n for k, n in data.usage.items() if k.endswith("input_tokens"))
             self.output_tokens = data.usage.get("output_tokens", self.output_tokens)
+            self.web_searches = data.usage.get("web_search_requests", self.web_searches)
         self.jobs = list(data.jobs)
 
     @property
@@ -128,6 +131,8 @@ class PodView:
             StatusPart("state", self.state_forms()),
             StatusPart("tokens", [f"{tokens} tokens", tokens, ""]),
         ]
+        if self.web_searches:
+            parts.append(StatusPart("searches", [searches_text(self.web_searches), ""]))
         if self.context_percent is not None:
             pct = self.context_percent
             parts.append(StatusPart("context", [f"context {pct}%", f"ctx {pct}%", ""]))
@@ -147,6 +152,11 @@ class PodView:
             glyph = ALERT_GLYPHS.get(self.alert_level, "⚠")
             line += "\n" + fit_row(f"{glyph} {self.last_alert}", width)
         return line
+
+
+def searches_text(n: int) -> str:
+    """``1 search``, ``3 searches``."""
+    return f"{n} search{'es' if n != 1 else ''}"
 
 
 JOBS_NAMED = 3

@@ -2,8 +2,8 @@
 
 At 80 columns the status line used to wrap onto a second row (and push the conversation up
 by one); it now shortens. The state and its keys matter most, then the pod's name; the
-tokens, context share and children first take shorter words, the model (``/model`` says
-it) and the cost go early. The rows below it (running jobs, the last alert) are each cut to
+tokens, context share and children first take shorter words, the count of web searches,
+the model (``/model`` says it) and the cost go early. The rows below it (running jobs, the last alert) are each cut to
 one row too.
 """
 
@@ -35,6 +35,7 @@ class StatusPart:
 
 
 SHRINK_ORDER = (
+    "searches",
     "tokens",
     "context",
     "children",

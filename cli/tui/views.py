@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from cli.tui.input import SLASH_COMMANDS
-from cli.tui.pod_view import PodView
+from cli.tui.pod_view import PodView, searches_text
 from orchestrator.protocol import ChildData, JobData
 
 KEYS_HELP = """\
@@ -37,10 +37,11 @@ def status_text(pod: PodView) -> str:
     """``/status``: the pod, its state and turn, provider and model, tokens, workspace."""
     # The machine's state only where it says more than the label (not "Idle (idle)").
     state = f" ({pod.state})" if pod.state and pod.state != pod.status else ""
+    searches = f" · {searches_text(pod.web_searches)}" if pod.web_searches else ""
     return (
         f"pod {pod.name} · {pod.state_label}{state} · turn "
         f"{pod.turn}\n{pod.provider}/{pod.model} · tokens in {pod.input_tokens} out "
-        f"{pod.output_tokens}\nworkspace {pod.workspace}"
+        f"{pod.output_tokens}{searches}\nworkspace {pod.workspace}"
     )
 
 

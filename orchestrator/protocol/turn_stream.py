@@ -3,7 +3,7 @@ and their output, usage, the turn's and the run's end, errors, alerts and system
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -73,6 +73,8 @@ class TextData(EventData):
     text: str
     seq: int | None = None
     """The committed item's ``seq`` (absent on deltas): lets a client skip what history showed."""
+    citations: Annotated[list[CitationData] | None, Field(exclude_if=lambda v: v is None)] = None
+    """On ``text_done``: the block's citations (where a client puts its ``[n]``); else absent."""
 
 
 class ThinkingData(EventData):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import asdict
 
 from pydantic import BaseModel
 
@@ -15,7 +16,9 @@ from orchestrator.core.history import (
     ToolUseBlock,
     UserMessage,
 )
+from orchestrator.core.server_tools import cited_source
 from orchestrator.protocol import (
+    CitationData,
     CompactionData,
     SystemNoteData,
     TextData,
@@ -37,7 +40,9 @@ def item_events(stored: Item) -> Iterator[tuple[str, BaseModel]]:
     elif isinstance(stored, AssistantMessage):
         for block in stored.blocks:
             if isinstance(block, TextBlock):
-                yield ("text_done", TextData(text=block.text, seq=stored.seq))
+                sources = [cited_source(c) for c in block.citations or []]
+                cited = [CitationData(**asdict(c)) for c in sources] or None
+                yield ("text_done", TextData(text=block.text, seq=stored.seq, citations=cited))
             elif isinstance(block, ToolUseBlock):
                 if stored.synthetic:
                     yield ("tool_call_start", ToolCallStartData(id=block.id, name=block.name))

@@ -81,8 +81,11 @@ class RecordingClient:
         return [u for _, u in self.updates if u.session_update == kind]
 
     def text(self) -> str:
-        """Everything the agent said, joined."""
-        return "".join(u.content.text for u in self.of("agent_message_chunk"))
+        """Everything the agent said, joined (a link as ``<uri>``)."""
+        return "".join(
+            u.content.text if u.content.type == "text" else f"<{u.content.uri}>"
+            for u in self.of("agent_message_chunk")
+        )
 
     async def until(self, predicate: Callable[[], bool], timeout: float = 20.0) -> None:
         """Wait for updates that make ``predicate`` true."""
