@@ -7,10 +7,14 @@ run that ends ``finished`` sent only valid requests; the tests also check each r
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
 from orchestrator.adapters.providers.scripted_web import ScriptedCitation, ScriptedServerCall
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import (
     RunningPod,
     ScriptedReply,
@@ -18,6 +22,7 @@ from tests.e2e.harness import (
     collect_until,
     names,
     running_pod,
+    start_pod_process,
 )
 
 
@@ -67,7 +72,7 @@ async def test_pause_turn_is_continued_at_once_and_sent_back_byte_for_byte(
         # One turn, three requests: the continuations carry no new user message.
         assert names(events).count("turn_start") == 1
         assert names(events).count("server_tool_call") == 2
-        first, second, third = pod.provider.requests
+        _, second, third = pod.provider.requests
         assert second.messages[-1]["role"] == "assistant"
         assert third.messages[:-1] == second.messages[:-1]
         paused = second.messages[-1]["content"]
@@ -210,3 +215,53 @@ async def test_the_mixed_message_cancelled_at_its_approval_is_closed_both_ways(
         assert assistants[-1]["content"][0]["tool_use_id"] == "srvtoolu_m"
         pod.assert_all_requests_valid()
         await c.close()
+
+
+async def test_kill_9_inside_the_loop_then_resume_and_a_new_prompt(
+    workspace: Path, short_dir: Path
+) -> None:
+    """kill -9 while the continuation streams; restarted, the pod resumes by sending the
+    continuation again, and later prompts are valid (the request log shows nothing refused)."""
+    script = short_dir / "script.json"
+    log = short_dir / "requests.jsonl"
+    open_call = {
+        "server_calls": [{"id": "srvtoolu_k", "input": {"query": "q"}, "result": "none"}],
+        "stop_reason": "pause_turn",
+    }
+    slow = {"text": "z" * 2000, "chunk_size": 4, "chunk_delay_s": 0.02}
+    script.write_text(json.dumps({"replies": [open_call, slow], "request_log": log.name}))
+    socket, session = short_dir / "p.sock", short_dir / "session.jsonl"
+    proc = start_pod_process(workspace, socket, session, script)
+    try:
+        c = await PodClient.connect(socket)
+        await c.send("run", {"input": "find it"})
+        await c.wait_for("server_tool_call")
+        await c.wait_for("text_delta")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        await c.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    replies = [{"text": "continued"}, {"text": "next answer"}]
+    script.write_text(json.dumps({"replies": replies, "request_log": log.name}))
+    proc = start_pod_process(workspace, socket, session, script, "--continue")
+    try:
+        c = await PodClient.connect(socket)
+        assert (await c.request("get_status")).data["status"] == "paused"
+        await c.send("resume")
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        await c.send("run", {"input": "and now?"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        items = (await c.request("get_history")).data["items"]
+        opened = [i for i in items if i["kind"] == "assistant"][1]
+        assert opened["blocks"][0]["tool_use_id"] == "srvtoolu_k"  # the API ran it on resume
+        await c.send("shutdown")
+        await c.close()
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    assert len(records) >= 4
+    assert [r["refused"] for r in records] == [None] * len(records)

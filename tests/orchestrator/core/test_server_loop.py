@@ -1,0 +1,141 @@
+"""Server calls in the history: closing them (cancel, new prompt, load repair) and keeping
+them with their results (compaction's kept tail). Each history is checked on the wire."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.core.history import (
+    AssistantMessage,
+    Item,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
+    SystemMessage,
+    TextBlock,
+    ToolResult,
+    ToolUseBlock,
+    UserMessage,
+)
+from orchestrator.core.repair import close_orphans, interrupt_note, repair_loaded
+from orchestrator.core.server_loop import awaits_continuation, open_server_calls
+from orchestrator.core.validator import validate_wire
+from orchestrator.core.wire import to_wire
+from orchestrator.runtime.compaction import plan_compaction
+
+PAGES: Any = [{"type": "web_search_result", "url": "https://a", "encrypted_content": "E"}]
+
+
+def call(call_id: str = "srvtoolu_1", name: str = "web_search") -> ServerToolUseBlock:
+    return ServerToolUseBlock(id=call_id, name=name, input={"query": "q"})
+
+
+def found(call_id: str = "srvtoolu_1") -> ServerToolResultBlock:
+    return ServerToolResultBlock(type="web_search_tool_result", tool_use_id=call_id, content=PAGES)
+
+
+def numbered(items: list[Item]) -> list[Item]:
+    from dataclasses import replace
+
+    return [replace(item, seq=n, turn=1) for n, item in enumerate(items, start=1)]
+
+
+def next_prompt(items: list[Item]) -> list[Item]:
+    """What a new prompt over a paused turn commits: closes, the note, the prompt."""
+    return [*items, *close_orphans(items), interrupt_note(), UserMessage(text="next")]
+
+
+def test_a_paused_loop_awaits_its_continuation_and_a_new_prompt_closes_it() -> None:
+    paused = AssistantMessage(blocks=[TextBlock(text="looking"), call()], stop_reason="pause_turn")
+    items: list[Item] = [UserMessage(text="find"), paused]
+    assert awaits_continuation(items)
+    assert validate_wire(to_wire(items)) == []  # the continuation itself
+    after = next_prompt(items)
+    closing = after[2]
+    assert isinstance(closing, AssistantMessage) and closing.synthetic
+    [block] = closing.blocks
+    assert isinstance(block, ServerToolResultBlock)
+    assert block.content == {"type": "web_search_tool_result_error", "error_code": "unavailable"}
+    assert not awaits_continuation(after[:3])
+    assert validate_wire(to_wire(after)) == []
+    assert close_orphans(after[:3]) == []  # idempotent
+
+
+def test_a_fetch_is_closed_with_a_fetch_error() -> None:
+    paused = AssistantMessage(blocks=[call(name="web_fetch")], stop_reason="pause_turn")
+    [closing] = close_orphans([UserMessage(text="get"), paused])
+    assert isinstance(closing, AssistantMessage)
+    assert closing.blocks[0].type == "web_fetch_tool_result"
+    assert closing.blocks[0].content["type"] == "web_fetch_tool_result_error"  # type: ignore[union-attr]
+
+
+def test_a_complete_pause_needs_no_closing() -> None:
+    paused = AssistantMessage(blocks=[call(), found()], stop_reason="pause_turn")
+    items: list[Item] = [UserMessage(text="find"), paused]
+    assert close_orphans(items) == []
+    assert validate_wire(to_wire(next_prompt(items))) == []
+
+
+def test_the_mixed_message_closes_client_calls_first_then_the_server_call() -> None:
+    mixed = AssistantMessage(blocks=[call(), ToolUseBlock(id="toolu_1", name="glob")])
+    items: list[Item] = [UserMessage(text="go"), mixed]
+    closes = close_orphans(items)
+    assert [type(c) for c in closes] == [ToolResult, AssistantMessage]
+    assert validate_wire(to_wire(next_prompt(items))) == []
+    # Results given, before the API answered the search: the closing opens the next content.
+    answered: list[Item] = [*items, ToolResult(call_id="toolu_1", summary="ok")]
+    state = open_server_calls(answered)
+    assert state.mixed and state.followed and state.closable
+    assert validate_wire(to_wire(next_prompt(answered))) == []
+
+
+def test_load_repair_closes_an_open_call_only_when_the_turn_was_closed() -> None:
+    paused = AssistantMessage(blocks=[call()], stop_reason="pause_turn")
+    items = numbered([UserMessage(text="find"), paused])
+    still_open = repair_loaded(items, turn_closed=False)
+    assert still_open.items == items  # Resume continues it
+    closed = repair_loaded(items, turn_closed=True)
+    assert closed.notes and isinstance(closed.items[-1], AssistantMessage)
+    assert validate_wire(to_wire([*closed.items, UserMessage(text="next")])) == []
+    again = repair_loaded(closed.items, turn_closed=True)
+    assert again.notes == []  # idempotent
+
+
+def test_load_repair_closes_a_call_a_note_was_committed_after() -> None:
+    # A damaged or older file: notes after an open call. The close goes before them.
+    paused = AssistantMessage(blocks=[call()], stop_reason="pause_turn")
+    items = numbered([UserMessage(text="find"), paused, SystemMessage(text="a note")])
+    repaired = repair_loaded(items, turn_closed=False)
+    assert [type(i).__name__ for i in repaired.items] == [
+        "UserMessage", "AssistantMessage", "AssistantMessage", "SystemMessage",
+    ]  # fmt: skip
+    assert validate_wire(to_wire(repaired.items)) == []
+
+
+def test_load_repair_keeps_a_message_that_holds_only_server_blocks() -> None:
+    items = numbered(
+        [
+            UserMessage(text="find"),
+            AssistantMessage(blocks=[call(), found()]),
+            UserMessage(text="n"),
+        ]
+    )
+    assert repair_loaded(items, turn_closed=True).items == items
+
+
+def test_compaction_never_keeps_a_result_without_its_call() -> None:
+    # A pause_turn split over two items: the continuation opens with the first's result.
+    body: list[Item] = numbered(
+        [
+            UserMessage(text="old " * 50),
+            AssistantMessage(blocks=[TextBlock(text="old answer " * 50)]),
+            UserMessage(text="find"),
+            AssistantMessage(blocks=[call()], stop_reason="pause_turn"),
+            AssistantMessage(blocks=[found(), TextBlock(text="found")]),
+        ]
+    )
+    plan = plan_compaction(body, keep_tokens=1, tokens=lambda item: 10)
+    assert plan is not None
+    assert isinstance(plan.kept[0], AssistantMessage) and plan.kept[0].server_calls
+    summary_view = [UserMessage(text="summary"), *plan.kept, UserMessage(text="next")]
+    assert validate_wire(to_wire(summary_view)) == []
+    assert validate_wire(to_wire([*plan.summarised, UserMessage(text="summarise")])) == []
