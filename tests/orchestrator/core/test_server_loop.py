@@ -65,7 +65,7 @@ def test_a_fetch_is_closed_with_a_fetch_error() -> None:
     [closing] = close_orphans([UserMessage(text="get"), paused])
     assert isinstance(closing, AssistantMessage)
     assert closing.blocks[0].type == "web_fetch_tool_result"
-    assert closing.blocks[0].content["type"] == "web_fetch_tool_result_error"  # type: ignore[union-attr]
+    assert closing.blocks[0].content["type"] == "web_fetch_tool_result_error"
 
 
 def test_a_complete_pause_needs_no_closing() -> None:
