@@ -393,8 +393,9 @@ def _check_user(
                 WireViolation(
                     "tool_result_for_server_tool",
                     index,
-                    f"tool_result {call_id} answers a server tool call: the API runs those "
-                    "itself, and their results belong in the assistant message",
+                    f"unexpected `tool_use_id` found in `tool_result` blocks: {call_id}. "
+                    "Each `tool_result` block must have a corresponding `tool_use` block in "
+                    "the previous message (a server tool call is answered by the API itself)",
                 )
             )
             continue

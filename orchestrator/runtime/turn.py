@@ -218,7 +218,7 @@ class Turn:
                 # Calls answered at commit (an invalid name) are not pending: they never run.
                 await self._run_tools(pending_tool_calls(items))
                 continue
-            if awaits_continuation(items):
+            if message is not None and awaits_continuation(items):
                 # The API's own loop paused (pause_turn): a round that continues, not an end.
                 # It counts against max_rounds like any request, so a server loop that never
                 # ends still stops.

@@ -156,7 +156,13 @@ async def test_cancel_inside_the_loop_leaves_a_valid_session(
         await c.wait_for("server_tool_call")
         await c.wait_for("text_delta")
         await c.send("cancel")
-        assert (await collect_until(c, "run_end"))[-1].data == {"result": "cancelled"}
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "cancelled"}
+        # A client showing the search as running is told it ended.
+        ended = [e.data for e in events if e.event == "server_tool_result"]
+        assert ended == [
+            {"id": "srvtoolu_a", "name": "web_search", "sources": [], "error_code": "unavailable"}
+        ]
         items = await history(pod)
         closing = items[-1]
         assert closing["kind"] == "assistant" and closing["synthetic"]
