@@ -19,6 +19,7 @@ where the API itself would have put a result. The paused content itself is kept 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from orchestrator.core.history import (
@@ -26,11 +27,14 @@ from orchestrator.core.history import (
     Block,
     Compaction,
     Item,
+    RedactedThinkingBlock,
     ServerToolResultBlock,
     ServerToolUseBlock,
     TextBlock,
+    ThinkingBlock,
     UserMessage,
 )
+from orchestrator.core.validator import well_formed_tool_use
 
 __all__ = [
     "PAUSE_TURN",
@@ -40,6 +44,7 @@ __all__ = [
     "closed_loaded_server_calls",
     "closing_message",
     "open_server_calls",
+    "sound_server_blocks",
     "unopened_results",
 ]
 
@@ -131,6 +136,53 @@ def unopened_results(items: list[Item], blocks: list[Block]) -> list[ServerToolU
         return []
     opening = _opening_results(AssistantMessage(blocks=blocks))
     return [c for c in state.calls if c.id not in opening]
+
+
+def sound_server_blocks(
+    items: list[Item], blocks: list[Block], *, earlier_ids: Collection[str]
+) -> tuple[list[Block], list[str]]:
+    """A reply's blocks without server blocks the API would refuse in every later request,
+    and one alert line per block dropped.
+
+    Server blocks are the API's and kept byte for byte; but a misbehaving API or proxy that
+    sends a call with an id already taken or malformed, or a result answering no call, would
+    otherwise make the session unusable. Such a block is dropped before it is committed (a
+    dropped call takes its results with it): what is left is what the API would take back.
+    """
+    state = open_server_calls(items)
+    # A continuation's results may come anywhere in the merged message; after a mixed
+    # message's tool results only at the opening of this content.
+    anywhere = {c.id for c in state.calls} if not state.followed else set()
+    opening = {c.id for c in state.calls} if state.followed and state.mixed else set()
+    out: list[Block] = []
+    calls: set[str] = set()
+    answered: set[str] = set()
+    dropped: list[str] = []
+    at_opening = True
+    for block in blocks:
+        if isinstance(block, ServerToolUseBlock):
+            if (
+                not well_formed_tool_use(block.id, block.name, block.input)
+                or block.id in earlier_ids
+                or block.id in calls
+            ):
+                dropped.append(f"a server tool call {block.id!r} whose id is malformed or taken")
+                continue
+            calls.add(block.id)
+        elif isinstance(block, ServerToolResultBlock):
+            call_id = block.tool_use_id
+            known = call_id in calls or call_id in anywhere or (at_opening and call_id in opening)
+            if not known or call_id in answered:
+                dropped.append(f"a {block.type} for {call_id!r}, which answers no open call")
+                continue
+            answered.add(call_id)
+            out.append(block)
+            continue
+        if not isinstance(block, (ThinkingBlock, RedactedThinkingBlock)):
+            at_opening = False
+        out.append(block)
+    alerts = [f"the reply held {d}: it was dropped (the API would refuse it)" for d in dropped]
+    return out, alerts
 
 
 def close_server_calls(items: list[Item]) -> AssistantMessage | None:

@@ -41,6 +41,7 @@ from orchestrator.core.server_loop import (
     awaits_continuation,
     close_server_calls,
     closing_message,
+    sound_server_blocks,
     unopened_results,
 )
 from orchestrator.core.server_tools import cited_source, summarize_result
@@ -398,7 +399,11 @@ class Turn:
         for note in reply.alerts:
             self.host.alert("warn", "model", note)
         items = self.host.history.items
-        blocks = reply.blocks
+        blocks, dropped = sound_server_blocks(
+            items, reply.blocks, earlier_ids=self.host.history.tool_use_ids
+        )
+        for note in dropped:
+            self.host.alert("warn", "model", note)
         unopened = unopened_results(items, blocks)
         if unopened and blocks:
             # A mixed message's server call must be answered at the opening of this content;

@@ -16,8 +16,13 @@ from orchestrator.core.history import (
     ToolUseBlock,
     UserMessage,
 )
+from orchestrator.core.model_output import normalize_reply
 from orchestrator.core.repair import close_orphans, interrupt_note, repair_loaded
-from orchestrator.core.server_loop import awaits_continuation, open_server_calls
+from orchestrator.core.server_loop import (
+    awaits_continuation,
+    open_server_calls,
+    sound_server_blocks,
+)
 from orchestrator.core.validator import validate_wire
 from orchestrator.core.wire import to_wire
 from orchestrator.runtime.compaction import plan_compaction
@@ -139,3 +144,52 @@ def test_compaction_never_keeps_a_result_without_its_call() -> None:
     summary_view = [UserMessage(text="summary"), *plan.kept, UserMessage(text="next")]
     assert validate_wire(to_wire(summary_view)) == []
     assert validate_wire(to_wire([*plan.summarised, UserMessage(text="summarise")])) == []
+
+
+def test_server_blocks_the_api_would_refuse_later_are_dropped_before_commit() -> None:
+    earlier: list[Item] = [
+        UserMessage(text="find"),
+        AssistantMessage(blocks=[call("srvtoolu_old"), found("srvtoolu_old")]),
+        UserMessage(text="again"),
+    ]
+    reply = [
+        call("srvtoolu_old"),  # an id already taken
+        found("srvtoolu_old"),  # goes with the dropped call
+        found("srvtoolu_ghost"),  # answers nothing
+        call("srvtoolu_new"),
+        found("srvtoolu_new"),
+        found("srvtoolu_new"),  # answered twice
+        TextBlock(text="ok"),
+    ]
+    kept, alerts = sound_server_blocks(earlier, list(reply), earlier_ids={"srvtoolu_old"})
+    assert kept == [call("srvtoolu_new"), found("srvtoolu_new"), TextBlock(text="ok")]
+    assert len(alerts) == 4
+    committed = [*earlier, AssistantMessage(blocks=kept), UserMessage(text="next")]
+    assert validate_wire(to_wire(committed)) == []
+
+
+def test_a_continuation_may_answer_the_paused_call_anywhere_a_mixed_one_only_first() -> None:
+    paused: list[Item] = [
+        UserMessage(text="find"),
+        AssistantMessage(blocks=[call()], stop_reason="pause_turn"),
+    ]
+    late = [TextBlock(text="so"), found()]
+    assert sound_server_blocks(paused, list(late), earlier_ids={"srvtoolu_1"})[0] == late
+    mixed: list[Item] = [
+        UserMessage(text="go"),
+        AssistantMessage(blocks=[call(), ToolUseBlock(id="toolu_1", name="glob")]),
+        ToolResult(call_id="toolu_1", summary="ok"),
+    ]
+    kept, alerts = sound_server_blocks(mixed, list(late), earlier_ids={"srvtoolu_1"})
+    assert kept == [TextBlock(text="so")] and alerts
+    first = [found(), TextBlock(text="so")]
+    assert sound_server_blocks(mixed, list(first), earlier_ids={"srvtoolu_1"})[0] == first
+
+
+def test_a_client_call_under_a_server_id_gets_a_fresh_client_id() -> None:
+    reply = normalize_reply(
+        [call("srvtoolu_1"), found(), ToolUseBlock(id="srvtoolu_1", name="glob")],
+        earlier_ids=set(),
+    )
+    client = [b for b in reply.blocks if isinstance(b, ToolUseBlock)]
+    assert client[0].id.startswith("toolu_") and reply.alerts
