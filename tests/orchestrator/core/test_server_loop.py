@@ -7,6 +7,7 @@ from typing import Any
 
 from orchestrator.core.history import (
     AssistantMessage,
+    Block,
     Item,
     ServerToolResultBlock,
     ServerToolUseBlock,
@@ -152,7 +153,7 @@ def test_server_blocks_the_api_would_refuse_later_are_dropped_before_commit() ->
         AssistantMessage(blocks=[call("srvtoolu_old"), found("srvtoolu_old")]),
         UserMessage(text="again"),
     ]
-    reply = [
+    reply: list[Block] = [
         call("srvtoolu_old"),  # an id already taken
         found("srvtoolu_old"),  # goes with the dropped call
         found("srvtoolu_ghost"),  # answers nothing
@@ -173,7 +174,7 @@ def test_a_continuation_may_answer_the_paused_call_anywhere_a_mixed_one_only_fir
         UserMessage(text="find"),
         AssistantMessage(blocks=[call()], stop_reason="pause_turn"),
     ]
-    late = [TextBlock(text="so"), found()]
+    late: list[Block] = [TextBlock(text="so"), found()]
     assert sound_server_blocks(paused, list(late), earlier_ids={"srvtoolu_1"})[0] == late
     mixed: list[Item] = [
         UserMessage(text="go"),
@@ -182,7 +183,7 @@ def test_a_continuation_may_answer_the_paused_call_anywhere_a_mixed_one_only_fir
     ]
     kept, alerts = sound_server_blocks(mixed, list(late), earlier_ids={"srvtoolu_1"})
     assert kept == [TextBlock(text="so")] and alerts
-    first = [found(), TextBlock(text="so")]
+    first: list[Block] = [found(), TextBlock(text="so")]
     assert sound_server_blocks(mixed, list(first), earlier_ids={"srvtoolu_1"})[0] == first
 
 
