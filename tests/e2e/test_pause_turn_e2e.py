@@ -271,3 +271,55 @@ async def test_kill_9_inside_the_loop_then_resume_and_a_new_prompt(
     records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     assert len(records) >= 4
     assert [r["refused"] for r in records] == [None] * len(records)
+
+
+async def test_compact_then_resume_a_paused_loop_sends_the_continuation(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [
+        ScriptedReply(text="an earlier answer " * 20),
+        searching("srvtoolu_a", text="Looking."),
+        searching("srvtoolu_b", done=False),
+        SLOW,
+        ANSWER,
+    ]
+    async with running_pod(workspace, short_dir, replies=replies) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "first"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        await c.send("run", {"input": "find it"})
+        await c.wait_for("server_tool_call", id="srvtoolu_b")
+        await c.wait_for("text_delta")
+        await c.send("pause")
+        await c.wait_for("run_end", result="paused")
+        await c.send("compact")
+        await c.wait_for("compaction")
+        await c.wait_for("status", status="paused")
+        await c.send("resume")
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        resumed = [r for r in pod.provider.requests if r.purpose == "turn"][-1]
+        # The view after the summary starts where the loop's calls are, and ends with them.
+        assert resumed.messages[-1]["role"] == "assistant"
+        ids = [b.get("id") for b in resumed.messages[-1]["content"]]
+        assert "srvtoolu_a" in ids and "srvtoolu_b" in ids
+        pod.assert_all_requests_valid()
+        await c.close()
+
+
+async def test_rewind_from_a_paused_loop_goes_back_to_its_prompt(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [searching("srvtoolu_a", done=False), SLOW, ScriptedReply(text="again")]
+    async with running_pod(workspace, short_dir, replies=replies) as pod:
+        c = await _paused_in_the_loop(pod)
+        prompt = next(i for i in await history(pod) if i["kind"] == "user_message")
+        await c.send("rewind", {"to": prompt["seq"], "restore": "conversation"})
+        await c.wait_for("rewound")
+        await c.wait_for("status", status="idle")
+        assert await history(pod) == []
+        await c.send("run", {"input": "find it another way"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        last = pod.provider.requests[-1]
+        assert [m["role"] for m in last.messages] == ["user"]  # nothing of the loop is left
+        pod.assert_all_requests_valid()
+        await c.close()
