@@ -200,8 +200,10 @@ def closed_loaded_server_calls(
     Each run of assistant items (one wire message) is checked: its unanswered calls are closed
     at its end unless it also called client tools (then at the start of the next assistant
     content, unless that opens with their results); at the very end they stay open while the
-    turn is open (Resume continues them) and are closed when it was closed. Adds ``seq`` 0
-    items, as the rest of the load repair does.
+    turn is open (Resume continues them) and are closed when it was closed. Server blocks
+    the API would refuse (a result whose call was lost, an id twice) are dropped first, as
+    :func:`sound_server_blocks` drops them from a reply. Adds ``seq`` 0 items, as the rest of
+    the load repair does.
     """
     out: list[Item] = []
     carried: list[ServerToolUseBlock] = []  # a mixed message's calls, for the next content
@@ -225,7 +227,18 @@ def closed_loaded_server_calls(
         ids = ", ".join(c.id for c in calls)
         notes.append(f"server tool call(s) {ids} had no result: closed as unavailable")
 
+    seen: set[str] = set()  # every call id so far, client and server (one id space)
     for item in items:
+        if isinstance(item, AssistantMessage) and not _is_empty(item):
+            # A lost or garbled line can leave a result whose call is gone, or an id twice.
+            blocks, dropped = sound_server_blocks(out, item.blocks, earlier_ids=seen)
+            if dropped:
+                notes.extend(f"item {item.seq}: {line}" for line in dropped)
+                item = replace(item, blocks=blocks)
+                if _is_empty(item):
+                    continue
+            seen.update(c.id for c in item.tool_uses)
+            seen.update(c.id for c in item.server_calls)
         if isinstance(item, Compaction) or (isinstance(item, AssistantMessage) and _is_empty(item)):
             pass  # no wire content of its own
         elif isinstance(item, AssistantMessage):
@@ -233,7 +246,13 @@ def closed_loaded_server_calls(
                 opening = _opening_results(item)
                 missing = [c for c in carried if c.id not in opening]
                 if missing:
-                    _close(missing, item.turn)
+                    # Into the item itself, at its opening (as a reply is fixed at commit):
+                    # a separate item there would read, on the next load, as a group of its
+                    # own that the item's own opening results no longer belong to.
+                    closing = closing_message(missing).blocks
+                    item = replace(item, blocks=[*closing, *item.blocks])
+                    ids = ", ".join(c.id for c in missing)
+                    notes.append(f"server tool call(s) {ids} had no result: closed as unavailable")
                 carried = []
             group.append(item)
         else:

@@ -3,11 +3,18 @@ them with their results (compaction's kept tail). Each history is checked on the
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from orchestrator.adapters.session import SessionWriter, load_session
 from orchestrator.core.history import (
     AssistantMessage,
     Block,
+    History,
     Item,
     ServerToolResultBlock,
     ServerToolUseBlock,
@@ -18,7 +25,12 @@ from orchestrator.core.history import (
     UserMessage,
 )
 from orchestrator.core.model_output import normalize_reply
-from orchestrator.core.repair import close_orphans, interrupt_note, repair_loaded
+from orchestrator.core.repair import (
+    close_orphans,
+    interrupt_note,
+    pending_tool_calls,
+    repair_loaded,
+)
 from orchestrator.core.server_loop import (
     awaits_continuation,
     open_server_calls,
@@ -27,6 +39,7 @@ from orchestrator.core.server_loop import (
 from orchestrator.core.validator import validate_wire
 from orchestrator.core.wire import to_wire
 from orchestrator.runtime.compaction import plan_compaction
+from tests.orchestrator.core.test_repair_loaded import DAMAGE, _damage
 
 PAGES: Any = [{"type": "web_search_result", "url": "https://a", "encrypted_content": "E"}]
 
@@ -194,3 +207,87 @@ def test_a_client_call_under_a_server_id_gets_a_fresh_client_id() -> None:
     )
     client = [b for b in reply.blocks if isinstance(b, ToolUseBlock)]
     assert client[0].id.startswith("toolu_") and reply.alerts
+
+
+def test_load_repair_drops_a_result_whose_call_line_was_lost() -> None:
+    # The pause_turn item is gone; its continuation opens with the result of the lost call.
+    items = numbered(
+        [
+            UserMessage(text="find"),
+            AssistantMessage(blocks=[found("srvtoolu_lost"), TextBlock(text="found")]),
+            UserMessage(text="next"),
+        ]
+    )
+    repaired = repair_loaded(items, turn_closed=True)
+    assert any("srvtoolu_lost" in note for note in repaired.notes)
+    assert validate_wire(to_wire(repaired.items)) == []
+    assert repair_loaded(repaired.items, turn_closed=True).notes == []
+
+
+def _server_conversation(turns: list[list[str]]) -> list[Item]:
+    """A valid history of server tool loops: per turn a prompt, then steps: ``done`` (a
+    search answered in its message), ``pause`` (a pause_turn with its call open, continued by
+    the next item), ``mixed`` (a call open beside a client call, answered after the result)."""
+    history = History()
+    n = 0
+    for steps in turns:
+        history.new_turn()
+        history.append(UserMessage(text=f"turn {history.turn}"))
+        for step in steps:
+            n += 1
+            sid, cid = f"srvtoolu_{n}", f"toolu_{n}"
+            if step == "done":
+                history.append(AssistantMessage(blocks=[call(sid), found(sid)]))
+            elif step == "pause":
+                history.append(AssistantMessage(blocks=[call(sid)], stop_reason="pause_turn"))
+                history.append(AssistantMessage(blocks=[found(sid), TextBlock(text="so")]))
+            else:
+                history.append(
+                    AssistantMessage(blocks=[call(sid), ToolUseBlock(id=cid, name="bash")])
+                )
+                history.append(ToolResult(call_id=cid, summary="ran"))
+                history.append(AssistantMessage(blocks=[found(sid), TextBlock(text="so")]))
+        history.append(AssistantMessage(blocks=[TextBlock(text="done")]))
+    return history.items
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    turns=st.lists(
+        st.lists(st.sampled_from(["done", "pause", "mixed"]), max_size=3), min_size=1, max_size=3
+    ),
+    damages=st.lists(st.sampled_from(DAMAGE), min_size=1, max_size=4),
+    seed=st.integers(0, 2**32),
+    closed=st.booleans(),
+)
+def test_any_damage_to_server_loops_loads_wire_valid(
+    tmp_path: Path, turns: list[list[str]], damages: list[str], seed: int, closed: bool
+) -> None:
+    """Lines of a session with search loops lost, repeated, swapped or garbled: loaded, the
+    history is wire-valid for the next run (and for Resume's continuation), and repair is
+    idempotent."""
+    path = tmp_path / f"s{seed}.jsonl"
+    path.unlink(missing_ok=True)
+    writer = SessionWriter(path, pod="p", workspace=tmp_path)
+    for item in _server_conversation(turns):
+        writer.append_item(item)
+    writer.close()
+    rng = random.Random(seed)
+    lines = path.read_bytes().splitlines()
+    for kind in damages:
+        lines = _damage(lines, kind, rng)
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    repair = repair_loaded(load_session(path).items, turn_closed=closed)
+    nxt = [*repair.items, *close_orphans(repair.items), UserMessage(text="next")]
+    assert validate_wire(to_wire(nxt)) == []
+    resumable = awaits_continuation(repair.items) or (
+        bool(repair.items)
+        and isinstance(repair.items[-1], ToolResult)
+        and not pending_tool_calls(repair.items)
+    )
+    if not closed and resumable:  # what Resume sends: the continuation, or the results
+        assert validate_wire(to_wire(repair.items)) == []
+    again = repair_loaded(repair.items, turn_closed=closed)
+    assert again.items == repair.items
