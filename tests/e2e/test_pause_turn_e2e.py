@@ -323,3 +323,24 @@ async def test_rewind_from_a_paused_loop_goes_back_to_its_prompt(
         assert [m["role"] for m in last.messages] == ["user"]  # nothing of the loop is left
         pod.assert_all_requests_valid()
         await c.close()
+
+
+async def test_a_server_loop_that_never_ends_stops_at_max_rounds(
+    workspace: Path, short_dir: Path
+) -> None:
+    """Each continuation is a request: it counts against max_rounds, so a loop of pause_turn
+    replies stops, and its open call is closed so the next prompt is valid."""
+    loop = [searching(f"srvtoolu_{n}", done=False) for n in range(10)]
+    replies = [*loop, ScriptedReply(text="fine")]
+    async with running_pod(workspace, short_dir, replies=replies, max_rounds=3) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "search forever"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "limit_reached"}
+        assert len(pod.provider.requests) == 3
+        items = await history(pod)
+        assert items[-1]["synthetic"] and items[-1]["blocks"][0]["tool_use_id"] == "srvtoolu_2"
+        pod.provider.replies = [ScriptedReply(text="fine")]
+        await c.send("run", {"input": "stop searching"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        pod.assert_all_requests_valid()
+        await c.close()

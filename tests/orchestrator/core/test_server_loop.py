@@ -291,3 +291,28 @@ def test_any_damage_to_server_loops_loads_wire_valid(
         assert validate_wire(to_wire(repair.items)) == []
     again = repair_loaded(repair.items, turn_closed=closed)
     assert again.items == repair.items
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    turns=st.lists(
+        st.lists(st.sampled_from(["done", "pause", "mixed"]), max_size=3), min_size=1, max_size=3
+    ),
+    keep=st.integers(1, 400),
+    cut_back=st.integers(0, 6),
+)
+def test_any_compaction_plan_keeps_server_pairs_together(
+    turns: list[list[str]], keep: int, cut_back: int
+) -> None:
+    """Whatever the budget, and with the history cut anywhere inside a loop (a paused turn):
+    the kept tail after a summary, and the summarised part asked about, are both valid."""
+    items = _server_conversation(turns)
+    items = items[: max(2, len(items) - cut_back)]
+    plan = plan_compaction(items, keep_tokens=keep, tokens=lambda item: 10)
+    if plan is None:
+        return
+    kept = [UserMessage(text="summary"), *plan.kept]
+    closes = close_orphans(kept)
+    assert validate_wire(to_wire([*kept, *closes, UserMessage(text="next")])) == []
+    asked = [*plan.summarised, UserMessage(text="summarise")]
+    assert validate_wire(to_wire(asked)) == []
