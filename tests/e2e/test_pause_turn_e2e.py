@@ -13,6 +13,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from orchestrator.adapters.providers.scripted_web import ScriptedCitation, ScriptedServerCall
 from orchestrator.serving.client import PodClient
 from tests.e2e.harness import (
@@ -197,8 +199,9 @@ async def test_the_mixed_message_runs_the_client_tools_and_the_api_answers_the_s
         await c.close()
 
 
-async def test_the_mixed_message_cancelled_at_its_approval_is_closed_both_ways(
-    workspace: Path, short_dir: Path
+@pytest.mark.parametrize("how", ["cancel", "pause, then a new prompt"])
+async def test_the_mixed_message_abandoned_at_its_approval_is_closed_both_ways(
+    workspace: Path, short_dir: Path, how: str
 ) -> None:
     mixed = MIXED.model_copy(
         update={"tool_calls": [ScriptedToolCall(name="bash", input={"command": "echo hello"})]}
@@ -209,11 +212,17 @@ async def test_the_mixed_message_cancelled_at_its_approval_is_closed_both_ways(
         c = await pod.client()
         await c.send("run", {"input": "go"})
         await c.wait_for("approval_request")
-        await c.send("cancel")
-        assert (await collect_until(c, "run_end"))[-1].data == {"result": "cancelled"}
-        kinds = [i["kind"] for i in await history(pod)]
-        # The client call's result first, then the server call's closing content.
-        assert kinds[-2:] == ["tool_result", "assistant"]
+        if how == "cancel":
+            await c.send("cancel")
+            assert (await collect_until(c, "run_end"))[-1].data == {"result": "cancelled"}
+            kinds = [i["kind"] for i in await history(pod)]
+            # The client call's result first, then the server call's closing content.
+            assert kinds[-2:] == ["tool_result", "assistant"]
+        else:
+            await c.send("pause")
+            assert (await collect_until(c, "run_end"))[-1].data == {"result": "paused"}
+            # Paused, the call waits to run on Resume; the server call stays open with it.
+            assert (await history(pod))[-1]["kind"] == "assistant"
         await c.send("run", {"input": "next"})
         assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
         request = pod.provider.requests[-1]
