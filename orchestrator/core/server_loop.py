@@ -44,6 +44,7 @@ __all__ = [
     "closed_loaded_server_calls",
     "closing_message",
     "open_server_calls",
+    "server_rules_kept",
     "sound_server_blocks",
     "unopened_results",
 ]
@@ -183,6 +184,21 @@ def sound_server_blocks(
         out.append(block)
     alerts = [f"the reply held {d}: it was dropped (the API would refuse it)" for d in dropped]
     return out, alerts
+
+
+def server_rules_kept(
+    items: list[Item], blocks: list[Block], earlier_ids: Collection[str]
+) -> tuple[list[Block], list[str]]:
+    """A reply's blocks as they may be committed after ``items``, and alert lines: server
+    blocks the API would refuse dropped (:func:`sound_server_blocks`), and a mixed message's
+    call the reply does not answer at its opening closed there, as unavailable (a reply that
+    does not would make every later request invalid)."""
+    kept, notes = sound_server_blocks(items, blocks, earlier_ids=earlier_ids)
+    unopened = unopened_results(items, kept)
+    if unopened and kept:
+        notes.append("a server tool call got no result: closed as unavailable")
+        kept = [*closing_message(unopened).blocks, *kept]
+    return kept, notes
 
 
 def close_server_calls(items: list[Item]) -> AssistantMessage | None:

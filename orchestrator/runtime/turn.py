@@ -40,9 +40,7 @@ from orchestrator.core.server_loop import (
     PAUSE_TURN,
     awaits_continuation,
     close_server_calls,
-    closing_message,
-    sound_server_blocks,
-    unopened_results,
+    server_rules_kept,
 )
 from orchestrator.core.server_tools import cited_source, summarize_result
 from orchestrator.core.thinking import ThinkingPlan
@@ -399,19 +397,9 @@ class Turn:
         for note in reply.alerts:
             self.host.alert("warn", "model", note)
         items = self.host.history.items
-        blocks, dropped = sound_server_blocks(
-            items, reply.blocks, earlier_ids=self.host.history.tool_use_ids
-        )
-        for note in dropped:
+        blocks, notes = server_rules_kept(items, reply.blocks, self.host.history.tool_use_ids)
+        for note in notes:
             self.host.alert("warn", "model", note)
-        unopened = unopened_results(items, blocks)
-        if unopened and blocks:
-            # A mixed message's server call must be answered at the opening of this content;
-            # a reply that does not would make every later request invalid: close it here.
-            self.host.alert(
-                "warn", "model", "a server tool call got no result: closed as unavailable"
-            )
-            blocks = [*closing_message(unopened).blocks, *blocks]
         message = AssistantMessage(
             blocks=blocks, stop_reason=response.stop_reason, usage=response.usage
         )
