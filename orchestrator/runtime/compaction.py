@@ -38,6 +38,7 @@ from orchestrator.core.history import (
 )
 from orchestrator.core.repair import pending_tool_calls
 from orchestrator.core.segments import FileRefSegment
+from orchestrator.core.server_loop import open_server_calls
 from orchestrator.core.shrink import MIN_BLOCK_TOKENS, shrink_messages
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.tokens import (
@@ -114,7 +115,8 @@ def plan_compaction(
     calls are always kept, with the message that made them. Only the kept tail is sized, so
     planning costs the same on a history of ten items or ten thousand.
     """
-    latest = _last_cut(body)
+    pairs = _ServerPairs()
+    latest = _last_cut(body, pairs)
     if latest is None:
         return None
     cut = latest
@@ -123,17 +125,41 @@ def plan_compaction(
         size += tokens(body[i])
         if size > keep_tokens:
             break
-        if isinstance(body[i], UserMessage | AssistantMessage):
+        pairs.add(body[i])
+        if isinstance(body[i], UserMessage | AssistantMessage) and pairs.whole:
             cut = i
     return CompactionPlan(summarised=body[:cut], kept=body[cut:])
 
 
-def _last_cut(body: list[Item]) -> int | None:
+class _ServerPairs:
+    """The server calls and results of a kept tail grown backwards: a tail may only start
+    where none of its results answers a call left in the summarised part (a ``pause_turn``
+    continuation, or a mixed message's result opening the next content)."""
+
+    def __init__(self) -> None:
+        self.calls: set[str] = set()
+        self.results: set[str] = set()
+
+    def add(self, item: Item) -> None:
+        if isinstance(item, AssistantMessage):
+            self.calls.update(c.id for c in item.server_calls)
+            self.results.update(r.tool_use_id for r in item.server_results)
+
+    @property
+    def whole(self) -> bool:
+        return self.results <= self.calls
+
+
+def _last_cut(body: list[Item], pairs: _ServerPairs) -> int | None:
     """The latest index the kept part may start at (a user or assistant message, not the
-    first item; never after a paused turn's message with unanswered calls)."""
+    first item; never after a paused turn's message with unanswered calls, never between a
+    server call and its result); ``pairs`` is left holding the tail from there."""
     pending = bool(pending_tool_calls(body))
     for i in range(len(body) - 1, 0, -1):
         item = body[i]
+        pairs.add(item)
+        if not pairs.whole:
+            continue
         if isinstance(item, AssistantMessage):
             return i  # the last assistant message: with its calls, answered or not
         if isinstance(item, UserMessage) and not pending:
@@ -267,9 +293,16 @@ class Compactor:
             return None
         fixed = estimate_request(system, tools, [])  # the system prompt and the tools
         room = self.context.window - estimate_text(COMPACTION_PROMPT) - self.config.max_tokens // 8
-        # The whole view too long to send, or ending in calls still unanswered: ask about the
-        # summarised part alone (after an earlier summary, if any), shrunk to fit.
-        reduce = request.trigger == "recovery" or bool(pending_tool_calls(body)) or before > room
+        # The whole view too long to send, or ending in calls still unanswered (client calls,
+        # or a server call a paused loop or a mixed message left open: a request may not go
+        # on after it): ask about the summarised part alone (after an earlier summary, if
+        # any), shrunk to fit.
+        reduce = (
+            request.trigger == "recovery"
+            or bool(pending_tool_calls(body))
+            or bool(open_server_calls(body).calls)
+            or before > room
+        )
         summarised = [*view[: len(view) - len(body)], *plan.summarised]
         budget = max(1024, int(self.context.window * 0.8) - fixed)
         for attempt in range(SHRINK_ATTEMPTS):

@@ -11,15 +11,17 @@ from orchestrator.core.history import (
     AssistantMessage,
     Compaction,
     Item,
+    ServerToolResultBlock,
     TextBlock,
     ToolResult,
     ToolUseBlock,
     UserMessage,
 )
-from orchestrator.core.server_tools import cited_source
+from orchestrator.core.server_tools import cited_source, summarize_result
 from orchestrator.protocol import (
     CitationData,
     CompactionData,
+    ServerToolResultData,
     SystemNoteData,
     TextData,
     ToolCallDoneData,
@@ -43,6 +45,19 @@ def item_events(stored: Item) -> Iterator[tuple[str, BaseModel]]:
                 sources = [cited_source(c) for c in block.citations or []]
                 cited = [CitationData(**asdict(c)) for c in sources] or None
                 yield ("text_done", TextData(text=block.text, seq=stored.seq, citations=cited))
+            elif isinstance(block, ServerToolResultBlock) and stored.synthetic:
+                # The pod closed a server call the API never answered (docs/web.md): the call
+                # a client shows as running gets its end. Real results were told as streamed.
+                summary = summarize_result(block)
+                yield (
+                    "server_tool_result",
+                    ServerToolResultData(
+                        id=block.tool_use_id,
+                        name=summary.name,
+                        sources=[],
+                        error_code=summary.error_code,
+                    ),
+                )
             elif isinstance(block, ToolUseBlock):
                 if stored.synthetic:
                     yield ("tool_call_start", ToolCallStartData(id=block.id, name=block.name))

@@ -36,6 +36,12 @@ from orchestrator.core.interceptors import ContinueWithMessages, Pause
 from orchestrator.core.model_output import normalize_reply
 from orchestrator.core.prompt_cache import CacheTTL
 from orchestrator.core.repair import pending_tool_calls
+from orchestrator.core.server_loop import (
+    PAUSE_TURN,
+    awaits_continuation,
+    close_server_calls,
+    server_rules_kept,
+)
 from orchestrator.core.server_tools import cited_source, summarize_result
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.validator import IncrementalValidator
@@ -194,6 +200,8 @@ class Turn:
             if pending:
                 # A resumed turn (or an interceptor pause) left calls that never started.
                 await self._run_tools(pending)
+            elif awaits_continuation(items):
+                pass  # a paused server loop (pause_turn): the next request continues it
             elif isinstance(last_exchange(items), AssistantMessage):
                 # The model had already answered when the pod stopped (a crash between the
                 # commit and turn_end): the turn is over, asking again would be a prefill.
@@ -214,6 +222,11 @@ class Turn:
             if message is not None and message.tool_uses:
                 # Calls answered at commit (an invalid name) are not pending: they never run.
                 await self._run_tools(pending_tool_calls(items))
+                continue
+            if message is not None and awaits_continuation(items):
+                # The API's own loop paused (pause_turn): a round that continues, not an end.
+                # It counts against max_rounds like any request, so a server loop that never
+                # ends still stops.
                 continue
             verdict = await self._turn_end_action()
             if verdict is not None:
@@ -243,6 +256,10 @@ class Turn:
         Returns the wire messages it sized the request with, or None after a compaction
         (the view changed).
         """
+        if awaits_continuation(self.host.history.items):
+            # The continuation goes out as it is: a compaction would commit notes after the
+            # paused content. The next round boundary compacts, if still due.
+            return await self.host.wire_messages()
         request = self.host.take_compaction_request()
         messages = await self.host.wire_messages()
         if request is None:
@@ -295,7 +312,12 @@ class Turn:
         except CompactionError as exc:
             raise TurnError(f"compaction failed: {exc}", code="provider_error") from exc
         self.host.signal("compaction_committed")
-        if compaction is not None and self.interceptors.has(HookEvent.SESSION_START):
+        if (
+            compaction is not None
+            and self.interceptors.has(HookEvent.SESSION_START)
+            # Notes after a paused server loop would stop its continuation (recovery only).
+            and not awaits_continuation(self.host.history.items)
+        ):
             for note in await self.interceptors.session_start("compact"):
                 self.host.commit(note)
         return compaction
@@ -388,8 +410,12 @@ class Turn:
         reply = normalize_reply(response.blocks, earlier_ids=self.host.history.tool_use_ids)
         for note in reply.alerts:
             self.host.alert("warn", "model", note)
+        items = self.host.history.items
+        blocks, notes = server_rules_kept(items, reply.blocks, self.host.history.tool_use_ids)
+        for note in notes:
+            self.host.alert("warn", "model", note)
         message = AssistantMessage(
-            blocks=reply.blocks, stop_reason=response.stop_reason, usage=response.usage
+            blocks=blocks, stop_reason=response.stop_reason, usage=response.usage
         )
         if not message.blocks:
             return None  # an empty response is not a message; the API would reject it later
@@ -397,4 +423,10 @@ class Turn:
         assert isinstance(stored, AssistantMessage)
         for answer in reply.answers:
             self.host.commit(answer)
+        if stored.stop_reason != PAUSE_TURN and not stored.tool_uses:
+            # Only a pause_turn or a mixed message may leave a server call open (the API goes
+            # on with it); any other end closes it now, while it is the last content.
+            closing = close_server_calls(items)
+            if closing is not None:
+                self.host.commit(closing)
         return stored
