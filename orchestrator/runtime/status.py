@@ -203,6 +203,11 @@ class StatusBoard:
         if self.active:
             self.controller.emit("status", self.data())
 
+    def mode_changed(self) -> None:
+        """The permission mode switched: broadcast the status with the new one."""
+        if self.active:
+            self.controller.emit("status", self.data())
+
     def data(self, request_id: Any = None) -> StatusData:
         """The ``status`` event payload."""
         c = self.controller
@@ -243,6 +248,7 @@ class StatusBoard:
                 ),
             ),
             config_warnings=list(c.config.load_warnings),
+            permission_mode=c.tools.policy.mode if c.tools.policy is not None else "yolo",
             id=request_id,
         )
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from orchestrator.capabilities.permissions.policy import (
     MODE_DEFAULTS,
+    PLAN_REASON,
+    PLAN_REFUSED,
+    PLAN_TOOL,
     Canonical,
     Decision,
     Policy,
@@ -28,6 +31,9 @@ from orchestrator.config.permissions import Mode
 
 __all__ = [
     "MODE_DEFAULTS",
+    "PLAN_REASON",
+    "PLAN_REFUSED",
+    "PLAN_TOOL",
     "Canonical",
     "Decision",
     "Mode",

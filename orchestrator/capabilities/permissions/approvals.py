@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from orchestrator.capabilities.permissions import Policy, Rule, ToolKind
+from orchestrator.capabilities.permissions import Mode, Policy, Rule, ToolKind
 from orchestrator.core.history import ToolUseBlock
 from orchestrator.protocol import ApprovalRequestData, ApprovalResolvedData
 
@@ -39,6 +39,9 @@ class Answer:
     message: str = ""
     asked: bool = True
     """False: nobody was asked (a client with no person to ask refused for them)."""
+    mode: Mode | None = None
+    """For a plan (``kind: "plan"``): the mode to work in once it is approved; None: the mode
+    before ``plan``."""
 
 
 def describe(call: ToolUseBlock) -> str:
@@ -87,7 +90,7 @@ class Approvals:
         self,
         call: ToolUseBlock,
         *,
-        kind: ToolKind,
+        kind: ToolKind | Literal["plan"],
         reason: str,
         diff: str | None,
         signal: Signal,
@@ -137,13 +140,25 @@ class Approvals:
         if waiting is None or waiting[0].done():
             return
         future, data = waiting
-        if answer.allow and answer.scope == "session" and data.pod is None and data.held is None:
+        if (
+            answer.allow
+            and answer.scope == "session"
+            and data.pod is None
+            and data.held is None
+            and data.kind != "plan"  # a plan is approved once, whatever the scope says
+        ):
             # A child's "always" is granted by the child, in its own rules, not here; keeping
             # what a command planted grants nothing for later commands.
             rule = self.policy.grant(data.tool, data.arguments)
             if self.on_grant is not None:
                 self.on_grant(rule, call_id)
         future.set_result(answer)
+
+    def kind_of(self, call_id: str) -> str | None:
+        """The kind of the request waiting for this call (``plan``, ``edit``…); None when none
+        waits."""
+        waiting = self._waiting.get(call_id)
+        return waiting[1].kind if waiting is not None and not waiting[0].done() else None
 
     def unknown(self, call_id: str) -> str:
         """Why an answer names no waiting request, in words for the client."""

@@ -22,6 +22,7 @@ EXPECTED_CLAUDE_NAMES = {
     "glob": "Glob",
     "grep": "Grep",
     "task": "Task",
+    "exit_plan_mode": "ExitPlanMode",
 }
 """``hooks/dialect.TOOLS`` as it was written by hand, before the tools said it themselves."""
 
@@ -33,6 +34,7 @@ EXPECTED_ACP_KINDS = {
     "knowledge_search": "search",
     "write_file": "edit",
     "edit_file": "edit",
+    "exit_plan_mode": "think",
     "bash": "execute",
 }
 """``acp/mapping.TOOL_KINDS`` as it was written by hand."""
