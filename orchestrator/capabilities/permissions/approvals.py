@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from orchestrator.capabilities.permissions import Mode, Policy, Rule, ToolKind
+from orchestrator.capabilities.permissions import PLAN_TOOL, Mode, Policy, Rule, ToolKind
 from orchestrator.core.history import ToolUseBlock
 from orchestrator.protocol import ApprovalRequestData, ApprovalResolvedData
 
@@ -47,7 +47,11 @@ class Answer:
 def describe(call: ToolUseBlock) -> str:
     """A one-line human summary of what a call would do."""
     command = call.input.get("command")
-    if isinstance(command, str):
+    plan = call.input.get("plan")
+    if call.name == PLAN_TOOL and isinstance(plan, str):
+        lines = len(plan.splitlines())
+        text = f"leave plan mode with this plan ({lines} line{'s' if lines != 1 else ''})"
+    elif isinstance(command, str):
         text = f"run: {' '.join(command.split())}"
     elif isinstance(call.input.get("path"), str):
         text = f"{call.name} {call.input['path']}"
