@@ -73,7 +73,10 @@ def status_text(data: dict[str, Any]) -> str:
             f"({context['used']:,} used; compacts at {context['compact_at']}%)"
         )
     thinking = data.get("thinking") or "not asked yet"
-    lines.append(f"thinking {thinking} · sandbox {data.get('sandbox') or 'unknown'}")
+    lines.append(
+        f"thinking {thinking} · sandbox {data.get('sandbox') or 'unknown'}"
+        f" · mode {data.get('permission_mode') or 'default'}"
+    )
     waiting = data.get("approvals") or []
     if waiting:
         lines.append(
