@@ -81,6 +81,8 @@ class AcpSession:
     """Permission requests waiting for the editor."""
     inputs: dict[str, InputAsked] = field(default_factory=dict)
     """Requests for input of the pod, by their id, until the pod says they are over."""
+    mode: str = "default"
+    """The pod's permission mode as the editor was last told it."""
     failure: str = ""
     """Why the running turn failed (its ``error`` event), for the prompt's JSON-RPC error."""
     cancelling: asyncio.Future[str] | None = None
