@@ -230,3 +230,41 @@ async def test_a_restart_keeps_the_mode(workspace: Path, short_dir: Path) -> Non
     ) as pod:
         c = await pod.client()
         assert (await c.request("get_status")).data["permission_mode"] == "accept-edits"
+
+
+async def test_what_a_model_or_a_client_cannot_do_with_plan_mode(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [
+        # A blank plan is not put to anyone; outside plan mode the call is refused at once.
+        ScriptedReply(tool_calls=[exit_plan("toolu_blank", plan="  \n ")]),
+        ScriptedReply(text="ok"),
+        ScriptedReply(tool_calls=[exit_plan("toolu_outside")]),
+        ScriptedReply(text="ok"),
+        ScriptedReply(tool_calls=[write("w.txt", "x", "toolu_w")]),
+        ScriptedReply(text="ok"),
+    ]
+    async with running_pod(
+        workspace, short_dir, replies=replies, permissions={"mode": "default"}
+    ) as pod:
+        c = await pod.client()
+        await set_mode(c, "plan")
+        await c.send("run", {"input": "plan"})
+        events = await collect_until(c, "run_end", timeout=WAIT)
+        assert "approval_request" not in [e.event for e in events]
+        assert "not asked" in results(events)["toolu_blank"]["summary"]
+        await set_mode(c, "default")
+        await c.send("run", {"input": "leave plan mode yourself"})
+        events = await collect_until(c, "run_end", timeout=WAIT)
+        assert "approval_request" not in [e.event for e in events]
+        assert "not in plan mode" in results(events)["toolu_outside"]["summary"]
+        # A mode on the approval of a call that is no plan is refused; the call still waits.
+        await c.send("run", {"input": "write"})
+        await c.wait_for("approval_request", timeout=WAIT)
+        refused = await c.request("approve", {"id": "toolu_w", "mode": "default"})
+        assert refused.event == "error" and "no plan" in refused.data["message"]
+        assert (await c.request("get_status")).data["state"] == "awaiting_approval"
+        await c.send("approve", {"id": "toolu_w"})
+        await collect_until(c, "run_end", timeout=WAIT)
+        assert (workspace / "w.txt").read_text() == "x"
+        pod.assert_all_requests_valid()

@@ -182,3 +182,15 @@ def test_parse_mode_names_the_modes() -> None:
     assert parse_mode("plan") == "plan"
     with pytest.raises(ModeRefused, match="accept-edits"):
         parse_mode("planning")
+
+
+def test_a_pre_tool_use_hook_lifts_neither_plan_mode_nor_a_plan_question() -> None:
+    from orchestrator.core.interceptors import Proceed
+    from orchestrator.runtime.tool_runner import _with_hook
+
+    table = policy(mode="plan")
+    refused = table.decide("bash", "execute", {"command": "ls"})
+    assert _with_hook(refused, Proceed(permission="allow")) == refused
+    plan = table.decide(PLAN_TOOL, "read", {"plan": "x"})
+    lifted = _with_hook(plan, Proceed(permission="allow"))
+    assert lifted is not None and lifted.verdict == "ask"
