@@ -25,8 +25,7 @@ __all__ = [
 Mode = Literal["default", "accept-edits", "yolo", "read-only", "plan"]
 
 MODES: tuple[Mode, ...] = ("default", "accept-edits", "plan", "yolo", "read-only")
-"""Every mode, in the order a person cycles through them (Shift-Tab in the TUI); ``yolo`` and
-``read-only`` come last, as they are chosen on purpose."""
+"""Every mode, in the order the docs list them (a test checks each front-end knows them all)."""
 
 WIDENING_MODES: frozenset[Mode] = frozenset({"accept-edits", "yolo"})
 """Modes that allow more than ``default``: never taken from a workspace's own config."""

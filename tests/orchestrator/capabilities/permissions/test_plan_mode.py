@@ -194,3 +194,16 @@ def test_a_pre_tool_use_hook_lifts_neither_plan_mode_nor_a_plan_question() -> No
     plan = table.decide(PLAN_TOOL, "read", {"plan": "x"})
     lifted = _with_hook(plan, Proceed(permission="allow"))
     assert lifted is not None and lifted.verdict == "ask"
+
+
+def test_every_front_end_knows_the_same_modes() -> None:
+    from typing import get_args
+
+    from cli.acp.modes import MODES as ACP_MODES
+    from cli.tui.keys import MODE_CYCLE
+    from orchestrator.config.permissions import MODES, Mode
+    from orchestrator.protocol import PermissionMode
+
+    assert set(get_args(PermissionMode)) == set(get_args(Mode)) == set(MODES) == set(MODE_REACH)
+    assert {mode for mode, _, _ in ACP_MODES} == set(MODES)
+    assert set(MODE_CYCLE) <= set(MODES) and "read-only" not in MODE_CYCLE
