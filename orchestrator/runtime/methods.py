@@ -45,6 +45,7 @@ from orchestrator.runtime.fork import fork_items, fork_workspace, write_fork
 from orchestrator.runtime.offload import off_loop
 from orchestrator.runtime.submit import run_segments
 from states import REJECTION_CODES
+from states.outcomes import is_stopped
 from states.queries import REWIND_FROM, awaiting_approval, input_answerable
 
 Reply = Callable[[bytes], None]
@@ -190,6 +191,9 @@ class Methods:
         c = self.controller
         if c.modes is None:
             self._refuse(reply, request_id, "this pod has no permission policy to switch")
+            return
+        if is_stopped(c.machine.configuration_values):
+            self._refuse(reply, request_id, "the pod has stopped: its mode no longer matters")
             return
         try:
             c.modes.switch(params.mode, "set_mode")
