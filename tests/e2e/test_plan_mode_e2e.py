@@ -4,12 +4,20 @@ denied, set_mode in each state, a restart keeping the mode, and the tool list un
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
 from orchestrator.adapters.session import load_session
 from orchestrator.serving.client import PodClient, PodEvent
-from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
+from tests.e2e.harness import (
+    ScriptedReply,
+    ScriptedToolCall,
+    collect_until,
+    running_pod,
+    start_pod_process,
+)
 
 WAIT = 30.0
 """A generous ceiling for each awaited event (tests run beside CPU burners)."""
@@ -268,3 +276,44 @@ async def test_what_a_model_or_a_client_cannot_do_with_plan_mode(
         await collect_until(c, "run_end", timeout=WAIT)
         assert (workspace / "w.txt").read_text() == "x"
         pod.assert_all_requests_valid()
+
+
+async def test_kill_9_waiting_for_a_plan_comes_back_in_plan_mode_and_asks_again(
+    workspace: Path, short_dir: Path
+) -> None:
+    script = short_dir / "script.json"
+    call = {"name": "exit_plan_mode", "input": {"plan": PLAN}, "id": "toolu_k"}
+    script.write_text(json.dumps({"replies": [{"tool_calls": [call]}, {"text": "ok"}]}))
+    socket, session = short_dir / "p.sock", short_dir / "s.jsonl"
+    proc = start_pod_process(workspace, socket, session, script)
+    try:
+        c = await PodClient.connect(socket)
+        await set_mode(c, "plan")
+        await c.send("run", {"input": "plan it"})
+        await c.wait_for("approval_request", timeout=WAIT)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        await c.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    script.write_text(json.dumps({"replies": [{"text": "ok"}]}))
+    proc = start_pod_process(workspace, socket, session, script, "--continue")
+    try:
+        c = await PodClient.connect(socket)
+        status = (await c.request("get_status")).data
+        assert (status["status"], status["permission_mode"]) == ("paused", "plan")
+        await c.send("resume")
+        asked = await c.wait_for("approval_request", timeout=WAIT)
+        assert asked.data["kind"] == "plan" and asked.data["id"] == "toolu_k"
+        await c.send("approve", {"id": "toolu_k"})
+        events = await collect_until(c, "run_end", timeout=WAIT)
+        assert events[-1].data == {"result": "finished"}
+        # Started with accept-edits (the harness's unattended pod): back to it.
+        assert (await c.request("get_status")).data["permission_mode"] == "accept-edits"
+        await c.send("shutdown")
+        await c.close()
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
