@@ -26,17 +26,34 @@ NOT_INTERACTIVE_HELD = "pod run is not interactive; what the command planted sta
 """The same, for a request to keep what a sandboxed command planted (``held``): no mode or
 rule keeps a plant, so none is suggested."""
 
+NOT_INTERACTIVE_PLAN = (
+    "pod run is not interactive, so nobody can approve the plan; the pod stays in plan mode "
+    "(a person can switch it with `pod mode default`)"
+)
+"""The same, for a plan (``kind: "plan"``)."""
+
 CHOICES = "[y]es once, [a]lways this session, [n]o"
 
+PLAN_CHOICES = "[y]es, y MODE (e.g. y accept-edits), [n]o WHAT TO CHANGE"
 
-def parse_answer(call_id: str, line: str) -> Answer | None:
+PLAN_MODES = ("default", "accept-edits", "yolo", "read-only")
+"""The modes an approved plan may name (``plan`` itself is not one)."""
+
+
+def parse_answer(call_id: str, line: str, *, plan: bool = False) -> Answer | None:
     """The answer a typed line gives; None when the line means nothing (ask again).
 
     ``n`` may carry the reason after it (``n use the other file``), which the model reads.
+    For a plan, ``y`` may name the mode to work in (``y accept-edits``).
     """
     text = line.strip()
     word, _, rest = text.partition(" ")
     word = word.lower()
+    if plan and word in ("y", "yes", "a", "always"):
+        mode = rest.strip().lower()
+        if not mode:
+            return Answer("approve", {"id": call_id})
+        return Answer("approve", {"id": call_id, "mode": mode}) if mode in PLAN_MODES else None
     if word in ("y", "yes"):
         return Answer("approve", {"id": call_id, "scope": "once"})
     if word in ("a", "always"):
@@ -53,6 +70,12 @@ def describe(request: dict[str, Any]) -> str:
     """The lines a person needs to decide: tool, what it would do, why it asks, the diff;
     control characters shown escaped, never obeyed."""
     command = (request.get("arguments") or {}).get("command")
+    plan = (request.get("arguments") or {}).get("plan")
+    if request.get("kind") == "plan" and isinstance(plan, str):
+        # The whole plan, as the model wrote it (markdown, escaped): it is what is approved.
+        lines = [f"? {request['tool']}: {request['summary']}", ""]
+        lines += ["    " + row for row in plan.strip("\n").split("\n")]
+        return visible("\n".join([*lines, ""]))
     # A request with ``held`` set comes after the call ran: the question is whether to keep
     # what it planted, which the summary names (the diff below shows it).
     if isinstance(command, str) and not request.get("held"):
@@ -86,7 +109,13 @@ class TerminalApprover(TerminalQueue):
             # and why, once.
             self.err.write(f"{describe(data)}\n")
             self.err.flush()
-        message = NOT_INTERACTIVE_HELD if data.get("held") else NOT_INTERACTIVE
+        message = (
+            NOT_INTERACTIVE_PLAN
+            if data.get("kind") == "plan"
+            else NOT_INTERACTIVE_HELD
+            if data.get("held")
+            else NOT_INTERACTIVE
+        )
         return Answer("deny", {"id": data["id"], "message": message, "asked": False})
 
     def approval_resolved(self, data: dict[str, Any]) -> None:
@@ -96,10 +125,12 @@ class TerminalApprover(TerminalQueue):
     async def ask(self, data: dict[str, Any]) -> Answer:
         """Print the request and read lines until one answers it."""
         self.err.write(describe(data) + "\n")
+        plan = data.get("kind") == "plan"
+        question = f"  Approve the plan? {PLAN_CHOICES}: " if plan else f"  Allow? {CHOICES}: "
         while True:
-            line = await self.read_line(f"  Allow? {CHOICES}: ")
+            line = await self.read_line(question)
             if line is None:  # end of input: nobody will answer
                 return self.unasked(data)
-            answer = parse_answer(str(data["id"]), line)
+            answer = parse_answer(str(data["id"]), line, plan=plan)
             if answer is not None:
                 return answer

@@ -76,7 +76,10 @@ def web_value(value: str | None) -> str | None:
 
 
 _WEB = "on (web search on; fetch as configured) or off (no web search or fetch)"
-_PERMISSION_MODES = "default (ask before edits and commands), accept-edits, yolo or read-only."
+_PERMISSION_MODES = (
+    "default (ask before edits and commands), accept-edits, plan (plan first: nothing "
+    "changes until you approve the plan), yolo or read-only."
+)
 _THINKING = "auto, adaptive, off, or a budget of thinking tokens"
 _EFFORTS = "low, medium, high, xhigh or max."
 _WHEN = "When a pod is started: "

@@ -36,6 +36,7 @@ from conformance.holds import (
     raise_on_error,
     settle_plain,
 )
+from conformance.plan_cases import PlanCase, run_plan_case
 from conformance.process import (
     DEFAULT_APPROVAL_TOOL,
     DEFAULT_INPUT_TOOL,
@@ -363,7 +364,7 @@ async def run_case(case: Case, pool: PodPool, options: KitOptions) -> CaseResult
 
 
 def run_cases(
-    cases: Sequence[Case | TreeCase],
+    cases: Sequence[Case | TreeCase | PlanCase],
     options: KitOptions,
     *,
     on_result: Callable[[CaseResult], None] | None = None,
@@ -377,6 +378,8 @@ def run_cases(
             for case in cases:
                 if isinstance(case, TreeCase):
                     result = await run_tree_case(case, pool, options)
+                elif isinstance(case, PlanCase):
+                    result = await run_plan_case(case, pool, options)
                 else:
                     result = await run_case(case, pool, options)
                 results.append(result)

@@ -126,11 +126,14 @@ class _Kit:
 
     def run(self, case: Case | TreeCase) -> CaseResult:
         from conformance.driver import run_case
+        from conformance.plan_cases import PlanCase, run_plan_case
         from conformance.tree_cases import TreeCase
         from conformance.tree_driver import run_tree_case
 
         if isinstance(case, TreeCase):
             result = asyncio.run(run_tree_case(case, self.pool, self.options))
+        elif isinstance(case, PlanCase):
+            result = asyncio.run(run_plan_case(case, self.pool, self.options))
         else:
             result = asyncio.run(run_case(case, self.pool, self.options))
         self.results.append(result)
@@ -269,8 +272,10 @@ class ConformanceFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         """Items in table order; runtime-only rows are marked skipped with their reason."""
         from conformance.cases import build_cases
+        from conformance.plan_cases import PlanCase, build_plan_cases
 
-        for case in build_cases():
+        cases: list[Case | PlanCase] = [*build_cases(), *build_plan_cases()]
+        for case in cases:
             item = RowItem.from_parent(self, name=case.id, case=case)
             item.add_marker(pytest.mark.pod_conformance)
             if case.skip_reason is not None:

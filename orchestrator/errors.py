@@ -30,6 +30,8 @@
     │   ├── DocumentRefused, ThinkingRefused, NotesFull, WireInvalidError  (core) pure refusals
     │   ├── KnowledgeError         (knowledge)           a knowledge record is malformed
     │   ├── CheckpointError        (checkpoints)         a checkpoint cannot be taken or restored
+    │   ├── ModeRefused            (permissions.modes)   a permission mode that is none, or wider
+    │   │                                                than the configuration allows
     │   ├── SessionWriteError      (adapters.session)    the session cannot be written; SessionFenced
     │   ├── SandboxUnavailable, BadProxyRequest  (adapters.sandbox)  no sandbox here; a bad request
     │   ├── McpServerError         (adapters.mcp)        an MCP server cannot be started or listed

@@ -28,7 +28,7 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError, schema
 
-from cli.acp import chunks, mapping, web
+from cli.acp import chunks, mapping, modes, web
 from cli.acp.asking import INPUT_ID, EditorAsker
 from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, run_command
 from cli.acp.session import (
@@ -97,7 +97,9 @@ class PodAgent:
         session = await self._open(
             Path(cwd), session=None, mcp=mapping.mcp_servers_config(mcp_servers or [])
         )
-        return schema.NewSessionResponse(session_id=session.id)
+        return schema.NewSessionResponse(
+            session_id=session.id, modes=modes.mode_state(session.mode)
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -119,7 +121,7 @@ class PodAgent:
         items = [item_from_json(raw) for raw in history.items]
         for update in mapping.history_updates(items, workspace):
             await self._update(session.id, update)
-        return schema.LoadSessionResponse()
+        return schema.LoadSessionResponse(modes=modes.mode_state(session.mode))
 
     async def fork_session(
         self,
@@ -143,7 +145,7 @@ class PodAgent:
             session=Path(str(reply.data["path"])),
             mcp=mapping.mcp_servers_config(mcp_servers or []),
         )
-        return schema.ForkSessionResponse(session_id=forked.id)
+        return schema.ForkSessionResponse(session_id=forked.id, modes=modes.mode_state(forked.mode))
 
     async def _open(
         self, workspace: Path, *, session: Path | None, mcp: dict[str, Any]
@@ -181,7 +183,9 @@ class PodAgent:
             raise RequestError.invalid_params(
                 {"message": f"the attached pod runs session {session_id}, not {session.stem}"}
             )
-        opened = AcpSession(id=session_id, workspace=workspace, client=client, pod=pod)
+        opened = AcpSession(
+            id=session_id, workspace=workspace, client=client, pod=pod, mode=status.permission_mode
+        )
         opened.pump = asyncio.create_task(self._pump(opened), name=f"acp-pump-{session_id}")
         self.sessions[session_id] = opened
         await self._update(session_id, mapping.available_commands())
@@ -229,6 +233,17 @@ class PodAgent:
         if reason is None:
             raise RequestError.internal_error({"message": message or f"the turn {result}"})
         return schema.PromptResponse(stop_reason=reason)
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> schema.SetSessionModeResponse:
+        """``session/set_mode``: the pod's ``set_mode`` (refused as the pod refuses it)."""
+        session = self._session(session_id)
+        reply = await session.client.request("set_mode", {"mode": mode_id})
+        if reply.event == "error":
+            raise RequestError.invalid_params({"message": str(reply.data.get("message"))})
+        session.mode = str(reply.data.get("permission_mode", mode_id))
+        return schema.SetSessionModeResponse()
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel``: pause the turn, so the next prompt can still close it cleanly."""
@@ -344,6 +359,9 @@ class PodAgent:
                 )
         elif name == "shutdown":
             settle(session, "cancelled", "")
+        elif name == "status" and data.get("permission_mode", session.mode) != session.mode:
+            session.mode = str(data["permission_mode"])
+            await self._update(session.id, modes.mode_update(session.mode))
 
     async def _tool_call(
         self, session: AcpSession, call_id: str, name: str, arguments: dict[str, Any]

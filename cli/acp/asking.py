@@ -13,7 +13,7 @@ from typing import Any
 
 from acp import Client, schema
 
-from cli.acp import chunks, mapping
+from cli.acp import chunks, mapping, modes
 from cli.acp.session import AcpSession, InputAsked, current_text, resolve
 
 __all__ = ["INPUT_ID", "EditorAsker"]
@@ -42,6 +42,9 @@ class EditorAsker:
         """Ask the editor; answer the pod with ``approve`` or ``deny``."""
         assert self.conn is not None
         call_id = str(data["id"])
+        if modes.is_plan(data):
+            await self._ask_plan(session, data)
+            return
         name, arguments = str(data["tool"]), dict(data["arguments"])
         content: list[Any] = []
         held = mapping.held_content(data)
@@ -72,6 +75,25 @@ class EditorAsker:
             )
             return
         method, params = mapping.permission_answer(response)
+        await session.client.send(method, {"id": call_id, **params})
+
+    async def _ask_plan(self, session: AcpSession, data: dict[str, Any]) -> None:
+        """A plan: shown whole, approved (for a mode) or kept planning."""
+        assert self.conn is not None
+        call_id = str(data["id"])
+        try:
+            response = await self.conn.request_permission(
+                session_id=session.id,
+                tool_call=modes.plan_tool_call(data),
+                options=modes.plan_options(),
+            )
+        except Exception as exc:  # the editor failed to answer: keep planning, and say why
+            log.warning("plan approval for %s failed: %s", call_id, exc)
+            await session.client.send(
+                "deny", {"id": call_id, "message": "the editor could not be asked", "asked": False}
+            )
+            return
+        method, params = modes.plan_answer(response)
         await session.client.send(method, {"id": call_id, **params})
 
     # -- requests for input (elicitation) ------------------------------------------------

@@ -84,6 +84,8 @@ class AcpSession:
     """Requests for input of the pod, by their id, until the pod says they are over."""
     cited: CitedStream = field(default_factory=CitedStream)
     """The answer's citations, message by message (see :mod:`cli.cited_stream`)."""
+    mode: str = "default"
+    """The pod's permission mode as the editor was last told it."""
     failure: str = ""
     """Why the running turn failed (its ``error`` event), for the prompt's JSON-RPC error."""
     cancelling: asyncio.Future[str] | None = None

@@ -106,6 +106,7 @@ def conformance(
     from conformance.cases import Case, build_cases
     from conformance.driver import run_cases
     from conformance.options import kit_options
+    from conformance.plan_cases import PlanCase, build_plan_cases
     from conformance.report import CaseResult, counts, print_report, run_problems, to_json
     from conformance.tree_cases import TreeCase, build_tree_cases
 
@@ -123,7 +124,11 @@ def conformance(
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    every: list[Case | TreeCase] = [*build_cases(), *(build_tree_cases() if tree else [])]
+    every: list[Case | TreeCase | PlanCase] = [
+        *build_cases(),
+        *build_plan_cases(),
+        *(build_tree_cases() if tree else []),
+    ]
     cases = [c for c in every if not rows or any(fnmatch(c.id, p) for p in rows)]
     if not cases:
         raise CliError(f"no row matches {', '.join(rows or [])}")

@@ -130,10 +130,41 @@ def compact(
     typer.echo(visible(with_client(_socket(target, socket, workspace), body)))
 
 
+def mode(
+    name: Annotated[
+        str | None,
+        typer.Argument(
+            help="The mode: default, accept-edits, plan, read-only or yolo (never wider than "
+            "the pod was started with). Absent: print the mode.",
+            show_default=False,
+        ),
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--pod", help="Pod name or socket path (default: this workspace's pod)."),
+    ] = None,
+    socket: SocketOpt = None,
+    workspace: WorkspaceOpt = Path("."),
+) -> None:
+    """Print or switch a running pod's permission mode (from its next tool decision)."""
+    from cli.client_sync import with_client
+
+    async def body(client: PodClient) -> str:
+        if name is None:
+            return str((await client.status()).permission_mode)
+        reply = await client.request("set_mode", {"mode": name})
+        if reply.event == "error":
+            raise CliError(str(reply.data.get("message")))
+        return str(reply.data["permission_mode"])
+
+    typer.echo(visible(with_client(_socket(target, socket, workspace), body)))
+
+
 def register(app: typer.Typer) -> None:
-    """Add status, ls, history and the lifecycle commands."""
+    """Add status, ls, history, mode and the lifecycle commands."""
 
     app.command("status")(status)
+    app.command("mode")(mode)
     app.command("ls")(ls)
     app.command("history")(history)
     app.command("compact")(compact)

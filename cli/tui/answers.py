@@ -37,11 +37,23 @@ class Answers:
         if not waiting:
             return
         call_id = waiting[0].call_id
+        if waiting[0].plan is not None and answer != "deny":
+            # A plan is approved once: "a" approves it for accept-edits (edits then run
+            # without asking), "y" for the mode the pod was in before plan.
+            params = {"id": call_id, **({"mode": "accept-edits"} if answer == "session" else {})}
+            if await host.send("approve", params):
+                host.say(
+                    Notice("Plan approved" + (": accepting edits" if params.get("mode") else ""))
+                )
+            return
         if answer == "deny":
             self._deny_for = call_id
-            host.say(
-                Notice("Why deny? Type a reason and press Enter (Enter alone: no reason)", ttl=None)
+            ask = (
+                "What should change in the plan? Type it and press Enter"
+                if waiting[0].plan is not None
+                else "Why deny? Type a reason and press Enter (Enter alone: no reason)"
             )
+            host.say(Notice(ask, ttl=None))
             return
         if await host.send("approve", {"id": call_id, "scope": answer}):
             host.say(Notice("Approved" + (" for this session" if answer == "session" else "")))

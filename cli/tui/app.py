@@ -34,6 +34,7 @@ from cli.tui.input import InputChips, PromptHistory, parse_slash
 from cli.tui.key_actions import KeyActions
 from cli.tui.keys import Key
 from cli.tui.link import Attached, Connector, PodEventReceived, PodGone, PodLink
+from cli.tui.mode_cycle import cycle_mode
 from cli.tui.model import ChatModel
 from cli.tui.notices import Notice, NoticeBoard
 from cli.tui.slash_commands import SlashCommands
@@ -347,6 +348,10 @@ class PodApp(App[str]):
     async def _rewind_key(self, message: ChipEditor.RewindKey) -> None:
         """Esc Esc on an empty line: as ``/rewind``."""
         await self.slash.rewind("")
+
+    @on(ChipEditor.ModeKey)
+    async def _mode_key(self, message: ChipEditor.ModeKey) -> None:
+        await cycle_mode(self)
 
     @on(ChipEditor.ApprovalKey)
     async def _approval_key(self, message: ChipEditor.ApprovalKey) -> None:

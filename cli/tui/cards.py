@@ -12,7 +12,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Static
+from textual.widgets import Markdown, Static
 
 from cli.tui.entries import ApprovalEntry, NoteEntry, TitleParts, ToolEntry
 from cli.tui.web_entries import ServerToolEntry
@@ -229,3 +229,37 @@ class ApprovalCard(Card):
         waiting = entry.decision == "waiting"
         self.set_class(waiting, "-waiting")
         self.expanded = waiting
+
+
+class PlanCard(ApprovalCard):
+    """A plan waiting for approval: the model's markdown rendered whole, open at once.
+
+    The plan reaches the renderer with its control characters escaped (the model's text never
+    drives the terminal), and Markdown is drawn by widgets, never printed raw.
+    """
+
+    DEFAULT_CSS = """
+    PlanCard > .card--plan {
+        display: none;
+        padding: 0 1 0 4;
+        height: auto;
+    }
+    PlanCard.-expanded > .card--plan {
+        display: block;
+    }
+    """
+
+    def __init__(self, entry: ApprovalEntry) -> None:
+        self._plan = Markdown(entry.body, classes="card--plan")
+        super().__init__(entry)
+        self._body.display = False  # the plan is drawn rendered, below, instead
+
+    def compose(self) -> ComposeResult:
+        """Title, then the rendered plan."""
+        yield from super().compose()
+        yield self._plan
+
+    @property
+    def plan_source(self) -> str:
+        """The markdown the card renders (what tests read)."""
+        return self._plan.source

@@ -113,6 +113,9 @@ class ChipEditor(TextArea):
     class RewindKey(Message):
         """Esc twice in a row in an empty editor: open the list of prompts to rewind to."""
 
+    class ModeKey(Message):
+        """Shift-Tab in the editor (not choosing cards): the next permission mode."""
+
     class ApprovalKey(Message):
         """``y``, ``a`` or ``n`` pressed in an empty editor while a tool call waits."""
 
@@ -187,6 +190,11 @@ class ChipEditor(TextArea):
         elif key == "tab":
             self._consume(event)
             await self._tab()
+        elif key == "shift+tab":
+            # In the editor Shift-Tab cycles the permission mode, as in Claude Code; among
+            # the cards (above) it moves up, and in a form it moves between fields.
+            self._consume(event)
+            self.post_message(self.ModeKey())
         elif key == "escape":
             self._consume(event)  # it never quits or resumes; it only closes the list
             if self.completions.is_open:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 from cli.elicitation import headline
-from cli.tui.keys import APPROVAL_KEYS, FORM_KEYS, URL_KEYS
+from cli.tui.keys import APPROVAL_KEYS, FORM_KEYS, PLAN_KEYS, URL_KEYS
 from cli.tui.titles import NOT_KEPT, TitleParts, cut_end, fit_outcome
 from cli.tui.web_entries import ServerToolEntry, SourcesEntry
 from orchestrator.adapters.mcp.forms import Form, FormError, form_fields
@@ -202,6 +202,8 @@ class ApprovalEntry:
     """``waiting``, ``approved``, ``denied`` or ``withdrawn``."""
     pod: str | None = None
     """The child pod that asks (relayed by this pod), if not this pod itself."""
+    plan: str | None = None
+    """For a plan (``kind: "plan"``): the model's plan, in markdown, shown rendered."""
 
     @property
     def title(self) -> str:
@@ -213,6 +215,11 @@ class ApprovalEntry:
         """The title, its summary cut first when narrow: the keys or the answer stay."""
         where = f" (child {self.pod})" if self.pod else ""
         summary = self.summary.splitlines()[0] if self.summary else ""
+        if self.plan is not None:
+            if self.decision == "waiting":
+                return TitleParts("⚠ plan ready ", "", f"{where}— {PLAN_KEYS}")
+            glyph = OUTCOME_GLYPHS.get(self.decision, "·")
+            return TitleParts(f"{glyph} plan", "", f"{where}: {self.decision}")
         if self.decision == "waiting":
             return TitleParts("⚠ allow ", summary, f"{where}?  {APPROVAL_KEYS}")
         glyph = OUTCOME_GLYPHS.get(self.decision, "·")
@@ -220,7 +227,9 @@ class ApprovalEntry:
 
     @property
     def body(self) -> str:
-        """The diff of an edit, else the arguments' summary, and why it asked."""
+        """The plan, else the diff of an edit, else the arguments' summary, and why it asked."""
+        if self.plan is not None:
+            return self.plan
         return f"{self.diff or self.summary}\n({self.reason})"
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Markdown, Static
 
-from cli.tui.cards import ApprovalCard, NoteView, ServerToolCard, ToolCard
+from cli.tui.cards import ApprovalCard, NoteView, PlanCard, ServerToolCard, ToolCard
 from cli.tui.entries import (
     ALERT_GLYPHS,
     NOT_KEPT,
@@ -248,7 +248,7 @@ def view_for(entry: Entry) -> EntryView:
     if isinstance(entry, AlertEntry):
         return AlertView(entry)
     if isinstance(entry, ApprovalEntry):
-        return ApprovalCard(entry)
+        return PlanCard(entry) if entry.plan is not None else ApprovalCard(entry)
     if isinstance(entry, ElicitationEntry):
         return ElicitationCard(entry)
     return InfoView(entry)

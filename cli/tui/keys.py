@@ -85,6 +85,21 @@ def decide(key: Key, status: str, *, repeated: bool = False, blank: bool = True)
 
 APPROVAL_KEYS = "y once · a always · n deny"
 
+PLAN_KEYS = "y approve · a approve, accept edits · n keep planning"
+"""The same keys on a plan (``kind: "plan"``): ``a`` names ``accept-edits`` as the mode to work in."""
+
+MODE_CYCLE = ("default", "accept-edits", "plan", "yolo")
+"""The permission modes Shift-Tab in the editor steps through, in order (those the pod refuses,
+wider than it was started with, are skipped); ``read-only`` is chosen with ``pod mode``."""
+
+
+def next_modes(current: str) -> list[str]:
+    """The modes Shift-Tab tries after ``current``, in order, until the pod takes one."""
+    if current not in MODE_CYCLE:
+        return list(MODE_CYCLE)
+    at = MODE_CYCLE.index(current)
+    return [*MODE_CYCLE[at + 1 :], *MODE_CYCLE[:at]]
+
 
 ApprovalAnswer = Literal["once", "session", "deny"]
 

@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
 
+from cli.terminal_text import visible
 from cli.tui.entries import (
     NOT_KEPT,
     AlertEntry,
@@ -308,6 +309,7 @@ class ChatModel(StreamedText):
                 reason=request.reason,
                 diff=request.diff,
                 pod=request.pod,
+                plan=plan_of(request),
             )
             changes.append(self._add(entry))
             self._approvals[request.id] = changes[-1].index
@@ -467,3 +469,9 @@ class ChatModel(StreamedText):
     def transcript(self) -> list[str]:
         """A plain-text digest of the entries (for tests and debugging)."""
         return transcript(self.entries)
+
+
+def plan_of(request: ApprovalRequestData) -> str | None:
+    """A plan's text (``kind: "plan"``), made safe to render: control characters escaped."""
+    plan = request.arguments.get("plan") if request.kind == "plan" else None
+    return visible(plan) if isinstance(plan, str) else None

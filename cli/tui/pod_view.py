@@ -40,6 +40,8 @@ class PodView:
     """Live child pods of ``task`` calls, by call id."""
     jobs: list[JobData] = field(default_factory=list)
     """The pod's background jobs, as the last status listed them."""
+    permission_mode: str = "default"
+    """The pod's permission mode (shown on the status line unless it is ``default``)."""
     run_sent: bool = False
     """A ``run`` (or ``resume``) went out and the pod has not said it runs yet: the keys act
     as while running (a Ctrl-C right after Enter pauses that turn, it does not arm quit)."""
@@ -66,6 +68,7 @@ class PodView:
             self.output_tokens = data.usage.get("output_tokens", self.output_tokens)
             self.web_searches = data.usage.get("web_search_requests", self.web_searches)
         self.jobs = list(data.jobs)
+        self.permission_mode = data.permission_mode
 
     @property
     def key_status(self) -> str:
@@ -114,6 +117,16 @@ class PodView:
             return [label, "Awaiting input"]
         return [label]
 
+    def mode_forms(self) -> list[str]:
+        """The permission mode, longest first; none for ``default``. Plan mode is never left
+        out: a person must see that nothing will change."""
+        mode = self.permission_mode
+        if mode == "default":
+            return []
+        if mode == "plan":
+            return ["⏸ plan mode (Shift-Tab: next mode)", "⏸ plan mode", "⏸ plan"]
+        return [f"{mode} mode (Shift-Tab)", f"{mode} mode", mode, ""]
+
     def text(self, now: float | None = None, width: int | None = None) -> str:
         """The status line as plain text: one row of at most ``width`` cells (parts shorten
         by priority, see :mod:`cli.tui.status_fit`), then a row for running jobs and one for
@@ -129,6 +142,7 @@ class PodView:
                 else [],
             ),
             StatusPart("state", self.state_forms()),
+            StatusPart("mode", self.mode_forms()),
             StatusPart("tokens", [f"{tokens} tokens", tokens, ""]),
         ]
         if self.web_searches:

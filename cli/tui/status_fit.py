@@ -42,14 +42,19 @@ SHRINK_ORDER = (
     "offline",
     "model",
     "cost",
+    "mode",
+    "mode",
+    "mode",
     "tokens",
     "children",
     "state",
     "context",
     "offline",
     "name",
+    "mode",
     "state",
     "name",
+    "mode",
 )
 """What gives way, in turn, while the line is too wide: each step takes the part's next
 shorter form (the last is usually to leave it out). The state keeps its keys longest."""

@@ -13,12 +13,58 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from orchestrator.core.web_targets import domain_pattern
 
-__all__ = ["FETCH_TOOL_NAMES", "WIDENING_MODES", "Mode", "PermissionsConfig", "split_rule"]
+__all__ = [
+    "FETCH_TOOL_NAMES",
+    "MODES",
+    "MODE_REACH",
+    "WIDENING_MODES",
+    "Mode",
+    "PermissionsConfig",
+    "mode_ceiling",
+    "mode_refusal",
+    "split_rule",
+]
 
-Mode = Literal["default", "accept-edits", "yolo", "read-only"]
+Mode = Literal["default", "accept-edits", "yolo", "read-only", "plan"]
+
+MODES: tuple[Mode, ...] = ("default", "accept-edits", "plan", "yolo", "read-only")
+"""Every mode, in the order the docs list them (a test checks each front-end knows them all)."""
 
 WIDENING_MODES: frozenset[Mode] = frozenset({"accept-edits", "yolo"})
 """Modes that allow more than ``default``: never taken from a workspace's own config."""
+
+MODE_REACH: dict[Mode, int] = {
+    "read-only": 0,
+    "plan": 1,
+    "default": 2,
+    "accept-edits": 3,
+    "yolo": 4,
+}
+"""Modes from narrowest to widest. ``plan`` runs no more than ``read-only`` does, but the
+model can ask a person to leave it (``exit_plan_mode``): it sits between ``read-only`` and
+``default``."""
+
+
+def mode_ceiling(configured: Mode) -> Mode:
+    """The widest mode a running pod configured with ``configured`` may switch to.
+
+    The configured mode is the user's grant (a workspace's file can only narrow it); a pod
+    configured in ``plan`` plans first and then works in ``default``, so ``default`` is its
+    ceiling.
+    """
+    return "default" if configured == "plan" else configured
+
+
+def mode_refusal(mode: Mode, configured: Mode) -> str | None:
+    """Why a running pod configured with ``configured`` may not switch to ``mode``; None when
+    it may."""
+    ceiling = mode_ceiling(configured)
+    if MODE_REACH[mode] <= MODE_REACH[ceiling]:
+        return None
+    return (
+        f"mode {mode!r} is wider than this pod's configuration allows ({ceiling!r}): start the "
+        f"pod with --permission-mode {mode} or set [permissions] mode in your own config"
+    )
 
 
 FETCH_TOOL_NAMES = frozenset({"web_fetch", "webfetch"})
@@ -49,8 +95,9 @@ class PermissionsConfig(BaseModel):
 
     mode: Mode = "default"
     """``default`` asks before bash and edits, ``accept-edits`` allows edits, ``yolo`` allows
-    everything, ``read-only`` denies writes and bash, whatever allow rules say
-    (docs/permissions.md)."""
+    everything, ``read-only`` denies writes and bash, whatever allow rules say, ``plan``
+    refuses them without asking until a person approves the model's plan (docs/permissions.md,
+    docs/plan-mode.md). It is also the widest mode a running pod may be switched to."""
     allow: list[str] = Field(default_factory=list)
     """Rules that allow without asking (e.g. ``"bash(git status)"``)."""
     ask: list[str] = Field(default_factory=list)

@@ -9,9 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 ChildMode = Literal["read-only", "default", "accept-edits", "yolo"]
 
-MODE_REACH: dict[str, int] = {"read-only": 0, "default": 1, "accept-edits": 2, "yolo": 3}
-"""Permission modes from narrowest to widest: a child's mode may not be wider than its
-parent's."""
+# A child's mode may not be wider than its parent's (``config.permissions.MODE_REACH``). A
+# child is never started in ``plan``: nobody would be there to approve its plan.
 
 
 class SubpodsConfig(BaseModel):

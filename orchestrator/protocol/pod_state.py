@@ -115,6 +115,8 @@ class StatusData(EventData):
     those that ended while the pod ran (the latest few)."""
     hooks: list[HookData] = Field(default_factory=list)
     """The hook commands configured (``[hooks]``, docs/hooks.md)."""
+    permission_mode: str = "default"
+    """The permission mode now (``set_mode`` switches it; docs/permissions.md)."""
     config_warnings: list[str] = Field(default_factory=list)
     """What loading the pod's config ignored, one line each (a grant the workspace's
     ``.pod/config.toml`` may not give): every client says it, not only the one that started
@@ -195,7 +197,9 @@ class ApprovalRequestData(EventData):
     id: str
     """The tool call's id: answer with ``approve`` / ``deny`` naming it."""
     tool: str
-    kind: Literal["read", "edit", "execute", "other"]
+    kind: Literal["read", "edit", "execute", "other", "plan"]
+    """What the call is, for permissions; ``plan``: the model asks to leave plan mode with the
+    plan in ``arguments.plan`` (markdown; approve names the mode to work in, docs/plan-mode.md)."""
     arguments: dict[str, Any]
     summary: str
     """What it would do, in one line (the command, the file)."""

@@ -90,6 +90,10 @@ class CompleteFilesParams(_Params):
     limit: int = Field(default=50, ge=1, le=1000)
 
 
+PermissionMode = Literal["default", "accept-edits", "yolo", "read-only", "plan"]
+"""A permission mode (the config's ``[permissions] mode``; a test checks they agree)."""
+
+
 class ApproveParams(_Params):
     """Let a tool call that waits for approval run."""
 
@@ -97,7 +101,18 @@ class ApproveParams(_Params):
     """The tool call's id (from ``approval_request``)."""
     scope: Literal["once", "session"] = "once"
     """``session``: also allow calls like this one (the same command, or the same file tool)
-    for the rest of the session (it is recorded in the session file)."""
+    for the rest of the session (it is recorded in the session file). A plan is approved
+    once whatever it says."""
+    mode: PermissionMode | None = None
+    """Only for a plan (``kind: "plan"``): the mode to work in once it is approved (not
+    ``plan``, never wider than the configuration allows); absent: the mode before plan."""
+
+
+class SetModeParams(_Params):
+    """Switch the pod's permission mode; it applies from the next tool decision."""
+
+    mode: PermissionMode
+    """The new mode: the configured one or any narrower (docs/permissions.md)."""
 
 
 class DenyParams(_Params):
@@ -172,6 +187,7 @@ DIRECT_METHODS: Final[tuple[str, ...]] = (
     "complete_files",
     "fork",
     "kill_job",
+    "set_mode",
 )
 """Methods the pod answers itself, in any state, without asking its lifecycle machine."""
 
@@ -204,6 +220,7 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "rewind": RewindParams,
     "fork": ForkParams,
     "kill_job": KillJobParams,
+    "set_mode": SetModeParams,
 }
 
 

@@ -23,6 +23,7 @@ from statemachine.exceptions import TransitionNotAllowed
 
 from orchestrator.adapters.session import SessionError, SessionWriteError
 from orchestrator.capabilities.jobs import JobError
+from orchestrator.capabilities.permissions.modes import ModeRefused
 from orchestrator.core.history import SystemMessage
 from orchestrator.core.notes import NotesFull
 from orchestrator.core.rewind import RewindError, RewindPlan
@@ -36,6 +37,7 @@ from orchestrator.protocol import (
     KillJobParams,
     RewindParams,
     RunParams,
+    SetModeParams,
     encode_event,
 )
 from orchestrator.runtime.controller import Controller
@@ -43,6 +45,7 @@ from orchestrator.runtime.fork import fork_items, fork_workspace, write_fork
 from orchestrator.runtime.offload import off_loop
 from orchestrator.runtime.submit import run_segments
 from states import REJECTION_CODES
+from states.outcomes import is_stopped
 from states.queries import REWIND_FROM, awaiting_approval, input_answerable
 
 Reply = Callable[[bytes], None]
@@ -86,6 +89,7 @@ class Methods:
             "complete_files": self._complete_files,
             "fork": self._fork,
             "kill_job": self._kill_job,
+            "set_mode": self._set_mode,
         }
         """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
@@ -159,12 +163,45 @@ class Methods:
             )
             reply(encode_event("error", error))
             return
+        if method == "approve" and params.mode is not None and awaiting_approval(c.state_id):
+            why = self._plan_mode_refusal(params.id, params.mode)
+            if why is not None:
+                self._refuse(reply, request_id, why)
+                return
         extra = (
-            {"scope": params.scope}
+            {"scope": params.scope, "mode": params.mode}
             if method == "approve"
             else {"message": params.message, "asked": params.asked}
         )
         self._event(method, reply, request_id, call_id=params.id, **extra)
+
+    def _plan_mode_refusal(self, call_id: str, mode: str) -> str | None:
+        """Why an ``approve`` may not name ``mode`` for this call (only a plan's approval
+        names a mode, and never ``plan`` or one wider than the configuration allows)."""
+        c = self.controller
+        if c.approvals.kind_of(call_id) != "plan":
+            return f"'mode' applies only to a plan's approval; {call_id!r} is no plan"
+        if mode == "plan":
+            return "an approved plan leaves plan mode: name another mode, or none"
+        return c.modes.refusal(mode) if c.modes is not None else None  # type: ignore[arg-type]
+
+    def _set_mode(self, method: str, params: SetModeParams, request_id: Any, reply: Reply) -> None:
+        """Switch the permission mode (from the next tool decision); the reply is the status,
+        once the switch's record is on disk."""
+        c = self.controller
+        if c.modes is None:
+            self._refuse(reply, request_id, "this pod has no permission policy to switch")
+            return
+        if is_stopped(c.machine.configuration_values):
+            self._refuse(reply, request_id, "the pod has stopped: its mode no longer matters")
+            return
+        try:
+            c.modes.switch(params.mode, "set_mode")
+        except ModeRefused as exc:
+            self._refuse(reply, request_id, str(exc))
+            return
+        line = encode_event("status", c.status_data(request_id))
+        c.transcript.after_writes(lambda: reply(line))
 
     def _answer_elicitation(
         self, method: str, params: AnswerElicitationParams, request_id: Any, reply: Reply

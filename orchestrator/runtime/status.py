@@ -102,7 +102,10 @@ def status_text(data: dict[str, Any]) -> str:
             f"({context['used']:,} used; compacts at {context['compact_at']}%)"
         )
     thinking = data.get("thinking") or "not asked yet"
-    lines.append(f"thinking {thinking} · sandbox {data.get('sandbox') or 'unknown'}")
+    lines.append(
+        f"thinking {thinking} · sandbox {data.get('sandbox') or 'unknown'}"
+        f" · mode {data.get('permission_mode') or 'default'}"
+    )
     lines.append(web_line(data.get("web")))
     waiting = data.get("approvals") or []
     if waiting:
@@ -233,6 +236,11 @@ class StatusBoard:
         if self.active:
             self.controller.emit("status", self.data())
 
+    def mode_changed(self) -> None:
+        """The permission mode switched: broadcast the status with the new one."""
+        if self.active:
+            self.controller.emit("status", self.data())
+
     def data(self, request_id: Any = None) -> StatusData:
         """The ``status`` event payload."""
         c = self.controller
@@ -274,6 +282,7 @@ class StatusBoard:
                 ),
             ),
             config_warnings=list(c.config.load_warnings),
+            permission_mode=c.tools.policy.mode if c.tools.policy is not None else "yolo",
             id=request_id,
         )
 

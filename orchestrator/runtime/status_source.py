@@ -39,9 +39,16 @@ class _Registry(Protocol):
     def names(self) -> list[str]: ...
 
 
+class _Policy(Protocol):
+    @property
+    def mode(self) -> str: ...
+
+
 class _Tools(Protocol):
     @property
     def registry(self) -> _Registry: ...
+    @property
+    def policy(self) -> _Policy | None: ...
 
 
 class _Session(Protocol):

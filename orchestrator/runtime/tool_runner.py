@@ -34,8 +34,9 @@ from orchestrator.adapters.scoped_fs import RuleDenied, ScopedFS
 from orchestrator.adapters.session import SessionWriteError, ToolSpools, ToolStartRecord
 from orchestrator.capabilities.hooks import HookEvent
 from orchestrator.capabilities.hooks.chain import InterceptorChain
-from orchestrator.capabilities.permissions import Decision, Policy, Subject, subject_of
+from orchestrator.capabilities.permissions import PLAN_TOOL, Decision, Policy, Subject, subject_of
 from orchestrator.capabilities.permissions.approvals import Approvals
+from orchestrator.capabilities.permissions.modes import ModeSwitch
 from orchestrator.capabilities.tools.base import (
     PartialOutput,
     Tool,
@@ -50,6 +51,7 @@ from orchestrator.core.history import Item, ToolResult, ToolUseBlock
 from orchestrator.core.interceptors import Deny, Pause, Proceed
 from orchestrator.core.redaction import Redactor
 from orchestrator.core.tool_output import cap_content, interrupted_output, to_tool_output
+from orchestrator.runtime.plan_approval import settle_plan
 
 
 class ToolsPaused(Exception):
@@ -104,6 +106,8 @@ class ToolRunner:
     """Which calls run, ask first, or are denied; None runs everything (tests)."""
     approvals: Approvals | None = None
     """Where calls that ask wait for a person's answer."""
+    modes: ModeSwitch | None = None
+    """The pod's permission mode, which an approved plan switches (``exit_plan_mode``)."""
     redactor: Redactor | None = None
     """Known secrets, redacted from output before the cap cuts it (a value cut in two by the
     cap would otherwise survive in part)."""
@@ -292,6 +296,16 @@ class ToolRunner:
         """
         if self.approvals is None:
             await self._run_one(call, commit)
+            return
+        if call.name == PLAN_TOOL and self.modes is not None:
+            await settle_plan(
+                call,
+                decision,
+                approvals=self.approvals,
+                modes=self.modes,
+                commit=commit,
+                signal=signal or (lambda event: None),
+            )
             return
         tool = self.registry.get(call.name)
         preview = getattr(tool, "preview", None)

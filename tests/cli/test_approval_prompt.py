@@ -62,3 +62,41 @@ def test_a_request_to_keep_held_paths_shows_what_was_written() -> None:
     assert text.splitlines()[0] == "? bash: keep what it planted: .git (created)"
     assert "  +\tfsmonitor = touch /x" in text.splitlines()
     assert "\x1b" not in text and "  +#\\x1b[2K" in text.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("y", Answer("approve", {"id": "p1"})),
+        ("always", Answer("approve", {"id": "p1"})),  # a plan is approved once, always
+        ("y accept-edits", Answer("approve", {"id": "p1", "mode": "accept-edits"})),
+        ("Y Default", Answer("approve", {"id": "p1", "mode": "default"})),
+        ("y plan", None),  # an approved plan leaves plan mode
+        ("y fastest", None),
+        (
+            "n split the second step",
+            Answer("deny", {"id": "p1", "message": "split the second step"}),
+        ),
+    ],
+)
+def test_a_plan_is_approved_for_a_mode_or_refused_with_what_to_change(
+    line: str, expected: Answer | None
+) -> None:
+    assert parse_answer("p1", line, plan=True) == expected
+
+
+def test_a_plan_is_shown_whole_and_escaped() -> None:
+    plan = "## Plan\n\n1. edit `a.py`\n2. \x1b[2Jclear the screen?"
+    text = describe(
+        {
+            "tool": "exit_plan_mode",
+            "kind": "plan",
+            "arguments": {"plan": plan},
+            "summary": "leave plan mode with this plan (4 lines)",
+            "reason": "leaving plan mode needs your approval of the plan",
+        }
+    )
+    lines = text.splitlines()
+    assert lines[0] == "? exit_plan_mode: leave plan mode with this plan (4 lines)"
+    assert "    ## Plan" in lines and "    1. edit `a.py`" in lines
+    assert "\x1b" not in text and "\\x1b[2J" in text

@@ -374,3 +374,17 @@ def test_a_workspace_config_that_is_a_fifo_is_one_error_at_once(
     started = pod(env, "run", "hi", "--workspace", str(workspace), timeout=20)
     assert started.returncode != 0
     assert "not a regular file (FIFO)" in started.stderr, started.stderr
+
+
+def test_mode_prints_and_switches_the_permission_mode(env: dict[str, str], served: Path) -> None:
+    where = ("--socket", str(served))
+    assert pod(env, "mode", *where).stdout.strip() == "default"
+    assert pod(env, "mode", "plan", *where).stdout.strip() == "plan"
+    status = json.loads(pod(env, "status", *where, "--json").stdout)
+    assert status["permission_mode"] == "plan"
+    assert "mode plan" in pod(env, "status", *where).stdout
+    wider = pod(env, "mode", "yolo", *where)
+    assert wider.returncode != 0 and "wider than this pod's configuration" in wider.stderr
+    unknown = pod(env, "mode", "planning", *where)
+    assert unknown.returncode != 0 and "accept-edits" in unknown.stderr
+    assert pod(env, "mode", "default", *where).stdout.strip() == "default"

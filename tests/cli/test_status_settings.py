@@ -44,4 +44,4 @@ def test_status_text_before_the_first_turn() -> None:
         "model": "m", "turn": 0, "workspace": "/w", "thinking": "", "sandbox": "on · network off",
     }  # fmt: skip
     lines = status_text(data).splitlines()
-    assert "thinking not asked yet · sandbox on · network off" in lines
+    assert "thinking not asked yet · sandbox on · network off · mode default" in lines

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from cli.commands.conformance import register
 from conformance.cases import build_cases
 from conformance.mcp_case import write_mcp_config
+from conformance.plan_cases import build_plan_cases
 from conformance.report import CaseResult, WireTally, run_problems, to_json
 
 pytest_plugins = ["pytester"]
@@ -88,7 +89,7 @@ def conformance_app() -> typer.Typer:
 def test_every_row_passes_against_our_pod(
     pytester: pytest.Pytester, this_checkout: None, kit_mcp: Path
 ) -> None:
-    cases = build_cases()
+    cases = [*build_cases(), *build_plan_cases()]
     runnable = sum(1 for c in cases if c.skip_reason is None)
     result = pytester.runpytest_subprocess(
         "--pod-command",
@@ -413,7 +414,7 @@ def test_the_plugin_fails_a_thinking_run_that_sent_no_thinking_back(
 def test_every_row_passes_against_our_pod_with_thinking_on(
     pytester: pytest.Pytester, this_checkout: None, kit_mcp: Path
 ) -> None:
-    cases = build_cases()
+    cases = [*build_cases(), *build_plan_cases()]
     runnable = sum(1 for c in cases if c.skip_reason is None)
     result = pytester.runpytest_subprocess(
         "--pod-command",

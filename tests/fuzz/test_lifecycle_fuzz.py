@@ -121,6 +121,7 @@ def _reset_stats() -> None:
         history_checks=0,
         upward_errored=0,
         bursts=0,
+        mode_switches=0,
         compacts_accepted=0,
         compactions=0,
         executions=0,
@@ -889,6 +890,16 @@ class PodFuzz(RuleBasedStateMachine):
                 STATS["lock_ups"] += 1
                 raise AssertionError(f"stuck in {reply.data['state']}: {self._recent()}")
             await asyncio.sleep(0.02)
+
+    @rule(mode=st.sampled_from(["plan", "default", "accept-edits", "read-only", "yolo", "nope"]))
+    def set_mode(self, mode: str) -> None:
+        """Switch the permission mode in whatever state the pod is in (issue 42): taken, or
+        refused as ``invalid_request`` when wider than the pod's ``accept-edits`` or no mode.
+        The history checks after every step hold in every mode."""
+        code = self._go(self._method_error("set_mode", {"mode": mode}))
+        assert (code == "invalid_request") == (mode in ("yolo", "nope")), (mode, code)
+        if code is None:
+            STATS["mode_switches"] += 1
 
     @rule()
     def pause(self) -> None:

@@ -33,6 +33,7 @@ from orchestrator.protocol import (
     Request,
     RewindParams,
     RunParams,
+    SetModeParams,
     decode_event,
     encode_event,
     parse_request,
@@ -115,6 +116,16 @@ VECTORS: list[tuple[str, Request, Any]] = [
         Request(method="kill_job", params={"id": "j1"}, id="k"),
         KillJobParams(id="j1"),
     ),
+    (
+        '{"method":"set_mode","params":{"mode":"plan"},"id":"m"}',
+        Request(method="set_mode", params={"mode": "plan"}, id="m"),
+        SetModeParams(mode="plan"),
+    ),
+    (
+        '{"method":"approve","params":{"id":"toolu_9","mode":"accept-edits"}}',
+        Request(method="approve", params={"id": "toolu_9", "mode": "accept-edits"}),
+        ApproveParams(id="toolu_9", mode="accept-edits"),
+    ),
 ]
 
 
@@ -177,11 +188,11 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode",
         ),
         (
             '{"method":"run","params":{}}',
@@ -379,6 +390,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
             }
         ],
         "config_warnings": ["/w/.pod/config.toml sets allow_bash, which only you can choose"],
+        "permission_mode": "plan",
         "id": 4,
     },
     "user_message": {"segments": [{"kind": "text", "text": "hi"}, {"kind": "new", "a": 1}]},

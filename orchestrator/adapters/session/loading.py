@@ -20,6 +20,7 @@ from orchestrator.adapters.session.records import (
     HookRecord,
     ItemRecord,
     JobRecord,
+    ModeRecord,
     RewindRecord,
     SessionHeader,
     SpendRecord,
@@ -84,6 +85,8 @@ class LoadedSession:
     again (see :func:`encoded_items`)."""
     grants: list[GrantRecord] = field(default_factory=list)
     """"Always" answers of this session, oldest first."""
+    mode: ModeRecord | None = None
+    """The latest permission mode switch (None: the pod never switched)."""
     spends: list[SpendRecord] = field(default_factory=list)
     """Tokens spent outside the conversation's requests (sampling), oldest first."""
     unloaded: UnloadRecord | None = None
@@ -201,6 +204,8 @@ def load_session(path: Path) -> LoadedSession:
                     session.hook_denials.pop(record.call_id, None)
         elif isinstance(record, GrantRecord):
             session.grants.append(record)
+        elif isinstance(record, ModeRecord):
+            session.mode = record
         elif isinstance(record, UnloadRecord):
             session.unloaded = record
         elif isinstance(record, SpendRecord):

@@ -245,6 +245,22 @@ class GrantRecord(BaseModel):
         return {} if self.command is None else {"command": self.command}
 
 
+class ModeRecord(BaseModel):
+    """The pod's permission mode changed (``set_mode``, an approved plan): the latest one
+    counts on load, while the pod is started with the configured mode it names (a pod
+    started with another ``--permission-mode`` since takes that one)."""
+
+    type: Literal["mode"] = "mode"
+    mode: str
+    before_plan: str = "default"
+    """The mode ``plan`` was entered from (an approved plan goes back to it)."""
+    configured: str = "default"
+    """The configured mode when it was chosen."""
+    source: str = ""
+    """What changed it (``set_mode``, ``plan approved``)."""
+    at_ms: int = 0
+
+
 class HeldNote(BaseModel):
     """A note that waited for the next round boundary (:class:`orchestrator.core.notes.NoteQueue`)."""
 
@@ -342,6 +358,7 @@ Record = Annotated[
     | HookRecord
     | HeldPromptRecord
     | GrantRecord
+    | ModeRecord
     | UnloadRecord
     | FenceRecord
     | SpendRecord,

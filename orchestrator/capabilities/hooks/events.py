@@ -19,6 +19,7 @@ CLAUDE_PERMISSION_MODES = {
     "default": "default",
     "accept-edits": "acceptEdits",
     "read-only": "plan",
+    "plan": "plan",
     "yolo": "bypassPermissions",
 }
 """This pod's permission modes by the names Claude Code's hooks know them."""

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from orchestrator.capabilities.permissions.policy import (
     MODE_DEFAULTS,
+    PLAN_REASON,
+    PLAN_REFUSED,
+    PLAN_TOOL,
     Canonical,
     Decision,
     Policy,
@@ -29,6 +32,9 @@ from orchestrator.config.permissions import Mode
 
 __all__ = [
     "MODE_DEFAULTS",
+    "PLAN_REASON",
+    "PLAN_REFUSED",
+    "PLAN_TOOL",
     "Canonical",
     "Decision",
     "Mode",

@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from orchestrator.capabilities.permissions import Policy, Rule, ToolKind
+from orchestrator.capabilities.permissions import PLAN_TOOL, Mode, Policy, Rule, ToolKind
 from orchestrator.capabilities.permissions.web import WEB_FETCH
 from orchestrator.core.history import ToolUseBlock
 from orchestrator.core.web_targets import host_of
@@ -41,14 +41,21 @@ class Answer:
     message: str = ""
     asked: bool = True
     """False: nobody was asked (a client with no person to ask refused for them)."""
+    mode: Mode | None = None
+    """For a plan (``kind: "plan"``): the mode to work in once it is approved; None: the mode
+    before ``plan``."""
 
 
 def describe(call: ToolUseBlock) -> str:
     """A one-line human summary of what a call would do."""
     command, url = call.input.get("command"), call.input.get("url")
+    plan = call.input.get("plan")
     if call.name == WEB_FETCH and isinstance(url, str):
         # The domain first: it is what "always" allows, and a long URL is cut at the end.
         text = f"fetch from {host_of(url) or 'an invalid URL'}: {' '.join(url.split())}"
+    elif call.name == PLAN_TOOL and isinstance(plan, str):
+        lines = len(plan.splitlines())
+        text = f"leave plan mode with this plan ({lines} line{'s' if lines != 1 else ''})"
     elif isinstance(command, str):
         text = f"run: {' '.join(command.split())}"
     elif isinstance(call.input.get("path"), str):
@@ -92,7 +99,7 @@ class Approvals:
         self,
         call: ToolUseBlock,
         *,
-        kind: ToolKind,
+        kind: ToolKind | Literal["plan"],
         reason: str,
         diff: str | None,
         signal: Signal,
@@ -142,13 +149,25 @@ class Approvals:
         if waiting is None or waiting[0].done():
             return
         future, data = waiting
-        if answer.allow and answer.scope == "session" and data.pod is None and data.held is None:
+        if (
+            answer.allow
+            and answer.scope == "session"
+            and data.pod is None
+            and data.held is None
+            and data.kind != "plan"  # a plan is approved once, whatever the scope says
+        ):
             # A child's "always" is granted by the child, in its own rules, not here; keeping
             # what a command planted grants nothing for later commands.
             rule = self.policy.grant(data.tool, data.arguments)
             if self.on_grant is not None:
                 self.on_grant(rule, call_id)
         future.set_result(answer)
+
+    def kind_of(self, call_id: str) -> str | None:
+        """The kind of the request waiting for this call (``plan``, ``edit``…); None when none
+        waits."""
+        waiting = self._waiting.get(call_id)
+        return waiting[1].kind if waiting is not None and not waiting[0].done() else None
 
     def unknown(self, call_id: str) -> str:
         """Why an answer names no waiting request, in words for the client."""

@@ -7,6 +7,9 @@ does not run; the model gets a result that says so). The verdict is, in order:
 1. ``deny`` rules: any match denies (an ``edit(<path>)`` rule also matches a file a command
    line writes by redirection);
 2. ``read-only`` mode denies every tool that is not a read, whatever any allow says;
+   ``plan`` mode does the same, and refuses ``task`` and the job tools too, saying how to
+   leave it (:data:`PLAN_TOOL` asks a person to approve the plan, and is refused outside
+   ``plan``);
 3. a command the parser could not take apart asks when a deny rule might match it;
 4. a write to a protected path (:mod:`.protected`) asks, except in ``yolo``;
 5. ``allow`` rules and this session's "always" answers, when they cover the whole call;
@@ -40,7 +43,7 @@ from orchestrator.capabilities.permissions.rules import KIND_ALIASES, Rule, lexi
 from orchestrator.capabilities.permissions.shell import ParsedCommand, parse_command
 from orchestrator.capabilities.permissions.web import WEB_FETCH, fetch_decision, fetch_grant
 from orchestrator.config.mcp import wire_name
-from orchestrator.config.permissions import Mode, PermissionsConfig
+from orchestrator.config.permissions import MODE_REACH, Mode, PermissionsConfig
 
 if TYPE_CHECKING:
     from orchestrator.config.model import PodConfig
@@ -53,8 +56,24 @@ MODE_DEFAULTS: dict[Mode, dict[ToolKind, Verdict]] = {
     "accept-edits": {"read": "allow", "edit": "allow", "execute": "ask", "other": "ask"},
     "yolo": {"read": "allow", "edit": "allow", "execute": "allow", "other": "allow"},
     "read-only": {"read": "allow", "edit": "deny", "execute": "deny", "other": "deny"},
+    "plan": {"read": "allow", "edit": "deny", "execute": "deny", "other": "deny"},
 }
 """What each mode does with a tool of each kind when no rule matches."""
+
+PLAN_TOOL = "exit_plan_mode"
+"""The tool the model calls to show its plan and ask a person to leave ``plan`` mode."""
+
+PLAN_REFUSED: frozenset[str] = frozenset({"task", "job_output", "job_wait", "job_kill"})
+"""Tools that are reads for permissions but do not run in ``plan`` mode: a child pod may change
+the workspace, and background jobs are commands (none is started, watched or ended while
+planning)."""
+
+PLAN_REASON = (
+    "nothing is changed or run while planning. Read what you need, "
+    "then call exit_plan_mode with your plan; once a person approves it, the pod leaves plan "
+    "mode and you can carry it out"
+)
+"""What a call refused in ``plan`` mode tells the model, after what was refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +126,10 @@ class Policy:
     """The permission policy of one pod: its rules, mode, and this session's "always"."""
 
     mode: Mode = "default"
+    """The mode now (a person may switch it while the pod runs, within ``configured``'s
+    ceiling: :mod:`.modes`)."""
+    configured: Mode = "default"
+    """The mode the configuration chose: the grant a switch may not go past."""
     allow: list[Rule] = field(default_factory=list)
     ask: list[Rule] = field(default_factory=list)
     deny: list[Rule] = field(default_factory=list)
@@ -115,8 +138,9 @@ class Policy:
     granted again when a pod loads it)."""
     protected_roots: tuple[str, ...] = ()
     """Absolute directories a write to which always asks (the pod's state and sessions)."""
-    sandboxed_bash: Literal["allow", "ask"] = "ask"
-    """What a sandboxed ``bash`` command gets when no rule decides (``allow``: runs)."""
+    sandboxed_bash: Literal["allow", "ask"] | None = None
+    """What a sandboxed ``bash`` command gets when no rule decides (``allow``: runs); None:
+    as the mode says (``allow`` in ``accept-edits`` and ``yolo``, else ``ask``)."""
     sandboxed: bool = False
     """Whether ``bash`` commands run in the sandbox here (set once the pod found it works)."""
 
@@ -133,8 +157,8 @@ class Policy:
         MCP servers' entries)."""
         return cls(
             mode=config.mode,
-            sandboxed_bash=config.sandboxed_bash
-            or ("ask" if config.mode in ("default", "read-only") else "allow"),
+            configured=config.mode,
+            sandboxed_bash=config.sandboxed_bash,
             allow=[Rule.parse(r) for r in [*config.allow, *extra_allow]],
             ask=[Rule.parse(r) for r in config.ask],
             deny=[Rule.parse(r) for r in [*config.deny, *extra_deny]],
@@ -159,6 +183,14 @@ class Policy:
             return Decision("deny", f"denied by the rule {hit}")
         if self.mode == "read-only" and kind != "read":
             return Decision("deny", f"read-only mode denies {kind} tools, whatever allows them")
+        if tool == PLAN_TOOL:
+            if self.mode != "plan":
+                return Decision("deny", f"the pod is not in plan mode (it is in {self.mode})")
+            # Only a person approves a plan: no rule, "always" answer or hook lifts it.
+            return Decision("ask", "leaving plan mode needs your approval of the plan", firm=True)
+        if self.mode == "plan" and (kind != "read" or tool in PLAN_REFUSED):
+            what = f"{kind} tools" if kind != "read" else tool
+            return Decision("deny", f"the pod is in plan mode, which refuses {what}: {PLAN_REASON}")
         if tool == "bash" and arguments.get("sandbox") is False and self.sandboxed:
             return Decision(
                 "ask", "it asks to run outside the sandbox: that always asks", firm=True
@@ -184,16 +216,28 @@ class Policy:
         )
         if hit is not None:
             return Decision("ask", f"the rule {hit} asks")
-        if tool == "bash" and self.sandboxed and self.sandboxed_bash == "allow":
+        if tool == "bash" and self.sandboxed and self._sandboxed_bash() == "allow":
             return Decision("allow", "it runs in the sandbox (permissions.sandboxed_bash)")
         verdict = MODE_DEFAULTS[self.mode][kind]
         return Decision(verdict, f"{self.mode} mode {_VERBS[verdict]} {kind} tools")
 
+    def _sandboxed_bash(self) -> Literal["allow", "ask"]:
+        if self.sandboxed_bash is not None:
+            return self.sandboxed_bash
+        return "allow" if self.mode in ("accept-edits", "yolo") else "ask"
+
     def offered(self, tool: str, kind: ToolKind) -> bool:
-        """Whether to offer a tool to the model at all: not when every call would be denied."""
+        """Whether to offer a tool to the model at all: not when every call would be denied.
+
+        Decided from the configured mode, once: a switch of mode leaves the tools offered as
+        they are (a changed tool list would miss the prompt cache at every switch), and
+        :data:`PLAN_TOOL` is offered whenever the pod may be switched to ``plan``.
+        """
         if any(r.subject is None and r.covers_tool(tool, kind) for r in self.deny):
             return False
-        if self.mode == "read-only":
+        if tool == PLAN_TOOL:
+            return MODE_REACH[self.configured] >= MODE_REACH["plan"]
+        if self.configured == "read-only":
             return kind == "read"
         return True
 

@@ -16,7 +16,8 @@ from typing import Any, Literal
 
 from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import POD_NAME_MAX
-from orchestrator.config.subpods import MODE_REACH, AgentConfig
+from orchestrator.config.permissions import MODE_REACH, Mode, mode_ceiling
+from orchestrator.config.subpods import AgentConfig
 from orchestrator.errors import PodRuntimeError
 
 Isolation = Literal["shared", "worktree"]
@@ -43,6 +44,12 @@ class ChildRequest:
     role: str = ""
 
 
+def _reach(mode: str) -> int:
+    """How wide ``mode`` is (an unknown one is wider than any)."""
+    reach = {str(key): value for key, value in MODE_REACH.items()}
+    return reach.get(mode, len(reach))
+
+
 def child_request(
     parent: PodConfig,
     *,
@@ -53,6 +60,7 @@ def child_request(
     model: str | None,
     isolation: Isolation,
     agent: str | None,
+    live_mode: Mode | None = None,
 ) -> ChildRequest:
     """The request with its agent's settings under the call's own; :class:`TaskRefused` for
     an unknown agent, an empty prompt or a mode wider than the parent's."""
@@ -64,9 +72,16 @@ def child_request(
             known = ", ".join(sorted(parent.agents)) or "none are configured"
             raise TaskRefused(f"no agent named {agent!r} (agents: {known})")
         spec = parent.agents[agent]
-    chosen_mode = mode or spec.permission_mode
-    parent_mode = parent.permissions.mode
-    if chosen_mode is not None and MODE_REACH[chosen_mode] > MODE_REACH[parent_mode]:
+    chosen_mode: str | None = mode or spec.permission_mode
+    # The parent's mode now (a person may have switched it since the start): a child never
+    # gets more than it, and follows it when the call names none. A parent in ``plan`` starts
+    # no child (the policy refuses ``task`` there); one configured in ``plan`` works in
+    # ``default`` once its plan is approved.
+    configured = parent.permissions.mode
+    parent_mode = mode_ceiling(live_mode or configured)
+    if chosen_mode is None and parent_mode != configured:
+        chosen_mode = parent_mode
+    if chosen_mode is not None and _reach(chosen_mode) > MODE_REACH[parent_mode]:
         raise TaskRefused(
             f"permission mode {chosen_mode!r} is wider than this pod's ({parent_mode!r}); "
             f"a child may only narrow it"

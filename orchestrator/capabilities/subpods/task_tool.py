@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field
@@ -11,6 +12,7 @@ from orchestrator.capabilities.subpods.spec import TaskRefused, child_request
 from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
 from orchestrator.config.model import PodConfig
+from orchestrator.config.permissions import Mode
 
 
 class TaskArgs(ToolArgs):
@@ -55,6 +57,8 @@ class TaskTool(TypedTool[TaskArgs]):
     def __init__(self, config: PodConfig, children: Children) -> None:
         self.config = config
         self.children = children
+        self.live_mode: Callable[[], Mode] | None = None
+        """This pod's permission mode now (a person may switch it): a child never gets more."""
         limits = config.subpods
         self.description = (
             "Delegate a self-contained task to a child pod: a new agent with a conversation of "
@@ -88,6 +92,7 @@ class TaskTool(TypedTool[TaskArgs]):
                 model=args.model,
                 isolation=args.isolation,
                 agent=args.agent,
+                live_mode=self.live_mode() if self.live_mode is not None else None,
             )
         except TaskRefused as exc:
             raise ToolError(str(exc)) from None

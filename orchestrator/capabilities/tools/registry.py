@@ -11,6 +11,7 @@ from orchestrator.capabilities.tools.arguments import TypedTool
 from orchestrator.capabilities.tools.base import AcpKind, Tool, tool_kind
 from orchestrator.capabilities.tools.bash import BashTool
 from orchestrator.capabilities.tools.files import EditFileTool, ReadFileTool, WriteFileTool
+from orchestrator.capabilities.tools.plan import ExitPlanModeTool
 from orchestrator.capabilities.tools.search import GlobTool, GrepTool
 from orchestrator.config.model import PodConfig
 
@@ -104,6 +105,7 @@ def default_registry(
             env=config.tool_env,
             sandbox=config.sandbox.mode != "off",
         ),
+        ExitPlanModeTool(),
         *extra,
     ]
     if web_fetch:
@@ -166,6 +168,7 @@ def builtin_tools() -> tuple[type[TypedTool[Any]], ...]:
         GlobTool,
         GrepTool,
         BashTool,
+        ExitPlanModeTool,
         JobOutputTool,
         JobWaitTool,
         JobKillTool,

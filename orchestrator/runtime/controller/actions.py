@@ -14,6 +14,7 @@ from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.adapters.session import HeldPromptRecord, RewindRestore
 from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.permissions.approvals import Answer, Approvals
+from orchestrator.capabilities.permissions.modes import ModeSwitch, parse_mode
 from orchestrator.config.model import PodConfig
 from orchestrator.core.history import SystemMessage, ToolResult
 from orchestrator.core.repair import close_orphans, interrupt_note, pending_tool_calls
@@ -23,7 +24,7 @@ from orchestrator.core.usage import TokenUsage
 from orchestrator.protocol import RunEndData, TurnEndData, TurnStartData
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context, usage_of
-from orchestrator.runtime.controller import compaction, conversation, rewind, turn_task
+from orchestrator.runtime.controller import compaction, conversation, modes, rewind, turn_task
 from orchestrator.runtime.controller.hooks import decide_prompt
 from orchestrator.runtime.controller.prompt import held_submission, resolve_prompt
 from orchestrator.runtime.controller.state import TurnOpening
@@ -112,6 +113,11 @@ class Controller(ControllerSurface):
         self.board.start()
         if jobs is not None:
             jobs.on_change = self.board.jobs_changed
+        if tools.policy is not None:
+            self.modes = ModeSwitch(
+                tools.policy, on_change=lambda change: modes.mode_changed(self, change)
+            )
+            tools.modes = self.modes
 
     def _report(self, event: str, result: str | None) -> None:
         """Tell the machine how the task ended; it decides what that means."""
@@ -254,10 +260,16 @@ class Controller(ControllerSurface):
 
     # -- people's answers --------------------------------------------------------------------
 
-    def approve_call(self, call_id: str, scope: str = "once") -> None:
-        """Let a waiting tool call run (``session``: and calls like it from now on)."""
+    def approve_call(self, call_id: str, scope: str = "once", mode: str | None = None) -> None:
+        """Let a waiting tool call run (``session``: and calls like it from now on; ``mode``:
+        for a plan, the mode to work in, checked by the ``approve`` method)."""
         self.approvals.answer(
-            call_id, Answer(allow=True, scope="session" if scope == "session" else "once")
+            call_id,
+            Answer(
+                allow=True,
+                scope="session" if scope == "session" else "once",
+                mode=parse_mode(mode) if mode is not None else None,
+            ),
         )
 
     def deny_call(self, call_id: str, message: str = "", asked: bool = True) -> None:

@@ -14,6 +14,7 @@ from orchestrator.core.thinking import ThinkingPlan, ThinkingRefused
 from orchestrator.core.usage import TokenUsage
 from orchestrator.core.web import WebPlan
 from orchestrator.runtime.context import OFF_LOOP_ITEMS
+from orchestrator.runtime.controller import modes
 from orchestrator.runtime.controller.state import ControllerState
 from orchestrator.runtime.offload import off_loop
 from orchestrator.runtime.turn import TurnError
@@ -48,6 +49,9 @@ def inject_queued_notes(state: ControllerState) -> None:
         for note in state.jobs.take_notes():
             commit(state, note)
         state.jobs.delivered()
+    mode = modes.mode_note(state)
+    if mode is not None:
+        commit(state, mode)
 
 
 def spend(state: ControllerState, usage: TokenUsage, source: str) -> None:

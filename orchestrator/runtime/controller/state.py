@@ -25,6 +25,7 @@ from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.adapters.session import CheckpointRecord, RewindRestore
 from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.permissions.approvals import Approvals
+from orchestrator.capabilities.permissions.modes import ModeSwitch
 from orchestrator.config.model import PodConfig
 from orchestrator.core.history import History, SystemMessage
 from orchestrator.core.notes import NoteQueue
@@ -114,6 +115,9 @@ class ControllerState:
     """What ``status`` says, and when it is said."""
     machine: PodLifecycle = field(init=False)
     """The lifecycle machine; the controller is its model."""
+    modes: ModeSwitch | None = field(init=False, default=None)
+    """The permission mode now, switched by ``set_mode`` and approved plans (None: a pod
+    whose runner has no policy, in tests)."""
 
     # -- what changes ------------------------------------------------------------------------
     notes: NoteQueue = field(default_factory=NoteQueue)

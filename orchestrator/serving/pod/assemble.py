@@ -7,6 +7,7 @@ What the pod starts outside its process (sandbox, MCP servers) is set up when it
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from orchestrator.adapters.session import (
     Fence,
     GrantRecord,
     LoadedSession,
+    ModeRecord,
     PreparedHistory,
     SessionWriter,
     ToolSpools,
@@ -29,6 +31,7 @@ from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.jobs import Jobs, JobSpools
 from orchestrator.capabilities.permissions import pod_policy
 from orchestrator.capabilities.permissions.approvals import Approvals
+from orchestrator.capabilities.permissions.modes import ModeRefused, parse_mode
 from orchestrator.capabilities.subpods.children import Children
 from orchestrator.capabilities.subpods.launcher import ChildLauncher
 from orchestrator.capabilities.subpods.parent import ParentLinks
@@ -175,7 +178,7 @@ def build_pod(
     extra: list[Tool] = []
     if config.memory.enabled:
         extra = [KnowledgeSearchTool(config.memory_root()), MemoryReadTool(config.memory_root())]
-    children = None
+    children, task = None, None
     if config.subpods.enabled and config.subpods.depth < config.subpods.max_depth:
         children = Children(
             config=config,
@@ -183,13 +186,16 @@ def build_pod(
             records=dict(loaded.children) if loaded is not None else {},
             launcher=launcher or launch_child_process,
         )
-        extra.append(TaskTool(config, children))
+        task = TaskTool(config, children)
+        extra.append(task)
     prompt = build_system_prompt(config, fs)
     alerts.extend(("warn", warning) for warning in prompt.warnings)
     chain = interceptors or InterceptorChain()
     if config.hooks.configured():
         chain.commands = command_hooks(config, session_path, transcript)
     policy = pod_policy(config)
+    if task is not None:
+        task.live_mode = lambda: policy.mode
     for grant in loaded.grants if loaded is not None else []:
         policy.grant(grant.tool, grant.arguments())
     approvals = Approvals(
@@ -276,6 +282,8 @@ def build_pod(
         )
         controller.subpods = children
         controller.board.children = children
+    if loaded is not None and loaded.mode is not None and controller.modes is not None:
+        _restore_mode(controller, loaded.mode, alerts)
     if loaded is not None and loaded.unloaded is not None:
         controller.restore(loaded.unloaded)
     for level, message in alerts:
@@ -286,6 +294,25 @@ def build_pod(
         session_path=session_path,
         loaded=loaded,
     )
+
+
+def _restore_mode(
+    controller: Controller, record: ModeRecord, alerts: list[tuple[str, str]]
+) -> None:
+    """Take back the session's permission mode (its last ``mode`` record), or say why not."""
+    modes = controller.modes
+    assert modes is not None
+    try:
+        why = modes.restore(
+            parse_mode(record.mode), parse_mode(record.before_plan), parse_mode(record.configured)
+        )
+    except ModeRefused as exc:  # a hand-edited file: the configured mode applies
+        why = f"the session's permission mode is unreadable ({exc})"
+    if why is not None:
+        alerts.append(("warn", f"{why}; the pod is in {modes.mode} mode"))
+    commands = controller.interceptors.commands
+    if commands is not None:
+        commands.context = dataclasses.replace(commands.context, permission_mode=modes.mode)
 
 
 def _background_jobs(

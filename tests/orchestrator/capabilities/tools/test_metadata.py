@@ -23,6 +23,7 @@ EXPECTED_CLAUDE_NAMES = {
     "grep": "Grep",
     "task": "Task",
     "web_fetch": "WebFetch",
+    "exit_plan_mode": "ExitPlanMode",
 }
 """``hooks/dialect.TOOLS`` as it was written by hand, before the tools said it themselves."""
 
@@ -34,6 +35,7 @@ EXPECTED_ACP_KINDS = {
     "knowledge_search": "search",
     "write_file": "edit",
     "edit_file": "edit",
+    "exit_plan_mode": "think",
     "bash": "execute",
     "web_fetch": "fetch",
 }

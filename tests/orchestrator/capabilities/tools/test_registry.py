@@ -98,7 +98,7 @@ def test_duplicate_names_are_refused() -> None:
 
 
 def test_bash_is_offered_unless_the_permissions_deny_it(tmp_path: Path) -> None:
-    everything = ["bash", "edit_file", "glob", "grep", "read_file", "write_file"]
+    everything = ["bash", "edit_file", "exit_plan_mode", "glob", "grep", "read_file", "write_file"]
     # The default mode offers bash and asks before each command.
     assert default_registry(PodConfig(workspace=tmp_path)).names() == everything
     denied = PodConfig(workspace=tmp_path, permissions={"deny": ["bash"]})
@@ -110,6 +110,7 @@ def test_bash_is_offered_unless_the_permissions_deny_it(tmp_path: Path) -> None:
     some = {"mode": "read-only", "allow": ["bash(git status)"]}
     assert "bash" not in default_registry(PodConfig(workspace=tmp_path, permissions=some)).names()
     flag = PodConfig(workspace=tmp_path, allow_bash=True, permissions={"mode": "read-only"})
+    # read-only is the strictest mode: plan (and so exit_plan_mode) is out of its reach.
     assert default_registry(flag).names() == ["glob", "grep", "read_file"]
 
 
@@ -125,6 +126,19 @@ def test_web_fetch_is_offered_when_asked_for_read_only_too_unless_denied(
     for rule in ("web_fetch", "WebFetch", "read"):
         denied = PodConfig(workspace=tmp_path, permissions={"deny": [rule]})
         assert "web_fetch" not in default_registry(denied, web_fetch=True).names()
+
+
+def test_the_tools_are_the_same_in_plan_mode_and_out_of_it(tmp_path: Path) -> None:
+    """Whatever mode a pod starts in, below read-only, it declares the same tools: a switch
+    into or out of plan mode never changes the request's tool list (the cached prefix)."""
+    names = {
+        mode: default_registry(
+            PodConfig(workspace=tmp_path, allow_bash=True, permissions={"mode": mode})
+        ).specs()
+        for mode in ("plan", "default", "accept-edits", "yolo")
+    }
+    assert names["plan"] == names["default"] == names["accept-edits"] == names["yolo"]
+    assert "exit_plan_mode" in [spec["name"] for spec in names["plan"]]
 
 
 def test_default_registry_with_bash_uses_the_configured_timeout(tmp_path: Path) -> None:
