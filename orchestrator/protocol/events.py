@@ -35,6 +35,8 @@ from orchestrator.protocol.pod_state import (
     RewindFilesData,
     ShutdownData,
     StatusData,
+    TodoData,
+    TodosData,
     TurnPhase,
 )
 from orchestrator.protocol.turn_stream import (
@@ -95,6 +97,8 @@ __all__ = [
     "SystemNoteData",
     "TextData",
     "ThinkingData",
+    "TodoData",
+    "TodosData",
     "ToolCallArgsDeltaData",
     "ToolCallDoneData",
     "ToolCallStartData",
@@ -142,6 +146,7 @@ EVENT_DATA: dict[str, type[EventData]] = {
     "file_completions": FileCompletionsData,
     "shutdown": ShutdownData,
     "child": ChildData,
+    "todos": TodosData,
 }
 
 EventName = Literal[
@@ -177,6 +182,7 @@ EventName = Literal[
     "file_completions",
     "shutdown",
     "child",
+    "todos",
 ]
 
 

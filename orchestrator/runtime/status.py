@@ -243,6 +243,7 @@ class StatusBoard:
                 ),
             ),
             config_warnings=list(c.config.load_warnings),
+            todos=c.todos.data() if c.todos is not None else [],
             id=request_id,
         )
 

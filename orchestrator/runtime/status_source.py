@@ -19,6 +19,7 @@ from orchestrator.protocol import (
     ApprovalRequestData,
     ElicitationRequestData,
     JobData,
+    TodoData,
     TurnPhase,
 )
 from orchestrator.runtime.context import ContextSize
@@ -77,6 +78,10 @@ class _Elicitations(Protocol):
 
 class _Jobs(Protocol):
     def data(self) -> list[JobData]: ...
+
+
+class _Todos(Protocol):
+    def data(self) -> list[TodoData]: ...
 
 
 class _HookRunner(Protocol):
@@ -174,6 +179,11 @@ class StatusSource(Protocol):
     @property
     def jobs(self) -> _Jobs | None:
         """The pod's background jobs (None: it runs none)."""
+        ...
+
+    @property
+    def todos(self) -> _Todos | None:
+        """The model's todo list (None: a pod built without it)."""
         ...
 
     @property

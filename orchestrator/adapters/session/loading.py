@@ -24,6 +24,7 @@ from orchestrator.adapters.session.records import (
     SessionHeader,
     SpendRecord,
     TitleRecord,
+    TodosRecord,
     ToolNotStartedRecord,
     ToolStartRecord,
     TurnEndRecord,
@@ -31,6 +32,7 @@ from orchestrator.adapters.session.records import (
 )
 from orchestrator.config.regular_file import read_regular
 from orchestrator.core.history import ITEM_ADAPTER, History, Item, encode_item, item_from_json
+from orchestrator.core.todos import todos_before
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,9 @@ class LoadedSession:
     """"Always" answers of this session, oldest first."""
     spends: list[SpendRecord] = field(default_factory=list)
     """Tokens spent outside the conversation's requests (sampling), oldest first."""
+    todos: list[TodosRecord] = field(default_factory=list)
+    """Every version of the todo list the conversation still holds (rewound ones dropped),
+    oldest first: the last is the list now."""
     unloaded: UnloadRecord | None = None
     """What the pod held in memory when it was last unloaded, while nothing came after it."""
     epoch: int | None = None
@@ -205,6 +210,8 @@ def load_session(path: Path) -> LoadedSession:
             session.unloaded = record
         elif isinstance(record, SpendRecord):
             session.spends.append(record)
+        elif isinstance(record, TodosRecord):
+            session.todos.append(record)
         elif isinstance(record, FenceRecord):
             session.epoch = record.epoch
             # Every record of an older owner from here on is stale (the claim is not stamped:
@@ -217,7 +224,7 @@ def load_session(path: Path) -> LoadedSession:
                 continue
             session.pending_rewind = None
             if record.restore != "code":
-                session.items = rewound(session.items, record.to_seq)
+                rewind_loaded(session, record.to_seq)
         else:
             session.prune_before_turn = record.before_turn
     if session.unloaded is not None:
@@ -259,6 +266,13 @@ def encoded_items(items: list[Item], loaded: LoadedSession) -> list[bytes]:
         texts[item.seq] if by_seq.get(item.seq) is item and item.seq in texts else encode_item(item)
         for item in items
     ]
+
+
+def rewind_loaded(session: LoadedSession, to_seq: int) -> None:
+    """Take a loaded session's conversation back to before user message ``to_seq``: its items
+    and the todo lists written since."""
+    session.items = rewound(session.items, to_seq)
+    session.todos = todos_before(session.todos, to_seq)
 
 
 def rewound(items: list[Item], to_seq: int) -> list[Item]:

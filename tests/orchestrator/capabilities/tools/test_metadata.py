@@ -22,6 +22,7 @@ EXPECTED_CLAUDE_NAMES = {
     "glob": "Glob",
     "grep": "Grep",
     "task": "Task",
+    "todo_write": "TodoWrite",
 }
 """``hooks/dialect.TOOLS`` as it was written by hand, before the tools said it themselves."""
 
@@ -34,6 +35,7 @@ EXPECTED_ACP_KINDS = {
     "write_file": "edit",
     "edit_file": "edit",
     "bash": "execute",
+    "todo_write": "think",
 }
 """``acp/mapping.TOOL_KINDS`` as it was written by hand."""
 
