@@ -3,7 +3,10 @@ the list survives a restart, a rewind goes back to the earlier list, a fork copi
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,7 @@ from tests.e2e.harness import (
     ScriptedToolCall,
     collect_until,
     running_pod,
+    start_pod_process,
 )
 
 
@@ -176,3 +180,71 @@ async def test_runs_in_read_only_mode_without_asking(workspace: Path, short_dir:
         assert not result["is_error"]
         assert contents((await c.request("get_status")).data["todos"]) == list(PLAN)
         await c.close()
+
+
+async def test_kill_9_between_the_record_and_the_result(workspace: Path, short_dir: Path) -> None:
+    """The pod dies after ``todo_write``'s record is synced and before its result is committed
+    (a ``PostToolUse`` hook holds the result back): the restart has the record's list and
+    closes the call with the result it would have had, never as interrupted."""
+    marker = short_dir / "held"
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        "[[hooks.PostToolUse]]\n"
+        'matcher = "todo_write"\n'
+        "[[hooks.PostToolUse.hooks]]\n"
+        f"command = 'touch {marker}; sleep 60'\n"
+        "timeout = 120\n"
+        "sandbox = false\n"
+    )
+    script = short_dir / "script.json"
+    call = todo_call(*PLAN, call_id="toolu_todo1")
+    script.write_text(
+        json.dumps({"replies": [{"text": "planning", "tool_calls": [call.model_dump()]}]})
+    )
+    socket, session = short_dir / "p.sock", short_dir / "session.jsonl"
+    proc = start_pod_process(workspace, socket, session, script)
+    try:
+        c = await PodClient.connect(socket)
+        await c.send("run", {"input": "plan it"})
+        await c.wait_for("todos", timeout=30)
+        for _ in range(3000):  # the hook runs once the record is on disk: the call is held
+            if marker.exists():
+                break
+            await asyncio.sleep(0.01)
+        else:
+            raise AssertionError("the PostToolUse hook never ran")
+        lines = [json.loads(line) for line in session.read_text().splitlines()[1:]]
+        assert [r["type"] for r in lines if r["type"] == "todos"] == ["todos"]
+        results = [r for r in lines if r["type"] == "item" and r["item"]["kind"] == "tool_result"]
+        assert results == []  # held: killed between the record and the result
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        await c.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+    config.unlink()  # the restart runs no hook: the call is closed, never run again
+    script.write_text(json.dumps({"replies": [{"text": "after the crash"}]}))
+    proc = start_pod_process(workspace, socket, session, script, "--continue")
+    try:
+        c = await PodClient.connect(socket)
+        status = (await c.request("get_status")).data
+        assert status["status"] == "paused"
+        assert contents(status["todos"]) == list(PLAN)
+        items = (await c.request("get_history")).data["items"]
+        [result] = [i for i in items if i["kind"] == "tool_result"]
+        assert result["call_id"] == "toolu_todo1" and not result["is_error"]
+        assert "[>] write the test" in result["content"]
+        await c.send("run", {"input": "what now?"})
+        events = await collect_until(c, "run_end", timeout=30)
+        assert events[-1].data == {"result": "finished"}  # the scripted API took the history
+        assert "todos" not in [e.event for e in events]  # the list did not change again
+        assert contents((await c.request("get_status")).data["todos"]) == list(PLAN)
+        await c.send("shutdown")
+        await c.close()
+        proc.wait(20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

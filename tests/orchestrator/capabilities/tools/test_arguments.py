@@ -22,6 +22,7 @@ from orchestrator.capabilities.tools.todos import TodoWriteTool
 from orchestrator.config.model import PodConfig
 from orchestrator.core.todos import Todo
 
+
 class _NoKeeper:
     async def write(self, call_id: str, todos: tuple[Todo, ...]) -> None:
         """Nothing: the schema does not depend on where the list is kept."""
