@@ -31,6 +31,7 @@ from acp import PROTOCOL_VERSION, Client, RequestError, schema
 from cli.acp import mapping
 from cli.acp.asking import INPUT_ID, EditorAsker
 from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, run_command
+from cli.acp.plan import plan_update
 from cli.acp.session import (
     AcpOptions,
     AcpSession,
@@ -185,6 +186,8 @@ class PodAgent:
         opened.pump = asyncio.create_task(self._pump(opened), name=f"acp-pump-{session_id}")
         self.sessions[session_id] = opened
         await self._update(session_id, mapping.available_commands())
+        if status.todos:  # a loaded or forked session's list, as the editor's plan
+            await self._update(session_id, plan_update(status.todos))
         return opened
 
     async def close(self) -> None:
@@ -339,6 +342,8 @@ class PodAgent:
                 await self._update(
                     session.id, mapping.thought_chunk(f"[pod {data['level']}] {data['message']}")
                 )
+        elif name == "todos":
+            await self._update(session.id, plan_update(data["todos"]))
         elif name == "shutdown":
             settle(session, "cancelled", "")
 
