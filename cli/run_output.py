@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from cli.errors import CliError, print_error
 from cli.terminal_text import visible
+from cli.todo_text import todo_lines
 
 __all__ = [
     "ALREADY_RUNNING_HINT",
@@ -180,6 +181,9 @@ class Printer:
             self.err.write(visible(f"  {mark} {data['summary']}") + "\n")
         elif name == "alert":
             self.err.write(visible(f"! {data['level']}: {data['message']}") + "\n")
+        elif name == "todos":  # the whole list each time it changes (it is short)
+            head, *items = todo_lines(data["todos"])
+            self.err.write("".join(f"{line}\n" for line in [f"☰ {head}", *items]))
 
     def end(self, result: str) -> None:
         """The run ended: mark an answer that was cut off, then what still waits."""

@@ -13,6 +13,7 @@ board), which writes the synced ``todos`` record before the call's result is com
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import (
@@ -159,11 +160,13 @@ class TodoWriteTool(TypedTool[TodoWriteArgs]):
             Todo(content=t.content, status=t.status, active_form=t.active_form) for t in args.todos
         )
         text = render_todos(todos)
-        # Said before the record is awaited: a pause meanwhile still lands the record, and
-        # the interrupted result then says which list the model has.
-        ctx.partial.append(text)
         try:
             await self.keeper.write(ctx.call_id, todos)
+        except asyncio.CancelledError:
+            # A pause while the record was being synced lands it all the same: the
+            # interrupted result says which list the model has.
+            ctx.partial.append(f"The list was kept all the same. {text}")
+            raise
         except SessionWriteError as exc:
             raise ToolError(f"the list was not saved, it is unchanged: {exc}") from None
         done = sum(1 for t in todos if t.status == "completed")
