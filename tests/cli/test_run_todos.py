@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 from cli.run_output import Printer
 from cli.todo_text import todo_line, todo_lines
@@ -42,11 +43,11 @@ def test_the_printer_prints_the_whole_list_on_stderr() -> None:
 def test_pod_run_prints_the_changes_and_pod_status_the_list(
     env: dict[str, str], workspace: Path
 ) -> None:
-    def write(*items: tuple[str, str]) -> dict[str, object]:
+    def write(*items: tuple[str, str]) -> dict[str, Any]:
         todos = [{"content": c, "status": s} for c, s in items]
         return {"name": "todo_write", "input": {"todos": todos}}
 
-    replies = [
+    replies: list[dict[str, Any]] = [
         {"text": "Planning.", "tool_calls": [write(("test", "in_progress"), ("fix", "pending"))]},
         {"text": "Working.", "tool_calls": [write(("test", "completed"), ("fix", "in_progress"))]},
         {"text": "Done."},
