@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from cli.tui.entries import ALERT_GLYPHS, cut_end, tokens_k
 from cli.tui.keys import APPROVAL_KEYS
 from cli.tui.status_fit import StatusPart, fit_row, fit_status
-from orchestrator.protocol import ChildData, JobData, StatusData
+from orchestrator.protocol import ChildData, JobData, StatusData, TodoData
 from states.queries import awaiting_approval, awaiting_input
 
 ALERT_TTL_S = 20.0
@@ -38,6 +38,8 @@ class PodView:
     """Live child pods of ``task`` calls, by call id."""
     jobs: list[JobData] = field(default_factory=list)
     """The pod's background jobs, as the last status listed them."""
+    todos: list[TodoData] = field(default_factory=list)
+    """The model's todo list (the panel above the editor shows it)."""
     run_sent: bool = False
     """A ``run`` (or ``resume``) went out and the pod has not said it runs yet: the keys act
     as while running (a Ctrl-C right after Enter pauses that turn, it does not arm quit)."""
@@ -63,6 +65,7 @@ class PodView:
             self.input_tokens = sum(n for k, n in data.usage.items() if k.endswith("input_tokens"))
             self.output_tokens = data.usage.get("output_tokens", self.output_tokens)
         self.jobs = list(data.jobs)
+        self.todos = list(data.todos)
 
     @property
     def key_status(self) -> str:
