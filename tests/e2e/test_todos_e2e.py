@@ -248,3 +248,31 @@ async def test_kill_9_between_the_record_and_the_result(workspace: Path, short_d
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+async def test_the_open_todos_are_in_the_first_request_after_a_compaction(
+    workspace: Path, short_dir: Path
+) -> None:
+    """The summary is the model's words; the open items ride along verbatim beside it."""
+    plan = (("read the code", "completed"), ("write the test", "in_progress"), ("fix", "pending"))
+    long = "long " * 400
+    replies = [
+        ScriptedReply(text="planning", tool_calls=[todo_call(*plan)]),
+        ScriptedReply(text=f"planned {long}", chunk_size=500),
+        *(ScriptedReply(text=f"answer {k} {long}", chunk_size=500) for k in range(3)),
+    ]
+    async with running_pod(workspace, short_dir, replies=replies) as pod:
+        c = await pod.client()
+        for k in range(3):
+            await run(c, f"turn {k}: go on")
+        await c.send("compact", {})
+        await collect_until(c, "compaction", timeout=30)
+        await c.wait_for("status", state="idle")
+        await run(c, "and now?")
+        first = pod.provider.requests[-1].messages[0]
+        text = first["content"][0]["text"]
+        assert text.startswith("[Conversation summary")
+        assert "[>] write the test (Doing write the test)\n[ ] fix" in text
+        assert "read the code" not in text.split("[Open todos]")[1]  # done: not carried
+        pod.assert_all_requests_valid()
+        await c.close()
