@@ -132,3 +132,31 @@ def test_a_call_with_a_record_and_no_result_is_closed_from_the_record(tmp_path: 
     )
     # A call that never got to write its list stays for Resume, as any unstarted read.
     assert close_recorded_todo_calls(items, []) == []
+
+
+async def test_the_list_survives_an_unload_and_reload(workspace: Path) -> None:
+    """What a host's eviction does (the session closed without a shutdown) and its next load:
+    a paused turn's list and an idle one's come back; nothing of it lives only in memory."""
+    from orchestrator.adapters.providers.scripted import ScriptedReply, ScriptedToolCall
+    from orchestrator.runtime.unload import unload_session
+    from tests.orchestrator.runtime.test_unload import Harness, send, settled
+
+    todos = [{"content": "write the test", "status": "in_progress"}]
+    call = ScriptedToolCall(name="todo_write", input={"todos": todos})
+    slow = ScriptedReply(text="x" * 200, chunk_size=2, chunk_delay_s=0.005)
+    pods = Harness(workspace)
+    pod, events = pods.build([ScriptedReply(text="plan", tool_calls=[call]), slow])
+    send(pod, "run", input="plan it")
+    await events.wait_for("todos")
+    await events.wait_for("text_delta", count=2)  # the round after the call streams
+    send(pod, "pause")
+    await settled(pod)
+    assert pod.controller.todos is not None
+    assert [t.content for t in pod.controller.todos.current] == ["write the test"]
+    unload_session(pod.controller)
+
+    again, _ = pods.build([ScriptedReply(text="done")])
+    status = again.controller.board.data()
+    assert status.status == "paused"
+    assert [(t.content, t.status) for t in status.todos] == [("write the test", "in_progress")]
+    again.controller.transcript.session.close()
