@@ -46,6 +46,8 @@ class ModelSpec:
     the Models API describes no capabilities and any is served."""
     efforts: frozenset[str] | None = None
     """The ``output_config.effort`` levels it accepts; None: not described, any is served."""
+    web_search: bool = False
+    """What ``capabilities.server_tools.web_search`` says (listed only with ``thinking``)."""
 
     def info(self) -> dict[str, Any]:
         """The model as ``GET /v1/models/{id}`` returns it (``anthropic.types.ModelInfo``)."""
@@ -82,9 +84,9 @@ class ModelSpec:
             "image_input": support(True),
             "pdf_input": support(True),
             "server_tools": {
-                "supported": False,
+                "supported": self.web_search,
                 "code_execution": support(False),
-                "web_search": support(False),
+                "web_search": support(self.web_search),
             },
             "structured_outputs": support(True),
             "thinking": {

@@ -91,6 +91,17 @@ def validate_request(
         _validate_signatures(messages)
 
 
+SERVER_TOOL_TYPES = frozenset(
+    f"{name}_{version}"
+    for name, versions in (
+        ("web_search", ("20250305", "20260209", "20260318")),
+        ("web_fetch", ("20250910", "20260209", "20260309", "20260318")),
+    )
+    for version in versions
+)
+"""The server tools' ``type`` values the SDK knows (they carry no ``input_schema``)."""
+
+
 def _validate_tools(tools: Any) -> None:
     if tools is None:
         return
@@ -99,6 +110,8 @@ def _validate_tools(tools: Any) -> None:
     for i, tool in enumerate(tools):
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
             raise Rejected(400, "invalid_request_error", f"tools.{i}.name: Field required")
+        if str(tool.get("type")) in SERVER_TOOL_TYPES:
+            continue  # the API's own tool: its params, no schema
         if not isinstance(tool.get("input_schema"), dict):
             raise Rejected(
                 400, "invalid_request_error", f"tools.{i}.custom.input_schema: Field required"

@@ -11,12 +11,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["WIDENING_MODES", "Mode", "PermissionsConfig", "split_rule"]
+from orchestrator.core.web_targets import domain_pattern
+
+__all__ = ["FETCH_TOOL_NAMES", "WIDENING_MODES", "Mode", "PermissionsConfig", "split_rule"]
 
 Mode = Literal["default", "accept-edits", "yolo", "read-only"]
 
 WIDENING_MODES: frozenset[Mode] = frozenset({"accept-edits", "yolo"})
 """Modes that allow more than ``default``: never taken from a workspace's own config."""
+
+
+FETCH_TOOL_NAMES = frozenset({"web_fetch", "webfetch"})
+"""How a rule names the ``web_fetch`` tool, lower-cased: its own name or Claude Code's
+``WebFetch``. Its subject is ``domain:<pattern>`` (:mod:`orchestrator.core.web_targets`)."""
 
 
 def split_rule(text: str) -> tuple[str, str | None]:
@@ -59,5 +66,10 @@ class PermissionsConfig(BaseModel):
     @classmethod
     def _rules_parse(cls, rules: list[str]) -> list[str]:
         for rule in rules:
-            split_rule(rule)
+            tool, subject = split_rule(rule)
+            if subject is not None and tool.lower() in FETCH_TOOL_NAMES:
+                try:
+                    domain_pattern(subject)
+                except ValueError as exc:
+                    raise ValueError(f"rule {rule!r}: {exc}") from None
         return rules

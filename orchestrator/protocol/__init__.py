@@ -61,6 +61,8 @@ from orchestrator.protocol.events import (
     TurnStartData,
     UsageData,
     UserMessageData,
+    WebData,
+    WebWhyData,
     decode_event,
     encode_event,
 )
@@ -147,6 +149,8 @@ __all__ = [
     "TurnStartData",
     "UsageData",
     "UserMessageData",
+    "WebData",
+    "WebWhyData",
     "decode_event",
     "encode_event",
     "parse_request",

@@ -38,6 +38,8 @@ from orchestrator.protocol.pod_state import (
     TodoData,
     TodosData,
     TurnPhase,
+    WebData,
+    WebWhyData,
 )
 from orchestrator.protocol.turn_stream import (
     AlertData,
@@ -109,6 +111,8 @@ __all__ = [
     "TurnStartData",
     "UsageData",
     "UserMessageData",
+    "WebData",
+    "WebWhyData",
     "decode_event",
     "encode_event",
 ]

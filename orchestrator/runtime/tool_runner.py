@@ -224,7 +224,11 @@ class ToolRunner:
         tool = self.registry.get(call.name)
         fs = self._fs_for(call, tool)
         ctx = ToolContext(
-            fs=fs, workspace=self.workspace, scratch_dir=self.scratch_dir, call_id=call.id
+            fs=fs,
+            workspace=self.workspace,
+            scratch_dir=self.scratch_dir,
+            call_id=call.id,
+            policy=self.policy,
         )
         if self.on_output is not None:
             ctx.partial.on_text = functools.partial(self.on_output, call.id)

@@ -39,6 +39,7 @@ from orchestrator.core.repair import pending_tool_calls
 from orchestrator.core.server_tools import cited_source, summarize_result
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.validator import IncrementalValidator
+from orchestrator.core.web import WebPlan
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
     CitationData,
@@ -116,6 +117,11 @@ class TurnHost(Protocol):
     @property
     def thinking_plan(self) -> ThinkingPlan:
         """What every request asks for in thinking and effort."""
+        ...
+
+    @property
+    def web_plan(self) -> WebPlan:
+        """The API's web tools every turn request declares (docs/web.md)."""
         ...
 
     async def before_tools(self, calls: list[ToolUseBlock]) -> None:
@@ -241,7 +247,8 @@ class Turn:
         messages = await self.host.wire_messages()
         if request is None:
             context = self.host.context
-            estimate = context.estimate(self.system_prompt, self.tools.registry.specs(), messages)
+            tools = [*self._client_tools(), *self.host.web_plan.server_tools]
+            estimate = context.estimate(self.system_prompt, tools, messages)
             if context.due(estimate) and not self.compaction_futile:
                 request = CompactionRequest(trigger="auto")
         if request is None:
@@ -274,7 +281,7 @@ class Turn:
             compaction = await self.host.compactor.compact(
                 request,
                 system=self.system_prompt,
-                tools=self.tools.registry.specs(),
+                tools=self._client_tools(),
                 model=self.model,
                 max_tokens=self.max_tokens,
                 thinking=self.host.thinking_plan,
@@ -292,6 +299,10 @@ class Turn:
             for note in await self.interceptors.session_start("compact"):
                 self.host.commit(note)
         return compaction
+
+    def _client_tools(self) -> list[dict[str, Any]]:
+        """The registry's tools as this pod's requests offer them (see WebPlan.client_tools)."""
+        return self.host.web_plan.client_tools(self.tools.registry.specs())
 
     async def _run_tools(self, calls: list[ToolUseBlock]) -> None:
         await self.host.before_tools(calls)
@@ -311,7 +322,10 @@ class Turn:
                 "internal: history is not wire-valid: " + "; ".join(map(str, violations[:3])),
                 code="internal",
             )
-        tools = self.tools.registry.specs()
+        # The API's server tools go after the client tools (the prompt cache's prefix); the
+        # compaction's summary request never carries them (docs/web.md: a summary must not
+        # search).
+        tools = [*self._client_tools(), *self.host.web_plan.server_tools]
         plan = self.host.thinking_plan
         request = ProviderRequest(
             model=self.model,

@@ -33,6 +33,7 @@ from orchestrator.protocol import (
     ApprovalRequestData,
     ApprovalResolvedData,
     ChildData,
+    CitationData,
     CompactionData,
     ElicitationRequestData,
     ElicitationResolvedData,
@@ -42,6 +43,8 @@ from orchestrator.protocol import (
     HistoryData,
     RewindData,
     RunEndData,
+    ServerToolCallData,
+    ServerToolResultData,
     ShutdownData,
     StatusData,
     SystemNoteData,
@@ -100,6 +103,9 @@ EventData: TypeAlias = (
     | ThinkingData
     | ToolCallStartData
     | ToolCallArgsDeltaData
+    | ServerToolCallData
+    | ServerToolResultData
+    | CitationData
     | ToolOutputDeltaData
     | ToolCallDoneData
     | ToolResultData

@@ -287,6 +287,14 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "context": {"used": 1200, "window": 200000, "percent": 1, "compact_at": 80},
         "thinking": "adaptive, effort high",
         "sandbox": "on · network off",
+        "web": {
+            "search": "on",
+            "fetch": "server",
+            "why": {
+                "search": "claude-sonnet-4-5 supports web search",
+                "fetch": "claude-sonnet-4-5 runs the API's web fetch",
+            },
+        },
         "cost_usd": 0.0036,
         "approvals": [
             {
@@ -400,6 +408,24 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "output_tokens": 2,
         "cache_creation_input_tokens": 1200,
         "cache_read_input_tokens": 30000,
+        "web_search_requests": 2,
+        "web_fetch_requests": 0,
+    },
+    "server_tool_call": {
+        "id": "srvtoolu_01",
+        "name": "web_search",
+        "input": {"query": "python asyncio"},
+    },
+    "server_tool_result": {
+        "id": "srvtoolu_01",
+        "name": "web_search",
+        "sources": [{"url": "https://docs.python.org/3/", "title": "Python docs"}],
+        "error_code": None,
+    },
+    "citation": {
+        "url": "https://docs.python.org/3/",
+        "title": "Python docs",
+        "cited_text": "asyncio is a library",
     },
     "turn_end": {"turn": 2, "result": "cancelled"},
     "approval_request": {

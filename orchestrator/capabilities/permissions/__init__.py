@@ -1,6 +1,7 @@
 """Permissions: which tool calls run, ask a person first, or are refused.
 
-:mod:`.policy` decides (pure); :mod:`.rules` is one rule and what it matches; :mod:`.shell`
+:mod:`.policy` decides (pure); :mod:`.web` judges ``web_fetch`` by host; :mod:`.rules` is one
+rule and what it matches; :mod:`.shell`
 takes a command line apart into the commands it runs; :mod:`.protected` names the paths whose
 change runs code later; the ``[permissions]`` table and its rule syntax are
 :mod:`orchestrator.config.permissions`. Waiting for a

@@ -21,7 +21,9 @@ from typing import Literal
 from pydantic import BaseModel
 
 from orchestrator.capabilities.permissions import Policy, Rule, ToolKind
+from orchestrator.capabilities.permissions.web import WEB_FETCH
 from orchestrator.core.history import ToolUseBlock
+from orchestrator.core.web_targets import host_of
 from orchestrator.protocol import ApprovalRequestData, ApprovalResolvedData
 
 Emit = Callable[[str, BaseModel], None]
@@ -43,8 +45,11 @@ class Answer:
 
 def describe(call: ToolUseBlock) -> str:
     """A one-line human summary of what a call would do."""
-    command = call.input.get("command")
-    if isinstance(command, str):
+    command, url = call.input.get("command"), call.input.get("url")
+    if call.name == WEB_FETCH and isinstance(url, str):
+        # The domain first: it is what "always" allows, and a long URL is cut at the end.
+        text = f"fetch from {host_of(url) or 'an invalid URL'}: {' '.join(url.split())}"
+    elif isinstance(command, str):
         text = f"run: {' '.join(command.split())}"
     elif isinstance(call.input.get("path"), str):
         text = f"{call.name} {call.input['path']}"

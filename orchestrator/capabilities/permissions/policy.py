@@ -22,7 +22,8 @@ does not run; the model gets a result that says so). The verdict is, in order:
    read-only     allow      deny      deny       deny
    ============  =========  ========  =========  =======
 
-Rules see the call as the pod resolved it (:class:`Subject`): canonical paths, and each simple
+``web_fetch`` is judged by host instead, in :mod:`.web` (a read, except that a domain not yet
+allowed asks). Rules see the call as the pod resolved it (:class:`Subject`): canonical paths, and each simple
 command of a shell line (:mod:`.shell`). An ``allow`` pattern covers a command line only when
 every command in it is covered by some allow rule, nothing in it is opaque, and it redirects
 output to no file; a bare ``allow = ["bash"]`` covers any line.
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from orchestrator.capabilities.permissions.protected import protected_reason
 from orchestrator.capabilities.permissions.rules import KIND_ALIASES, Rule, lexical_path
 from orchestrator.capabilities.permissions.shell import ParsedCommand, parse_command
+from orchestrator.capabilities.permissions.web import WEB_FETCH, fetch_decision, fetch_grant
 from orchestrator.config.mcp import wire_name
 from orchestrator.config.permissions import Mode, PermissionsConfig
 
@@ -148,6 +150,8 @@ class Policy:
     ) -> Decision:
         """The verdict for one call; ``subject`` is what the pod resolved the call to (by
         default its path is taken as written, normalised on its text)."""
+        if tool == WEB_FETCH:
+            return Decision(*fetch_decision(self, arguments))  # a domain (permissions.web)
         if subject is None:
             subject = subject_of(arguments, kind)
         hit = self._first(self.deny, tool, kind, subject) or self._redirected(self.deny, subject)
@@ -195,10 +199,15 @@ class Policy:
 
     def grant(self, tool: str, arguments: dict[str, Any]) -> Rule:
         """Allow calls like this one for the rest of the session ("always")."""
-        # A command is allowed exactly as shown (``*`` in it is no wildcard); a file tool for
-        # its whole kind of call.
+        # A command is allowed exactly as shown (``*`` in it is no wildcard); a fetch for its
+        # domain; a file tool for its whole kind of call.
         command = arguments.get("command")
-        rule = Rule(tool, command, exact=True) if isinstance(command, str) else Rule(tool)
+        if tool == WEB_FETCH:
+            rule = fetch_grant(arguments)  # that domain, not every fetch
+        elif isinstance(command, str):
+            rule = Rule(tool, command, exact=True)
+        else:
+            rule = Rule(tool)
         self.granted.append(rule)
         return rule
 

@@ -27,6 +27,10 @@ from orchestrator.config.permissions import split_rule
 KIND_ALIASES: dict[str, str] = {"read": "read", "edit": "edit", "write": "edit"}
 """Rule names that stand for every tool of a kind (case-insensitive)."""
 
+TOOL_ALIASES: dict[str, str] = {"webfetch": "web_fetch"}
+"""Claude Code's names of tools whose rules the pod reads as its own tool's (case-insensitive):
+``WebFetch(domain:…)`` is ``web_fetch(domain:…)``."""
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -48,7 +52,7 @@ class Rule:
         alias = KIND_ALIASES.get(self.tool.lower())
         if alias is not None:
             return alias == kind
-        return fnmatch.fnmatchcase(tool, self.tool)
+        return fnmatch.fnmatchcase(tool, TOOL_ALIASES.get(self.tool.lower(), self.tool))
 
     def matches_text(self, text: str) -> bool:
         """The subject against a raw string (an "always" answer is matched on the whole line)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from orchestrator.capabilities.permissions import ToolKind
+from orchestrator.capabilities.permissions import Policy, ToolKind
 from orchestrator.core.tool_output import ToolOutput
 from orchestrator.errors import PodRuntimeError
 
@@ -89,6 +89,9 @@ class ToolContext:
     call_id: str = ""
     """The tool call's id (a ``task`` call links its child pod to it; a background job's
     records name the call that started it)."""
+    policy: Policy | None = None
+    """The pod's permission policy, "always" answers included: ``web_fetch`` judges each
+    redirect by it. None: no policy (a tool run outside a pod)."""
 
 
 def resumable(tool: object) -> bool:

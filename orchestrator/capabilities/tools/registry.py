@@ -74,7 +74,11 @@ class ToolRegistry:
 
 
 def default_registry(
-    config: PodConfig, extra: Sequence[Tool] = (), *, jobs: Jobs | None = None
+    config: PodConfig,
+    extra: Sequence[Tool] = (),
+    *,
+    jobs: Jobs | None = None,
+    web_fetch: bool = False,
 ) -> ToolRegistry:
     """The built-in tools plus ``extra``, less those the permissions deny outright.
 
@@ -82,6 +86,7 @@ def default_registry(
     a round on it. ``extra`` is the hook for tools built elsewhere, such as the knowledge
     tools, which need more than the config to construct. With ``jobs`` (the pod's background
     jobs), ``bash`` may start them and the job tools come with it (never without it).
+    ``web_fetch``: offer the local ``web_fetch`` tool (``[web] fetch`` resolved to ``local``).
     """
     policy = pod_policy(config)
     tools: list[Tool] = [
@@ -101,12 +106,21 @@ def default_registry(
         ),
         *extra,
     ]
+    if web_fetch:
+        tools.append(_web_fetch_tool(config))
     offered = [t for t in tools if policy.offered(t.name, tool_kind(t))]
     bash = next((t for t in offered if isinstance(t, BashTool)), None)
     if jobs is not None and bash is not None:
         bash.jobs = jobs
         offered += [t for t in job_tools(config, jobs) if policy.offered(t.name, tool_kind(t))]
     return ToolRegistry(offered)
+
+
+def _web_fetch_tool(config: PodConfig) -> Tool:
+    # Imported only for a pod that fetches: it brings httpx's client and the web adapters.
+    from orchestrator.capabilities.tools.web_fetch import WebFetchTool
+
+    return WebFetchTool(max_bytes=config.content_cap(WebFetchTool.name))
 
 
 def job_tools(config: PodConfig, jobs: Jobs) -> list[Tool]:
@@ -144,6 +158,7 @@ def builtin_tools() -> tuple[type[TypedTool[Any]], ...]:
     from orchestrator.capabilities.tools.jobs import JobKillTool, JobOutputTool, JobWaitTool
     from orchestrator.capabilities.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
     from orchestrator.capabilities.tools.todos import TodoWriteTool
+    from orchestrator.capabilities.tools.web_fetch import WebFetchTool
 
     return (
         ReadFileTool,
@@ -159,6 +174,7 @@ def builtin_tools() -> tuple[type[TypedTool[Any]], ...]:
         MemoryReadTool,
         TaskTool,
         TodoWriteTool,
+        WebFetchTool,
     )
 
 

@@ -9,7 +9,7 @@ from orchestrator.adapters.session import SessionWriteError
 from orchestrator.capabilities.hooks import HookEvent
 from orchestrator.protocol import ErrorData
 from orchestrator.runtime.compaction import CompactionError, CompactionNotSmaller, CompactionRequest
-from orchestrator.runtime.controller.conversation import learn_window, thinking_plan
+from orchestrator.runtime.controller.conversation import learn_window, thinking_plan, web_plan
 from orchestrator.runtime.controller.state import ControllerState, task_crashed
 from orchestrator.runtime.pod_task import Outcome
 from orchestrator.runtime.turn import TurnError
@@ -44,7 +44,7 @@ async def drive_compaction(state: ControllerState, request: CompactionRequest) -
         compaction = await state.compactor.compact(
             request,
             system=state.system_prompt,
-            tools=state.tools.registry.specs(),
+            tools=web_plan(state).client_tools(state.tools.registry.specs()),
             model=state.provider.model,
             max_tokens=state.config.max_tokens,
             thinking=thinking_plan(state),

@@ -213,7 +213,13 @@ def build_pod(
         ),
     )
     runner = ToolRunner(
-        registry=default_registry(config, extra=extra, jobs=jobs),
+        registry=default_registry(
+            # Registered whenever fetch may resolve to local; requests offer it only then.
+            config,
+            extra=extra,
+            jobs=jobs,
+            web_fetch=config.web.fetch in ("auto", "local"),
+        ),
         fs=fs,
         workspace=config.workspace,
         scratch_dir=config.workspace / ".pod" / "scratch",

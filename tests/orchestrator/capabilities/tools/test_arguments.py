@@ -40,7 +40,7 @@ def specs_json() -> str:
     config = PodConfig(workspace=Path("/nonexistent-workspace"), allow_bash=True)
     jobs = Jobs(limits=config.jobs, spools=JobSpools(Path("/nonexistent-session.jsonl")))
     extra = [KnowledgeSearchTool(memory), MemoryReadTool(memory), TodoWriteTool(_NoKeeper())]
-    registry = default_registry(config, extra=extra, jobs=jobs)
+    registry = default_registry(config, extra=extra, jobs=jobs, web_fetch=True)
     return json.dumps(registry.specs(), indent=2, ensure_ascii=False) + "\n"
 
 

@@ -23,6 +23,7 @@ EXPECTED_CLAUDE_NAMES = {
     "grep": "Grep",
     "task": "Task",
     "todo_write": "TodoWrite",
+    "web_fetch": "WebFetch",
 }
 """``hooks/dialect.TOOLS`` as it was written by hand, before the tools said it themselves."""
 
@@ -36,6 +37,7 @@ EXPECTED_ACP_KINDS = {
     "edit_file": "edit",
     "bash": "execute",
     "todo_write": "think",
+    "web_fetch": "fetch",
 }
 """``acp/mapping.TOOL_KINDS`` as it was written by hand."""
 

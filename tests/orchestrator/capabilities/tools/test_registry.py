@@ -18,6 +18,7 @@ from orchestrator.capabilities.tools import (
     ToolRegistry,
     default_registry,
 )
+from orchestrator.capabilities.tools.web_fetch import WebFetchTool
 from orchestrator.config.model import PodConfig
 
 
@@ -110,6 +111,20 @@ def test_bash_is_offered_unless_the_permissions_deny_it(tmp_path: Path) -> None:
     assert "bash" not in default_registry(PodConfig(workspace=tmp_path, permissions=some)).names()
     flag = PodConfig(workspace=tmp_path, allow_bash=True, permissions={"mode": "read-only"})
     assert default_registry(flag).names() == ["glob", "grep", "read_file"]
+
+
+def test_web_fetch_is_offered_when_asked_for_read_only_too_unless_denied(
+    tmp_path: Path,
+) -> None:
+    assert "web_fetch" not in default_registry(PodConfig(workspace=tmp_path)).names()
+    config = PodConfig(workspace=tmp_path, tool_output_overrides={"web_fetch": 3000})
+    fetch = default_registry(config, web_fetch=True).get("web_fetch")
+    assert isinstance(fetch, WebFetchTool) and fetch.max_bytes == 3000
+    read_only = PodConfig(workspace=tmp_path, permissions={"mode": "read-only"})
+    assert "web_fetch" in default_registry(read_only, web_fetch=True).names()
+    for rule in ("web_fetch", "WebFetch", "read"):
+        denied = PodConfig(workspace=tmp_path, permissions={"deny": [rule]})
+        assert "web_fetch" not in default_registry(denied, web_fetch=True).names()
 
 
 def test_default_registry_with_bash_uses_the_configured_timeout(tmp_path: Path) -> None:
