@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from cli.cited_stream import CitedStream
 from cli.errors import CliError, print_error
 from cli.terminal_text import visible
+from cli.todo_text import todo_lines
 from cli.web_text import call_text, result_text
 
 __all__ = [
@@ -193,6 +194,9 @@ class Printer:
             self.err.write(visible(f"  {mark} {data['summary']}") + "\n")
         elif name == "alert":
             self.err.write(visible(f"! {data['level']}: {data['message']}") + "\n")
+        elif name == "todos":  # the whole list each time it changes (it is short)
+            head, *items = todo_lines(data["todos"])
+            self.err.write("".join(f"{line}\n" for line in [f"☰ {head}", *items]))
 
     def _web(self, name: str, data: dict[str, Any]) -> None:
         """The API's own tools: a line per search or fetch, one per result; a citation

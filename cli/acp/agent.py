@@ -31,6 +31,7 @@ from acp import PROTOCOL_VERSION, Client, RequestError, schema
 from cli.acp import chunks, mapping, modes, web
 from cli.acp.asking import INPUT_ID, EditorAsker
 from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, run_command
+from cli.acp.plan import plan_update
 from cli.acp.session import (
     AcpOptions,
     AcpSession,
@@ -189,6 +190,8 @@ class PodAgent:
         opened.pump = asyncio.create_task(self._pump(opened), name=f"acp-pump-{session_id}")
         self.sessions[session_id] = opened
         await self._update(session_id, mapping.available_commands())
+        if status.todos:  # a loaded or forked session's list, as the editor's plan
+            await self._update(session_id, plan_update(status.todos))
         return opened
 
     async def close(self) -> None:
@@ -357,6 +360,8 @@ class PodAgent:
                 await self._update(
                     session.id, chunks.thought_chunk(f"[pod {data['level']}] {data['message']}")
                 )
+        elif name == "todos":
+            await self._update(session.id, plan_update(data["todos"]))
         elif name == "shutdown":
             settle(session, "cancelled", "")
         elif name == "status" and data.get("permission_mode", session.mode) != session.mode:

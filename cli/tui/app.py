@@ -39,6 +39,7 @@ from cli.tui.model import ChatModel
 from cli.tui.notices import Notice, NoticeBoard
 from cli.tui.slash_commands import SlashCommands
 from cli.tui.status_bar import NoticeLine, StatusBar
+from cli.tui.todo_panel import TodoPanel
 from orchestrator.protocol import (
     ElicitationResolvedData,
     ErrorData,
@@ -103,8 +104,10 @@ class PodApp(App[str]):
     # -- layout ------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        """Conversation, notice, completions and editor, and the status line, top to bottom."""
+        """Conversation, todo panel, notice, completions and editor, and the status line, top
+        to bottom."""
         yield Conversation(id="conversation")
+        yield TodoPanel(id="todos", classes="-empty")
         yield NoticeLine(id="notice", classes="-empty")
         yield PromptInput(self.chips, self.prompts, submit=self._submit, complete=self._complete)
         yield StatusBar(id="status")
@@ -132,6 +135,11 @@ class PodApp(App[str]):
     def status_bar(self) -> StatusBar:
         """The status line."""
         return self.query_one(StatusBar)
+
+    @property
+    def todo_panel(self) -> TodoPanel:
+        """The todo list above the notice line."""
+        return self.query_one(TodoPanel)
 
     @property
     def notice(self) -> NoticeLine:
@@ -317,9 +325,14 @@ class PodApp(App[str]):
             self.notice.say(notice.text, level=notice.level)
 
     def show_status(self) -> None:
-        """Draw the status line (and drop a notice it made stale)."""
+        """Draw the status line and the todo panel (and drop a notice they made stale)."""
         self.status_bar.show(self.model.pod, self.clock())
+        self.todo_panel.show(self.model.pod.todos)
         self._show_notice()
+
+    def toggle_todos(self) -> bool:
+        """``/todos``: open or close the todo panel; True when it is open now."""
+        return self.todo_panel.toggle()
 
     def _tick(self) -> None:
         if not self.closing_down:

@@ -60,6 +60,10 @@ class AppHost(Protocol):
         """Draw the status line (and drop a notice it made stale)."""
         ...
 
+    def toggle_todos(self) -> bool:
+        """Open or close the todo panel; True when it is open now."""
+        ...
+
     async def send(
         self, method: str, params: dict[str, Any] | None = None, *, id: str | None = None
     ) -> bool:

@@ -251,6 +251,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("fork", "a new session from this conversation; /fork NAME titles it", view="fork"),
     SlashCommand("jobs", "the pod's background jobs, as `pod jobs` lists them", view="jobs"),
     SlashCommand("children", "the child pods of task calls: state, tool, tokens", view="children"),
+    SlashCommand("todos", "show or hide the todo list panel (the model's plan)", view="todos"),
     SlashCommand(
         "attach", "/attach NAME: this UI on a child pod (leave it to come back)", view="attach"
     ),

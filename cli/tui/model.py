@@ -66,6 +66,7 @@ from orchestrator.protocol import (
     SystemNoteData,
     TextData,
     ThinkingData,
+    TodosData,
     ToolCallArgsDeltaData,
     ToolCallDoneData,
     ToolCallStartData,
@@ -216,6 +217,8 @@ class ChatModel(StreamedText):
         match event.event, event.payload:
             case _, StatusData() as status:
                 self.pod.update(status)
+            case _, TodosData(todos=todos):
+                self.pod.todos = list(todos)
             case _, UsageData() as used:
                 self.pod.input_tokens += (
                     used.input_tokens

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from cli.tui.entries import ALERT_GLYPHS, cut_end, tokens_k
 from cli.tui.keys import APPROVAL_KEYS
 from cli.tui.status_fit import StatusPart, fit_row, fit_status
-from orchestrator.protocol import ChildData, JobData, StatusData
+from orchestrator.protocol import ChildData, JobData, StatusData, TodoData
 from states.queries import awaiting_approval, awaiting_input
 
 ALERT_TTL_S = 20.0
@@ -42,6 +42,8 @@ class PodView:
     """The pod's background jobs, as the last status listed them."""
     permission_mode: str = "default"
     """The pod's permission mode (shown on the status line unless it is ``default``)."""
+    todos: list[TodoData] = field(default_factory=list)
+    """The model's todo list (the panel above the editor shows it)."""
     run_sent: bool = False
     """A ``run`` (or ``resume``) went out and the pod has not said it runs yet: the keys act
     as while running (a Ctrl-C right after Enter pauses that turn, it does not arm quit)."""
@@ -69,6 +71,7 @@ class PodView:
             self.web_searches = data.usage.get("web_search_requests", self.web_searches)
         self.jobs = list(data.jobs)
         self.permission_mode = data.permission_mode
+        self.todos = list(data.todos)
 
     @property
     def key_status(self) -> str:

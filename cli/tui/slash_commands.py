@@ -62,6 +62,11 @@ class SlashCommands:
             await self._fork(line.argument)
         elif command.view == "attach":
             self._attach(line.argument)
+        elif command.view == "todos":
+            shown = host.toggle_todos()
+            empty = " (the list is empty: it shows once the model writes one)"
+            listed = "" if host.model.pod.todos else empty
+            host.say(Notice(("Todo panel open" if shown else "Todo panel closed") + listed))
         elif command.view is not None:
             # A worker, so the message queue (keys, pod events) moves on while /sessions
             # reads the disk and /status asks the pod.

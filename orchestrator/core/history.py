@@ -261,11 +261,15 @@ class Compaction:
     focus: str | None = None
     usage: Annotated[TokenUsage | None, Field(exclude_if=lambda v: v is None)] = None
     """What the summary request cost."""
+    todos: Annotated[str | None, Field(exclude_if=lambda v: v is None)] = None
+    """The open todo items when it was made, verbatim (:func:`orchestrator.core.todos.todos_note`)."""
 
     @property
     def text(self) -> str:
         """What the model reads in place of the summarised history."""
         parts = [COMPACTION_HEADER, self.summary.strip()]
+        if self.todos:
+            parts.append(self.todos)
         parts += [f.text for f in self.files]
         return "\n\n".join(parts)
 

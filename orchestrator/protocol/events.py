@@ -35,6 +35,8 @@ from orchestrator.protocol.pod_state import (
     RewindFilesData,
     ShutdownData,
     StatusData,
+    TodoData,
+    TodosData,
     TurnPhase,
     WebData,
     WebWhyData,
@@ -97,6 +99,8 @@ __all__ = [
     "SystemNoteData",
     "TextData",
     "ThinkingData",
+    "TodoData",
+    "TodosData",
     "ToolCallArgsDeltaData",
     "ToolCallDoneData",
     "ToolCallStartData",
@@ -146,6 +150,7 @@ EVENT_DATA: dict[str, type[EventData]] = {
     "file_completions": FileCompletionsData,
     "shutdown": ShutdownData,
     "child": ChildData,
+    "todos": TodosData,
 }
 
 EventName = Literal[
@@ -181,6 +186,7 @@ EventName = Literal[
     "file_completions",
     "shutdown",
     "child",
+    "todos",
 ]
 
 

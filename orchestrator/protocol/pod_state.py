@@ -29,6 +29,8 @@ __all__ = [
     "RewindFilesData",
     "ShutdownData",
     "StatusData",
+    "TodoData",
+    "TodosData",
     "TurnPhase",
     "WebData",
     "WebWhyData",
@@ -121,7 +123,27 @@ class StatusData(EventData):
     """What loading the pod's config ignored, one line each (a grant the workspace's
     ``.pod/config.toml`` may not give): every client says it, not only the one that started
     the pod."""
+    todos: list[TodoData] = Field(default_factory=list)
+    """The model's todo list as it is now (``todo_write``, docs/todos.md); empty before the
+    first write."""
     id: int | str | None = None
+
+
+class TodoData(EventData):
+    """One item of the pod's todo list (docs/todos.md). Its text is the model's: a client
+    shows it as text, never as markup or terminal control."""
+
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    active_form: str | None = None
+    """The item as it is being done (``Running the tests``), when the model gave one."""
+
+
+class TodosData(EventData):
+    """The todo list changed (a ``todo_write``, or a rewind back to an earlier list): the
+    whole list as it is now."""
+
+    todos: list[TodoData] = Field(default_factory=list)
 
 
 class ChildData(EventData):

@@ -16,7 +16,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from orchestrator.adapters.session import CheckpointRecord, LoadedSession, SessionWriter, rewound
+from orchestrator.adapters.session import (
+    CheckpointRecord,
+    LoadedSession,
+    SessionWriter,
+    rewind_loaded,
+)
 from orchestrator.capabilities.checkpoints import (
     CheckpointBusyError,
     CheckpointError,
@@ -184,7 +189,7 @@ def finish_rewind(
             )
     session.record(pending.model_copy(update={"phase": "done", "before": before}))
     if pending.restore != "code":
-        loaded.items = rewound(loaded.items, pending.to_seq)
+        rewind_loaded(loaded, pending.to_seq)
     loaded.pending_rewind = None
     return (
         "warn",

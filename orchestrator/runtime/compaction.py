@@ -260,6 +260,8 @@ class Compactor:
         self.provider = provider
         self.fs = fs
         self.commit = commit
+        self.open_todos: Callable[[], str | None] | None = None
+        """The open todo items as text (``TodoBoard.note``), kept verbatim in the summary."""
 
     def keep_tokens(self) -> int:
         """How much recent history a compaction keeps verbatim."""
@@ -355,6 +357,7 @@ class Compactor:
             trigger=request.trigger,
             focus=request.focus,
             usage=usage,
+            todos=self.open_todos() if self.open_todos is not None else None,
         )
         after = item_tokens(draft) + sum(item_tokens(i) for i in plan.kept) + fixed
         if after >= before and request.trigger != "manual":

@@ -6,7 +6,9 @@ It is a session of the folder it belongs to: this pod's workspace, or the copy o
 ``pod fork --worktree`` made (stored with that folder's sessions, so ``pod sessions ls`` and
 ``pod run`` there find it).
 Workspace checkpoints stay with the session that took them: the fork rewinds its
-conversation, and restores files only to checkpoints it takes itself.
+conversation, and restores files only to checkpoints it takes itself. The todo list comes
+along as it was at the fork's point (every version up to there, so a rewind in the fork finds
+them too).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from orchestrator.adapters.session import (
 )
 from orchestrator.core.history import Item, UserMessage
 from orchestrator.core.rewind import RewindError
+from orchestrator.core.todos import todos_before
 from orchestrator.protocol import ForkedData
 from orchestrator.runtime.transcript import Transcript
 
@@ -75,6 +78,8 @@ def write_fork(
             writer.turn_end(turn, loaded.turn_results.get(turn, "cancelled"))
         if loaded.prune_before_turn:
             writer.prune(loaded.prune_before_turn, 0)
+        for version in loaded.todos if at is None else todos_before(loaded.todos, at):
+            writer.record(version)
         name = title or (f"{loaded.title} (fork)" if loaded.title else None)
         if name:
             writer.title(name)

@@ -141,6 +141,13 @@ def status_text(data: dict[str, Any]) -> str:
             f"hook {hook['event']}{matcher}: {hook['command']} · {hook['timeout_s']:g} s · "
             f"on failure {hook['on_failure']} · {where}"
         )
+    todos = data.get("todos") or []
+    if todos:
+        done = sum(1 for t in todos if t["status"] == "completed")
+        now = next((t for t in todos if t["status"] == "in_progress"), None)
+        # One line whatever the model wrote: its line breaks could pass for lines of ours.
+        doing = f" · now: {' '.join(str(now['content']).split())[:100]}" if now else ""
+        lines.append(f"todos {done}/{len(todos)} done{doing}")
     lines.append(f"workspace {data['workspace']}")
     lines.extend(f"! warning: {warning}" for warning in data.get("config_warnings") or [])
     return "\n".join(lines)
@@ -283,6 +290,7 @@ class StatusBoard:
             ),
             config_warnings=list(c.config.load_warnings),
             permission_mode=c.tools.policy.mode if c.tools.policy is not None else "yolo",
+            todos=c.todos.data() if c.todos is not None else [],
             id=request_id,
         )
 

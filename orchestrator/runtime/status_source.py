@@ -20,6 +20,7 @@ from orchestrator.protocol import (
     ApprovalRequestData,
     ElicitationRequestData,
     JobData,
+    TodoData,
     TurnPhase,
 )
 from orchestrator.runtime.context import ContextSize
@@ -85,6 +86,10 @@ class _Elicitations(Protocol):
 
 class _Jobs(Protocol):
     def data(self) -> list[JobData]: ...
+
+
+class _Todos(Protocol):
+    def data(self) -> list[TodoData]: ...
 
 
 class _HookRunner(Protocol):
@@ -187,6 +192,11 @@ class StatusSource(Protocol):
     @property
     def jobs(self) -> _Jobs | None:
         """The pod's background jobs (None: it runs none)."""
+        ...
+
+    @property
+    def todos(self) -> _Todos | None:
+        """The model's todo list (None: a pod built without it)."""
         ...
 
     @property

@@ -50,6 +50,7 @@ from orchestrator.protocol import (
     SystemNoteData,
     TextData,
     ThinkingData,
+    TodosData,
     ToolCallArgsDeltaData,
     ToolCallDoneData,
     ToolCallStartData,
@@ -106,6 +107,7 @@ EventData: TypeAlias = (
     | ServerToolCallData
     | ServerToolResultData
     | CitationData
+    | TodosData
     | ToolOutputDeltaData
     | ToolCallDoneData
     | ToolResultData

@@ -158,6 +158,21 @@ _reset_stats()
 _ID_COUNTER = [0]
 
 
+def _todo_call(rng: random.Random) -> ScriptedToolCall:
+    """A ``todo_write`` of 0-4 items (now and then two in progress: an error result that
+    changes nothing)."""
+    STATS["todo_writes"] = STATS.get("todo_writes", 0) + 1
+    statuses = ["pending", "completed", "in_progress" if rng.random() < 0.9 else "pending"]
+    todos = [
+        {"content": f"step {n} {rng.choice(['δ', '🙂', 'x'])}", "status": rng.choice(statuses)}
+        for n in range(rng.randint(0, 4))
+    ]
+    working = [t for t in todos if t["status"] == "in_progress"]
+    for extra in working[1 if rng.random() < 0.9 else 2 :]:
+        extra["status"] = "pending"
+    return ScriptedToolCall(name="todo_write", input={"todos": todos}, id=_fresh_id())
+
+
 def _fresh_id(prefix: str = "toolu_fz") -> str:
     # Unique across pods of one process: the scripted provider's own counter restarts with
     # every pod, which collides after a restart (see test_scripted_ids_collide_after_restart).
@@ -381,6 +396,8 @@ class RandomResponder:
                         args["command"] += f" # {DENY_MARKER}"
                         self.denied.add(call_id)
                     calls.append(ScriptedToolCall(name=kind, input=args, id=call_id))
+        if rounds < 3 and rng.random() < 0.2:
+            calls.append(_todo_call(rng))  # the todo list: written at any step, checked at rest
         if not calls and not text.strip():
             text = "done"
         return ScriptedReply(
@@ -1217,6 +1234,14 @@ class PodFuzz(RuleBasedStateMachine):
         self.prev_items = second
         self._check_answers(second)
 
+    def _check_todos(self, todos: list[dict[str, Any]]) -> None:
+        """At rest, ``status.todos`` is the list of the session file's latest todo record (the
+        file rewound as a load rewinds it): the same after a crash, a rewind, a fork."""
+        records = load_session(self.session_path).todos
+        on_disk = [e.model_dump() for e in records[-1].todos] if records else []
+        STATS["todo_checks"] = STATS.get("todo_checks", 0) + 1
+        assert todos == on_disk, (todos, on_disk, self._recent())
+
     def _check_answers(self, items: list[dict[str, Any]]) -> None:
         """An answered ``ask_record`` call's result says what the server got (unless an
         interrupt came since the answer: the call may have been stopped, its result the pod's)."""
@@ -1254,6 +1279,7 @@ class PodFuzz(RuleBasedStateMachine):
             assert reply.data["state"] != "awaiting_input"
             assert listed == [] and not self.asking
             await self._check_history()
+            self._check_todos(reply.data["todos"])
             self._check_tree(self.session_path)
             if status == "idle":
                 assert reply.data["children"] == [], reply.data["children"]

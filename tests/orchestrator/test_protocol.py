@@ -391,8 +391,13 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         ],
         "config_warnings": ["/w/.pod/config.toml sets allow_bash, which only you can choose"],
         "permission_mode": "plan",
+        "todos": [
+            {"content": "Run the tests", "status": "in_progress", "active_form": "Running them"},
+            {"content": "Fix the bug", "status": "pending", "active_form": None},
+        ],
         "id": 4,
     },
+    "todos": {"todos": [{"content": "Run the tests", "status": "completed", "active_form": None}]},
     "user_message": {"segments": [{"kind": "text", "text": "hi"}, {"kind": "new", "a": 1}]},
     "turn_start": {"turn": 2, "resumed": True},
     "text_delta": {"text": "he"},

@@ -7,7 +7,7 @@ to run: the write-ahead record that keeps Resume from running it twice after a c
 ``tool_not_started`` (a call interrupted while its ``tool_start`` was being synced never ran),
 ``title`` (a name a person gave the session; without one, its first user message names it),
 ``job`` (a background job started or ended, :mod:`orchestrator.capabilities.jobs`), ``grant`` (a person
-answered "always"), ``fence`` (a fleet host took the pod over: :mod:`.fencing`) or ``unload`` (the pod was closed without a shutdown, with what it held in
+answered "always"), ``todos`` (the model's todo list, written whole by ``todo_write``), ``fence`` (a fleet host took the pod over: :mod:`.fencing`) or ``unload`` (the pod was closed without a shutdown, with what it held in
 memory: :mod:`orchestrator.runtime.unload`).
 
 Readers skip a record type they do not know, with a warning, so adding a record type keeps
@@ -64,6 +64,7 @@ from orchestrator.adapters.session.loading import (
     PreparedHistory,
     encoded_items,
     load_session,
+    rewind_loaded,
     rewound,
 )
 from orchestrator.adapters.session.lock import SessionLock, lock_path, session_holder
@@ -88,6 +89,8 @@ from orchestrator.adapters.session.records import (
     SessionHeader,
     SpendRecord,
     TitleRecord,
+    TodoEntry,
+    TodosRecord,
     ToolNotStartedRecord,
     ToolStartRecord,
     TurnEndRecord,
@@ -129,6 +132,8 @@ __all__ = [
     "SessionWriter",
     "SpendRecord",
     "TitleRecord",
+    "TodoEntry",
+    "TodosRecord",
     "ToolNotStartedRecord",
     "ToolSpools",
     "ToolStartRecord",
@@ -146,6 +151,7 @@ __all__ = [
     "lock_path",
     "new_session_path",
     "resolve_session",
+    "rewind_loaded",
     "rewound",
     "session_files",
     "session_holder",

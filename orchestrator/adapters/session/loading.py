@@ -25,6 +25,7 @@ from orchestrator.adapters.session.records import (
     SessionHeader,
     SpendRecord,
     TitleRecord,
+    TodosRecord,
     ToolNotStartedRecord,
     ToolStartRecord,
     TurnEndRecord,
@@ -32,6 +33,7 @@ from orchestrator.adapters.session.records import (
 )
 from orchestrator.config.regular_file import read_regular
 from orchestrator.core.history import ITEM_ADAPTER, History, Item, encode_item, item_from_json
+from orchestrator.core.todos import todos_before
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +91,9 @@ class LoadedSession:
     """The latest permission mode switch (None: the pod never switched)."""
     spends: list[SpendRecord] = field(default_factory=list)
     """Tokens spent outside the conversation's requests (sampling), oldest first."""
+    todos: list[TodosRecord] = field(default_factory=list)
+    """Every version of the todo list the conversation still holds (rewound ones dropped),
+    oldest first: the last is the list now."""
     unloaded: UnloadRecord | None = None
     """What the pod held in memory when it was last unloaded, while nothing came after it."""
     epoch: int | None = None
@@ -210,6 +215,8 @@ def load_session(path: Path) -> LoadedSession:
             session.unloaded = record
         elif isinstance(record, SpendRecord):
             session.spends.append(record)
+        elif isinstance(record, TodosRecord):
+            session.todos.append(record)
         elif isinstance(record, FenceRecord):
             session.epoch = record.epoch
             # Every record of an older owner from here on is stale (the claim is not stamped:
@@ -222,7 +229,7 @@ def load_session(path: Path) -> LoadedSession:
                 continue
             session.pending_rewind = None
             if record.restore != "code":
-                session.items = rewound(session.items, record.to_seq)
+                rewind_loaded(session, record.to_seq)
         else:
             session.prune_before_turn = record.before_turn
     if session.unloaded is not None:
@@ -264,6 +271,13 @@ def encoded_items(items: list[Item], loaded: LoadedSession) -> list[bytes]:
         texts[item.seq] if by_seq.get(item.seq) is item and item.seq in texts else encode_item(item)
         for item in items
     ]
+
+
+def rewind_loaded(session: LoadedSession, to_seq: int) -> None:
+    """Take a loaded session's conversation back to before user message ``to_seq``: its items
+    and the todo lists written since."""
+    session.items = rewound(session.items, to_seq)
+    session.todos = todos_before(session.todos, to_seq)
 
 
 def rewound(items: list[Item], to_seq: int) -> list[Item]:

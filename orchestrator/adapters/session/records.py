@@ -261,6 +261,31 @@ class ModeRecord(BaseModel):
     at_ms: int = 0
 
 
+class TodoEntry(BaseModel):
+    """One item of a :class:`TodosRecord`."""
+
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    active_form: str | None = None
+
+
+class TodosRecord(BaseModel):
+    """The model wrote its todo list (``todo_write``): the whole list, the latest counts.
+
+    Written and synced before the call's result is committed, so a pod that dies in between
+    comes back with this list and closes the call with the result it would have had. ``seq``
+    is the number of the next history item when it was written: a rewind to before user
+    message ``to_seq`` keeps the records with ``seq <= to_seq`` (:mod:`orchestrator.core.todos`).
+    """
+
+    type: Literal["todos"] = "todos"
+    seq: int
+    call_id: str = ""
+    """The ``todo_write`` call (empty: a fork's copy)."""
+    todos: list[TodoEntry] = Field(default_factory=list)
+    at_ms: int = 0
+
+
 class HeldNote(BaseModel):
     """A note that waited for the next round boundary (:class:`orchestrator.core.notes.NoteQueue`)."""
 
@@ -361,7 +386,8 @@ Record = Annotated[
     | ModeRecord
     | UnloadRecord
     | FenceRecord
-    | SpendRecord,
+    | SpendRecord
+    | TodosRecord,
     Field(discriminator="type"),
 ]
 RECORD: TypeAdapter[Record] = TypeAdapter(Record)

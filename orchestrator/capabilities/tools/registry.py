@@ -159,6 +159,7 @@ def builtin_tools() -> tuple[type[TypedTool[Any]], ...]:
     from orchestrator.capabilities.subpods.task_tool import TaskTool
     from orchestrator.capabilities.tools.jobs import JobKillTool, JobOutputTool, JobWaitTool
     from orchestrator.capabilities.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
+    from orchestrator.capabilities.tools.todos import TodoWriteTool
     from orchestrator.capabilities.tools.web_fetch import WebFetchTool
 
     return (
@@ -175,6 +176,7 @@ def builtin_tools() -> tuple[type[TypedTool[Any]], ...]:
         KnowledgeSearchTool,
         MemoryReadTool,
         TaskTool,
+        TodoWriteTool,
         WebFetchTool,
     )
 

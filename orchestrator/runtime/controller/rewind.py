@@ -96,6 +96,8 @@ async def drive_rewind(state: ControllerState, to: int | None, restore: RewindRe
     if plan.conversation:
         state.transcript.rewind(plan.target.seq)
         state.context.reset()  # what was spent stays spent: session_usage is kept
+        if state.todos is not None:
+            state.todos.rewind(plan.target.seq)  # the list as it was before that prompt
     state.emit("rewound", rewind_data(plan, files))
     return "rewind_done", None
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from orchestrator.runtime.checkpointing import Checkpointer
     from orchestrator.runtime.pod_task import PodTask
     from orchestrator.runtime.status import StatusBoard
+    from orchestrator.runtime.todos import TodoBoard
     from states import PodLifecycle
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,8 @@ class ControllerState:
     """The pod's background jobs (None: a pod built without them, in tests)."""
     subpods: Children | None = None
     """The child pods of ``task`` calls (None: the pod offers no ``task``)."""
+    todos: TodoBoard | None = None
+    """The model's todo list (``todo_write``; None: a pod built without it, in tests)."""
 
     # -- made from the above by the controller ---------------------------------------------
     history: History = field(init=False)

@@ -40,6 +40,7 @@ from orchestrator.capabilities.tools.base import Tool
 from orchestrator.capabilities.tools.environment import network_settings, tool_environment
 from orchestrator.capabilities.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
 from orchestrator.capabilities.tools.registry import default_registry
+from orchestrator.capabilities.tools.todos import TodoWriteTool
 from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import user_config_file
 from orchestrator.core.history import History
@@ -52,6 +53,7 @@ from orchestrator.runtime.context import Context
 from orchestrator.runtime.controller import Controller
 from orchestrator.runtime.methods import Methods
 from orchestrator.runtime.system_prompt import build_system_prompt
+from orchestrator.runtime.todos import TodoBoard, close_recorded_todo_calls
 from orchestrator.runtime.tool_runner import ToolRunner
 from orchestrator.runtime.transcript import Transcript
 from orchestrator.serving.pod.child_launch import launch_child_process
@@ -164,6 +166,8 @@ def build_pod(
             transcript.commit(result)
         for result in close_denied_calls(transcript.history.items, loaded.hook_denials):
             transcript.commit(result)
+        for result in close_recorded_todo_calls(transcript.history.items, loaded.todos):
+            transcript.commit(result)
         if transcript.durable:
             spools.clear()
     jobs = _background_jobs(config, session_path, transcript, redactor, loaded)
@@ -175,9 +179,10 @@ def build_pod(
         provider = make_provider(config, on_alert=provider_alert)
     elif provider.on_alert is None:
         provider.on_alert = provider_alert  # a provider built by the caller (tests, benches)
-    extra: list[Tool] = []
+    todos = TodoBoard(transcript, loaded.todos if loaded is not None else ())
+    extra: list[Tool] = [TodoWriteTool(todos)]
     if config.memory.enabled:
-        extra = [KnowledgeSearchTool(config.memory_root()), MemoryReadTool(config.memory_root())]
+        extra += [KnowledgeSearchTool(config.memory_root()), MemoryReadTool(config.memory_root())]
     children, task = None, None
     if config.subpods.enabled and config.subpods.depth < config.subpods.max_depth:
         children = Children(
@@ -264,6 +269,8 @@ def build_pod(
         if config.checkpoints
         else None,
     )
+    controller.todos = todos
+    controller.compactor.open_todos = todos.note
     if loaded is not None:
         controller.count_spent(loaded.spends)
     controller.elicitations.on_request = lambda request: chain.notification(

@@ -18,7 +18,15 @@ from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool, parse
 from orchestrator.capabilities.tools.base import Tool, ToolContext, ToolError, ToolOutput
 from orchestrator.capabilities.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
 from orchestrator.capabilities.tools.registry import default_registry
+from orchestrator.capabilities.tools.todos import TodoWriteTool
 from orchestrator.config.model import PodConfig
+from orchestrator.core.todos import Todo
+
+
+class _NoKeeper:
+    async def write(self, call_id: str, todos: tuple[Todo, ...]) -> None:
+        """Nothing: the schema does not depend on where the list is kept."""
+
 
 SNAPSHOT = Path(__file__).with_name("tool_specs.json")
 """Every built-in tool's spec exactly as sent; set UPDATE_TOOL_SPECS=1 to rewrite it."""
@@ -31,12 +39,8 @@ def specs_json() -> str:
     memory = Path("/nonexistent-memory-root")  # the schemas do not depend on it
     config = PodConfig(workspace=Path("/nonexistent-workspace"), allow_bash=True)
     jobs = Jobs(limits=config.jobs, spools=JobSpools(Path("/nonexistent-session.jsonl")))
-    registry = default_registry(
-        config,
-        extra=[KnowledgeSearchTool(memory), MemoryReadTool(memory)],
-        jobs=jobs,
-        web_fetch=True,
-    )
+    extra = [KnowledgeSearchTool(memory), MemoryReadTool(memory), TodoWriteTool(_NoKeeper())]
+    registry = default_registry(config, extra=extra, jobs=jobs, web_fetch=True)
     return json.dumps(registry.specs(), indent=2, ensure_ascii=False) + "\n"
 
 
@@ -72,6 +76,14 @@ def test_every_schema_is_what_the_messages_api_wants() -> None:
         for name, prop in schema["properties"].items():
             assert prop["description"].strip(), (spec["name"], name)
             assert {"title", "anyOf", "$ref"}.isdisjoint(prop), (spec["name"], name)
+            if prop["type"] == "array":  # todo_write's list: flat objects, described too
+                items = prop["items"]
+                assert items["type"] == "object" and items["additionalProperties"] is False
+                assert set(items["required"]) <= set(items["properties"])
+                for field, sub in items["properties"].items():
+                    assert sub["description"].strip(), (spec["name"], name, field)
+                    assert sub["type"] in {"string", "integer", "number", "boolean"}
+                continue
             assert prop["type"] in {"string", "integer", "number", "boolean"}
 
 

@@ -22,6 +22,7 @@ EXPECTED_CLAUDE_NAMES = {
     "glob": "Glob",
     "grep": "Grep",
     "task": "Task",
+    "todo_write": "TodoWrite",
     "web_fetch": "WebFetch",
     "exit_plan_mode": "ExitPlanMode",
 }
@@ -37,6 +38,7 @@ EXPECTED_ACP_KINDS = {
     "edit_file": "edit",
     "exit_plan_mode": "think",
     "bash": "execute",
+    "todo_write": "think",
     "web_fetch": "fetch",
 }
 """``acp/mapping.TOOL_KINDS`` as it was written by hand."""
