@@ -46,6 +46,10 @@ class ModelSpec:
     the Models API describes no capabilities and any is served."""
     efforts: frozenset[str] | None = None
     """The ``output_config.effort`` levels it accepts; None: not described, any is served."""
+    server_tools: frozenset[str] | None = None
+    """The server tool types it takes (``web_search_20250305``, ``web_fetch_20250910``...);
+    None: every version the SDK knows. The Models API reports ``web_search`` supported when
+    any ``web_search_*`` is here."""
 
     def info(self) -> dict[str, Any]:
         """The model as ``GET /v1/models/{id}`` returns it (``anthropic.types.ModelInfo``)."""
@@ -72,6 +76,8 @@ class ModelSpec:
             return {"supported": ok}
 
         levels = self.efforts or frozenset()
+        tools = self.server_tools
+        search = tools is None or any(t.startswith("web_search_") for t in tools)
         return {
             "batch": support(True),
             "citations": support(True),
@@ -82,9 +88,9 @@ class ModelSpec:
             "image_input": support(True),
             "pdf_input": support(True),
             "server_tools": {
-                "supported": False,
+                "supported": search,
                 "code_execution": support(False),
-                "web_search": support(False),
+                "web_search": support(search),
             },
             "structured_outputs": support(True),
             "thinking": {
@@ -99,6 +105,8 @@ class ModelSpec:
 
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
 _ALL_EFFORTS = frozenset(EFFORT_LEVELS)
+_FIRST_WEB_TOOLS = frozenset({"web_search_20250305", "web_fetch_20250910"})
+"""The first versions of the server tools: what the older models take."""
 
 DEFAULT_MODELS: tuple[ModelSpec, ...] = (
     ModelSpec(
@@ -108,6 +116,7 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         line="sonnet",
         thinking=frozenset({"enabled", "disabled"}),
         efforts=frozenset(),
+        server_tools=_FIRST_WEB_TOOLS,
     ),
     # Thinking as the newest models take it: adaptive only, off is refused.
     ModelSpec(
@@ -127,7 +136,7 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         thinking=frozenset({"adaptive", "enabled", "disabled"}),
         efforts=frozenset({"low", "medium", "high", "max"}),
     ),
-    # A model that does not think at all.
+    # A model that does not think at all, nor search.
     ModelSpec(
         id="claude-3-5-haiku",
         display_name="Claude Haiku 3.5",
@@ -136,6 +145,7 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         line="haiku",
         thinking=frozenset({"disabled"}),
         efforts=frozenset(),
+        server_tools=frozenset(),
     ),
     ModelSpec(
         id="claude-haiku-4-5",
@@ -208,7 +218,7 @@ def load_models(path: str | Path) -> list[ModelSpec]:
         if not isinstance(item, dict):
             raise ValueError(f"{path}: entry {n} is not an object")
         try:
-            for name in ("thinking", "efforts"):  # JSON lists, as sets
+            for name in ("thinking", "efforts", "server_tools"):  # JSON lists, as sets
                 if isinstance(item.get(name), list):
                     item[name] = frozenset(item[name])
             specs.append(ModelSpec(**item))

@@ -7,6 +7,13 @@ of :func:`orchestrator.core.validator.validate_wire` (worded as the API words th
 counted after same-role messages are merged), the PDFs of ``document`` blocks (each a real PDF,
 at most 100 pages in the whole request, as the API counts them) and thinking signatures this
 fake did not issue.
+
+Server tools (web search and fetch, :mod:`conformance.web`): a ``tool_result`` never answers a
+``srvtoolu_`` call, a server tool's result needs its ``server_tool_use`` before it, and the
+``encrypted_content`` of search results and the ``encrypted_index`` of citations must be the
+ones the fake issued, unchanged (with the signature check). A request whose last message is
+assistant content ending in a server tool block continues a paused server loop
+(:func:`is_continuation`): the one prefill the fake takes.
 """
 
 from __future__ import annotations
@@ -16,11 +23,17 @@ import binascii
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.script import fake_signature, issued_redacted
+from conformance.script import fake_signature, issued_encrypted, issued_redacted
 from orchestrator.core.documents import PDF_MAX_PAGES, PDF_MEDIA_TYPE, pdf_pages
 from orchestrator.core.validator import WireViolation, merge_same_role, validate_wire
 
-__all__ = ["Rejected", "check_api_key", "check_context_window", "validate_request"]
+__all__ = [
+    "Rejected",
+    "check_api_key",
+    "check_context_window",
+    "is_continuation",
+    "validate_request",
+]
 
 _SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
 
@@ -83,12 +96,15 @@ def validate_request(
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         raise Rejected(400, "invalid_request_error", "messages: Input should be a valid list")
     _validate_tools(body.get("tools"))
-    violations = validate_wire(messages)
+    merged = merge_same_role(messages)
+    _validate_server_pairs(merged)
+    violations = validate_wire(messages, allow_prefill=is_continuation(merged))
     if violations:
         raise Rejected(400, "invalid_request_error", _violation_message(messages, violations))
     _validate_pdfs(messages)
     if check_signatures:
         _validate_signatures(messages)
+        _validate_encrypted(merged)
 
 
 def _validate_tools(tools: Any) -> None:
@@ -99,6 +115,8 @@ def _validate_tools(tools: Any) -> None:
     for i, tool in enumerate(tools):
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
             raise Rejected(400, "invalid_request_error", f"tools.{i}.name: Field required")
+        if tool.get("type") not in (None, "custom"):
+            continue  # one of the API's own tools (web search...): checked for the model
         if not isinstance(tool.get("input_schema"), dict):
             raise Rejected(
                 400, "invalid_request_error", f"tools.{i}.custom.input_schema: Field required"
@@ -213,3 +231,81 @@ def _validate_signatures(messages: list[dict[str, Any]]) -> None:
                     "invalid_request_error",
                     f"messages.{index}.content.{position}: Invalid `signature` in `thinking` block",
                 )
+
+
+SERVER_BLOCKS = ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result")
+SERVER_ID_PREFIX = "srvtoolu_"
+
+
+def is_continuation(merged: list[dict[str, Any]]) -> bool:
+    """Whether a request (same-role messages merged) continues a paused server loop: its last
+    message is assistant content ending in a server tool block."""
+    if not merged or merged[-1].get("role") != "assistant":
+        return False
+    content = merged[-1].get("content")
+    last = content[-1] if isinstance(content, list) and content else None
+    return isinstance(last, dict) and last.get("type") in SERVER_BLOCKS
+
+
+def _validate_server_pairs(merged: list[dict[str, Any]]) -> None:
+    """A server call is answered by its result block, never by a ``tool_result``; a result
+    block needs its call before it (the API's words, as client trackers show them)."""
+    calls: set[str] = set()
+    for index, message in enumerate(merged):
+        for position, block in enumerate(message["content"]):
+            kind = block.get("type")
+            if kind == "server_tool_use":
+                calls.add(str(block.get("id")))
+            elif kind in SERVER_BLOCKS and str(block.get("tool_use_id")) not in calls:
+                raise Rejected(
+                    400,
+                    "invalid_request_error",
+                    f"messages.{index}.content.{position}: unexpected `tool_use_id` found in "
+                    f"`{kind}` blocks: {block.get('tool_use_id')}. Each `{kind}` block must "
+                    "have a corresponding `server_tool_use` block before it.",
+                )
+            elif kind == "tool_result" and str(block.get("tool_use_id")).startswith(
+                SERVER_ID_PREFIX
+            ):
+                raise Rejected(
+                    400,
+                    "invalid_request_error",
+                    f"messages.{index}.content.{position}: unexpected `tool_use_id` found in "
+                    f"`tool_result` blocks: {block.get('tool_use_id')}. Each `tool_result` "
+                    "block must have a corresponding `tool_use` block in the previous message.",
+                )
+
+
+def _validate_encrypted(merged: list[dict[str, Any]]) -> None:
+    """Search results and citations come back with the encrypted fields the fake issued for
+    exactly their URL and title (or cited text)."""
+    for index, message in enumerate(merged):
+        if message["role"] != "assistant":
+            continue
+        for position, block in enumerate(message["content"]):
+            where = f"messages.{index}.content.{position}"
+            content = block.get("content")
+            if block.get("type") == "web_search_tool_result" and isinstance(content, list):
+                for k, result in enumerate(content):
+                    fields = [str(result.get(n)) for n in ("url", "title")]
+                    value = result.get("encrypted_content")
+                    if not issued_encrypted(value, "web_search_result", *fields):
+                        raise Rejected(
+                            400,
+                            "invalid_request_error",
+                            f"{where}.content.{k}: Invalid `encrypted_content` in "
+                            "`web_search_result` block",
+                        )
+            citations = block.get("citations") if block.get("type") == "text" else None
+            for k, citation in enumerate(citations if isinstance(citations, list) else []):
+                if citation.get("type") != "web_search_result_location":
+                    continue
+                fields = [str(citation.get(n)) for n in ("url", "cited_text")]
+                value = citation.get("encrypted_index")
+                if not issued_encrypted(value, "web_search_result_location", *fields):
+                    raise Rejected(
+                        400,
+                        "invalid_request_error",
+                        f"{where}.citations.{k}: Invalid `encrypted_index` in "
+                        "`web_search_result_location` citation",
+                    )
