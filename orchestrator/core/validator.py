@@ -3,10 +3,14 @@
 The rules this encodes (each has a test in ``tests/orchestrator/test_validator.py``):
 
 ``first_user``        the first message is from the user
-``last_user``         the last message is from the user (we never prefill)
+``last_user``         the last message is from the user (we never prefill), or an assistant
+                      message holding a ``server_tool_use``: the continuation of a
+                      ``pause_turn`` (the API goes on from that content)
 ``empty_content``     no message has empty content, no text block is empty or blank
-``unknown_block``     block types are text / thinking / tool_use / tool_result, role-appropriate
-``content_after_tool_use``  in an assistant message nothing but tool_use follows a tool_use
+``unknown_block``     block types are text / thinking / tool_use / tool_result and the server
+                      tools' blocks, role-appropriate
+``content_after_tool_use``  in an assistant message nothing but tool_use (or a server tool
+                      call, the mixed case) follows a tool_use
 ``unanswered_tool_use``     each tool_use has a tool_result in the very next (user) message
 ``results_first``     tool_result blocks come before any other block of their message
 ``stray_tool_result`` a tool_result answers a tool_use of the immediately previous message
@@ -22,6 +26,10 @@ The rules this encodes (each has a test in ``tests/orchestrator/test_validator.p
                       holds tool results) has that loop's assistant message start with its
                       thinking, when it has any (a reply may not think: adaptive thinking)
 
+The server tools' rules (``server_tool_use`` and its result paired in one assistant
+message, or across a mixed message; never a ``tool_result`` for a ``srvtoolu_`` id) are
+listed in :mod:`orchestrator.core.server_pairing`.
+
 Consecutive messages with the same role are merged first, as the API does; the pairing rules
 are checked on the merged messages, which is how the API applies them.
 """
@@ -33,8 +41,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from orchestrator.core.documents import PDF_MEDIA_TYPE
-from orchestrator.core.images import IMAGE_MEDIA_TYPES
+from orchestrator.core.history import SERVER_TOOL_ID_PREFIX
+from orchestrator.core.media_rules import media_problems
+from orchestrator.core.server_pairing import (
+    SERVER_BLOCK_TYPES,
+    ServerCall,
+    ServerPairing,
+    unanswered_problem,
+)
 from orchestrator.errors import PodRuntimeError
 
 TOOL_USE_ID = re.compile(r"[A-Za-z0-9_-]+\Z")
@@ -97,67 +111,9 @@ def merge_same_role(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 _USER_TYPES = frozenset({"text", "tool_result", "image", "document"})
-_ASSISTANT_TYPES = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
-
-
-def _well_formed_image(source: object) -> bool:
-    if isinstance(source, dict) and source.get("type") == "url":
-        return isinstance(source.get("url"), str) and bool(source["url"])
-    return (
-        isinstance(source, dict)
-        and source.get("type") == "base64"
-        and source.get("media_type") in IMAGE_MEDIA_TYPES
-        and isinstance(source.get("data"), str)
-        and bool(source["data"])
-    )
-
-
-def _well_formed_document(source: object) -> bool:
-    if not isinstance(source, dict):
-        return False
-    kind = source.get("type")
-    data = source.get("data")
-    if kind == "base64":
-        return source.get("media_type") == PDF_MEDIA_TYPE and isinstance(data, str) and bool(data)
-    if kind == "text":
-        return source.get("media_type") == "text/plain" and isinstance(data, str)
-    if kind == "url":
-        return isinstance(source.get("url"), str) and bool(source["url"])
-    if kind == "content":
-        return isinstance(source.get("content"), str | list)
-    if kind == "file":
-        return isinstance(source.get("file_id"), str) and bool(source["file_id"])
-    return False
-
-
-def _media_problems(index: int, block: dict[str, Any]) -> list[WireViolation]:
-    """An image or document block the API would refuse, at the top of a message or inside a
-    tool result's content."""
-    kind = block.get("type")
-    if kind == "tool_result" and isinstance(block.get("content"), list):
-        inner = [b for b in block["content"] if isinstance(b, dict)]
-        return [
-            v for b in inner if b.get("type") != "tool_result" for v in _media_problems(index, b)
-        ]
-    if kind == "image" and not _well_formed_image(block.get("source")):
-        return [
-            WireViolation(
-                "bad_image",
-                index,
-                "an image needs a URL or a base64 source of image/png, image/jpeg, "
-                "image/gif or image/webp with data",
-            )
-        ]
-    if kind == "document" and not _well_formed_document(block.get("source")):
-        return [
-            WireViolation(
-                "bad_document",
-                index,
-                "a document needs a base64 source of application/pdf with data, a text source "
-                "of text/plain, a URL, content or a file id",
-            )
-        ]
-    return []
+_ASSISTANT_TYPES = (
+    frozenset({"text", "thinking", "redacted_thinking", "tool_use"}) | SERVER_BLOCK_TYPES
+)
 
 
 def validate_wire(
@@ -183,13 +139,20 @@ class IncrementalValidator:
         """Requests turn thinking on: a continued tool loop must start with its thinking."""
         self._checked: list[dict[str, Any]] = []
         self._ids: list[list[str]] = []  # tool_use ids of each checked message
+        self._server_ids: list[list[str]] = []  # server_tool_use ids of each checked message
+        # Server calls each checked message leaves open for a later one (see _Checked).
+        self._open: list[list[ServerCall]] = []
         self._seen: set[str] = set()
 
     def _forget_from(self, k: int) -> None:
         for ids in self._ids[k:]:
             self._seen.difference_update(ids)
+        for ids in self._server_ids[k:]:
+            self._seen.difference_update(ids)
         del self._checked[k:]
         del self._ids[k:]
+        del self._server_ids[k:]
+        del self._open[k:]
 
     def _unchanged_prefix(self, messages: list[dict[str, Any]]) -> int:
         """How many leading messages equal the remembered ones.
@@ -236,7 +199,11 @@ class IncrementalValidator:
             return [WireViolation("empty_content", 0, "a request needs at least one message")]
         if messages[0].get("role") != "user":
             out.append(WireViolation("first_user", 0, "the first message must be from the user"))
-        if messages[-1].get("role") != "user" and not self.allow_prefill:
+        if (
+            messages[-1].get("role") != "user"
+            and not self.allow_prefill
+            and not _continues_server_loop(messages[-1])
+        ):
             out.append(
                 WireViolation(
                     "last_user", len(messages) - 1, "the last message must be from the user"
@@ -245,13 +212,17 @@ class IncrementalValidator:
         previous = (
             self._ids[first - 1] if first and messages[first - 1].get("role") == "assistant" else []
         )
+        left_open = self._open[first - 1] if first else []
         for index in range(first, len(messages)):
             message = messages[index]
-            ids, problems = _check_message(index, message, previous, self._seen)
-            out.extend(problems)
+            checked = _check_message(index, message, previous, left_open, self._seen)
+            out.extend(checked.problems)
             self._checked.append(message)
-            self._ids.append(ids)
-            previous = ids if message.get("role") == "assistant" else []
+            self._ids.append(checked.tool_ids)
+            self._server_ids.append(checked.server_ids)
+            self._open.append(checked.left_open)
+            previous = checked.tool_ids if message.get("role") == "assistant" else []
+            left_open = checked.left_open
         if previous:
             out.append(
                 WireViolation(
@@ -267,15 +238,43 @@ class IncrementalValidator:
         return out
 
 
+def _continues_server_loop(message: dict[str, Any]) -> bool:
+    """Whether a last assistant message is a ``pause_turn`` continuation (it holds a server
+    call: the API's own loop paused there and goes on from it)."""
+    return message.get("role") == "assistant" and any(
+        b.get("type") == "server_tool_use" for b in _blocks(message)
+    )
+
+
+@dataclass(slots=True)
+class _Checked:
+    """One message's verdict and what the next message is checked against."""
+
+    problems: list[WireViolation]
+    tool_ids: list[str]
+    """Its client tool_use ids (an assistant message's)."""
+    server_ids: list[str]
+    """Its server_tool_use ids (an assistant message's)."""
+    left_open: list[ServerCall]
+    """Server calls a later message must answer: an assistant message's unanswered calls (the
+    next message decides whether that is allowed); a user message passes on those of a mixed
+    message before it, for the next assistant message to open with."""
+
+
 def _check_message(
-    index: int, message: dict[str, Any], previous_tool_uses: list[str], seen: set[str]
-) -> tuple[list[str], list[WireViolation]]:
-    """Check one message given the previous message's tool calls; returns its tool_use ids."""
+    index: int,
+    message: dict[str, Any],
+    previous_tool_uses: list[str],
+    left_open: list[ServerCall],
+    seen: set[str],
+) -> _Checked:
+    """Check one message given the previous message's tool calls and open server calls."""
     out: list[WireViolation] = []
     role = message.get("role")
     blocks = _blocks(message)
     if role not in ("user", "assistant"):
-        return [], [WireViolation("bad_role", index, f"role must be user or assistant: {role!r}")]
+        bad = WireViolation("bad_role", index, f"role must be user or assistant: {role!r}")
+        return _Checked([bad], [], [], [])
     if not blocks:
         out.append(WireViolation("empty_content", index, "message content is empty"))
     allowed = _USER_TYPES if role == "user" else _ASSISTANT_TYPES
@@ -286,22 +285,34 @@ def _check_message(
         elif kind == "text" and not str(block.get("text", "")).strip():
             out.append(WireViolation("empty_content", index, "text block is empty"))
         else:
-            out.extend(_media_problems(index, block))
+            out.extend(WireViolation(rule, index, text) for rule, text in media_problems(block))
     if role == "assistant":
-        out.extend(_check_assistant(index, blocks, seen))
-        return [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"], out
+        pairing = ServerPairing(index=index, seen_ids=seen, carried=list(left_open))
+        out.extend(_check_assistant(index, blocks, seen, pairing))
+        out.extend(WireViolation(rule, index, text) for rule, text in pairing.problems)
+        tool_ids = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
+        return _Checked(out, tool_ids, pairing.ids, pairing.open)
+    carried: list[ServerCall] = []
+    if left_open and previous_tool_uses:
+        carried = left_open  # the mixed case: the API runs them once the results arrive
+    elif left_open and index:
+        rule, text = unanswered_problem(left_open)
+        out.append(WireViolation(rule, index - 1, text))
     out.extend(_check_user(index, blocks, previous_tool_uses))
-    return [], out
+    return _Checked(out, [], [], carried)
 
 
 def _check_assistant(
-    index: int, blocks: list[dict[str, Any]], seen_ids: set[str]
+    index: int, blocks: list[dict[str, Any]], seen_ids: set[str], pairing: ServerPairing
 ) -> list[WireViolation]:
     out: list[WireViolation] = []
     saw_tool_use = False
     for block in blocks:
         kind = block.get("type")
-        if kind == "tool_use":
+        pairing.block(block)
+        if kind == "server_tool_use":
+            pass  # a call too: it may sit among client calls (the mixed case)
+        elif kind == "tool_use":
             saw_tool_use = True
             call_id, name = block.get("id"), block.get("name")
             if not well_formed_tool_use(call_id, name, block.get("input")):
@@ -334,6 +345,7 @@ def _check_assistant(
                     f"a {kind} block without its {'signature' if kind == 'thinking' else 'data'}",
                 )
             )
+    pairing.finish()
     return out
 
 
@@ -376,6 +388,16 @@ def _check_user(
             saw_other = True
             continue
         call_id = str(block.get("tool_use_id"))
+        if call_id.startswith(SERVER_TOOL_ID_PREFIX):
+            out.append(
+                WireViolation(
+                    "tool_result_for_server_tool",
+                    index,
+                    f"tool_result {call_id} answers a server tool call: the API runs those "
+                    "itself, and their results belong in the assistant message",
+                )
+            )
+            continue
         if saw_other:
             out.append(
                 WireViolation(
