@@ -46,10 +46,12 @@ class ModelSpec:
     the Models API describes no capabilities and any is served."""
     efforts: frozenset[str] | None = None
     """The ``output_config.effort`` levels it accepts; None: not described, any is served."""
+    web_search: bool = False
+    """What ``capabilities.server_tools.web_search`` says (listed only with ``thinking``); also
+    true when ``server_tools`` holds a ``web_search_*`` version."""
     server_tools: frozenset[str] | None = None
-    """The server tool types it takes (``web_search_20250305``, ``web_fetch_20250910``...);
-    None: every version the SDK knows. The Models API reports ``web_search`` supported when
-    any ``web_search_*`` is here."""
+    """The server tool types a Messages request for it may declare (``web_search_20250305``,
+    ``web_fetch_20250910``...); None: every version the SDK knows."""
 
     def info(self) -> dict[str, Any]:
         """The model as ``GET /v1/models/{id}`` returns it (``anthropic.types.ModelInfo``)."""
@@ -76,8 +78,8 @@ class ModelSpec:
             return {"supported": ok}
 
         levels = self.efforts or frozenset()
-        tools = self.server_tools
-        search = tools is None or any(t.startswith("web_search_") for t in tools)
+        tools = self.server_tools or ()
+        search = self.web_search or any(t.startswith("web_search_") for t in tools)
         return {
             "batch": support(True),
             "citations": support(True),
@@ -107,6 +109,13 @@ EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
 _ALL_EFFORTS = frozenset(EFFORT_LEVELS)
 _FIRST_WEB_TOOLS = frozenset({"web_search_20250305", "web_fetch_20250910"})
 """The first versions of the server tools: what the older models take."""
+_ALL_WEB_TOOLS = _FIRST_WEB_TOOLS | {
+    "web_search_20260209",
+    "web_search_20260318",
+    "web_fetch_20260209",
+    "web_fetch_20260309",
+    "web_fetch_20260318",
+}
 
 DEFAULT_MODELS: tuple[ModelSpec, ...] = (
     ModelSpec(
@@ -127,6 +136,7 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         line="opus",
         thinking=frozenset({"adaptive"}),
         efforts=_ALL_EFFORTS,
+        server_tools=_ALL_WEB_TOOLS,
     ),
     ModelSpec(
         id="claude-sonnet-4-6",
@@ -135,6 +145,7 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         line="sonnet",
         thinking=frozenset({"adaptive", "enabled", "disabled"}),
         efforts=frozenset({"low", "medium", "high", "max"}),
+        server_tools=_ALL_WEB_TOOLS,
     ),
     # A model that does not think at all, nor search.
     ModelSpec(

@@ -12,7 +12,7 @@ Server tools (web search and fetch, :mod:`conformance.web`): a ``tool_result`` n
 ``srvtoolu_`` call, a server tool's result needs its ``server_tool_use`` before it, and the
 ``encrypted_content`` of search results and the ``encrypted_index`` of citations must be the
 ones the fake issued, unchanged (with the signature check). A request whose last message is
-assistant content ending in a server tool block continues a paused server loop
+assistant content holding a server call continues a paused server loop
 (:func:`is_continuation`): the one prefill the fake takes.
 """
 
@@ -239,12 +239,13 @@ SERVER_ID_PREFIX = "srvtoolu_"
 
 def is_continuation(merged: list[dict[str, Any]]) -> bool:
     """Whether a request (same-role messages merged) continues a paused server loop: its last
-    message is assistant content ending in a server tool block."""
+    message is assistant content holding a ``server_tool_use`` (as the pod's validator reads
+    a continuation: :func:`orchestrator.core.validator.validate_wire`)."""
     if not merged or merged[-1].get("role") != "assistant":
         return False
     content = merged[-1].get("content")
-    last = content[-1] if isinstance(content, list) and content else None
-    return isinstance(last, dict) and last.get("type") in SERVER_BLOCKS
+    blocks = content if isinstance(content, list) else []
+    return any(isinstance(b, dict) and b.get("type") == "server_tool_use" for b in blocks)
 
 
 def _validate_server_pairs(merged: list[dict[str, Any]]) -> None:
