@@ -23,7 +23,13 @@ from conformance.validation import is_continuation
 from conformance.web import declared_server_tools, unresolved_calls
 from orchestrator.core.validator import merge_same_role
 
-__all__ = ["PROFILE_PAUSE", "WebRequest", "read_web_request", "with_searches"]
+__all__ = [
+    "PROFILE_PAUSE",
+    "WebRequest",
+    "read_web_request",
+    "server_blocks_sent_back",
+    "with_searches",
+]
 
 PROFILE_PAUSE = Reply(
     server_calls=(ServerCall(input={"query": "what the user asked about"}),),
@@ -74,3 +80,21 @@ def with_searches(step: Step) -> Step:
     if isinstance(step, Drop | StreamError):
         return replace(step, reply=_searching(step.reply))
     return step
+
+
+_SERVER_BLOCKS = ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result")
+
+
+def server_blocks_sent_back(body: object) -> int:
+    """How many server tool blocks (calls and results) a request body carries back in its
+    assistant messages (0 for a body that is not a Messages request)."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    count = 0
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") in _SERVER_BLOCKS:
+                count += 1
+    return count
