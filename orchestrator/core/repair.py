@@ -12,15 +12,19 @@ from dataclasses import dataclass, replace
 from orchestrator.core.history import (
     INTERRUPT_NOTE,
     INTERRUPTED_SUMMARY,
+    SERVER_BLOCKS,
     THINKING_BLOCKS,
     AssistantMessage,
     Compaction,
     Item,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     SystemMessage,
     TextBlock,
     ToolResult,
     ToolUseBlock,
 )
+from orchestrator.core.server_loop import close_server_calls, closed_loaded_server_calls
 from orchestrator.core.tool_output import ToolOutput, cap_content
 from orchestrator.core.validator import well_formed_tool_use
 
@@ -36,12 +40,20 @@ def pending_tool_calls(items: list[Item]) -> list[ToolUseBlock]:
     return []
 
 
-def close_orphans(items: list[Item]) -> list[ToolResult]:
-    """One synthetic ``[Interrupted by user]`` result (no content) per unanswered tool call."""
-    return [
+def close_orphans(items: list[Item]) -> list[ToolResult | AssistantMessage]:
+    """One synthetic ``[Interrupted by user]`` result (no content) per unanswered tool call,
+    then one synthetic assistant item closing the server calls left open (a paused
+    ``pause_turn`` loop, or a mixed message whose server call the API never ran): see
+    :mod:`orchestrator.core.server_loop`. Client results come first: a mixed message's server
+    results may only open the assistant content after them."""
+    results: list[ToolResult | AssistantMessage] = [
         ToolResult(call_id=call.id, summary=INTERRUPTED_SUMMARY, content=None, synthetic=True)
         for call in pending_tool_calls(items)
     ]
+    closing = close_server_calls([*items, *results])
+    if closing is not None:
+        results.append(closing)
+    return results
 
 
 def close_denied_calls(items: list[Item], denials: dict[str, str]) -> list[ToolResult]:
@@ -251,6 +263,7 @@ def repair_loaded(items: list[Item], *, turn_closed: bool) -> LoadRepair:
             out.append(item)
     if turn_closed:
         close_open()
+    out = closed_loaded_server_calls(out, turn_closed=turn_closed, notes=notes)
     out = _compactions_cut_at_messages(out, notes)
     return LoadRepair(items=out if notes else items, notes=notes)
 
@@ -272,15 +285,20 @@ def _compactions_cut_at_messages(items: list[Item], notes: list[str]) -> list[It
         earlier = items[:index]
         kept = next((i for i, e in enumerate(earlier) if e.seq > item.last_seq), None)
         first = earlier[kept] if kept is not None else None
-        if kept is None or not isinstance(first, ToolResult):
+        split = set(server_results_answering_before(earlier, kept)) if kept is not None else set()
+        if kept is None or not (isinstance(first, ToolResult) or split):
             out.append(item)
             continue
-        call_id = first.call_id
+        call_ids = {first.call_id} if isinstance(first, ToolResult) else split
         maker = next(
             (
                 e
                 for e in reversed(earlier[:kept])
-                if isinstance(e, AssistantMessage) and any(c.id == call_id for c in e.tool_uses)
+                if isinstance(e, AssistantMessage)
+                and (
+                    any(c.id in call_ids for c in e.tool_uses)
+                    or any(c.id in call_ids for c in e.server_calls)
+                )
             ),
             None,
         )
@@ -296,6 +314,25 @@ def _compactions_cut_at_messages(items: list[Item], notes: list[str]) -> list[It
             f"ends at item {last_seq}"
         )
         out.append(replace(item, last_seq=last_seq))
+    return out
+
+
+def server_results_answering_before(items: list[Item], start: int) -> list[str]:
+    """Server results in the assistant content at ``start`` (the items that merge into one
+    wire message) that answer a call made before ``start``: a view starting there would send
+    a result without its call."""
+    calls: set[str] = set()
+    out: list[str] = []
+    for item in items[start:]:
+        if isinstance(item, Compaction):
+            continue
+        if not isinstance(item, AssistantMessage):
+            break
+        for block in item.blocks:
+            if isinstance(block, ServerToolUseBlock):
+                calls.add(block.id)
+            elif isinstance(block, ServerToolResultBlock) and block.tool_use_id not in calls:
+                out.append(block.tool_use_id)
     return out
 
 
@@ -323,8 +360,8 @@ def _well_formed(
         blocks.append(block)
     if not any(
         isinstance(b, ToolUseBlock)
-        or (isinstance(b, TextBlock) and b.text.strip())
-        or isinstance(b, THINKING_BLOCKS)
+        or (isinstance(b, TextBlock) and (b.text.strip() or b.citations is not None))
+        or isinstance(b, THINKING_BLOCKS + SERVER_BLOCKS)
         for b in blocks
     ):
         if item.blocks:

@@ -80,7 +80,8 @@ def _cut_block(block: Any, cap: int) -> Any:
     if not isinstance(block, dict):
         return block
     kind = block.get("type")
-    if kind == "text":
+    if kind == "text" and "citations" not in block:
+        # Cited text is not cut: its citations point into it (the API's, sent back whole).
         text = cut_text(str(block.get("text", "")), cap)
         return block if text is block.get("text") else {**block, "text": text}
     if kind == "tool_result":

@@ -114,7 +114,8 @@ def plan_compaction(
     calls are always kept, with the message that made them. Only the kept tail is sized, so
     planning costs the same on a history of ten items or ten thousand.
     """
-    latest = _last_cut(body)
+    pairs = _ServerPairs()
+    latest = _last_cut(body, pairs)
     if latest is None:
         return None
     cut = latest
@@ -123,17 +124,41 @@ def plan_compaction(
         size += tokens(body[i])
         if size > keep_tokens:
             break
-        if isinstance(body[i], UserMessage | AssistantMessage):
+        pairs.add(body[i])
+        if isinstance(body[i], UserMessage | AssistantMessage) and pairs.whole:
             cut = i
     return CompactionPlan(summarised=body[:cut], kept=body[cut:])
 
 
-def _last_cut(body: list[Item]) -> int | None:
+class _ServerPairs:
+    """The server calls and results of a kept tail grown backwards: a tail may only start
+    where none of its results answers a call left in the summarised part (a ``pause_turn``
+    continuation, or a mixed message's result opening the next content)."""
+
+    def __init__(self) -> None:
+        self.calls: set[str] = set()
+        self.results: set[str] = set()
+
+    def add(self, item: Item) -> None:
+        if isinstance(item, AssistantMessage):
+            self.calls.update(c.id for c in item.server_calls)
+            self.results.update(r.tool_use_id for r in item.server_results)
+
+    @property
+    def whole(self) -> bool:
+        return self.results <= self.calls
+
+
+def _last_cut(body: list[Item], pairs: _ServerPairs) -> int | None:
     """The latest index the kept part may start at (a user or assistant message, not the
-    first item; never after a paused turn's message with unanswered calls)."""
+    first item; never after a paused turn's message with unanswered calls, never between a
+    server call and its result); ``pairs`` is left holding the tail from there."""
     pending = bool(pending_tool_calls(body))
     for i in range(len(body) - 1, 0, -1):
         item = body[i]
+        pairs.add(item)
+        if not pairs.whole:
+            continue
         if isinstance(item, AssistantMessage):
             return i  # the last assistant message: with its calls, answered or not
         if isinstance(item, UserMessage) and not pending:

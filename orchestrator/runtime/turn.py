@@ -36,6 +36,13 @@ from orchestrator.core.interceptors import ContinueWithMessages, Pause
 from orchestrator.core.model_output import normalize_reply
 from orchestrator.core.prompt_cache import CacheTTL
 from orchestrator.core.repair import pending_tool_calls
+from orchestrator.core.server_loop import (
+    PAUSE_TURN,
+    awaits_continuation,
+    close_server_calls,
+    closing_message,
+    unopened_results,
+)
 from orchestrator.core.server_tools import cited_source, summarize_result
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.validator import IncrementalValidator
@@ -188,6 +195,8 @@ class Turn:
             if pending:
                 # A resumed turn (or an interceptor pause) left calls that never started.
                 await self._run_tools(pending)
+            elif awaits_continuation(items):
+                pass  # a paused server loop (pause_turn): the next request continues it
             elif isinstance(last_exchange(items), AssistantMessage):
                 # The model had already answered when the pod stopped (a crash between the
                 # commit and turn_end): the turn is over, asking again would be a prefill.
@@ -208,6 +217,11 @@ class Turn:
             if message is not None and message.tool_uses:
                 # Calls answered at commit (an invalid name) are not pending: they never run.
                 await self._run_tools(pending_tool_calls(items))
+                continue
+            if awaits_continuation(items):
+                # The API's own loop paused (pause_turn): a round that continues, not an end.
+                # It counts against max_rounds like any request, so a server loop that never
+                # ends still stops.
                 continue
             verdict = await self._turn_end_action()
             if verdict is not None:
@@ -237,6 +251,10 @@ class Turn:
         Returns the wire messages it sized the request with, or None after a compaction
         (the view changed).
         """
+        if awaits_continuation(self.host.history.items):
+            # The continuation goes out as it is: a compaction would commit notes after the
+            # paused content. The next round boundary compacts, if still due.
+            return await self.host.wire_messages()
         request = self.host.take_compaction_request()
         messages = await self.host.wire_messages()
         if request is None:
@@ -288,7 +306,12 @@ class Turn:
         except CompactionError as exc:
             raise TurnError(f"compaction failed: {exc}", code="provider_error") from exc
         self.host.signal("compaction_committed")
-        if compaction is not None and self.interceptors.has(HookEvent.SESSION_START):
+        if (
+            compaction is not None
+            and self.interceptors.has(HookEvent.SESSION_START)
+            # Notes after a paused server loop would stop its continuation (recovery only).
+            and not awaits_continuation(self.host.history.items)
+        ):
             for note in await self.interceptors.session_start("compact"):
                 self.host.commit(note)
         return compaction
@@ -374,8 +397,18 @@ class Turn:
         reply = normalize_reply(response.blocks, earlier_ids=self.host.history.tool_use_ids)
         for note in reply.alerts:
             self.host.alert("warn", "model", note)
+        items = self.host.history.items
+        blocks = reply.blocks
+        unopened = unopened_results(items, blocks)
+        if unopened and blocks:
+            # A mixed message's server call must be answered at the opening of this content;
+            # a reply that does not would make every later request invalid: close it here.
+            self.host.alert(
+                "warn", "model", "a server tool call got no result: closed as unavailable"
+            )
+            blocks = [*closing_message(unopened).blocks, *blocks]
         message = AssistantMessage(
-            blocks=reply.blocks, stop_reason=response.stop_reason, usage=response.usage
+            blocks=blocks, stop_reason=response.stop_reason, usage=response.usage
         )
         if not message.blocks:
             return None  # an empty response is not a message; the API would reject it later
@@ -383,4 +416,10 @@ class Turn:
         assert isinstance(stored, AssistantMessage)
         for answer in reply.answers:
             self.host.commit(answer)
+        if stored.stop_reason != PAUSE_TURN and not stored.tool_uses:
+            # Only a pause_turn or a mixed message may leave a server call open (the API goes
+            # on with it); any other end closes it now, while it is the last content.
+            closing = close_server_calls(items)
+            if closing is not None:
+                self.host.commit(closing)
         return stored

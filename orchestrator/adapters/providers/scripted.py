@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from orchestrator.adapters.providers.base import (
     AlertCallback,
+    CitationDelta,
     PromptTooLongError,
     ProviderConfigError,
     ProviderError,
@@ -42,6 +42,21 @@ from orchestrator.adapters.providers.base import (
     ToolCallArgsDelta,
     ToolCallStart,
     Usage,
+)
+from orchestrator.adapters.providers.scripted_checks import (
+    changed_thinking,
+    request_record,
+    scripted_summary,
+    sign_thinking,
+)
+from orchestrator.adapters.providers.scripted_web import (
+    ScriptedCitation,
+    ScriptedServerCall,
+    ServerRun,
+    changed_server_content,
+    citation_block,
+    open_calls_in,
+    run_server_call,
 )
 from orchestrator.config.regular_file import read_regular
 from orchestrator.core.history import (
@@ -85,6 +100,12 @@ class ScriptedReply(BaseModel):
     """``stream`` (connection dropped), ``rejected`` (a 400) or ``overloaded`` (a 529)."""
     error_after_chunks: int = Field(default=0, ge=0)
     """Stream this many text chunks before the error."""
+    server_calls: list[ScriptedServerCall] = Field(default_factory=list)
+    """Web searches and fetches the API runs, before the text (scripted_web.py)."""
+    citations: list[ScriptedCitation] = Field(default_factory=list)
+    """Sources the text cites (it needs a ``text``)."""
+    stop_reason: Literal["pause_turn"] | None = None
+    """``pause_turn``: the API's own loop paused; the pod sends the continuation."""
 
 
 class Script(BaseModel):
@@ -160,10 +181,10 @@ class ScriptedProvider:
             return self.responder(request)
         return demo_reply(request)
 
-    def _call_id(self) -> str:
+    def _call_id(self, prefix: str) -> str:
         # Unique across restarts: a reloaded session already holds earlier ids.
         self._next_id += 1
-        return f"toolu_scripted_{self._session_tag}_{self._next_id:04d}"
+        return f"{prefix}_scripted_{self._session_tag}_{self._next_id:04d}"
 
     async def stream(self, request: ProviderRequest) -> AsyncIterator[StreamEvent]:
         """Stream the next reply as deltas, then the complete response."""
@@ -172,7 +193,7 @@ class ScriptedProvider:
         long = len(request.messages) > 1_000
         thinking_on = request.thinking is not None and request.thinking["type"] != "disabled"
         self._validator.thinking = thinking_on
-        changed = _changed_thinking(request.messages)
+        changed = changed_thinking(request.messages) or changed_server_content(request.messages)
         if changed is not None:
             self._log_request(request, changed)
             raise ProviderRejectedError(changed, status=400)
@@ -214,9 +235,25 @@ class ScriptedProvider:
         if thinking_on and reply.thinking is not None:
             if reply.thinking:
                 yield ThinkingDelta(reply.thinking)
-            blocks.append(ThinkingBlock(thinking=reply.thinking, signature=_sign(reply.thinking)))
+            blocks.append(
+                ThinkingBlock(thinking=reply.thinking, signature=sign_thinking(reply.thinking))
+            )
         if thinking_on:
             blocks += [RedactedThinkingBlock(data=data) for data in reply.redacted_thinking]
+        server = ServerRun()
+        if request.purpose != "compaction":
+            # Like the API: calls left open (pause_turn, or the mixed case) run first.
+            for call_id, name, call_input in open_calls_in(request.messages):
+                kind = "web_fetch" if name == "web_fetch" else "web_search"
+                opened = ScriptedServerCall.model_validate({"name": kind, "input": call_input})
+                server.result(call_id, opened)
+            for server_call in reply.server_calls:
+                call_id = server_call.id or self._call_id("srvtoolu")
+                run_server_call(server, call_id, server_call)
+        for event in server.events:
+            await asyncio.sleep(0)
+            yield event
+        blocks += server.blocks
         if reply.text:
             for start in range(0, len(reply.text), reply.chunk_size):
                 if reply.chunk_delay_s:
@@ -226,20 +263,25 @@ class ScriptedProvider:
                 yield TextDelta(reply.text[start : start + reply.chunk_size])
                 chunks_sent += 1
                 maybe_fail()
-            blocks.append(TextBlock(text=reply.text))
+            cites = [citation_block(c) for c in reply.citations] or None
+            for cite in cites or []:
+                yield CitationDelta(cite)
+            blocks.append(TextBlock(text=reply.text, citations=cites))
         for call in reply.tool_calls:
-            call_id = call.id or self._call_id()
+            call_id = call.id or self._call_id("toolu")
             yield ToolCallStart(call_id, call.name)
             yield ToolCallArgsDelta(call_id, json.dumps(call.input))
             blocks.append(ToolUseBlock(id=call_id, name=call.name, input=call.input))
         if reply.error is not None:
             raise _scripted_error(reply)
-        stop = "tool_use" if reply.tool_calls else "end_turn"
-        yield ResponseComplete(
-            blocks=blocks,
-            stop_reason=stop,
-            usage=Usage(input_tokens=tokens, output_tokens=max(1, estimate_text(reply.text))),
+        stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
+        usage = Usage(
+            input_tokens=tokens,
+            output_tokens=max(1, estimate_text(reply.text)),
+            web_search_requests=server.searches,
+            web_fetch_requests=server.fetches,
         )
+        yield ResponseComplete(blocks=blocks, stop_reason=stop, usage=usage)
 
     def _log_request(self, request: ProviderRequest, refused: str | None) -> None:
         if self.request_log is None:
@@ -260,67 +302,6 @@ class ScriptedProvider:
     async def thinking_capabilities(self) -> ModelThinking | None:
         """What it was told the model accepts."""
         return self.thinking
-
-
-def request_record(request: ProviderRequest, refused: str | None) -> dict[str, Any]:
-    """What the request log holds for one request: its purpose, whether it turned thinking
-    on, how many ``thinking`` / ``redacted_thinking`` blocks its assistant messages carried
-    back, its message count, and why it was refused (None when it was answered)."""
-    sent_back = sum(
-        1
-        for message in request.messages
-        if message.get("role") == "assistant" and isinstance(message.get("content"), list)
-        for block in message["content"]
-        if block.get("type") in ("thinking", "redacted_thinking")
-    )
-    return {
-        "purpose": request.purpose,
-        "thinking": request.thinking is not None and request.thinking["type"] != "disabled",
-        "thinking_sent_back": sent_back,
-        "messages": len(request.messages),
-        "refused": refused,
-    }
-
-
-def _sign(thinking: str) -> str:
-    """A stand-in signature: derived from the text, so a changed block is visible."""
-    return "scripted-" + hashlib.sha256(thinking.encode()).hexdigest()[:16]
-
-
-def _changed_thinking(messages: list[dict[str, Any]]) -> str | None:
-    """Why the request would be refused for a thinking block it signed that came back changed
-    (as the API refuses one); None when every such block is intact."""
-    for index, message in enumerate(messages):
-        content = message.get("content")
-        if message.get("role") != "assistant" or not isinstance(content, list):
-            continue  # only the model's own turns carry thinking blocks
-        for position, block in enumerate(content):
-            signature = str(block.get("signature", ""))
-            ours = block.get("type") == "thinking" and signature.startswith("scripted-")
-            if ours and signature != _sign(str(block.get("thinking", ""))):
-                return (
-                    f"messages.{index}.content.{position}: `thinking` blocks cannot be "
-                    "modified. These blocks must remain as they were in the original response."
-                )
-    return None
-
-
-def scripted_summary(request: ProviderRequest) -> str:
-    """A deterministic summary of a compaction request: what the user asked, in order."""
-    asks: list[str] = []
-    for message in request.messages:
-        if message["role"] != "user":
-            continue
-        for block in message["content"]:
-            text = block.get("text", "") if isinstance(block, dict) else ""
-            # Pod-made text (file bodies, notes, the compaction request) starts with "[".
-            if text and not text.startswith("["):
-                asks.append(" ".join(text.split())[:120])
-    lines = [f"- {ask}" for ask in asks[-20:]] or ["- (no user requests)"]
-    return (
-        f"Scripted summary of {len(request.messages)} messages (offline provider).\n"
-        "User requests, oldest first:\n" + "\n".join(lines)
-    )
 
 
 def _scripted_error(reply: ScriptedReply) -> ProviderError:

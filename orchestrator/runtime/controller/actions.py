@@ -15,9 +15,10 @@ from orchestrator.adapters.session import HeldPromptRecord, RewindRestore
 from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.permissions.approvals import Answer, Approvals
 from orchestrator.config.model import PodConfig
-from orchestrator.core.history import SystemMessage
+from orchestrator.core.history import SystemMessage, ToolResult
 from orchestrator.core.repair import close_orphans, interrupt_note, pending_tool_calls
 from orchestrator.core.segments import Segment
+from orchestrator.core.server_loop import awaits_continuation
 from orchestrator.core.usage import TokenUsage
 from orchestrator.protocol import RunEndData, TurnEndData, TurnStartData
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
@@ -149,7 +150,10 @@ class Controller(ControllerSurface):
     def resume_turn(self) -> None:
         """Run the paused turn again from where its history stands."""
         self.emit("turn_start", TurnStartData(turn=self.history.turn, resumed=True))
-        if not pending_tool_calls(self.history.items):
+        items = self.history.items
+        # Notes wait for the next round boundary when calls are pending, or when the turn
+        # paused inside a server loop (pause_turn): its continuation must go out as it is.
+        if not pending_tool_calls(items) and not awaits_continuation(items):
             conversation.inject_queued_notes(self)
         turn_task.launch(self)
 
@@ -163,9 +167,10 @@ class Controller(ControllerSurface):
         self.task.interrupt()
 
     def close_orphans(self) -> None:
-        """Answer unanswered tool calls with synthetic ``[Interrupted by user]`` results."""
+        """Answer unanswered tool calls with synthetic ``[Interrupted by user]`` results, and
+        close server calls left open with an ``unavailable`` error result (core/server_loop)."""
         for result in close_orphans(self.transcript.view()):
-            if self.subpods is not None:
+            if self.subpods is not None and isinstance(result, ToolResult):
                 result = self.subpods.closing(result)  # says what the call's child had done
             self.commit(result)
 
