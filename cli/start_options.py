@@ -42,11 +42,14 @@ __all__ = [
     "StartPermissionModeOpt",
     "StartProviderOpt",
     "StartThinkingOpt",
+    "StartWebOpt",
     "ThinkingOpt",
+    "WebOpt",
     "options_into",
     "permissions_overrides",
     "start_overrides",
     "thinking_value",
+    "web_value",
 ]
 
 
@@ -65,6 +68,14 @@ def thinking_value(value: str | None) -> str | None:
     )
 
 
+def web_value(value: str | None) -> str | None:
+    """``--web``: on or off; anything else is a one-line usage error."""
+    if value is None or value in ("on", "off"):
+        return value
+    raise typer.BadParameter(f"{value!r} is not on or off")
+
+
+_WEB = "on (web search on; fetch as configured) or off (no web search or fetch)"
 _PERMISSION_MODES = "default (ask before edits and commands), accept-edits, yolo or read-only."
 _THINKING = "auto, adaptive, off, or a budget of thinking tokens"
 _EFFORTS = "low, medium, high, xhigh or max."
@@ -88,6 +99,7 @@ ThinkingOpt = Annotated[
     str | None, typer.Option(help=f"{_THINKING} (≥ 1024).", callback=thinking_value)
 ]
 EffortOpt = Annotated[str | None, typer.Option(help=_EFFORTS)]
+WebOpt = Annotated[str | None, typer.Option(help=f"{_WEB}.", callback=web_value)]
 SandboxOpt = Annotated[
     str | None,
     typer.Option(help="Where bash runs: auto (sandboxed where bubblewrap works), on, off."),
@@ -131,6 +143,7 @@ StartThinkingOpt = Annotated[
     str | None, _when_started(f"{_WHEN}{_THINKING}.", callback=thinking_value)
 ]
 StartEffortOpt = Annotated[str | None, _when_started(_WHEN + _EFFORTS)]
+StartWebOpt = Annotated[str | None, _when_started(f"{_WHEN}{_WEB}.", callback=web_value)]
 
 WHEN_STARTED: dict[str, tuple[Any, Any]] = {
     "new": (NewOpt, False),
@@ -141,6 +154,7 @@ WHEN_STARTED: dict[str, tuple[Any, Any]] = {
     "permission_mode": (StartPermissionModeOpt, None),
     "thinking": (StartThinkingOpt, None),
     "effort": (StartEffortOpt, None),
+    "web": (StartWebOpt, None),
     "no_host": (NoHostOpt, False),
 }
 """``pod chat``'s and ``pod run``'s options that choose how a pod is started: each field of
@@ -153,6 +167,7 @@ SETTINGS: dict[str, tuple[Any, Any]] = {
     "permission_mode": (PermissionModeOpt, None),
     "thinking": (ThinkingOpt, None),
     "effort": (EffortOpt, None),
+    "web": (WebOpt, None),
     "sandbox": (SandboxOpt, None),
 }
 """``pod fleet add``'s settings of the pod it starts: :class:`PodSettings`, in help order."""
@@ -168,6 +183,8 @@ class PodSettings:
     permission_mode: str | None = None
     thinking: str | None = None
     effort: str | None = None
+    web: str | None = None
+    """``--web on|off`` (:func:`~orchestrator.config.web.web_overrides`)."""
     sandbox: str | None = None
     """Not taken by ``pod chat`` / ``pod run`` (a pod they start has its config's)."""
 
@@ -179,6 +196,7 @@ class PodSettings:
             ("--permission-mode", self.permission_mode),
             ("--thinking", self.thinking),
             ("--effort", self.effort),
+            ("--web", self.web),
             ("--sandbox", self.sandbox),
         ]
         names = [name for name, value in given if value is not None]
@@ -205,6 +223,8 @@ class PodSettings:
             args += ["--thinking", self.thinking]
         if self.effort is not None:
             args += ["--effort", self.effort]
+        if self.web is not None:
+            args += ["--web", self.web]
         if self.sandbox is not None:
             args += ["--sandbox", self.sandbox]
         return args
@@ -248,11 +268,14 @@ def start_overrides(
     permission_mode: str | None,
     thinking: str | None,
     effort: str | None,
+    web: str | None = None,
     sandbox: str | None = None,
 ) -> dict[str, Any]:
     """The config overrides of the options every command that starts a pod takes (``pod
     serve`` and ``pod fleet add``, and ``pod chat`` / ``pod run`` loading a pod into the
     host, which take no ``--sandbox``)."""
+    from orchestrator.config.web import web_overrides
+
     return {
         "sandbox": {"mode": sandbox} if sandbox else None,
         "provider": provider,
@@ -261,6 +284,7 @@ def start_overrides(
         "permissions": permissions_overrides(permission_mode, allow_bash),
         "thinking": int(thinking) if thinking and thinking.isdigit() else thinking,
         "effort": effort,
+        "web": web_overrides("on" if web == "on" else "off" if web == "off" else None),
     }
 
 

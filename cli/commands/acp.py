@@ -15,6 +15,7 @@ from cli.start_options import (
     StartModelOpt,
     StartPermissionModeOpt,
     StartProviderOpt,
+    StartWebOpt,
 )
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -42,6 +43,7 @@ def acp(
     model: StartModelOpt = None,
     permission_mode: StartPermissionModeOpt = None,
     allow_bash: StartAllowBashOpt = None,
+    web: StartWebOpt = None,
     script: Annotated[
         Path | None, typer.Option(help="JSON script for the scripted provider.")
     ] = None,
@@ -86,7 +88,7 @@ def acp(
     # with the options given here; a new session unless session/load names one.
     options = StartOptions(
         new=True, provider=provider, model=model, permission_mode=permission_mode,
-        allow_bash=allow_bash, no_host=no_host,
+        allow_bash=allow_bash, web=web, no_host=no_host,
     )  # fmt: skip
     serve_args = options.serve_args(None)
     if script is not None:

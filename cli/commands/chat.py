@@ -39,7 +39,7 @@ def _chat_on(socket: Path, start: StartOptions, continue_: bool) -> None:
     if start != StartOptions() or continue_:
         raise CliError(
             "--socket talks to a pod that runs: --new, --session, --continue, --no-host, --name "
-            "and the model, provider, permission, thinking and effort options only apply to a "
+            "and the model, provider, permission, thinking, effort and web options only apply to a "
             "pod `pod chat` starts"
         )
     from cli.tui.launch import run_ui

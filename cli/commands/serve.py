@@ -22,6 +22,7 @@ from cli.start_options import (
     ProviderOpt,
     SandboxOpt,
     ThinkingOpt,
+    WebOpt,
 )
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ def serve(
     ] = None,
     thinking: ThinkingOpt = None,
     effort: EffortOpt = None,
+    web: WebOpt = None,
     sandbox: SandboxOpt = None,
     mcp_servers_stdin: Annotated[
         bool,
@@ -129,6 +131,7 @@ def serve(
                 permission_mode=permission_mode,
                 thinking=thinking,
                 effort=effort,
+                web=web,
                 sandbox=sandbox,
             ).overrides(),
             # Given on a command line, a relative path means the shell's folder.

@@ -26,7 +26,11 @@ What the grants guard against, key by key:
 * identities: ``name`` (the pod's name in ``pod ls`` and ``pod attach``, and its socket's
   file name), ``parent_socket`` (which pod this one reports to, in that pod's conversation);
 * where the model's words come from: ``provider`` and ``scripted_script`` (the repository
-  as the model, its tool calls run under the user's grants).
+  as the model, its tool calls run under the user's grants);
+* the web: ``web.search`` and ``web.fetch`` (only ``"off"``), ``web.max_uses`` (only lower
+  than yours), ``web.allowed_domains`` (a repository choosing which sites the model reads is
+  steering, not narrowing), and ``web.blocked_domains`` where your config allows a list (the
+  API takes one list per tool: adding a blocked list would drop your allowed one).
 
 Pure functions over the parsed TOML.
 """
@@ -38,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.config.permissions import WIDENING_MODES
+from orchestrator.config.web import DEFAULT_MAX_USES
 from orchestrator.core.hook_events import HookEvent
 
 GRANTS: dict[str, str | None] = {
@@ -89,6 +94,10 @@ GRANTS: dict[str, str | None] = {
     "subpods.role": None,
     "subpods.parent": None,
     "subpods.child_script": None,
+    "web.search": "--web on|off",
+    "web.fetch": "--web off",
+    "web.max_uses": None,
+    "web.allowed_domains": None,
 }
 """Keys a workspace's config cannot set (see the module), and the option that grants each."""
 
@@ -121,6 +130,10 @@ WORKSPACE_KEYS: dict[str, str] = {
     "prices.<name>.cache_write": "only what `pod status` reports; nothing is charged by it",
     "prices.<name>.cache_write_1h": "only what `pod status` reports; nothing is charged by it",
     "prices.<name>.cache_read": "only what `pod status` reports; nothing is charged by it",
+    "prices.<name>.web_search_per_1k": "only what `pod status` reports; nothing is charged by it",
+    "prices.<name>.web_fetch_per_1k": "only what `pod status` reports; nothing is charged by it",
+    "web.blocked_domains": "adds domains the web tools never reach (narrows); ignored when your "
+    "config allows a list, which the API cannot take with a blocked one",
     "file_ref_style": "how `@file` bodies the user attached reach the model",
     "file_ref_max_bytes": _TUNING,
     "file_ref_max_count": _TUNING,
@@ -171,12 +184,17 @@ def _contained(value: Any, workspace: Path) -> tuple[bool, Any]:
 
 
 def strip_workspace_grants(
-    data: Mapping[str, Any], workspace: Path, *, servers: Collection[str] = ()
+    data: Mapping[str, Any],
+    workspace: Path,
+    *,
+    servers: Collection[str] = (),
+    web: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """A workspace file's settings without the grants it may not give, and those grants' keys.
 
     ``workspace`` must be resolved. Kept paths come back absolute. ``servers``: the MCP
-    servers the user configured, which the file may put in the sandbox.
+    servers the user configured, which the file may put in the sandbox. ``web``: the
+    ``[web]`` table of the user's config and the command line, which the file may narrow.
     """
     kept = dict(data)
     refused: list[str] = []
@@ -257,7 +275,39 @@ def strip_workspace_grants(
             del memory["workspace_root"]
             refused.append("memory.workspace_root")
         kept["memory"] = memory
+    if "web" in kept:
+        kept["web"], web_refused = _narrowed_web(kept["web"], web or {})
+        refused += web_refused
     return kept, refused
+
+
+def _narrowed_web(table: Any, user: Mapping[str, Any]) -> tuple[Any, list[str]]:
+    """The ``[web]`` a workspace's file may give over the user's ``user``: turning search or
+    fetch off, a lower ``max_uses``, more blocked domains; and the keys it tried beyond that.
+    (Values of the wrong type are passed on untouched, so validation names them.)"""
+    if not isinstance(table, Mapping):
+        return table, []
+    web = dict(table)
+    refused: list[str] = []
+    for key in ("search", "fetch"):
+        # "auto", "on", "server", "local" all widen something over an "off" the user chose
+        # (or, for fetch, move where pages are fetched from): only "off" narrows.
+        if key in web and web[key] != "off":
+            del web[key]
+            refused.append(f"web.{key}")
+    uses, limit = web.get("max_uses"), user.get("max_uses", DEFAULT_MAX_USES)
+    if isinstance(uses, int) and isinstance(limit, int) and uses > limit:
+        del web["max_uses"]
+        refused.append("web.max_uses")
+    if web.get("allowed_domains"):
+        del web["allowed_domains"]
+        refused.append("web.allowed_domains")
+    else:
+        web.pop("allowed_domains", None)  # an empty list would only hide the user's own list
+    if web.get("blocked_domains") and user.get("allowed_domains"):
+        del web["blocked_domains"]
+        refused.append("web.blocked_domains")
+    return web, refused
 
 
 def _sandbox_requests(mcp: Any, servers: Collection[str]) -> tuple[dict[str, Any], list[str]]:

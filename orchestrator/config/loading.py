@@ -58,7 +58,7 @@ def _merge(base: dict[str, Any], top: Mapping[str, Any], *, path: str = "") -> d
     return merged
 
 
-_ADDITIVE = frozenset({"permissions.deny", "permissions.ask"})
+_ADDITIVE = frozenset({"permissions.deny", "permissions.ask", "web.blocked_domains"})
 
 
 def _server_names(data: Mapping[str, Any]) -> list[str]:
@@ -66,6 +66,11 @@ def _server_names(data: Mapping[str, Any]) -> list[str]:
     mcp = data.get("mcp")
     servers = mcp.get("servers") if isinstance(mcp, Mapping) else None
     return list(servers) if isinstance(servers, Mapping) else []
+
+
+def _table(data: Mapping[str, Any], key: str) -> dict[str, Any]:
+    table = data.get(key)
+    return dict(table) if isinstance(table, Mapping) else {}
 
 
 def load_config(workspace: Path, **overrides: Any) -> PodConfig:
@@ -79,7 +84,10 @@ def load_config(workspace: Path, **overrides: Any) -> PodConfig:
     user_data = _read_toml(user_path)
     given = {k: v for k, v in overrides.items() if v is not None}
     servers = {*_server_names(user_data), *_server_names(given)}
-    ws_data, refused = strip_workspace_grants(_read_toml(ws_path), ws, servers=servers)
+    user_web = _merge(_table(user_data, "web"), _table(given, "web"))
+    ws_data, refused = strip_workspace_grants(
+        _read_toml(ws_path), ws, servers=servers, web=user_web
+    )
     data = _merge(_merge(user_data, ws_data), given)
     data["workspace"] = ws
     try:

@@ -52,9 +52,11 @@ from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.config.sandbox import SandboxConfig
 from orchestrator.config.sections import JobsConfig, MemoryConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
+from orchestrator.config.web import WebConfig
 from orchestrator.core.limits import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.core.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
 from orchestrator.core.usage import DEFAULT_PRICES, Prices, prices_for
+from orchestrator.core.web import ModelWeb, WebPlan, plan_web
 
 __all__ = [
     "CHECKPOINT_MAX_FILE_BYTES",
@@ -163,6 +165,9 @@ class PodConfig(BaseModel):
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     """Commands run at points of a turn, as Claude Code's hooks (docs/hooks.md); only your
     own config may set them."""
+    web: WebConfig = Field(default_factory=WebConfig)
+    """Web search and fetch: the API's server tools, or the pod's own ``web_fetch``
+    (docs/web.md); a workspace's config may only narrow them."""
 
     tool_output_max_bytes: int = Field(default=TOOL_OUTPUT_MAX_BYTES, ge=0)
     """Cap on the content of one tool result (the rest is cut and marked)."""
@@ -187,7 +192,8 @@ class PodConfig(BaseModel):
     prompt_cache: Literal["5m", "1h", "off"] = "5m"
     """How long prompt-cache entries live (``1h`` costs more to write, survives long pauses)."""
     prices: dict[str, Prices] = Field(default_factory=dict)
-    """Dollars per million tokens by model-name prefix, over the built-in table."""
+    """Dollars per million tokens (and per 1,000 web searches) by model-name prefix, over the
+    built-in table."""
 
     file_ref_style: Literal["system_message", "synthetic_read"] = "system_message"
     """How ``@file`` refs reach the model: a ``[File: path]`` system message holding the file
@@ -319,6 +325,19 @@ class PodConfig(BaseModel):
             effort=self.effort,
             display=self.thinking_display,
             max_tokens=self.max_tokens,
+            model=model,
+        )
+
+    def web_plan(self, model: ModelWeb | None) -> WebPlan:
+        """What this pod's turn requests declare for the web on a model with these
+        capabilities (None: unknown)."""
+        web = self.web
+        return plan_web(
+            web.search,
+            web.fetch,
+            max_uses=web.max_uses,
+            allowed_domains=web.allowed_domains,
+            blocked_domains=web.blocked_domains,
             model=model,
         )
 

@@ -6,6 +6,11 @@ after the last cache breakpoint), ``cache_creation_input_tokens`` (written to th
 the context window; they differ in price. Prices are dollars per million tokens, per model
 family, from :data:`DEFAULT_PRICES` (published list prices when this was written) or the
 ``prices`` table of ``.pod/config.toml``.
+
+The API's server tools add counts of their own (``usage.server_tool_use``): web searches are
+billed per search (:data:`WEB_SEARCH_PER_1K`, $10 per 1,000 as published); web fetches cost
+only the tokens of what they bring in (the docs: "no additional charges beyond standard token
+costs"), so their price defaults to 0 and is there for a gateway that bills them.
 """
 
 from __future__ import annotations
@@ -56,8 +61,13 @@ def total(usages: Iterable[TokenUsage]) -> TokenUsage:
     return out
 
 
+WEB_SEARCH_PER_1K = 10.0
+"""Dollars per 1,000 web searches, the published price (errored searches are not billed, and
+not counted in ``web_search_requests``)."""
+
+
 class Prices(BaseModel):
-    """Dollars per million tokens of one model family."""
+    """Dollars per million tokens of one model family, and per 1,000 server-tool uses."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -71,9 +81,13 @@ class Prices(BaseModel):
     """Writing 1-hour cache entries; 2 × input when unset."""
     cache_read: float | None = Field(default=None, ge=0)
     """Reading the prompt cache; 0.1 × input when unset."""
+    web_search_per_1k: float = Field(default=WEB_SEARCH_PER_1K, ge=0)
+    """Dollars per 1,000 web searches (the API's web search tool), $10 as published."""
+    web_fetch_per_1k: float = Field(default=0.0, ge=0)
+    """Dollars per 1,000 server web fetches: 0, since the API bills only their tokens."""
 
     def cost(self, usage: TokenUsage, *, ttl: str = "5m") -> float:
-        """What ``usage`` costs in dollars."""
+        """What ``usage`` costs in dollars: its tokens and its server-tool uses."""
         write = (
             (self.cache_write_1h if self.cache_write_1h is not None else 2.0 * self.input)
             if ttl == "1h"
@@ -85,7 +99,10 @@ class Prices(BaseModel):
             + usage.cache_creation_input_tokens * write
             + usage.cache_read_input_tokens * read
             + usage.output_tokens * self.output
-        ) / 1_000_000
+        ) / 1_000_000 + (
+            usage.web_search_requests * self.web_search_per_1k
+            + usage.web_fetch_requests * self.web_fetch_per_1k
+        ) / 1_000
 
 
 DEFAULT_PRICES: Mapping[str, Prices] = {

@@ -59,6 +59,8 @@ from orchestrator.protocol.events import (
     TurnStartData,
     UsageData,
     UserMessageData,
+    WebData,
+    WebWhyData,
     decode_event,
     encode_event,
 )
@@ -143,6 +145,8 @@ __all__ = [
     "TurnStartData",
     "UsageData",
     "UserMessageData",
+    "WebData",
+    "WebWhyData",
     "decode_event",
     "encode_event",
     "parse_request",

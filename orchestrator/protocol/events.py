@@ -36,6 +36,8 @@ from orchestrator.protocol.pod_state import (
     ShutdownData,
     StatusData,
     TurnPhase,
+    WebData,
+    WebWhyData,
 )
 from orchestrator.protocol.turn_stream import (
     AlertData,
@@ -105,6 +107,8 @@ __all__ = [
     "TurnStartData",
     "UsageData",
     "UserMessageData",
+    "WebData",
+    "WebWhyData",
     "decode_event",
     "encode_event",
 ]

@@ -30,6 +30,8 @@ __all__ = [
     "ShutdownData",
     "StatusData",
     "TurnPhase",
+    "WebData",
+    "WebWhyData",
 ]
 
 TurnPhase = Literal["session_start", "prompt_submit", "preread", "snapshot"]
@@ -48,6 +50,24 @@ class ContextData(EventData):
     percent: int
     compact_at: int
     """The percentage at which the pod compacts on its own."""
+
+
+class WebWhyData(EventData):
+    """Why search and fetch are what they are: the model's support, the config, or the
+    platform (the scripted provider runs no server tools)."""
+
+    search: str
+    fetch: str
+
+
+class WebData(EventData):
+    """What the pod's turn requests declare for the web (docs/web.md)."""
+
+    search: Literal["on", "off"]
+    """The API's web search tool."""
+    fetch: Literal["server", "local", "off"]
+    """``server``: the API's web fetch tool; ``local``: the pod's own ``web_fetch`` tool."""
+    why: WebWhyData
 
 
 class StatusData(EventData):
@@ -73,6 +93,9 @@ class StatusData(EventData):
     thinking: str = ""
     """What the requests ask for in thinking (``adaptive``, ``budget 16000``, ``off``...), or
     why the model refuses the setting; empty until the first turn asks the model."""
+    web: WebData | None = None
+    """Web search and fetch as the requests declare them, and why; null until the first turn
+    asks the model."""
     sandbox: str = ""
     """Where ``bash`` commands run, in words: ``on · network off``, ``off``, or
     ``unavailable (<why>): …`` with what that means for commands (docs/sandbox.md)."""

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.config.hooks import HookCommand, HooksConfig
 from orchestrator.config.model import PodConfig
 from orchestrator.core.usage import TokenUsage
-from orchestrator.protocol import ContextData, HookData, StatusData
+from orchestrator.core.web import WebPlan
+from orchestrator.protocol import ContextData, HookData, StatusData, WebData, WebWhyData
 from orchestrator.protocol.filling import to_data
 from orchestrator.runtime.context import ContextSize
 from orchestrator.runtime.status_source import StatusSource
@@ -34,6 +35,8 @@ __all__ = [
     "sandbox_summary",
     "session_cost",
     "status_text",
+    "web_data",
+    "web_line",
 ]
 
 
@@ -50,6 +53,28 @@ def session_cost(config: PodConfig, model: str, usage: TokenUsage) -> float | No
     return round(prices.cost(usage, ttl=config.prompt_cache), 6)
 
 
+def web_data(plan: WebPlan | None) -> WebData | None:
+    """The web plan as ``status`` reports it (None: not decided yet)."""
+    if plan is None:
+        return None
+    return WebData(
+        search="on" if plan.search else "off",
+        fetch=plan.fetch,
+        why=WebWhyData(search=plan.search_why, fetch=plan.fetch_why),
+    )
+
+
+def web_line(web: dict[str, Any] | None) -> str:
+    """``pod status``'s web line: what search and fetch resolved to, and why."""
+    if not web:
+        return "web not decided yet (the first turn asks the model)"
+    why = web.get("why") or {}
+    return (
+        f"web search {web['search']} ({why.get('search', '')}) · "
+        f"fetch {web['fetch']} ({why.get('fetch', '')})"
+    )
+
+
 def status_text(data: dict[str, Any]) -> str:
     """``pod status`` for a person: state, model, turn, tokens, context and cost."""
     usage = data.get("usage") or {}
@@ -59,6 +84,10 @@ def status_text(data: dict[str, Any]) -> str:
         tokens += (
             f" (cache read {cached:,}, written {usage.get('cache_creation_input_tokens', 0):,})"
         )
+    # Searches are billed apiece, so they stand beside the tokens they are priced with.
+    for kind, label in (("web_search_requests", "search"), ("web_fetch_requests", "fetch")):
+        if count := usage.get(kind, 0):
+            tokens += f" · {count:,} web {label}{'es' if count != 1 else ''}"
     # The machine's state says more only where it differs from the coarse status.
     state = f" ({data['state']})" if data["state"] != data["status"] else ""
     lines = [
@@ -74,6 +103,7 @@ def status_text(data: dict[str, Any]) -> str:
         )
     thinking = data.get("thinking") or "not asked yet"
     lines.append(f"thinking {thinking} · sandbox {data.get('sandbox') or 'unknown'}")
+    lines.append(web_line(data.get("web")))
     waiting = data.get("approvals") or []
     if waiting:
         lines.append(
@@ -227,6 +257,7 @@ class StatusBoard:
                 if c.thinking
                 else ""
             ),
+            web=web_data(c.web),
             sandbox=sandbox_summary(c),
             cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
             approvals=c.approvals.pending(),

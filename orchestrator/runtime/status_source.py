@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from orchestrator.config.hooks import HookCommand
 from orchestrator.config.model import PodConfig
 from orchestrator.core.usage import TokenUsage
+from orchestrator.core.web import WebPlan
 from orchestrator.protocol import (
     ApprovalRequestData,
     ElicitationRequestData,
@@ -154,6 +155,11 @@ class StatusSource(Protocol):
     @property
     def thinking(self) -> _Thinking | None:
         """How the pod asks the model to think (None: not asked yet)."""
+        ...
+
+    @property
+    def web(self) -> WebPlan | None:
+        """The web tools the requests declare (None: not decided yet)."""
         ...
 
     @property

@@ -46,6 +46,7 @@ from orchestrator.core.server_loop import (
 from orchestrator.core.server_tools import cited_source, summarize_result
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.validator import IncrementalValidator
+from orchestrator.core.web import WebPlan
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
     CitationData,
@@ -123,6 +124,11 @@ class TurnHost(Protocol):
     @property
     def thinking_plan(self) -> ThinkingPlan:
         """What every request asks for in thinking and effort."""
+        ...
+
+    @property
+    def web_plan(self) -> WebPlan:
+        """The API's web tools every turn request declares (docs/web.md)."""
         ...
 
     async def before_tools(self, calls: list[ToolUseBlock]) -> None:
@@ -259,7 +265,8 @@ class Turn:
         messages = await self.host.wire_messages()
         if request is None:
             context = self.host.context
-            estimate = context.estimate(self.system_prompt, self.tools.registry.specs(), messages)
+            tools = [*self.tools.registry.specs(), *self.host.web_plan.server_tools]
+            estimate = context.estimate(self.system_prompt, tools, messages)
             if context.due(estimate) and not self.compaction_futile:
                 request = CompactionRequest(trigger="auto")
         if request is None:
@@ -334,7 +341,10 @@ class Turn:
                 "internal: history is not wire-valid: " + "; ".join(map(str, violations[:3])),
                 code="internal",
             )
-        tools = self.tools.registry.specs()
+        # The API's server tools go after the client tools (the prompt cache's prefix); the
+        # compaction's summary request never carries them (docs/web.md: a summary must not
+        # search).
+        tools = [*self.tools.registry.specs(), *self.host.web_plan.server_tools]
         plan = self.host.thinking_plan
         request = ProviderRequest(
             model=self.model,

@@ -142,6 +142,15 @@ output = 0.0
 cache_write = 0.0
 cache_write_1h = 0.0
 cache_read = 0.0
+web_search_per_1k = 0.0
+web_fetch_per_1k = 0.0
+
+[web]
+search = "on"
+fetch = "server"
+max_uses = 100
+allowed_domains = ["evil.example"]
+blocked_domains = ["docs.python.org"]
 
 [mcp]
 elicitation = "defaults"

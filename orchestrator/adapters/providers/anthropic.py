@@ -61,6 +61,7 @@ from orchestrator.adapters.providers.model_info import (
 )
 from orchestrator.core.prompt_cache import BlockPosition, place_breakpoints
 from orchestrator.core.thinking import ModelThinking
+from orchestrator.core.web import ModelWeb
 
 __all__ = ["AlertCallback", "AnthropicProvider"]
 
@@ -164,6 +165,14 @@ class AnthropicProvider:
         if info is None or info.capabilities is None:
             return None
         return ModelThinking.from_capabilities(info.id or self.model, info.capabilities)
+
+    async def web_capabilities(self) -> ModelWeb | None:
+        """``capabilities.server_tools`` from the Models API (asked with the window); None
+        when it lists no capabilities."""
+        info = await self._model_info()
+        if info is None or info.capabilities is None:
+            return None
+        return ModelWeb.from_capabilities(info.id or self.model, info.capabilities)
 
     async def _model_info(self) -> ModelInfo | None:
         model = self.model

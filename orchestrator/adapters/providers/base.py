@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the SDK is imported only by the provider that talks to the 
     from anthropic.types import OutputConfigParam, ThinkingConfigParam
 
     from orchestrator.core.thinking import ModelThinking
+    from orchestrator.core.web import ModelWeb
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,4 +188,10 @@ class Provider(Protocol):
     async def thinking_capabilities(self) -> ModelThinking | None:
         """What thinking the model accepts (the Models API's ``capabilities``); None or a
         ProviderError when it cannot tell."""
+        ...
+
+    async def web_capabilities(self) -> ModelWeb | None:
+        """Whether the API's web tools run for the model (``capabilities.server_tools``), or
+        why no server tool runs on this platform; None or a ProviderError when it cannot
+        tell."""
         ...

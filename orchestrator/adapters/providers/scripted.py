@@ -69,6 +69,7 @@ from orchestrator.core.history import (
 from orchestrator.core.thinking import ModelThinking
 from orchestrator.core.tokens import MessageTokens, estimate_text
 from orchestrator.core.validator import IncrementalValidator
+from orchestrator.core.web import ModelWeb
 
 
 class ScriptedToolCall(BaseModel):
@@ -302,6 +303,10 @@ class ScriptedProvider:
     async def thinking_capabilities(self) -> ModelThinking | None:
         """What it was told the model accepts."""
         return self.thinking
+
+    async def web_capabilities(self) -> ModelWeb | None:
+        """None run here: its replies come from a script, and no API runs server tools."""
+        return ModelWeb.no_server_tools(self.model, "the scripted provider runs no server tools")
 
 
 def _scripted_error(reply: ScriptedReply) -> ProviderError:

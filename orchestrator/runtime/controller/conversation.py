@@ -12,6 +12,7 @@ from orchestrator.adapters.session import SpendRecord
 from orchestrator.core.history import AssistantMessage, Compaction, Item
 from orchestrator.core.thinking import ThinkingPlan, ThinkingRefused
 from orchestrator.core.usage import TokenUsage
+from orchestrator.core.web import WebPlan
 from orchestrator.runtime.context import OFF_LOOP_ITEMS
 from orchestrator.runtime.controller.state import ControllerState
 from orchestrator.runtime.offload import off_loop
@@ -98,12 +99,20 @@ def thinking_plan(state: ControllerState) -> ThinkingPlan:
     return state.thinking or ThinkingPlan()
 
 
+def web_plan(state: ControllerState) -> WebPlan:
+    """The web tools the requests declare (none until the model's capabilities are known)."""
+    return state.web or WebPlan()
+
+
 async def learn_window(state: ControllerState) -> None:
-    """Make sure the model's window and thinking plan are known (asks the provider once);
-    :class:`TurnError` before any request when the model refuses the thinking settings."""
+    """Make sure the model's window, thinking plan and web plan are known (asks the provider
+    once); :class:`TurnError` before any request when the model refuses the thinking
+    settings."""
     await state.context.learn_window(state.provider, state.alert)
     if state.thinking is None and state.thinking_refused is None:
         await _learn_thinking(state)
+    if state.web is None:
+        await _learn_web(state)
     if state.thinking_refused is not None:
         raise TurnError(state.thinking_refused, code="invalid_request")
 
@@ -127,6 +136,25 @@ async def _learn_thinking(state: ControllerState) -> None:
     state.board.changed()
 
 
+async def _learn_web(state: ControllerState) -> None:
+    web = state.config.web
+    try:
+        capabilities = await state.provider.web_capabilities()
+    except ProviderError as exc:
+        # ``auto`` asks for nothing then, and the window's lookup already said why; an
+        # explicit setting is declared as asked, and that is worth a word.
+        capabilities = None
+        if web.search == "on" or web.fetch == "server":
+            state.alert("info", "web", f"the web tools are declared as configured: {exc}")
+    plan = state.config.web_plan(capabilities)
+    if web.search == "on" and not plan.search:
+        state.alert("warn", "web", f"web search is off: {plan.search_why}")
+    if web.fetch == "server" and not plan.server_fetch:
+        state.alert("warn", "web", f"web fetch is off: {plan.fetch_why}")
+    state.web = plan
+    state.board.changed()
+
+
 __all__ = [
     "commit",
     "count_spent",
@@ -135,5 +163,6 @@ __all__ = [
     "move_prune_bound",
     "spend",
     "thinking_plan",
+    "web_plan",
     "wire_messages",
 ]

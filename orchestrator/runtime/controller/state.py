@@ -32,6 +32,7 @@ from orchestrator.core.segments import FileRefSegment
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.usage import TokenUsage
 from orchestrator.core.validator import IncrementalValidator
+from orchestrator.core.web import WebPlan
 from orchestrator.protocol import ErrorData, TurnPhase
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context
@@ -149,6 +150,8 @@ class ControllerState:
     """Decided from the model's capabilities at the first turn (see ``learn_window``)."""
     thinking_refused: str | None = None
     """Why the model refuses the configured thinking, once asked (every turn then fails)."""
+    web: WebPlan | None = None
+    """The web tools the turn requests declare, decided with the thinking plan."""
 
     def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:
         """Broadcast one event to every client."""

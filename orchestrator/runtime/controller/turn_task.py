@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from orchestrator.adapters.session import SessionWriteError
 from orchestrator.core.history import History, Item, ToolUseBlock
 from orchestrator.core.thinking import ThinkingPlan
+from orchestrator.core.web import WebPlan
 from orchestrator.protocol import ErrorData
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context
@@ -50,6 +51,10 @@ class _TurnHost:
     @property
     def thinking_plan(self) -> ThinkingPlan:
         return conversation.thinking_plan(self._state)
+
+    @property
+    def web_plan(self) -> WebPlan:
+        return conversation.web_plan(self._state)
 
     def commit(self, item: Item) -> Item:
         return conversation.commit(self._state, item)

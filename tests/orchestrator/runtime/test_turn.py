@@ -29,6 +29,7 @@ from orchestrator.core.history import (
 )
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.validator import IncrementalValidator, validate_wire
+from orchestrator.core.web import WebPlan
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context
 from orchestrator.runtime.tool_runner import ToolRunner
@@ -76,6 +77,7 @@ class Host:
         return self.context.messages()
 
     thinking_plan = ThinkingPlan()
+    web_plan = WebPlan()
 
 
 def _turn(host: Host, workspace: Path, replies: list[ScriptedReply], max_rounds: int = 10) -> Turn:
