@@ -107,17 +107,6 @@ def validate_request(
         _validate_encrypted(merged)
 
 
-SERVER_TOOL_TYPES = frozenset(
-    f"{name}_{version}"
-    for name, versions in (
-        ("web_search", ("20250305", "20260209", "20260318")),
-        ("web_fetch", ("20250910", "20260209", "20260309", "20260318")),
-    )
-    for version in versions
-)
-"""The server tools' ``type`` values the SDK knows (they carry no ``input_schema``)."""
-
-
 def _validate_tools(tools: Any) -> None:
     if tools is None:
         return
