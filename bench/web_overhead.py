@@ -1,23 +1,28 @@
 """The pod's work per round with the API's server tools on, against the same rounds without.
 
 Two in-process pods (``build_pod``: the real Anthropic provider and SDK, config, session file
-with fsync, lifecycle machine, a trivial ``noop`` tool) talk over HTTP to the project's fake
-Messages API (:class:`conformance.fake_api.FakeAnthropic`, streaming). Each turn is R requests:
+with fsync, lifecycle machine, a trivial ``noop`` tool), each talking over HTTP to its own fake
+Messages API (``python -m conformance.fake_api``, streaming) **in a process of its own**, so that
+the CPU time of this process is the pod's work alone. Each turn starts from the same preloaded
+history (100 items) and sends R requests:
 
 * **off**: ``[web] search = "off"``; R-1 rounds whose reply says a line and calls ``noop``,
   then a text round;
 * **on**: ``[web] search = "on"`` (every request declares ``web_search`` and ``web_fetch``);
   the same rounds, each reply opening with a search (a ``server_tool_use``, its result with
-  two pages and ``encrypted_content``) and citing it, and every fourth request a server loop
-  that stops with ``pause_turn`` and is continued at once (a continuation is a round).
+  two pages and ``encrypted_content``, ~1.2 KB) and citing it;
+* **pause**: as *on*, and every fourth request a server loop that stops with ``pause_turn``
+  (a search, no text) and is continued at once: a continuation is a round, one without a tool.
 
-The pod's work in a turn is its wall time minus the time the fake spent on each request
-(``answered_s - received_s``: reading, validating, planning and writing its answer, all in the
-fake's own threads), divided by R. The two pods run their turns alternately, so the machine's
-load falls on both alike; the figure is the median over turns. The bar: on / off ≤ 1.1. What
-the "on" pod does more is the pod's whole handling of the server tools: declaring them,
-parsing the server blocks and citations off the stream, keeping them byte for byte in history
-and the session file, sending them back in every later request, and continuing ``pause_turn``.
+What *on* does beyond *off* is the pod's handling of the server tools: declaring them, reading
+the server blocks and citations off the stream, keeping them byte for byte in the history and
+the session file, and sending them back in every later request (which carries their bytes).
+
+The measure is the process CPU time of a turn (``time.process_time``) divided by R: the fake's
+work is in its own process, and CPU time does not count the waits a loaded machine adds. The
+pods run their turns in turn; each figure is the median over turns. Wall time per round is
+reported too. The bar: on / off ≤ 1.1 (pause / off is reported beside it: its continuation
+rounds run no tool, so it is cheaper per round than it looks).
 
     python -m bench.web_overhead [--quick]
 """
@@ -26,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -34,6 +41,7 @@ from bench._common import (
     NoopTool,
     Result,
     bench_config,
+    history_items,
     main_for,
     median,
     row,
@@ -43,32 +51,71 @@ from bench._common import (
 NAME = "web_overhead"
 ROUNDS = 24
 TURNS = 9
+HISTORY = 100
 TARGET = 1.1
 _RUN_LINE = json.dumps({"method": "run", "params": {"segments": [{"kind": "text", "text": "go"}]}})
+_TEXT = "Checking one thing."
 
 
 def _drop(line: bytes) -> None:
     """Direct replies of the in-process ``run`` (none expected)."""
 
 
-class WebPod:
-    """One pod against its own fake, with server tools on or off."""
+def _server_bytes() -> int:
+    """The bytes a reply's search and citation add."""
+    from conformance.fake_api import Reply, ServerCall
+    from conformance.web import plan_server_blocks
 
-    def __init__(self, root: Path, *, web: bool, rounds: int) -> None:
-        from conformance.fake_api import FakeAnthropic
+    reply = Reply(text=_TEXT, server_calls=[ServerCall(input={"query": "round 1"})])
+    plan = plan_server_blocks(reply, declared={"web_search": {}})
+    return len(json.dumps(plan.leading + plan.citations))
+
+
+VARIANTS = ("off", "on", "pause")
+
+
+def script(variant: str, *, rounds: int, turns: int) -> list[dict[str, Any]]:
+    """The fake's steps for ``turns`` turns of ``rounds`` requests (JSON form)."""
+    text = _TEXT
+    steps: list[dict[str, Any]] = []
+    for _ in range(turns):
+        for n in range(1, rounds + 1):
+            search = [{"input": {"query": f"round {n}"}}] if variant != "off" else []
+            if variant == "pause" and n < rounds and n % 4 == 1:
+                steps.append({"type": "reply", "server_calls": search, "stop_reason": "pause_turn"})
+            elif n == rounds:
+                steps.append({"type": "reply", "text": text, "server_calls": search})
+            else:
+                noop = [{"name": "noop", "input": {}}]
+                steps.append(
+                    {"type": "reply", "text": text, "server_calls": search, "tool_calls": noop}
+                )
+    return steps
+
+
+class WebPod:
+    """One pod against its own fake (a subprocess), with server tools on or off."""
+
+    def __init__(self, root: Path, variant: str, *, rounds: int, turns: int) -> None:
         from orchestrator.adapters.providers.anthropic import AnthropicProvider
         from orchestrator.config.web import WebConfig
         from orchestrator.protocol import parse_request
         from orchestrator.serving.pod import build_pod
 
-        self.web = web
+        name, web = variant, variant != "off"
         self.rounds = rounds
-        self.fake = FakeAnthropic().start()
-        self.fake.responder = self._respond
-        self.provider = AnthropicProvider(
-            "fake-model", api_key="bench", base_url=self.fake.base_url, retry_base_delay_s=0.01
+        steps = root / f"script-{name}.json"
+        steps.write_text(json.dumps(script(variant, rounds=rounds, turns=turns)))
+        self.fake = subprocess.Popen(
+            [sys.executable, "-m", "conformance.fake_api", "--script", str(steps)],
+            stdout=subprocess.PIPE,
+            text=True,
         )
-        name = "on" if web else "off"
+        assert self.fake.stdout is not None
+        base_url = self.fake.stdout.readline().strip()
+        self.provider = AnthropicProvider(
+            "fake-model", api_key="bench", base_url=base_url, retry_base_delay_s=0.01
+        )
         settings = WebConfig(search="on", fetch="server") if web else WebConfig(search="off")
         config = bench_config(
             root,
@@ -81,80 +128,81 @@ class WebPod:
         self.pod = build_pod(config, broadcast=self._sink, provider=self.provider)
         self.controller = self.pod.controller
         self.controller.tools.registry.register(NoopTool())
+        self.items = history_items(HISTORY)
         _, self.params = parse_request(_RUN_LINE)
-        self._answered = 0
 
     def _sink(self, line: bytes) -> None:
         if line.startswith(b'{"event": "run_end"'):
             self.run_ends.append(json.loads(line)["data"]["result"])
 
-    def _respond(self, body: dict[str, Any]) -> Any:
-        from conformance.fake_api import Reply, ServerCall, ToolCall
+    def _reset(self) -> None:
+        """The same preloaded history at the start of every turn (as round_overhead does)."""
+        from orchestrator.core.history import History
+        from orchestrator.runtime.context import Context
 
-        self._answered += 1
-        n = self._answered
-        last = n % self.rounds == 0
-        if self.web and not last and n % 4 == 1:
-            return Reply(server_calls=[ServerCall()], stop_reason="pause_turn")
-        searches = [ServerCall(input={"query": f"round {n}"})] if self.web else []
-        if last:
-            return Reply(text="Done, as the sources say.", server_calls=searches)
-        return Reply(
-            text="Checking one thing.", server_calls=searches, tool_calls=[ToolCall("noop")]
-        )
+        history = History(list(self.items))
+        c = self.controller
+        c.history = c.transcript.history = history
+        c.context = c.compactor.context = Context(config=c.config, history=history)
 
-    async def turn(self) -> float:
-        """Run one turn; the pod's own time in it (the fake's time taken out), in seconds."""
-        before = len(self.fake.requests)
+    async def turn(self) -> tuple[float, float]:
+        """Run one turn: (CPU seconds of this process, wall seconds)."""
+        self._reset()
         ends = len(self.run_ends)
-        start = time.perf_counter()
+        cpu, wall = time.process_time(), time.perf_counter()
         self.pod.methods.handle("run", self.params, None, _drop)
         await self.controller.wait_idle()
-        wall = time.perf_counter() - start
-        requests = self.fake.requests[before:]
-        if self.run_ends[ends:] != ["finished"] or len(requests) != self.rounds:
-            raise RuntimeError(
-                f"turn did not finish as scripted: {self.run_ends[ends:]}, {len(requests)} "
-                f"requests, refused: {[r.error for r in requests if not r.valid]}"
-            )
-        if not all(r.valid for r in requests):
-            raise RuntimeError(f"the fake refused: {[r.error for r in requests if not r.valid]}")
-        fake = sum((r.answered_s or r.received_s) - r.received_s for r in requests)
-        return wall - fake
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        if self.run_ends[ends:] != ["finished"]:
+            raise RuntimeError(f"turn did not finish: {self.run_ends[ends:]}")
+        return cpu, wall
+
+    def searched(self) -> int:
+        """Server tool calls in the history the last turn left."""
+        from orchestrator.core.history import AssistantMessage
+
+        return sum(
+            len(item.server_calls)
+            for item in self.controller.history.items
+            if isinstance(item, AssistantMessage)
+        )
 
     async def close(self) -> None:
         """Close the session file, the provider's client and the fake."""
         self.controller.transcript.session.close()
         await self.provider.aclose()
-        self.fake.stop()
+        self.fake.terminate()
+        self.fake.wait(10)
 
 
 async def measure(root: Path, rounds: int, turns: int) -> dict[str, Any]:
-    """Per-round pod time, off and on, over ``turns`` alternating turns each (one warm-up)."""
-    off = WebPod(root, web=False, rounds=rounds)
-    on = WebPod(root, web=True, rounds=rounds)
+    """Per-round CPU and wall time of each variant over ``turns`` turns taken in turn (after
+    one warm-up turn each)."""
+    pods = {v: WebPod(root, v, rounds=rounds, turns=turns + 1) for v in VARIANTS}
+    cpu: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    wall: dict[str, list[float]] = {v: [] for v in VARIANTS}
     try:
-        await off.turn()
-        await on.turn()
-        samples: dict[str, list[float]] = {"off": [], "on": []}
+        for pod in pods.values():
+            await pod.turn()
         for _ in range(turns):
-            samples["off"].append(await off.turn() / rounds * 1000)
-            samples["on"].append(await on.turn() / rounds * 1000)
-        searched = sum(
-            1
-            for r in on.fake.requests
-            if any(t.get("type", "").startswith("web_search_") for t in r.body.get("tools", []))
-        )
+            for name, pod in pods.items():
+                spent, took = await pod.turn()
+                cpu[name].append(spent / rounds * 1000)
+                wall[name].append(took / rounds * 1000)
+        searched = {name: pod.searched() for name, pod in pods.items()}
+        if searched["off"] or not searched["on"] or not searched["pause"]:
+            raise RuntimeError(f"server calls per turn are not as scripted: {searched}")
     finally:
-        await off.close()
-        await on.close()
-    return {
-        "rounds": rounds,
-        "turns": turns,
-        "off_ms_per_round": median(samples["off"]),
-        "on_ms_per_round": median(samples["on"]),
-        "samples_ms": samples,
-        "on_requests_declaring_web_search": searched,
+        for pod in pods.values():
+            await pod.close()
+    out: dict[str, Any] = {"rounds": rounds, "turns": turns, "history_items": HISTORY}
+    for name in VARIANTS:
+        out[f"{name}_cpu_ms_per_round"] = median(cpu[name])
+        out[f"{name}_wall_ms_per_round"] = median(wall[name])
+    return out | {
+        "cpu_samples_ms": cpu,
+        "server_calls_per_turn": searched,
+        "server_bytes_per_reply": _server_bytes(),
     }
 
 
@@ -164,16 +212,21 @@ def run(quick: bool = False) -> Result:
     turns = 2 if quick else TURNS
     with scratch_workspace() as root:
         figures = asyncio.run(measure(root, rounds, turns))
-    off, on = figures["off_ms_per_round"], figures["on_ms_per_round"]
+    off, on = figures["off_cpu_ms_per_round"], figures["on_cpu_ms_per_round"]
+    paused = figures["pause_cpu_ms_per_round"]
     ratio = on / off if off > 0 else None
     table = [
-        row("pod ms/round, server tools off", off, "ms"),
+        row("pod CPU ms/round, server tools off", off, "ms"),
+        row("pod CPU ms/round, server tools on", on, "ms", note="a search + cited text a reply"),
         row(
-            "pod ms/round, server tools on",
-            on,
+            "pod CPU ms/round, on with pause_turn",
+            paused,
             "ms",
-            note="a search + cited text every reply, pause_turn every 4th request",
+            note="and a pause_turn continued every 4th request",
         ),
+        row("wall ms/round, off", figures["off_wall_ms_per_round"], "ms"),
+        row("wall ms/round, on", figures["on_wall_ms_per_round"], "ms"),
+        row("pause_turn / off", paused / off if off > 0 else None, "x"),
         row(
             "on / off",
             ratio,
@@ -186,7 +239,7 @@ def run(quick: bool = False) -> Result:
         "benchmark": NAME,
         "quick": quick,
         "params": {"rounds": rounds, "turns": turns},
-        "results": {**figures, "ratio": ratio},
+        "results": {**figures, "ratio": ratio, "pause_ratio": paused / off if off > 0 else None},
         "table": table,
     }
 

@@ -300,6 +300,17 @@ def test_a_result_sent_back_with_another_title_is_refused(api: FakeAnthropic) ->
     assert "content.1: Invalid `encrypted_content`" in refused(api, messages)
 
 
+def test_encrypted_content_swapped_between_results_is_refused(api: FakeAnthropic) -> None:
+    # Each is one the fake issued, but for another page: it vouches for its URL and title.
+    messages = searched(api)
+    first, second = messages[1]["content"][1]["content"]
+    first["encrypted_content"], second["encrypted_content"] = (
+        second["encrypted_content"],
+        first["encrypted_content"],
+    )
+    assert "content.0: Invalid `encrypted_content`" in refused(api, messages)
+
+
 def test_a_changed_encrypted_index_is_refused(api: FakeAnthropic) -> None:
     messages = searched(api)
     messages[1]["content"][2]["citations"][0]["encrypted_index"] = "Eo-forged"
