@@ -24,6 +24,13 @@ pods run their turns in turn; each figure is the median over turns. Wall time pe
 reported too. The bar: on / off ≤ 1.1 (pause / off is reported beside it: its continuation
 rounds run no tool, so it is cheaper per round than it looks).
 
+An in-process pass does the same without the SDK and HTTP (``bench.round_overhead``'s pod
+and scripted provider, which makes the server blocks itself, over a 1,000-item history):
+what the orchestrator's own handling of server tools costs per round, on / off. Through the
+SDK, most of the difference is the SDK's: it deep-copies every request's params before sending
+them (``anthropic._utils._prepare``) and builds its models for every streamed block, costs
+that grow with the blocks the conversation holds.
+
     python -m bench.web_overhead [--quick]
 """
 
@@ -206,12 +213,75 @@ async def measure(root: Path, rounds: int, turns: int) -> dict[str, Any]:
     }
 
 
+async def measure_in_process(root: Path, history: int, rounds: int, turns: int) -> dict[str, Any]:
+    """Per-round CPU time of ``bench.round_overhead``'s in-process pod (scripted provider, no
+    SDK, no HTTP), its replies with and without a search and cited text, turns taken in turn."""
+    from bench.round_overhead import OverheadPod
+    from orchestrator.adapters.providers.scripted import ScriptedReply, ScriptedToolCall
+    from orchestrator.adapters.providers.scripted_web import ScriptedCitation, ScriptedServerCall
+
+    pages = [
+        {"url": "https://example.com/a/1", "title": "Result 1 for round"},
+        {"url": "https://example.com/a/2", "title": "Result 2 for round"},
+    ]
+    cited = ScriptedCitation(url=pages[0]["url"], title=pages[0]["title"], cited_text="A line.")
+
+    def replies(web: bool) -> list[ScriptedReply]:
+        out = []
+        for n in range(1, rounds + 1):
+            search = [ScriptedServerCall(input={"query": f"round {n}"}, pages=pages)] if web else []
+            tools = [ScriptedToolCall(name="noop")] if n < rounds else []
+            out.append(
+                ScriptedReply(
+                    text=_TEXT,
+                    tool_calls=tools,
+                    server_calls=search,
+                    citations=[cited] if web else [],
+                )
+            )
+        return out
+
+    class Pod(OverheadPod):
+        web = False
+
+        def reset(self) -> None:
+            super().reset()
+            self.provider.replies = replies(self.web)
+
+    pods = {"off": Pod(root, history, rounds), "on": Pod(root, history, rounds)}
+    pods["on"].web = True
+    cpu: dict[str, list[float]] = {"off": [], "on": []}
+    try:
+        for pod in pods.values():
+            await pod.turn()
+        for _ in range(turns):
+            for name, pod in pods.items():
+                spent = time.process_time()
+                await pod.turn()
+                cpu[name].append((time.process_time() - spent) / rounds * 1000)
+    finally:
+        for pod in pods.values():
+            pod.close()
+    off, on = median(cpu["off"]), median(cpu["on"])
+    return {
+        "history_items": history,
+        "rounds": rounds,
+        "off_cpu_ms_per_round": off,
+        "on_cpu_ms_per_round": on,
+        "ratio": on / off if off > 0 else None,
+        "cpu_samples_ms": cpu,
+    }
+
+
 def run(quick: bool = False) -> Result:
     """The benchmark; ``quick``: fewer rounds and turns."""
     rounds = 8 if quick else ROUNDS
     turns = 2 if quick else TURNS
     with scratch_workspace() as root:
         figures = asyncio.run(measure(root, rounds, turns))
+        inner = asyncio.run(
+            measure_in_process(root, 100 if quick else 1_000, 6 if quick else 50, turns)
+        )
     off, on = figures["off_cpu_ms_per_round"], figures["on_cpu_ms_per_round"]
     paused = figures["pause_cpu_ms_per_round"]
     ratio = on / off if off > 0 else None
@@ -228,6 +298,14 @@ def run(quick: bool = False) -> Result:
         row("wall ms/round, on", figures["on_wall_ms_per_round"], "ms"),
         row("pause_turn / off", paused / off if off > 0 else None, "x"),
         row(
+            f"in process (no SDK, no HTTP) @ {inner['history_items']:,} items: on / off",
+            inner["ratio"],
+            "x",
+            target=f"≤ {TARGET:g}",
+            met=inner["ratio"] is not None and inner["ratio"] <= TARGET,
+            note=f"{inner['off_cpu_ms_per_round']:.3f} → {inner['on_cpu_ms_per_round']:.3f} ms",
+        ),
+        row(
             "on / off",
             ratio,
             "x",
@@ -239,7 +317,12 @@ def run(quick: bool = False) -> Result:
         "benchmark": NAME,
         "quick": quick,
         "params": {"rounds": rounds, "turns": turns},
-        "results": {**figures, "ratio": ratio, "pause_ratio": paused / off if off > 0 else None},
+        "results": {
+            **figures,
+            "ratio": ratio,
+            "pause_ratio": paused / off if off > 0 else None,
+            "in_process": inner,
+        },
         "table": table,
     }
 
