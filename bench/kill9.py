@@ -31,7 +31,7 @@ rule. The request log gives the thinking blocks sent back (the ``thinking`` and
 summed over requests) and the requests that did not turn thinking on; with ``--thinking`` a
 run with any of the latter, or with nothing sent back, is a problem.
 
-``--web`` draws the API's own tools into the replies (:mod:`bench.kill9_web`): ``pause_turn``
+``--web`` draws the API's own tools into the replies (:mod:`bench._kill9_web`): ``pause_turn``
 server loops, searches and fetches with cited text, and server calls left open beside bash
 calls, with a kill point inside the loop (``mid_server_loop``); the summary adds what the final
 session keeps of them (``web``), and a run in which none survived is a problem.
@@ -64,7 +64,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.kill9_web import add_server_tools, count_server_blocks  # noqa: E402
+from bench._kill9_web import add_server_tools, count_server_blocks  # noqa: E402
 from orchestrator.adapters.session import load_session  # noqa: E402
 from orchestrator.core.history import (  # noqa: E402
     ToolResult,

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from bench.kill9_web import add_server_tools, count_server_blocks
+from bench._kill9_web import add_server_tools, count_server_blocks
 from orchestrator.core.history import (
     AssistantMessage,
     ServerToolResultBlock,
