@@ -308,7 +308,7 @@ def run(quick: bool = False) -> Result:
     with scratch_workspace() as root:
         figures = asyncio.run(measure(root, rounds, turns))
         inner = asyncio.run(
-            measure_in_process(root, 100 if quick else 1_000, 6 if quick else 50, turns)
+            measure_in_process(root, 100 if quick else 1_000, 6 if quick else 50, turns * 3)
         )
     off, on = figures["off_cpu_ms_per_round"], figures["on_cpu_ms_per_round"]
     paused = figures["pause_cpu_ms_per_round"]
