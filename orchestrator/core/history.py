@@ -319,7 +319,8 @@ class History:
         self._next_seq = next_seq
         self.turn = turn
         self.tool_use_ids: set[str] = set()
-        """Every tool_use id in the history (the API requires them unique)."""
+        """Every tool_use and server_tool_use id in the history (the API requires them
+        unique, the two kinds together)."""
         for item in items or []:
             self._items.append(item)
             self._note_ids(item)
@@ -329,6 +330,7 @@ class History:
     def _note_ids(self, item: Item) -> None:
         if isinstance(item, AssistantMessage):
             self.tool_use_ids.update(call.id for call in item.tool_uses)
+            self.tool_use_ids.update(call.id for call in item.server_calls)
 
     def __len__(self) -> int:
         return len(self._items)

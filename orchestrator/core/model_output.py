@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from orchestrator.core.history import (
+    SERVER_TOOL_ID_PREFIX,
     Block,
     RedactedThinkingBlock,
     ServerToolResultBlock,
@@ -113,9 +114,13 @@ def _shown(name: str) -> str:
     return repr(short)
 
 
+def _server_id(call_id: str) -> bool:
+    return call_id.startswith(SERVER_TOOL_ID_PREFIX)
+
+
 def _fresh_id(base: str, used: set[str]) -> str:
     """The first of ``<base>_2``, ``<base>_3``, … not in ``used`` (a deterministic choice)."""
-    stem = base if TOOL_USE_ID.match(base) else "toolu_pod"
+    stem = base if TOOL_USE_ID.match(base) and not _server_id(base) else "toolu_pod"
     n = 2
     while f"{stem}_{n}" in used:
         n += 1
@@ -126,7 +131,8 @@ def normalize_reply(blocks: Sequence[Block], *, earlier_ids: Collection[str]) ->
     """The reply's blocks as they may be committed after ``earlier_ids`` (see the module)."""
     out: list[Block] = []
     answers: list[ToolResult] = []
-    used = set(earlier_ids)
+    # Server calls' ids are taken too: every id of the conversation must be unique.
+    used = set(earlier_ids) | {b.id for b in blocks if isinstance(b, ServerToolUseBlock)}
     replaced = 0
     renamed: list[str] = []
     refused: list[str] = []
@@ -180,7 +186,9 @@ def _normal_call(
 ) -> tuple[ToolUseBlock, int]:
     """One call made committable; appends to the change lists. Returns it and surrogates fixed."""
     call_id = call.id if isinstance(call.id, str) else ""
-    if not TOOL_USE_ID.match(call_id) or call_id in used:
+    if not TOOL_USE_ID.match(call_id) or call_id in used or _server_id(call_id):
+        # A client call under a server call's id would be answered by a tool_result, which
+        # the API refuses for a srvtoolu_ id.
         fresh = _fresh_id(call_id, used)
         renamed.append(f"{_shown(call_id)} became {fresh}")
         call_id = fresh

@@ -19,6 +19,7 @@ where the API itself would have put a result. The paused content itself is kept 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from orchestrator.core.history import (
@@ -26,11 +27,14 @@ from orchestrator.core.history import (
     Block,
     Compaction,
     Item,
+    RedactedThinkingBlock,
     ServerToolResultBlock,
     ServerToolUseBlock,
     TextBlock,
+    ThinkingBlock,
     UserMessage,
 )
+from orchestrator.core.validator import well_formed_tool_use
 
 __all__ = [
     "PAUSE_TURN",
@@ -40,6 +44,8 @@ __all__ = [
     "closed_loaded_server_calls",
     "closing_message",
     "open_server_calls",
+    "server_rules_kept",
+    "sound_server_blocks",
     "unopened_results",
 ]
 
@@ -133,6 +139,68 @@ def unopened_results(items: list[Item], blocks: list[Block]) -> list[ServerToolU
     return [c for c in state.calls if c.id not in opening]
 
 
+def sound_server_blocks(
+    items: list[Item], blocks: list[Block], *, earlier_ids: Collection[str]
+) -> tuple[list[Block], list[str]]:
+    """A reply's blocks without server blocks the API would refuse in every later request,
+    and one alert line per block dropped.
+
+    Server blocks are the API's and kept byte for byte; but a misbehaving API or proxy that
+    sends a call with an id already taken or malformed, or a result answering no call, would
+    otherwise make the session unusable. Such a block is dropped before it is committed (a
+    dropped call takes its results with it): what is left is what the API would take back.
+    """
+    state = open_server_calls(items)
+    # A continuation's results may come anywhere in the merged message; after a mixed
+    # message's tool results only at the opening of this content.
+    anywhere = {c.id for c in state.calls} if not state.followed else set()
+    opening = {c.id for c in state.calls} if state.followed and state.mixed else set()
+    out: list[Block] = []
+    calls: set[str] = set()
+    answered: set[str] = set()
+    dropped: list[str] = []
+    at_opening = True
+    for block in blocks:
+        if isinstance(block, ServerToolUseBlock):
+            if (
+                not well_formed_tool_use(block.id, block.name, block.input)
+                or block.id in earlier_ids
+                or block.id in calls
+            ):
+                dropped.append(f"a server tool call {block.id!r} whose id is malformed or taken")
+                continue
+            calls.add(block.id)
+        elif isinstance(block, ServerToolResultBlock):
+            call_id = block.tool_use_id
+            known = call_id in calls or call_id in anywhere or (at_opening and call_id in opening)
+            if not known or call_id in answered:
+                dropped.append(f"a {block.type} for {call_id!r}, which answers no open call")
+                continue
+            answered.add(call_id)
+            out.append(block)
+            continue
+        if not isinstance(block, (ThinkingBlock, RedactedThinkingBlock)):
+            at_opening = False
+        out.append(block)
+    alerts = [f"the reply held {d}: it was dropped (the API would refuse it)" for d in dropped]
+    return out, alerts
+
+
+def server_rules_kept(
+    items: list[Item], blocks: list[Block], earlier_ids: Collection[str]
+) -> tuple[list[Block], list[str]]:
+    """A reply's blocks as they may be committed after ``items``, and alert lines: server
+    blocks the API would refuse dropped (:func:`sound_server_blocks`), and a mixed message's
+    call the reply does not answer at its opening closed there, as unavailable (a reply that
+    does not would make every later request invalid)."""
+    kept, notes = sound_server_blocks(items, blocks, earlier_ids=earlier_ids)
+    unopened = unopened_results(items, kept)
+    if unopened and kept:
+        notes.append("a server tool call got no result: closed as unavailable")
+        kept = [*closing_message(unopened).blocks, *kept]
+    return kept, notes
+
+
 def close_server_calls(items: list[Item]) -> AssistantMessage | None:
     """The item that closes the last content's open server calls, when there are any and an
     item appended now can close them (see the module)."""
@@ -148,8 +216,10 @@ def closed_loaded_server_calls(
     Each run of assistant items (one wire message) is checked: its unanswered calls are closed
     at its end unless it also called client tools (then at the start of the next assistant
     content, unless that opens with their results); at the very end they stay open while the
-    turn is open (Resume continues them) and are closed when it was closed. Adds ``seq`` 0
-    items, as the rest of the load repair does.
+    turn is open (Resume continues them) and are closed when it was closed. Server blocks
+    the API would refuse (a result whose call was lost, an id twice) are dropped first, as
+    :func:`sound_server_blocks` drops them from a reply. Adds ``seq`` 0 items, as the rest of
+    the load repair does.
     """
     out: list[Item] = []
     carried: list[ServerToolUseBlock] = []  # a mixed message's calls, for the next content
@@ -173,7 +243,18 @@ def closed_loaded_server_calls(
         ids = ", ".join(c.id for c in calls)
         notes.append(f"server tool call(s) {ids} had no result: closed as unavailable")
 
+    seen: set[str] = set()  # every call id so far, client and server (one id space)
     for item in items:
+        if isinstance(item, AssistantMessage) and not _is_empty(item):
+            # A lost or garbled line can leave a result whose call is gone, or an id twice.
+            blocks, dropped = sound_server_blocks(out, item.blocks, earlier_ids=seen)
+            if dropped:
+                notes.extend(f"item {item.seq}: {line}" for line in dropped)
+                item = replace(item, blocks=blocks)
+                if _is_empty(item):
+                    continue
+            seen.update(c.id for c in item.tool_uses)
+            seen.update(c.id for c in item.server_calls)
         if isinstance(item, Compaction) or (isinstance(item, AssistantMessage) and _is_empty(item)):
             pass  # no wire content of its own
         elif isinstance(item, AssistantMessage):
@@ -181,7 +262,13 @@ def closed_loaded_server_calls(
                 opening = _opening_results(item)
                 missing = [c for c in carried if c.id not in opening]
                 if missing:
-                    _close(missing, item.turn)
+                    # Into the item itself, at its opening (as a reply is fixed at commit):
+                    # a separate item there would read, on the next load, as a group of its
+                    # own that the item's own opening results no longer belong to.
+                    closing = closing_message(missing).blocks
+                    item = replace(item, blocks=[*closing, *item.blocks])
+                    ids = ", ".join(c.id for c in missing)
+                    notes.append(f"server tool call(s) {ids} had no result: closed as unavailable")
                 carried = []
             group.append(item)
         else:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from orchestrator.core.history import SERVER_TOOL_ID_PREFIX
 from orchestrator.core.media_rules import media_problems
@@ -110,6 +110,8 @@ def merge_same_role(messages: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
+_MEDIA_HOLDERS = frozenset({"image", "document", "tool_result"})
+"""Blocks that are, or may hold, images and documents (the media rules)."""
 _USER_TYPES = frozenset({"text", "tool_result", "image", "document"})
 _ASSISTANT_TYPES = (
     frozenset({"text", "thinking", "redacted_thinking", "tool_use"}) | SERVER_BLOCK_TYPES
@@ -215,14 +217,16 @@ class IncrementalValidator:
         left_open = self._open[first - 1] if first else []
         for index in range(first, len(messages)):
             message = messages[index]
-            checked = _check_message(index, message, previous, left_open, self._seen)
-            out.extend(checked.problems)
+            problems, tool_ids, server_ids, left_open = _check_message(
+                index, message, previous, left_open, self._seen
+            )
+            if problems:
+                out.extend(problems)
             self._checked.append(message)
-            self._ids.append(checked.tool_ids)
-            self._server_ids.append(checked.server_ids)
-            self._open.append(checked.left_open)
-            previous = checked.tool_ids if message.get("role") == "assistant" else []
-            left_open = checked.left_open
+            self._ids.append(tool_ids)
+            self._server_ids.append(server_ids)
+            self._open.append(left_open)
+            previous = tool_ids
         if previous:
             out.append(
                 WireViolation(
@@ -246,19 +250,15 @@ def _continues_server_loop(message: dict[str, Any]) -> bool:
     )
 
 
-@dataclass(slots=True)
-class _Checked:
-    """One message's verdict and what the next message is checked against."""
-
-    problems: list[WireViolation]
-    tool_ids: list[str]
-    """Its client tool_use ids (an assistant message's)."""
-    server_ids: list[str]
-    """Its server_tool_use ids (an assistant message's)."""
-    left_open: list[ServerCall]
-    """Server calls a later message must answer: an assistant message's unanswered calls (the
-    next message decides whether that is allowed); a user message passes on those of a mixed
-    message before it, for the next assistant message to open with."""
+_Checked: TypeAlias = tuple[list[WireViolation], list[str], list[str], list[ServerCall]]
+"""One message's verdict and what the next message is checked against (a tuple: this runs
+for every message of a full check): its problems; its client ``tool_use`` ids and its
+``server_tool_use`` ids (an assistant message's); and the server calls a later message must
+answer: an assistant message's unanswered calls (the next message decides whether that is
+allowed), or, from a user message, those of a mixed message before it, for the next
+assistant message to open with."""
+_NONE: list[Any] = []
+"""Shared empty list for the common case (never mutated)."""
 
 
 def _check_message(
@@ -274,42 +274,52 @@ def _check_message(
     blocks = _blocks(message)
     if role not in ("user", "assistant"):
         bad = WireViolation("bad_role", index, f"role must be user or assistant: {role!r}")
-        return _Checked([bad], [], [], [])
+        return [bad], _NONE, _NONE, _NONE
     if not blocks:
         out.append(WireViolation("empty_content", index, "message content is empty"))
     allowed = _USER_TYPES if role == "user" else _ASSISTANT_TYPES
+    server = False
     for block in blocks:
         kind = block.get("type")
         if kind not in allowed:
             out.append(WireViolation("unknown_block", index, f"{kind!r} block in a {role} message"))
-        elif kind == "text" and not str(block.get("text", "")).strip():
-            out.append(WireViolation("empty_content", index, "text block is empty"))
-        else:
-            out.extend(WireViolation(rule, index, text) for rule, text in media_problems(block))
+        elif kind == "text":
+            if not str(block.get("text", "")).strip():
+                out.append(WireViolation("empty_content", index, "text block is empty"))
+        elif kind in _MEDIA_HOLDERS:
+            for rule, text in media_problems(block):
+                out.append(WireViolation(rule, index, text))
+        elif kind in SERVER_BLOCK_TYPES:
+            server = True
     if role == "assistant":
+        tool_ids = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
+        if not left_open and not server:
+            # The common case, kept as cheap as before the server tools.
+            out.extend(_check_assistant(index, blocks, seen, None))
+            return out, tool_ids, _NONE, _NONE
         pairing = ServerPairing(index=index, seen_ids=seen, carried=list(left_open))
         out.extend(_check_assistant(index, blocks, seen, pairing))
         out.extend(WireViolation(rule, index, text) for rule, text in pairing.problems)
-        tool_ids = [str(b.get("id")) for b in blocks if b.get("type") == "tool_use"]
-        return _Checked(out, tool_ids, pairing.ids, pairing.open)
-    carried: list[ServerCall] = []
+        return out, tool_ids, pairing.ids, pairing.open
+    carried: list[ServerCall] = _NONE
     if left_open and previous_tool_uses:
         carried = left_open  # the mixed case: the API runs them once the results arrive
     elif left_open and index:
         rule, text = unanswered_problem(left_open)
         out.append(WireViolation(rule, index - 1, text))
     out.extend(_check_user(index, blocks, previous_tool_uses))
-    return _Checked(out, [], [], carried)
+    return out, _NONE, _NONE, carried
 
 
 def _check_assistant(
-    index: int, blocks: list[dict[str, Any]], seen_ids: set[str], pairing: ServerPairing
+    index: int, blocks: list[dict[str, Any]], seen_ids: set[str], pairing: ServerPairing | None
 ) -> list[WireViolation]:
     out: list[WireViolation] = []
     saw_tool_use = False
     for block in blocks:
         kind = block.get("type")
-        pairing.block(block)
+        if pairing is not None:
+            pairing.block(block)
         if kind == "server_tool_use":
             pass  # a call too: it may sit among client calls (the mixed case)
         elif kind == "tool_use":
@@ -345,7 +355,8 @@ def _check_assistant(
                     f"a {kind} block without its {'signature' if kind == 'thinking' else 'data'}",
                 )
             )
-    pairing.finish()
+    if pairing is not None:
+        pairing.finish()
     return out
 
 
@@ -393,8 +404,9 @@ def _check_user(
                 WireViolation(
                     "tool_result_for_server_tool",
                     index,
-                    f"tool_result {call_id} answers a server tool call: the API runs those "
-                    "itself, and their results belong in the assistant message",
+                    f"unexpected `tool_use_id` found in `tool_result` blocks: {call_id}. "
+                    "Each `tool_result` block must have a corresponding `tool_use` block in "
+                    "the previous message (a server tool call is answered by the API itself)",
                 )
             )
             continue

@@ -38,6 +38,7 @@ from orchestrator.core.history import (
 )
 from orchestrator.core.repair import pending_tool_calls
 from orchestrator.core.segments import FileRefSegment
+from orchestrator.core.server_loop import open_server_calls
 from orchestrator.core.shrink import MIN_BLOCK_TOKENS, shrink_messages
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.tokens import (
@@ -292,9 +293,16 @@ class Compactor:
             return None
         fixed = estimate_request(system, tools, [])  # the system prompt and the tools
         room = self.context.window - estimate_text(COMPACTION_PROMPT) - self.config.max_tokens // 8
-        # The whole view too long to send, or ending in calls still unanswered: ask about the
-        # summarised part alone (after an earlier summary, if any), shrunk to fit.
-        reduce = request.trigger == "recovery" or bool(pending_tool_calls(body)) or before > room
+        # The whole view too long to send, or ending in calls still unanswered (client calls,
+        # or a server call a paused loop or a mixed message left open: a request may not go
+        # on after it): ask about the summarised part alone (after an earlier summary, if
+        # any), shrunk to fit.
+        reduce = (
+            request.trigger == "recovery"
+            or bool(pending_tool_calls(body))
+            or bool(open_server_calls(body).calls)
+            or before > room
+        )
         summarised = [*view[: len(view) - len(body)], *plan.summarised]
         budget = max(1024, int(self.context.window * 0.8) - fixed)
         for attempt in range(SHRINK_ATTEMPTS):

@@ -10,13 +10,16 @@ from orchestrator.core.history import (
     AssistantMessage,
     Compaction,
     Item,
+    ServerToolResultBlock,
     TextBlock,
     ToolResult,
     ToolUseBlock,
     UserMessage,
 )
+from orchestrator.core.server_tools import summarize_result
 from orchestrator.protocol import (
     CompactionData,
+    ServerToolResultData,
     SystemNoteData,
     TextData,
     ToolCallDoneData,
@@ -38,6 +41,19 @@ def item_events(stored: Item) -> Iterator[tuple[str, BaseModel]]:
         for block in stored.blocks:
             if isinstance(block, TextBlock):
                 yield ("text_done", TextData(text=block.text, seq=stored.seq))
+            elif isinstance(block, ServerToolResultBlock) and stored.synthetic:
+                # The pod closed a server call the API never answered (docs/web.md): the call
+                # a client shows as running gets its end. Real results were told as streamed.
+                summary = summarize_result(block)
+                yield (
+                    "server_tool_result",
+                    ServerToolResultData(
+                        id=block.tool_use_id,
+                        name=summary.name,
+                        sources=[],
+                        error_code=summary.error_code,
+                    ),
+                )
             elif isinstance(block, ToolUseBlock):
                 if stored.synthetic:
                     yield ("tool_call_start", ToolCallStartData(id=block.id, name=block.name))

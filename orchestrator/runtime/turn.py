@@ -40,8 +40,7 @@ from orchestrator.core.server_loop import (
     PAUSE_TURN,
     awaits_continuation,
     close_server_calls,
-    closing_message,
-    unopened_results,
+    server_rules_kept,
 )
 from orchestrator.core.server_tools import cited_source, summarize_result
 from orchestrator.core.thinking import ThinkingPlan
@@ -224,7 +223,7 @@ class Turn:
                 # Calls answered at commit (an invalid name) are not pending: they never run.
                 await self._run_tools(pending_tool_calls(items))
                 continue
-            if awaits_continuation(items):
+            if message is not None and awaits_continuation(items):
                 # The API's own loop paused (pause_turn): a round that continues, not an end.
                 # It counts against max_rounds like any request, so a server loop that never
                 # ends still stops.
@@ -408,15 +407,9 @@ class Turn:
         for note in reply.alerts:
             self.host.alert("warn", "model", note)
         items = self.host.history.items
-        blocks = reply.blocks
-        unopened = unopened_results(items, blocks)
-        if unopened and blocks:
-            # A mixed message's server call must be answered at the opening of this content;
-            # a reply that does not would make every later request invalid: close it here.
-            self.host.alert(
-                "warn", "model", "a server tool call got no result: closed as unavailable"
-            )
-            blocks = [*closing_message(unopened).blocks, *blocks]
+        blocks, notes = server_rules_kept(items, reply.blocks, self.host.history.tool_use_ids)
+        for note in notes:
+            self.host.alert("warn", "model", note)
         message = AssistantMessage(
             blocks=blocks, stop_reason=response.stop_reason, usage=response.usage
         )

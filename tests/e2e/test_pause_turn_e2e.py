@@ -7,10 +7,16 @@ run that ends ``finished`` sent only valid requests; the tests also check each r
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from orchestrator.adapters.providers.scripted_web import ScriptedCitation, ScriptedServerCall
+from orchestrator.serving.client import PodClient
 from tests.e2e.harness import (
     RunningPod,
     ScriptedReply,
@@ -18,6 +24,7 @@ from tests.e2e.harness import (
     collect_until,
     names,
     running_pod,
+    start_pod_process,
 )
 
 
@@ -67,7 +74,7 @@ async def test_pause_turn_is_continued_at_once_and_sent_back_byte_for_byte(
         # One turn, three requests: the continuations carry no new user message.
         assert names(events).count("turn_start") == 1
         assert names(events).count("server_tool_call") == 2
-        first, second, third = pod.provider.requests
+        _, second, third = pod.provider.requests
         assert second.messages[-1]["role"] == "assistant"
         assert third.messages[:-1] == second.messages[:-1]
         paused = second.messages[-1]["content"]
@@ -151,7 +158,13 @@ async def test_cancel_inside_the_loop_leaves_a_valid_session(
         await c.wait_for("server_tool_call")
         await c.wait_for("text_delta")
         await c.send("cancel")
-        assert (await collect_until(c, "run_end"))[-1].data == {"result": "cancelled"}
+        events = await collect_until(c, "run_end")
+        assert events[-1].data == {"result": "cancelled"}
+        # A client showing the search as running is told it ended.
+        ended = [e.data for e in events if e.event == "server_tool_result"]
+        assert ended == [
+            {"id": "srvtoolu_a", "name": "web_search", "sources": [], "error_code": "unavailable"}
+        ]
         items = await history(pod)
         closing = items[-1]
         assert closing["kind"] == "assistant" and closing["synthetic"]
@@ -186,8 +199,9 @@ async def test_the_mixed_message_runs_the_client_tools_and_the_api_answers_the_s
         await c.close()
 
 
-async def test_the_mixed_message_cancelled_at_its_approval_is_closed_both_ways(
-    workspace: Path, short_dir: Path
+@pytest.mark.parametrize("how", ["cancel", "pause, then a new prompt"])
+async def test_the_mixed_message_abandoned_at_its_approval_is_closed_both_ways(
+    workspace: Path, short_dir: Path, how: str
 ) -> None:
     mixed = MIXED.model_copy(
         update={"tool_calls": [ScriptedToolCall(name="bash", input={"command": "echo hello"})]}
@@ -198,15 +212,144 @@ async def test_the_mixed_message_cancelled_at_its_approval_is_closed_both_ways(
         c = await pod.client()
         await c.send("run", {"input": "go"})
         await c.wait_for("approval_request")
-        await c.send("cancel")
-        assert (await collect_until(c, "run_end"))[-1].data == {"result": "cancelled"}
-        kinds = [i["kind"] for i in await history(pod)]
-        # The client call's result first, then the server call's closing content.
-        assert kinds[-2:] == ["tool_result", "assistant"]
+        if how == "cancel":
+            await c.send("cancel")
+            assert (await collect_until(c, "run_end"))[-1].data == {"result": "cancelled"}
+            kinds = [i["kind"] for i in await history(pod)]
+            # The client call's result first, then the server call's closing content.
+            assert kinds[-2:] == ["tool_result", "assistant"]
+        else:
+            await c.send("pause")
+            assert (await collect_until(c, "run_end"))[-1].data == {"result": "paused"}
+            # Paused, the call waits to run on Resume; the server call stays open with it.
+            assert (await history(pod))[-1]["kind"] == "assistant"
         await c.send("run", {"input": "next"})
         assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
         request = pod.provider.requests[-1]
         assistants = [m for m in request.messages if m["role"] == "assistant"]
         assert assistants[-1]["content"][0]["tool_use_id"] == "srvtoolu_m"
+        pod.assert_all_requests_valid()
+        await c.close()
+
+
+async def test_kill_9_inside_the_loop_then_resume_and_a_new_prompt(
+    workspace: Path, short_dir: Path
+) -> None:
+    """kill -9 while the continuation streams; restarted, the pod resumes by sending the
+    continuation again, and later prompts are valid (the request log shows nothing refused)."""
+    script = short_dir / "script.json"
+    log = short_dir / "requests.jsonl"
+    open_call = {
+        "server_calls": [{"id": "srvtoolu_k", "input": {"query": "q"}, "result": "none"}],
+        "stop_reason": "pause_turn",
+    }
+    slow = {"text": "z" * 2000, "chunk_size": 4, "chunk_delay_s": 0.02}
+    script.write_text(json.dumps({"replies": [open_call, slow], "request_log": log.name}))
+    socket, session = short_dir / "p.sock", short_dir / "session.jsonl"
+    proc = start_pod_process(workspace, socket, session, script)
+    try:
+        c = await PodClient.connect(socket)
+        await c.send("run", {"input": "find it"})
+        await c.wait_for("server_tool_call")
+        await c.wait_for("text_delta")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        await c.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    replies = [{"text": "continued"}, {"text": "next answer"}]
+    script.write_text(json.dumps({"replies": replies, "request_log": log.name}))
+    proc = start_pod_process(workspace, socket, session, script, "--continue")
+    try:
+        c = await PodClient.connect(socket)
+        assert (await c.request("get_status")).data["status"] == "paused"
+        await c.send("resume")
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        await c.send("run", {"input": "and now?"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        items = (await c.request("get_history")).data["items"]
+        opened = [i for i in items if i["kind"] == "assistant"][1]
+        assert opened["blocks"][0]["tool_use_id"] == "srvtoolu_k"  # the API ran it on resume
+        await c.send("shutdown")
+        await c.close()
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    assert len(records) >= 4
+    assert [r["refused"] for r in records] == [None] * len(records)
+
+
+async def test_compact_then_resume_a_paused_loop_sends_the_continuation(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [
+        ScriptedReply(text="an earlier answer " * 20),
+        searching("srvtoolu_a", text="Looking."),
+        searching("srvtoolu_b", done=False),
+        SLOW,
+        ANSWER,
+    ]
+    async with running_pod(workspace, short_dir, replies=replies) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "first"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        await c.send("run", {"input": "find it"})
+        await c.wait_for("server_tool_call", id="srvtoolu_b")
+        await c.wait_for("text_delta")
+        await c.send("pause")
+        await c.wait_for("run_end", result="paused")
+        await c.send("compact")
+        await c.wait_for("compaction")
+        await c.wait_for("status", status="paused")
+        await c.send("resume")
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        resumed = [r for r in pod.provider.requests if r.purpose == "turn"][-1]
+        # The view after the summary starts where the loop's calls are, and ends with them.
+        assert resumed.messages[-1]["role"] == "assistant"
+        ids = [b.get("id") for b in resumed.messages[-1]["content"]]
+        assert "srvtoolu_a" in ids and "srvtoolu_b" in ids
+        pod.assert_all_requests_valid()
+        await c.close()
+
+
+async def test_rewind_from_a_paused_loop_goes_back_to_its_prompt(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [searching("srvtoolu_a", done=False), SLOW, ScriptedReply(text="again")]
+    async with running_pod(workspace, short_dir, replies=replies) as pod:
+        c = await _paused_in_the_loop(pod)
+        prompt = next(i for i in await history(pod) if i["kind"] == "user_message")
+        await c.send("rewind", {"to": prompt["seq"], "restore": "conversation"})
+        await c.wait_for("rewound")
+        await c.wait_for("status", status="idle")
+        assert await history(pod) == []
+        await c.send("run", {"input": "find it another way"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
+        last = pod.provider.requests[-1]
+        assert [m["role"] for m in last.messages] == ["user"]  # nothing of the loop is left
+        pod.assert_all_requests_valid()
+        await c.close()
+
+
+async def test_a_server_loop_that_never_ends_stops_at_max_rounds(
+    workspace: Path, short_dir: Path
+) -> None:
+    """Each continuation is a request: it counts against max_rounds, so a loop of pause_turn
+    replies stops, and its open call is closed so the next prompt is valid."""
+    loop = [searching(f"srvtoolu_{n}", done=False) for n in range(10)]
+    replies = [*loop, ScriptedReply(text="fine")]
+    async with running_pod(workspace, short_dir, replies=replies, max_rounds=3) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "search forever"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "limit_reached"}
+        assert len(pod.provider.requests) == 3
+        items = await history(pod)
+        assert items[-1]["synthetic"] and items[-1]["blocks"][0]["tool_use_id"] == "srvtoolu_2"
+        pod.provider.replies = [ScriptedReply(text="fine")]
+        await c.send("run", {"input": "stop searching"})
+        assert (await collect_until(c, "run_end"))[-1].data == {"result": "finished"}
         pod.assert_all_requests_valid()
         await c.close()
