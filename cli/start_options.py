@@ -284,7 +284,7 @@ def start_overrides(
         "permissions": permissions_overrides(permission_mode, allow_bash),
         "thinking": int(thinking) if thinking and thinking.isdigit() else thinking,
         "effort": effort,
-        "web": web_overrides("on" if web == "on" else "off" if web == "off" else None),
+        "web": web_overrides(web),
     }
 
 

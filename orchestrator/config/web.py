@@ -7,8 +7,6 @@ workspace's own ``.pod/config.toml`` may set here is decided in
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from orchestrator.core.web import FetchSetting, SearchSetting
@@ -70,9 +68,9 @@ class WebConfig(BaseModel):
         return self
 
 
-def web_overrides(web: Literal["on", "off"] | None) -> dict[str, str] | None:
+def web_overrides(web: str | None) -> dict[str, str] | None:
     """The ``[web]`` keys ``--web`` sets: ``on`` turns search on and leaves fetch as
-    configured; ``off`` turns both off."""
+    configured; ``off`` turns both off; None (not given) sets nothing."""
     if web == "on":
         return {"search": "on"}
     if web == "off":

@@ -104,3 +104,15 @@ def test_server_tool_counts_add_up_like_tokens() -> None:
     assert one + two == TokenUsage(
         input_tokens=5, output_tokens=7, web_search_requests=4, web_fetch_requests=2
     )
+
+
+def test_both_domain_lists_stop_the_start_with_one_line(
+    env: dict[str, str], workspace: Path
+) -> None:
+    config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+    config.write_text('[web]\nallowed_domains = ["a.org"]\nblocked_domains = ["b.org"]\n')
+    done = pod(env, "run", "hello", "--workspace", str(workspace))
+    assert done.returncode != 0
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(said) == 1, done.stderr
+    assert str(config) in said[0] and "keep one of the two lists" in said[0]
