@@ -107,16 +107,6 @@ class ModelSpec:
 
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
 _ALL_EFFORTS = frozenset(EFFORT_LEVELS)
-_FIRST_WEB_TOOLS = frozenset({"web_search_20250305", "web_fetch_20250910"})
-"""The first versions of the server tools: what the older models take."""
-_ALL_WEB_TOOLS = _FIRST_WEB_TOOLS | {
-    "web_search_20260209",
-    "web_search_20260318",
-    "web_fetch_20260209",
-    "web_fetch_20260309",
-    "web_fetch_20260318",
-}
-
 DEFAULT_MODELS: tuple[ModelSpec, ...] = (
     ModelSpec(
         id="claude-sonnet-4-5",
@@ -125,7 +115,6 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         line="sonnet",
         thinking=frozenset({"enabled", "disabled"}),
         efforts=frozenset(),
-        server_tools=_FIRST_WEB_TOOLS,
     ),
     # Thinking as the newest models take it: adaptive only, off is refused.
     ModelSpec(
@@ -136,7 +125,6 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         line="opus",
         thinking=frozenset({"adaptive"}),
         efforts=_ALL_EFFORTS,
-        server_tools=_ALL_WEB_TOOLS,
     ),
     ModelSpec(
         id="claude-sonnet-4-6",
@@ -145,9 +133,9 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         line="sonnet",
         thinking=frozenset({"adaptive", "enabled", "disabled"}),
         efforts=frozenset({"low", "medium", "high", "max"}),
-        server_tools=_ALL_WEB_TOOLS,
     ),
-    # A model that does not think at all, nor search.
+    # A model that does not think at all, nor take the server tools. The others list no web
+    # search in their capabilities (a pod on "auto" declares none) and take any version.
     ModelSpec(
         id="claude-3-5-haiku",
         display_name="Claude Haiku 3.5",

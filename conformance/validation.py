@@ -28,14 +28,34 @@ from orchestrator.core.documents import PDF_MAX_PAGES, PDF_MEDIA_TYPE, pdf_pages
 from orchestrator.core.validator import WireViolation, merge_same_role, validate_wire
 
 __all__ = [
+    "SERVER_TOOL_TYPES",
     "Rejected",
     "check_api_key",
     "check_context_window",
     "is_continuation",
+    "server_tool_name",
     "validate_request",
 ]
 
 _SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
+
+SERVER_TOOL_TYPES: dict[str, tuple[str, ...]] = {
+    "web_search": ("web_search_20250305", "web_search_20260209", "web_search_20260318"),
+    "web_fetch": (
+        "web_fetch_20250910",
+        "web_fetch_20260209",
+        "web_fetch_20260309",
+        "web_fetch_20260318",
+    ),
+}
+"""Every version of each server tool the SDK (2.14) has a param type for."""
+
+
+def server_tool_name(tool: object) -> str | None:
+    """``web_search`` / ``web_fetch`` for a declaration of one of them (a version the SDK
+    knows), else None (an unknown ``type`` is no server tool: a client tool, checked as one)."""
+    kind = tool.get("type") if isinstance(tool, dict) else None
+    return next((name for name, kinds in SERVER_TOOL_TYPES.items() if kind in kinds), None)
 
 
 class Rejected(Exception):
@@ -115,8 +135,8 @@ def _validate_tools(tools: Any) -> None:
     for i, tool in enumerate(tools):
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
             raise Rejected(400, "invalid_request_error", f"tools.{i}.name: Field required")
-        if tool.get("type") not in (None, "custom"):
-            continue  # one of the API's own tools (web search...): checked for the model
+        if server_tool_name(tool) is not None:
+            continue  # one of the API's own tools: its params, no schema (checked for the model)
         if not isinstance(tool.get("input_schema"), dict):
             raise Rejected(
                 400, "invalid_request_error", f"tools.{i}.custom.input_schema: Field required"

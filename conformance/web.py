@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.script import Reply, ServerCall, fake_encrypted
-from conformance.validation import Rejected
+from conformance.validation import SERVER_TOOL_TYPES, Rejected, server_tool_name
 
 __all__ = [
     "SERVER_RESULT_TYPES",
@@ -37,27 +37,8 @@ __all__ = [
     "unresolved_calls",
 ]
 
-SERVER_TOOL_TYPES: dict[str, tuple[str, ...]] = {
-    "web_search": ("web_search_20250305", "web_search_20260209", "web_search_20260318"),
-    "web_fetch": (
-        "web_fetch_20250910",
-        "web_fetch_20260209",
-        "web_fetch_20260309",
-        "web_fetch_20260318",
-    ),
-}
-"""Every version of each server tool the SDK (2.14) has a param type for."""
-
 SERVER_RESULT_TYPES = {"web_search": "web_search_tool_result", "web_fetch": "web_fetch_tool_result"}
 RETRIEVED_AT = "2026-11-01T12:00:00Z"
-
-
-def server_tool_name(tool: object) -> str | None:
-    """``web_search`` / ``web_fetch`` for a declaration of one of them (any version), else None."""
-    kind = tool.get("type") if isinstance(tool, dict) else None
-    if not isinstance(kind, str):
-        return None
-    return next((name for name in SERVER_TOOL_TYPES if kind.startswith(name + "_")), None)
 
 
 def declared_server_tools(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -83,7 +64,7 @@ def check_server_tools(tools: object, supported: frozenset[str] | None) -> None:
         assert isinstance(tool, dict)
         kind = tool["type"]
         where = f"tools.{index}.{kind}"
-        if kind not in SERVER_TOOL_TYPES[name] or (supported is not None and kind not in supported):
+        if supported is not None and kind not in supported:
             raise Rejected(
                 400,
                 "invalid_request_error",

@@ -14,8 +14,15 @@ import httpx
 import pytest
 
 from conformance.fake_api import FakeAnthropic, Reply, ServerCall, ToolCall, step_from_json
+from conformance.models import DEFAULT_MODELS, ModelSpec
 
 MODEL = "claude-sonnet-4-6"
+OLD = ModelSpec(
+    id="old-searcher",
+    thinking=frozenset({"disabled"}),
+    server_tools=frozenset({"web_search_20250305", "web_fetch_20250910"}),
+)
+"""A model that takes only the first versions of the server tools (and says it searches)."""
 SEARCH = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
 FETCH = {"type": "web_fetch_20250910", "name": "web_fetch"}
 BASH = {"name": "bash", "description": "run", "input_schema": {"type": "object"}}
@@ -24,7 +31,7 @@ TOOLS = [BASH, SEARCH, FETCH]
 
 @pytest.fixture
 def api() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
+    with FakeAnthropic(models=[*DEFAULT_MODELS, OLD]) as server:
         yield server
 
 
@@ -206,7 +213,7 @@ def test_a_reply_does_not_search_when_the_request_declares_no_server_tool(
 
 def test_the_models_api_says_which_models_search(api: FakeAnthropic) -> None:
     models = client(api).models
-    searcher = models.retrieve(MODEL).to_dict()
+    searcher = models.retrieve(OLD.id).to_dict()
     plain = models.retrieve("claude-3-5-haiku").to_dict()
     assert searcher["capabilities"]["server_tools"]["web_search"] == {"supported": True}
     assert plain["capabilities"]["server_tools"]["web_search"] == {"supported": False}
@@ -258,11 +265,13 @@ def refused(api: FakeAnthropic, messages: list[dict[str, Any]], **params: Any) -
         ),
         (
             {"type": "web_search_20260209", "name": "web_search"},
-            "claude-sonnet-4-5",
+            OLD.id,
             "tools.1: 'web_search_20260209' is not supported for this model",
         ),
         (SEARCH, "claude-3-5-haiku", "tools.1: 'web_search_20250305' is not supported"),
         (SEARCH | {"max_uses": 0}, MODEL, "tools.1.web_search_20250305.max_uses"),
+        # A type the SDK does not know is no server tool: a client tool without its schema.
+        ({"type": "web_search_29990101", "name": "web_search"}, MODEL, "tools.1.custom"),
         (
             {"type": "web_search_20250305", "name": "search"},
             MODEL,
