@@ -6,7 +6,9 @@ encrypted fields came back changed, as the API does): a server loop that stops w
 ``pause_turn`` (the pod continues it at once; sometimes paused before its last call ran),
 searches and fetches with results or an error before cited text, and beside bash calls a server
 call left open (the mixed case: its result opens the next reply). A kill point of its own,
-``mid_server_loop``, kills the pod right after a server call is announced, inside the loop.
+``mid_server_loop``, kills the pod right after a server call is announced, inside the loop:
+the first turn always kills there, and each process's first reply is a paused server loop, so
+every run has at least one kill inside a loop.
 
 The counts come from the final session: the server calls and results it keeps, and the texts
 that cite. A ``--web`` run in which no server block survived measured nothing, and says so.
@@ -37,10 +39,13 @@ def _call(rng: random.Random, call_id: str, result: str) -> dict[str, Any]:
     return {"name": name, "input": given, "id": call_id, "result": result}
 
 
-def add_server_tools(reply: dict[str, Any], rng: random.Random, prefix: str) -> dict[str, Any]:
+def add_server_tools(
+    reply: dict[str, Any], rng: random.Random, prefix: str, *, pause: bool = False
+) -> dict[str, Any]:
     """``reply`` (a scripted reply's JSON) with the server tools drawn in; ids start with
-    ``srvtoolu_`` + ``prefix`` (unique across the pod's processes)."""
-    roll = rng.random()
+    ``srvtoolu_`` + ``prefix`` (unique across the pod's processes). ``pause``: a server loop
+    that stops with ``pause_turn``, whatever the draw."""
+    roll = 0.0 if pause else rng.random()
     if roll < 0.3:
         calls = [_call(rng, f"srvtoolu_{prefix}_0", rng.choice(["results", "error"]))]
         if rng.random() < 0.3:

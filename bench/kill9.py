@@ -160,7 +160,7 @@ class Kill9:
                     for k in range(rng.randint(1, 2))
                 ]
             if self.web:
-                reply = add_server_tools(reply, rng, f"g{self.generation}_{n}")
+                reply = add_server_tools(reply, rng, f"g{self.generation}_{n}", pause=n == 0)
             replies.append(reply)
         # Summaries stream slowly, so a kill can land in the middle of a compaction.
         script = {
@@ -317,6 +317,8 @@ class Kill9:
 
     async def turn(self, n: int) -> None:
         point = self.rng.choices(KILL_POINTS, WEB_WEIGHTS if self.web else WEIGHTS)[0]
+        if self.web and n == 0:
+            point = "mid_server_loop"  # every --web run kills inside a server loop at least once
         c = await PodClient.connect(self.socket)
         await c.send("run", {"input": f"turn {n}: do the next step"})
         self.stats["turns"] += 1

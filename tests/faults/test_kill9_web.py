@@ -30,8 +30,8 @@ def test_kill9_with_server_tools(thinking: bool) -> None:
     # The server loops happened and their blocks survived every restart.
     web = result["web"]
     assert web["server_calls"] > 0 and web["server_results"] == web["server_calls"], result
-    points = result["kill_points"]
-    assert points.get("mid_server_loop", 0) + points.get("mid_server_loop_missed", 0) > 0, result
+    # The first turn is killed inside a server loop (its first reply pauses one).
+    assert result["kill_points"].get("mid_server_loop", 0) >= 1, result
 
 
 def test_the_web_replies_draw_every_server_case() -> None:
