@@ -59,9 +59,8 @@ def check_server_tools(tools: object, supported: frozenset[str] | None) -> None:
     """
     for index, tool in enumerate(tools if isinstance(tools, list) else []):
         name = server_tool_name(tool)
-        if name is None:
+        if name is None or not isinstance(tool, dict):
             continue
-        assert isinstance(tool, dict)
         kind = tool["type"]
         where = f"tools.{index}.{kind}"
         if supported is not None and kind not in supported:
@@ -69,7 +68,7 @@ def check_server_tools(tools: object, supported: frozenset[str] | None) -> None:
                 400,
                 "invalid_request_error",
                 f"tools.{index}: '{kind}' is not supported for this model. Supported server "
-                f"tools: {', '.join(sorted(supported or ())) or 'none'}",
+                f"tools: {', '.join(sorted(supported)) or 'none'}",
             )
         if tool.get("name") != name:
             raise Rejected(400, "invalid_request_error", f"{where}.name: Input should be '{name}'")
