@@ -16,6 +16,7 @@ BENCHMARKS: tuple[str, ...] = (
     "reload",
     "session_writes",
     "round_overhead",
+    "web_overhead",
     "fanout",
     "pause_latency",
     "acp",

@@ -1,6 +1,6 @@
 """kill -9 a real ``pod serve`` at random points, restart it with ``--continue``, check nothing is lost.
 
-Usage: ``python -m bench.kill9 --turns 100 --seed 7 [--thinking]``
+Usage: ``python -m bench.kill9 --turns 100 --seed 7 [--thinking] [--web]``
 
 A ``pod serve`` subprocess runs the scripted provider (``--script``: replies that stream
 slowly and call ``bash sleep``), ``--allow-bash`` and a fixed ``--session``. Turns are run one
@@ -31,6 +31,11 @@ rule. The request log gives the thinking blocks sent back (the ``thinking`` and
 summed over requests) and the requests that did not turn thinking on; with ``--thinking`` a
 run with any of the latter, or with nothing sent back, is a problem.
 
+``--web`` draws the API's own tools into the replies (:mod:`bench._kill9_web`): ``pause_turn``
+server loops, searches and fetches with cited text, and server calls left open beside bash
+calls, with a kill point inside the loop (``mid_server_loop``); the summary adds what the final
+session keeps of them (``web``), and a run in which none survived is a problem.
+
 Prints one JSON line: turns, kills, items checked, lost (must be 0), invalid requests (must
 be 0), bash calls with a result, executions and commands that ran twice (must be 0), calls
 closed as crashed, requests
@@ -59,6 +64,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench._kill9_web import add_server_tools, count_server_blocks  # noqa: E402
 from orchestrator.adapters.session import load_session  # noqa: E402
 from orchestrator.core.history import (  # noqa: E402
     ToolResult,
@@ -81,18 +87,23 @@ KILL_POINTS = (
     "between_rounds",
     "after_run",
     "mid_compaction",
+    "mid_server_loop",
 )
-WEIGHTS = (4, 1, 2, 2, 1, 1, 2)
+WEIGHTS = (4, 1, 2, 2, 1, 1, 2, 0)
+WEB_WEIGHTS = (4, 1, 2, 2, 1, 1, 2, 3)
+"""With ``--web``: kills inside a server loop too."""
 
 
 class Kill9:
     """One benchmark run: a workspace, a session file and a pod process that keeps dying."""
 
-    def __init__(self, root: Path, seed: int, *, thinking: bool = False) -> None:
+    def __init__(self, root: Path, seed: int, *, thinking: bool = False, web: bool = False) -> None:
         self.root = root
         self.rng = random.Random(seed)
         self.thinking = thinking
         """Run with thinking on: every reply thinks and carries a redacted block."""
+        self.web = web
+        """Replies draw web search and fetch: pause_turn loops, citations, the mixed case."""
         self.ws = root / "ws"
         (self.ws / "src").mkdir(parents=True)
         (self.ws / "README.md").write_text("# kill9\n\nA tiny project.\n")
@@ -113,6 +124,8 @@ class Kill9:
         self.stats: Counter[str] = Counter()
         self.points: Counter[str] = Counter()
         self.problems: list[str] = []
+        self.web_counts: dict[str, int] = {}
+        """What the final session keeps of the server tools (:func:`count_server_blocks`)."""
         self.uncounted = False
         """Bash calls ran, and none was counted: the run measured nothing (it fails)."""
 
@@ -146,6 +159,8 @@ class Kill9:
                     }
                     for k in range(rng.randint(1, 2))
                 ]
+            if self.web:
+                reply = add_server_tools(reply, rng, f"g{self.generation}_{n}", pause=n == 0)
             replies.append(reply)
         # Summaries stream slowly, so a kill can land in the middle of a compaction.
         script = {
@@ -301,7 +316,9 @@ class Kill9:
                 return False, seen
 
     async def turn(self, n: int) -> None:
-        point = self.rng.choices(KILL_POINTS, WEIGHTS)[0]
+        point = self.rng.choices(KILL_POINTS, WEB_WEIGHTS if self.web else WEIGHTS)[0]
+        if self.web and n == 0:
+            point = "mid_server_loop"  # every --web run kills inside a server loop at least once
         c = await PodClient.connect(self.socket)
         await c.send("run", {"input": f"turn {n}: do the next step"})
         self.stats["turns"] += 1
@@ -329,6 +346,9 @@ class Kill9:
                 reached, _ = await self._until(
                     c, lambda e: e.event == "status" and e.data.get("state") == "requesting"
                 )
+        elif point == "mid_server_loop":
+            reached, _ = await self._until(c, lambda e: e.event == "server_tool_call")
+            await asyncio.sleep(self.rng.uniform(0, 0.05))
         elif point == "after_run":
             await self._until(c, lambda e: False, timeout=60)
         elif point == "mid_compaction":
@@ -390,6 +410,9 @@ class Kill9:
             self.stats["compactions"] = sum(1 for i in items if i["kind"] == "compaction")
             self._count_executions(final.items)
             self._count_requests()
+            self.web_counts = count_server_blocks(final.items)
+            if self.web and not self.web_counts["server_calls"]:
+                self.problems.append("--web: the final session keeps no server tool call")
         finally:
             if self.proc is not None and self.proc.poll() is None:
                 self.proc.kill()
@@ -397,11 +420,12 @@ class Kill9:
                     self.proc.wait(10)
 
 
-def run(turns: int, seed: int, *, thinking: bool = False) -> dict[str, Any]:
-    """Run the benchmark and return its summary (``thinking``: with extended thinking on)."""
+def run(turns: int, seed: int, *, thinking: bool = False, web: bool = False) -> dict[str, Any]:
+    """Run the benchmark and return its summary (``thinking``: with extended thinking on;
+    ``web``: with the API's own tools drawn in)."""
     root = Path(tempfile.mkdtemp(prefix="pk"))
     started = time.monotonic()
-    bench = Kill9(root, seed, thinking=thinking)
+    bench = Kill9(root, seed, thinking=thinking, web=web)
     try:
         asyncio.run(bench.main(turns))
     finally:
@@ -413,6 +437,7 @@ def run(turns: int, seed: int, *, thinking: bool = False) -> dict[str, Any]:
         "benchmark": "kill9",
         "seed": seed,
         "thinking": thinking,
+        "web": bench.web_counts if web else None,
         "turns": s["turns"],
         "kills": s["kills"],
         "items_checked": s["items_checked"],
@@ -448,8 +473,14 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="run the pod with thinking on: every reply thinks and has a redacted block",
     )
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="draw web search and fetch into the replies: pause_turn loops, citations, the "
+        "mixed case, and kills inside a server loop",
+    )
     args = parser.parse_args(argv)
-    result = run(args.turns, args.seed, thinking=args.thinking)
+    result = run(args.turns, args.seed, thinking=args.thinking, web=args.web)
     sys.stdout.write(json.dumps(result) + "\n")
     sys.stdout.flush()
     if not result["measured_executions"]:

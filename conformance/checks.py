@@ -17,6 +17,7 @@ from conformance.cases import Case, Expectation
 from conformance.fake_api import RecordedRequest
 from conformance.process import PodProcess
 from conformance.recorder import Mismatch, Recorder, Seen
+from conformance.request_blocks import trailing_user_blocks
 from conformance.thinking import thinking_on
 from orchestrator.core.history import INTERRUPT_NOTE
 from orchestrator.core.prompt_cache import without_breakpoints
@@ -36,24 +37,6 @@ __all__ = [
 def request_text(request: RecordedRequest) -> str:
     """A recorded request's body as JSON text, to search for a marker in."""
     return json.dumps(request.body, ensure_ascii=False) if request.body is not None else ""
-
-
-def _trailing_user_blocks(request: RecordedRequest) -> list[dict[str, Any]]:
-    """The content blocks after the last assistant message, in order (roles merged)."""
-    body = request.body if isinstance(request.body, dict) else {}
-    blocks: list[dict[str, Any]] = []
-    for message in body.get("messages") or []:
-        if not isinstance(message, dict):
-            continue
-        if message.get("role") == "assistant":
-            blocks = []
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            blocks.append({"type": "text", "text": content})
-        elif isinstance(content, list):
-            blocks.extend(b for b in content if isinstance(b, dict))
-    return blocks
 
 
 def _segments_text(data: dict[str, Any]) -> str:
@@ -450,7 +433,7 @@ def check_wire(row: Row) -> None:
 
 def _check_interrupted_request(row: Row, request: RecordedRequest) -> None:
     """Tool results for the orphans, then the interrupt note, then the user's text."""
-    blocks = _trailing_user_blocks(request)
+    blocks = trailing_user_blocks(request)
 
     def result_at(call_id: str) -> int:
         return next(

@@ -70,6 +70,15 @@ thinking it was issued, unchanged and in place, and a continued tool loop must s
 each refusal in the API's words. ``thinking_profile=True`` (``--thinking-profile``) makes every
 reply to a request with thinking on think and hold a ``redacted_thinking`` block, so a whole
 suite runs with thinking on.
+
+Server tools (:mod:`conformance.web`): a request may declare ``web_search_*`` / ``web_fetch_*``
+tools (checked against the model's ``server_tools``); a reply's :class:`ServerCall` s then
+become ``server_tool_use`` blocks with their results (``encrypted_content`` the fake issued and
+checks on the way back), its text cites them, ``stop_reason: "pause_turn"`` pauses the loop
+(the continuation is the same conversation with that content last), a pending call is answered
+at the start of the next response, and usage counts ``server_tool_use.web_search_requests``.
+``server_tools_profile=True`` (``--server-tools-profile``) makes every reply search
+(:mod:`conformance.web_profile`).
 """
 
 from __future__ import annotations
@@ -91,10 +100,13 @@ from conformance.script import (
     Responder,
     Script,
     ScriptError,
+    ServerCall,
     Step,
     StreamError,
     ToolCall,
+    fake_encrypted,
     fake_signature,
+    issued_encrypted,
     load_script,
     step_from_json,
 )
@@ -116,12 +128,15 @@ __all__ = [
     "Responder",
     "Script",
     "ScriptError",
+    "ServerCall",
     "Step",
     "StreamError",
     "ToolCall",
     "count_block_tokens",
     "count_input_tokens",
+    "fake_encrypted",
     "fake_signature",
+    "issued_encrypted",
     "load_script",
     "main",
     "step_from_json",
@@ -150,6 +165,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="every reply to a request with thinking on thinks, with a redacted block too",
     )
     parser.add_argument(
+        "--server-tools-profile",
+        action="store_true",
+        help="every reply to a request declaring web search searches, pause_turn included",
+    )
+    parser.add_argument(
         "--no-signature-check",
         action="store_true",
         help="accept thinking blocks whatever their signature",
@@ -171,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_signatures=not args.no_signature_check,
         models=models,
         thinking_profile=args.thinking_profile,
+        server_tools_profile=args.server_tools_profile,
     )
     with api:
         print(api.base_url, flush=True)

@@ -47,7 +47,11 @@ class ModelSpec:
     efforts: frozenset[str] | None = None
     """The ``output_config.effort`` levels it accepts; None: not described, any is served."""
     web_search: bool = False
-    """What ``capabilities.server_tools.web_search`` says (listed only with ``thinking``)."""
+    """What ``capabilities.server_tools.web_search`` says (listed only with ``thinking``); also
+    true when ``server_tools`` holds a ``web_search_*`` version."""
+    server_tools: frozenset[str] | None = None
+    """The server tool types a Messages request for it may declare (``web_search_20250305``,
+    ``web_fetch_20250910``...); None: every version the SDK knows."""
 
     def info(self) -> dict[str, Any]:
         """The model as ``GET /v1/models/{id}`` returns it (``anthropic.types.ModelInfo``)."""
@@ -74,6 +78,8 @@ class ModelSpec:
             return {"supported": ok}
 
         levels = self.efforts or frozenset()
+        tools = self.server_tools or ()
+        search = self.web_search or any(t.startswith("web_search_") for t in tools)
         return {
             "batch": support(True),
             "citations": support(True),
@@ -84,9 +90,9 @@ class ModelSpec:
             "image_input": support(True),
             "pdf_input": support(True),
             "server_tools": {
-                "supported": self.web_search,
+                "supported": search,
                 "code_execution": support(False),
-                "web_search": support(self.web_search),
+                "web_search": support(search),
             },
             "structured_outputs": support(True),
             "thinking": {
@@ -101,7 +107,6 @@ class ModelSpec:
 
 EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
 _ALL_EFFORTS = frozenset(EFFORT_LEVELS)
-
 DEFAULT_MODELS: tuple[ModelSpec, ...] = (
     ModelSpec(
         id="claude-sonnet-4-5",
@@ -129,7 +134,8 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         thinking=frozenset({"adaptive", "enabled", "disabled"}),
         efforts=frozenset({"low", "medium", "high", "max"}),
     ),
-    # A model that does not think at all.
+    # A model that does not think at all, nor take the server tools. The others list no web
+    # search in their capabilities (a pod on "auto" declares none) and take any version.
     ModelSpec(
         id="claude-3-5-haiku",
         display_name="Claude Haiku 3.5",
@@ -138,6 +144,7 @@ DEFAULT_MODELS: tuple[ModelSpec, ...] = (
         line="haiku",
         thinking=frozenset({"disabled"}),
         efforts=frozenset(),
+        server_tools=frozenset(),
     ),
     ModelSpec(
         id="claude-haiku-4-5",
@@ -210,7 +217,7 @@ def load_models(path: str | Path) -> list[ModelSpec]:
         if not isinstance(item, dict):
             raise ValueError(f"{path}: entry {n} is not an object")
         try:
-            for name in ("thinking", "efforts"):  # JSON lists, as sets
+            for name in ("thinking", "efforts", "server_tools"):  # JSON lists, as sets
                 if isinstance(item.get(name), list):
                     item[name] = frozenset(item[name])
             specs.append(ModelSpec(**item))

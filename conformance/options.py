@@ -77,6 +77,14 @@ class KitOptions:
     thinking_args: tuple[str, ...] = ("--thinking", "adaptive")
     """Appended to the pod's command under the thinking profile: how this pod is told to think
     (empty when the command already says so)."""
+    web: bool = False
+    """The server-tools profile: the pod runs with web search on (``web_args``), its fake API
+    makes every reply to a request declaring web search search first (``pause_turn`` and its
+    continuation, cited text, a server call left for the next response beside client calls),
+    and the run fails when no server tool block ever came back."""
+    web_args: tuple[str, ...] = ("--web", "on")
+    """Appended to the pod's command under the server-tools profile: how this pod is told to
+    search (empty when the command already says so)."""
     tree: bool = True
     """Run the tree cases too (:mod:`conformance.tree_cases`): they skip, with the reason,
     when the pod offers its model no ``task`` tool."""
@@ -122,6 +130,8 @@ def kit_options(
     tree: bool,
     continue_args: str,
     flag_prefix: str = "--",
+    web: bool = False,
+    web_args: str = "--web on",
 ) -> KitOptions:
     """Options from the command line's text: the tool calls as JSON; ``thinking_args``,
     ``continue_args`` and a ``command`` given as one string split like a shell. ``flag_prefix`` names the tool flags in errors
@@ -139,4 +149,6 @@ def kit_options(
         thinking_args=tuple(shlex.split(thinking_args)),
         tree=tree,
         continue_args=tuple(shlex.split(continue_args)),
+        web=web,
+        web_args=tuple(shlex.split(web_args)),
     )

@@ -93,6 +93,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         ),
     )
     group.addoption(
+        "--pod-web",
+        action="store_true",
+        default=False,
+        help=(
+            "The server-tools profile: start each pod with web search on (--pod-web-args), "
+            "make every reply search (pause_turn included), and check that server tool blocks "
+            "come back."
+        ),
+    )
+    group.addoption(
+        "--pod-web-args",
+        default="--web on",
+        help=(
+            "With --pod-web: arguments appended to the pod command to turn web search on "
+            "(default: --web on; '' when the command already does)."
+        ),
+    )
+    group.addoption(
         "--pod-no-tree",
         action="store_true",
         default=False,
@@ -154,6 +172,8 @@ def kit_options(
     tree: bool = True,
     continue_args: str = "--continue",
     input_tool: str | None = None,
+    web: bool = False,
+    web_args: str = "--web on",
 ) -> KitOptions:
     """Options from the command-line strings; ``UsageError`` when they make no sense."""
     from conformance.options import ToolOptionError
@@ -171,6 +191,8 @@ def kit_options(
             tree=tree,
             continue_args=continue_args,
             flag_prefix="--pod-",
+            web=web,
+            web_args=web_args,
         )
     except ToolOptionError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -193,6 +215,8 @@ def pytest_configure(config: pytest.Config) -> None:
         tree=not config.getoption("--pod-no-tree"),
         continue_args=config.getoption("--pod-continue-args"),
         input_tool=config.getoption("--pod-input-tool"),
+        web=config.getoption("--pod-web"),
+        web_args=config.getoption("--pod-web-args"),
     )
     config.addinivalue_line("markers", "pod_conformance: a row of the pod conformance kit")
     config.stash[_KIT] = _Kit(options)
@@ -226,7 +250,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     from conformance.report import run_problems
 
-    if run_problems(kit.results, thinking=kit.options.thinking) and exitstatus == 0:
+    problems = run_problems(kit.results, thinking=kit.options.thinking, web=kit.options.web)
+    if problems and exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -236,7 +261,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     kit = config.stash.get(_KIT, None)
     if kit is None or not kit.results:
         return
-    from conformance.report import counts, run_problems, tree_line, wire_totals
+    from conformance.report import counts, run_problems, tree_line, wire_line
 
     terminalreporter.section("pod conformance")
     for result in kit.results:
@@ -254,15 +279,12 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         f"{tally['passed']} rows passed, {tally['failed']} failed against "
         f"{' '.join(kit.options.command)}"
     )
-    wire = wire_totals(kit.results)
     terminalreporter.write_line(
-        f"{wire.requests} requests, {wire.invalid} refused by the fake API, "
-        f"{wire.thinking_sent_back} thinking blocks sent back"
-        + (" (thinking profile)" if kit.options.thinking else "")
+        wire_line(kit.results, thinking=kit.options.thinking, web=kit.options.web)
     )
     if tree := tree_line(kit.results):
         terminalreporter.write_line(tree)
-    for problem in run_problems(kit.results, thinking=kit.options.thinking):
+    for problem in run_problems(kit.results, thinking=kit.options.thinking, web=kit.options.web):
         terminalreporter.write_line(f"FAILED  {problem}", red=True)
 
 

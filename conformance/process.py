@@ -170,7 +170,9 @@ class PodProcess:
         (self.workspace / "README.md").write_text("# Conformance workspace\n")
         self.stimuli = Stimuli(options.slow_tool, options.approval_tool, options.input_tool)
         self.api = FakeAnthropic(
-            responder=self.stimuli.respond, thinking_profile=options.thinking
+            responder=self.stimuli.respond,
+            thinking_profile=options.thinking,
+            server_tools_profile=options.web,
         ).start()
         self.log_path = self.dir / "pod.log"
         values = {
@@ -178,7 +180,11 @@ class PodProcess:
             "{base_url}": self.api.base_url,
             "{workspace}": str(self.workspace),
         }
-        command = [*options.command, *(options.thinking_args if options.thinking else ())]
+        command = [
+            *options.command,
+            *(options.thinking_args if options.thinking else ()),
+            *(options.web_args if options.web else ()),
+        ]
         self.argv = [_fill(arg, values) for arg in command]
         self.env = dict(os.environ)
         self.env.update(

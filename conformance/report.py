@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from conformance.thinking import thinking_sent_back
+from conformance.web_profile import server_blocks_sent_back
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -31,6 +32,7 @@ __all__ = [
     "to_json",
     "tree_line",
     "tree_totals",
+    "wire_line",
     "wire_totals",
 ]
 
@@ -48,24 +50,31 @@ class WireTally:
     thinking_sent_back: int = 0
     """``thinking`` / ``redacted_thinking`` blocks in assistant messages, over the accepted
     requests (a request carrying a whole history counts each block it holds)."""
+    server_blocks_sent_back: int = 0
+    """Server tool blocks (``server_tool_use`` and results) in assistant messages, counted
+    the same way."""
 
     @classmethod
     def of(cls, requests: Iterable[RecordedRequest]) -> WireTally:
         """The tally of recorded requests."""
-        total = invalid = sent = 0
+        total = invalid = sent = server = 0
         for request in requests:
             total += 1
             if request.valid:
                 sent += thinking_sent_back(request.body)
+                server += server_blocks_sent_back(request.body)
             else:
                 invalid += 1
-        return cls(requests=total, invalid=invalid, thinking_sent_back=sent)
+        return cls(
+            requests=total, invalid=invalid, thinking_sent_back=sent, server_blocks_sent_back=server
+        )
 
     def __add__(self, other: WireTally) -> WireTally:
         return WireTally(
             self.requests + other.requests,
             self.invalid + other.invalid,
             self.thinking_sent_back + other.thinking_sent_back,
+            self.server_blocks_sent_back + other.server_blocks_sent_back,
         )
 
     def to_dict(self) -> dict[str, int]:
@@ -74,6 +83,7 @@ class WireTally:
             "requests": self.requests,
             "invalid_requests": self.invalid,
             "thinking_sent_back": self.thinking_sent_back,
+            "server_blocks_sent_back": self.server_blocks_sent_back,
         }
 
 
@@ -235,28 +245,53 @@ def tree_line(results: Sequence[CaseResult]) -> str:
     )
 
 
-def run_problems(results: Sequence[CaseResult], *, thinking: bool) -> list[str]:
+def run_problems(results: Sequence[CaseResult], *, thinking: bool, web: bool = False) -> list[str]:
     """What fails a run as a whole, beyond its rows: under the thinking profile, requests
     reached the fake API and not one carried a thinking block back (thinking was quietly off,
-    or the pod drops what the model thought)."""
+    or the pod drops what the model thought); under the server-tools profile, not one carried
+    a server tool block back (web search was off, or the pod drops the API's own tools)."""
     total = wire_totals(results)
+    problems = []
     if thinking and total.requests and not total.thinking_sent_back:
-        return [
+        problems.append(
             f"thinking profile: {total.requests} requests reached the fake API and none sent a "
             "thinking block back; is thinking on in the pod (--thinking-args)?"
-        ]
-    return []
+        )
+    if web and total.requests and not total.server_blocks_sent_back:
+        problems.append(
+            f"server-tools profile: {total.requests} requests reached the fake API and none "
+            "sent a server tool block back; is web search on in the pod (--web-args)?"
+        )
+    return problems
+
+
+def wire_line(results: Sequence[CaseResult], *, thinking: bool, web: bool = False) -> str:
+    """The summary of what reached the wire, as the command line and pytest print it."""
+    wire = wire_totals(results)
+    line = (
+        f"{wire.requests} requests, {wire.invalid} refused by the fake API, "
+        f"{wire.thinking_sent_back} thinking blocks sent back"
+        + (" (thinking profile)" if thinking else "")
+    )
+    if web:
+        line += f", {wire.server_blocks_sent_back} server tool blocks (server-tools profile)"
+    return line
 
 
 def to_json(
-    results: Sequence[CaseResult], *, command: Sequence[str], thinking: bool = False
+    results: Sequence[CaseResult],
+    *,
+    command: Sequence[str],
+    thinking: bool = False,
+    web: bool = False,
 ) -> str:
     """The JSON report: the command, the counts, the requests on the wire and every row."""
-    problems = run_problems(results, thinking=thinking)
+    problems = run_problems(results, thinking=thinking, web=web)
     return json.dumps(
         {
             "command": list(command),
             "thinking": thinking,
+            "web": web,
             "counts": counts(results),
             "wire": wire_totals(results).to_dict(),
             "tree": tree_totals(results),
@@ -301,7 +336,12 @@ def render_table(results: Sequence[CaseResult], *, show_skipped: bool = True) ->
 
 
 def print_report(
-    console: Console, results: Sequence[CaseResult], *, show_skipped: bool, thinking: bool = False
+    console: Console,
+    results: Sequence[CaseResult],
+    *,
+    show_skipped: bool,
+    thinking: bool = False,
+    web: bool = False,
 ) -> None:
     """The table, then the failures in full, then the requests on the wire, then the run's
     own problems (:func:`run_problems`) and one summary line."""
@@ -310,17 +350,11 @@ def print_report(
         if result.outcome == "failed":
             console.rule(f"[bold red]{result.id}")
             console.print(result.message(), markup=False, highlight=False)
-    wire = wire_totals(results)
-    console.print(
-        f"{wire.requests} requests, {wire.invalid} refused by the fake API, "
-        f"{wire.thinking_sent_back} thinking blocks sent back"
-        + (" (thinking profile)" if thinking else ""),
-        highlight=False,
-    )
+    console.print(wire_line(results, thinking=thinking, web=web), highlight=False)
     tree = tree_line(results)
     if tree:
         console.print(tree, highlight=False)
-    problems = run_problems(results, thinking=thinking)
+    problems = run_problems(results, thinking=thinking, web=web)
     for problem in problems:
         console.print(f"[bold red]{problem}[/]", highlight=False)
     tally = counts(results)

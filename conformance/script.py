@@ -1,7 +1,8 @@
 """The fake API's script: the steps that answer requests, in order, and their JSON form.
 
 ========================  ==================================================================
-:class:`Reply`            a normal response: thinking, text, tool calls, streamed in chunks
+:class:`Reply`            a normal response: thinking, server tool calls (:class:`ServerCall`:
+                          web search and fetch, run by the API itself), text, tool calls
 :class:`Fault`            an HTTP error (429 with ``retry-after``, 500, 529 overloaded, 4xx)
 :class:`Drop`             stream some events of a reply, then cut the TCP connection
 :class:`StreamError`      stream some events, then an SSE ``error`` event (mid-stream 529)
@@ -33,11 +34,14 @@ __all__ = [
     "Responder",
     "Script",
     "ScriptError",
+    "ServerCall",
     "Step",
     "StreamError",
     "ToolCall",
     "echo_reply",
+    "fake_encrypted",
     "fake_signature",
+    "issued_encrypted",
     "last_user_text",
     "load_script",
     "step_from_json",
@@ -60,6 +64,33 @@ class ToolCall:
     id: str | None = None
 
 
+SERVER_TOOL_NAMES = ("web_search", "web_fetch")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerCall:
+    """A call of one of the API's own tools that a :class:`Reply` makes (the API runs it).
+
+    ``name`` is ``web_search`` or ``web_fetch``; ``input`` defaults to a query (a URL for a
+    fetch). The result is made up from the input: ``results`` search results (a fetch: one
+    page), or the error ``error_code`` (``max_uses_exceeded``, ``too_many_requests``,
+    ``unavailable``...). ``pending``: the call comes without its result (the mixed case: the
+    model also calls a client tool, and the API runs the server call once the client's
+    ``tool_result`` blocks arrive, opening the next response with its result). A reply makes
+    its server calls only when the request declares that tool, as the API does.
+    """
+
+    name: str = "web_search"
+    input: dict[str, Any] = field(default_factory=dict)
+    results: int = 2
+    error_code: str | None = None
+    pending: bool = False
+
+    def __post_init__(self) -> None:
+        if self.name not in SERVER_TOOL_NAMES:
+            raise ScriptError(f"a server call is web_search or web_fetch, not {self.name!r}")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Reply:
     """A successful response, streamed as thinking, then text, then tool calls.
@@ -72,6 +103,10 @@ class Reply:
 
     text: str = ""
     tool_calls: Sequence[ToolCall] = ()
+    server_calls: Sequence[ServerCall] = ()
+    """Server tool calls, each with its result, after the thinking and before the text."""
+    cite: bool = True
+    """The text cites the first search result of the reply (when it has one)."""
     thinking: str | None = None
     signature: str | None = None
     redacted: Sequence[str] = ()
@@ -85,6 +120,7 @@ class Reply:
     def __post_init__(self) -> None:
         # A tuple whatever was passed, so that equal replies compare equal.
         object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        object.__setattr__(self, "server_calls", tuple(self.server_calls))
         object.__setattr__(self, "redacted", tuple(self.redacted))
 
 
@@ -153,6 +189,18 @@ def issued_redacted(data: object) -> bool:
     return isinstance(payload, str) and fake_redacted(payload) == data and bool(digest)
 
 
+def fake_encrypted(*payload: str) -> str:
+    """An ``encrypted_content`` / ``encrypted_index`` the fake issues for ``payload`` (the
+    result's or citation's fields it vouches for), and accepts back only unchanged."""
+    digest = hashlib.sha256(json.dumps(["enc", *payload]).encode()).hexdigest()[:24]
+    return "Eo" + base64.b64encode(json.dumps([list(payload), digest]).encode()).decode()
+
+
+def issued_encrypted(value: object, *payload: str) -> bool:
+    """Whether ``value`` is an encrypted field this fake issued for exactly ``payload``."""
+    return isinstance(value, str) and value == fake_encrypted(*payload)
+
+
 def fake_signature(thinking: str) -> str:
     """The signature the fake issues for a thinking text (and accepts back)."""
     return "fakesig_" + hashlib.sha256(thinking.encode()).hexdigest()[:32]
@@ -163,14 +211,16 @@ def _reply_from_json(data: dict[str, Any]) -> Reply:
         ToolCall(name=str(c["name"]), input=dict(c.get("input", {})), id=c.get("id"))
         for c in data.pop("tool_calls", [])
     ]
-    return Reply(tool_calls=calls, **data)
+    server = [ServerCall(**dict(c)) for c in data.pop("server_calls", [])]
+    return Reply(tool_calls=calls, server_calls=server, **data)
 
 
 def step_from_json(data: dict[str, Any]) -> Step:
     """Build a step from its JSON form: ``{"type": "reply" | "fault" | "drop" | ..., ...}``.
 
     The other keys are the dataclass fields; ``tool_calls`` is a list of ``{"name", "input",
-    "id"}`` objects and the ``reply`` of a drop or stream_error is a reply object without
+    "id"}`` objects, ``server_calls`` a list of :class:`ServerCall` objects (``{"name",
+    "input", "results", "error_code", "pending"}``) and the ``reply`` of a drop or stream_error is a reply object without
     ``type``.
     """
     data = dict(data)

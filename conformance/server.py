@@ -44,6 +44,8 @@ from conformance.thinking import (
 from conformance.tokens import PromptBlock, prompt_blocks
 from conformance.transport import ClientGone, Handler, HttpServer, Stopping, error_body
 from conformance.validation import Rejected, check_context_window, validate_request
+from conformance.web import check_server_tools, plan_server_blocks
+from conformance.web_profile import PROFILE_PAUSE, read_web_request, with_searches
 from orchestrator.core.validator import merge_same_role
 
 __all__ = ["FakeAnthropic", "Outcome", "RecordedRequest"]
@@ -145,12 +147,16 @@ class FakeAnthropic:
         clock: Callable[[], float] = time.monotonic,
         thinking_profile: bool = False,
         issued_limit: int = ISSUED_LIMIT,
+        server_tools_profile: bool = False,
     ) -> None:
         self._queue: deque[Step] = deque(script)
         self.responder = responder
         self.check_signatures = check_signatures
         self.thinking_profile = thinking_profile
         """Every reply to a request with thinking on thinks, and holds a redacted block."""
+        self.server_tools_profile = server_tools_profile
+        """Every reply to a request declaring web search searches, pause_turn included
+        (:mod:`conformance.web_profile`)."""
         self.issued = IssuedThinking(issued_limit)
         """The thinking blocks each response issued, by tool call id and by block (bounded:
         ``issued_limit`` keys, least recently used out first)."""
@@ -390,6 +396,7 @@ class FakeAnthropic:
             validate_request(headers, body, check_signatures=self.check_signatures)
             spec = spec_for(self.models, body["model"])
             check_parameters(body, headers, accepts=spec.thinking, efforts=spec.efforts)
+            check_server_tools(body.get("tools"), spec.server_tools)
             check_no_cache_control(body["messages"])
             merged = merge_same_role(body["messages"])
             with self._lock:  # the lookup refreshes what it finds (least recently used)
@@ -422,7 +429,13 @@ class FakeAnthropic:
         prompt: list[PromptBlock],
         points: list[Breakpoint],
     ) -> None:
-        step = self._next_step(body)
+        web = read_web_request(body)
+        searching = self.server_tools_profile and "web_search" in web.declared
+        if searching and not web.continuation:
+            step: Step = PROFILE_PAUSE  # uses no script step: the continuation takes it
+        else:
+            step = self._next_step(body)
+            step = with_searches(step) if searching else step
 
         def update(**changes: Any) -> None:
             self._update(record, **changes)
@@ -438,11 +451,13 @@ class FakeAnthropic:
                 model=body["model"],
                 usage=usage,
                 next_id=self._next_id,
-                thinking=body.get("thinking"),
+                # A continued server loop goes on from its content: it does not think anew.
+                thinking=None if web.continuation else body.get("thinking"),
                 profile=self.thinking_profile,
+                web=plan_server_blocks(reply, declared=web.declared, unresolved=web.unresolved),
             )
             with self._lock:
-                self.issued.record(planned.blocks)
+                self.issued.record(web.prior_thinking + planned.blocks)
             return planned
 
         try:

@@ -7,6 +7,11 @@ the exact Anthropic event sequence: ``message_start``, ``ping``, ``content_block
 ``_delta`` / ``_stop`` per block, ``message_delta`` with the stop reason and usage,
 ``message_stop``. Text, thinking and tool-call JSON are cut into deltas of ``chunk_size``
 characters; each delta carries the reply's ``delay_s``.
+
+Server tools stream as the API streams them: a ``server_tool_use`` block's input as
+``input_json_delta`` fragments, a result block whole in its ``content_block_start``, a cited
+text's citations as ``citations_delta`` events before its text; usage counts them
+(``server_tool_use.web_search_requests``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 from conformance.cache import CacheUsage
 from conformance.script import Reply, fake_redacted, fake_signature
 from conformance.tokens import count_output_tokens
+from conformance.web import SERVER_RESULT_TYPES, WebPlan
 
 __all__ = ["PlannedReply", "SseEvent", "plan_reply"]
 
@@ -53,6 +59,8 @@ class PlannedReply:
     output_tokens: int
     chunk_size: int
     delay_s: float
+    server_tool_use: dict[str, int] | None = None
+    """``usage.server_tool_use`` (searches and fetches the reply ran), None when none."""
 
     def message(self) -> dict[str, Any]:
         """The whole message, as a non-streaming answer's body."""
@@ -68,7 +76,10 @@ class PlannedReply:
         }
 
     def _usage(self, output_tokens: int) -> dict[str, Any]:
-        return self.usage.fields() | {"output_tokens": output_tokens, "service_tier": "standard"}
+        out = self.usage.fields() | {"output_tokens": output_tokens, "service_tier": "standard"}
+        if self.server_tool_use is not None:
+            out["server_tool_use"] = dict(self.server_tool_use)
+        return out
 
     def events(self) -> list[SseEvent]:
         """The stream's events, in order."""
@@ -95,7 +106,12 @@ class PlannedReply:
                         "cache_creation_input_tokens": self.usage.cache_creation_input_tokens,
                         "cache_read_input_tokens": self.usage.cache_read_input_tokens,
                         "output_tokens": self.output_tokens,
-                    },
+                    }
+                    | (
+                        {"server_tool_use": dict(self.server_tool_use)}
+                        if self.server_tool_use is not None
+                        else {}
+                    ),
                 },
             )
         )
@@ -107,6 +123,10 @@ class PlannedReply:
         if kind == "text":
             empty: dict[str, Any] = {"type": "text", "text": ""}
             deltas = [
+                {"type": "citations_delta", "citation": dict(c)}
+                for c in block.get("citations") or []
+            ]
+            deltas += [
                 {"type": "text_delta", "text": c} for c in _chunks(block["text"], self.chunk_size)
             ]
         elif kind == "thinking":
@@ -116,11 +136,11 @@ class PlannedReply:
                 for c in _chunks(block["thinking"], self.chunk_size)
             ]
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
-        elif kind == "redacted_thinking":
+        elif kind == "redacted_thinking" or kind in SERVER_RESULT_TYPES.values():
             # Arrives whole in its start event, as the API sends it.
             empty, deltas = dict(block), []
         else:
-            empty = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            empty = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
             arguments = json.dumps(block["input"]) if block["input"] else ""
             # The real API opens every tool call with an empty fragment.
             deltas = [{"type": "input_json_delta", "partial_json": ""}]
@@ -159,6 +179,7 @@ def plan_reply(
     next_id: Callable[[str], str],
     thinking: dict[str, Any] | None = None,
     profile: bool = False,
+    web: WebPlan | None = None,
 ) -> PlannedReply:
     """Fix a reply's ids (``next_id("msg")``, ``next_id("toolu")``) and token counts.
 
@@ -166,7 +187,10 @@ def plan_reply(
     ``input_tokens`` (the uncached part) and ``output_tokens``, when set, win over it and
     over the counter. ``thinking`` is the request's parameter: a reply thinks only when it
     turns thinking on (with ``display: "omitted"`` the text is empty, the signature there);
-    ``profile`` makes every such reply think, and hold a redacted block too.
+    ``profile`` makes every such reply think, and hold a redacted block too. ``web`` holds
+    the reply's server tool blocks (:func:`~conformance.web.plan_server_blocks`): those run
+    come after the thinking, then the text (citing what they found), then the calls left
+    without a result, then the tool calls.
     """
     blocks: list[dict[str, Any]] = []
     on = isinstance(thinking, dict) and thinking.get("type") in ("adaptive", "enabled")
@@ -182,8 +206,19 @@ def plan_reply(
         blocks.append({"type": "thinking", "thinking": shown, "signature": signature})
     if on:
         blocks += [{"type": "redacted_thinking", "data": fake_redacted(p)} for p in redacted]
-    if reply.text:
-        blocks.append({"type": "text", "text": reply.text})
+    web = web or WebPlan()
+    pausing = reply.stop_reason == "pause_turn" and bool(web.leading or web.pending)
+    if pausing:
+        # A paused server loop ends in its server blocks: the text came before the search.
+        blocks += [{"type": "text", "text": reply.text}] if reply.text else []
+        blocks += web.leading + web.pending
+    else:
+        blocks += web.leading
+        if reply.text and web.citations:
+            blocks.append({"type": "text", "text": reply.text, "citations": web.citations})
+        elif reply.text:
+            blocks.append({"type": "text", "text": reply.text})
+        blocks += web.pending
     for call in reply.tool_calls:
         blocks.append(
             {
@@ -194,6 +229,9 @@ def plan_reply(
             }
         )
     stop_reason = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
+    if stop_reason == "pause_turn" and not any(b["type"] == "server_tool_use" for b in blocks):
+        # A server loop pauses only when there is one: no server tool was declared.
+        stop_reason = "tool_use" if reply.tool_calls else "end_turn"
     return PlannedReply(
         message_id=next_id("msg"),
         model=model,
@@ -205,4 +243,5 @@ def plan_reply(
         output_tokens=reply.output_tokens or count_output_tokens(blocks),
         chunk_size=reply.chunk_size,
         delay_s=reply.delay_s,
+        server_tool_use=web.usage(),
     )

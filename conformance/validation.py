@@ -7,6 +7,13 @@ of :func:`orchestrator.core.validator.validate_wire` (worded as the API words th
 counted after same-role messages are merged), the PDFs of ``document`` blocks (each a real PDF,
 at most 100 pages in the whole request, as the API counts them) and thinking signatures this
 fake did not issue.
+
+Server tools (web search and fetch, :mod:`conformance.web`): a ``tool_result`` never answers a
+``srvtoolu_`` call, a server tool's result needs its ``server_tool_use`` before it, and the
+``encrypted_content`` of search results and the ``encrypted_index`` of citations must be the
+ones the fake issued, unchanged (with the signature check). A request whose last message is
+assistant content holding a server call continues a paused server loop
+(:func:`is_continuation`): the one prefill the fake takes.
 """
 
 from __future__ import annotations
@@ -16,13 +23,39 @@ import binascii
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.script import fake_signature, issued_redacted
+from conformance.script import fake_signature, issued_encrypted, issued_redacted
 from orchestrator.core.documents import PDF_MAX_PAGES, PDF_MEDIA_TYPE, pdf_pages
 from orchestrator.core.validator import WireViolation, merge_same_role, validate_wire
 
-__all__ = ["Rejected", "check_api_key", "check_context_window", "validate_request"]
+__all__ = [
+    "SERVER_TOOL_TYPES",
+    "Rejected",
+    "check_api_key",
+    "check_context_window",
+    "is_continuation",
+    "server_tool_name",
+    "validate_request",
+]
 
 _SAMPLING_PARAMS = ("temperature", "top_p", "top_k")
+
+SERVER_TOOL_TYPES: dict[str, tuple[str, ...]] = {
+    "web_search": ("web_search_20250305", "web_search_20260209", "web_search_20260318"),
+    "web_fetch": (
+        "web_fetch_20250910",
+        "web_fetch_20260209",
+        "web_fetch_20260309",
+        "web_fetch_20260318",
+    ),
+}
+"""Every version of each server tool the SDK (2.14) has a param type for."""
+
+
+def server_tool_name(tool: object) -> str | None:
+    """``web_search`` / ``web_fetch`` for a declaration of one of them (a version the SDK
+    knows), else None (an unknown ``type`` is no server tool: a client tool, checked as one)."""
+    kind = tool.get("type") if isinstance(tool, dict) else None
+    return next((name for name, kinds in SERVER_TOOL_TYPES.items() if kind in kinds), None)
 
 
 class Rejected(Exception):
@@ -83,23 +116,15 @@ def validate_request(
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         raise Rejected(400, "invalid_request_error", "messages: Input should be a valid list")
     _validate_tools(body.get("tools"))
-    violations = validate_wire(messages)
+    merged = merge_same_role(messages)
+    _validate_server_pairs(merged)
+    violations = validate_wire(messages, allow_prefill=is_continuation(merged))
     if violations:
         raise Rejected(400, "invalid_request_error", _violation_message(messages, violations))
     _validate_pdfs(messages)
     if check_signatures:
         _validate_signatures(messages)
-
-
-SERVER_TOOL_TYPES = frozenset(
-    f"{name}_{version}"
-    for name, versions in (
-        ("web_search", ("20250305", "20260209", "20260318")),
-        ("web_fetch", ("20250910", "20260209", "20260309", "20260318")),
-    )
-    for version in versions
-)
-"""The server tools' ``type`` values the SDK knows (they carry no ``input_schema``)."""
+        _validate_encrypted(merged)
 
 
 def _validate_tools(tools: Any) -> None:
@@ -110,8 +135,8 @@ def _validate_tools(tools: Any) -> None:
     for i, tool in enumerate(tools):
         if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
             raise Rejected(400, "invalid_request_error", f"tools.{i}.name: Field required")
-        if str(tool.get("type")) in SERVER_TOOL_TYPES:
-            continue  # the API's own tool: its params, no schema
+        if server_tool_name(tool) is not None:
+            continue  # one of the API's own tools: its params, no schema (checked for the model)
         if not isinstance(tool.get("input_schema"), dict):
             raise Rejected(
                 400, "invalid_request_error", f"tools.{i}.custom.input_schema: Field required"
@@ -226,3 +251,82 @@ def _validate_signatures(messages: list[dict[str, Any]]) -> None:
                     "invalid_request_error",
                     f"messages.{index}.content.{position}: Invalid `signature` in `thinking` block",
                 )
+
+
+SERVER_BLOCKS = ("server_tool_use", "web_search_tool_result", "web_fetch_tool_result")
+SERVER_ID_PREFIX = "srvtoolu_"
+
+
+def is_continuation(merged: list[dict[str, Any]]) -> bool:
+    """Whether a request (same-role messages merged) continues a paused server loop: its last
+    message is assistant content holding a ``server_tool_use`` (as the pod's validator reads
+    a continuation: :func:`orchestrator.core.validator.validate_wire`)."""
+    if not merged or merged[-1].get("role") != "assistant":
+        return False
+    content = merged[-1].get("content")
+    blocks = content if isinstance(content, list) else []
+    return any(isinstance(b, dict) and b.get("type") == "server_tool_use" for b in blocks)
+
+
+def _validate_server_pairs(merged: list[dict[str, Any]]) -> None:
+    """A server call is answered by its result block, never by a ``tool_result``; a result
+    block needs its call before it (the API's words, as client trackers show them)."""
+    calls: set[str] = set()
+    for index, message in enumerate(merged):
+        for position, block in enumerate(message["content"]):
+            kind = block.get("type")
+            if kind == "server_tool_use":
+                calls.add(str(block.get("id")))
+            elif kind in SERVER_BLOCKS and str(block.get("tool_use_id")) not in calls:
+                raise Rejected(
+                    400,
+                    "invalid_request_error",
+                    f"messages.{index}.content.{position}: unexpected `tool_use_id` found in "
+                    f"`{kind}` blocks: {block.get('tool_use_id')}. Each `{kind}` block must "
+                    "have a corresponding `server_tool_use` block before it.",
+                )
+            elif kind == "tool_result" and str(block.get("tool_use_id")).startswith(
+                SERVER_ID_PREFIX
+            ):
+                raise Rejected(
+                    400,
+                    "invalid_request_error",
+                    f"messages.{index}.content.{position}: unexpected `tool_use_id` found in "
+                    f"`tool_result` blocks: {block.get('tool_use_id')}. Each `tool_result` "
+                    "block must have a corresponding `tool_use` block in the previous message.",
+                )
+
+
+def _validate_encrypted(merged: list[dict[str, Any]]) -> None:
+    """Search results and citations come back with the encrypted fields the fake issued for
+    exactly their URL and title (or cited text)."""
+    for index, message in enumerate(merged):
+        if message["role"] != "assistant":
+            continue
+        for position, block in enumerate(message["content"]):
+            where = f"messages.{index}.content.{position}"
+            content = block.get("content")
+            if block.get("type") == "web_search_tool_result" and isinstance(content, list):
+                for k, result in enumerate(content):
+                    fields = [str(result.get(n)) for n in ("url", "title")]
+                    value = result.get("encrypted_content")
+                    if not issued_encrypted(value, "web_search_result", *fields):
+                        raise Rejected(
+                            400,
+                            "invalid_request_error",
+                            f"{where}.content.{k}: Invalid `encrypted_content` in "
+                            "`web_search_result` block",
+                        )
+            citations = block.get("citations") if block.get("type") == "text" else None
+            for k, citation in enumerate(citations if isinstance(citations, list) else []):
+                if citation.get("type") != "web_search_result_location":
+                    continue
+                fields = [str(citation.get(n)) for n in ("url", "cited_text")]
+                value = citation.get("encrypted_index")
+                if not issued_encrypted(value, "web_search_result_location", *fields):
+                    raise Rejected(
+                        400,
+                        "invalid_request_error",
+                        f"{where}.citations.{k}: Invalid `encrypted_index` in "
+                        "`web_search_result_location` citation",
+                    )

@@ -93,6 +93,18 @@ def conformance(
             "after a kill -9, to continue its session (split like a shell).",
         ),
     ] = "--continue",
+    web: Annotated[
+        bool,
+        typer.Option(
+            "--web",
+            help="The server-tools profile: start the pod with web search on (--web-args), "
+            "make every reply search, pause_turn included, and check server tool blocks "
+            "come back.",
+        ),
+    ] = False,
+    web_args: Annotated[
+        str, typer.Option("--web-args", help="With --web: arguments turning web search on.")
+    ] = "--web on",
 ) -> None:
     """Drive a pod through every transition-table row and check what it does.
 
@@ -121,6 +133,8 @@ def conformance(
             thinking_args=thinking_args,
             tree=tree,
             continue_args=continue_args,
+            web=web,
+            web_args=web_args,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
@@ -143,14 +157,14 @@ def conformance(
             )
 
     results = run_cases(cases, options, on_result=progress)
-    print_report(console, results, show_skipped=show_skipped, thinking=thinking)
+    print_report(console, results, show_skipped=show_skipped, thinking=thinking, web=web)
     if report_json is not None:
-        report = to_json(results, command=command, thinking=thinking)
+        report = to_json(results, command=command, thinking=thinking, web=web)
         try:
             report_json.write_text(report + "\n", encoding="utf-8")
         except OSError as exc:
             raise CliError(f"cannot write {report_json}: {exc.strerror or exc}") from None
-    if counts(results)["failed"] or run_problems(results, thinking=thinking):
+    if counts(results)["failed"] or run_problems(results, thinking=thinking, web=web):
         raise typer.Exit(1)
 
 

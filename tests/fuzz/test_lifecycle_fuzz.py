@@ -49,6 +49,13 @@ Some replies are malformed the way a misbehaving model or proxy makes them: one 
 twice (and again in later replies), a lone surrogate in text and tool input, a tool name of 200
 characters. Every invariant above must hold through them.
 
+Every reply may draw the API's own tools (web search and fetch, run by the scripted provider as
+the API runs them): a server loop that stops with ``pause_turn`` (sometimes before running its
+last call), searches and fetches with results or an error result, cited text, and a server call
+left open beside client calls (the mixed case); the server tool blocks sent back are counted (a
+run without any fails). Every invariant above holds through them: the pod continues a pause at
+once, and a pause, cancel, crash or new message inside a server loop leaves it wire-valid.
+
 The default profile is short (CI); ``POD_FUZZ_STEPS=10000`` runs at least that many steps and
 writes a summary to ``bench/results/fuzz.json``. A thinking profile runs the same machine with
 extended thinking on: every reply thinks (a signed block and a redacted one), the scripted
@@ -83,6 +90,7 @@ from hypothesis.stateful import (
 )
 
 from orchestrator.adapters.providers.base import ProviderRequest
+from orchestrator.adapters.providers.scripted_web import ScriptedCitation, ScriptedServerCall
 from orchestrator.adapters.session import load_session
 from orchestrator.core.history import UserMessage, item_from_json, item_to_json
 from orchestrator.core.repair import close_orphans, interrupt_note, pending_tool_calls
@@ -94,6 +102,7 @@ from tests.e2e.harness import RunningPod, ScriptedReply, ScriptedToolCall, runni
 from tests.mcp.hostile_server import config as hostile_server_config
 
 STATUSES = frozenset({"idle", "running", "paused", "stopped"})
+SERVER_BLOCKS = frozenset({"server_tool_use", "web_search_tool_result", "web_fetch_tool_result"})
 ROOT = Path(__file__).resolve().parents[2]
 
 STATS: dict[str, int] = {}
@@ -130,6 +139,10 @@ def _reset_stats() -> None:
         lost=0,
         malformed_replies=0,
         thinking_sent_back=0,
+        server_calls=0,
+        pause_turns=0,
+        mixed_replies=0,
+        server_blocks_sent_back=0,
         rewinds_accepted=0,
         forks=0,
         tasks_called=0,
@@ -295,6 +308,9 @@ class RandomResponder:
         self.denied: set[str] = set()
         self.force_ask = False
         """The next reply calls ``ask_record`` (set by the ``run_asking`` rule)."""
+        self.web = True
+        """Replies draw the API's own tools: searches, fetches, ``pause_turn``, the mixed
+        case (see :meth:`_searching`)."""
         """Every reply thinks (signed) and carries a redacted block (the thinking profile)."""
 
     def __call__(self, request: ProviderRequest) -> ScriptedReply:
@@ -400,12 +416,63 @@ class RandomResponder:
             calls.append(_todo_call(rng))  # the todo list: written at any step, checked at rest
         if not calls and not text.strip():
             text = "done"
-        return ScriptedReply(
+        reply = ScriptedReply(
             text=text,
             tool_calls=calls,
             chunk_size=rng.randint(2, 10),
             chunk_delay_s=rng.uniform(0.002, 0.02),
         )
+        return self._searching(reply, rounds) if self.web else reply
+
+    def _searching(self, reply: ScriptedReply, rounds: int) -> ScriptedReply:
+        """The reply with the API's own tools drawn in: a server loop that pauses
+        (``pause_turn``, sometimes before running its last call), searches and fetches with
+        results or an error before the text, cited text, and beside client calls a server call
+        left open (the mixed case: its result opens the next reply)."""
+        rng = self.rng
+
+        def call(result: str = "results") -> ScriptedServerCall:
+            STATS["server_calls"] += 1
+            name = rng.choice(["web_search", "web_search", "web_fetch"])
+            given = {"query": f"fuzz {rng.randrange(10**4)}"}
+            if name == "web_fetch":
+                given = {"url": f"https://example.com/{rng.randrange(100)}"}
+            error = rng.choice(["unavailable", "max_uses_exceeded", "too_many_requests"])
+            return ScriptedServerCall.model_validate(
+                {
+                    "name": name,
+                    "input": given,
+                    "id": _fresh_id("srvtoolu_fz"),
+                    "result": result,
+                    "error_code": error,
+                }
+            )
+
+        roll = rng.random()
+        if roll < 0.25 and rounds < 3:
+            STATS["pause_turns"] += 1
+            calls = [call(rng.choice(["results", "results", "error"]))]
+            if rng.random() < 0.3:
+                calls.append(call("none"))  # paused before the API ran it
+            text = reply.text if rng.random() < 0.5 else ""
+            return reply.model_copy(
+                update={
+                    "text": text,
+                    "tool_calls": [],
+                    "server_calls": calls,
+                    "stop_reason": "pause_turn",
+                }
+            )
+        if roll < 0.6:
+            calls = [call(rng.choice(["results", "results", "results", "error"]))]
+            if reply.tool_calls and rng.random() < 0.5:
+                STATS["mixed_replies"] += 1
+                calls.append(call("none"))
+            cited = [ScriptedCitation(url="https://example.com/", title="Example", cited_text="x")]
+            return reply.model_copy(
+                update={"server_calls": calls, "citations": cited if reply.text.strip() else []}
+            )
+        return reply
 
     def _asking_reply(self) -> ScriptedReply:
         """A reply that calls ``ask_record`` (twice, sometimes: two requests wait at once)."""
@@ -1202,6 +1269,14 @@ class PodFuzz(RuleBasedStateMachine):
             for block in message["content"]
             if block.get("type") in ("thinking", "redacted_thinking")
         )
+        STATS["server_blocks_sent_back"] += sum(
+            1
+            for request in self.pod.provider.requests[self.validated :]
+            for message in request.messages
+            if message["role"] == "assistant" and isinstance(message["content"], list)
+            for block in message["content"]
+            if block.get("type") in SERVER_BLOCKS
+        )
         STATS["requests_validated"] += requests - self.validated
         self.validated = requests
 
@@ -1421,6 +1496,8 @@ def test_lifecycle_fuzz_short() -> None:
     assert STATS["orphan_jobs"] == 0
     assert STATS["steps"] > 0
     assert STATS["elicitations_asked"] > 0  # a run where nobody was asked proves nothing
+    # Server loops were drawn, paused and sent back (every request above was wire-valid).
+    assert STATS["pause_turns"] > 0 and STATS["server_blocks_sent_back"] > 0
 
 
 class PodFuzzHooks(PodFuzz):
@@ -1474,6 +1551,7 @@ def test_lifecycle_fuzz_short_with_thinking() -> None:
     assert STATS["lost"] == 0
     assert STATS["executed_twice"] == 0
     assert STATS["thinking_sent_back"] > 0  # a run that quietly had thinking off fails
+    assert STATS["server_blocks_sent_back"] > 0  # server loops with thinking on, too
 
 
 @pytest.mark.slow
