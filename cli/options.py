@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from cli.deferred_coercion import defer_coercion
 from cli.errors import CliError
 
 if TYPE_CHECKING:
@@ -25,11 +26,14 @@ class _BareFlags:
     """
 
     def get_params(self, ctx: Any) -> Any:
-        # Typer vendors click privately; the params are only touched through public fields.
+        # Typer vendors click privately; the params are touched through public fields, but
+        # for their converters (see cli/deferred_coercion.py).
         params = super().get_params(ctx)  # type: ignore[misc]
         for param in params:
             if getattr(param, "is_flag", False) and param.metavar is None:
                 param.metavar = ""
+        # Every command's parameters pass here before Typer converts their values.
+        defer_coercion(params)
         return params
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:

@@ -16,7 +16,7 @@ from cli.start_options import WHEN_STARTED, StartOptions, options_into
 def _farewell(result: str, name: str, socket: Path, again: str | None = None) -> None:
     """Say what is true of the pod as the UI leaves: shut down, still running (``again``:
     the command that comes back to it), or gone."""
-    from orchestrator.serving.server import socket_is_live
+    from orchestrator.serving.liveness import socket_is_live
 
     if result == "shutdown":
         sys.stderr.write(f"pod {name} shut down\n")

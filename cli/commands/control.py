@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from cli.errors import CliError
 from cli.options import workspace_option
@@ -17,6 +16,9 @@ from cli.terminal_text import visible, visible_json
 
 if TYPE_CHECKING:
     from orchestrator.serving.client import PodClient
+
+# rich is imported where a command prints with it: `pod run` imports this module for its
+# options, and reaches its pod without loading rich (docs/performance.md).
 
 TargetArg = Annotated[
     str | None, typer.Argument(help="Pod name or socket path (default: this workspace's pod).")
@@ -47,6 +49,8 @@ def status(
     if json_out:
         typer.echo(json.dumps(data))
         return
+    from rich.console import Console
+
     from orchestrator.runtime.status import status_text
 
     # soft_wrap: a warning naming paths stays one line (the terminal wraps it), not a
@@ -57,6 +61,8 @@ def status(
 def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """List your pods: those of your pod host (loaded or not) and pods running as
     processes of their own, each child under its parent."""
+    from rich.console import Console
+
     from cli.pods.table import host_line, live_pods, pods_table
 
     rows, host = live_pods()
@@ -79,6 +85,8 @@ def history(
     json_out: Annotated[bool, typer.Option("--json", help="Print the items as JSON.")] = False,
 ) -> None:
     """Print a pod's committed history."""
+    from rich.console import Console
+
     from cli.client_sync import with_client
     from cli.render import render_items
 

@@ -53,8 +53,9 @@ def serve(
     from cli.commands.serve import setup_logging
     from orchestrator.config.loading import ConfigError, load_config
     from orchestrator.serving.host import Host, run_host
-    from orchestrator.serving.host.control import control_socket
-    from orchestrator.serving.server import ServerError, socket_is_live
+    from orchestrator.serving.host.address import control_socket
+    from orchestrator.serving.liveness import socket_is_live
+    from orchestrator.serving.server import ServerError
 
     setup_logging(log_file, verbose)
     try:

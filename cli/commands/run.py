@@ -205,7 +205,7 @@ def follow(
     try:
         result = with_client(target, body)
     except ConnectionLost as lost:
-        from orchestrator.serving.server import socket_is_live
+        from orchestrator.serving.liveness import socket_is_live
 
         if socket_is_live(target):  # the pod runs on; this client was dropped
             raise CliError(f"{lost}; `pod run --attach` follows the turn") from None

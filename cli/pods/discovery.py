@@ -43,7 +43,7 @@ class PodInfo:
             return False
         except PermissionError:
             pass
-        from orchestrator.serving.server import socket_is_live
+        from orchestrator.serving.liveness import socket_is_live
 
         return socket_is_live(self.socket)
 

@@ -4,6 +4,7 @@ that runs already."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ __all__ = [
     "load_in_host",
     "provider_settings",
     "refuse_other_host_settings",
+    "spawn_host",
     "spawn_pod",
     "start_in_background",
     "start_pod",
@@ -108,7 +110,7 @@ def uses_host(workspace: Path, no_host: bool) -> bool:
     ``--no-host``, ``POD_NO_HOST=1`` or ``[host] enabled = false``."""
     from orchestrator.config.loading import ConfigError, load_config
 
-    if no_host or os.environ.get("POD_NO_HOST") == "1":
+    if _host_refused(no_host):
         return False
     try:
         return load_config(workspace).host.enabled
@@ -116,12 +118,33 @@ def uses_host(workspace: Path, no_host: bool) -> bool:
         raise CliError(str(exc)) from None
 
 
+def _host_refused(no_host: bool) -> bool:
+    """``--no-host`` or ``POD_NO_HOST=1``: no pod host, whatever the config says."""
+    return no_host or os.environ.get("POD_NO_HOST") == "1"
+
+
 def start_pod(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
     """Start the workspace's pod: in this user's ``pod host`` (started if none runs) unless
-    :func:`uses_host` says otherwise; then as a ``pod serve`` process."""
-    if not uses_host(workspace, options.no_host):
-        return spawn_pod(workspace, extra_args=options.serve_args(session), name=options.name)
-    return load_in_host(workspace, options, session)
+    :func:`uses_host` says otherwise; then as a ``pod serve`` process.
+
+    A host that is needed is started first, before the configuration is built, when the
+    user's file plainly leaves the host on (:func:`~orchestrator.config.host_switch.
+    host_plainly_on`): its start then overlaps the config's. Should the configuration turn
+    out invalid, a host started so that does not listen yet is stopped again; one that does
+    leaves by itself after ``host.idle_exit_s`` with no pod, as any host started for a run."""
+    early = None
+    if not _host_refused(options.no_host):
+        from orchestrator.config.host_switch import host_plainly_on
+
+        early = spawn_host() if host_plainly_on() else None
+    try:
+        if not uses_host(workspace, options.no_host):
+            return spawn_pod(workspace, extra_args=options.serve_args(session), name=options.name)
+        return load_in_host(workspace, options, session, starting=early)
+    except BaseException:
+        if early is not None:
+            _stop_unless_listening(early)
+        raise
 
 
 def host_config(
@@ -150,15 +173,22 @@ def host_config(
         raise CliError(str(exc)) from None
 
 
-def load_in_host(workspace: Path, options: StartOptions, session: Path | None) -> PodInfo:
-    """Load the workspace's pod into the running host (starting one first when none runs)."""
+def load_in_host(
+    workspace: Path,
+    options: StartOptions,
+    session: Path | None,
+    *,
+    starting: subprocess.Popen[bytes] | None = None,
+) -> PodInfo:
+    """Load the workspace's pod into the running host (starting one first when none runs;
+    ``starting``: the host this command started already, see :func:`ensure_host`)."""
     import asyncio
 
     from orchestrator.serving.host import HostError, ask_host
 
     name = options.name or default_name(workspace)
     config = host_config(workspace, options, session, name=name)
-    ensure_host()
+    ensure_host(starting)
     params = {
         "config": config.portable(),
         "continue": session is None and not options.new,
@@ -205,16 +235,38 @@ def refuse_other_host_settings(live: PodInfo) -> None:
 HOST_START_TIMEOUT_S = START_TIMEOUT_S
 
 
-def ensure_host() -> None:
-    """Start this user's ``pod host`` in the background unless one runs; it stops by itself
-    once its last pod was shut down."""
+def spawn_host() -> subprocess.Popen[bytes] | None:
+    """Start this user's ``pod host`` in the background unless one runs (its process, or
+    None); it stops by itself once it has had no pod for ``host.idle_exit_s``."""
     from orchestrator.serving.host import host_running
 
     if host_running():
-        return
+        return None
     log_path = runtime_dir() / "host.log"
     args = [sys.executable, "-m", "cli", "host", "--exit-when-empty", "--log-file", str(log_path)]
-    proc = start_in_background(args, log_path)
+    return start_in_background(args, log_path)
+
+
+def _stop_unless_listening(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a host this command started for a pod it then did not load, if it does not
+    listen yet: nobody else can have loaded a pod into it."""
+    from orchestrator.serving.host import host_running
+
+    if proc.poll() is None and not host_running():
+        proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(5)
+
+
+def ensure_host(starting: subprocess.Popen[bytes] | None = None) -> None:
+    """Wait until this user's ``pod host`` listens: the one ``starting`` (a process of
+    :func:`spawn_host`), else the one running, else one started now."""
+    from orchestrator.serving.host import host_running
+
+    proc = starting if starting is not None else spawn_host()
+    if proc is None:
+        return
+    log_path = runtime_dir() / "host.log"
     deadline = time.monotonic() + HOST_START_TIMEOUT_S
     while time.monotonic() < deadline:
         if host_running():

@@ -18,7 +18,7 @@ def run_ui(socket: Path, *, notices: Sequence[str] = ()) -> str:
     cannot apply): printed before the UI takes the screen they would be lost, so it draws them.
     """
     from cli.errors import CliError
-    from orchestrator.serving.server import socket_is_live
+    from orchestrator.serving.liveness import socket_is_live
 
     if not socket_is_live(socket):
         # Fail before taking over the terminal, with the usual one-line error.

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from orchestrator.config.grants import refused_grants_warning, strip_workspace_grants
 from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import config_file, user_config_file
-from orchestrator.config.regular_file import read_regular
+from orchestrator.config.regular_file import CONFIG_MAX_BYTES, read_regular
 from orchestrator.errors import SetupError
 
 __all__ = ["CONFIG_MAX_BYTES", "ConfigError", "load_config"]
@@ -23,10 +23,6 @@ __all__ = ["CONFIG_MAX_BYTES", "ConfigError", "load_config"]
 
 class ConfigError(SetupError):
     """The configuration file or an option is invalid; the message names the file and field."""
-
-
-CONFIG_MAX_BYTES = 1 << 20
-"""A config file larger than this is refused, not read."""
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

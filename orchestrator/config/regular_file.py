@@ -23,9 +23,19 @@ from pathlib import Path
 
 from orchestrator.errors import PodRuntimeError
 
-__all__ = ["READ_CHUNK", "NotARegularFile", "kind_of", "open_regular", "read_regular"]
+__all__ = [
+    "CONFIG_MAX_BYTES",
+    "READ_CHUNK",
+    "NotARegularFile",
+    "kind_of",
+    "open_regular",
+    "read_regular",
+]
 
 READ_CHUNK = 1 << 20
+
+CONFIG_MAX_BYTES = 1 << 20
+"""A config file larger than this is refused, not read."""
 
 
 class NotARegularFile(PodRuntimeError, OSError):

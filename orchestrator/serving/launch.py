@@ -21,7 +21,7 @@ from pathlib import Path
 from orchestrator.adapters.procs import Supervised, Supervision, spawn
 from orchestrator.config.paths import UnsafePathError, open_private_log
 from orchestrator.errors import PodRuntimeError
-from orchestrator.serving.server import socket_is_live
+from orchestrator.serving.liveness import socket_is_live
 from orchestrator.serving.start_timeout import START_TIMEOUT_S
 
 SERVE_MODULE = ("-m", "cli", "serve")

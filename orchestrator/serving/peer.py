@@ -27,13 +27,13 @@ import logging
 import os
 import signal
 import socket
-import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import ErrorData, encode_event
+from orchestrator.serving.liveness import peer_credentials
 
 __all__ = [
     "Peer",
@@ -66,16 +66,6 @@ class Peer:
 
 class PeerRefused(PodRuntimeError):
     """The connecting process may not be served; the message says why and what to do."""
-
-
-def peer_credentials(sock: socket.socket) -> tuple[int, int] | None:
-    """(pid, uid) of the process at the other end of a Unix socket; None where unsupported."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    pid, uid, _gid = struct.unpack("3i", creds)
-    return int(pid), int(uid)
 
 
 def pid_namespace(pid: int | str) -> tuple[int, int]:

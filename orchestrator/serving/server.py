@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orchestrator.adapters.procs.supervisor import exited
 from orchestrator.errors import SetupError
 from orchestrator.protocol import (
     MAX_LINE_BYTES,
@@ -37,7 +36,8 @@ from orchestrator.protocol import (
     encode_event,
     parse_request,
 )
-from orchestrator.serving.peer import Peer, admit_peer, peer_credentials
+from orchestrator.serving.liveness import socket_is_live as socket_is_live  # its old home
+from orchestrator.serving.peer import Peer, admit_peer
 
 log = logging.getLogger(__name__)
 
@@ -433,23 +433,3 @@ def prepare_socket_path(path: Path) -> None:
     if socket_is_live(path):
         raise ServerError(f"a pod is already listening on {path}")
     path.unlink()
-
-
-def socket_is_live(path: Path) -> bool:
-    """True when a live process listens on the socket path.
-
-    A connection alone does not tell: a process killed while it forked a command leaves that
-    child holding its listening socket until the child execs, which under load takes tens of
-    milliseconds, and the child never accepts. The listening socket's credentials name the
-    process that listened, so a socket whose listener is gone counts as stale (a pod restarted
-    at that moment replaces it, and a client waiting for the new pod keeps waiting)."""
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(0.5)
-    try:
-        probe.connect(str(path))
-        creds = peer_credentials(probe)
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return creds is None or not exited(creds[0])

@@ -3,6 +3,7 @@ names, no `pod: error:` said twice."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +79,47 @@ def test_the_start_options_become_config_overrides(workspace: Path) -> None:
     # Not given: the config files decide (`pod chat` / `pod run` take no --sandbox).
     unset = given(None, None)
     assert unset["sandbox"] is None and unset["thinking"] is None
+
+
+def _alive_with(marker: str) -> list[int]:
+    """The live processes whose command line holds ``marker`` (a path private to the test)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_a_config_error_found_after_the_host_started_leaves_no_host_behind(
+    env: dict[str, str], workspace: Path, short_dir: Path
+) -> None:
+    # `pod run` starts the pod host before it builds the configuration (the user's file
+    # leaves the host on); the workspace's file then turns out invalid. The error is the
+    # one line it always was, and the host started for nothing does not stay for
+    # host.idle_exit_s (here ten minutes).
+    env = {k: v for k, v in env.items() if k != "POD_NO_HOST"}
+    user = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+    user.write_text('[sandbox]\nmode = "off"\n\n[host]\nidle_exit_s = 600\n')
+    (workspace / ".pod").mkdir()
+    (workspace / ".pod" / "config.toml").write_text('thinking = "lots"\n')
+    done = pod(env, "run", "hi", "--workspace", str(workspace))
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert "thinking: Input should be 'auto', 'adaptive' or 'off'" in line
+    log = short_dir / "pod" / "host.log"
+    assert log.exists()  # the host was started, before the config was read
+    if "listening" in log.read_text():
+        # It got to listen before the command read the config (a starved command on a
+        # busy machine): it may have pods of others now, so it is left to its idle exit.
+        listing = pod(env, "host", "ls", "--json")
+        assert json.loads(listing.stdout)["pods"] == []
+        pod(env, "host", "stop")
+    else:
+        assert _alive_with(str(log)) == []  # stopped before it listened, and waited for

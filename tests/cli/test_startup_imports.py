@@ -28,7 +28,16 @@ FORBIDDEN = (
     "orchestrator.serving.pod",
     "orchestrator.serving.host",
 )
-"""Packages a help text must not import (a name covers its submodules)."""
+"""Packages a help text, or a client of a pod, must not import (a name covers its submodules)."""
+
+HELP_FORBIDDEN = (
+    *FORBIDDEN,
+    # Typer converts a parameter through a pydantic adapter: a help text converts no value,
+    # so nothing of pydantic may load for one (cli/deferred_coercion.py).
+    "pydantic",
+    "typer._adapters",
+)
+"""Packages no help text may import: ``FORBIDDEN``, and what a converted value needs."""
 
 _PROBE = r"""
 import json, sys
@@ -56,8 +65,8 @@ print(json.dumps(added))
 """
 
 
-def _heavy(modules: list[str]) -> list[str]:
-    return [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+def _heavy(modules: list[str], forbidden: tuple[str, ...] = FORBIDDEN) -> list[str]:
+    return [m for m in modules if any(m == f or m.startswith(f + ".") for f in forbidden)]
 
 
 def test_help_of_every_command_imports_nothing_heavy() -> None:
@@ -75,7 +84,9 @@ def test_help_of_every_command_imports_nothing_heavy() -> None:
     added: dict[str, list[str]] = json.loads(done.stdout.splitlines()[-1])
     # The walk reached the commands and their sub-commands, not only the top level.
     assert {"(pod)", "run", "chat", "serve", "host", "host ls", "fleet"} <= set(added)
-    offenders = {command: heavy for command, mods in added.items() if (heavy := _heavy(mods))}
+    offenders = {
+        command: heavy for command, mods in added.items() if (heavy := _heavy(mods, HELP_FORBIDDEN))
+    }
     assert offenders == {}
 
 
@@ -88,6 +99,10 @@ def test_the_probe_would_see_a_heavy_import() -> None:
         "anthropic",
     ]
     assert _heavy(["orchestrator.serving.hostile", "rayon", "orchestrator.config.paths"]) == []
+    assert _heavy(["pydantic.main", "typer._adapters", "typer.main"], HELP_FORBIDDEN) == [
+        "pydantic.main",
+        "typer._adapters",
+    ]
 
 
 def test_a_client_of_the_host_imports_neither_the_host_nor_the_runtime(tmp_path: Path) -> None:
@@ -122,9 +137,65 @@ def test_a_client_of_the_host_imports_neither_the_host_nor_the_runtime(tmp_path:
 
 def _host_parts(modules: list[str]) -> list[str]:
     """The host package's light parts a client uses; anything else of it is a failure."""
-    light = {"client", "control", "settings"}
+    light = {"address", "client", "control", "settings"}
     return [
         m
         for m in modules
         if m.startswith("orchestrator.serving.host.") and m.rsplit(".", 1)[1] in light
     ]
+
+
+def test_the_command_table_names_what_each_module_registers() -> None:
+    # `pod run …` builds an app of the `run` module alone, found through COMMANDS: a command
+    # a module adds without a line there would never be reached as a first word, and a stale
+    # line would build an app without the command it names.
+    import importlib
+
+    import typer
+
+    from cli.commands import COMMAND_MODULES, COMMANDS
+
+    registered: dict[str, str] = {}
+    for module in COMMAND_MODULES:
+        app = typer.Typer()
+        importlib.import_module(f"cli.commands.{module}").register(app)
+        for command in app.registered_commands:
+            assert command.name is not None, f"{module}: a command without an explicit name"
+            registered[command.name] = module
+        for group in app.registered_groups:
+            assert group.name is not None
+            registered[group.name] = module
+    assert registered == COMMANDS
+
+
+def test_a_command_named_first_builds_its_module_alone(tmp_path: Path) -> None:
+    # `pod run --help` imports no other command's module, and what the first word cannot
+    # name alone (an option first, an unknown word, shell completion) gets the whole app.
+    probe = (
+        "import json, sys\n"
+        "sys.argv = ['pod', 'run', '--help']\n"
+        "from cli.main import invoked_command, main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "cases = [['run', 'x'], ['host', 'ls'], ['--verbose', 'run'], ['rnu'], []]\n"
+        "print(json.dumps([sorted(m for m in sys.modules if m.startswith('cli.commands.')),"
+        " [invoked_command(c) for c in cases]]))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "100"}
+    env = {k: v for k, v in env.items() if not k.endswith("_COMPLETE")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    modules, named = json.loads(done.stdout.splitlines()[-1])
+    # run's own module, and control, whose socket options run shares.
+    assert modules == ["cli.commands.control", "cli.commands.run"]
+    assert named == ["run", "host", None, None, None]
+    completing = subprocess.run(
+        [sys.executable, "-c", "from cli.main import invoked_command as i; print(i(['run']))"],
+        capture_output=True,
+        text=True,
+        env={**env, "_POD_COMPLETE": "complete_bash"},
+        timeout=120,
+    )
+    assert completing.stdout.strip() == "None"

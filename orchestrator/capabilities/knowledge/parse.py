@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
@@ -118,6 +117,11 @@ def _parse_text(path: Path, text: str) -> Parsed:
     if isinstance(split, str):
         return error(split, 1)
     yaml_text, body, first_line = split
+    # Imported on the first record read: every pod imports this module (its system prompt
+    # lists the records), and a workspace without records should not pay for the parser
+    # on its way to the first request (docs/performance.md).
+    import yaml
+
     try:
         data = yaml.safe_load(yaml_text)
     except yaml.YAMLError as exc:

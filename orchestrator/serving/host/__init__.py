@@ -24,8 +24,8 @@ _EXPORTS: dict[str, str] = {
     "PodRow": "control",
     "PodSlot": "slot",
     "ask_host": "client",
-    "control_socket": "control",
-    "host_running": "client",
+    "control_socket": "address",
+    "host_running": "address",
     "run_host": "host",
 }
 
@@ -58,7 +58,8 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from orchestrator.serving.host.client import HostConnection, ask_host, host_running
+    from orchestrator.serving.host.address import control_socket, host_running
+    from orchestrator.serving.host.client import HostConnection, ask_host
     from orchestrator.serving.host.control import (
         HostError,
         HostListing,
@@ -67,7 +68,6 @@ if TYPE_CHECKING:
         HostStats,
         LoadParams,
         PodRow,
-        control_socket,
     )
     from orchestrator.serving.host.host import Host, run_host
     from orchestrator.serving.host.slot import EvictRefused, PodSlot

@@ -9,15 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.protocol import MAX_LINE_BYTES
-from orchestrator.serving.host.control import HostError, HostReply, HostRequest, control_socket
-from orchestrator.serving.server import socket_is_live
+from orchestrator.serving.host.address import control_socket
+from orchestrator.serving.host.control import HostError, HostReply, HostRequest
 
 _ids = itertools.count(1)
-
-
-def host_running(path: Path | None = None) -> bool:
-    """Whether a host of this user listens now."""
-    return socket_is_live(path or control_socket())
 
 
 class HostConnection:

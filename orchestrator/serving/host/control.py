@@ -13,23 +13,16 @@ client's), ``stop``. Replies: ``{"id", "ok": true, "data"}`` or
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from orchestrator.config.paths import runtime_dir
 from orchestrator.errors import PodRuntimeError
 from orchestrator.serving.host.settings import ProviderSettings
 
 
 class HostError(PodRuntimeError):
     """A request the host refuses, or a host that cannot be reached; the message says why."""
-
-
-def control_socket() -> Path:
-    """Where the host of this user listens for control requests."""
-    return runtime_dir() / "host.sock"
 
 
 HostMethod = Literal["load", "register", "list", "evict", "release", "check", "stop"]

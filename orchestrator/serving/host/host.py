@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from orchestrator.config.model import PodConfig
 from orchestrator.errors import OrchestratorError
 from orchestrator.protocol import MAX_LINE_BYTES
+from orchestrator.serving.host.address import control_socket
 from orchestrator.serving.host.control import (
     CheckParams,
     EvictParams,
@@ -27,7 +28,6 @@ from orchestrator.serving.host.control import (
     HostReply,
     HostRequest,
     LoadParams,
-    control_socket,
     forbidden_reply,
 )
 from orchestrator.serving.host.memory import process_memory

@@ -18,13 +18,13 @@ from pathlib import Path
 
 from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import default_socket
+from orchestrator.serving.host.address import control_socket
 from orchestrator.serving.host.children import HostChildLauncher
 from orchestrator.serving.host.control import (
     HostError,
     HostListing,
     HostStats,
     PodRow,
-    control_socket,
 )
 from orchestrator.serving.host.memory import process_memory, release_unloaded, split_shares
 from orchestrator.serving.host.registry import registry_file, write_registry

@@ -421,3 +421,21 @@ def test_lint_issue_location_is_relative_to_the_root(tmp_path: Path) -> None:
 
     assert issue.location(tmp_path) == "knowledge/a.md:3"
     assert issue.shown_path(tmp_path / "elsewhere") == str(tmp_path / "knowledge" / "a.md")
+
+
+def test_the_yaml_parser_loads_with_the_first_record_only() -> None:
+    # Every pod imports the knowledge package (its system prompt lists the records); the
+    # YAML parser is paid for by a workspace that has records, when one is read.
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "import orchestrator.capabilities.knowledge, orchestrator.runtime.system_prompt\n"
+        "print('yaml' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False"]
