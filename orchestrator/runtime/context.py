@@ -239,6 +239,15 @@ class Context:
         self._usage_scanned = len(items)
         return self._last_usage
 
+    def learn_refused_window(self, window: int | None) -> bool:
+        """Take the window a "prompt is too long" refusal named, when it is smaller than the
+        one assumed (a window the config or the Models API got wrong): compactions then size
+        what they keep for the real one. Returns whether the window changed."""
+        if window is None or window <= 0 or window >= self.window:
+            return False
+        self.window, self.window_known = window, True
+        return True
+
     async def learn_window(self, provider: Provider, alert: Alert) -> None:
         """Ask the provider for the model's window once, unless the config sets one; when it
         cannot tell, keep the default and say so in one alert."""

@@ -28,6 +28,7 @@ from orchestrator.adapters.providers.base import (
     ThinkingDelta,
     ToolCallArgsDelta,
     ToolCallStart,
+    refused_window,
 )
 from orchestrator.capabilities.hooks import HookEvent
 from orchestrator.capabilities.hooks.chain import InterceptorChain
@@ -280,6 +281,17 @@ class Turn:
         try:
             return await self._request(messages)
         except PromptTooLongError as exc:
+            window = refused_window(str(exc))
+            if self.host.context.learn_refused_window(window):
+                # The window the pod assumed was wrong: size the recovery (and every later
+                # compaction) for the one the API named, or the summary keeps too much.
+                self.host.alert(
+                    "warn",
+                    "context",
+                    f"the API says the model's context window is {window:,} tokens, smaller "
+                    "than the pod assumed; compacting for that. Set context_window in "
+                    ".pod/config.toml to the model's real window.",
+                )
             compacted = await self._compact(CompactionRequest(trigger="recovery"))
             if compacted is None:
                 raise TurnError(_ALONE_TOO_LONG.format(detail=exc), code="provider_error") from exc

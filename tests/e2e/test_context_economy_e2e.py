@@ -117,6 +117,9 @@ async def test_prompt_too_long_is_recovered_by_compacting_once(
         assert events[-1].data == {"result": "finished"}
         triggers = [e.data["trigger"] for e in events if e.event == "compaction"]
         assert "recovery" in triggers
+        # The refusal named the real window: the pod took it, said so, and compacted for it.
+        alerts = [e.data["message"] for e in events if e.event == "alert"]
+        assert any("context window is 60,000 tokens" in a for a in alerts), alerts
         await c.close()
     await provider.aclose()
     refused = [r for r in small_window.requests if r.status == 400]

@@ -16,6 +16,7 @@ Errors::
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
@@ -156,6 +157,16 @@ class PromptTooLongError(ProviderRejectedError):
 def is_prompt_too_long(status: int | None, message: str) -> bool:
     """Whether an API refusal says the prompt does not fit the context window."""
     return status == 400 and "prompt is too long" in message
+
+
+_TOO_LONG_FIGURES = re.compile(r"prompt is too long: \d+ tokens > (\d+) maximum")
+
+
+def refused_window(message: str) -> int | None:
+    """The window a "prompt is too long" refusal names (``… 66917 tokens > 60000 maximum``),
+    or None when it names none."""
+    match = _TOO_LONG_FIGURES.search(message)
+    return int(match.group(1)) if match else None
 
 
 class ProviderStreamError(ProviderError):
