@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -41,6 +41,7 @@ from orchestrator.core.segments import FileRefSegment
 from orchestrator.core.server_loop import open_server_calls
 from orchestrator.core.shrink import MIN_BLOCK_TOKENS, shrink_messages
 from orchestrator.core.thinking import ThinkingPlan
+from orchestrator.core.todos import Todo, todos_note
 from orchestrator.core.tokens import (
     BLOCK_OVERHEAD,
     BYTES_PER_TOKEN,
@@ -89,6 +90,8 @@ class CompactionPlan:
 
     summarised: list[Item]
     kept: list[Item]
+    kept_rounds: int = 0
+    """Whole tool rounds (an assistant message that called tools, with its results) kept."""
 
     @property
     def first_seq(self) -> int:
@@ -106,29 +109,56 @@ def item_tokens(item: Item) -> int:
 
 
 def plan_compaction(
-    body: list[Item], *, keep_tokens: int, tokens: Callable[[Item], int] = item_tokens
+    body: list[Item],
+    *,
+    keep_tokens: int,
+    keep_rounds: int = 0,
+    tokens: Callable[[Item], int] = item_tokens,
 ) -> CompactionPlan | None:
     """Where to cut the view's body (the view without an earlier summary); None: nothing to do.
 
-    The kept part is the longest tail that fits in ``keep_tokens`` and starts at a user or
-    assistant message; at least the last such message is kept. A paused turn's unanswered
-    calls are always kept, with the message that made them. Only the kept tail is sized, so
-    planning costs the same on a history of ten items or ten thousand.
+    The kept part starts at a user or assistant message and holds at least the last
+    ``keep_rounds`` tool rounds whole (an assistant message with its thinking and calls, and
+    their results), even over ``keep_tokens``; then it grows while it fits ``keep_tokens``.
+    At least the last such message is kept. A paused turn's unanswered calls are always
+    kept, with the message that made them, and a server call never without its result. Only
+    the kept tail is sized, so planning costs the same on a history of ten items or ten
+    thousand.
     """
     pairs = _ServerPairs()
     latest = _last_cut(body, pairs)
     if latest is None:
         return None
+    must = _rounds_start(body, keep_rounds)
     cut = latest
     size = sum(tokens(item) for item in body[latest:])
     for i in range(latest - 1, 0, -1):
         size += tokens(body[i])
-        if size > keep_tokens:
+        if size > keep_tokens and cut <= must:
             break
         pairs.add(body[i])
         if isinstance(body[i], UserMessage | AssistantMessage) and pairs.whole:
             cut = i
-    return CompactionPlan(summarised=body[:cut], kept=body[cut:])
+    kept = body[cut:]
+    return CompactionPlan(
+        summarised=body[:cut], kept=kept, kept_rounds=sum(1 for i in kept if _is_round(i))
+    )
+
+
+def _is_round(item: Item) -> bool:
+    return isinstance(item, AssistantMessage) and bool(item.tool_uses or item.server_calls)
+
+
+def _rounds_start(body: list[Item], rounds: int) -> int:
+    """The index of the assistant message opening the last ``rounds`` tool rounds (the
+    body's end when none are asked for; its earliest round when it has fewer)."""
+    start = len(body)
+    for i in range(len(body) - 1, -1, -1):
+        if rounds <= 0:
+            break
+        if _is_round(body[i]):
+            start, rounds = i, rounds - 1
+    return start
 
 
 class _ServerPairs:
@@ -165,6 +195,36 @@ def _last_cut(body: list[Item], pairs: _ServerPairs) -> int | None:
         if isinstance(item, UserMessage) and not pending:
             return i
     return None
+
+
+FIRST_REQUEST_CHARS = 2_000
+"""Cap on the session's first request carried past a compaction: it orients (what the
+session is for) but is sent again with every later request, so a long paste costs every
+turn; 2,000 characters (about 500 tokens) hold a task statement and stay small beside the
+kept tail."""
+LATEST_REQUEST_CHARS = 20_000
+"""Cap on the latest request carried past a compaction: it is the task at hand, so far more
+of it is kept, but a pasted log must not refill the window the compaction just emptied."""
+
+
+def carried_requests(
+    first: UserMessage | None, latest: UserMessage | None, plan: CompactionPlan
+) -> list[str]:
+    """The user requests a compaction carries verbatim (capped) because its kept part lacks
+    them: the session's ``latest`` request, and its ``first`` if that is another one."""
+    kept_from = plan.kept[0].seq if plan.kept else plan.last_seq + 1
+    out: list[str] = []
+    if first is not None and first.seq < kept_from and (latest is None or first.seq != latest.seq):
+        out.append(_request_note("The session's first request", first.text, FIRST_REQUEST_CHARS))
+    if latest is not None and latest.seq < kept_from:
+        out.append(_request_note("The latest user request", latest.text, LATEST_REQUEST_CHARS))
+    return out
+
+
+def _request_note(label: str, text: str, cap: int) -> str:
+    if len(text) > cap:
+        text = f"{text[:cap]}\n[… {len(text) - cap:,} more characters cut]"
+    return f"[{label}, verbatim]\n{text}"
 
 
 def files_to_reattach(
@@ -260,8 +320,9 @@ class Compactor:
         self.provider = provider
         self.fs = fs
         self.commit = commit
-        self.open_todos: Callable[[], str | None] | None = None
-        """The open todo items as text (``TodoBoard.note``), kept verbatim in the summary."""
+        self.open_todos: Callable[[], Sequence[Todo]] | None = None
+        """The todo list (``TodoBoard.current``): its open items are kept verbatim in the
+        summary."""
 
     def keep_tokens(self) -> int:
         """How much recent history a compaction keeps verbatim."""
@@ -290,7 +351,7 @@ class Compactor:
         if request.trigger == "manual":
             # Asked for by a person: compact for real, even a history far below the window.
             keep = min(keep, before // 4)
-        plan = plan_compaction(body, keep_tokens=keep)
+        plan = plan_compaction(body, keep_tokens=keep, keep_rounds=self.config.compact_keep_rounds)
         if plan is None:
             return None
         fixed = estimate_request(system, tools, [])  # the system prompt and the tools
@@ -347,6 +408,10 @@ class Compactor:
                     budget = max(MIN_BLOCK_TOKENS, budget // 2)
                 reduce = True
         files = await asyncio.to_thread(self._read_files, plan)
+        items = self.context.history.items
+        first = next((i for i in items if isinstance(i, UserMessage)), None)
+        latest = next((i for i in reversed(items) if isinstance(i, UserMessage)), None)
+        todos = list(self.open_todos()) if self.open_todos is not None else []
         draft = Compaction(
             summary=summary,
             first_seq=plan.first_seq,
@@ -357,7 +422,11 @@ class Compactor:
             trigger=request.trigger,
             focus=request.focus,
             usage=usage,
-            todos=self.open_todos() if self.open_todos is not None else None,
+            todos=todos_note(todos),
+            requests=carried_requests(first, latest, plan),
+            kept_rounds=plan.kept_rounds,
+            kept_request=latest is not None,
+            open_todos=sum(1 for t in todos if t.status != "completed"),
         )
         after = item_tokens(draft) + sum(item_tokens(i) for i in plan.kept) + fixed
         if after >= before and request.trigger != "manual":
