@@ -56,13 +56,15 @@ def plan_compaction(
     *,
     keep_tokens: int,
     keep_rounds: int = 0,
+    rounds_ceiling: int | None = None,
     tokens: Callable[[Item], int] = item_tokens,
 ) -> CompactionPlan | None:
     """Where to cut the view's body (the view without an earlier summary); None: nothing to do.
 
     The kept part starts at a user or assistant message and holds at least the last
     ``keep_rounds`` tool rounds whole (an assistant message with its thinking and calls, and
-    their results), even over ``keep_tokens``; then it grows while it fits ``keep_tokens``.
+    their results), even over ``keep_tokens`` (but not over ``rounds_ceiling``: rounds that
+    would fill the window are no use to keep); then it grows while it fits ``keep_tokens``.
     At least the last such message is kept. A paused turn's unanswered calls are always
     kept, with the message that made them, and a server call never without its result. Only
     the kept tail is sized, so planning costs the same on a history of ten items or ten
@@ -77,7 +79,8 @@ def plan_compaction(
     size = sum(tokens(item) for item in body[latest:])
     for i in range(latest - 1, 0, -1):
         size += tokens(body[i])
-        if size > keep_tokens and cut <= must:
+        over_ceiling = rounds_ceiling is not None and size > rounds_ceiling
+        if size > keep_tokens and (cut <= must or over_ceiling):
             break
         pairs.add(body[i])
         if isinstance(body[i], UserMessage | AssistantMessage) and pairs.whole:

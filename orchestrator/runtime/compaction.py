@@ -232,7 +232,13 @@ class Compactor:
         if request.trigger == "manual":
             # Asked for by a person: compact for real, even a history far below the window.
             keep = min(keep, before // 4)
-        plan = plan_compaction(body, keep_tokens=keep, keep_rounds=self.config.compact_keep_rounds)
+        plan = plan_compaction(
+            body,
+            keep_tokens=keep,
+            keep_rounds=self.config.compact_keep_rounds,
+            # Rounds bigger than this would leave a compaction that cannot help.
+            rounds_ceiling=self.context.window // 2,
+        )
         if plan is None:
             return None
         fixed = estimate_request(system, tools, [])  # the system prompt and the tools

@@ -67,6 +67,15 @@ def test_the_last_rounds_are_kept_whole_even_over_the_token_budget() -> None:
     assert validate_wire(to_wire(view)) == []
 
 
+def test_rounds_that_would_fill_the_window_are_not_all_kept() -> None:
+    body = rounds(6)
+    plan = plan_compaction(
+        body, keep_tokens=1, keep_rounds=4, rounds_ceiling=50 * 7, tokens=lambda item: 50
+    )
+    assert plan is not None and plan.kept_rounds == 2  # 2 rounds and the answer: 7 items
+    assert whole(plan.kept) and isinstance(plan.kept[0], AssistantMessage)
+
+
 def test_no_rounds_asked_keeps_only_what_fits_and_the_budget_adds_more() -> None:
     body = rounds(6)
     none = plan_compaction(body, keep_tokens=1, keep_rounds=0, tokens=lambda item: 50)
