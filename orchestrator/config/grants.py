@@ -123,6 +123,7 @@ WORKSPACE_KEYS: dict[str, str] = {
     "context_window": "when the pod compacts; the API refuses what does not fit either way",
     "compact_at": _TUNING,
     "compact_keep_tokens": _TUNING,
+    "compact_keep_rounds": _TUNING,
     "compact_max_files": "files read again at compaction, through the same scope as any read",
     "prompt_cache": "how long cache entries live (cost, not reach)",
     "prices.<name>.input": "only what `pod status` reports as cost; nothing is charged by it",

@@ -187,6 +187,9 @@ class PodConfig(BaseModel):
     """Compact before a request whose estimated input passes this share of the window."""
     compact_keep_tokens: int | None = Field(default=None, gt=0)
     """Recent history kept verbatim after a compaction; a tenth of the window when unset."""
+    compact_keep_rounds: int = Field(default=2, ge=0)
+    """The last tool rounds a compaction keeps whole and verbatim, even over
+    ``compact_keep_tokens`` (a round: an assistant message with its thinking, calls and results)."""
     compact_max_files: int = Field(default=5, ge=0)
     """Files read or referenced in the compacted part that are read again and attached."""
     prompt_cache: Literal["5m", "1h", "off"] = "5m"

@@ -263,11 +263,20 @@ class Compaction:
     """What the summary request cost."""
     todos: Annotated[str | None, Field(exclude_if=lambda v: v is None)] = None
     """The open todo items when it was made, verbatim (:func:`orchestrator.core.todos.todos_note`)."""
+    requests: Annotated[list[str], Field(exclude_if=lambda v: not v)] = field(default_factory=list)
+    """User requests the summarised part held, verbatim (capped): the session's first and the
+    latest, when they are not in the kept part (each note starts with which one it is)."""
+    kept_rounds: Annotated[int, Field(exclude_if=lambda v: v == 0)] = 0
+    """Whole tool rounds kept verbatim after it."""
+    kept_request: Annotated[bool, Field(exclude_if=lambda v: not v)] = False
+    """The latest user request is still read verbatim (kept, or carried in ``requests``)."""
+    open_todos: Annotated[int, Field(exclude_if=lambda v: v == 0)] = 0
+    """How many todo items ``todos`` lists."""
 
     @property
     def text(self) -> str:
         """What the model reads in place of the summarised history."""
-        parts = [COMPACTION_HEADER, self.summary.strip()]
+        parts = [COMPACTION_HEADER, self.summary.strip(), *self.requests]
         if self.todos:
             parts.append(self.todos)
         parts += [f.text for f in self.files]

@@ -286,6 +286,12 @@ class CompactionData(EventData):
     tokens_after: int
     files: list[str] = Field(default_factory=list)
     trigger: Literal["auto", "manual", "recovery"] = "auto"
+    kept_rounds: int = 0
+    """Whole tool rounds kept verbatim after the summary."""
+    kept_request: bool = False
+    """The latest user request is still read verbatim (kept, or carried after the summary)."""
+    todos: int = 0
+    """Open todo items carried verbatim after the summary."""
 
 
 class RewindFilesData(EventData):

@@ -1,6 +1,6 @@
 """Compaction: replacing the older part of the model's view with a summary.
 
-:func:`plan_compaction` (pure) decides what to summarise and what to keep verbatim: the cut is
+:func:`~orchestrator.core.compaction_plan.plan_compaction` (pure) decides what to summarise and what to keep verbatim: the cut is
 always at the start of a user or assistant message, so a ``tool_use`` is never separated from
 its ``tool_result``, and a paused turn's unanswered calls stay in the kept part. The summary
 comes from a model request (:func:`summary_request`) over the current view plus
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -28,6 +28,14 @@ from orchestrator.adapters.providers.base import (
 )
 from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.config.model import PodConfig
+from orchestrator.core.compaction_plan import (
+    FIRST_REQUEST_CHARS,
+    LATEST_REQUEST_CHARS,
+    CompactionPlan,
+    carried_requests,
+    item_tokens,
+    plan_compaction,
+)
 from orchestrator.core.history import (
     AssistantMessage,
     AttachedFile,
@@ -41,10 +49,10 @@ from orchestrator.core.segments import FileRefSegment
 from orchestrator.core.server_loop import open_server_calls
 from orchestrator.core.shrink import MIN_BLOCK_TOKENS, shrink_messages
 from orchestrator.core.thinking import ThinkingPlan
+from orchestrator.core.todos import Todo, todos_note
 from orchestrator.core.tokens import (
     BLOCK_OVERHEAD,
     BYTES_PER_TOKEN,
-    estimate_message,
     estimate_request,
     estimate_text,
 )
@@ -54,6 +62,23 @@ from orchestrator.errors import PodRuntimeError
 from orchestrator.runtime.context import Context
 from orchestrator.runtime.file_refs import FileRefError, resolve_file_ref
 from orchestrator.runtime.offload import off_loop
+
+__all__ = [
+    "COMPACTION_PROMPT",
+    "FIRST_REQUEST_CHARS",
+    "LATEST_REQUEST_CHARS",
+    "CompactionError",
+    "CompactionNotSmaller",
+    "CompactionPlan",
+    "CompactionRequest",
+    "Compactor",
+    "carried_requests",
+    "files_to_reattach",
+    "item_tokens",
+    "plan_compaction",
+    "reduced_messages",
+    "summary_request_messages",
+]
 
 COMPACTION_PROMPT = """\
 [Compaction request] This conversation is about to be replaced by your summary to save \
@@ -81,90 +106,6 @@ class CompactionError(PodRuntimeError):
 class CompactionNotSmaller(CompactionError):
     """The summary and what is kept would be no smaller than the history they replace: the
     compaction is not committed (a pod goes on with its history as it was, and says so)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionPlan:
-    """What a compaction summarises and what it keeps verbatim."""
-
-    summarised: list[Item]
-    kept: list[Item]
-
-    @property
-    def first_seq(self) -> int:
-        return self.summarised[0].seq
-
-    @property
-    def last_seq(self) -> int:
-        return self.summarised[-1].seq
-
-
-def item_tokens(item: Item) -> int:
-    """Estimated tokens of one item as the model reads it."""
-    messages = to_wire([item])
-    return sum(estimate_message(m) for m in messages) or estimate_text(getattr(item, "text", ""))
-
-
-def plan_compaction(
-    body: list[Item], *, keep_tokens: int, tokens: Callable[[Item], int] = item_tokens
-) -> CompactionPlan | None:
-    """Where to cut the view's body (the view without an earlier summary); None: nothing to do.
-
-    The kept part is the longest tail that fits in ``keep_tokens`` and starts at a user or
-    assistant message; at least the last such message is kept. A paused turn's unanswered
-    calls are always kept, with the message that made them. Only the kept tail is sized, so
-    planning costs the same on a history of ten items or ten thousand.
-    """
-    pairs = _ServerPairs()
-    latest = _last_cut(body, pairs)
-    if latest is None:
-        return None
-    cut = latest
-    size = sum(tokens(item) for item in body[latest:])
-    for i in range(latest - 1, 0, -1):
-        size += tokens(body[i])
-        if size > keep_tokens:
-            break
-        pairs.add(body[i])
-        if isinstance(body[i], UserMessage | AssistantMessage) and pairs.whole:
-            cut = i
-    return CompactionPlan(summarised=body[:cut], kept=body[cut:])
-
-
-class _ServerPairs:
-    """The server calls and results of a kept tail grown backwards: a tail may only start
-    where none of its results answers a call left in the summarised part (a ``pause_turn``
-    continuation, or a mixed message's result opening the next content)."""
-
-    def __init__(self) -> None:
-        self.calls: set[str] = set()
-        self.results: set[str] = set()
-
-    def add(self, item: Item) -> None:
-        if isinstance(item, AssistantMessage):
-            self.calls.update(c.id for c in item.server_calls)
-            self.results.update(r.tool_use_id for r in item.server_results)
-
-    @property
-    def whole(self) -> bool:
-        return self.results <= self.calls
-
-
-def _last_cut(body: list[Item], pairs: _ServerPairs) -> int | None:
-    """The latest index the kept part may start at (a user or assistant message, not the
-    first item; never after a paused turn's message with unanswered calls, never between a
-    server call and its result); ``pairs`` is left holding the tail from there."""
-    pending = bool(pending_tool_calls(body))
-    for i in range(len(body) - 1, 0, -1):
-        item = body[i]
-        pairs.add(item)
-        if not pairs.whole:
-            continue
-        if isinstance(item, AssistantMessage):
-            return i  # the last assistant message: with its calls, answered or not
-        if isinstance(item, UserMessage) and not pending:
-            return i
-    return None
 
 
 def files_to_reattach(
@@ -260,8 +201,9 @@ class Compactor:
         self.provider = provider
         self.fs = fs
         self.commit = commit
-        self.open_todos: Callable[[], str | None] | None = None
-        """The open todo items as text (``TodoBoard.note``), kept verbatim in the summary."""
+        self.open_todos: Callable[[], Sequence[Todo]] | None = None
+        """The todo list (``TodoBoard.current``): its open items are kept verbatim in the
+        summary."""
 
     def keep_tokens(self) -> int:
         """How much recent history a compaction keeps verbatim."""
@@ -290,7 +232,13 @@ class Compactor:
         if request.trigger == "manual":
             # Asked for by a person: compact for real, even a history far below the window.
             keep = min(keep, before // 4)
-        plan = plan_compaction(body, keep_tokens=keep)
+        plan = plan_compaction(
+            body,
+            keep_tokens=keep,
+            keep_rounds=self.config.compact_keep_rounds,
+            # Rounds bigger than this would leave a compaction that cannot help.
+            rounds_ceiling=self.context.window // 2,
+        )
         if plan is None:
             return None
         fixed = estimate_request(system, tools, [])  # the system prompt and the tools
@@ -347,6 +295,10 @@ class Compactor:
                     budget = max(MIN_BLOCK_TOKENS, budget // 2)
                 reduce = True
         files = await asyncio.to_thread(self._read_files, plan)
+        items = self.context.history.items
+        first = next((i for i in items if isinstance(i, UserMessage)), None)
+        latest = next((i for i in reversed(items) if isinstance(i, UserMessage)), None)
+        todos = list(self.open_todos()) if self.open_todos is not None else []
         draft = Compaction(
             summary=summary,
             first_seq=plan.first_seq,
@@ -357,7 +309,11 @@ class Compactor:
             trigger=request.trigger,
             focus=request.focus,
             usage=usage,
-            todos=self.open_todos() if self.open_todos is not None else None,
+            todos=todos_note(todos),
+            requests=carried_requests(first, latest, plan),
+            kept_rounds=plan.kept_rounds,
+            kept_request=latest is not None,
+            open_todos=sum(1 for t in todos if t.status != "completed"),
         )
         after = item_tokens(draft) + sum(item_tokens(i) for i in plan.kept) + fixed
         if after >= before and request.trigger != "manual":

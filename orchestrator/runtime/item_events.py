@@ -75,7 +75,12 @@ def item_events(stored: Item) -> Iterator[tuple[str, BaseModel]]:
     elif isinstance(stored, Compaction):
         yield (
             "compaction",
-            to_data(CompactionData, stored, files=[f.path for f in stored.files]),
+            to_data(
+                CompactionData,
+                stored,
+                files=[f.path for f in stored.files],
+                todos=stored.open_todos,
+            ),
         )
     else:
         yield (

@@ -476,6 +476,9 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "tokens_after": 21000,
         "files": ["src/app.py"],
         "trigger": "auto",
+        "kept_rounds": 2,
+        "kept_request": True,
+        "todos": 3,
     },
     "rewind_preview": {
         "to": 12,

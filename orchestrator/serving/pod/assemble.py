@@ -270,7 +270,7 @@ def build_pod(
         else None,
     )
     controller.todos = todos
-    controller.compactor.open_todos = todos.note
+    controller.compactor.open_todos = lambda: todos.current
     if loaded is not None:
         controller.count_spent(loaded.spends)
     controller.elicitations.on_request = lambda request: chain.notification(
