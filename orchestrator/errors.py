@@ -35,6 +35,8 @@
     │   ├── SessionWriteError      (adapters.session)    the session cannot be written; SessionFenced
     │   ├── SandboxUnavailable, BadProxyRequest  (adapters.sandbox)  no sandbox here; a bad request
     │   ├── McpServerError         (adapters.mcp)        an MCP server cannot be started or listed
+    │   ├── FetchRefused           (adapters.web)        a web_fetch not made or not finished
+    │   │                                                (an address, a rule, the size cap)
     │   ├── FormError              (adapters.mcp.forms)  also a ValueError: a form MCP cannot ask
     │   ├── ChildFailed, ChildLinkError, TaskRefused, WorktreeError  (subpods)  a sub-pod
     │   │                              failed, could not be reached, or was refused
