@@ -41,6 +41,7 @@ context_window = 100000
 compact_at = 0.9
 compact_keep_tokens = 1000
 compact_max_files = 1
+compact_keep_rounds = 1
 prompt_cache = "off"
 file_ref_style = "synthetic_read"
 file_ref_max_bytes = 1000
