@@ -121,7 +121,9 @@ class Site:
             response = web.StreamResponse(headers={"Content-Type": "text/plain"})
             await response.prepare(request)
             await response.write(b"a start, then nothing")
-            await asyncio.sleep(3)
+            # Far past any client timeout, so no machine load lets the body end first; the
+            # handler is cancelled when the client gives up or the site stops.
+            await asyncio.sleep(60)
             return response
         return web.Response(status=404, text="not here")
 
