@@ -205,9 +205,9 @@ def follow(
     try:
         result = with_client(target, body)
     except ConnectionLost as lost:
-        from orchestrator.serving.liveness import socket_is_live
+        from cli.client_sync import answers
 
-        if socket_is_live(target):  # the pod runs on; this client was dropped
+        if answers(target):  # the pod runs on; this client was dropped
             raise CliError(f"{lost}; `pod run --attach` follows the turn") from None
         # Every step of a turn is in its session before it happens: the pod that loads the
         # session again finds the turn there, paused.
