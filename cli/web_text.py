@@ -28,10 +28,10 @@ __all__ = [
     "call_text",
     "clean",
     "error_text",
-    "host_of",
     "link_url",
     "plain_markdown",
     "result_text",
+    "shown_host",
     "verb",
 ]
 
@@ -90,7 +90,7 @@ def link_url(url: object) -> str | None:
     return url
 
 
-def host_of(url: object) -> str:
+def shown_host(url: object) -> str:
     """The host a URL names (``docs.python.org``), cleaned; "" when it has none."""
     try:
         host = urlsplit(str(url)).hostname or ""
@@ -131,7 +131,7 @@ class ShownSource:
     def of(cls, url: object, title: object) -> ShownSource:
         """Clean a source as the API (or a web page) gave it."""
         shown_url = clean(url or "", URL_CHARS)
-        shown_title = clean(title, TITLE_CHARS) if title else host_of(url) or shown_url
+        shown_title = clean(title, TITLE_CHARS) if title else shown_host(url) or shown_url
         return cls(shown_title, shown_url, link_url(url))
 
     def line(self) -> str:
@@ -151,7 +151,7 @@ def result_text(
         return "no results" if name == "web_search" else "nothing read"
     parts = []
     for url, title in sources[:shown]:
-        host = host_of(url)
+        host = shown_host(url)
         label = clean(title, 60) if title else host or clean(url, 60)
         parts.append(f"{label} ({host})" if title and host else label)
     more = f", … +{len(sources) - shown}" if len(sources) > shown else ""
