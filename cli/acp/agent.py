@@ -41,6 +41,7 @@ from cli.acp.session import (
     resolve,
     settle,
 )
+from cli.compaction_text import compaction_text
 from orchestrator.core.history import item_from_json
 from orchestrator.protocol import CompactionData
 from orchestrator.serving.client import ClientError, PodClient, PodEvent
@@ -325,12 +326,7 @@ class PodAgent:
             resolve(session.cancelling, "")
         elif name == "compaction":
             done = CompactionData.model_validate(data)
-            settle(
-                session,
-                "compacted",
-                f"Compacted items {done.first_seq}-{done.last_seq}: about "
-                f"{done.tokens_before:,} → {done.tokens_after:,} tokens.",
-            )
+            settle(session, "compacted", compaction_text(done))
         elif name == "rewound":
             files = data.get("files")
             changed = (

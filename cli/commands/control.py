@@ -113,6 +113,7 @@ def compact(
     """Summarise the older part of the conversation now (or at the running turn's next
     round boundary) and print what it saved."""
     from cli.client_sync import with_client
+    from cli.compaction_text import compaction_text
     from orchestrator.protocol import AlertData, CompactionData, ErrorData, ShutdownData
 
     async def body(client: PodClient) -> str:
@@ -124,7 +125,7 @@ def compact(
                     case ErrorData(id="cmd", code=code, message=message):
                         raise CliError(f"{code}: {message}")
                     case CompactionData() as done:
-                        return compaction_text(done.model_dump())
+                        return compaction_text(done)
                     case AlertData(source="compaction", level="info", message=message):
                         return message  # nothing to compact yet
                     case AlertData(source="compaction", level="error", message=message):
@@ -217,19 +218,3 @@ def lifecycle_outcome(socket: Path, method: str, wait_for: tuple[str, ...], time
         return await asyncio.wait_for(outcome(), timeout)
 
     return with_client(socket, body)
-
-
-def compaction_text(data: dict[str, Any]) -> str:
-    """One line on a committed compaction: what it covered and what it saved."""
-    before, after = data["tokens_before"], data["tokens_after"]
-    files = data.get("files") or []
-    reread = f"; re-attached {', '.join(files)}" if files else ""
-    return (
-        f"compacted items {data['first_seq']}-{data['last_seq']}: "
-        f"{before:,} → {after:,} tokens{reread}"
-        + (
-            " (no smaller: the summary outweighs the short history it replaced)"
-            if after >= before
-            else ""
-        )
-    )

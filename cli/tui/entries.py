@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
+from cli.compaction_text import kept_text
 from cli.elicitation import headline
 from cli.tui.keys import APPROVAL_KEYS, FORM_KEYS, PLAN_KEYS, URL_KEYS
 from cli.tui.titles import NOT_KEPT, TitleParts, cut_end, fit_outcome
@@ -162,15 +163,22 @@ class _Compacted(Protocol):
     def trigger(self) -> str: ...
     @property
     def summary(self) -> str: ...
+    @property
+    def kept_rounds(self) -> int: ...
+    @property
+    def kept_request(self) -> bool: ...
 
 
-def compaction_note(done: _Compacted) -> NoteEntry:
-    """A compaction as a card: what it covered and saved, then the summary the model reads."""
+def compaction_note(done: _Compacted, *, todos: int) -> NoteEntry:
+    """A compaction as a card: what it covered and saved, what it kept verbatim, then the
+    summary the model reads (``todos``: the open todo items it carried)."""
     head = (
         f"Compacted items {done.first_seq}-{done.last_seq} ({done.trigger}): "
         f"about {tokens_k(done.tokens_before)} → {tokens_k(done.tokens_after)} tokens of context"
     )
-    return NoteEntry(text=f"{head}\n{done.summary}", origin="compaction")
+    kept = kept_text(done.kept_rounds, done.kept_request, todos)
+    lines = [head, kept, done.summary] if kept else [head, done.summary]
+    return NoteEntry(text="\n".join(lines), origin="compaction")
 
 
 @dataclass

@@ -185,7 +185,7 @@ class ChatModel(StreamedText):
             case SystemMessage(text=text, origin=origin):
                 self.entries.append(NoteEntry(text=text, origin=origin))
             case Compaction():
-                self.entries.append(compaction_note(item))
+                self.entries.append(compaction_note(item, todos=item.open_todos))
 
     def _result(self, call_id: str, result: _Answered) -> Change:
         index = self._tools.get(call_id)
@@ -262,7 +262,7 @@ class ChatModel(StreamedText):
             case _, SystemNoteData(text=text, origin=origin):
                 return [self._add(NoteEntry(text=text, origin=origin))]
             case _, CompactionData() as done:
-                return [self._add(compaction_note(done))]
+                return [self._add(compaction_note(done, todos=done.todos))]
             case _, ApprovalRequestData() as request:
                 return self.adopt_approvals([request])
             case _, ChildData() as child:

@@ -35,13 +35,37 @@ def test_the_markdown_export_shows_tool_arguments_as_json() -> None:
 
 
 def test_pod_compact_says_when_the_compaction_came_out_no_smaller() -> None:
-    from cli.commands.control import compaction_text
+    from cli.compaction_text import compaction_text
+    from orchestrator.protocol import CompactionData
 
-    done = {"first_seq": 1, "last_seq": 6, "tokens_before": 3440, "tokens_after": 3710}
+    done = CompactionData(
+        seq=7, first_seq=1, last_seq=6, summary="S", tokens_before=3440, tokens_after=3710
+    )
     assert compaction_text(done) == (
         "compacted items 1-6: 3,440 → 3,710 tokens (no smaller: the summary outweighs the "
         "short history it replaced)"
     )
-    assert (
-        compaction_text({**done, "tokens_after": 900}) == "compacted items 1-6: 3,440 → 900 tokens"
+    smaller = done.model_copy(update={"tokens_after": 900})
+    assert compaction_text(smaller) == "compacted items 1-6: 3,440 → 900 tokens"
+
+
+def test_every_front_end_says_what_a_compaction_kept_verbatim() -> None:
+    from cli.compaction_text import compaction_text
+    from orchestrator.protocol import CompactionData
+
+    done = CompactionData(
+        seq=7,
+        first_seq=1,
+        last_seq=6,
+        summary="S",
+        tokens_before=3440,
+        tokens_after=900,
+        files=["a.py"],
+        kept_rounds=1,
+        kept_request=True,
+        todos=3,
+    )
+    assert compaction_text(done) == (
+        "compacted items 1-6: 3,440 → 900 tokens; re-attached a.py. Kept verbatim: the last "
+        "tool round, your latest request, 3 open todos."
     )

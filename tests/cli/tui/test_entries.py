@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from rich.cells import cell_len
 
@@ -109,9 +111,13 @@ def test_a_compaction_note_and_token_counts() -> None:
         tokens_after=999,
         trigger="auto",
     )
-    note = compaction_note(done)
+    note = compaction_note(done, todos=done.open_todos)
     assert note.origin == "compaction"
     assert note.text == "Compacted items 1-8 (auto): about 25.0k → 999 tokens of context\nS"
+    kept = dataclasses.replace(done, kept_rounds=2, kept_request=True, open_todos=1)
+    assert compaction_note(kept, todos=kept.open_todos).text.splitlines()[1] == (
+        "Kept verbatim: the last 2 tool rounds, your latest request, 1 open todo."
+    )
     assert (tokens_k(9_999), tokens_k(10_000), tokens_k(12_345)) == ("9999", "10.0k", "12.3k")
 
 
