@@ -2,7 +2,7 @@
 
 Every front-end says the same two things: what the summary replaced and saved, and what it
 kept verbatim beside it (tool rounds, the latest request, open todos), so the user reads that
-the request and the plan survived, not only a summary of them (docs/compaction.md)."""
+the request and the plan survived, not only a summary of them (docs/context.md)."""
 
 from __future__ import annotations
 
