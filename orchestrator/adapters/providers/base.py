@@ -116,6 +116,8 @@ class ResponseComplete:
     blocks: list[Block]
     stop_reason: str
     usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+    """The model that answered, as the API named it (None: the provider cannot tell)."""
 
 
 StreamEvent: TypeAlias = (
