@@ -172,10 +172,16 @@ class PodTelemetry:
 
     def _tool_result(self, data: Any) -> None:
         call_id = str(_get(data, "id"))
-        self._calls.pop(call_id, None)
+        # The call's own event may be announced after the call started (it waits for the
+        # disk; a read-only call does not), so its arguments are read at its end.
+        _, arguments = self._calls.pop(call_id, ("", None))
         tool = self._tools.pop(call_id, None)
         if tool is None:
             return  # never ran: denied, or closed as interrupted before it started
+        if self.log_content and arguments is not None:
+            tool.span.set_attribute(
+                "gen_ai.tool.call.arguments", json.dumps(arguments, default=str)
+            )
         is_error = bool(_get(data, "is_error"))
         if is_error:
             tool.span.set_attribute("error.type", "tool_error")
@@ -309,9 +315,6 @@ class PodTelemetry:
                 "gen_ai.tool.call.id": call_id,
                 "gen_ai.tool.type": "function",
             }
-            _, arguments = self._calls.get(call_id, (name, None))
-            if self.log_content and arguments is not None:
-                attributes["gen_ai.tool.call.arguments"] = json.dumps(arguments, default=str)
             span = self.start_span(f"execute_tool {name}", attributes, parent=self.turn)
             self._tools[call_id] = _Tool(span=span, name=name, started=time.monotonic())
         except Exception:

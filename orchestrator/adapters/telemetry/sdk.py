@@ -235,9 +235,8 @@ def shutdown_telemetry(ceiling_s: float = FLUSH_CEILING_S) -> bool:
     def stop() -> None:
         millis = int(ceiling_s * 1000)
         current.tracer_provider.force_flush(millis)
-        current.meter_provider.force_flush(millis)
         current.tracer_provider.shutdown()
-        current.meter_provider.shutdown(timeout_millis=millis)
+        current.meter_provider.shutdown(timeout_millis=millis)  # collects and exports once
 
     # On a thread of its own: the SDK's shutdown joins its export threads without a limit,
     # and an export may be waiting on a collector that never answers.
