@@ -241,7 +241,8 @@ class ToolRunner:
         cap = self.cap_for(call.name)
         spool = await self._begin(call, tool, ctx, commit)
         if self.on_start is not None:
-            self.on_start(call.id, call.name)
+            # A name no tool has is the model's text: it is not passed on as a tool's name.
+            self.on_start(call.id, call.name if tool is not None else "unknown")
         started = time.monotonic()
         try:
             if tool is None:

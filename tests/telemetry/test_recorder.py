@@ -3,6 +3,7 @@ events, its machine (the real lifecycle, on a recording model) and its seams."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,13 @@ from opentelemetry.trace import StatusCode
 from orchestrator.adapters.providers.base import ProviderRequest
 from orchestrator.adapters.providers.scripted import ScriptedProvider, ScriptedReply
 from orchestrator.adapters.session.records import HookRecord, HookRunRecord
-from orchestrator.adapters.telemetry import PodTelemetry, TracedProvider
+from orchestrator.adapters.telemetry import (
+    PodTelemetry,
+    TracedProvider,
+    sdk,
+    shutdown_telemetry,
+    start_telemetry,
+)
 from orchestrator.adapters.telemetry.metrics import PodMetrics
 from orchestrator.protocol import RunEndData, StatusData, ToolResultData, TurnStartData
 from states import PodLifecycle
@@ -171,3 +178,18 @@ def test_malformed_events_never_reach_the_pod(rig: Rig) -> None:
     r.on_enter_state(object())
     r.hook_recorded(object())  # type: ignore[arg-type]
     r.close()
+
+
+def test_a_collector_that_never_answers_holds_a_shutdown_only_to_its_ceiling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Listening, never accepting: a connection is made and no answer ever comes (the
+    # exporter waits for its own timeout, longer than the ceiling).
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "30")
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        process = start_telemetry(f"http://127.0.0.1:{silent.getsockname()[1]}")
+        process.tracer.start_span("one span to send").end()
+        assert shutdown_telemetry(ceiling_s=0.5) is False
+    assert sdk._current is None  # a later pod starts afresh
