@@ -29,7 +29,7 @@ from orchestrator.adapters.telemetry import (
 from orchestrator.adapters.telemetry.metrics import PodMetrics
 from orchestrator.protocol import RunEndData, StatusData, ToolResultData, TurnStartData
 from states import PodLifecycle
-from states.table import RecordingModel
+from states.table import EVENT_ARGUMENTS, RecordingModel
 
 
 @dataclass
@@ -193,3 +193,18 @@ def test_a_collector_that_never_answers_holds_a_shutdown_only_to_its_ceiling(
         process.tracer.start_span("one span to send").end()
         assert shutdown_telemetry(ceiling_s=0.5) is False
     assert sdk._current is None  # a later pod starts afresh
+
+
+def test_a_rewind_is_a_root_span_with_what_it_dropped(rig: Rig) -> None:
+    r = rig.recorder
+    machine = PodLifecycle(model=RecordingModel(turn_is_open=True), start_value="paused")
+    machine.add_listener(r)
+    machine.send("rewind", **EVENT_ARGUMENTS["rewind"])
+    assert r.task is not None
+    r.observe("rewound", {"to": 1, "restore": "conversation", "prompt": "secret", "dropped": 7})
+    machine.send("rewind_done")
+    [rewind] = rig.finished("rewind")
+    assert rewind.parent is None and rewind.attributes is not None
+    assert rewind.attributes["pod.rewind.dropped"] == 7
+    assert "secret" not in repr(rewind.attributes)  # the rewound prompt is content
+    assert r.task is None
