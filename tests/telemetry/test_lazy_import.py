@@ -1,9 +1,8 @@
 """Without ``[telemetry]``, a pod that runs a whole turn imports nothing of OpenTelemetry
 (asserted on ``sys.modules`` in a fresh process); with it, it does, so the check can fail.
 
-The anthropic SDK imports the OpenTelemetry *API* itself (its own call spans, sent to the
-global provider, which the pod never sets): the probe imports it first, through the test
-harness, and counts what the pod added after; the SDK and the exporters are never loaded."""
+The pod runs on the scripted provider: the anthropic SDK imports the OpenTelemetry *API*
+itself, for its own call spans (sent to the global provider, which the pod never sets)."""
 
 from __future__ import annotations
 
@@ -18,26 +17,33 @@ import pytest
 _PROBE = r"""
 import asyncio, json, sys
 from pathlib import Path
-from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
-before = set(sys.modules)
+from orchestrator.adapters.providers.scripted import (
+    ScriptedProvider, ScriptedReply, ScriptedToolCall,
+)
+from orchestrator.config.model import PodConfig
+from orchestrator.serving.client import PodClient
+from orchestrator.serving.pod import serve_pod
 
 async def main(workspace, sockets, telemetry):
     read = ScriptedToolCall(name="read_file", input={"path": "README.md"})
-    replies = [ScriptedReply(tool_calls=[read]), ScriptedReply(text="done")]
+    provider = ScriptedProvider(replies=[ScriptedReply(tool_calls=[read]), ScriptedReply(text="ok")])
     extra = {"telemetry": telemetry} if telemetry else {}
-    async with running_pod(workspace, sockets, replies=replies, **extra) as pod:
-        client = await pod.client()
-        await client.send("run", {"input": "read it"})
-        events = await collect_until(client, "run_end", timeout=30)
-        assert events[-1].data == {"result": "finished"}, events[-1].data
-        await client.close()
+    config = PodConfig(workspace=workspace, name="t", provider="scripted", **extra)
+    ready, socket = asyncio.Event(), sockets / "pod.sock"
+    served = asyncio.create_task(serve_pod(config, socket_path=socket, provider=provider, ready=ready))
+    await ready.wait()
+    client = await PodClient.connect(socket)
+    await client.send("run", {"input": "read it"})
+    end = await client.wait_for("run_end", timeout=30)
+    assert end.data == {"result": "finished"}, end.data
+    await client.send("shutdown")
+    await client.close()
+    await asyncio.wait_for(served, 30)
 
 workspace, sockets, telemetry = Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3])
 asyncio.run(main(workspace, sockets, telemetry))
-ours = ("opentelemetry", "orchestrator.adapters.telemetry")
-loaded = [m for m in set(sys.modules) - before if m.split(".")[0] in ours or m.startswith(ours[1])]
-sdk = [m for m in sys.modules if m.startswith(("opentelemetry.sdk", "opentelemetry.exporter"))]
-print(json.dumps(sorted(loaded + sdk)))
+loaded = [m for m in sys.modules if m == "opentelemetry" or m.startswith("opentelemetry.")]
+print(json.dumps(sorted(loaded)))
 """
 
 
