@@ -1,6 +1,7 @@
 """The pod on the real anthropic SDK, over HTTP to the fake Messages API, with telemetry:
 the ``chat`` spans say what the API said (its model, its usage), a 529 retried is one request,
-and a request the API refuses is a failed span under a failed turn."""
+a request the API refuses is a failed span under a failed turn, and no trace context is sent
+to the API."""
 
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ async def test_chat_spans_carry_the_apis_answer(
         assert events[-1].data == {"result": "errored"}
         await client.close()
     await provider.aclose()
+    # The pod's trace ids stay with the pod's collector: none travels to the API.
+    assert fake.requests and all("traceparent" not in r.headers for r in fake.requests)
     assert shutdown_telemetry()
     receiver.wait_for("both turns", lambda r: len(r.named("invoke_agent t")) == 2)
     chats = sorted(receiver.named("chat claude-telemetry-test"), key=lambda s: s.start_ns)
