@@ -127,6 +127,7 @@ async def test_a_compaction_between_turns_is_a_span_and_its_request_a_child(rig:
     assert compaction.attributes["pod.compaction.tokens_after"] == 100
     states = [e.attributes["pod.state"] for e in compaction.events if e.attributes]
     assert states == ["compacting"]  # idle, where it went next, is after the span's end
+    assert [e.attributes["pod.event"] for e in compaction.events if e.attributes] == ["compact"]
     [cost] = rig.points("pod.cost")
     assert cost.value == 0.25 and cost.attributes["gen_ai.response.model"] == "priced"
     stays = {p.attributes["pod.state"] for p in rig.points("pod.state.duration")}

@@ -92,9 +92,8 @@ class TracedProvider:
             "gen_ai.request.max_tokens": request.max_tokens,
             "gen_ai.request.stream": True,
         }
-        parent = telemetry.task or telemetry.turn
         span = telemetry.start_span(
-            f"chat {request.model}", attributes, parent=parent, kind=SpanKind.CLIENT
+            f"chat {request.model}", attributes, parent=telemetry.current, kind=SpanKind.CLIENT
         )
         started = time.monotonic()
         ended = False

@@ -6,7 +6,7 @@ and two seams where no event exists: a tool call starting to run
 (:meth:`PodTelemetry.tool_started`) and a hook event's runs being recorded
 (:meth:`PodTelemetry.hook_recorded`). Model requests are traced by
 :class:`~orchestrator.adapters.telemetry.provider.TracedProvider`, under
-:meth:`PodTelemetry.parent`.
+:attr:`PodTelemetry.current`.
 
 Telemetry must never cost the pod anything but time: every entry point swallows (and logs)
 its own failures. Nothing of the conversation's text reaches a span unless ``log_content``.
@@ -100,11 +100,11 @@ class PodTelemetry:
         """What every span of this pod carries."""
         return {"pod.name": self.pod_name, "pod.session.id": self.session_id}
 
-    def parent(self) -> Context | None:
-        """The context a model request's span starts in: the compaction or rewind running,
-        else the turn (None: a root span)."""
-        span = self.task or self.turn
-        return trace.set_span_in_context(span) if span is not None else None
+    @property
+    def current(self) -> Span | None:
+        """Where a model request's span hangs: the compaction or rewind running, else the
+        turn (None: a root span)."""
+        return self.task or self.turn
 
     def start_span(
         self,
@@ -282,7 +282,7 @@ class PodTelemetry:
             task, self.task = self.task, None
             task.end()
         attributes: Attributes = {"pod.state": name, "pod.event": str(event or "")}
-        span = self.task or self.turn
+        span = self.current
         if span is not None:
             span.add_event("pod.state", attributes)
         elif name not in AT_REST:
@@ -324,7 +324,7 @@ class PodTelemetry:
         """An event's hook commands ran: a span each, timed by what the record says."""
         try:
             tool = self._tools.get(record.call_id) if record.call_id else None
-            parent = tool.span if tool is not None else self.task or self.turn
+            parent = tool.span if tool is not None else self.current
             end = record.at_ms * 1_000_000
             for run in record.runs:
                 attributes: Attributes = {
