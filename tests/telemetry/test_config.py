@@ -60,3 +60,24 @@ async def test_without_the_extra_a_configured_pod_runs_and_says_why_it_sends_not
     assert "pod-orchestrator[otel]" in alert["message"] and alert["level"] == "warn"
     assert status.data["status"] == "idle"
     assert "OTEL_EXPORTER_OTLP_ENDPOINT" not in os.environ
+
+
+async def test_a_second_pod_of_the_process_is_told_where_its_telemetry_goes(
+    workspace: Path, short_dir: Path, tmp_path: Path
+) -> None:
+    other, sockets = tmp_path / "other", short_dir / "b"
+    other.mkdir()
+    sockets.mkdir()
+    first = {"otlp_endpoint": "http://127.0.0.1:9/first"}
+    second = {"otlp_endpoint": "http://127.0.0.1:9/second"}
+    async with running_pod(workspace, short_dir, telemetry=first) as pod:
+        client = await pod.client()
+        history = await client.request("get_history")
+        await client.close()
+        assert not [a for a in history.data["alerts"] if "telemetry" in a["message"]]
+        async with running_pod(other, sockets, telemetry=second) as later:
+            client = await later.client()
+            history = await client.request("get_history")
+            await client.close()
+    [alert] = [a for a in history.data["alerts"] if "telemetry goes to" in a["message"]]
+    assert "/first" in alert["message"] and "/second" in alert["message"]

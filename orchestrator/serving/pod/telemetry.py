@@ -39,6 +39,11 @@ EXTRA_MISSING = (
     "extra (pip install 'pod-orchestrator[otel]'); the pod runs without telemetry"
 )
 
+ELSEWHERE = (
+    "telemetry goes to {used!r}, the collector the first pod of this process was given; "
+    "this pod's {asked!r} is used once the process restarts (pod host stop)"
+)
+
 
 @dataclass
 class PodTracing:
@@ -72,6 +77,9 @@ def trace_pod(
         transcript.alert("warn", "pod", EXTRA_MISSING.format(where=where))
         return None
     process = start_telemetry(endpoint)
+    if process.endpoint != endpoint:
+        # One SDK per process: a host's pods share the first one's collector.
+        transcript.alert("warn", "pod", ELSEWHERE.format(used=process.endpoint, asked=endpoint))
 
     def cost(model: str, usage: TokenUsage) -> float | None:
         return session_cost(config, model, usage)
