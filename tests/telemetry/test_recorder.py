@@ -209,3 +209,27 @@ def test_a_rewind_is_a_root_span_with_what_it_dropped(rig: Rig) -> None:
     assert rewind.attributes["pod.rewind.dropped"] == 7
     assert "secret" not in repr(rewind.attributes)  # the rewound prompt is content
     assert r.task is None
+
+
+def test_a_task_call_names_its_child_pod_and_its_session(rig: Rig) -> None:
+    r = rig.recorder
+    r.observe("turn_start", TurnStartData(turn=1))
+    r.tool_started("toolu_t", "task")
+    child = {
+        "call_id": "toolu_t",
+        "name": "p-child-1",
+        "state": "requesting",
+        "session": "/state/sessions/ws/20260101-abc.jsonl",
+        "socket": "/run/p-child-1.sock",
+        "tail": "what the child printed: content",
+    }
+    r.observe("child", child)
+    r.observe("child", {**child, "call_id": "toolu_other"})  # no such call running: ignored
+    r.observe(
+        "tool_result", ToolResultData(id="toolu_t", summary="ok", content=None, is_error=False)
+    )
+    [task] = rig.finished("execute_tool task")
+    assert task.attributes is not None
+    assert task.attributes["pod.child.session.id"] == "20260101-abc"
+    assert task.attributes["pod.child.name"] == "p-child-1"
+    assert "content" not in repr(task.attributes)

@@ -23,7 +23,8 @@ from orchestrator.adapters.providers.base import (
     ResponseComplete,
     StreamEvent,
 )
-from orchestrator.adapters.telemetry.recorder import Attributes, PodTelemetry, usage_attributes
+from orchestrator.adapters.telemetry.attributes import Attributes, usage_attributes
+from orchestrator.adapters.telemetry.recorder import PodTelemetry
 from orchestrator.core.history import TextBlock, ToolUseBlock
 from orchestrator.core.thinking import ModelThinking
 from orchestrator.core.web import ModelWeb

@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any
 
 from opentelemetry import trace
@@ -27,37 +28,19 @@ from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, Statu
 from pydantic import BaseModel
 
 from orchestrator.adapters.session.records import HookRecord
+from orchestrator.adapters.telemetry.attributes import Attributes, usage_attributes
+from orchestrator.adapters.telemetry.attributes import field_of as _get
 from orchestrator.adapters.telemetry.metrics import PodMetrics
 from orchestrator.core.usage import TokenUsage
 from states.queries import AT_REST, COMPACTING, REWINDING
 
-__all__ = ["Attributes", "PodTelemetry", "usage_attributes"]
+__all__ = ["PodTelemetry"]
 
 log = logging.getLogger(__name__)
-
-Attributes = dict[str, str | bool | int | float | list[str]]
 
 _PENDING_MAX = 16
 """State changes kept for the next span when none is open (a turn's first state is entered
 before its ``turn_start``)."""
-
-
-def _get(data: BaseModel | Mapping[str, Any], name: str) -> Any:
-    """A field of an event's data, whichever form the emitter used."""
-    if isinstance(data, Mapping):
-        return data.get(name)
-    return getattr(data, name, None)
-
-
-def usage_attributes(usage: TokenUsage) -> Attributes:
-    """The GenAI usage attributes of a request (input counts the cached parts too, as the
-    conventions define it; the cache's share is told apart)."""
-    return {
-        "gen_ai.usage.input_tokens": usage.context_tokens,
-        "gen_ai.usage.output_tokens": usage.output_tokens,
-        "gen_ai.usage.cache_read.input_tokens": usage.cache_read_input_tokens,
-        "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_input_tokens,
-    }
 
 
 @dataclass
@@ -198,6 +181,19 @@ class PodTelemetry:
             attributes["error.type"] = error
         self.metrics.tool_duration.record(time.monotonic() - tool.started, attributes)
         tool.span.end()
+
+    def _child(self, data: Any) -> None:
+        # A task call's child pod traces itself (its own pod, its own session): its name and
+        # session id on the call's span find its traces (gen_ai.conversation.id).
+        tool = self._tools.get(str(_get(data, "call_id")))
+        session = _get(data, "session")
+        if tool is not None and session:
+            tool.span.set_attributes(
+                {
+                    "pod.child.name": str(_get(data, "name")),
+                    "pod.child.session.id": PurePath(str(session)).stem,
+                }
+            )
 
     def _compaction(self, data: Any) -> None:
         if self.task is not None:
@@ -384,6 +380,7 @@ _HANDLERS: dict[str, Callable[[PodTelemetry, Any], None]] = {
     "user_message": PodTelemetry._user_message,
     "tool_call_done": PodTelemetry._tool_call_done,
     "tool_result": PodTelemetry._tool_result,
+    "child": PodTelemetry._child,
     "compaction": PodTelemetry._compaction,
     "rewound": PodTelemetry._rewound,
     "status": PodTelemetry._status,
