@@ -11,6 +11,8 @@ added or moved in :mod:`states.lifecycle` cannot leave a stale copy behind.
 * :data:`BUSY`: why every other state keeps a pod loaded, in words for people.
 * :data:`REWIND_FROM`: where a ``rewind`` is accepted (the runtime checks its target there
   before the machine sees it).
+* :data:`COMPACTING` / :data:`REWINDING`: where a compaction or a rewind runs (telemetry
+  opens a span for each).
 * :data:`TOOLS_RUN`: where a round's tools run, so an MCP server may ask a person for input.
 * :func:`running_tools`: a round's calls run, none waiting for a person.
 * :func:`awaiting_approval` / :func:`awaiting_input`: a call waits for a person.
@@ -30,6 +32,8 @@ from states.vocabulary import METHOD_EVENTS
 __all__ = [
     "AT_REST",
     "BUSY",
+    "COMPACTING",
+    "REWINDING",
     "REWIND_FROM",
     "TOOLS_RUN",
     "UNLOADABLE",
@@ -77,6 +81,12 @@ people (a host names it when it keeps a pod loaded)."""
 
 REWIND_FROM: Final[frozenset[str]] = frozenset({"idle", "paused"})
 """States that take a ``rewind``: between turns (a paused turn is closed when it begins)."""
+
+COMPACTING: Final[frozenset[str]] = frozenset({"compacting", "summarizing"})
+"""States in which a compaction runs: between turns, or at a turn's round boundary."""
+
+REWINDING: Final[frozenset[str]] = frozenset({"rewinding"})
+"""States in which a rewind runs."""
 
 TOOLS_RUN: Final[frozenset[str]] = frozenset(
     {_EXECUTING_TOOLS, _AWAITING_APPROVAL, _AWAITING_INPUT}

@@ -30,7 +30,9 @@ What the grants guard against, key by key:
 * the web: ``web.search`` and ``web.fetch`` (only ``"off"``), ``web.max_uses`` (only lower
   than yours), ``web.allowed_domains`` (a repository choosing which sites the model reads is
   steering, not narrowing), and ``web.blocked_domains`` where your config allows a list (the
-  API takes one list per tool: adding a blocked list would drop your allowed one).
+  API takes one list per tool: adding a blocked list would drop your allowed one);
+* where the pod's work is reported: ``telemetry.*`` (a collector of the repository's would
+  receive every span, with ``log_content`` the prompts and tool output).
 
 Pure functions over the parsed TOML.
 """
@@ -98,6 +100,8 @@ GRANTS: dict[str, str | None] = {
     "web.fetch": "--web off",
     "web.max_uses": None,
     "web.allowed_domains": None,
+    "telemetry.otlp_endpoint": None,
+    "telemetry.log_content": None,
 }
 """Keys a workspace's config cannot set (see the module), and the option that grants each."""
 
@@ -238,9 +242,10 @@ def strip_workspace_grants(
     if "mcp" in kept:
         kept["mcp"], mcp_refused = _sandbox_requests(kept["mcp"], servers)
         refused += mcp_refused
-    for key in ("host", "hooks"):
-        # A hook is a command the pod runs at every tool call, and which process serves the
-        # user's pods is the user's: never a repository's call.
+    for key in ("host", "hooks", "telemetry"):
+        # A hook is a command the pod runs at every tool call, which process serves the
+        # user's pods is the user's, and so is where the pod's traces (with log_content, the
+        # prompts) are sent: never a repository's call.
         if kept.pop(key, None):
             refused.append(key)
     sandbox = kept.get("sandbox")

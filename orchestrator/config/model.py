@@ -52,6 +52,7 @@ from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.config.sandbox import SandboxConfig
 from orchestrator.config.sections import JobsConfig, MemoryConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
+from orchestrator.config.telemetry import TelemetryConfig
 from orchestrator.config.web import WebConfig
 from orchestrator.core.limits import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.core.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
@@ -168,6 +169,8 @@ class PodConfig(BaseModel):
     web: WebConfig = Field(default_factory=WebConfig)
     """Web search and fetch: the API's server tools, or the pod's own ``web_fetch``
     (docs/web.md); a workspace's config may only narrow them."""
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
+    """OpenTelemetry traces and metrics (docs/telemetry.md); only your own config may set it."""
 
     tool_output_max_bytes: int = Field(default=TOOL_OUTPUT_MAX_BYTES, ge=0)
     """Cap on the content of one tool result (the rest is cut and marked)."""

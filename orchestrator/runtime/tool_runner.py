@@ -102,6 +102,8 @@ class ToolRunner:
     """Where such calls copy their output while they run."""
     on_output: Callable[[str, str], None] | None = None
     """Receives ``(call_id, text)`` as a running tool prints (the pod broadcasts it)."""
+    on_start: Callable[[str, str], None] | None = None
+    """Told ``(call_id, tool name)`` as a call begins to run, after any approval (telemetry)."""
     policy: Policy | None = None
     """Which calls run, ask first, or are denied; None runs everything (tests)."""
     approvals: Approvals | None = None
@@ -238,6 +240,9 @@ class ToolRunner:
             ctx.partial.on_text = functools.partial(self.on_output, call.id)
         cap = self.cap_for(call.name)
         spool = await self._begin(call, tool, ctx, commit)
+        if self.on_start is not None:
+            # A name no tool has is the model's text: it is not passed on as a tool's name.
+            self.on_start(call.id, call.name if tool is not None else "unknown")
         started = time.monotonic()
         try:
             if tool is None:

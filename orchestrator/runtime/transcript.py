@@ -103,6 +103,8 @@ class Transcript:
         """Set once clients can connect; alerts raised before then are kept for them."""
         self.write_error: SessionWriteError | None = None
         """The last failed write, while records are waiting for the disk."""
+        self.tap: Callable[[str, BaseModel | dict[str, Any]], None] | None = None
+        """Sees every event as it is emitted, before it is encoded (telemetry); None: off."""
         self.on_fenced: Callable[[SessionFenced], None] | None = None
         """Called once when a write is refused because another host owns the pod now (a
         fleet's host drops the pod: no retry here can succeed)."""
@@ -365,6 +367,8 @@ class Transcript:
 
     def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:
         """Broadcast one event to every client, after every item committed before it."""
+        if self.tap is not None:
+            self.tap(event, data)
         line = encode_event(event, data)
         if self._writes and self.write_error is None:
             self._waiting.append(Broadcast(lambda: self.broadcast(line)))
@@ -405,6 +409,8 @@ class Transcript:
         return b'{"event": "history", "data": {"items": [' + items + b"], " + tail + b"}}\n"
 
     def _tell(self, event: str, data: BaseModel) -> None:
+        if self.tap is not None:
+            self.tap(event, data)
         self.broadcast(encode_event(event, data))  # at once: never behind later records
 
     def _announce(self, stored: Item) -> None:

@@ -20,6 +20,7 @@ FORBIDDEN = (
     "textual",  # the terminal UI
     "ray",  # fleet clusters
     "bashlex",  # the permission rules' shell parser
+    "opentelemetry",  # telemetry: only a pod whose user configured it (docs/telemetry.md)
     "orchestrator.adapters.session",
     "orchestrator.capabilities.permissions",
     "orchestrator.capabilities.tools",

@@ -17,6 +17,7 @@ from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.config.sandbox import SandboxConfig
 from orchestrator.config.sections import JobsConfig, MemoryConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
+from orchestrator.config.telemetry import TelemetryConfig
 from orchestrator.config.web import WebConfig
 from orchestrator.core.usage import Prices
 
@@ -45,10 +46,11 @@ def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
         "hooks": HooksConfig,
         "host": HostConfig,
         "web": WebConfig,
+        "telemetry": TelemetryConfig,
     }
     nested = (
         "workspace", "memory", "jobs", "permissions", "mcp", "prices", "subpods", "agents",
-        "sandbox", "hooks", "host", "web",
+        "sandbox", "hooks", "host", "web", "telemetry",
     )  # fmt: skip
     expected = {name for name in PodConfig.model_fields if name not in nested}
     expected |= {

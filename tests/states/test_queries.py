@@ -14,7 +14,9 @@ from states.lifecycle import METHOD_EVENTS, OUTCOME_EVENTS, PodLifecycle
 from states.queries import (
     AT_REST,
     BUSY,
+    COMPACTING,
     REWIND_FROM,
+    REWINDING,
     TOOLS_RUN,
     UNLOADABLE,
     awaiting_approval,
@@ -63,6 +65,13 @@ def test_every_other_state_says_why_it_is_busy() -> None:
 def test_rewind_from_is_where_the_machine_takes_a_rewind() -> None:
     assert _allowed("rewind") == REWIND_FROM
     assert {s for s in TABLE_STATES if "rewind" in methods_taken(s)} == REWIND_FROM
+
+
+def test_compacting_and_rewinding_are_where_those_tasks_run() -> None:
+    assert _targets("compact") | _targets("compaction_started") == COMPACTING
+    assert _targets("rewind") == REWINDING
+    # Each ends by its own outcome: nothing else leads out of it but a shutdown.
+    assert all(transition_row(s, "compaction_done").allowed for s in COMPACTING - {"summarizing"})
 
 
 def test_tools_run_where_a_round_runs_or_waits_for_a_person() -> None:

@@ -75,12 +75,15 @@ class ResponseBuilder:
     blocks: dict[int, _PartialBlock] = field(default_factory=dict)
     stop_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+    """The model that answered (``message.model``), for telemetry."""
     done: bool = False
 
     def feed(self, event: Any) -> list[StreamEvent]:
         """Our events for one raw event (often none)."""
         kind = event.type
         if kind == "message_start":
+            self.model = getattr(event.message, "model", None)
             self._take_usage(event.message.usage)
         elif kind == "content_block_start":
             return self._start(event.index, event.content_block)
@@ -99,6 +102,7 @@ class ResponseBuilder:
     def whole(self, message: Any) -> list[StreamEvent]:
         """Our events for a complete SDK ``Message`` (a server that answered a streaming
         request with one JSON body): as if each block had streamed in one piece."""
+        self.model = getattr(message, "model", None)
         self._take_usage(message.usage)
         events: list[StreamEvent] = []
         for index, block in enumerate(message.content):
@@ -246,6 +250,7 @@ class ResponseBuilder:
             blocks=blocks,
             stop_reason=self.stop_reason or "end_turn",
             usage=self.usage,
+            model=self.model,
         )
 
     def _args(self, partial: _PartialBlock) -> dict[str, Any]:

@@ -116,6 +116,9 @@ class ResponseComplete:
     blocks: list[Block]
     stop_reason: str
     usage: Usage = field(default_factory=Usage)
+    model: str | None = field(default=None, compare=False)
+    """The model that answered, as the API named it (None: the provider cannot tell); for
+    telemetry, so left out of comparisons."""
 
 
 StreamEvent: TypeAlias = (

@@ -43,6 +43,7 @@ from orchestrator.capabilities.tools.registry import default_registry
 from orchestrator.capabilities.tools.todos import TodoWriteTool
 from orchestrator.config.model import PodConfig
 from orchestrator.config.paths import user_config_file
+from orchestrator.config.telemetry import telemetry_endpoint
 from orchestrator.core.history import History
 from orchestrator.core.redaction import Redactor, secret_values
 from orchestrator.core.repair import close_denied_calls
@@ -240,6 +241,23 @@ def build_pod(
         policy=policy,
         approvals=approvals,
     )
+    tracing = None
+    endpoint = telemetry_endpoint(config.telemetry, os.environ)
+    if endpoint is not None:
+        # Imported here on purpose: only a pod whose user asked for telemetry imports it.
+        from orchestrator.serving.pod.telemetry import trace_pod
+
+        tracing = trace_pod(
+            config,
+            endpoint,
+            provider=provider,
+            transcript=transcript,
+            runner=runner,
+            chain=chain,
+            session_path=session_path,
+        )
+        if tracing is not None:
+            provider = tracing.provider
     controller = Controller(
         config=config,
         provider=provider,
@@ -269,6 +287,8 @@ def build_pod(
         if config.checkpoints
         else None,
     )
+    if tracing is not None:
+        tracing.attach(controller)
     controller.todos = todos
     controller.compactor.open_todos = lambda: todos.current
     if loaded is not None:

@@ -89,7 +89,15 @@ def test_a_hostile_workspace_file_keeps_only_tuning(tmp_path: Path) -> None:
     assert config.agents["helper"].tools == ["read_file"]  # narrows a child: kept
     assert (config.checkpoint_max_file_bytes, config.checkpoint_max_total_bytes) == (1000, 100000)
     [warning] = config.load_warnings
-    for key in ("name", "provider", "scripted_script", "session", "socket", "parent_socket"):
+    for key in (
+        "name",
+        "provider",
+        "scripted_script",
+        "session",
+        "socket",
+        "parent_socket",
+        "telemetry",
+    ):
         assert re.search(rf"\b{re.escape(key)}\b", warning), key
     assert config.pod_name() == "repo"
 

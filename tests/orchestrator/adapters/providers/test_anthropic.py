@@ -120,6 +120,8 @@ async def test_streamed_text(api: FakeAnthropic) -> None:
             usage=Usage(input_tokens=11, output_tokens=3),
         ),
     ]
+    # The model that answered, as message_start named it (telemetry's gen_ai.response.model).
+    assert isinstance(events[-1], ResponseComplete) and events[-1].model == "claude-test"
 
 
 async def test_tool_call_with_chunked_json_arguments(api: FakeAnthropic) -> None:
