@@ -33,6 +33,7 @@ from orchestrator.capabilities.permissions import pod_policy
 from orchestrator.capabilities.permissions.approvals import Approvals
 from orchestrator.capabilities.permissions.modes import ModeRefused, parse_mode
 from orchestrator.capabilities.skills import pod_skills
+from orchestrator.capabilities.subpods.agent_files import with_agent_files
 from orchestrator.capabilities.subpods.children import Children
 from orchestrator.capabilities.subpods.launcher import ChildLauncher
 from orchestrator.capabilities.subpods.parent import ParentLinks
@@ -132,6 +133,8 @@ def build_pod(
     ``launcher``: how its ``task`` children start (default: each a ``pod serve`` of its own;
     a host gives its own, :class:`orchestrator.serving.pod.serve.Hosting`).
     """
+    # Agent files join [agents.*] (TOML wins): children are told of them as of any agent.
+    config, agent_alerts = with_agent_files(config)
     skills = pod_skills(config)
     # A user's skill folders are read-only roots: the model reads a skill's files where
     # they are, and writes there are refused like anywhere outside (docs/skills.md).
@@ -141,7 +144,7 @@ def build_pod(
         opened if opened is not None else open_session(config, continue_=continue_)
     )
     alerts: list[tuple[str, str]] = [("warn", warning) for warning in config.load_warnings]
-    alerts.extend(("warn", alert) for alert in skills.alerts)
+    alerts.extend(("warn", alert) for alert in [*agent_alerts, *skills.alerts])
     # The transcript comes first: everything after it reports through it.
     session = SessionWriter(
         session_path,
