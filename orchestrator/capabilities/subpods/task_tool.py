@@ -60,10 +60,10 @@ class TaskTool(TypedTool[TaskArgs]):
         self.config = config
         self.children = children
         self.live_mode: Callable[[], Mode] | None = None
+        """This pod's permission mode now (a person may switch it): a child never gets more."""
         self.resolve_model: Callable[[str], Awaitable[str]] | None = None
         """A model family (``sonnet``, from an agent file) to the id it means now; the
         fallback table when unset."""
-        """This pod's permission mode now (a person may switch it): a child never gets more."""
         limits = config.subpods
         self.description = (
             "Delegate a self-contained task to a child pod: a new agent with a conversation of "
