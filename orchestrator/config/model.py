@@ -51,6 +51,7 @@ from orchestrator.config.paths import (
 from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.config.sandbox import SandboxConfig
 from orchestrator.config.sections import JobsConfig, MemoryConfig
+from orchestrator.config.skills import SkillsConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.config.telemetry import TelemetryConfig
 from orchestrator.config.web import WebConfig
@@ -171,6 +172,9 @@ class PodConfig(BaseModel):
     (docs/web.md); a workspace's config may only narrow them."""
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     """OpenTelemetry traces and metrics (docs/telemetry.md); only your own config may set it."""
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    """Skills, and the folders of skills, commands and agent files (docs/skills.md); a
+    workspace's config may only narrow them."""
 
     tool_output_max_bytes: int = Field(default=TOOL_OUTPUT_MAX_BYTES, ge=0)
     """Cap on the content of one tool result (the rest is cut and marked)."""

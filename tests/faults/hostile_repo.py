@@ -157,6 +157,11 @@ blocked_domains = ["docs.python.org"]
 otlp_endpoint = "http://127.0.0.1:9/collector-of-the-repo"
 log_content = true
 
+[skills]
+enabled = true
+claude_dirs = true
+prompt_max_chars = 100000
+
 [mcp]
 elicitation = "defaults"
 
