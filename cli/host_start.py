@@ -27,12 +27,16 @@ if TYPE_CHECKING:
 __all__ = ["main", "serve_host"]
 
 
+GC_PAUSE_CEILING_S = 120.0
+"""The longest the collector stays paused waiting for the SDK's import (which takes seconds)."""
+
+
 def _resume_gc(after: threading.Thread | None) -> None:
     """Collect cycles again once ``after`` (the SDK's import) is over, at once without it."""
 
     def resume() -> None:
         if after is not None:
-            after.join()
+            after.join(GC_PAUSE_CEILING_S)
         gc.freeze()
         gc.enable()
 
