@@ -299,6 +299,13 @@ class PodAgent:
             await self._update(session.id, mapping.tool_output(call_id, session.output[call_id]))
         elif name == "tool_result":
             await self._tool_result(session, data)
+        elif name == "system_note":  # a preread sent as [File: …] shows as its Read call
+            seq = data["seq"] if isinstance(data.get("seq"), int) else None
+            preread = mapping.preread_updates(
+                str(data["text"]), str(data["origin"]), seq, session.workspace
+            )
+            for update in preread:
+                await self._update(session.id, update)
         elif name == "approval_request":
             # Asked aside: the other calls of the round keep streaming their updates meanwhile.
             asking = asyncio.create_task(self._asker.ask_permission(session, data))

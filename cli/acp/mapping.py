@@ -25,9 +25,11 @@ from orchestrator.capabilities.tools.registry import acp_kinds
 from orchestrator.core.history import (
     AssistantMessage,
     Item,
+    SystemMessage,
     ToolResult,
     UserMessage,
 )
+from orchestrator.core.preread import PREREAD_ORIGIN, preread_call
 from orchestrator.core.segments import FileRefSegment, PasteSegment, Segment, TextSegment
 
 AcpToolKind = Literal[
@@ -339,6 +341,20 @@ def edit_diff(
     return None
 
 
+def preread_updates(
+    text: str, origin: str, seq: int | None, workspace: Path
+) -> list[SessionUpdate]:
+    """A preread that went as a ``[File: …]`` system message (thinking on), as the finished
+    Read call a synthetic read shows; nothing for any other system message."""
+    call = preread_call(text, seq=seq) if origin == PREREAD_ORIGIN else None
+    if call is None:
+        return []
+    return [
+        tool_call(call.call_id, call.name, call.arguments, workspace),
+        tool_finished(call.call_id, call.summary, call.content, is_error=False),
+    ]
+
+
 def permission_options() -> list[schema.PermissionOption]:
     """The choices of a ``session/request_permission``, as our approve/deny answers."""
     return [
@@ -431,4 +447,6 @@ def history_updates(items: Iterable[Item], workspace: Path) -> list[SessionUpdat
             updates.append(
                 tool_finished(item.call_id, item.summary, item.content, is_error=item.is_error)
             )
+        elif isinstance(item, SystemMessage):
+            updates += preread_updates(item.text, item.origin, item.seq, workspace)
     return updates

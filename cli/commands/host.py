@@ -4,7 +4,6 @@ ask the running one."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -50,39 +49,15 @@ def serve(
     """Run the host in the foreground until SIGTERM, SIGINT or `pod host stop`."""
     if ctx.invoked_subcommand is not None:
         return
-    from cli.commands.serve import setup_logging
-    from orchestrator.config.loading import ConfigError, load_config
-    from orchestrator.serving.host import Host, run_host
-    from orchestrator.serving.host.address import control_socket
-    from orchestrator.serving.liveness import socket_is_live
-    from orchestrator.serving.server import ServerError
+    from cli.host_start import serve_host
 
-    setup_logging(log_file, verbose)
-    try:
-        settings = load_config(Path.home()).host
-    except ConfigError as exc:
-        raise CliError(str(exc)) from None
-    if socket_is_live(control_socket()):
-        raise CliError(f"a pod host already runs for this user ({control_socket()})")
-    host = Host(
-        idle_unload_s=idle_unload_s if idle_unload_s is not None else settings.idle_unload_s,
-        max_loaded=max_loaded if max_loaded is not None else settings.max_loaded,
+    serve_host(
+        idle_unload_s=idle_unload_s,
+        max_loaded=max_loaded,
         exit_when_empty=exit_when_empty,
-        idle_exit_s=settings.idle_exit_s,
+        log_file=log_file,
+        verbose=verbose,
     )
-    from orchestrator.adapters.inspection import forbid_inspection
-
-    forbid_inspection()
-    from orchestrator.adapters.providers.preload import preload_provider, wants_provider
-
-    if wants_provider():  # the SDK's import overlaps the first load (docs/performance.md)
-        preload_provider()
-    sys.stderr.write(f"pod host listening on {host.control_path}\n")
-    sys.stderr.flush()
-    try:
-        asyncio.run(run_host(host))
-    except ServerError as exc:
-        raise CliError(str(exc)) from None
 
 
 def ls(json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:

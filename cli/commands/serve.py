@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -105,6 +104,7 @@ def serve(
     ] = None,
 ) -> None:
     """Run a pod in the foreground, serving the JSON-lines protocol on a Unix socket."""
+    from cli.process_logging import setup_logging
     from orchestrator.adapters.session import SessionError, resolve_session
     from orchestrator.config.loading import ConfigError, load_config
     from orchestrator.config.paths import default_socket
@@ -190,22 +190,6 @@ def serve(
 def register(app: typer.Typer) -> None:
     """Add the ``serve`` command."""
     app.command("serve")(serve)
-
-
-def setup_logging(log_file: Path | None, verbose: bool) -> None:
-    """Where a pod process (or a host) logs: ``--log-file`` (capped), else stderr."""
-    if log_file is not None:
-        from orchestrator.config.paths import UnsafePathError
-        from orchestrator.serving.pod_log import log_to
-
-        try:
-            log_to(log_file)
-        except UnsafePathError as exc:
-            raise CliError(str(exc)) from None
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
 
 
 def _read_child_config() -> PodConfig:

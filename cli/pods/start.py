@@ -243,7 +243,8 @@ def spawn_host() -> subprocess.Popen[bytes] | None:
     if host_running():
         return None
     log_path = runtime_dir() / "host.log"
-    args = [sys.executable, "-m", "cli", "host", "--exit-when-empty", "--log-file", str(log_path)]
+    # `pod host --exit-when-empty` by a lighter entry: no Typer, no command table.
+    args = [sys.executable, "-m", "cli.host_start", "--log-file", str(log_path)]
     return start_in_background(args, log_path)
 
 

@@ -1,4 +1,4 @@
-"""Choosing a tool card with the keys: Up/Down move, Enter expands it, Esc returns."""
+"""Choosing a tool card with the keys: Up/Down move, Space expands it, Esc returns."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class CardSelection:
             new.scroll_visible(animate=False)
             host.say(
                 Notice(
-                    "Tool cards: Up/Down choose · Enter expands · Esc returns",
+                    "Tool cards: Up/Down choose · Space expands · Esc returns",
                     ttl=None,
                     while_status=False,
                 )

@@ -56,7 +56,7 @@ class CardTitle(Widget):
 
 
 class Card(Widget):
-    """A one-line title that expands to its body: Enter on the selected card, or a click.
+    """A one-line title that expands to its body: Space on the selected card, or a click.
 
     Cards never take focus (the editor keeps it, so no keystroke is ever delivered to a
     card); the app selects one with Tab and the arrow keys instead.

@@ -216,12 +216,17 @@ class ChipEditor(TextArea):
         event.prevent_default()
 
     def _card_key(self, key: str) -> bool:
-        """Keys while a card is selected; False lets the key act in the editor as usual."""
+        """Keys while a card is selected; False lets the key act in the editor as usual.
+
+        Space expands a card, not Enter: Enter keeps its meaning wherever the choice is (on
+        an empty line of a paused pod it resumes, as the status line says), so it leaves the
+        cards and acts in the editor like any other key typed.
+        """
         actions: dict[str, CardAction] = {
             "up": "up",
             "shift+tab": "up",
             "down": "down",
-            "enter": "toggle",
+            "space": "toggle",
             "tab": "leave",
             "escape": "leave",
         }

@@ -16,6 +16,7 @@ from cli.tui.keys import APPROVAL_KEYS, FORM_KEYS, PLAN_KEYS, URL_KEYS
 from cli.tui.titles import NOT_KEPT, TitleParts, cut_end, fit_outcome
 from cli.tui.web_entries import ServerToolEntry, SourcesEntry
 from orchestrator.adapters.mcp.forms import Form, FormError, form_fields
+from orchestrator.core.preread import PREREAD_ORIGIN, preread_call
 from orchestrator.core.segments import Segment
 from orchestrator.protocol import ChildData, ElicitationRequestData
 
@@ -41,6 +42,7 @@ __all__ = [
     "compaction_note",
     "cut_end",
     "fit_outcome",
+    "note_entry",
     "tokens_k",
 ]
 
@@ -146,6 +148,22 @@ class NoteEntry:
 
     text: str
     origin: str = "note"
+
+
+def note_entry(text: str, origin: str, seq: int | None) -> NoteEntry | ToolEntry:
+    """A system message's entry: a preread that went as ``[File: …]`` (thinking on) is drawn
+    as the Read card a synthetic read shows (docs/thinking.md), any other as a note."""
+    call = preread_call(text, seq=seq) if origin == PREREAD_ORIGIN else None
+    if call is None:
+        return NoteEntry(text=text, origin=origin)
+    return ToolEntry(
+        id=call.call_id,
+        name=call.name,
+        arguments=call.arguments,
+        summary=call.summary,
+        content=call.content,
+        synthetic=True,
+    )
 
 
 class _Compacted(Protocol):

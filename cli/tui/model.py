@@ -27,6 +27,7 @@ from cli.tui.entries import (
     ToolEntry,
     UserEntry,
     compaction_note,
+    note_entry,
 )
 from cli.tui.pod_view import PodView
 from cli.tui.streamed_text import StreamedText, transcript
@@ -183,7 +184,7 @@ class ChatModel(StreamedText):
             case ToolResult():
                 self._result(item.call_id, item)
             case SystemMessage(text=text, origin=origin):
-                self.entries.append(NoteEntry(text=text, origin=origin))
+                self.entries.append(note_entry(text, origin, item.seq))
             case Compaction():
                 self.entries.append(compaction_note(item, todos=item.open_todos))
 
@@ -259,8 +260,8 @@ class ChatModel(StreamedText):
                 return self._tool_call_done(call_id, name, arguments)
             case _, ToolResultData() as result:
                 return [self._result(result.id, result)]
-            case _, SystemNoteData(text=text, origin=origin):
-                return [self._add(NoteEntry(text=text, origin=origin))]
+            case _, SystemNoteData(text=text, origin=origin, seq=seq):
+                return [self._add(note_entry(text, origin, seq))]
             case _, CompactionData() as done:
                 return [self._add(compaction_note(done, todos=done.todos))]
             case _, ApprovalRequestData() as request:

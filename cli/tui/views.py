@@ -21,7 +21,7 @@ Keys:
   Ctrl-D     shut the pod down (twice while a turn runs)
   @          attach a file (Tab completes)
   Up/Down    earlier prompts
-  Tab        tool cards: Up/Down choose, Enter expands, Esc returns
+  Tab        tool cards: Up/Down choose, Space expands, Esc returns
   Esc Esc    on an empty line: the prompts to rewind to (/rewind)
   PgUp/PgDn  scroll the conversation
 Start a message with // to send one that begins with /."""

@@ -9,7 +9,8 @@ Sections, in order (only the first two are always present):
    and capped, when the file exists and is not empty;
 4. ``## Resident knowledge`` — one ``- <slug>: <description>`` line per record with
    ``model_invokation: true``, in slug order, when memory is enabled, the pod injects resident
-   knowledge, and at least one such record exists;
+   knowledge, and at least one such record exists; it names only the knowledge tools the pod
+   offers (a child given a tool subset may have neither);
 5. ``## Skills`` — one ``- <name>: <description>`` line per skill, in lookup order, within
    ``[skills] prompt_max_chars``; skills past it are named only, and the section says so
    (docs/skills.md);
@@ -34,7 +35,9 @@ from orchestrator.capabilities.knowledge import (
     knowledge_dir,
     memory_fs,
 )
-from orchestrator.capabilities.permissions import bash_offered
+from orchestrator.capabilities.permissions import bash_offered, pod_policy
+from orchestrator.capabilities.tools.base import tool_kind
+from orchestrator.capabilities.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
 from orchestrator.config.model import PodConfig
 
 AGENTS_MD = "AGENTS.md"
@@ -65,11 +68,26 @@ relative to the workspace.
 The user can interrupt a turn. If you are told the previous turn was interrupted, do not assume \
 its unfinished work was done; check."""
 
-KNOWLEDGE_TOOLS_HINT = (
-    "These are summaries of the knowledge records in `knowledge/`. Call `memory_read` with a "
-    "slug to read a record's full body when it is relevant, and `knowledge_search` to find "
-    "records that are not listed here."
-)
+KNOWLEDGE_TOOLS = (KnowledgeSearchTool.name, MemoryReadTool.name)
+"""The tools that read knowledge records, named in the prompt only when offered."""
+
+_KNOWLEDGE_SUMMARIES = "These are summaries of the knowledge records in `knowledge/`."
+_READ_HINT = "`memory_read` with a slug to read a record's full body when it is relevant"
+_SEARCH_HINT = "`knowledge_search` to find records that are not listed here"
+
+
+def knowledge_tools_hint(tools: tuple[str, ...]) -> str:
+    """What the model is told it can do with the summaries, naming only ``tools`` (offered)."""
+    reads, searches = MemoryReadTool.name in tools, KnowledgeSearchTool.name in tools
+    if reads and searches:
+        return f"{_KNOWLEDGE_SUMMARIES} Call {_READ_HINT}, and {_SEARCH_HINT}."
+    if reads or searches:
+        return f"{_KNOWLEDGE_SUMMARIES} Call {_READ_HINT if reads else _SEARCH_HINT}."
+    # No claim that the bodies are out of reach: ``read_file`` may still open the records.
+    return _KNOWLEDGE_SUMMARIES
+
+
+KNOWLEDGE_TOOLS_HINT = knowledge_tools_hint(KNOWLEDGE_TOOLS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,6 +103,8 @@ class Boundaries:
     bash_timeout_s: float = 120.0
     knowledge_dir: Path | None = None
     """Where knowledge records live, when memory is enabled."""
+    knowledge_tools: tuple[str, ...] = KNOWLEDGE_TOOLS
+    """Which of :data:`KNOWLEDGE_TOOLS` the pod offers; the prompt names no other."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,10 +167,9 @@ def _render_boundaries(bounds: Boundaries) -> str:
         f"- Shell: {shell}",
     ]
     if bounds.knowledge_dir is not None:
-        lines.append(
-            f"- Knowledge records: {bounds.knowledge_dir}, read with `knowledge_search` "
-            "and `memory_read`"
-        )
+        tools = " and ".join(f"`{name}`" for name in bounds.knowledge_tools)
+        reading = f", read with {tools}" if tools else ""
+        lines.append(f"- Knowledge records: {bounds.knowledge_dir}{reading}")
     lines += [
         "",
         "Access outside these roots is refused, including through symlinks. Relative paths "
@@ -172,9 +191,10 @@ def _render_agents_md(agents: AgentsMd) -> str:
     )
 
 
-def _render_resident(entries: list[ResidentEntry]) -> str:
+def _render_resident(entries: list[ResidentEntry], tools: tuple[str, ...]) -> str:
     lines = [f"- {entry.slug}: {entry.description}" for entry in entries]
-    return "## Resident knowledge\n\n" + "\n".join(lines) + "\n\n" + KNOWLEDGE_TOOLS_HINT
+    hint = knowledge_tools_hint(tools)
+    return "## Resident knowledge\n\n" + "\n".join(lines) + "\n\n" + hint
 
 
 SKILLS_HINT = (
@@ -241,7 +261,8 @@ def prompt_sections(parts: PromptParts) -> list[tuple[str, str]]:
     if parts.agents_md is not None and parts.agents_md.text.strip():
         sections.append(("agents_md", _render_agents_md(parts.agents_md)))
     if parts.resident:
-        sections.append(("resident_knowledge", _render_resident(parts.resident)))
+        tools = parts.boundaries.knowledge_tools
+        sections.append(("resident_knowledge", _render_resident(parts.resident, tools)))
     if parts.skills:
         sections.append(("skills", _render_skills(parts.skills, parts.skills_budget)))
     if parts.depth > 0:
@@ -293,6 +314,16 @@ def _resident_knowledge(config: PodConfig, warnings: list[str]) -> list[Resident
     return found.entries
 
 
+def _offered_knowledge_tools(config: PodConfig) -> tuple[str, ...]:
+    # The policy that decides what the registry offers (a child's tool subset arrives as deny
+    # rules), asked about the same tools the pod registers when memory is on.
+    if not config.memory.enabled:
+        return ()
+    policy = pod_policy(config)
+    tools = (KnowledgeSearchTool, MemoryReadTool)
+    return tuple(tool.name for tool in tools if policy.offered(tool.name, tool_kind(tool)))
+
+
 def gather_prompt_parts(
     config: PodConfig, fs: ScopedFS, skills: Sequence[tuple[str, str]] = ()
 ) -> tuple[PromptParts, list[str]]:
@@ -307,6 +338,7 @@ def gather_prompt_parts(
         bash_enabled=bash_offered(config),
         bash_timeout_s=config.bash_timeout_s,
         knowledge_dir=knowledge_dir(config.memory_root()) if config.memory.enabled else None,
+        knowledge_tools=_offered_knowledge_tools(config),
     )
     parts = PromptParts(
         boundaries=boundaries,

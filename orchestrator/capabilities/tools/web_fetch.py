@@ -16,6 +16,11 @@ governed by its own rules (docs/web.md, "Local fetch"):
 
 What a page says is untrusted: it reaches the model only as this tool's result, opened by a
 line that says where it came from and that it is data, never instructions.
+
+The web adapters (httpx, which brings its command line's click, rich and pygments, and the
+converters) are imported on the first fetch, not with the tool: every pod that may fetch
+registers the tool, and a cold pod's first request must not wait for them
+(docs/performance.md).
 """
 
 from __future__ import annotations
@@ -23,18 +28,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Hashable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from orchestrator.adapters.web import (
-    CachedPage,
-    FetchRefused,
-    HopVerdict,
-    PageCache,
-    Redirect,
-    WebFetcher,
-    convert,
-)
 from orchestrator.capabilities.permissions import Policy
 from orchestrator.capabilities.permissions.web import (
     WEB_FETCH,
@@ -45,6 +42,9 @@ from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
 from orchestrator.core.tool_output import TOOL_OUTPUT_MAX_BYTES, utf8_cut
 from orchestrator.core.web_targets import FetchTarget, fetch_target
+
+if TYPE_CHECKING:
+    from orchestrator.adapters.web import CachedPage, HopVerdict, PageCache, Redirect, WebFetcher
 
 __all__ = ["WebFetchArgs", "WebFetchTool"]
 
@@ -99,11 +99,31 @@ class WebFetchTool(TypedTool[WebFetchArgs]):
         super().__init__()
         self.max_bytes = max_bytes
         """Content budget of one result: a longer page is cut, with where to read on."""
-        self.fetcher = fetcher if fetcher is not None else WebFetcher()
-        self.cache = cache if cache is not None else PageCache()
+        self._fetcher = fetcher
+        self._cache = cache
+
+    @property
+    def fetcher(self) -> WebFetcher:
+        """What fetches (made, and the web adapters imported, on first use)."""
+        if self._fetcher is None:
+            from orchestrator.adapters.web import WebFetcher
+
+            self._fetcher = WebFetcher()
+        return self._fetcher
+
+    @property
+    def cache(self) -> PageCache:
+        """The pages fetched in the last 15 minutes (made on first use)."""
+        if self._cache is None:
+            from orchestrator.adapters.web import PageCache
+
+            self._cache = PageCache()
+        return self._cache
 
     async def execute(self, args: WebFetchArgs, ctx: ToolContext) -> ToolOutput:
         """Fetch (or find in the cache) and shape the result."""
+        from orchestrator.adapters.web import CachedPage, FetchRefused, Redirect, convert
+
         try:
             first = fetch_target(args.url)
         except ValueError as exc:

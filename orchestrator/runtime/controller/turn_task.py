@@ -4,6 +4,7 @@ rounds; how it ended is reported to the machine from the task's done callback.""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from typing import Any
 
@@ -11,6 +12,7 @@ from pydantic import BaseModel
 
 from orchestrator.adapters.session import SessionWriteError
 from orchestrator.core.history import History, Item, ToolUseBlock
+from orchestrator.core.preread import PREREAD_ORIGIN
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.web import WebPlan
 from orchestrator.protocol import ErrorData
@@ -165,7 +167,8 @@ def _attach_prereads(state: ControllerState) -> None:
     """The refs a synthetic read would have read, attached as ``[File: …]`` messages.
 
     A synthetic read is a tool loop the model did not start: its assistant message has no
-    thinking to begin with, and with thinking on the API refuses to continue such a loop.
+    thinking to begin with, and with thinking on the API refuses to continue such a loop. The
+    messages' origin tells front-ends to draw them as the Read card they stand for.
     """
     resolution = resolve_segments(
         state.fs,
@@ -177,7 +180,7 @@ def _attach_prereads(state: ControllerState) -> None:
         state.alert("warn", "file_ref", failure.alert_message)
     state.opening.preread = []
     for item in resolution.items:
-        conversation.commit(state, item)
+        conversation.commit(state, dataclasses.replace(item, origin=PREREAD_ORIGIN))
 
 
 async def _read_mentions(state: ControllerState) -> None:

@@ -76,10 +76,10 @@ async def test_tool_cards_expand_from_the_keyboard(workspace: Path, short_dir: P
         assert not card.expanded
         await ui.pilot.press("tab")
         await ui.until(lambda: card.has_class("-selected"), "the card chosen")
-        await ui.pilot.press("enter")
+        await ui.pilot.press("space")
         await ui.until(lambda: card.expanded, "the card expanded")
         assert "README.md — 3 lines" in ui.screen
-        assert await pod_status(ui.probe) == "idle"  # Enter on a card sends nothing
+        assert await pod_status(ui.probe) == "idle"  # Space on a card sends nothing
         assert await history_kinds(ui.probe) == [
             "user_message",
             "assistant",
@@ -109,7 +109,7 @@ async def test_the_newest_card_expanded_opens_in_view(workspace: Path, short_dir
         card = ui.app.query_one(ToolCard)
         await ui.pilot.press("tab")
         await ui.until(lambda: card.has_class("-selected"), "the card chosen")
-        await ui.pilot.press("enter")
+        await ui.pilot.press("space")
         await ui.until(lambda: card.expanded, "the card expanded")
         # The view follows the end as the card grows, then brings the card back: its title
         # and the start of its body are on screen, not scrolled off above 80 lines.

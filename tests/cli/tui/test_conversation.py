@@ -46,7 +46,7 @@ async def test_tool_text_is_drawn_exactly_as_written() -> None:
         await wait_until(pilot, lambda: app.attached and link.drained, what="replay")
         await wait_until(pilot, lambda: len(app.query(ToolCard)) == 2, what="the live card")
         # Expand both tool cards from the keyboard: newest first, then two cards up.
-        await pilot.press("tab", "enter", "up", "up", "enter", "escape")
+        await pilot.press("tab", "space", "up", "up", "space", "escape")
         await pilot.pause(0.1)
         screen = screen_text(app)
     rows = [row.strip() for row in screen.splitlines()]

@@ -59,7 +59,7 @@ def test_tool_text_as_written_with_a_card_open(snap_compare: Any) -> None:
 
     async def run_before(pilot: Pilot[Any]) -> None:
         await settle(link)(pilot)
-        await pilot.press("tab", "up", "up", "enter")  # the bash card, chosen and open
+        await pilot.press("tab", "up", "up", "space")  # the bash card, chosen and open
         await pilot.pause(0.1)
 
     assert snap_compare(build_app(link), run_before=run_before)

@@ -19,12 +19,22 @@ from orchestrator.serving.server import socket_is_live
 from tests.orchestrator.serving.host.test_host import pod_config
 
 CEILING_S = 60.0
+POD_HOST = ("cli", "host", "--exit-when-empty")
+RUN_HOST = ("cli.host_start",)
+"""The two ways to start such a host: ``pod host --exit-when-empty``, and the lighter entry a
+``pod run`` starts (:mod:`cli.host_start`)."""
 
 
 class HostProcess:
     """A ``pod host --exit-when-empty`` process with its own runtime folder and config."""
 
-    def __init__(self, tmp_path: Path, short_dir: Path, idle_exit_s: float) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        short_dir: Path,
+        idle_exit_s: float,
+        entry: tuple[str, ...] = POD_HOST,
+    ) -> None:
         config = tmp_path / "config" / "pod" / "config.toml"
         config.parent.mkdir(parents=True, exist_ok=True)
         config.write_text(f'[sandbox]\nmode = "off"\n\n[host]\nidle_exit_s = {idle_exit_s}\n')
@@ -39,7 +49,7 @@ class HostProcess:
         self.log = tmp_path / "host.log"
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "cli", "host", "--exit-when-empty", "--verbose"],
+                [sys.executable, "-m", *entry, "--verbose"],
                 env=self.env, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
             )  # fmt: skip
 
@@ -93,10 +103,11 @@ def hosts() -> Iterator[list[HostProcess]]:
             host.proc.wait(CEILING_S)
 
 
+@pytest.mark.parametrize("entry", [POD_HOST, RUN_HOST], ids=["pod-host", "run-host"])
 async def test_the_host_leaves_after_its_idle_time_with_no_pod(
-    tmp_path: Path, short_dir: Path, hosts: list[HostProcess]
+    tmp_path: Path, short_dir: Path, hosts: list[HostProcess], entry: tuple[str, ...]
 ) -> None:
-    host = HostProcess(tmp_path, short_dir, idle_exit_s=0.5)
+    host = HostProcess(tmp_path, short_dir, idle_exit_s=0.5, entry=entry)
     hosts.append(host)
     await host.listening()
     socket = await host.load("a")
