@@ -31,6 +31,8 @@ from orchestrator.protocol.pod_state import (
     HookData,
     JobData,
     McpServerData,
+    ModelChoiceData,
+    ModelsData,
     RewindData,
     RewindFilesData,
     ShutdownData,
@@ -87,6 +89,8 @@ __all__ = [
     "HookData",
     "JobData",
     "McpServerData",
+    "ModelChoiceData",
+    "ModelsData",
     "RewindData",
     "RewindFilesData",
     "RunEndData",
@@ -151,6 +155,7 @@ EVENT_DATA: dict[str, type[EventData]] = {
     "shutdown": ShutdownData,
     "child": ChildData,
     "todos": TodosData,
+    "models": ModelsData,
 }
 
 EventName = Literal[
@@ -187,6 +192,7 @@ EventName = Literal[
     "shutdown",
     "child",
     "todos",
+    "models",
 ]
 
 

@@ -25,6 +25,8 @@ __all__ = [
     "HookData",
     "JobData",
     "McpServerData",
+    "ModelChoiceData",
+    "ModelsData",
     "RewindData",
     "RewindFilesData",
     "ShutdownData",
@@ -119,6 +121,14 @@ class StatusData(EventData):
     """The hook commands configured (``[hooks]``, docs/hooks.md)."""
     permission_mode: str = "default"
     """The permission mode now (``set_mode`` switches it; docs/permissions.md)."""
+    thinking_setting: str = ""
+    """The ``thinking`` setting the requests are planned from (``auto``, ``adaptive``,
+    ``off`` or a budget), as configured or last set by ``set_model``."""
+    effort: str = ""
+    """The ``effort`` setting (empty: the model's default)."""
+    pending: dict[str, str] = Field(default_factory=dict)
+    """What ``set_model`` changed while a turn was open, applied when the next turn starts
+    (``model``, ``thinking``, ``effort``)."""
     config_warnings: list[str] = Field(default_factory=list)
     """What loading the pod's config ignored, one line each (a grant the workspace's
     ``.pod/config.toml`` may not give): every client says it, not only the one that started
@@ -362,3 +372,25 @@ class ShutdownData(EventData):
 # StatusData names models defined after it: complete it now, not on the first status the pod
 # builds (a schema build of tens of milliseconds while a client waits).
 StatusData.model_rebuild()
+
+
+class ModelChoiceData(EventData):
+    """One model the provider offers."""
+
+    id: str
+    """What ``set_model`` takes."""
+    name: str = ""
+    """Its display name, when the provider gives one."""
+
+
+class ModelsData(EventData):
+    """The reply to ``list_models``: the models the provider lists (the current one among
+    them, first when the provider does not list it), and the settings ``set_model`` takes."""
+
+    models: list[ModelChoiceData] = Field(default_factory=list)
+    current: str
+    thinking_setting: str
+    effort: str = ""
+    reason: str = ""
+    """Why the list holds only the current model (the provider could not list its models)."""
+    id: int | str | None = None

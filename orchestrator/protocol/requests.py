@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Final, Literal
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
 from orchestrator.core.segments import Segment, TextSegment, flatten_segments
+from orchestrator.core.thinking import MIN_BUDGET
 from orchestrator.errors import PodRuntimeError
 from states import METHOD_EVENTS
 
@@ -115,6 +118,42 @@ class SetModeParams(_Params):
     """The new mode: the configured one or any narrower (docs/permissions.md)."""
 
 
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]*")
+"""A model id as the providers spell them (``claude-sonnet-4-5``, Bedrock's
+``us.anthropic.claude-…:0``, Vertex's ``claude-…@2025…``): nothing a URL path or a line
+could be bent with."""
+
+
+class SetModelParams(_Params):
+    """Change the model, the thinking setting or the effort of the requests to come: at
+    once when no turn is open, else when the next turn starts (a turn's requests keep the
+    settings they began with, so its thinking blocks stay valid)."""
+
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    """A model the provider lists (``list_models``); absent: unchanged."""
+    thinking: Literal["auto", "adaptive", "off"] | Annotated[int, Field(ge=MIN_BUDGET)] | None = (
+        None
+    )
+    """As the ``thinking`` config key (docs/thinking.md); absent: unchanged."""
+    effort: Literal["default", "low", "medium", "high", "xhigh", "max"] | None = None
+    """As the ``effort`` config key, ``default`` for the model's own; absent: unchanged."""
+
+    @field_validator("model")
+    @classmethod
+    def _model_id(cls, model: str | None) -> str | None:
+        if model is not None and not _MODEL_ID.fullmatch(model):
+            raise ValueError(
+                f"{model!r} is not a model id (letters, digits, '.', '_', ':', '@' and '-')"
+            )
+        return model
+
+    @model_validator(mode="after")
+    def _something(self) -> SetModelParams:
+        if self.model is None and self.thinking is None and self.effort is None:
+            raise ValueError("name a model, a thinking setting or an effort to change")
+        return self
+
+
 class DenyParams(_Params):
     """Refuse a tool call that waits for approval; the model reads why."""
 
@@ -188,6 +227,8 @@ DIRECT_METHODS: Final[tuple[str, ...]] = (
     "fork",
     "kill_job",
     "set_mode",
+    "list_models",
+    "set_model",
 )
 """Methods the pod answers itself, in any state, without asking its lifecycle machine."""
 
@@ -221,6 +262,8 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "fork": ForkParams,
     "kill_job": KillJobParams,
     "set_mode": SetModeParams,
+    "list_models": NoParams,
+    "set_model": SetModelParams,
 }
 
 

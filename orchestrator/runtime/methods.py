@@ -37,16 +37,18 @@ from orchestrator.protocol import (
     KillJobParams,
     RewindParams,
     RunParams,
+    SetModelParams,
     SetModeParams,
     encode_event,
 )
+from orchestrator.runtime import model_choice
 from orchestrator.runtime.controller import Controller
 from orchestrator.runtime.fork import fork_items, fork_workspace, write_fork
 from orchestrator.runtime.offload import off_loop
 from orchestrator.runtime.submit import run_segments
 from states import REJECTION_CODES
 from states.outcomes import is_stopped
-from states.queries import REWIND_FROM, awaiting_approval, input_answerable
+from states.queries import AT_REST, REWIND_FROM, awaiting_approval, input_answerable
 
 Reply = Callable[[bytes], None]
 
@@ -90,6 +92,8 @@ class Methods:
             "fork": self._fork,
             "kill_job": self._kill_job,
             "set_mode": self._set_mode,
+            "list_models": self._list_models,
+            "set_model": self._set_model,
         }
         """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
@@ -202,6 +206,46 @@ class Methods:
             return
         line = encode_event("status", c.status_data(request_id))
         c.transcript.after_writes(lambda: reply(line))
+
+    def _list_models(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        """The provider's models (asked over the network: aside, the pod answers meanwhile)."""
+
+        async def listed() -> None:
+            found, reason = await model_choice.list_models(self.controller)
+            reply(
+                encode_event(
+                    "models", model_choice.models_data(self.controller, found, reason, request_id)
+                )
+            )
+
+        self._aside(listed())
+
+    def _set_model(
+        self, method: str, params: SetModelParams, request_id: Any, reply: Reply
+    ) -> None:
+        """Change the model or its settings for the requests to come (docs/protocol.md);
+        the reply is the status (``pending`` holds what waits for the next turn)."""
+        c = self.controller
+        if is_stopped(c.machine.configuration_values):
+            self._refuse(reply, request_id, "the pod has stopped: its model no longer matters")
+            return
+
+        async def changed() -> None:
+            listed: list[tuple[str, str]] | None = None
+            if params.model is not None:
+                found, reason = await model_choice.list_models(c)
+                listed = None if reason else found
+            why = model_choice.change_refusal(c, params, listed)
+            if why is None and is_stopped(c.machine.configuration_values):
+                why = "the pod has stopped: its model no longer matters"
+            if why is not None:
+                self._refuse(reply, request_id, why)
+                return
+            model_choice.set_model(c, params, idle=c.state_id in AT_REST)
+            line = encode_event("status", c.status_data(request_id))
+            c.transcript.after_writes(lambda: reply(line))
+
+        self._aside(changed())
 
     def _answer_elicitation(
         self, method: str, params: AnswerElicitationParams, request_id: Any, reply: Reply

@@ -33,6 +33,7 @@ from orchestrator.protocol import (
     Request,
     RewindParams,
     RunParams,
+    SetModelParams,
     SetModeParams,
     decode_event,
     encode_event,
@@ -122,6 +123,20 @@ VECTORS: list[tuple[str, Request, Any]] = [
         SetModeParams(mode="plan"),
     ),
     (
+        '{"method":"list_models","id":"l"}',
+        Request(method="list_models", id="l"),
+        NoParams(),
+    ),
+    (
+        '{"method":"set_model","params":{"model":"claude-opus-5","thinking":"adaptive","effort":"high"},"id":"s"}',
+        Request(
+            method="set_model",
+            params={"model": "claude-opus-5", "thinking": "adaptive", "effort": "high"},
+            id="s",
+        ),
+        SetModelParams(model="claude-opus-5", thinking="adaptive", effort="high"),
+    ),
+    (
         '{"method":"approve","params":{"id":"toolu_9","mode":"accept-edits"}}',
         Request(method="approve", params={"id": "toolu_9", "mode": "accept-edits"}),
         ApproveParams(id="toolu_9", mode="accept-edits"),
@@ -188,15 +203,23 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model",
         ),
         (
             '{"method":"run","params":{}}',
             "invalid run request: params: Value error, run needs 'segments' or 'input'",
+        ),
+        (
+            '{"method":"set_model","params":{}}',
+            "invalid set_model request: params: Value error, name a model, a thinking setting or an effort to change",
+        ),
+        (
+            '{"method":"set_model","params":{"model":"../../v1/files"}}',
+            "invalid set_model request: model: Value error, '../../v1/files' is not a model id (letters, digits, '.', '_', ':', '@' and '-')",
         ),
         (
             '{"method":"run","params":{"input":"  "}}',
@@ -391,6 +414,9 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         ],
         "config_warnings": ["/w/.pod/config.toml sets allow_bash, which only you can choose"],
         "permission_mode": "plan",
+        "thinking_setting": "auto",
+        "effort": "",
+        "pending": {"model": "claude-opus-5"},
         "todos": [
             {"content": "Run the tests", "status": "in_progress", "active_form": "Running them"},
             {"content": "Fix the bug", "status": "pending", "active_form": None},
@@ -398,6 +424,14 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "id": 4,
     },
     "todos": {"todos": [{"content": "Run the tests", "status": "completed", "active_form": None}]},
+    "models": {
+        "models": [{"id": "claude-opus-5", "name": "Claude Opus 5"}],
+        "current": "claude-opus-5",
+        "thinking_setting": "auto",
+        "effort": "high",
+        "reason": "",
+        "id": 7,
+    },
     "user_message": {"segments": [{"kind": "text", "text": "hi"}, {"kind": "new", "a": 1}]},
     "turn_start": {"turn": 2, "resumed": True},
     "text_delta": {"text": "he"},
