@@ -28,7 +28,7 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError, schema
 
-from cli.acp import chunks, mapping, modes, options, web
+from cli.acp import chunks, editor_files, mapping, modes, options, web
 from cli.acp.asking import INPUT_ID, EditorAsker
 from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, run_command
 from cli.acp.plan import plan_update
@@ -203,6 +203,9 @@ class PodAgent(SessionMethods):
         )
         opened.settings = options.settings_of(status.model_dump())
         opened.models = await pod_models(client)
+        if editor_files.serves_files(self._asker.capabilities):
+            # The pod's file tools read and write through the editor (docs/acp.md).
+            await client.request("offer_client_io", {"files": True})
         opened.pump = asyncio.create_task(self._pump(opened), name=f"acp-pump-{session_id}")
         self.sessions[session_id] = opened
         await self._update(session_id, mapping.available_commands())
@@ -314,6 +317,12 @@ class PodAgent(SessionMethods):
             await self._update(session.id, mapping.tool_output(call_id, session.output[call_id]))
         elif name == "tool_result":
             await self._tool_result(session, data)
+        elif name == "client_io_request":
+            serving = asyncio.create_task(
+                editor_files.serve_request(self._asker.conn, session.client, session.id, data)
+            )
+            session.asking.add(serving)
+            serving.add_done_callback(session.asking.discard)
         elif name == "approval_request":
             # Asked aside: the other calls of the round keep streaming their updates meanwhile.
             asking = asyncio.create_task(self._asker.ask_permission(session, data))

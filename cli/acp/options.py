@@ -17,6 +17,8 @@ from typing import Any
 
 from acp import schema
 
+from cli.errors import CliError
+
 __all__ = [
     "EFFORTS",
     "THINKING",
@@ -47,7 +49,7 @@ EFFORTS: tuple[tuple[str, str], ...] = (
 """(value, name) of the efforts offered; ``default`` is the model's own."""
 
 
-class OptionRefused(ValueError):
+class OptionRefused(CliError):
     """A config option or value this agent does not offer; the message says which."""
 
 

@@ -21,6 +21,7 @@ from orchestrator.protocol.pod_state import (
     ApprovalRequestData,
     ApprovalResolvedData,
     ChildData,
+    ClientIoRequestData,
     CompactionData,
     ContextData,
     ElicitationRequestData,
@@ -74,6 +75,7 @@ __all__ = [
     "ApprovalResolvedData",
     "ChildData",
     "CitationData",
+    "ClientIoRequestData",
     "CompactionData",
     "ContextData",
     "ElicitationRequestData",
@@ -156,6 +158,7 @@ EVENT_DATA: dict[str, type[EventData]] = {
     "child": ChildData,
     "todos": TodosData,
     "models": ModelsData,
+    "client_io_request": ClientIoRequestData,
 }
 
 EventName = Literal[
@@ -193,6 +196,7 @@ EventName = Literal[
     "child",
     "todos",
     "models",
+    "client_io_request",
 ]
 
 

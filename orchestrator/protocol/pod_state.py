@@ -15,6 +15,7 @@ __all__ = [
     "ApprovalRequestData",
     "ApprovalResolvedData",
     "ChildData",
+    "ClientIoRequestData",
     "CompactionData",
     "ContextData",
     "ElicitationRequestData",
@@ -394,3 +395,17 @@ class ModelsData(EventData):
     reason: str = ""
     """Why the list holds only the current model (the provider could not list its models)."""
     id: int | str | None = None
+
+
+class ClientIoRequestData(EventData):
+    """The pod asks the client that offered the editor's files (``offer_client_io``) to read
+    or write one; sent to that client only, answered with ``client_io_result``."""
+
+    id: str
+    op: Literal["read_text_file", "write_text_file"]
+    path: str
+    """An absolute path the pod's scope allowed."""
+    content: str | None = None
+    """What to write, for ``write_text_file``."""
+    call_id: str = ""
+    """The tool call it is for."""

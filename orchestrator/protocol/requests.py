@@ -154,6 +154,26 @@ class SetModelParams(_Params):
         return self
 
 
+class OfferClientIoParams(_Params):
+    """This client serves the editor's files: the pod's file tools read and write through
+    it (``client_io_request``), until another client offers or this one withdraws."""
+
+    files: bool
+    """True: serve ``read_text_file`` and ``write_text_file``; false: withdraw the offer."""
+
+
+class ClientIoResultParams(_Params):
+    """The answer to a ``client_io_request``."""
+
+    id: str = Field(min_length=1, max_length=64)
+    ok: bool
+    """Whether it was done (a read gives ``content``)."""
+    content: str | None = Field(default=None, max_length=MAX_LINE_BYTES)
+    """The file's text, for a read."""
+    message: str = Field(default="", max_length=4000)
+    """Why it was not done."""
+
+
 class DenyParams(_Params):
     """Refuse a tool call that waits for approval; the model reads why."""
 
@@ -229,6 +249,8 @@ DIRECT_METHODS: Final[tuple[str, ...]] = (
     "set_mode",
     "list_models",
     "set_model",
+    "offer_client_io",
+    "client_io_result",
 )
 """Methods the pod answers itself, in any state, without asking its lifecycle machine."""
 
@@ -264,6 +286,8 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "set_mode": SetModeParams,
     "list_models": NoParams,
     "set_model": SetModelParams,
+    "offer_client_io": OfferClientIoParams,
+    "client_io_result": ClientIoResultParams,
 }
 
 

@@ -29,12 +29,14 @@ from orchestrator.core.notes import NotesFull
 from orchestrator.core.rewind import RewindError, RewindPlan
 from orchestrator.protocol import (
     AnswerElicitationParams,
+    ClientIoResultParams,
     CompactParams,
     CompleteFilesParams,
     ErrorData,
     FileCompletionsData,
     ForkParams,
     KillJobParams,
+    OfferClientIoParams,
     RewindParams,
     RunParams,
     SetModelParams,
@@ -42,6 +44,7 @@ from orchestrator.protocol import (
     encode_event,
 )
 from orchestrator.runtime import model_choice
+from orchestrator.runtime.client_io import ClientIo
 from orchestrator.runtime.controller import Controller
 from orchestrator.runtime.fork import fork_items, fork_workspace, write_fork
 from orchestrator.runtime.offload import off_loop
@@ -71,6 +74,9 @@ class Methods:
 
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
+        # Looked up when an alert is raised (a test's controller may have none).
+        self.client_io = ClientIo(lambda *alert: self.controller.alert(*alert))
+        """The client that serves the editor's files, when one offers (docs/protocol.md)."""
         self._aside_tasks: set[asyncio.Task[None]] = set()
         """Slow replies (rewind previews, forks) being worked out."""
         self.handlers: dict[str, Handler] = {
@@ -94,6 +100,8 @@ class Methods:
             "set_mode": self._set_mode,
             "list_models": self._list_models,
             "set_model": self._set_model,
+            "offer_client_io": self._offer_client_io,
+            "client_io_result": self._client_io_result,
         }
         """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
@@ -246,6 +254,23 @@ class Methods:
             c.transcript.after_writes(lambda: reply(line))
 
         self._aside(changed())
+
+    def _offer_client_io(
+        self, method: str, params: OfferClientIoParams, request_id: Any, reply: Reply
+    ) -> None:
+        """This client serves the editor's files (or withdraws): the file tools use it from
+        their next call. The reply is the status."""
+        self.client_io.offer(reply, params.files)
+        self.controller.tools.client_files = self.client_io if self.client_io.serving else None
+        reply(encode_event("status", self.controller.status_data(request_id)))
+
+    def _client_io_result(
+        self, method: str, params: ClientIoResultParams, request_id: Any, reply: Reply
+    ) -> None:
+        """The answer to a file request; an error when none is waiting for it."""
+        why = self.client_io.answer(params)
+        if why is not None:
+            self._refuse(reply, request_id, why)
 
     def _answer_elicitation(
         self, method: str, params: AnswerElicitationParams, request_id: Any, reply: Reply

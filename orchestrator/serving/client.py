@@ -34,6 +34,7 @@ from orchestrator.protocol import (
     ApprovalResolvedData,
     ChildData,
     CitationData,
+    ClientIoRequestData,
     CompactionData,
     ElicitationRequestData,
     ElicitationResolvedData,
@@ -130,6 +131,7 @@ EventData: TypeAlias = (
     | RewindData
     | ForkedData
     | ModelsData
+    | ClientIoRequestData
     | UnknownEvent
 )
 """The typed data of any event (``text_delta`` and ``text_done`` share :class:`TextData`)."""

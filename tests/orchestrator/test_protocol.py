@@ -21,6 +21,7 @@ from orchestrator.protocol import (
     PARAMS_BY_METHOD,
     AnswerElicitationParams,
     ApproveParams,
+    ClientIoResultParams,
     CompactParams,
     CompleteFilesParams,
     DenyParams,
@@ -28,6 +29,7 @@ from orchestrator.protocol import (
     KillJobParams,
     NoParams,
     NotifyParams,
+    OfferClientIoParams,
     PodEventParams,
     ProtocolError,
     Request,
@@ -137,6 +139,16 @@ VECTORS: list[tuple[str, Request, Any]] = [
         SetModelParams(model="claude-opus-5", thinking="adaptive", effort="high"),
     ),
     (
+        '{"method":"offer_client_io","params":{"files":true},"id":"o"}',
+        Request(method="offer_client_io", params={"files": True}, id="o"),
+        OfferClientIoParams(files=True),
+    ),
+    (
+        '{"method":"client_io_result","params":{"id":"io_1","ok":true,"content":"x"}}',
+        Request(method="client_io_result", params={"id": "io_1", "ok": True, "content": "x"}),
+        ClientIoResultParams(id="io_1", ok=True, content="x"),
+    ),
+    (
         '{"method":"approve","params":{"id":"toolu_9","mode":"accept-edits"}}',
         Request(method="approve", params={"id": "toolu_9", "mode": "accept-edits"}),
         ApproveParams(id="toolu_9", mode="accept-edits"),
@@ -203,11 +215,11 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result",
         ),
         (
             '{"method":"run","params":{}}',
@@ -424,6 +436,13 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "id": 4,
     },
     "todos": {"todos": [{"content": "Run the tests", "status": "completed", "active_form": None}]},
+    "client_io_request": {
+        "id": "io_1",
+        "op": "write_text_file",
+        "path": "/src/app/a.py",
+        "content": "x = 1\n",
+        "call_id": "toolu_1",
+    },
     "models": {
         "models": [{"id": "claude-opus-5", "name": "Claude Opus 5"}],
         "current": "claude-opus-5",
