@@ -323,6 +323,8 @@ class PodAgent(SessionMethods):
             )
             session.asking.add(serving)
             serving.add_done_callback(session.asking.discard)
+        elif name == "error" and str(data.get("id") or "").startswith(editor_files.ANSWER_ID):
+            log.info("the pod no longer waited for a file answer: %s", data["message"])
         elif name == "approval_request":
             # Asked aside: the other calls of the round keep streaming their updates meanwhile.
             asking = asyncio.create_task(self._asker.ask_permission(session, data))

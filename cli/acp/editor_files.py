@@ -23,6 +23,10 @@ __all__ = ["FILE_TIMEOUT_S", "serve_request", "serves_files"]
 
 log = logging.getLogger(__name__)
 
+ANSWER_ID = "client-io:"
+"""The id prefix of our ``client_io_result`` requests, so a refusal of one (a late answer to a
+request the pod stopped waiting for) is told apart from a turn's errors."""
+
 FILE_TIMEOUT_S = 20.0
 """How long the editor has to read or write a file (the pod waits a little longer)."""
 
@@ -55,7 +59,7 @@ async def serve_request(
         log.warning("the editor failed a file request: %s", exc)
         answer["message"] = f"{type(exc).__name__}: {exc}"
     try:
-        await client.send("client_io_result", answer)
+        await client.send("client_io_result", answer, id=f"{ANSWER_ID}{request_id}")
     except ClientError as exc:
         log.warning("could not answer the pod's file request %s: %s", request_id, exc)
 

@@ -6,6 +6,7 @@ worked around (the pod writes the file itself and says so)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from dataclasses import dataclass, field
@@ -156,3 +157,43 @@ async def test_an_editor_without_the_capability_is_never_asked(
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=[_text("go")])
     assert editor.writes == [] and (workspace / "b.txt").read_text() == "B\n"
+
+
+@dataclass
+class SlowEditor(Editor):
+    """An editor that holds each write until the test lets it go."""
+
+    holding: asyncio.Event = field(default_factory=asyncio.Event)
+    go: asyncio.Event = field(default_factory=asyncio.Event)
+    wrote: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def write_text_file(
+        self, content: str, path: str, session_id: str, **kwargs: Any
+    ) -> schema.WriteTextFileResponse | None:
+        self.holding.set()
+        await self.go.wait()
+        try:
+            return await super().write_text_file(content, path, session_id, **kwargs)
+        finally:
+            self.wrote.set()
+
+
+async def test_a_pause_while_the_editor_writes_keeps_the_turn_whole_and_writes_once(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    editor = SlowEditor()
+    args = _script(tmp_path, {"name": "write_file", "input": {"path": "a.txt", "content": "A\n"}})
+    async with acp_agent(env, *args, client=editor, capabilities=FILES) as (conn, _, _):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        sid = session.session_id
+        running = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[_text("go")]))
+        await asyncio.wait_for(editor.holding.wait(), 30)
+        await conn.cancel(session_id=sid)  # the pod's pause
+        assert (await asyncio.wait_for(running, 30)).stop_reason == "cancelled"
+        editor.go.set()  # the editor writes after all; its answer comes too late
+        await asyncio.wait_for(editor.wrote.wait(), 30)
+        done = await conn.prompt(session_id=sid, prompt=[_text("go on")])
+        assert done.stop_reason == "end_turn"
+    assert len(editor.writes) == 1  # the interrupted write was not made again
+    [interrupted] = _results(editor)
+    assert "Interrupted" in interrupted or "interrupted" in interrupted
