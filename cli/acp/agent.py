@@ -203,9 +203,11 @@ class PodAgent(SessionMethods):
         )
         opened.settings = options.settings_of(status.model_dump())
         opened.models = await pod_models(client)
-        if editor_files.serves_files(self._asker.capabilities):
-            # The pod's file tools read and write through the editor (docs/acp.md).
-            await client.request("offer_client_io", {"files": True})
+        files = editor_files.serves_files(self._asker.capabilities)
+        terminal = editor_files.serves_terminal(self._asker.capabilities)
+        if files or terminal:
+            # The pod's file tools and bash go through the editor (docs/acp.md).
+            await client.request("offer_client_io", {"files": files, "terminal": terminal})
         opened.pump = asyncio.create_task(self._pump(opened), name=f"acp-pump-{session_id}")
         self.sessions[session_id] = opened
         await self._update(session_id, mapping.available_commands())
@@ -293,6 +295,8 @@ class PodAgent(SessionMethods):
             log.exception("forwarding events of session %s failed", session.id)
         finally:
             settle(session, "errored", "the pod closed the connection")
+            if session.terminals:  # the pod went away: its commands in the editor end too
+                await editor_files.kill_all(self._asker.conn, session.id, session.terminals)
             # Nothing will say these are over any more: the editor's answers have nowhere to go.
             for asked in session.inputs.values():
                 if asked.task is not None:
@@ -319,7 +323,9 @@ class PodAgent(SessionMethods):
             await self._tool_result(session, data)
         elif name == "client_io_request":
             serving = asyncio.create_task(
-                editor_files.serve_request(self._asker.conn, session.client, session.id, data)
+                editor_files.serve_request(
+                    self._asker.conn, session.client, session.id, data, session.terminals
+                )
             )
             session.asking.add(serving)
             serving.add_done_callback(session.asking.discard)

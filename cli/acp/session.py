@@ -81,6 +81,8 @@ class AcpSession:
     output: dict[str, str] = field(default_factory=dict)
     asking: set[asyncio.Task[None]] = field(default_factory=set)
     """Permission requests waiting for the editor."""
+    terminals: dict[str, str] = field(default_factory=dict)
+    """Commands of the pod running in the editor's terminals: request id to terminal id."""
     inputs: dict[str, InputAsked] = field(default_factory=dict)
     """Requests for input of the pod, by their id, until the pod says they are over."""
     cited: CitedStream = field(default_factory=CitedStream)

@@ -402,10 +402,19 @@ class ClientIoRequestData(EventData):
     or write one; sent to that client only, answered with ``client_io_result``."""
 
     id: str
-    op: Literal["read_text_file", "write_text_file"]
-    path: str
-    """An absolute path the pod's scope allowed."""
+    op: Literal["read_text_file", "write_text_file", "run_command", "kill_command"]
+    path: str = ""
+    """An absolute path the pod's scope allowed (the files' ops)."""
     content: str | None = None
     """What to write, for ``write_text_file``."""
     call_id: str = ""
     """The tool call it is for."""
+    argv: list[str] = Field(default_factory=list)
+    """``run_command``: the program and its arguments, to run as they are (the pod's own
+    environment filter is part of them: ``env -i NAME=value … /bin/bash -c COMMAND``)."""
+    cwd: str = ""
+    """``run_command``: the folder to run in (the workspace)."""
+    timeout_s: float | None = None
+    """``run_command``: kill it after this long and say so."""
+    output_byte_limit: int | None = None
+    """``run_command``: the most output to keep (its end is kept)."""

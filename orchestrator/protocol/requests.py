@@ -160,6 +160,9 @@ class OfferClientIoParams(_Params):
 
     files: bool
     """True: serve ``read_text_file`` and ``write_text_file``; false: withdraw the offer."""
+    terminal: bool = False
+    """True: serve ``run_command`` and ``kill_command`` (``bash`` runs there while the pod's
+    sandbox is off)."""
 
 
 class ClientIoResultParams(_Params):
@@ -172,6 +175,17 @@ class ClientIoResultParams(_Params):
     """The file's text, for a read."""
     message: str = Field(default="", max_length=4000)
     """Why it was not done."""
+    started: bool = False
+    """``run_command`` not done (``ok: false``): whether it may have started (then the pod
+    never runs it again itself)."""
+    exit_code: int | None = None
+    """``run_command``: its exit code (None: killed by a signal, or unknown)."""
+    signal: str | None = Field(default=None, max_length=40)
+    """``run_command``: the signal that ended it."""
+    timed_out: bool = False
+    """``run_command``: killed when its ``timeout_s`` ran out."""
+    truncated: bool = False
+    """``run_command``: ``content`` is only the end of its output."""
 
 
 class DenyParams(_Params):

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from orchestrator.capabilities.tools.client_files import TerminalRun
 from orchestrator.protocol import ClientIoRequestData, ClientIoResultParams, encode_event
 
 __all__ = ["ANSWER_TIMEOUT_S", "ClientIo"]
@@ -38,6 +39,7 @@ class ClientIo:
     def __init__(self, alert: Alert) -> None:
         self._alert = alert
         self._reply: Reply | None = None
+        self._terminal: Reply | None = None
         self._waiting: dict[str, asyncio.Future[ClientIoResultParams]] = {}
         self._ids = itertools.count(1)
         self._told_refusal = False
@@ -47,11 +49,77 @@ class ClientIo:
         """Whether a client serves the editor's files now."""
         return self._reply is not None
 
-    def offer(self, reply: Reply, files: bool) -> None:
-        """A client offers (or withdraws) the editor's files; the latest offer wins."""
+    @property
+    def serving_terminal(self) -> bool:
+        """Whether a client serves the editor's terminal now."""
+        return self._terminal is not None
+
+    def offer(self, reply: Reply, files: bool, terminal: bool = False) -> None:
+        """A client offers (or withdraws) the editor's files and terminal; the latest offer
+        wins."""
         self._reply = reply if files else None
+        self._terminal = reply if terminal else None
         self._told_refusal = False
         self._drop_waiting()
+
+    async def run_command(
+        self, argv: list[str], cwd: Path, timeout_s: float, output_limit: int, call_id: str
+    ) -> TerminalRun:
+        """Run a command in the editor's terminal and say how it ended (see
+        :class:`~orchestrator.capabilities.tools.client_files.ClientTerminal`)."""
+        reply = self._terminal
+        if reply is None:
+            return TerminalRun(done=False, started=False, message="no terminal is offered")
+        request_id = f"io_{next(self._ids)}"
+        waiting: asyncio.Future[ClientIoResultParams] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = waiting
+        run = ClientIoRequestData(
+            id=request_id,
+            op="run_command",
+            argv=argv,
+            cwd=str(cwd),
+            timeout_s=timeout_s,
+            output_byte_limit=output_limit,
+            call_id=call_id,
+        )
+        kill = ClientIoRequestData(id=request_id, op="kill_command", call_id=call_id)
+        try:
+            reply(encode_event("client_io_request", run))
+            async with asyncio.timeout(timeout_s + ANSWER_TIMEOUT_S):
+                result = await waiting
+        except TimeoutError:
+            reply(encode_event("client_io_request", kill))
+            if self._terminal is reply:
+                self._terminal = None
+                self._alert(
+                    "warn",
+                    "client_io",
+                    "the editor's terminal did not say how a command ended: the pod runs "
+                    "commands itself from now on",
+                )
+            return TerminalRun(
+                done=False,
+                started=True,
+                message="the editor's terminal did not say how the command ended (it was "
+                "told to kill it)",
+            )
+        except asyncio.CancelledError:
+            # Paused or cancelled: the command is killed where it runs; the call ends now.
+            reply(encode_event("client_io_request", kill))
+            raise
+        finally:
+            self._waiting.pop(request_id, None)
+        if not result.ok:
+            return TerminalRun(done=False, started=result.started, message=result.message)
+        return TerminalRun(
+            done=True,
+            started=True,
+            output=result.content or "",
+            exit_code=result.exit_code,
+            signal=result.signal,
+            timed_out=result.timed_out,
+            truncated=result.truncated,
+        )
 
     def answer(self, params: ClientIoResultParams) -> str | None:
         """A client's ``client_io_result``; why it is refused (None: taken)."""
@@ -119,5 +187,8 @@ class ClientIo:
         """End every wait with "not done" (the offer changed): the tools fall back."""
         for waiting in self._waiting.values():
             if not waiting.done():
-                waiting.set_result(ClientIoResultParams(id="-", ok=False, message="withdrawn"))
+                # "started": a command that may be running is never run again by the pod.
+                waiting.set_result(
+                    ClientIoResultParams(id="-", ok=False, started=True, message="withdrawn")
+                )
         self._waiting.clear()

@@ -260,8 +260,10 @@ class Methods:
     ) -> None:
         """This client serves the editor's files (or withdraws): the file tools use it from
         their next call. The reply is the status."""
-        self.client_io.offer(reply, params.files)
-        self.controller.tools.client_files = self.client_io if self.client_io.serving else None
+        io = self.client_io
+        io.offer(reply, params.files, params.terminal)
+        self.controller.tools.client_files = io if io.serving else None
+        self.controller.tools.client_terminal = io if io.serving_terminal else None
         reply(encode_event("status", self.controller.status_data(request_id)))
 
     def _client_io_result(

@@ -442,6 +442,10 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "path": "/src/app/a.py",
         "content": "x = 1\n",
         "call_id": "toolu_1",
+        "argv": [],
+        "cwd": "",
+        "timeout_s": None,
+        "output_byte_limit": None,
     },
     "models": {
         "models": [{"id": "claude-opus-5", "name": "Claude Opus 5"}],

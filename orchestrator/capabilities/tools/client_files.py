@@ -16,12 +16,21 @@ editor (so the edit lands in its buffer, with its undo). The pod's rules stay th
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from orchestrator.adapters.scoped_fs import FileText, FsError, ScopedFS
 
-__all__ = ["CLIENT_READ_MAX_BYTES", "ClientFiles", "read_through", "write_through"]
+__all__ = [
+    "CLIENT_READ_MAX_BYTES",
+    "ClientFiles",
+    "ClientTerminal",
+    "TerminalRun",
+    "read_through",
+    "write_through",
+]
 
 CLIENT_READ_MAX_BYTES = 256 * 1024
 """A buffer larger than this is read from disk instead (the tools' own caps apply there)."""
@@ -38,6 +47,36 @@ class ClientFiles(Protocol):
 
     async def write_text(self, path: Path, content: str, call_id: str) -> bool:
         """Ask the editor to write ``content`` to ``path``; whether it says it did."""
+        ...
+
+
+@dataclass(frozen=True)
+class TerminalRun:
+    """How a command run in the editor's terminal ended."""
+
+    done: bool
+    """It ran to its end (or its timeout). False: it did not run, or the pod cannot tell how
+    it ended (``started`` says which)."""
+    started: bool
+    """It may have started: the pod never runs it again itself."""
+    output: str = ""
+    exit_code: int | None = None
+    signal: str | None = None
+    timed_out: bool = False
+    truncated: bool = False
+    message: str = ""
+    """Why it was not done."""
+
+
+class ClientTerminal(Protocol):
+    """Commands run in the editor's terminal by the pod's client (``bash`` with the sandbox
+    off): the command shows in the editor's terminal panel. A cancelled call kills it there."""
+
+    async def run_command(
+        self, argv: list[str], cwd: Path, timeout_s: float, output_limit: int, call_id: str
+    ) -> TerminalRun:
+        """Run ``argv`` in ``cwd`` and say how it ended; never raises for the client's
+        failures (cancellation is passed on, after the client was told to kill it)."""
         ...
 
 
@@ -73,11 +112,10 @@ async def write_through(
     if client is None:
         return None
     real = fs.resolve_write(path)
-    try:
-        # As the pod's own write does: the folders the scope allowed, made for the editor.
+    # As the pod's own write does: the folders the scope allowed, made for the editor (when
+    # that fails, the pod's own write below says why).
+    with contextlib.suppress(OSError):
         real.parent.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        pass  # the pod's own write below says why
     said = await client.write_text(real, content, call_id)
     if said and _on_disk(fs, real, content):
         return real, ""
