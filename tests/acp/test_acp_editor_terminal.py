@@ -167,3 +167,25 @@ async def test_a_terminal_the_editor_cannot_create_leaves_the_command_to_the_pod
     [result] = _results(editor)
     assert "the editor's terminal could not start it" in result
     assert "the pod ran it itself" in result and "ran-by-the-pod" in result
+
+
+async def test_with_the_sandbox_on_commands_stay_in_the_pods_sandbox(
+    env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    from orchestrator.adapters.sandbox.bwrap import SandboxUnavailable, find_bwrap
+
+    try:
+        find_bwrap()
+    except SandboxUnavailable as exc:
+        pytest.skip(f"no working bubblewrap here: {exc}")
+    config = Path(env["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+    config.write_text('[sandbox]\nmode = "on"\n\n[host]\nidle_exit_s = 0\n')
+    editor = TerminalEditor()
+    args = command_then_done(tmp_path, "echo ran-in-the-sandbox")
+    async with acp_agent(env, *args, client=editor, capabilities=TERMINAL) as (conn, _, _):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        done = await conn.prompt(session_id=session.session_id, prompt=[_text("run it")])
+        assert done.stop_reason == "end_turn"
+    assert editor.created == []  # the editor's terminal would run it outside the sandbox
+    [result] = _results(editor)
+    assert "ran-in-the-sandbox" in result and "editor's terminal" not in result
