@@ -91,6 +91,8 @@ async def read_through(
         real = fs.resolve_read(path)
     except FsError:
         return None  # the disk read says why, in the pod's words
+    if not real.is_file():
+        return None  # a folder, a FIFO, a device: the pod's own read refuses it, saying so
     text = await client.read_text(real, call_id)
     if text is None:
         return None
@@ -112,6 +114,8 @@ async def write_through(
     if client is None:
         return None
     real = fs.resolve_write(path)
+    if real.exists() and not real.is_file():
+        return None  # not a regular file: the pod's own write refuses it, saying so
     # As the pod's own write does: the folders the scope allowed, made for the editor (when
     # that fails, the pod's own write below says why).
     with contextlib.suppress(OSError):

@@ -135,3 +135,17 @@ async def test_a_path_out_of_scope_is_refused_before_the_client_is_asked(
         await write_through(io, fs, "../secret.txt", "pwned", "toolu")
     assert editor.sent == []
     assert (workspace.parent / "secret.txt").read_text() == "secret"
+
+
+async def test_a_fifo_is_never_put_to_the_client(workspace: Path) -> None:
+    import os
+
+    io, _ = _io()
+    fs = ScopedFS(workspace)
+    os.mkfifo(workspace / "pipe")
+    editor = Line()
+    io.offer(editor, True)
+    assert await read_through(io, fs, "pipe", "toolu") is None
+    with pytest.raises(FsError, match="not a regular file"):
+        await write_through(io, fs, "pipe", "x", "toolu")
+    assert editor.sent == []
