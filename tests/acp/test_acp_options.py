@@ -170,6 +170,8 @@ async def test_sessions_are_listed_resumed_and_closed(
         assert unknown.value.code == -32002
         with pytest.raises(RequestError):
             await conn.list_sessions(cwd="relative/path")
+        # Closed before the editor leaves, so `pod acp` has no pod to stop as it exits.
+        await conn.close_session(session_id=first.session_id)
 
 
 async def test_closing_a_session_stops_its_running_command(
