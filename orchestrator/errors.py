@@ -50,7 +50,9 @@
     │   └── ClientError            (serving.client)      the pod cannot be reached
     └── CliError                   (cli.errors)          a front-end's failure, one line and an exit
         │                                                code; ConnectionLost
-        └── PodLaunchError, PromptRejected  (cli.acp)    a session's pod cannot start; a bad block
+        └── PodLaunchError, PromptRejected, OptionRefused  (cli.acp)  a session's pod cannot
+                                                         start; a bad block; a config option
+                                                         not offered
 
 Catch ``OrchestratorError`` to handle anything the runtime reports; anything else is a bug.
 

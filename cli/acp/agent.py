@@ -28,7 +28,7 @@ from typing import Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError, schema
 
-from cli.acp import chunks, mapping, modes, web
+from cli.acp import chunks, editor_files, mapping, modes, options, web
 from cli.acp.asking import INPUT_ID, EditorAsker
 from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, run_command
 from cli.acp.plan import plan_update
@@ -41,6 +41,7 @@ from cli.acp.session import (
     resolve,
     settle,
 )
+from cli.acp.session_methods import SessionMethods, auth_methods, pod_models, shown_options
 from cli.compaction_text import compaction_text
 from orchestrator.core.history import item_from_json
 from orchestrator.protocol import CompactionData
@@ -49,8 +50,9 @@ from orchestrator.serving.client import ClientError, PodClient, PodEvent
 log = logging.getLogger(__name__)
 
 
-class PodAgent:
-    """The ACP ``Agent`` side: sessions are pods; updates are pod events, mapped."""
+class PodAgent(SessionMethods):
+    """The ACP ``Agent`` side: sessions are pods; updates are pod events, mapped. The
+    session methods beside prompting are :class:`~cli.acp.session_methods.SessionMethods`."""
 
     def __init__(self, options: AcpOptions) -> None:
         self.options = options
@@ -81,12 +83,16 @@ class PodAgent:
                 load_session=True,
                 # session/fork is still unstable in ACP; editors that speak it get it.
                 session_capabilities=schema.SessionCapabilities(
-                    fork=schema.SessionForkCapabilities()
+                    fork=schema.SessionForkCapabilities(),
+                    list=schema.SessionListCapabilities(),
+                    resume=schema.SessionResumeCapabilities(),
+                    close=schema.SessionCloseCapabilities(),
                 ),
                 prompt_capabilities=schema.PromptCapabilities(
                     embedded_context=True, image=False, audio=False
                 ),
             ),
+            auth_methods=auth_methods(),
             agent_info=schema.Implementation(
                 name="pod-orchestrator", title="pod", version=version("pod-orchestrator")
             ),
@@ -100,7 +106,9 @@ class PodAgent:
             Path(cwd), session=None, mcp=mapping.mcp_servers_config(mcp_servers or [])
         )
         return schema.NewSessionResponse(
-            session_id=session.id, modes=modes.mode_state(session.mode)
+            session_id=session.id,
+            modes=modes.mode_state(session.mode),
+            config_options=shown_options(session),
         )
 
     async def load_session(
@@ -123,7 +131,9 @@ class PodAgent:
         items = [item_from_json(raw) for raw in history.items]
         for update in mapping.history_updates(items, workspace):
             await self._update(session.id, update)
-        return schema.LoadSessionResponse(modes=modes.mode_state(session.mode))
+        return schema.LoadSessionResponse(
+            modes=modes.mode_state(session.mode), config_options=shown_options(session)
+        )
 
     async def fork_session(
         self,
@@ -147,7 +157,11 @@ class PodAgent:
             session=Path(str(reply.data["path"])),
             mcp=mapping.mcp_servers_config(mcp_servers or []),
         )
-        return schema.ForkSessionResponse(session_id=forked.id, modes=modes.mode_state(forked.mode))
+        return schema.ForkSessionResponse(
+            session_id=forked.id,
+            modes=modes.mode_state(forked.mode),
+            config_options=shown_options(forked),
+        )
 
     async def _open(
         self, workspace: Path, *, session: Path | None, mcp: dict[str, Any]
@@ -188,6 +202,13 @@ class PodAgent:
         opened = AcpSession(
             id=session_id, workspace=workspace, client=client, pod=pod, mode=status.permission_mode
         )
+        opened.settings = options.settings_of(status.model_dump())
+        opened.models = await pod_models(client)
+        files = editor_files.serves_files(self._asker.capabilities)
+        terminal = editor_files.serves_terminal(self._asker.capabilities)
+        if files or terminal:
+            # The pod's file tools and bash go through the editor (docs/acp.md).
+            await client.request("offer_client_io", {"files": files, "terminal": terminal})
         opened.pump = asyncio.create_task(self._pump(opened), name=f"acp-pump-{session_id}")
         self.sessions[session_id] = opened
         await self._update(session_id, mapping.available_commands())
@@ -275,6 +296,8 @@ class PodAgent:
             log.exception("forwarding events of session %s failed", session.id)
         finally:
             settle(session, "errored", "the pod closed the connection")
+            if session.terminals:  # the pod went away: its commands in the editor end too
+                await editor_files.kill_all(self._asker.conn, session.id, session.terminals)
             # Nothing will say these are over any more: the editor's answers have nowhere to go.
             for asked in session.inputs.values():
                 if asked.task is not None:
@@ -306,6 +329,16 @@ class PodAgent:
             )
             for update in preread:
                 await self._update(session.id, update)
+        elif name == "client_io_request":
+            serving = asyncio.create_task(
+                editor_files.serve_request(
+                    self._asker.conn, session.client, session.id, data, session.terminals
+                )
+            )
+            session.asking.add(serving)
+            serving.add_done_callback(session.asking.discard)
+        elif name == "error" and str(data.get("id") or "").startswith(editor_files.ANSWER_ID):
+            log.info("the pod no longer waited for a file answer: %s", data["message"])
         elif name == "approval_request":
             # Asked aside: the other calls of the round keep streaming their updates meanwhile.
             asking = asyncio.create_task(self._asker.ask_permission(session, data))
@@ -367,9 +400,8 @@ class PodAgent:
             await self._update(session.id, plan_update(data["todos"]))
         elif name == "shutdown":
             settle(session, "cancelled", "")
-        elif name == "status" and data.get("permission_mode", session.mode) != session.mode:
-            session.mode = str(data["permission_mode"])
-            await self._update(session.id, modes.mode_update(session.mode))
+        elif name == "status":
+            await self._status(session, data)
 
     async def _tool_call(
         self, session: AcpSession, call_id: str, name: str, arguments: dict[str, Any]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cli.acp.options import Settings
 from cli.cited_stream import CitedStream
 from cli.errors import CliError
 from orchestrator.adapters.scoped_fs import FsError, ScopedFS
@@ -80,12 +81,18 @@ class AcpSession:
     output: dict[str, str] = field(default_factory=dict)
     asking: set[asyncio.Task[None]] = field(default_factory=set)
     """Permission requests waiting for the editor."""
+    terminals: dict[str, str] = field(default_factory=dict)
+    """Commands of the pod running in the editor's terminals: request id to terminal id."""
     inputs: dict[str, InputAsked] = field(default_factory=dict)
     """Requests for input of the pod, by their id, until the pod says they are over."""
     cited: CitedStream = field(default_factory=CitedStream)
     """The answer's citations, message by message (see :mod:`cli.cited_stream`)."""
     mode: str = "default"
     """The pod's permission mode as the editor was last told it."""
+    settings: Settings | None = None
+    """The model, thinking and effort as the editor was last told them (None: not told)."""
+    models: list[tuple[str, str]] = field(default_factory=list)
+    """The models the pod's provider lists, (id, name), for the ``model`` option."""
     failure: str = ""
     """Why the running turn failed (its ``error`` event), for the prompt's JSON-RPC error."""
     cancelling: asyncio.Future[str] | None = None

@@ -21,6 +21,7 @@ from orchestrator.protocol.pod_state import (
     ApprovalRequestData,
     ApprovalResolvedData,
     ChildData,
+    ClientIoRequestData,
     CompactionData,
     ContextData,
     ElicitationRequestData,
@@ -31,6 +32,8 @@ from orchestrator.protocol.pod_state import (
     HookData,
     JobData,
     McpServerData,
+    ModelChoiceData,
+    ModelsData,
     RewindData,
     RewindFilesData,
     ShutdownData,
@@ -72,6 +75,7 @@ __all__ = [
     "ApprovalResolvedData",
     "ChildData",
     "CitationData",
+    "ClientIoRequestData",
     "CompactionData",
     "ContextData",
     "ElicitationRequestData",
@@ -87,6 +91,8 @@ __all__ = [
     "HookData",
     "JobData",
     "McpServerData",
+    "ModelChoiceData",
+    "ModelsData",
     "RewindData",
     "RewindFilesData",
     "RunEndData",
@@ -151,6 +157,8 @@ EVENT_DATA: dict[str, type[EventData]] = {
     "shutdown": ShutdownData,
     "child": ChildData,
     "todos": TodosData,
+    "models": ModelsData,
+    "client_io_request": ClientIoRequestData,
 }
 
 EventName = Literal[
@@ -187,6 +195,8 @@ EventName = Literal[
     "shutdown",
     "child",
     "todos",
+    "models",
+    "client_io_request",
 ]
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "ApprovalRequestData",
     "ApprovalResolvedData",
     "ChildData",
+    "ClientIoRequestData",
     "CompactionData",
     "ContextData",
     "ElicitationRequestData",
@@ -25,6 +26,8 @@ __all__ = [
     "HookData",
     "JobData",
     "McpServerData",
+    "ModelChoiceData",
+    "ModelsData",
     "RewindData",
     "RewindFilesData",
     "ShutdownData",
@@ -119,6 +122,14 @@ class StatusData(EventData):
     """The hook commands configured (``[hooks]``, docs/hooks.md)."""
     permission_mode: str = "default"
     """The permission mode now (``set_mode`` switches it; docs/permissions.md)."""
+    thinking_setting: str = ""
+    """The ``thinking`` setting the requests are planned from (``auto``, ``adaptive``,
+    ``off`` or a budget), as configured or last set by ``set_model``."""
+    effort: str = ""
+    """The ``effort`` setting (empty: the model's default)."""
+    pending: dict[str, str] = Field(default_factory=dict)
+    """What ``set_model`` changed while a turn was open, applied when the next turn starts
+    (``model``, ``thinking``, ``effort``)."""
     config_warnings: list[str] = Field(default_factory=list)
     """What loading the pod's config ignored, one line each (a grant the workspace's
     ``.pod/config.toml`` may not give): every client says it, not only the one that started
@@ -362,3 +373,48 @@ class ShutdownData(EventData):
 # StatusData names models defined after it: complete it now, not on the first status the pod
 # builds (a schema build of tens of milliseconds while a client waits).
 StatusData.model_rebuild()
+
+
+class ModelChoiceData(EventData):
+    """One model the provider offers."""
+
+    id: str
+    """What ``set_model`` takes."""
+    name: str = ""
+    """Its display name, when the provider gives one."""
+
+
+class ModelsData(EventData):
+    """The reply to ``list_models``: the models the provider lists (the current one among
+    them, first when the provider does not list it), and the settings ``set_model`` takes."""
+
+    models: list[ModelChoiceData] = Field(default_factory=list)
+    current: str
+    thinking_setting: str
+    effort: str = ""
+    reason: str = ""
+    """Why the list holds only the current model (the provider could not list its models)."""
+    id: int | str | None = None
+
+
+class ClientIoRequestData(EventData):
+    """The pod asks the client that offered the editor's files (``offer_client_io``) to read
+    or write one; sent to that client only, answered with ``client_io_result``."""
+
+    id: str
+    op: Literal["read_text_file", "write_text_file", "run_command", "kill_command"]
+    path: str = ""
+    """An absolute path the pod's scope allowed (the files' ops)."""
+    content: str | None = None
+    """What to write, for ``write_text_file``."""
+    call_id: str = ""
+    """The tool call it is for."""
+    argv: list[str] = Field(default_factory=list)
+    """``run_command``: the program and its arguments, to run as they are (the pod's own
+    environment filter is part of them: ``env -i NAME=value … /bin/bash -c COMMAND``)."""
+    cwd: str = ""
+    """``run_command``: the folder to run in (the workspace)."""
+    timeout_s: float | None = None
+    """``run_command``: kill it after this long and say so."""
+    output_byte_limit: int | None = None
+    """``run_command``: the most output to keep (its end is kept)."""

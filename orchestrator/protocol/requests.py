@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Final, Literal
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
 from orchestrator.core.segments import Segment, TextSegment, flatten_segments
+from orchestrator.core.thinking import MIN_BUDGET
 from orchestrator.errors import PodRuntimeError
 from states import METHOD_EVENTS
 
@@ -115,6 +118,76 @@ class SetModeParams(_Params):
     """The new mode: the configured one or any narrower (docs/permissions.md)."""
 
 
+_MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]*")
+"""A model id as the providers spell them (``claude-sonnet-4-5``, Bedrock's
+``us.anthropic.claude-…:0``, Vertex's ``claude-…@2025…``): nothing a URL path or a line
+could be bent with."""
+
+
+class SetModelParams(_Params):
+    """Change the model, the thinking setting or the effort of the requests to come: at
+    once when no turn is open, else when the next turn starts (a turn's requests keep the
+    settings they began with, so its thinking blocks stay valid)."""
+
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    """A model the provider lists (``list_models``); absent: unchanged."""
+    thinking: Literal["auto", "adaptive", "off"] | Annotated[int, Field(ge=MIN_BUDGET)] | None = (
+        None
+    )
+    """As the ``thinking`` config key (docs/thinking.md); absent: unchanged."""
+    effort: Literal["default", "low", "medium", "high", "xhigh", "max"] | None = None
+    """As the ``effort`` config key, ``default`` for the model's own; absent: unchanged."""
+
+    @field_validator("model")
+    @classmethod
+    def _model_id(cls, model: str | None) -> str | None:
+        if model is not None and not _MODEL_ID.fullmatch(model):
+            raise ValueError(
+                f"{model!r} is not a model id (letters, digits, '.', '_', ':', '@' and '-')"
+            )
+        return model
+
+    @model_validator(mode="after")
+    def _something(self) -> SetModelParams:
+        if self.model is None and self.thinking is None and self.effort is None:
+            raise ValueError("name a model, a thinking setting or an effort to change")
+        return self
+
+
+class OfferClientIoParams(_Params):
+    """This client serves the editor's files: the pod's file tools read and write through
+    it (``client_io_request``), until another client offers or this one withdraws."""
+
+    files: bool
+    """True: serve ``read_text_file`` and ``write_text_file``; false: withdraw the offer."""
+    terminal: bool = False
+    """True: serve ``run_command`` and ``kill_command`` (``bash`` runs there while the pod's
+    sandbox is off)."""
+
+
+class ClientIoResultParams(_Params):
+    """The answer to a ``client_io_request``."""
+
+    id: str = Field(min_length=1, max_length=64)
+    ok: bool
+    """Whether it was done (a read gives ``content``)."""
+    content: str | None = Field(default=None, max_length=MAX_LINE_BYTES)
+    """The file's text, for a read."""
+    message: str = Field(default="", max_length=4000)
+    """Why it was not done."""
+    started: bool = False
+    """``run_command`` not done (``ok: false``): whether it may have started (then the pod
+    never runs it again itself)."""
+    exit_code: int | None = None
+    """``run_command``: its exit code (None: killed by a signal, or unknown)."""
+    signal: str | None = Field(default=None, max_length=40)
+    """``run_command``: the signal that ended it."""
+    timed_out: bool = False
+    """``run_command``: killed when its ``timeout_s`` ran out."""
+    truncated: bool = False
+    """``run_command``: ``content`` is only the end of its output."""
+
+
 class DenyParams(_Params):
     """Refuse a tool call that waits for approval; the model reads why."""
 
@@ -188,6 +261,10 @@ DIRECT_METHODS: Final[tuple[str, ...]] = (
     "fork",
     "kill_job",
     "set_mode",
+    "list_models",
+    "set_model",
+    "offer_client_io",
+    "client_io_result",
 )
 """Methods the pod answers itself, in any state, without asking its lifecycle machine."""
 
@@ -221,6 +298,10 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "fork": ForkParams,
     "kill_job": KillJobParams,
     "set_mode": SetModeParams,
+    "list_models": NoParams,
+    "set_model": SetModelParams,
+    "offer_client_io": OfferClientIoParams,
+    "client_io_result": ClientIoResultParams,
 }
 
 

@@ -248,6 +248,13 @@ class Context:
         self.window, self.window_known = window, True
         return True
 
+    def forget_window(self) -> None:
+        """The model changed (``set_model``): its window is asked again, unless the config
+        sets one."""
+        if self.config.context_window is None:
+            self.window, self.window_known = DEFAULT_WINDOW, False
+            self._window_asked = False
+
     async def learn_window(self, provider: Provider, alert: Alert) -> None:
         """Ask the provider for the model's window once, unless the config sets one; when it
         cannot tell, keep the default and say so in one alert."""

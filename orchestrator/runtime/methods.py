@@ -29,24 +29,29 @@ from orchestrator.core.notes import NotesFull
 from orchestrator.core.rewind import RewindError, RewindPlan
 from orchestrator.protocol import (
     AnswerElicitationParams,
+    ClientIoResultParams,
     CompactParams,
     CompleteFilesParams,
     ErrorData,
     FileCompletionsData,
     ForkParams,
     KillJobParams,
+    OfferClientIoParams,
     RewindParams,
     RunParams,
+    SetModelParams,
     SetModeParams,
     encode_event,
 )
+from orchestrator.runtime import model_choice
+from orchestrator.runtime.client_io import ClientIo
 from orchestrator.runtime.controller import Controller
 from orchestrator.runtime.fork import fork_items, fork_workspace, write_fork
 from orchestrator.runtime.offload import off_loop
 from orchestrator.runtime.submit import run_segments
 from states import REJECTION_CODES
 from states.outcomes import is_stopped
-from states.queries import REWIND_FROM, awaiting_approval, input_answerable
+from states.queries import AT_REST, REWIND_FROM, awaiting_approval, input_answerable
 
 Reply = Callable[[bytes], None]
 
@@ -69,6 +74,9 @@ class Methods:
 
     def __init__(self, controller: Controller) -> None:
         self.controller = controller
+        # Looked up when an alert is raised (a test's controller may have none).
+        self.client_io = ClientIo(lambda *alert: self.controller.alert(*alert))
+        """The client that serves the editor's files, when one offers (docs/protocol.md)."""
         self._aside_tasks: set[asyncio.Task[None]] = set()
         """Slow replies (rewind previews, forks) being worked out."""
         self.handlers: dict[str, Handler] = {
@@ -90,6 +98,10 @@ class Methods:
             "fork": self._fork,
             "kill_job": self._kill_job,
             "set_mode": self._set_mode,
+            "list_models": self._list_models,
+            "set_model": self._set_model,
+            "offer_client_io": self._offer_client_io,
+            "client_io_result": self._client_io_result,
         }
         """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
@@ -202,6 +214,65 @@ class Methods:
             return
         line = encode_event("status", c.status_data(request_id))
         c.transcript.after_writes(lambda: reply(line))
+
+    def _list_models(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        """The provider's models (asked over the network: aside, the pod answers meanwhile)."""
+
+        async def listed() -> None:
+            found, reason = await model_choice.list_models(self.controller)
+            reply(
+                encode_event(
+                    "models", model_choice.models_data(self.controller, found, reason, request_id)
+                )
+            )
+
+        self._aside(listed())
+
+    def _set_model(
+        self, method: str, params: SetModelParams, request_id: Any, reply: Reply
+    ) -> None:
+        """Change the model or its settings for the requests to come (docs/protocol.md);
+        the reply is the status (``pending`` holds what waits for the next turn)."""
+        c = self.controller
+        if is_stopped(c.machine.configuration_values):
+            self._refuse(reply, request_id, "the pod has stopped: its model no longer matters")
+            return
+
+        async def changed() -> None:
+            listed: list[tuple[str, str]] | None = None
+            if params.model is not None:
+                found, reason = await model_choice.list_models(c)
+                listed = None if reason else found
+            why = model_choice.change_refusal(c, params, listed)
+            if why is None and is_stopped(c.machine.configuration_values):
+                why = "the pod has stopped: its model no longer matters"
+            if why is not None:
+                self._refuse(reply, request_id, why)
+                return
+            model_choice.set_model(c, params, idle=c.state_id in AT_REST)
+            line = encode_event("status", c.status_data(request_id))
+            c.transcript.after_writes(lambda: reply(line))
+
+        self._aside(changed())
+
+    def _offer_client_io(
+        self, method: str, params: OfferClientIoParams, request_id: Any, reply: Reply
+    ) -> None:
+        """This client serves the editor's files (or withdraws): the file tools use it from
+        their next call. The reply is the status."""
+        io = self.client_io
+        io.offer(reply, params.files, params.terminal)
+        self.controller.tools.client_files = io if io.serving else None
+        self.controller.tools.client_terminal = io if io.serving_terminal else None
+        reply(encode_event("status", self.controller.status_data(request_id)))
+
+    def _client_io_result(
+        self, method: str, params: ClientIoResultParams, request_id: Any, reply: Reply
+    ) -> None:
+        """The answer to a file request; an error when none is waiting for it."""
+        why = self.client_io.answer(params)
+        if why is not None:
+            self._refuse(reply, request_id, why)
 
     def _answer_elicitation(
         self, method: str, params: AnswerElicitationParams, request_id: Any, reply: Reply

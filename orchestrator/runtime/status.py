@@ -291,8 +291,16 @@ class StatusBoard:
             config_warnings=list(c.config.load_warnings),
             permission_mode=c.tools.policy.mode if c.tools.policy is not None else "yolo",
             todos=c.todos.data() if c.todos is not None else [],
+            thinking_setting=str(c.config.thinking),
+            effort=c.config.effort or "",
+            pending=_pending(getattr(c, "pending_model", None)),
             id=request_id,
         )
+
+
+def _pending(change: Any) -> dict[str, str]:
+    """A ``set_model`` change waiting for the next turn, in words (``ModelChange``)."""
+    return change.described() if change is not None else {}
 
 
 def hook_data(

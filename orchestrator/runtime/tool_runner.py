@@ -46,6 +46,7 @@ from orchestrator.capabilities.tools.base import (
     resumable,
     tool_kind,
 )
+from orchestrator.capabilities.tools.client_files import ClientFiles, ClientTerminal
 from orchestrator.capabilities.tools.registry import ToolRegistry
 from orchestrator.core.history import Item, ToolResult, ToolUseBlock
 from orchestrator.core.interceptors import Deny, Pause, Proceed
@@ -113,6 +114,11 @@ class ToolRunner:
     redactor: Redactor | None = None
     """Known secrets, redacted from output before the cap cuts it (a value cut in two by the
     cap would otherwise survive in part)."""
+    client_files: ClientFiles | None = None
+    """The editor's files, while a client serves them (``offer_client_io``): the file tools
+    read and write through it, under the same scope."""
+    client_terminal: ClientTerminal | None = None
+    """The editor's terminal, while a client serves it: ``bash`` runs there (sandbox off)."""
     _subjects: dict[str, Subject] = field(default_factory=dict, init=False)
     """What each decided call was resolved to, until it runs (its file-system guard)."""
     _rewritten: set[str] = field(default_factory=set, init=False)
@@ -235,6 +241,8 @@ class ToolRunner:
             scratch_dir=self.scratch_dir,
             call_id=call.id,
             policy=self.policy,
+            client_files=self.client_files,
+            client_terminal=self.client_terminal,
         )
         if self.on_output is not None:
             ctx.partial.on_text = functools.partial(self.on_output, call.id)

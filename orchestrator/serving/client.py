@@ -34,6 +34,7 @@ from orchestrator.protocol import (
     ApprovalResolvedData,
     ChildData,
     CitationData,
+    ClientIoRequestData,
     CompactionData,
     ElicitationRequestData,
     ElicitationResolvedData,
@@ -41,6 +42,7 @@ from orchestrator.protocol import (
     FileCompletionsData,
     ForkedData,
     HistoryData,
+    ModelsData,
     RewindData,
     RunEndData,
     ServerToolCallData,
@@ -80,7 +82,7 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 
 _ids = itertools.count(1)
 _REPLY_EVENTS = frozenset(
-    {"status", "history", "file_completions", "error", "rewind_preview", "forked"}
+    {"status", "history", "file_completions", "error", "rewind_preview", "forked", "models"}
 )
 
 
@@ -128,6 +130,8 @@ EventData: TypeAlias = (
     | ElicitationResolvedData
     | RewindData
     | ForkedData
+    | ModelsData
+    | ClientIoRequestData
     | UnknownEvent
 )
 """The typed data of any event (``text_delta`` and ``text_done`` share :class:`TextData`)."""
@@ -298,6 +302,10 @@ class PodClient:
     async def status(self, *, timeout: float = 10.0) -> StatusData:
         """``get_status``, typed."""
         return (await self.request("get_status", timeout=timeout)).expect(StatusData)
+
+    async def models(self, *, timeout: float = 30.0) -> ModelsData:
+        """``list_models``, typed (the provider may be asked over the network)."""
+        return (await self.request("list_models", timeout=timeout)).expect(ModelsData)
 
     async def history(self, *, timeout: float = 10.0) -> HistoryData:
         """``get_history``, typed."""

@@ -116,3 +116,23 @@ def test_cancel_stops_the_command_and_the_next_prompt_does_not_run_it_again(
     assert "Let me list the files with the glob tool" in after.stdout
     assert "notes.txt" in after.stdout and "[done] end_turn" in after.stdout
     assert "step 1 of 30" not in after.stdout  # the cancelled command did not run again
+
+
+def test_set_mode_and_the_config_options_through_acpx(
+    acpx_env: dict[str, str], project: Path
+) -> None:
+    created = acpx(acpx_env, project, "sessions", "new")
+    assert created.returncode == 0, created.stderr
+    mode = acpx(acpx_env, project, "set-mode", "plan")
+    assert mode.returncode == 0 and "mode set: plan" in mode.stdout, mode.stderr
+    wider = acpx(acpx_env, project, "set-mode", "yolo")  # wider than the pod was started with
+    assert wider.returncode != 0 and "Invalid params (ACP -32602)" in wider.stderr
+    effort = acpx(acpx_env, project, "set", "effort", "high")
+    assert effort.returncode == 0 and "config set: effort=high" in effort.stdout, effort.stderr
+    model = acpx(acpx_env, project, "set", "model", "scripted-demo")  # the offline provider's
+    assert model.returncode == 0 and "model set: scripted-demo" in model.stdout, model.stderr
+    unknown = acpx(acpx_env, project, "set", "model", "claude-x")
+    assert unknown.returncode != 0
+    assert "did not advertise that model" in unknown.stdout + unknown.stderr
+    closed = acpx(acpx_env, project, "sessions", "close")
+    assert closed.returncode == 0, closed.stderr

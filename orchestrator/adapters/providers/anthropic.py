@@ -174,6 +174,23 @@ class AnthropicProvider:
             return None
         return ModelWeb.from_capabilities(info.id or self.model, info.capabilities)
 
+    async def list_models(self) -> list[tuple[str, str]]:
+        """The models the Models API lists for this key, as (id, display name), newest first
+        as the API orders them (its first page of up to 100: enough for every Claude model);
+        :class:`ProviderError` saying why when it does not answer."""
+        client = self._ensure_client()
+        try:
+            page = await client.models.list(limit=100, timeout=min(self.timeout_s, 10.0))
+        except anthropic.APIStatusError as err:
+            said = err.api_message or err.response.reason_phrase
+            raise ProviderError(
+                f"the Models API did not list the models: {err.status_code} {said}",
+                status=err.status_code,
+            ) from err
+        except (anthropic.AnthropicError, httpx2.TransportError) as err:
+            raise ProviderError(f"the Models API did not list the models: {err}") from err
+        return [(info.id, info.display_name or info.id) for info in page.data]
+
     async def _model_info(self) -> ModelInfo | None:
         model = self.model
         if model in self._failed_models:

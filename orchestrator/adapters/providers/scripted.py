@@ -300,6 +300,10 @@ class ScriptedProvider:
         """The window it enforces."""
         return self.window
 
+    async def list_models(self) -> list[tuple[str, str]]:
+        """Its one model: the script answers whatever model is asked."""
+        return [(self.model, "Offline scripted provider")]
+
     async def thinking_capabilities(self) -> ModelThinking | None:
         """What it was told the model accepts."""
         return self.thinking

@@ -23,6 +23,7 @@ from orchestrator.errors import PodRuntimeError
 
 if TYPE_CHECKING:
     from orchestrator.adapters.scoped_fs import ScopedFS
+    from orchestrator.capabilities.tools.client_files import ClientFiles, ClientTerminal
 
 # ToolOutput lives in orchestrator.core.tool_output (the pure shaping of results works on it);
 # it is re-exported here because it is part of the contract every tool implements.
@@ -92,6 +93,12 @@ class ToolContext:
     policy: Policy | None = None
     """The pod's permission policy, "always" answers included: ``web_fetch`` judges each
     redirect by it. None: no policy (a tool run outside a pod)."""
+    client_files: ClientFiles | None = None
+    """The editor's files, when a client of the pod serves them (:mod:`.client_files`):
+    the file tools read and write through it, under the same scope. None: the disk only."""
+    client_terminal: ClientTerminal | None = None
+    """The editor's terminal, when a client of the pod serves one: ``bash`` runs there when
+    the pod's sandbox is off. None: the pod runs commands itself."""
 
 
 def resumable(tool: object) -> bool:

@@ -31,6 +31,7 @@ from orchestrator.adapters.sandbox.bwrap import SandboxUnavailable
 from orchestrator.adapters.sandbox.hints import sandbox_hint
 from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
+from orchestrator.capabilities.tools.bash_terminal import FELL_BACK, run_in_terminal
 from orchestrator.capabilities.tools.environment import tool_environment
 from orchestrator.capabilities.tools.timeouts import TimeoutCeiling, timeout_field
 
@@ -179,6 +180,15 @@ class BashTool(TypedTool[BashArgs]):
             return await self._start_job(args, ctx, before)
         timeout_s = self.timeout.seconds(args.timeout_s)
         headline = _headline(command)
+        if ctx.client_terminal is not None and self.sandboxing is None:
+            # The sandbox is off: the command shows in the editor's terminal (bash_terminal).
+            env = tool_environment(os.environ, allow=self.env_allow, fixed=self.env)
+            ran = await run_in_terminal(
+                ctx.client_terminal, command, headline, ctx, timeout_s=timeout_s, env=env
+            )
+            if isinstance(ran, ToolOutput):
+                return ran
+            ctx.partial.append(FELL_BACK.format(why=ran))
         argv = await self._argv(command, args, ctx.call_id, before)
         try:
             supervision = SUPERVISION

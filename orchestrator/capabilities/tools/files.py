@@ -12,9 +12,10 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from orchestrator.adapters.scoped_fs import FsError, ScopedFS
+from orchestrator.adapters.scoped_fs import FileText, FsError, ScopedFS
 from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
 from orchestrator.capabilities.tools.base import ToolContext, ToolError, ToolOutput
+from orchestrator.capabilities.tools.client_files import read_through, write_through
 from orchestrator.core.tool_output import TOOL_OUTPUT_MAX_BYTES
 
 READ_MAX_BYTES = 64 * 1024 * 1024
@@ -72,14 +73,16 @@ def read_file_output(
     max_bytes: int,
     offset: int | None = None,
     limit: int | None = None,
+    file: FileText | None = None,
 ) -> ToolOutput:
     """What ``read_file`` returns for ``path`` (blocking): numbered lines, a range, or head and tail.
 
     ``max_bytes`` is the content budget above which a whole-file read becomes head and tail.
     The pod's synthetic reads of ``@`` files call this too, so they look exactly like real ones.
     Raises :class:`FsError` when the file cannot be read, :class:`ToolError` for a bad range.
+    ``file``: the text already read (the editor's buffer, :mod:`.client_files`).
     """
-    file = fs.read_text(path, max_bytes=READ_MAX_BYTES)
+    file = file or fs.read_text(path, max_bytes=READ_MAX_BYTES)
     lines = split_lines(file.text)
     total = len(lines)
     where = f"read_file: {file.display} — {total} lines"
@@ -163,6 +166,7 @@ class ReadFileTool(TypedTool[ReadFileArgs]):
 
     async def execute(self, args: ReadFileArgs, ctx: ToolContext) -> ToolOutput:
         """Read the file and number its lines."""
+        buffer = await read_through(ctx.client_files, ctx.fs, args.path, ctx.call_id)
         try:
             # Reading and numbering a large file takes a while: all of it stays off the event loop.
             return await asyncio.to_thread(
@@ -172,6 +176,7 @@ class ReadFileTool(TypedTool[ReadFileArgs]):
                 max_bytes=self.max_bytes,
                 offset=args.offset,
                 limit=args.limit,
+                file=buffer,
             )
         except FsError as exc:
             raise ToolError(str(exc)) from None
@@ -203,12 +208,19 @@ class WriteFileTool(TypedTool[WriteFileArgs]):
 
     async def execute(self, args: WriteFileArgs, ctx: ToolContext) -> ToolOutput:
         """Write the file."""
+        note = ""
         try:
-            written = await asyncio.to_thread(ctx.fs.write_text, args.path, args.content)
+            through = await write_through(
+                ctx.client_files, ctx.fs, args.path, args.content, ctx.call_id
+            )
+            if through is not None:
+                written, note = through
+            else:
+                written = await asyncio.to_thread(ctx.fs.write_text, args.path, args.content)
         except FsError as exc:
             raise ToolError(str(exc)) from None
         size = len(args.content.encode("utf-8"))
-        return ToolOutput(summary=f"write_file: {ctx.fs.display(written)} — {size} bytes")
+        return ToolOutput(summary=f"write_file: {ctx.fs.display(written)} — {size} bytes{note}")
 
     def preview(self, arguments: dict[str, Any], fs: ScopedFS) -> str | None:
         """The unified diff this call would apply (for an approval), or None if it would fail."""
@@ -261,7 +273,21 @@ class EditFileTool(TypedTool[EditFileArgs]):
         if old == new:
             raise ToolError("old_string and new_string are identical; nothing to change")
         try:
-            return await asyncio.to_thread(self._edit, ctx, args.path, old, new, args.replace_all)
+            if ctx.client_files is None:
+                return await asyncio.to_thread(
+                    self._edit, ctx, args.path, old, new, args.replace_all
+                )
+            # The editor's buffer is edited, and the edit written back through the editor.
+            buffer = await read_through(ctx.client_files, ctx.fs, args.path, ctx.call_id)
+            file = (
+                buffer
+                if buffer is not None
+                else await asyncio.to_thread(ctx.fs.read_text, args.path, max_bytes=READ_MAX_BYTES)
+            )
+            edited, output = self._edited(file, old, new, args.replace_all)
+            through = await write_through(ctx.client_files, ctx.fs, file.path, edited, ctx.call_id)
+            note = through[1] if through is not None else ""
+            return ToolOutput(summary=output.summary + note, content=output.content)
         except FsError as exc:
             raise ToolError(str(exc)) from None
 
@@ -269,13 +295,19 @@ class EditFileTool(TypedTool[EditFileArgs]):
         self, ctx: ToolContext, path: str, old: str, new: str, replace_all: bool
     ) -> ToolOutput:
         file = ctx.fs.read_text(path, max_bytes=READ_MAX_BYTES)
+        edited, output = self._edited(file, old, new, replace_all)
+        ctx.fs.write_text(file.path, edited)
+        return output
+
+    @staticmethod
+    def _edited(file: FileText, old: str, new: str, replace_all: bool) -> tuple[str, ToolOutput]:
+        """The edited text, and what the call returns once it is written."""
         if file.truncated:
             raise ToolError(f"{file.display} is too large to edit ({file.total_bytes} bytes)")
         edited, count, start, length = apply_edit(file.text, old, new, replace_all, file.display)
-        ctx.fs.write_text(file.path, edited)
         noun = "occurrence" if count == 1 else "occurrences"
         summary = f"edit_file: {file.display} — replaced {count} {noun}"
-        return ToolOutput(summary=summary, content=_snippet(edited, start, length))
+        return edited, ToolOutput(summary=summary, content=_snippet(edited, start, length))
 
     def preview(self, arguments: dict[str, Any], fs: ScopedFS) -> str | None:
         """The unified diff this call would apply (for an approval), or None if it would fail."""

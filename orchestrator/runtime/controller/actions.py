@@ -22,6 +22,7 @@ from orchestrator.core.segments import Segment
 from orchestrator.core.server_loop import awaits_continuation
 from orchestrator.core.usage import TokenUsage
 from orchestrator.protocol import RunEndData, TurnEndData, TurnStartData
+from orchestrator.runtime import model_choice
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context, usage_of
 from orchestrator.runtime.controller import compaction, conversation, modes, rewind, turn_task
@@ -141,6 +142,7 @@ class Controller(ControllerSurface):
             turn = self.history.new_turn()
             self.turn_is_open = True
             self.turn_usage = TokenUsage()
+            model_choice.apply_pending(self)  # a set_model that waited for a turn boundary
             self.emit("turn_start", TurnStartData(turn=turn))
             conversation.inject_queued_notes(self)
             submission, self.submission = self.submission, None

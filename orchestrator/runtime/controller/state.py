@@ -28,6 +28,7 @@ from orchestrator.capabilities.permissions.approvals import Approvals
 from orchestrator.capabilities.permissions.modes import ModeSwitch
 from orchestrator.config.model import PodConfig
 from orchestrator.core.history import History, SystemMessage
+from orchestrator.core.model_change import ModelChange
 from orchestrator.core.notes import NoteQueue
 from orchestrator.core.segments import FileRefSegment
 from orchestrator.core.thinking import ThinkingPlan
@@ -159,6 +160,8 @@ class ControllerState:
     """Why the model refuses the configured thinking, once asked (every turn then fails)."""
     web: WebPlan | None = None
     """The web tools the turn requests declare, decided with the thinking plan."""
+    pending_model: ModelChange | None = None
+    """A ``set_model`` change waiting for the next turn (:mod:`orchestrator.runtime.model_choice`)."""
 
     def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:
         """Broadcast one event to every client."""
