@@ -49,17 +49,26 @@ def ls(
 
 
 def login_cmd(
-    name: Annotated[str, typer.Argument(help="The HTTP server, as named in [mcp.servers].")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            # Escaped: rich takes [mcp.servers] for markup and prints nothing.
+            help="The HTTP server, as named in \\[mcp.servers]."
+        ),
+    ],
     workspace: Annotated[Path, workspace_option("The workspace whose config names it.")] = Path(
         "."
     ),
 ) -> None:
     """Sign in to an HTTP MCP server that asks for OAuth, once, in a browser.
 
-    The pod registers itself with the server's authorization server and opens the sign-in
+    The pod registers itself with the server's authorization server (or names itself by the
+    entry's oauth_client_metadata_url where the server takes one) and opens the sign-in
     page ($BROWSER, or the desktop's; the address is printed too); the browser comes back to
     a loopback address. The tokens are kept 0600 in the state directory, and pods started
     afterwards use them (a pod already running picks them up when the server restarts).
+    After a server refused a call for want of scope, signing in again asks for that scope.
+    With oauth_grant = "client_credentials" no browser is needed (a pod signs in itself).
     """
     _login(workspace, name)
 

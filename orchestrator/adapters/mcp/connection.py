@@ -33,7 +33,7 @@ from orchestrator.adapters.mcp.failures import (
     stderr_tail,
     why_failed,
 )
-from orchestrator.adapters.mcp.oauth import stored_auth, token_path
+from orchestrator.adapters.mcp.oauth import TokenFile, stored_auth, token_path
 from orchestrator.adapters.mcp.tool_list import ToolListChanges
 from orchestrator.adapters.mcp.transport import describe, first_of, open_transport, watched
 from orchestrator.adapters.mcp.wire_watch import WireWatch
@@ -190,8 +190,17 @@ class McpConnection:
 
     def _why(self, exc: BaseException) -> str:
         """What went wrong, in words (how to get in, for an HTTP server that refused the pod)."""
-        signed_in = self.config.url is not None and token_path(self.name).exists()
-        return why_failed(self.name, self.config, exc, refusal=self._refusal, signed_in=signed_in)
+        url = self.config.url
+        signed_in = url is not None and token_path(self.name).exists()
+        tokens = TokenFile.read(token_path(self.name), url) if url and signed_in else None
+        return why_failed(
+            self.name,
+            self.config,
+            exc,
+            refusal=self._refusal,
+            signed_in=signed_in,
+            wanted_scope=tokens.wanted_scope() if tokens is not None else None,
+        )
 
     def survivors(self) -> list[Survivor]:
         """Processes of this server (or ones it started) that still run though the supervisor

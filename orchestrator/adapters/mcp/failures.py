@@ -65,11 +65,18 @@ def missing_sandbox(config: McpServerConfig, sandboxing: Sandboxing | None) -> s
 
 
 def why_failed(
-    name: str, config: McpServerConfig, exc: BaseException, *, refusal: int | None, signed_in: bool
+    name: str,
+    config: McpServerConfig,
+    exc: BaseException,
+    *,
+    refusal: int | None,
+    signed_in: bool,
+    wanted_scope: str | None = None,
 ) -> str:
     """What went wrong, in words; an HTTP server that refused the pod (``refusal``, its last
     HTTP status of 401 or 403) says that, and how to get in, instead of the SDK's "an error
-    response". ``signed_in``: the pod holds a token for the server."""
+    response". ``signed_in``: the pod holds a token for the server; ``wanted_scope``: the scope
+    it asked for beyond that token's (a 403 ``insufficient_scope``)."""
     if refusal == 401 or oauth_failure(exc):
         if signed_in:
             return (
@@ -80,6 +87,12 @@ def why_failed(
             "it answered 401 Unauthorized: it needs authorization; sign in with `pod mcp "
             f"login {name}` (once, in a browser), or, if the server takes a token, set "
             f'headers = {{ Authorization = "Bearer ${{TOKEN}}" }} in [mcp.servers.{name}]'
+        )
+    if refusal == 403 and wanted_scope:
+        return (
+            f"it answered 403 insufficient_scope: it wants the scope {wanted_scope!r}, more "
+            f"than the pod was granted; sign in again with `pod mcp login {name}`, which asks "
+            "for it"
         )
     if refusal == 403:
         return "it answered 403 Forbidden: the credentials in its headers are not enough"
