@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Self
+from typing import IO, TYPE_CHECKING, Any, Self
 
 from mcp import Client, types
 from mcp.client import Transport
@@ -34,6 +34,7 @@ from orchestrator.adapters.mcp.failures import (
     why_failed,
 )
 from orchestrator.adapters.mcp.oauth import TokenFile, stored_auth, token_path
+from orchestrator.adapters.mcp.subscriptions import ResourceSubscriptions
 from orchestrator.adapters.mcp.tool_list import ToolListChanges
 from orchestrator.adapters.mcp.transport import describe, first_of, open_transport, watched
 from orchestrator.adapters.mcp.wire_watch import WireWatch
@@ -106,6 +107,8 @@ class McpConnection:
     """What the server asks of the pod during its calls, and who answers."""
     changes: ToolListChanges = field(init=False)
     """The changes it announces to its tool list, followed."""
+    subscriptions: ResourceSubscriptions = field(init=False)
+    """The resources read from it that the pod follows, and which of them changed."""
 
     def __post_init__(self) -> None:
         self.asking = ServerAsking(server=self.name, alert=self.alert)
@@ -116,6 +119,7 @@ class McpConnection:
             landed=self._landed,
             timeout_s=self.config.timeout_s,
         )
+        self.subscriptions = ResourceSubscriptions(server=self.name, client=lambda: self._client)
         self.side = ClientSide(
             server=self.name,
             settings=self.settings,
@@ -224,7 +228,7 @@ class McpConnection:
             transport = watched(self._transport(), ended, watch)
             self.side.connected()
             async with Client(
-                transport, message_handler=self.changes.on_message, **self.side.client_kwargs()
+                transport, message_handler=self._on_message, **self.side.client_kwargs()
             ) as client:
                 listing = await client.list_tools()
                 self.tools = list(listing.tools)
@@ -232,6 +236,7 @@ class McpConnection:
                 if not ready.done():
                     ready.set_result(None)
                 self.has_resources = client.server_capabilities.resources is not None
+                await self.subscriptions.resubscribe(client)
                 async with self.changes.following(client):
                     await first_of(self._stop.wait(), ended.wait(), broken.wait())
                 if not self._stop.is_set():
@@ -254,6 +259,11 @@ class McpConnection:
             self._client = None
             if not ready.done():
                 ready.set_exception(McpServerError("the connection closed at start"))
+
+    async def _on_message(self, message: Any) -> None:
+        """The SDK's handler of messages no request asked for."""
+        await self.changes.on_message(message)
+        await self.subscriptions.on_message(message)
 
     def _noisy(self) -> None:
         if self._noise_said:
@@ -317,6 +327,7 @@ class McpConnection:
             task.cancel()
         if pending:
             await asyncio.wait(pending)
+        await self.subscriptions.close()
         await self._disconnect()
 
     async def _disconnect(self) -> None:
