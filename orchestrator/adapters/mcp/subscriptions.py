@@ -24,6 +24,7 @@ from typing import Any
 
 from mcp import Client, types
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from orchestrator.core.history import SystemMessage
 
@@ -49,6 +50,8 @@ class ResourceSubscriptions:
     changed: set[str] = field(default_factory=set)
     refused: bool = False
     """The server refused a subscription (a protocol without them): none is tried again."""
+    _listener: asyncio.Task[None] | None = None
+    """With a 2026-07-28 server: the ``subscriptions/listen`` stream of the followed URIs."""
 
     @staticmethod
     def offered(client: Client) -> bool:
@@ -69,6 +72,11 @@ class ResourceSubscriptions:
         ):
             return
         self.followed.add(uri)
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # Open before the read's result goes back, so no update after it is missed.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._listen(client).wait(), UNSUBSCRIBE_S * 5)
+            return
         try:
             with warnings.catch_warnings():  # deprecated for 2026-07-28 servers, which refuse it
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -78,9 +86,35 @@ class ResourceSubscriptions:
             self.refused = True
             log.info("MCP server %s: no subscription to %s: %s", self.server, uri, exc)
 
+    def _listen(self, client: Client) -> asyncio.Event:
+        """(Re)open the listen stream for every followed URI (the protocol of 2026-07-28 has
+        no ``resources/subscribe``: a stream's filter names its URIs); the event is set once
+        the server acknowledged it, or refused."""
+        if self._listener is not None:
+            self._listener.cancel()
+        opened = asyncio.Event()
+        self._listener = asyncio.create_task(self._stream(client, sorted(self.followed), opened))
+        return opened
+
+    async def _stream(self, client: Client, uris: list[str], opened: asyncio.Event) -> None:
+        try:
+            async with client.listen(resource_subscriptions=uris) as stream:
+                opened.set()
+                async for event in stream:
+                    uri = getattr(event, "uri", None)
+                    if uri in self.followed:
+                        self.changed.add(uri)
+        except Exception as exc:  # the server refused, or its stream ended with it
+            log.info("MCP server %s: resource updates no longer followed: %s", self.server, exc)
+        finally:
+            opened.set()
+
     async def resubscribe(self, client: Client) -> None:
         """A new connection to the server (a restart): follow again what the pod had read."""
         if not self.followed or self.refused or not self.offered(client):
+            return
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            self._listen(client)
             return
         for uri in sorted(self.followed):
             with contextlib.suppress(Exception), warnings.catch_warnings():
@@ -113,6 +147,11 @@ class ResourceSubscriptions:
         client = self.client()
         uris, self.followed = sorted(self.followed), set()
         self.changed.clear()
+        if self._listener is not None:
+            self._listener.cancel()  # ends the stream: the server stops sending
+            await asyncio.wait({self._listener}, timeout=UNSUBSCRIBE_S)
+            self._listener = None
+            return
         if client is None:
             return
         for uri in uris:
