@@ -291,3 +291,19 @@ async def test_client_credentials_get_their_own_token_with_the_secret_of_the_env
     monkeypatch.delenv("MACHINE_SECRET")
     with pytest.raises(OAuthFlowError, match="MACHINE_SECRET, which is not set"):
         stored_auth("machine", config)
+
+
+def test_a_step_up_met_in_a_pod_says_which_scope_and_how_to_grant_it() -> None:
+    from orchestrator.adapters.mcp.failures import why_failed
+
+    entry = McpServerConfig(url="https://mcp.example.com/mcp")
+    said = why_failed(
+        "tracker", entry, RuntimeError("an error response"), refusal=403, signed_in=True,
+        wanted_scope="files:read files:write",
+    )  # fmt: skip
+    assert said == (
+        "it answered 403 insufficient_scope: it wants the scope 'files:read files:write', more "
+        "than the pod was granted; sign in again with `pod mcp login tracker`, which asks for it"
+    )
+    plain = why_failed("tracker", entry, RuntimeError("x"), refusal=403, signed_in=True)
+    assert plain == "it answered 403 Forbidden: the credentials in its headers are not enough"

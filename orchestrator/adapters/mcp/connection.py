@@ -96,6 +96,8 @@ class McpConnection:
     """What the server is told about the pod (roots) and how its requests are answered."""
     _refusal: int | None = None
     """The HTTP status with which the server last refused a request (401, 403)."""
+    _asked_scope: str | None = None
+    """The wider scope the person was last asked to sign in for (a step-up)."""
     has_resources: bool = False
     """The server said it has resources (``read_mcp_resource`` reads them)."""
     not_offered: dict[str, str] = field(default_factory=dict)
@@ -197,14 +199,16 @@ class McpConnection:
         url = self.config.url
         signed_in = url is not None and token_path(self.name).exists()
         tokens = TokenFile.read(token_path(self.name), url) if url and signed_in else None
-        return why_failed(
-            self.name,
-            self.config,
-            exc,
-            refusal=self._refusal,
-            signed_in=signed_in,
-            wanted_scope=tokens.wanted_scope() if tokens is not None else None,
-        )
+        wanted = tokens.wanted_scope() if tokens is not None else None
+        why = why_failed(
+            self.name, self.config, exc, refusal=self._refusal, signed_in=signed_in,
+            wanted_scope=wanted,
+        )  # fmt: skip
+        if self._refusal == 403 and wanted and wanted != self._asked_scope:
+            # A step-up is the person's to grant: asked of them once per scope, not the model.
+            self._asked_scope = wanted
+            self.alert("warn", f"MCP server {self.name}: {why}")
+        return why
 
     def survivors(self) -> list[Survivor]:
         """Processes of this server (or ones it started) that still run though the supervisor
