@@ -307,3 +307,28 @@ def test_a_step_up_met_in_a_pod_says_which_scope_and_how_to_grant_it() -> None:
     )
     plain = why_failed("tracker", entry, RuntimeError("x"), refusal=403, signed_in=True)
     assert plain == "it answered 403 Forbidden: the credentials in its headers are not enough"
+
+
+async def test_a_machine_server_whose_secret_is_not_set_says_so_before_it_is_tried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.adapters.mcp.servers import McpServers
+
+    monkeypatch.delenv("UNSET_SECRET", raising=False)
+    alerts: list[tuple[str, str]] = []
+    entry = McpServerConfig(
+        url="http://127.0.0.1:9/mcp", oauth_grant="client_credentials",
+        oauth_client_id="robot", oauth_client_secret="${UNSET_SECRET}",
+    )  # fmt: skip
+    servers = McpServers.from_config(
+        {"m": entry}, tmp_path, lambda level, message: alerts.append((level, message))
+    )
+    await servers.start()
+    await servers.close()
+    assert alerts == [
+        (
+            "error",
+            "MCP server m failed: its oauth_client_secret names the environment variable "
+            "UNSET_SECRET, which is not set where the pod started; set it there",
+        )
+    ]

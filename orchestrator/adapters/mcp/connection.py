@@ -30,6 +30,7 @@ from orchestrator.adapters.mcp.failures import (
     failure_text,
     missing_command,
     missing_sandbox,
+    missing_secret,
     stderr_tail,
     why_failed,
 )
@@ -150,8 +151,10 @@ class McpConnection:
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
-        missing = missing_command(self.config, self.workspace) or missing_sandbox(
-            self.config, self.sandboxing
+        missing = (
+            missing_command(self.config, self.workspace)
+            or missing_sandbox(self.config, self.sandboxing)
+            or missing_secret(self.config)
         )
         if missing is not None:
             self.status = f"failed: {missing}"

@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING
 from mcp.client.auth import OAuthFlowError
 
 from orchestrator.adapters.mcp.transport import describe
-from orchestrator.config.mcp import McpServerConfig
+from orchestrator.config.mcp import McpServerConfig, expand, referenced_variables
 
 if TYPE_CHECKING:
     from orchestrator.adapters.sandbox.sandboxing import Sandboxing
@@ -26,6 +26,7 @@ __all__ = [
     "failure_text",
     "missing_command",
     "missing_sandbox",
+    "missing_secret",
     "oauth_failure",
     "stderr_tail",
     "why_failed",
@@ -62,6 +63,20 @@ def missing_sandbox(config: McpServerConfig, sandboxing: Sandboxing | None) -> s
     if sandboxing.bwrap is None:
         return f"it is to run sandboxed (sandbox = true), and {sandboxing.unavailable}"
     return None
+
+
+def missing_secret(config: McpServerConfig) -> str | None:
+    """Why a server of the client-credentials grant cannot sign in: the variable its secret
+    names is not set (said before it is tried, not as a 401)."""
+    if config.oauth_grant != "client_credentials" or not config.oauth_client_secret:
+        return None
+    if expand(config.oauth_client_secret):
+        return None
+    names = ", ".join(referenced_variables(config.oauth_client_secret))
+    return (
+        f"its oauth_client_secret names the environment variable {names}, which is not set "
+        "where the pod started; set it there"
+    )
 
 
 def why_failed(
