@@ -207,9 +207,9 @@ async def test_a_2025_03_26_issuer_under_the_servers_own_origin_is_taken_as_the_
 def test_a_failed_login_is_one_line_without_a_traceback(
     sites: Callable[[Callable[[str, str], Answer]], Site], tmp_path: Path
 ) -> None:
-    server = _legacy_server(
-        sites, lambda home: {"issuer": "https://evil.example", "token_endpoint": f"{home}/t"}
-    )
+    # The issuer carries terminal escapes: the line that names it must not.
+    issuer = "https://evil.example/\x1b]0;pwned\x07\x1b[2J"
+    server = _legacy_server(sites, lambda home: {"issuer": issuer, "token_endpoint": f"{home}/t"})
     config = tmp_path / "config"
     (config / "pod").mkdir(parents=True, exist_ok=True)
     (config / "pod" / "config.toml").write_text(f'[mcp.servers.legacy]\nurl = "{server.url}/mcp"\n')
@@ -225,7 +225,8 @@ def test_a_failed_login_is_one_line_without_a_traceback(
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, done.stderr
     assert "could not sign in to MCP server legacy" in lines[0]
-    assert "issuer https://evil.example, on another origin" in lines[0]
+    assert "issuer https://evil.example/" in lines[0] and "on another origin" in lines[0]
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
 
 
 def test_the_login_help_keeps_its_brackets() -> None:
