@@ -73,6 +73,34 @@ def login_cmd(
     _login(workspace, name)
 
 
+def client_metadata_cmd(
+    name: Annotated[str, typer.Argument(help="The HTTP server, as named in \\[mcp.servers].")],
+    workspace: Annotated[Path, workspace_option("The workspace whose config names it.")] = Path(
+        "."
+    ),
+) -> None:
+    """Print the client ID metadata document to host at the entry's oauth_client_metadata_url.
+
+    Authorization servers that take URL-based client IDs fetch it from there when the pod
+    signs in (docs/mcp.md#url-based-client-ids-client-id-metadata-documents).
+    """
+    from cli.errors import CliError
+    from orchestrator.adapters.mcp.oauth import client_metadata_document
+    from orchestrator.config.loading import ConfigError, load_config
+
+    try:
+        config = load_config(workspace)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    server = config.mcp.servers.get(name)
+    if server is None or server.oauth_client_metadata_url is None:
+        raise CliError(
+            f"MCP server {name} has no oauth_client_metadata_url in the config: set it to the "
+            "https URL where you will host the document"
+        )
+    typer.echo(json.dumps(client_metadata_document(server.oauth_client_metadata_url), indent=2))
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``mcp`` command group."""
     group = typer.Typer(help="MCP tool servers (docs/mcp.md).", no_args_is_help=True)
@@ -80,6 +108,7 @@ def register(app: typer.Typer) -> None:
 
     group.command("ls")(ls)
     group.command("login")(login_cmd)
+    group.command("client-metadata")(client_metadata_cmd)
 
 
 def _login(workspace: Path, name: str) -> None:

@@ -333,3 +333,31 @@ async def test_a_machine_server_whose_secret_is_not_set_says_so_before_it_is_tri
             "UNSET_SECRET, which is not set where the pod started; set it there",
         )
     ]
+
+
+def test_the_client_metadata_document_names_the_url_and_the_loopback(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    (config / "pod").mkdir(parents=True, exist_ok=True)
+    url = "https://me.example.com/pod-client.json"
+    (config / "pod" / "config.toml").write_text(
+        f'[mcp.servers.tracker]\nurl = "https://mcp.example.com/mcp"\n'
+        f'oauth_client_metadata_url = "{url}"\n'
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    env = {**os.environ, "XDG_CONFIG_HOME": str(config), "PYTHONPATH": str(REPO)}
+    command = [sys.executable, "-m", "cli", "mcp", "client-metadata"]
+    done = subprocess.run(
+        [*command, "tracker", "--workspace", str(workspace)],
+        env=env, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    document = json.loads(done.stdout)
+    assert document["client_id"] == url
+    assert document["redirect_uris"] == ["http://127.0.0.1/callback"]
+    assert document["token_endpoint_auth_method"] == "none"
+    assert "authorization_code" in document["grant_types"]
+    missing = subprocess.run(
+        [*command, "other", "--workspace", str(workspace)],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert missing.returncode == 1 and "has no oauth_client_metadata_url" in missing.stderr

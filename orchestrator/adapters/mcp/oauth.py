@@ -138,6 +138,17 @@ def _metadata(redirect_uri: str) -> OAuthClientMetadata:
     )
 
 
+LOOPBACK_REDIRECT = "http://127.0.0.1/callback"
+"""The redirect a client ID metadata document names: the login's loopback, whose port changes
+at each login (RFC 8252 §7.3 lets an authorization server accept any port for it)."""
+
+
+def client_metadata_document(url: str) -> dict[str, object]:
+    """The client ID metadata document to host at ``url`` (a URL-based client ID)."""
+    metadata = _metadata(LOOPBACK_REDIRECT).model_dump(mode="json", exclude_none=True)
+    return {"client_id": url, **metadata, "token_endpoint_auth_method": "none"}
+
+
 def _registered(config: McpServerConfig, redirect_uri: str) -> OAuthClientInformationFull | None:
     """The client registered beforehand (``oauth_client_id``), or None to register one."""
     if not config.oauth_client_id:
