@@ -7,6 +7,13 @@ authorization-server metadata are discovered, the pod registers itself as a clie
 with PKCE). The browser comes back to a loopback address the login listens on
 (``http://127.0.0.1:<port>/callback``), which hands the code to the SDK for the tokens.
 
+Where the authorization server takes URL-based client IDs, the entry's
+``oauth_client_metadata_url`` names the pod instead of a registration (:func:`client_metadata_document`
+is what to host there). A scope a server asked for in a pod (a step-up, kept as
+``wanted_scope``) is asked for by the next login. With ``oauth_grant = "client_credentials"``
+no person signs in: the pod asks the token endpoint itself, the secret from the environment.
+What the pod adds to the SDK's flow is :mod:`.oauth_flow`.
+
 Tokens (and the client registration they belong to) are kept in
 ``<state dir>/mcp-oauth/<server>.json``, mode 0600 in a 0700 directory, never in a session or
 a log. A pod serving the workspace reads them for that server (the SDK refreshes them when they
