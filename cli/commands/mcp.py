@@ -49,19 +49,56 @@ def ls(
 
 
 def login_cmd(
-    name: Annotated[str, typer.Argument(help="The HTTP server, as named in [mcp.servers].")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            # Escaped: rich takes [mcp.servers] for markup and prints nothing.
+            help="The HTTP server, as named in \\[mcp.servers]."
+        ),
+    ],
     workspace: Annotated[Path, workspace_option("The workspace whose config names it.")] = Path(
         "."
     ),
 ) -> None:
     """Sign in to an HTTP MCP server that asks for OAuth, once, in a browser.
 
-    The pod registers itself with the server's authorization server and opens the sign-in
+    The pod registers itself with the server's authorization server (or names itself by the
+    entry's oauth_client_metadata_url where the server takes one) and opens the sign-in
     page ($BROWSER, or the desktop's; the address is printed too); the browser comes back to
     a loopback address. The tokens are kept 0600 in the state directory, and pods started
     afterwards use them (a pod already running picks them up when the server restarts).
+    After a server refused a call for want of scope, signing in again asks for that scope.
+    With oauth_grant = "client_credentials" no browser is needed (a pod signs in itself).
     """
     _login(workspace, name)
+
+
+def client_metadata_cmd(
+    name: Annotated[str, typer.Argument(help="The HTTP server, as named in \\[mcp.servers].")],
+    workspace: Annotated[Path, workspace_option("The workspace whose config names it.")] = Path(
+        "."
+    ),
+) -> None:
+    """Print the client ID metadata document to host at the entry's oauth_client_metadata_url.
+
+    Authorization servers that take URL-based client IDs fetch it from there when the pod
+    signs in (docs/mcp.md#url-based-client-ids-client-id-metadata-documents).
+    """
+    from cli.errors import CliError
+    from orchestrator.adapters.mcp.oauth import client_metadata_document
+    from orchestrator.config.loading import ConfigError, load_config
+
+    try:
+        config = load_config(workspace)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+    server = config.mcp.servers.get(name)
+    if server is None or server.oauth_client_metadata_url is None:
+        raise CliError(
+            f"MCP server {name} has no oauth_client_metadata_url in the config: set it to the "
+            "https URL where you will host the document"
+        )
+    typer.echo(json.dumps(client_metadata_document(server.oauth_client_metadata_url), indent=2))
 
 
 def register(app: typer.Typer) -> None:
@@ -71,6 +108,7 @@ def register(app: typer.Typer) -> None:
 
     group.command("ls")(ls)
     group.command("login")(login_cmd)
+    group.command("client-metadata")(client_metadata_cmd)
 
 
 def _login(workspace: Path, name: str) -> None:

@@ -6,6 +6,7 @@ import os
 import re
 from collections.abc import Mapping
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -51,7 +52,20 @@ class McpServerConfig(BaseModel):
     is replaced from the environment."""
     oauth_client_secret: str | None = None
     """That client's secret, sent with HTTP Basic authentication; write ``${NAME}`` so it
-    stays out of the file."""
+    stays out of the file (with ``oauth_grant = "client_credentials"`` it must be)."""
+    oauth_grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    """How the pod gets its tokens: ``authorization_code`` (a person signs in once with
+    ``pod mcp login``), or ``client_credentials`` (for machine use: the pod asks the token
+    endpoint itself with ``oauth_client_id`` and the secret ``oauth_client_secret`` names in
+    the environment; no browser)."""
+    oauth_issuer: str | None = None
+    """With ``oauth_grant = "client_credentials"``: the issuer of the authorization server that
+    issued the client ID. Given, the secret is sent only to that server's token endpoint,
+    whatever authorization server the MCP server names; unset, to the one it names."""
+    oauth_client_metadata_url: str | None = None
+    """A URL-based client ID (a client ID metadata document you host, HTTPS with a path):
+    where the authorization server says it takes them, ``pod mcp login`` names the pod by
+    this URL instead of registering a new client."""
     enabled: bool = True
     """Set false to keep the entry without starting the server."""
     allow: list[str] = Field(default_factory=list)
@@ -80,8 +94,32 @@ class McpServerConfig(BaseModel):
             raise ValueError("give either command (a stdio server) or url (an HTTP server)")
         if (self.oauth_client_id or self.oauth_client_secret) and self.url is None:
             raise ValueError("oauth_client_id and oauth_client_secret are for an HTTP server")
+        if self.oauth_grant != "authorization_code" and self.url is None:
+            raise ValueError("oauth_grant is for an HTTP server")
         if self.oauth_client_secret and not self.oauth_client_id:
             raise ValueError("oauth_client_secret needs the oauth_client_id it belongs to")
+        if self.oauth_grant == "client_credentials":
+            if not self.oauth_client_id or not self.oauth_client_secret:
+                raise ValueError(
+                    'oauth_grant = "client_credentials" needs oauth_client_id and '
+                    "oauth_client_secret"
+                )
+            if not referenced_variables(self.oauth_client_secret):
+                raise ValueError(
+                    'with oauth_grant = "client_credentials", oauth_client_secret must name an '
+                    'environment variable ("${NAME}"), so the secret stays out of the file'
+                )
+        if self.oauth_issuer is not None and self.oauth_grant != "client_credentials":
+            raise ValueError('oauth_issuer is for oauth_grant = "client_credentials"')
+        if self.oauth_client_metadata_url is not None:
+            if self.url is None:
+                raise ValueError("oauth_client_metadata_url is for an HTTP server")
+            where = urlsplit(self.oauth_client_metadata_url)
+            if where.scheme != "https" or not where.netloc or where.path in ("", "/"):
+                raise ValueError(
+                    "oauth_client_metadata_url must be an https URL with a path (where your "
+                    "client ID metadata document is served)"
+                )
         if self.sandbox and self.command is None:
             raise ValueError("sandbox = true runs a stdio server's command; this one has a url")
         return self

@@ -30,19 +30,26 @@ CALLS: dict[str, list[tuple[str, dict[str, object]]]] = {
     "elicitation-sep1034-client-defaults": [("test_client_elicitation_defaults", {})],
     "sse-retry": [("test_reconnection", {})],
 }
-"""What the model calls in each scenario (the auth scenarios list tools; they call none)."""
+"""What the model calls in each scenario; an ``auth/*`` one calls the ``test-tool`` its server
+offers (so a server that wants more scope for a call can say so)."""
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+"""The URL-based client ID ``auth/basic-cimd`` expects (its document is the scenario's)."""
+MACHINE_SCENARIOS = ("auth/client-credentials-basic",)
+"""Scenarios of the client-credentials grant: the pod gets its tokens itself, no login."""
 
 
 def script(scenario: str) -> dict[str, object]:
     """The scripted model's replies: the scenario's tool calls, then a last answer."""
     replies: list[dict[str, object]] = [
         {"tool_calls": [{"name": f"mcp__conformance__{tool}", "input": arguments}]}
-        for tool, arguments in CALLS.get(scenario, [])
+        for tool, arguments in CALLS.get(
+            scenario, [("test-tool", {})] if scenario.startswith("auth/") else []
+        )
     ]
     return {"replies": [*replies, {"text": f"scenario {scenario} done"}]}
 
 
-def user_config(url: str, script_file: Path, context: dict[str, str]) -> str:
+def user_config(url: str, script_file: Path, context: dict[str, str], scenario: str = "") -> str:
     """The user's config: the script as the model, the scenario's server with its tools
     allowed, input answered by defaults, and the client the scenario registered beforehand
     (its secret from the environment, as a user would keep it)."""
@@ -52,6 +59,10 @@ def user_config(url: str, script_file: Path, context: dict[str, str]) -> str:
         if "client_id" in context and "client_secret" in context
         else ""
     )
+    if scenario in MACHINE_SCENARIOS:
+        client += 'oauth_grant = "client_credentials"\n'
+    if scenario == "auth/basic-cimd":
+        client += f"oauth_client_metadata_url = {json.dumps(CIMD_URL)}\n"
     return (
         'provider = "scripted"\n'
         f"scripted_script = {json.dumps(str(script_file))}\n\n"
@@ -76,7 +87,9 @@ def main(argv: list[str]) -> int:
         (root / "config" / "pod").mkdir(parents=True)
         script_file = root / "script.json"
         script_file.write_text(json.dumps(script(scenario)))
-        (root / "config" / "pod" / "config.toml").write_text(user_config(url, script_file, context))
+        (root / "config" / "pod" / "config.toml").write_text(
+            user_config(url, script_file, context, scenario)
+        )
         python_path = os.environ.get("PYTHONPATH")
         env = {
             **os.environ,
@@ -93,7 +106,9 @@ def main(argv: list[str]) -> int:
         (root / "run").mkdir(mode=0o700)
         pod = [sys.executable, "-m", "cli"]
         where = ["--workspace", str(workspace)]
-        if scenario.startswith("auth/"):
+        login = [*pod, "mcp", "login", "conformance", *where]
+        signs_in = scenario.startswith("auth/") and scenario not in MACHINE_SCENARIOS
+        if signs_in:
             # The sign-in page of the suite's authorization server approves at once: a
             # "browser" that fetches it and follows its redirect to the pod's loopback will do.
             browser = root / "browser"
@@ -102,21 +117,39 @@ def main(argv: list[str]) -> int:
                 'urllib.request.urlopen(sys.argv[1], timeout=30).read()\' "$1"\n'
             )
             browser.chmod(0o755)
-            login = [*pod, "mcp", "login", "conformance", *where]
-            signed = subprocess.run(
-                login, env={**env, "BROWSER": str(browser)}, cwd=REPO,
-                stdin=subprocess.DEVNULL, check=False,
-            )  # fmt: skip
+            env["BROWSER"] = str(browser)
+            signed = subprocess.run(login, env=env, cwd=REPO, stdin=subprocess.DEVNULL, check=False)
             if signed.returncode != 0:
                 return signed.returncode
-        try:
-            run = subprocess.run(
-                [*pod, "run", *where, "--new", f"run the {scenario or 'conformance'} scenario"],
-                env=env, cwd=REPO, stdin=subprocess.DEVNULL, check=False,
-            )  # fmt: skip
-        finally:
-            subprocess.run([*pod, "shutdown", *where], env=env, cwd=REPO, check=False)
-        return run.returncode
+        code = run_turn(pod, where, scenario, env)
+        if signs_in and wants_more_scope(root / "state"):
+            # The call was refused for want of scope, and the pod said to sign in again (a
+            # person reading its message would): the login asks for the wider scope.
+            signed = subprocess.run(login, env=env, cwd=REPO, stdin=subprocess.DEVNULL, check=False)
+            if signed.returncode != 0:
+                return signed.returncode
+            code = run_turn(pod, where, scenario, env)
+        return code
+
+
+def run_turn(pod: list[str], where: list[str], scenario: str, env: dict[str, str]) -> int:
+    """One ``pod run`` of the scenario's turn, the pod shut down after; its exit code."""
+    try:
+        run = subprocess.run(
+            [*pod, "run", *where, "--new", f"run the {scenario or 'conformance'} scenario"],
+            env=env, cwd=REPO, stdin=subprocess.DEVNULL, check=False,
+        )  # fmt: skip
+    finally:
+        subprocess.run([*pod, "shutdown", *where], env=env, cwd=REPO, check=False)
+    return run.returncode
+
+
+def wants_more_scope(state: Path) -> bool:
+    """Whether the pod kept a scope the server asked for beyond its grant (a step-up)."""
+    for found in state.rglob("mcp-oauth/*.json"):
+        if json.loads(found.read_text()).get("wanted_scope"):
+            return True
+    return False
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ come as requests of their own in the middle of a call). Skipped when it is not i
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from mcp import types
 
 from orchestrator.adapters.mcp.client_side import ClientSettings
+from orchestrator.adapters.mcp.resources import resource_output
 from orchestrator.adapters.mcp.results import TASK_ONLY
 from orchestrator.adapters.mcp.server import McpServer
 from orchestrator.adapters.mcp.servers import McpServers
@@ -95,3 +98,42 @@ async def test_roots_progress_input_and_sampling_as_the_reference_server_sees_th
         "[mcp.servers.ev])"
     ]
     assert [level for level, message in alerts if "asked for input" in message] == ["info"]
+
+
+async def test_a_text_blob_reaches_the_model_as_text(servers: tuple[McpServers, Alerts]) -> None:
+    started, _ = servers
+    uri = "demo://resource/dynamic/blob/7"
+    output = resource_output("ev", uri, await started.servers[0].read_resource(uri))
+    assert output.content is not None
+    # Its MIME type is text/plain, its content base64: read as the text it is.
+    assert output.content.startswith(f"[resource {uri}]\nResource 7: This is a base64 blob")
+    assert output.images == () and output.documents == ()
+
+
+async def test_an_update_of_a_resource_read_reaches_the_model_once_and_the_pod_unsubscribes(
+    servers: tuple[McpServers, Alerts], caplog: pytest.LogCaptureFixture
+) -> None:
+    started, _ = servers
+    server: McpServer = started.servers[0]
+    uri = "demo://resource/dynamic/text/3"
+    await server.read_resource(uri)
+    assert server.subscriptions.followed == {uri}
+    assert started.take_notes() == []
+    # The reference server sends an update for each subscription at once, then every 5 s.
+    await server.call("toggle-subscriber-updates", {})
+    for _ in range(600):  # a generous ceiling: the notification is asynchronous
+        if server.subscriptions.changed:
+            break
+        await asyncio.sleep(0.1)
+    [note] = started.take_notes()
+    assert note.text.startswith(f"MCP server ev says a resource you read changed since: {uri}.")
+    assert started.take_notes() == []  # told once, until it changes again
+    await server.call("toggle-subscriber-updates", {})  # its updates off again
+    caplog.set_level(logging.INFO, logger="mcp.ev")
+    await server.subscriptions.close()
+    assert server.subscriptions.followed == set()
+    for _ in range(300):
+        if "Received Unsubscribe Resource request" in caplog.text:
+            break
+        await asyncio.sleep(0.1)
+    assert f"Received Unsubscribe Resource request: {uri}" in caplog.text

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Self
+from typing import IO, TYPE_CHECKING, Any, Self
 
 from mcp import Client, types
 from mcp.client import Transport
@@ -30,10 +30,12 @@ from orchestrator.adapters.mcp.failures import (
     failure_text,
     missing_command,
     missing_sandbox,
+    missing_secret,
     stderr_tail,
     why_failed,
 )
-from orchestrator.adapters.mcp.oauth import stored_auth, token_path
+from orchestrator.adapters.mcp.oauth import TokenFile, stored_auth, token_path
+from orchestrator.adapters.mcp.subscriptions import ResourceSubscriptions
 from orchestrator.adapters.mcp.tool_list import ToolListChanges
 from orchestrator.adapters.mcp.transport import describe, first_of, open_transport, watched
 from orchestrator.adapters.mcp.wire_watch import WireWatch
@@ -95,6 +97,8 @@ class McpConnection:
     """What the server is told about the pod (roots) and how its requests are answered."""
     _refusal: int | None = None
     """The HTTP status with which the server last refused a request (401, 403)."""
+    _asked_scope: str | None = None
+    """The wider scope the person was last asked to sign in for (a step-up)."""
     has_resources: bool = False
     """The server said it has resources (``read_mcp_resource`` reads them)."""
     not_offered: dict[str, str] = field(default_factory=dict)
@@ -106,6 +110,8 @@ class McpConnection:
     """What the server asks of the pod during its calls, and who answers."""
     changes: ToolListChanges = field(init=False)
     """The changes it announces to its tool list, followed."""
+    subscriptions: ResourceSubscriptions = field(init=False)
+    """The resources read from it that the pod follows, and which of them changed."""
 
     def __post_init__(self) -> None:
         self.asking = ServerAsking(server=self.name, alert=self.alert)
@@ -116,6 +122,7 @@ class McpConnection:
             landed=self._landed,
             timeout_s=self.config.timeout_s,
         )
+        self.subscriptions = ResourceSubscriptions(server=self.name, client=lambda: self._client)
         self.side = ClientSide(
             server=self.name,
             settings=self.settings,
@@ -144,8 +151,10 @@ class McpConnection:
 
     async def start(self) -> None:
         """Connect, initialize and list the tools; raises McpServerError."""
-        missing = missing_command(self.config, self.workspace) or missing_sandbox(
-            self.config, self.sandboxing
+        missing = (
+            missing_command(self.config, self.workspace)
+            or missing_sandbox(self.config, self.sandboxing)
+            or missing_secret(self.config)
         )
         if missing is not None:
             self.status = f"failed: {missing}"
@@ -190,8 +199,19 @@ class McpConnection:
 
     def _why(self, exc: BaseException) -> str:
         """What went wrong, in words (how to get in, for an HTTP server that refused the pod)."""
-        signed_in = self.config.url is not None and token_path(self.name).exists()
-        return why_failed(self.name, self.config, exc, refusal=self._refusal, signed_in=signed_in)
+        url = self.config.url
+        signed_in = url is not None and token_path(self.name).exists()
+        tokens = TokenFile.read(token_path(self.name), url) if url and signed_in else None
+        wanted = tokens.wanted_scope() if tokens is not None else None
+        why = why_failed(
+            self.name, self.config, exc, refusal=self._refusal, signed_in=signed_in,
+            wanted_scope=wanted,
+        )  # fmt: skip
+        if self._refusal == 403 and wanted and wanted != self._asked_scope:
+            # A step-up is the person's to grant: asked of them once per scope, not the model.
+            self._asked_scope = wanted
+            self.alert("warn", f"MCP server {self.name}: {why}")
+        return why
 
     def survivors(self) -> list[Survivor]:
         """Processes of this server (or ones it started) that still run though the supervisor
@@ -215,7 +235,7 @@ class McpConnection:
             transport = watched(self._transport(), ended, watch)
             self.side.connected()
             async with Client(
-                transport, message_handler=self.changes.on_message, **self.side.client_kwargs()
+                transport, message_handler=self._on_message, **self.side.client_kwargs()
             ) as client:
                 listing = await client.list_tools()
                 self.tools = list(listing.tools)
@@ -223,6 +243,7 @@ class McpConnection:
                 if not ready.done():
                     ready.set_result(None)
                 self.has_resources = client.server_capabilities.resources is not None
+                await self.subscriptions.resubscribe(client)
                 async with self.changes.following(client):
                     await first_of(self._stop.wait(), ended.wait(), broken.wait())
                 if not self._stop.is_set():
@@ -245,6 +266,11 @@ class McpConnection:
             self._client = None
             if not ready.done():
                 ready.set_exception(McpServerError("the connection closed at start"))
+
+    async def _on_message(self, message: Any) -> None:
+        """The SDK's handler of messages no request asked for."""
+        await self.changes.on_message(message)
+        await self.subscriptions.on_message(message)
 
     def _noisy(self) -> None:
         if self._noise_said:
@@ -308,6 +334,7 @@ class McpConnection:
             task.cancel()
         if pending:
             await asyncio.wait(pending)
+        await self.subscriptions.close()
         await self._disconnect()
 
     async def _disconnect(self) -> None:

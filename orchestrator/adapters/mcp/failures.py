@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING
 from mcp.client.auth import OAuthFlowError
 
 from orchestrator.adapters.mcp.transport import describe
-from orchestrator.config.mcp import McpServerConfig
+from orchestrator.config.mcp import McpServerConfig, expand, referenced_variables
 
 if TYPE_CHECKING:
     from orchestrator.adapters.sandbox.sandboxing import Sandboxing
@@ -26,6 +26,7 @@ __all__ = [
     "failure_text",
     "missing_command",
     "missing_sandbox",
+    "missing_secret",
     "oauth_failure",
     "stderr_tail",
     "why_failed",
@@ -64,12 +65,33 @@ def missing_sandbox(config: McpServerConfig, sandboxing: Sandboxing | None) -> s
     return None
 
 
+def missing_secret(config: McpServerConfig) -> str | None:
+    """Why a server of the client-credentials grant cannot sign in: the variable its secret
+    names is not set (said before it is tried, not as a 401)."""
+    if config.oauth_grant != "client_credentials" or not config.oauth_client_secret:
+        return None
+    if expand(config.oauth_client_secret):
+        return None
+    names = ", ".join(referenced_variables(config.oauth_client_secret))
+    return (
+        f"its oauth_client_secret names the environment variable {names}, which is not set "
+        "where the pod started; set it there"
+    )
+
+
 def why_failed(
-    name: str, config: McpServerConfig, exc: BaseException, *, refusal: int | None, signed_in: bool
+    name: str,
+    config: McpServerConfig,
+    exc: BaseException,
+    *,
+    refusal: int | None,
+    signed_in: bool,
+    wanted_scope: str | None = None,
 ) -> str:
     """What went wrong, in words; an HTTP server that refused the pod (``refusal``, its last
     HTTP status of 401 or 403) says that, and how to get in, instead of the SDK's "an error
-    response". ``signed_in``: the pod holds a token for the server."""
+    response". ``signed_in``: the pod holds a token for the server; ``wanted_scope``: the scope
+    it asked for beyond that token's (a 403 ``insufficient_scope``)."""
     if refusal == 401 or oauth_failure(exc):
         if signed_in:
             return (
@@ -80,6 +102,12 @@ def why_failed(
             "it answered 401 Unauthorized: it needs authorization; sign in with `pod mcp "
             f"login {name}` (once, in a browser), or, if the server takes a token, set "
             f'headers = {{ Authorization = "Bearer ${{TOKEN}}" }} in [mcp.servers.{name}]'
+        )
+    if refusal == 403 and wanted_scope:
+        return (
+            f"it answered 403 insufficient_scope: it wants the scope {wanted_scope!r}, more "
+            f"than the pod was granted; sign in again with `pod mcp login {name}`, which asks "
+            "for it"
         )
     if refusal == 403:
         return "it answered 403 Forbidden: the credentials in its headers are not enough"

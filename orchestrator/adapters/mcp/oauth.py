@@ -7,6 +7,13 @@ authorization-server metadata are discovered, the pod registers itself as a clie
 with PKCE). The browser comes back to a loopback address the login listens on
 (``http://127.0.0.1:<port>/callback``), which hands the code to the SDK for the tokens.
 
+Where the authorization server takes URL-based client IDs, the entry's
+``oauth_client_metadata_url`` names the pod instead of a registration (:func:`client_metadata_document`
+is what to host there). A scope a server asked for in a pod (a step-up, kept as
+``wanted_scope``) is asked for by the next login. With ``oauth_grant = "client_credentials"``
+no person signs in: the pod asks the token endpoint itself, the secret from the environment.
+What the pod adds to the SDK's flow is :mod:`.oauth_flow`.
+
 Tokens (and the client registration they belong to) are kept in
 ``<state dir>/mcp-oauth/<server>.json``, mode 0600 in a 0700 directory, never in a session or
 a log. A pod serving the workspace reads them for that server (the SDK refreshes them when they
@@ -18,13 +25,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import httpx2
 from mcp import Client, types
-from mcp.client.auth import OAuthClientProvider, OAuthFlowError
+from mcp.client.auth import OAuthFlowError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import (
@@ -33,10 +43,16 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
+from mcp.shared.exceptions import MCPDeprecationWarning
 from pydantic import AnyUrl, BaseModel, ValidationError
 
 from orchestrator.adapters.mcp.client_side import CLIENT_NAME, client_version
-from orchestrator.config.mcp import McpServerConfig, expand
+from orchestrator.adapters.mcp.oauth_flow import (
+    PodClientCredentials,
+    PodOAuth,
+    quiet_sdk_tracebacks,
+)
+from orchestrator.config.mcp import McpServerConfig, expand, referenced_variables
 from orchestrator.config.paths import safe_pod_name, state_dir
 
 LOGIN_TIMEOUT_S = 300.0
@@ -52,6 +68,9 @@ class OAuthRecord(BaseModel):
     """The loopback address the client was registered with."""
     tokens: OAuthToken | None = None
     client_info: OAuthClientInformationFull | None = None
+    wanted_scope: str | None = None
+    """The scope the server asked for beyond the last grant (a 403 ``insufficient_scope`` met
+    in a pod); the next ``pod mcp login`` asks for it."""
 
 
 def token_path(server: str) -> Path:
@@ -93,6 +112,16 @@ class TokenFile:
         self.record = self.record.model_copy(update={"client_info": client_info})
         self._write()
 
+    def want_scope(self, scope: str) -> None:
+        """Keep the scope a server asked for, for the next sign-in."""
+        if scope and scope != self.record.wanted_scope:
+            self.record = self.record.model_copy(update={"wanted_scope": scope})
+            self._write()
+
+    def wanted_scope(self) -> str | None:
+        """The scope a server asked for beyond the last grant, if any."""
+        return self.record.wanted_scope
+
     def _write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.path.parent, 0o700)
@@ -116,6 +145,17 @@ def _metadata(redirect_uri: str) -> OAuthClientMetadata:
     )
 
 
+LOOPBACK_REDIRECT = "http://127.0.0.1/callback"
+"""The redirect a client ID metadata document names: the login's loopback, whose port changes
+at each login (RFC 8252 §7.3 lets an authorization server accept any port for it)."""
+
+
+def client_metadata_document(url: str) -> dict[str, object]:
+    """The client ID metadata document to host at ``url`` (a URL-based client ID)."""
+    metadata = _metadata(LOOPBACK_REDIRECT).model_dump(mode="json", exclude_none=True)
+    return {"client_id": url, **metadata, "token_endpoint_auth_method": "none"}
+
+
 def _registered(config: McpServerConfig, redirect_uri: str) -> OAuthClientInformationFull | None:
     """The client registered beforehand (``oauth_client_id``), or None to register one."""
     if not config.oauth_client_id:
@@ -131,19 +171,51 @@ def _registered(config: McpServerConfig, redirect_uri: str) -> OAuthClientInform
     )
 
 
-def stored_auth(server: str, config: McpServerConfig) -> OAuthClientProvider | None:
+def stored_auth(server: str, config: McpServerConfig) -> httpx2.Auth | None:
     """The OAuth of an HTTP server the user signed in to (``pod mcp login``), or None. It adds
-    the access token to each request and refreshes it; it cannot sign in again by itself."""
+    the access token to each request and refreshes it; it cannot sign in again by itself (a
+    refusal is handed back, see :mod:`.oauth_flow`). With ``oauth_grant =
+    "client_credentials"`` the pod gets its tokens itself."""
     if config.url is None:
         return None
-    storage = TokenFile.read(token_path(server), config.url)
-    if storage is None or storage.record.tokens is None:
+    quiet_sdk_tracebacks()
+    path = token_path(server)
+    if config.oauth_grant == "client_credentials":
+        storage = TokenFile.read(path, config.url) or TokenFile(
+            path, OAuthRecord(server_url=config.url, redirect_uri="")
+        )
+        return client_credentials(config, storage)
+    stored = TokenFile.read(path, config.url)
+    if stored is None or stored.record.tokens is None:
         return None
-    return OAuthClientProvider(
+    return PodOAuth(
         server_url=config.url,
-        client_metadata=_metadata(storage.record.redirect_uri),
-        storage=storage,
+        client_metadata=_metadata(stored.record.redirect_uri),
+        storage=stored,
+        keeper=stored,
     )
+
+
+def client_credentials(config: McpServerConfig, storage: TokenFile) -> PodClientCredentials:
+    """The client-credentials grant of ``config`` (its secret from the environment)."""
+    assert config.url is not None and config.oauth_client_id and config.oauth_client_secret
+    secret = expand(config.oauth_client_secret)
+    if not secret:
+        names = ", ".join(referenced_variables(config.oauth_client_secret))
+        raise OAuthFlowError(
+            f"oauth_client_secret names the environment variable {names}, which is not set"
+        )
+    with warnings.catch_warnings():
+        # Without oauth_issuer the SDK warns that the server picks the authorization server;
+        # docs/mcp.md says so, and how to pin it.
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        return PodClientCredentials(
+            server_url=config.url,
+            storage=storage,
+            client_id=expand(config.oauth_client_id),
+            client_secret=secret,
+            issuer=config.oauth_issuer,
+        )
 
 
 class Loopback:
@@ -214,38 +286,66 @@ class Loopback:
 async def login(
     server: str, config: McpServerConfig, open_url: Callable[[str], Awaitable[None]]
 ) -> Path:
-    """Sign in to the HTTP server ``server`` (a new registration, then the browser); the tokens
-    are kept in its token file, whose path is returned. Raises the SDK's OAuth errors."""
+    """Sign in to the HTTP server ``server`` (a new registration, or the URL-based client ID,
+    then the browser; with the client-credentials grant, the token endpoint alone); the tokens
+    are kept in its token file, whose path is returned. Raises the SDK's OAuth errors (which
+    are not logged with a traceback: the caller says what went wrong, in one line)."""
     if config.url is None:
         raise ValueError(f"MCP server {server} is a stdio server; only HTTP servers sign in")
+    sdk_log = logging.getLogger("mcp.client.auth")
+    level = sdk_log.level
+    sdk_log.setLevel(logging.CRITICAL)
+    try:
+        return await _login(server, config, config.url, open_url)
+    finally:
+        sdk_log.setLevel(level)
+
+
+async def _login(
+    server: str, config: McpServerConfig, url: str, open_url: Callable[[str], Awaitable[None]]
+) -> Path:
+    path = token_path(server)
+    before = TokenFile.read(path, url)
+    # A scope the server asked for in a pod (a step-up) is asked for again by this login.
+    wanted = before.record.wanted_scope if before is not None else None
     loopback = Loopback()
     await loopback.start()
     try:
         # A registration belongs to its redirect address, which is new at each login; a
         # client registered beforehand is used as it is.
         storage = TokenFile(
-            token_path(server),
+            path,
             OAuthRecord(
-                server_url=config.url,
+                server_url=url,
                 redirect_uri=loopback.redirect_uri,
                 client_info=_registered(config, loopback.redirect_uri),
+                wanted_scope=wanted,
             ),
         )
-        auth = OAuthClientProvider(
-            server_url=config.url,
-            client_metadata=_metadata(loopback.redirect_uri),
-            storage=storage,
-            redirect_handler=open_url,
-            callback_handler=loopback.result,
-        )
+        auth: httpx2.Auth
+        if config.oauth_grant == "client_credentials":
+            auth = client_credentials(config, storage)
+        else:
+            auth = PodOAuth(
+                server_url=url,
+                client_metadata=_metadata(loopback.redirect_uri),
+                storage=storage,
+                keeper=storage,
+                redirect_handler=open_url,
+                callback_handler=loopback.result,
+                client_metadata_url=config.oauth_client_metadata_url,
+            )
         http = create_mcp_http_client(headers=config.resolved_headers() or None, auth=auth)
-        transport = streamable_http_client(config.url, http_client=http)
+        transport = streamable_http_client(url, http_client=http)
         identity = types.Implementation(name=CLIENT_NAME, version=client_version())
         async with Client(transport, client_info=identity) as client:
             await client.list_tools()
         if storage.record.tokens is None:
             # The server let the pod in without signing in: nothing to keep.
             raise OAuthFlowError(f"MCP server {server} did not ask the pod to sign in")
+        if storage.record.wanted_scope is not None:
+            storage.record = storage.record.model_copy(update={"wanted_scope": None})
+            storage._write()
         return storage.path
     finally:
         await loopback.close()

@@ -9,7 +9,9 @@ document the model reads; any other binary content named with its type and size 
 PDF, why it is not attached).
 
 The tool is offered when a running server says it has resources; a server whose
-``permission`` is ``deny`` is not read.
+``permission`` is ``deny`` is not read. A resource read is followed where the server offers
+subscriptions (:mod:`.subscriptions`); a blob whose MIME type says text is read as text
+(:mod:`.blob_text`).
 """
 
 from __future__ import annotations
@@ -68,7 +70,8 @@ class ReadMcpResource(TypedTool[ReadMcpResourceArgs]):
     description = (
         "Read a resource of an MCP server by its URI: follow a resource link that an MCP tool "
         "returned ([link: <uri>]). Text comes back as it is, images are shown, PDFs are "
-        "attached as documents, other binary content is named."
+        "attached as documents, other binary content is named. Where the server supports it, "
+        "you are told at your next request when a resource you read changes."
     )
     args_model = ReadMcpResourceArgs
 

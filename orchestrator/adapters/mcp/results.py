@@ -4,7 +4,8 @@ A result's content blocks become our tool result: text as it is, an embedded tex
 under its URI, an image the API takes (PNG, JPEG, GIF, WebP up to 5 MB; an image block or an
 embedded blob) as an image block the model sees, an embedded PDF the API takes
 (:mod:`orchestrator.core.documents`) as a document block, and other binary content (audio, other
-blobs, other images) as a line that names it, and why when it is a PDF.
+blobs, other images) as a line that names it, and why when it is a PDF. A blob whose MIME
+type says text is decoded and read as text (:mod:`.blob_text`).
 ``isError`` becomes ``is_error``. The summary says which server and tool answered and how much, so what
 survives pruning still tells the story.
 """
@@ -20,6 +21,7 @@ from typing import Any
 
 from mcp import types
 
+from orchestrator.adapters.mcp.blob_text import blob_text
 from orchestrator.capabilities.tools.base import ToolOutput
 from orchestrator.config.mcp import MAX_TOOL_NAME, wire_name
 from orchestrator.core.documents import (
@@ -45,6 +47,9 @@ class Attachments:
     def blob(self, uri: str, mime_type: str | None, blob: str) -> str:
         """The line that stands for a binary resource in the text, attaching it when the API
         takes it (an image, a PDF) and naming it otherwise."""
+        text = blob_text(uri, mime_type, blob)
+        if text is not None:  # text sent as a blob (text/plain, JSON…): read as text
+            return text
         size = base64_size(blob)
         kind = mime_type or "binary"
         if kind in IMAGE_MEDIA_TYPES and size <= IMAGE_MAX_BYTES and _decodes(blob):

@@ -58,10 +58,13 @@ class McpServer(McpConnection):
                 answered.set()
 
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        """Read one resource, with the same limits and failures as a tool call."""
-        return await self._request(
+        """Read one resource, with the same limits and failures as a tool call; where the
+        server offers it, the pod then follows the resource's updates (:mod:`.subscriptions`)."""
+        result = await self._request(
             f"the resource {uri}", lambda client: client.read_resource(uri, cache_mode="bypass")
         )
+        await self.subscriptions.follow(uri)
+        return result
 
     async def _request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
         """Send one request (``what`` names it in messages) and wait for its answer; raises

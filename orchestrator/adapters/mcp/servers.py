@@ -20,6 +20,7 @@ from orchestrator.adapters.mcp.results import TASK_ONLY, Offer, offers, tool_out
 from orchestrator.adapters.mcp.server import MAX_RESTARTS, McpServer, McpServerError
 from orchestrator.capabilities.tools.base import ToolContext, ToolOutput
 from orchestrator.config.mcp import McpServerConfig, wire_name
+from orchestrator.core.history import SystemMessage
 from orchestrator.protocol import McpServerData
 
 if TYPE_CHECKING:
@@ -164,8 +165,14 @@ class McpServers:
         rows += [McpServerData(name=name, status="disabled") for name in self.disabled]
         return rows
 
+    def take_notes(self) -> list[SystemMessage]:
+        """What the model is to hear at the next round boundary: the resources it read that
+        changed since (one note per server, coalesced)."""
+        notes = [server.subscriptions.take_note() for server in self.servers]
+        return [note for note in notes if note is not None]
+
     async def close(self) -> None:
-        """Stop every server."""
+        """Stop every server (unsubscribing from what the pod followed)."""
         await asyncio.gather(*(server.close() for server in self.servers))
         if self.records is not None:
             shutil.rmtree(self.records, ignore_errors=True)

@@ -49,6 +49,10 @@ def inject_queued_notes(state: ControllerState) -> None:
         for note in state.jobs.take_notes():
             commit(state, note)
         state.jobs.delivered()
+    if state.board.mcp is not None:
+        # MCP resources the model read that changed since (subscriptions).
+        for note in state.board.mcp.take_notes():
+            commit(state, note)
     mode = modes.mode_note(state)
     if mode is not None:
         commit(state, mode)
