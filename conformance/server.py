@@ -123,6 +123,14 @@ def _usage_counts(usage: CacheUsage) -> dict[str, int]:
     }
 
 
+def _model_fault(fault: Fault, model: str) -> Fault:
+    """A model's fault in the real API's words: a 404 names the model (``model:
+    claude-x``), as the API's ``not_found_error`` for a model does."""
+    if fault.status == 404 and fault.message is None:
+        return Fault(status=404, message=f"model: {model}", retry_after=fault.retry_after)
+    return fault
+
+
 class FakeAnthropic:
     """A scripted Anthropic Messages API on 127.0.0.1; see the module docstring.
 
@@ -165,6 +173,11 @@ class FakeAnthropic:
         }
         self.models_fault: Fault | None = None
         """When set, the Models API answers every request with this fault (for fallbacks)."""
+        self.model_faults: dict[str, Fault] = {}
+        """Messages requests for these models are answered with their fault instead of a
+        script step (``{"claude-opus-5": Fault(529)}``: one model overloaded, the others
+        answering; ``Fault(404)``: a model the key cannot use). Checked after the request's
+        validation, so an invalid request is still refused as one."""
         self.cache = PromptCache(clock)
         """The prompt cache's entries (``len(api.cache)``, ``api.cache.clear()``)."""
         self._port = port
@@ -404,6 +417,15 @@ class FakeAnthropic:
             prompt = prompt_blocks(body)
             points = cache_breakpoints(prompt, body.get("cache_control"))
             check_context_window(sum(block.tokens for block in prompt), spec.context_window)
+            fault = self.model_faults.get(body["model"])
+            if fault is not None:
+                answer_fault(
+                    handler,
+                    _model_fault(fault, body["model"]),
+                    request_id=request_id,
+                    update=lambda **changes: self._update(record, **changes),
+                )
+                return
         except Rejected as rejected:
             self._update(
                 record,

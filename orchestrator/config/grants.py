@@ -112,6 +112,9 @@ WORKSPACE_KEYS: dict[str, str] = {
     "effort": "how much effort the model puts in (cost and speed, not reach)",
     "thinking_display": "whether thinking text is streamed or omitted (speed, not reach)",
     "provider_max_retries": "how often a failed request is retried (bounded: at most 10)",
+    "fallback_model": "which model answers when the pod's is overloaded, through the user's "
+    "own key and endpoint (cost, not reach)",
+    "fallback_on": "which failures switch to the fallback model (cost, not reach)",
     "provider_timeout_s": "how long one request may take",
     "bash_timeout_s": "how long a command the user allowed may run",
     "permissions.ask": "adds rules that ask first: narrows what runs without asking",

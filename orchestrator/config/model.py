@@ -53,6 +53,7 @@ from orchestrator.config.sandbox import SandboxConfig
 from orchestrator.config.sections import JobsConfig, MemoryConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.config.web import WebConfig
+from orchestrator.core.fallback import FALLBACK_CAUSES, FallbackCause
 from orchestrator.core.limits import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.core.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
 from orchestrator.core.usage import DEFAULT_PRICES, Prices, prices_for
@@ -149,6 +150,14 @@ class PodConfig(BaseModel):
     reported as an alert."""
     provider_timeout_s: float = Field(default=600.0, gt=0)
     """Seconds one model request may take."""
+    fallback_model: str | None = None
+    """A second model on the same provider: a request that still fails after its retries for
+    a cause in ``fallback_on`` is sent again to it, and the rest of that turn stays on it
+    (docs/providers.md). None: no fallback."""
+    fallback_on: list[FallbackCause] = Field(default_factory=lambda: list(FALLBACK_CAUSES))
+    """Which failures send a request to ``fallback_model``: ``overloaded`` (529),
+    ``server_error`` (another 5xx) and ``not_found`` (404: the model is unknown or not
+    available to your key). All three by default."""
     scripted_script: Path | None = None
     """A JSON script for the scripted provider; its built-in demo when unset."""
 

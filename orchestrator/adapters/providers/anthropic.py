@@ -125,6 +125,21 @@ class AnthropicProvider:
         self._told_json = False
         """The user was told that the server answers streaming requests with whole JSON."""
 
+    def with_model(self, model: str) -> AnthropicProvider:
+        """A provider like this one (endpoint, key, retries, alerts) asking for ``model``: the
+        fallback model's (docs/providers.md)."""
+        return AnthropicProvider(
+            model,
+            api_key=self._api_key,
+            base_url=self._base_url,
+            max_retries=self.max_retries,
+            timeout_s=self.timeout_s,
+            retry_base_delay_s=self.retry_base_delay_s,
+            retry_max_delay_s=self.retry_max_delay_s,
+            on_alert=self.on_alert,
+            model_infos=self._model_infos,
+        )
+
     def _ensure_client(self) -> anthropic.AsyncAnthropic:
         """The SDK client, made on first use so a missing key fails as a ProviderError."""
         loop = asyncio.get_running_loop()

@@ -69,14 +69,20 @@ def classify_status(err: anthropic.APIStatusError) -> Failure:
     if status in _RETRYABLE_STATUSES or status >= 500:
         reason = f"provider returned {status} {_status_label(status)}"
         return Failure(
-            ProviderError(f"{reason}: {message}", status=status, retryable=True),
+            ProviderError(
+                f"{reason}: {message}", status=status, retryable=True, error_type=err.type
+            ),
             retryable=True,
             reason=reason,
             retry_after=_retry_after(err.response.headers),
         )
     kind = PromptTooLongError if is_prompt_too_long(status, message) else ProviderRejectedError
     return Failure(
-        kind(f"provider rejected the request ({status}): {message}", status=status),
+        kind(
+            f"provider rejected the request ({status}): {message}",
+            status=status,
+            error_type=err.type,
+        ),
         retryable=False,
         reason=f"provider returned {status}",
     )
@@ -88,7 +94,7 @@ def classify_stream_error(err: anthropic.APIStatusError) -> Failure:
     message = err.api_message or str(err)
     reason = f"provider stream failed with {error_type}"
     return Failure(
-        ProviderStreamError(f"{reason}: {message}"),
+        ProviderStreamError(f"{reason}: {message}", error_type=error_type),
         retryable=error_type in _RETRYABLE_ERROR_TYPES,
         reason=reason,
     )
