@@ -87,7 +87,9 @@ _WHEN = "When a pod is started: "
 # The options of a command that starts the pod it names (``pod serve``, ``pod fleet add``).
 ProviderOpt = Annotated[
     str | None,
-    typer.Option(help="anthropic or scripted (default: anthropic if a key is set)."),
+    typer.Option(
+        help="anthropic, bedrock, vertex or scripted (default: anthropic if a key is set)."
+    ),
 ]
 ModelOpt = Annotated[str | None, typer.Option(help="Model name for the anthropic provider.")]
 _FALLBACK = "A second model for a request that keeps failing (overloaded, 5xx, model not found)"
@@ -137,7 +139,8 @@ StartFallbackModelOpt = Annotated[str | None, _when_started(f"{_WHEN}{_FALLBACK.
 StartProviderOpt = Annotated[
     str | None,
     _when_started(
-        "anthropic or scripted, when a pod is started (default: anthropic if a key is set)."
+        "anthropic, bedrock, vertex or scripted, when a pod is started (default: anthropic "
+        "if a key is set)."
     ),
 ]
 StartAllowBashOpt = Annotated[

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
-from conformance.answer import answer_fault, answer_step
+from conformance.answer import answer_fault, answer_step, model_fault
 from conformance.cache import Breakpoint, CacheUsage, PromptCache, cache_breakpoints
 from conformance.lookups import Route, lookup, route_of
 from conformance.models import DEFAULT_MODELS, ModelSpec, spec_for
@@ -121,14 +121,6 @@ def _usage_counts(usage: CacheUsage) -> dict[str, int]:
         "cache_creation_input_tokens": usage.cache_creation_input_tokens,
         "cache_read_input_tokens": usage.cache_read_input_tokens,
     }
-
-
-def _model_fault(fault: Fault, model: str) -> Fault:
-    """A model's fault in the real API's words: a 404 names the model (``model:
-    claude-x``), as the API's ``not_found_error`` for a model does."""
-    if fault.status == 404 and fault.message is None:
-        return Fault(status=404, message=f"model: {model}", retry_after=fault.retry_after)
-    return fault
 
 
 class FakeAnthropic:
@@ -421,7 +413,7 @@ class FakeAnthropic:
             if fault is not None:
                 answer_fault(
                     handler,
-                    _model_fault(fault, body["model"]),
+                    model_fault(fault, body["model"]),
                     request_id=request_id,
                     update=lambda **changes: self._update(record, **changes),
                 )

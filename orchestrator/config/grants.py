@@ -27,6 +27,9 @@ What the grants guard against, key by key:
   file name), ``parent_socket`` (which pod this one reports to, in that pod's conversation);
 * where the model's words come from: ``provider`` and ``scripted_script`` (the repository
   as the model, its tool calls run under the user's grants);
+* a cloud's endpoint and credentials: ``[bedrock]`` (``region``, ``profile``) and
+  ``[vertex]`` (``project_id``, ``region``): which account's credentials sign the requests,
+  which project is billed, and where the conversation is sent;
 * the web: ``web.search`` and ``web.fetch`` (only ``"off"``), ``web.max_uses`` (only lower
   than yours), ``web.allowed_domains`` (a repository choosing which sites the model reads is
   steering, not narrowing), and ``web.blocked_domains`` where your config allows a list (the
@@ -98,6 +101,10 @@ GRANTS: dict[str, str | None] = {
     "web.fetch": "--web off",
     "web.max_uses": None,
     "web.allowed_domains": None,
+    "bedrock.region": None,
+    "bedrock.profile": None,
+    "vertex.project_id": None,
+    "vertex.region": None,
 }
 """Keys a workspace's config cannot set (see the module), and the option that grants each."""
 
@@ -241,9 +248,10 @@ def strip_workspace_grants(
     if "mcp" in kept:
         kept["mcp"], mcp_refused = _sandbox_requests(kept["mcp"], servers)
         refused += mcp_refused
-    for key in ("host", "hooks"):
+    for key in ("host", "hooks", "bedrock", "vertex"):
         # A hook is a command the pod runs at every tool call, and which process serves the
-        # user's pods is the user's: never a repository's call.
+        # user's pods is the user's: never a repository's call. A cloud's region, profile
+        # and project pick the endpoint and the credentials the requests are signed with.
         if kept.pop(key, None):
             refused.append(key)
     sandbox = kept.get("sandbox")

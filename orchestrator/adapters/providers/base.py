@@ -206,6 +206,15 @@ class SwitchesModel(Protocol):
         ...
 
 
+@runtime_checkable
+class NotesAtStart(Protocol):
+    """A provider with something to say once when the pod starts (what its platform lacks)."""
+
+    def start_note(self) -> str | None:
+        """The note, or None."""
+        ...
+
+
 class Provider(Protocol):
     """A source of model responses."""
 

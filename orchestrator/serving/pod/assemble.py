@@ -16,6 +16,7 @@ from pathlib import Path
 
 from orchestrator.adapters.providers.base import (
     AlertCallback,
+    NotesAtStart,
     Provider,
     ProviderConfigError,
     SwitchesModel,
@@ -87,6 +88,13 @@ def make_provider(config: PodConfig, *, on_alert: AlertCallback | None = None) -
         return scripted
     # Imported here on purpose: the Anthropic SDK is the slowest import of a pod's start
     # (about 1.5 s), paid only by a pod that talks to the API (a start-up cost).
+    if kind in ("bedrock", "vertex"):
+        from orchestrator.adapters.providers.platforms import platform_provider
+
+        try:
+            return platform_provider(config, on_alert=on_alert)
+        except ProviderConfigError as exc:
+            raise PodSetupError(str(exc)) from None
     from orchestrator.adapters.providers.anthropic import AnthropicProvider
 
     if not os.environ.get("ANTHROPIC_API_KEY"):
@@ -185,6 +193,8 @@ def build_pod(
         provider = make_provider(config, on_alert=provider_alert)
     elif provider.on_alert is None:
         provider.on_alert = provider_alert  # a provider built by the caller (tests, benches)
+    if isinstance(provider, NotesAtStart) and (note := provider.start_note()):
+        alerts.append(("warn", note))
     todos = TodoBoard(transcript, loaded.todos if loaded is not None else ())
     extra: list[Tool] = [TodoWriteTool(todos)]
     if config.memory.enabled:
