@@ -107,7 +107,16 @@ class Fallback:
             )
             if switched is None:
                 raise
-        return await stream(self.provider, switched)
+        try:
+            return await stream(self.provider, switched)
+        except PromptTooLongError:
+            raise
+        except ProviderError as exc:
+            raise ProviderError(
+                f"the fallback model {self.model} failed too: {exc}",
+                status=exc.status,
+                error_type=exc.error_type,
+            ) from exc
 
     async def switch(
         self,

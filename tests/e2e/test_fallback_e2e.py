@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conformance.fake_api import FakeAnthropic, Fault, Reply, ToolCall
+from conformance.fake_api import DEFAULT_MODELS, FakeAnthropic, Fault, ModelSpec, Reply, ToolCall
 from orchestrator.config.model import PodConfig
 from orchestrator.core.prompt_cache import without_breakpoints
 from orchestrator.core.usage import TokenUsage
@@ -219,3 +219,47 @@ async def test_a_paused_fallback_turn_resumes_on_the_fallback_after_a_restart(
     resumed = fake.requests[before:]
     assert [r.body["model"] for r in resumed] == [FALLBACK]
     assert all(r.valid for r in fake.requests)
+
+
+async def test_a_fallback_that_fails_too_ends_the_turn_saying_so(
+    workspace: Path, short_dir: Path, fake: FakeAnthropic
+) -> None:
+    fake.model_faults[PRIMARY] = Fault(status=529)
+    fake.model_faults[FALLBACK] = Fault(status=500)
+    provider = fake_provider(fake, model=PRIMARY)
+    async with running_pod(
+        workspace, short_dir, provider=provider, model=PRIMARY, fallback_model=FALLBACK
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "hi"})
+        events = await collect_until(c, "run_end", timeout=30)
+        assert events[-1].data == {"result": "errored"}
+        [error] = [e.data["message"] for e in events if e.event == "error"]
+        assert f"the fallback model {FALLBACK} failed too" in error and "500" in error
+        await c.close()
+    await provider.aclose()
+    # Each model had its retries; the fallback's failure did not send anything back.
+    retries = provider.max_retries + 1
+    assert [r.body["model"] for r in fake.requests] == [PRIMARY] * retries + [FALLBACK] * retries
+
+
+async def test_a_request_larger_than_the_fallbacks_window_is_not_sent_to_it(
+    workspace: Path, short_dir: Path
+) -> None:
+    with FakeAnthropic(
+        models=[*DEFAULT_MODELS, ModelSpec(id="claude-tiny", context_window=50)]
+    ) as fake:
+        fake.model_faults[PRIMARY] = Fault(status=529)
+        provider = fake_provider(fake, model=PRIMARY)
+        async with running_pod(
+            workspace, short_dir, provider=provider, model=PRIMARY, fallback_model="claude-tiny"
+        ) as pod:
+            c = await pod.client()
+            await c.send("run", {"input": "hi"})
+            events = await collect_until(c, "run_end", timeout=30)
+            assert events[-1].data == {"result": "errored"}
+            said = [e.data["message"] for e in events if e.event == "alert"]
+            assert any("not falling back to claude-tiny" in m and "window" in m for m in said)
+            await c.close()
+        await provider.aclose()
+    assert {r.body["model"] for r in fake.requests} == {PRIMARY}
