@@ -145,3 +145,47 @@ async def test_an_overload_inside_a_bedrock_stream_is_retried(
     # The exception frame (serviceUnavailableException) was read as the API's overload.
     assert alerts and "overloaded_error" in alerts[0][1], alerts
     assert len(api.requests) == 2
+
+
+def test_the_config_picks_the_platform_and_its_settings(tmp_path: Path) -> None:
+    from orchestrator.adapters.providers.platforms import VertexProvider
+    from orchestrator.serving.pod.assemble import make_provider
+
+    bedrock = make_provider(
+        PodConfig.model_validate(
+            {
+                "workspace": tmp_path,
+                "provider": "bedrock",
+                "model": "anthropic.claude-sonnet-4-6",
+                "bedrock": {"region": "eu-west-1", "profile": "work"},
+                "provider_max_retries": 2,
+            }
+        )
+    )
+    assert isinstance(bedrock, BedrockProvider)
+    assert (bedrock.region, bedrock.profile, bedrock.max_retries) == ("eu-west-1", "work", 2)
+    fallback = bedrock.with_model("anthropic.claude-haiku-4-5-20251001-v1:0")
+    assert (fallback.region, fallback.profile, fallback.name) == ("eu-west-1", "work", "bedrock")
+    vertex = make_provider(
+        PodConfig.model_validate(
+            {
+                "workspace": tmp_path,
+                "provider": "vertex",
+                "vertex": {"project_id": "my-project", "region": "global"},
+            }
+        )
+    )
+    assert isinstance(vertex, VertexProvider)
+    assert (vertex.project_id, vertex.region) == ("my-project", "global")
+
+
+def test_a_platform_without_its_extra_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.adapters.providers import platforms
+    from orchestrator.serving.pod.assemble import PodSetupError, make_provider
+
+    monkeypatch.setattr(platforms.importlib.util, "find_spec", lambda name: None)
+    config = PodConfig.model_validate({"workspace": tmp_path, "provider": "vertex"})
+    with pytest.raises(PodSetupError, match=r"pip install 'pod-orchestrator\[vertex\]'"):
+        make_provider(config)
