@@ -182,10 +182,11 @@ def test_the_config_picks_the_platform_and_its_settings(tmp_path: Path) -> None:
 def test_a_platform_without_its_extra_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from orchestrator.adapters.providers import platforms
+    import importlib.util
+
     from orchestrator.serving.pod.assemble import PodSetupError, make_provider
 
-    monkeypatch.setattr(platforms.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     config = PodConfig.model_validate({"workspace": tmp_path, "provider": "vertex"})
     with pytest.raises(PodSetupError, match=r"pip install 'pod-orchestrator\[vertex\]'"):
         make_provider(config)
