@@ -87,9 +87,13 @@ _WHEN = "When a pod is started: "
 # The options of a command that starts the pod it names (``pod serve``, ``pod fleet add``).
 ProviderOpt = Annotated[
     str | None,
-    typer.Option(help="anthropic or scripted (default: anthropic if a key is set)."),
+    typer.Option(
+        help="anthropic, bedrock, vertex or scripted (default: anthropic if a key is set)."
+    ),
 ]
 ModelOpt = Annotated[str | None, typer.Option(help="Model name for the anthropic provider.")]
+_FALLBACK = "A second model for a request that keeps failing (overloaded, 5xx, model not found)"
+FallbackModelOpt = Annotated[str | None, typer.Option(help=f"{_FALLBACK}.")]
 AllowBashOpt = Annotated[
     bool | None,
     typer.Option(
@@ -131,10 +135,12 @@ SessionOpt = Annotated[
 StartModelOpt = Annotated[
     str | None, _when_started("Model name, when a pod is started (default: the config's).")
 ]
+StartFallbackModelOpt = Annotated[str | None, _when_started(f"{_WHEN}{_FALLBACK.lower()}.")]
 StartProviderOpt = Annotated[
     str | None,
     _when_started(
-        "anthropic or scripted, when a pod is started (default: anthropic if a key is set)."
+        "anthropic, bedrock, vertex or scripted, when a pod is started (default: anthropic "
+        "if a key is set)."
     ),
 ]
 StartAllowBashOpt = Annotated[
@@ -152,6 +158,7 @@ WHEN_STARTED: dict[str, tuple[Any, Any]] = {
     "new": (NewOpt, False),
     "session": (SessionOpt, None),
     "model": (StartModelOpt, None),
+    "fallback_model": (StartFallbackModelOpt, None),
     "provider": (StartProviderOpt, None),
     "allow_bash": (StartAllowBashOpt, None),
     "permission_mode": (StartPermissionModeOpt, None),
@@ -166,6 +173,7 @@ WHEN_STARTED: dict[str, tuple[Any, Any]] = {
 SETTINGS: dict[str, tuple[Any, Any]] = {
     "provider": (ProviderOpt, None),
     "model": (ModelOpt, None),
+    "fallback_model": (FallbackModelOpt, None),
     "allow_bash": (AllowBashOpt, None),
     "permission_mode": (PermissionModeOpt, None),
     "thinking": (ThinkingOpt, None),
@@ -190,6 +198,8 @@ class PodSettings:
     """``--web on|off`` (:func:`~orchestrator.config.web.web_overrides`)."""
     sandbox: str | None = None
     """Not taken by ``pod chat`` / ``pod run`` (a pod they start has its config's)."""
+    fallback_model: str | None = None
+    """``--fallback-model`` (docs/providers.md)."""
 
     def settings_given(self) -> list[str]:
         """The options given that only a starting pod can apply."""
@@ -201,6 +211,7 @@ class PodSettings:
             ("--effort", self.effort),
             ("--web", self.web),
             ("--sandbox", self.sandbox),
+            ("--fallback-model", self.fallback_model),
         ]
         names = [name for name, value in given if value is not None]
         if self.allow_bash is not None:
@@ -230,6 +241,8 @@ class PodSettings:
             args += ["--web", self.web]
         if self.sandbox is not None:
             args += ["--sandbox", self.sandbox]
+        if self.fallback_model is not None:
+            args += ["--fallback-model", self.fallback_model]
         return args
 
 
@@ -273,6 +286,7 @@ def start_overrides(
     effort: str | None,
     web: str | None = None,
     sandbox: str | None = None,
+    fallback_model: str | None = None,
 ) -> dict[str, Any]:
     """The config overrides of the options every command that starts a pod takes (``pod
     serve`` and ``pod fleet add``, and ``pod chat`` / ``pod run`` loading a pod into the
@@ -288,6 +302,7 @@ def start_overrides(
         "thinking": int(thinking) if thinking and thinking.isdigit() else thinking,
         "effort": effort,
         "web": web_overrides(web),
+        "fallback_model": fallback_model,
     }
 
 

@@ -15,7 +15,7 @@ from conformance.script import Drop, Fault, Hang, Reply, Step, StreamError
 from conformance.sse import PlannedReply, SseEvent
 from conformance.transport import ClientGone, Handler, error_body
 
-__all__ = ["answer_fault", "answer_step"]
+__all__ = ["answer_fault", "answer_step", "model_fault"]
 
 _STATUS_ERROR_TYPES = {
     400: "invalid_request_error",
@@ -33,6 +33,14 @@ _STATUS_MESSAGES = {
     500: "Internal server error",
     529: "Overloaded",
 }
+
+
+def model_fault(fault: Fault, model: str) -> Fault:
+    """A fault of one model (``FakeAnthropic.model_faults``) in the real API's words: a 404
+    names the model (``model: claude-x``), as the API's ``not_found_error`` for one does."""
+    if fault.status == 404 and fault.message is None:
+        return Fault(status=404, message=f"model: {model}", retry_after=fault.retry_after)
+    return fault
 
 
 def answer_fault(

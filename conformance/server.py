@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, TypeAlias
 
-from conformance.answer import answer_fault, answer_step
+from conformance.answer import answer_fault, answer_step, model_fault
 from conformance.cache import Breakpoint, CacheUsage, PromptCache, cache_breakpoints
 from conformance.lookups import Route, lookup, route_of
 from conformance.models import DEFAULT_MODELS, ModelSpec, spec_for
@@ -165,6 +165,11 @@ class FakeAnthropic:
         }
         self.models_fault: Fault | None = None
         """When set, the Models API answers every request with this fault (for fallbacks)."""
+        self.model_faults: dict[str, Fault] = {}
+        """Messages requests for these models are answered with their fault instead of a
+        script step (``{"claude-opus-5": Fault(529)}``: one model overloaded, the others
+        answering; ``Fault(404)``: a model the key cannot use). Checked after the request's
+        validation, so an invalid request is still refused as one."""
         self.cache = PromptCache(clock)
         """The prompt cache's entries (``len(api.cache)``, ``api.cache.clear()``)."""
         self._port = port
@@ -404,6 +409,15 @@ class FakeAnthropic:
             prompt = prompt_blocks(body)
             points = cache_breakpoints(prompt, body.get("cache_control"))
             check_context_window(sum(block.tokens for block in prompt), spec.context_window)
+            fault = self.model_faults.get(body["model"])
+            if fault is not None:
+                answer_fault(
+                    handler,
+                    model_fault(fault, body["model"]),
+                    request_id=request_id,
+                    update=lambda **changes: self._update(record, **changes),
+                )
+                return
         except Rejected as rejected:
             self._update(
                 record,

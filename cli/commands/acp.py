@@ -12,6 +12,7 @@ import typer
 from cli.start_options import (
     NoHostOpt,
     StartAllowBashOpt,
+    StartFallbackModelOpt,
     StartModelOpt,
     StartPermissionModeOpt,
     StartProviderOpt,
@@ -41,6 +42,7 @@ def one_line_parse_errors(record: logging.LogRecord) -> bool:
 def acp(
     provider: StartProviderOpt = None,
     model: StartModelOpt = None,
+    fallback_model: StartFallbackModelOpt = None,
     permission_mode: StartPermissionModeOpt = None,
     allow_bash: StartAllowBashOpt = None,
     web: StartWebOpt = None,
@@ -87,7 +89,8 @@ def acp(
     # Each session's pod loads into the user's pod host, or is a `pod serve` of its own,
     # with the options given here; a new session unless session/load names one.
     options = StartOptions(
-        new=True, provider=provider, model=model, permission_mode=permission_mode,
+        new=True, provider=provider, model=model, fallback_model=fallback_model,
+        permission_mode=permission_mode,
         allow_bash=allow_bash, web=web, no_host=no_host,
     )  # fmt: skip
     serve_args = options.serve_args(None)

@@ -15,6 +15,7 @@ from cli.options import workspace_option
 from cli.start_options import (
     AllowBashOpt,
     EffortOpt,
+    FallbackModelOpt,
     ModelOpt,
     PermissionModeOpt,
     PodSettings,
@@ -71,6 +72,7 @@ def serve(
     ] = None,
     thinking: ThinkingOpt = None,
     effort: EffortOpt = None,
+    fallback_model: FallbackModelOpt = None,
     web: WebOpt = None,
     sandbox: SandboxOpt = None,
     mcp_servers_stdin: Annotated[
@@ -131,6 +133,7 @@ def serve(
                 permission_mode=permission_mode,
                 thinking=thinking,
                 effort=effort,
+                fallback_model=fallback_model,
                 web=web,
                 sandbox=sandbox,
             ).overrides(),

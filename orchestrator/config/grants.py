@@ -27,6 +27,9 @@ What the grants guard against, key by key:
   file name), ``parent_socket`` (which pod this one reports to, in that pod's conversation);
 * where the model's words come from: ``provider`` and ``scripted_script`` (the repository
   as the model, its tool calls run under the user's grants);
+* a cloud's endpoint and credentials: ``[bedrock]`` (``region``, ``profile``) and
+  ``[vertex]`` (``project_id``, ``region``): which account's credentials sign the requests,
+  which project is billed, and where the conversation is sent;
 * the web: ``web.search`` and ``web.fetch`` (only ``"off"``), ``web.max_uses`` (only lower
   than yours), ``web.allowed_domains`` (a repository choosing which sites the model reads is
   steering, not narrowing), and ``web.blocked_domains`` where your config allows a list (the
@@ -112,6 +115,10 @@ GRANTS: dict[str, str | None] = {
     "skills.enabled": None,
     "skills.claude_dirs": None,
     "skills.prompt_max_chars": None,
+    "bedrock.region": None,
+    "bedrock.profile": None,
+    "vertex.project_id": None,
+    "vertex.region": None,
 }
 """Keys a workspace's config cannot set (see the module), and the option that grants each."""
 
@@ -126,6 +133,9 @@ WORKSPACE_KEYS: dict[str, str] = {
     "effort": "how much effort the model puts in (cost and speed, not reach)",
     "thinking_display": "whether thinking text is streamed or omitted (speed, not reach)",
     "provider_max_retries": "how often a failed request is retried (bounded: at most 10)",
+    "fallback_model": "which model answers when the pod's is overloaded, through the user's "
+    "own key and endpoint (cost, not reach)",
+    "fallback_on": "which failures switch to the fallback model (cost, not reach)",
     "provider_timeout_s": "how long one request may take",
     "bash_timeout_s": "how long a command the user allowed may run",
     "permissions.ask": "adds rules that ask first: narrows what runs without asking",
@@ -254,10 +264,11 @@ def strip_workspace_grants(
     if "mcp" in kept:
         kept["mcp"], mcp_refused = _sandbox_requests(kept["mcp"], servers)
         refused += mcp_refused
-    for key in ("host", "hooks", "telemetry"):
+    for key in ("host", "hooks", "telemetry", "bedrock", "vertex"):
         # A hook is a command the pod runs at every tool call, which process serves the
         # user's pods is the user's, and so is where the pod's traces (with log_content, the
-        # prompts) are sent: never a repository's call.
+        # prompts) are sent: never a repository's call. A cloud's region, profile and project
+        # pick the endpoint and the credentials the requests are signed with.
         if kept.pop(key, None):
             refused.append(key)
     sandbox = kept.get("sandbox")

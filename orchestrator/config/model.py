@@ -50,11 +50,12 @@ from orchestrator.config.paths import (
 )
 from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.config.sandbox import SandboxConfig
-from orchestrator.config.sections import JobsConfig, MemoryConfig
+from orchestrator.config.sections import BedrockConfig, JobsConfig, MemoryConfig, VertexConfig
 from orchestrator.config.skills import SkillsConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.config.telemetry import TelemetryConfig
 from orchestrator.config.web import WebConfig
+from orchestrator.core.fallback import FALLBACK_CAUSES, FallbackCause
 from orchestrator.core.limits import TOOL_OUTPUT_MAX_BYTES
 from orchestrator.core.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
 from orchestrator.core.usage import DEFAULT_PRICES, Prices, prices_for
@@ -69,6 +70,7 @@ __all__ = [
     "PORTABLE_WARNINGS",
     "HostConfig",
     "PodConfig",
+    "ProviderName",
 ]
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -106,6 +108,9 @@ class HostConfig(BaseModel):
     by hand (``pod host``) keeps running."""
 
 
+ProviderName = Literal["anthropic", "bedrock", "vertex", "scripted"]
+"""Who answers a pod's requests."""
+
 PORTABLE_WARNINGS = "_load_warnings"
 """The key :meth:`PodConfig.portable` keeps the load warnings under (no setting has it)."""
 
@@ -121,12 +126,16 @@ class PodConfig(BaseModel):
     """The pod's name (``pod ls``, ``pod attach NAME``, its socket's name): letters, digits,
     ``.``, ``_`` and ``-``, starting with a letter or digit, at most 64. The workspace folder's
     name (with other characters made ``-``) when empty."""
-    provider: Literal["anthropic", "scripted"] | None = None
-    """Who answers: ``anthropic`` (the Messages API) or ``scripted`` (offline: a script, or the
-    built-in demo). Left out, ``anthropic`` when ``ANTHROPIC_API_KEY`` is set, else
-    ``scripted``."""
+    provider: ProviderName | None = None
+    """Who answers: ``anthropic`` (the Messages API), ``bedrock`` (Amazon Bedrock, the
+    ``[bedrock]`` table), ``vertex`` (Google Vertex AI, the ``[vertex]`` table) or ``scripted``
+    (offline: a script, or the built-in demo). Left out, ``anthropic`` when
+    ``ANTHROPIC_API_KEY`` is set, else ``scripted``."""
     model: str = DEFAULT_MODEL
-    """The model the anthropic provider asks for."""
+    """The model asked for, named as the provider names it (on Bedrock
+    ``anthropic.claude-sonnet-4-6`` or an inference profile such as
+    ``us.anthropic.claude-sonnet-4-5-20250929-v1:0``; on Vertex ``claude-sonnet-4-6`` or
+    ``claude-sonnet-4-5@20250929``)."""
     max_tokens: int = Field(default=8192, gt=0)
     """The most tokens one model response may have."""
     thinking: Literal["auto", "adaptive", "off"] | Annotated[int, Field(ge=MIN_BUDGET)] = "auto"
@@ -151,8 +160,20 @@ class PodConfig(BaseModel):
     reported as an alert."""
     provider_timeout_s: float = Field(default=600.0, gt=0)
     """Seconds one model request may take."""
+    fallback_model: str | None = None
+    """A second model on the same provider: a request that still fails after its retries for
+    a cause in ``fallback_on`` is sent again to it, and the rest of that turn stays on it
+    (docs/providers.md). None: no fallback."""
+    fallback_on: list[FallbackCause] = Field(default_factory=lambda: list(FALLBACK_CAUSES))
+    """Which failures send a request to ``fallback_model``: ``overloaded`` (529),
+    ``server_error`` (another 5xx) and ``not_found`` (404: the model is unknown or not
+    available to your key). All three by default."""
     scripted_script: Path | None = None
     """A JSON script for the scripted provider; its built-in demo when unset."""
+    bedrock: BedrockConfig = Field(default_factory=BedrockConfig)
+    """Amazon Bedrock's region and AWS profile (``provider = "bedrock"``; docs/providers.md)."""
+    vertex: VertexConfig = Field(default_factory=VertexConfig)
+    """Google Vertex AI's project and region (``provider = "vertex"``; docs/providers.md)."""
 
     allow_bash: bool = False
     """Let ``bash`` run without asking (a shortcut for an ``allow = ["bash"]`` rule)."""
@@ -389,7 +410,7 @@ class PodConfig(BaseModel):
         """The prices of ``model``: the config's table over the built-in one."""
         return prices_for(model, {**DEFAULT_PRICES, **self.prices})
 
-    def resolved_provider(self) -> Literal["anthropic", "scripted"]:
+    def resolved_provider(self) -> ProviderName:
         """The provider to use, falling back to the offline scripted one without an API key."""
         if self.provider is not None:
             return self.provider

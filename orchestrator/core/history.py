@@ -159,6 +159,9 @@ class AssistantMessage:
     synthetic: bool = False
     usage: Annotated[TokenUsage | None, Field(exclude_if=lambda v: v is None)] = None
     """What the request that produced it cost, as the API reported it (None: synthetic)."""
+    model: Annotated[str | None, Field(exclude_if=lambda v: v is None)] = None
+    """The model that answered when it was not the pod's own (the fallback model): its usage
+    is priced at that model's prices. None: the pod's model."""
 
     @property
     def tool_uses(self) -> list[ToolUseBlock]:

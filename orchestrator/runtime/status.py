@@ -8,7 +8,7 @@ names (the controller is one); it never imports the controller, which builds a b
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -45,12 +45,28 @@ def context_data(size: ContextSize) -> ContextData:
     return to_data(ContextData, size, compact_at=round(100 * size.compact_at))
 
 
-def session_cost(config: PodConfig, model: str, usage: TokenUsage) -> float | None:
-    """Dollars the session's requests cost, from the price table; None for an unpriced model."""
+def session_cost(
+    config: PodConfig,
+    model: str,
+    usage: TokenUsage,
+    others: Mapping[str, TokenUsage] | None = None,
+) -> float | None:
+    """Dollars the session's requests cost, from the price table; None for an unpriced model.
+
+    ``others``: the part of ``usage`` other models answered (a fallback, by model), each
+    priced at its own prices: the one place a fallback request is priced."""
     prices = config.model_prices(model)
     if prices is None:
         return None
-    return round(prices.cost(usage, ttl=config.prompt_cache), 6)
+    ttl = config.prompt_cache
+    cost = prices.cost(usage, ttl=ttl)
+    for other, part in (others or {}).items():
+        own = config.model_prices(other)
+        if own is None:
+            return None
+        # Prices are linear in the counts: take the part out at the pod's model's prices.
+        cost += own.cost(part, ttl=ttl) - prices.cost(part, ttl=ttl)
+    return round(cost, 6)
 
 
 def web_data(plan: WebPlan | None) -> WebData | None:
@@ -274,7 +290,7 @@ class StatusBoard:
             ),
             web=web_data(c.web),
             sandbox=sandbox_summary(c),
-            cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
+            cost_usd=session_cost(c.config, c.provider.model, c.session_usage, c.model_usage),
             approvals=c.approvals.pending(),
             elicitations=c.elicitations.pending(),
             mcp=self.mcp.report(set(c.tools.registry.names())) if self.mcp else [],

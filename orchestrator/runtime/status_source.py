@@ -6,7 +6,7 @@ the controller (which builds the board): the controller satisfies it structurall
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -157,6 +157,11 @@ class StatusSource(Protocol):
     @property
     def session_usage(self) -> TokenUsage:
         """Tokens spent in the session."""
+        ...
+
+    @property
+    def model_usage(self) -> Mapping[str, TokenUsage]:
+        """The part of ``session_usage`` other models answered (a fallback), by model."""
         ...
 
     @property

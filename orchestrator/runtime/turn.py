@@ -66,6 +66,7 @@ from orchestrator.runtime.compaction import (
     Compactor,
 )
 from orchestrator.runtime.context import Context
+from orchestrator.runtime.fallback import Fallback
 from orchestrator.runtime.tool_runner import ToolRunner, ToolsPaused
 
 TurnResult = Literal["finished", "limit_reached", "paused"]
@@ -182,6 +183,8 @@ class Turn:
     rounds: int = 0
     stop_hook_active: bool = False
     """The turn goes on because a stop hook said so (hooks read it, to not loop forever)."""
+    fallback: Fallback | None = None
+    """Where a request that keeps failing goes next (``fallback_model``); None: nowhere."""
     compaction_futile: bool = False
     """A compaction of this turn would not have made the context smaller: the turn does not
     ask for another on its own (each is a summary request)."""
@@ -371,28 +374,43 @@ class Turn:
             thinking=plan.thinking,
             output_config=plan.output_config,
         )
-        emit = self.host.emit
         try:
-            async for event in self.provider.stream(request):
-                if isinstance(event, TextDelta):
-                    emit("text_delta", TextData(text=event.text))
-                elif isinstance(event, ToolCallArgsDelta):
-                    emit(
-                        "tool_call_args_delta", ToolCallArgsDeltaData(id=event.id, json=event.json)
-                    )
-                elif isinstance(event, ToolCallStart):
-                    emit("tool_call_start", ToolCallStartData(id=event.id, name=event.name))
-                elif isinstance(event, ThinkingDelta):
-                    emit("thinking_delta", ThinkingData(text=event.text))
-                elif isinstance(event, (ServerToolCall, ServerToolResult, CitationDelta)):
-                    self._emit_server_tool(event)
-                elif isinstance(event, ResponseComplete):
-                    emit("usage", UsageData(**asdict(event.usage)))
-                    return self._commit_response(event)
+            if self.fallback is None:
+                return await self._stream(self.provider, request)
+            return await self.fallback.ask(
+                request,
+                self._stream,
+                primary=self.provider,
+                turn=self.host.history.turn,
+                specs=self.tools.registry.specs(),
+                context=self.host.context,
+                alert=self.host.alert,
+            )
         except PromptTooLongError:
             raise  # the turn compacts and tries again
         except ProviderError as exc:
             raise TurnError(str(exc), code="provider_error") from exc
+
+    async def _stream(
+        self, provider: Provider, request: ProviderRequest
+    ) -> AssistantMessage | None:
+        """Stream one response to clients and commit it; raises ProviderError."""
+        emit = self.host.emit
+        answered = None if provider is self.provider else provider.model
+        async for event in provider.stream(request):
+            if isinstance(event, TextDelta):
+                emit("text_delta", TextData(text=event.text))
+            elif isinstance(event, ToolCallArgsDelta):
+                emit("tool_call_args_delta", ToolCallArgsDeltaData(id=event.id, json=event.json))
+            elif isinstance(event, ToolCallStart):
+                emit("tool_call_start", ToolCallStartData(id=event.id, name=event.name))
+            elif isinstance(event, ThinkingDelta):
+                emit("thinking_delta", ThinkingData(text=event.text))
+            elif isinstance(event, (ServerToolCall, ServerToolResult, CitationDelta)):
+                self._emit_server_tool(event)
+            elif isinstance(event, ResponseComplete):
+                emit("usage", UsageData(**asdict(event.usage)))
+                return self._commit_response(event, answered)
         raise TurnError("the provider's stream ended without a complete response")
 
     def _emit_server_tool(self, event: ServerToolCall | ServerToolResult | CitationDelta) -> None:
@@ -417,7 +435,9 @@ class Turn:
             data = CitationData(url=cited.url, title=cited.title, cited_text=cited.cited_text)
             self.host.emit("citation", data)
 
-    def _commit_response(self, response: ResponseComplete) -> AssistantMessage | None:
+    def _commit_response(
+        self, response: ResponseComplete, model: str | None = None
+    ) -> AssistantMessage | None:
         # Nothing the API would refuse later is stored: one bad reply must not break the session.
         reply = normalize_reply(response.blocks, earlier_ids=self.host.history.tool_use_ids)
         for note in reply.alerts:
@@ -427,7 +447,7 @@ class Turn:
         for note in notes:
             self.host.alert("warn", "model", note)
         message = AssistantMessage(
-            blocks=blocks, stop_reason=response.stop_reason, usage=response.usage
+            blocks=blocks, stop_reason=response.stop_reason, usage=response.usage, model=model
         )
         if not message.blocks:
             return None  # an empty response is not a message; the API would reject it later

@@ -16,7 +16,7 @@ from orchestrator.config.mcp import McpConfig, McpServerConfig
 from orchestrator.config.model import HostConfig, PodConfig
 from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.config.sandbox import SandboxConfig
-from orchestrator.config.sections import JobsConfig, MemoryConfig
+from orchestrator.config.sections import BedrockConfig, JobsConfig, MemoryConfig, VertexConfig
 from orchestrator.config.skills import SkillsConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.config.telemetry import TelemetryConfig
@@ -50,10 +50,12 @@ def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
         "web": WebConfig,
         "telemetry": TelemetryConfig,
         "skills": SkillsConfig,
+        "bedrock": BedrockConfig,
+        "vertex": VertexConfig,
     }
     nested = (
         "workspace", "memory", "jobs", "permissions", "mcp", "prices", "subpods", "agents",
-        "sandbox", "hooks", "host", "web", "telemetry", "skills",
+        "sandbox", "hooks", "host", "web", "telemetry", "skills", "bedrock", "vertex",
     )  # fmt: skip
     expected = {name for name in PodConfig.model_fields if name not in nested}
     expected |= {

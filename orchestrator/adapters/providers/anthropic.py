@@ -125,12 +125,36 @@ class AnthropicProvider:
         self._told_json = False
         """The user was told that the server answers streaming requests with whole JSON."""
 
+    def with_model(self, model: str) -> AnthropicProvider:
+        """A provider like this one (endpoint, key, retries, alerts) asking for ``model``: the
+        fallback model's (docs/providers.md)."""
+        return AnthropicProvider(
+            model, api_key=self._api_key, base_url=self._base_url, **self._settings()
+        )
+
+    def _settings(self) -> dict[str, Any]:
+        """What a sibling for another model keeps: retries, timeouts, alerts, lookups."""
+        return {
+            "max_retries": self.max_retries,
+            "timeout_s": self.timeout_s,
+            "retry_base_delay_s": self.retry_base_delay_s,
+            "retry_max_delay_s": self.retry_max_delay_s,
+            "on_alert": self.on_alert,
+            "model_infos": self._model_infos,
+        }
+
     def _ensure_client(self) -> anthropic.AsyncAnthropic:
         """The SDK client, made on first use so a missing key fails as a ProviderError."""
         loop = asyncio.get_running_loop()
         # Pooled connections belong to the loop that opened them; a new loop needs a new pool.
         if self._client is not None and self._client_loop is loop:
             return self._client
+        client = self._new_client()
+        self._client, self._client_loop = client, loop
+        return client
+
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        """A new SDK client (a cloud platform's provider makes its platform's own)."""
         try:
             client = anthropic.AsyncAnthropic(
                 api_key=self._api_key,
@@ -145,8 +169,11 @@ class AnthropicProvider:
                 "no Anthropic API key: set the ANTHROPIC_API_KEY environment variable "
                 "(or pass api_key)"
             )
-        self._client, self._client_loop = client, loop
         return client
+
+    def _error_type(self, err: anthropic.APIStatusError) -> str | None:
+        """The API's name for a failure (a cloud platform's provider maps its own names)."""
+        return err.type
 
     async def context_window(self) -> int | None:
         """``max_input_tokens`` from the Models API, asked once per model, endpoint and key in
@@ -329,7 +356,10 @@ class AnthropicProvider:
                 return
             except anthropic.APIStatusError as err:
                 streaming = err.status_code < 400  # an SSE error event inside a 200 response
-                failure = classify_stream_error(err) if streaming else classify_status(err)
+                kind = self._error_type(err)
+                failure = (
+                    classify_stream_error(err, kind) if streaming else classify_status(err, kind)
+                )
                 cause: Exception = err
             except (anthropic.APIConnectionError, httpx2.TransportError) as err:
                 failure, cause = classify_transport(err), err

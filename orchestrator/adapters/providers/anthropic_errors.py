@@ -62,33 +62,41 @@ def _status_label(status: int) -> str:
     return _STATUS_LABELS.get(status, "server error" if status >= 500 else "error")
 
 
-def classify_status(err: anthropic.APIStatusError) -> Failure:
-    """An HTTP error response (received before any event was streamed)."""
+def classify_status(err: anthropic.APIStatusError, error_type: str | None = None) -> Failure:
+    """An HTTP error response (received before any event was streamed); ``error_type``: the
+    API's name for it, when the provider read one its own way (a cloud platform's)."""
     status = err.status_code
+    error_type = error_type or err.type
     message = err.api_message or str(err)
     if status in _RETRYABLE_STATUSES or status >= 500:
         reason = f"provider returned {status} {_status_label(status)}"
         return Failure(
-            ProviderError(f"{reason}: {message}", status=status, retryable=True),
+            ProviderError(
+                f"{reason}: {message}", status=status, retryable=True, error_type=error_type
+            ),
             retryable=True,
             reason=reason,
             retry_after=_retry_after(err.response.headers),
         )
     kind = PromptTooLongError if is_prompt_too_long(status, message) else ProviderRejectedError
     return Failure(
-        kind(f"provider rejected the request ({status}): {message}", status=status),
+        kind(
+            f"provider rejected the request ({status}): {message}",
+            status=status,
+            error_type=error_type,
+        ),
         retryable=False,
         reason=f"provider returned {status}",
     )
 
 
-def classify_stream_error(err: anthropic.APIStatusError) -> Failure:
+def classify_stream_error(err: anthropic.APIStatusError, error_type: str | None = None) -> Failure:
     """An SSE ``error`` event: the HTTP status was 200, the error type says what broke."""
-    error_type = err.type or "error"
+    error_type = error_type or err.type or "error"
     message = err.api_message or str(err)
     reason = f"provider stream failed with {error_type}"
     return Failure(
-        ProviderStreamError(f"{reason}: {message}"),
+        ProviderStreamError(f"{reason}: {message}", error_type=error_type),
         retryable=error_type in _RETRYABLE_ERROR_TYPES,
         reason=reason,
     )

@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from orchestrator.core.fallback import FallbackCause, cause_of
 from orchestrator.core.history import Block, ServerToolResultBlock
 from orchestrator.core.prompt_cache import CacheTTL
 from orchestrator.core.usage import TokenUsage
@@ -138,9 +139,19 @@ class ProviderError(PodRuntimeError):
 
     retryable: bool = False
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool | None = None,
+        error_type: str | None = None,
+    ):
         super().__init__(message)
         self.status = status
+        self.error_type = error_type
+        """The API's own name for the failure (``overloaded_error``, ``not_found_error``…),
+        when it gave one."""
         if retryable is not None:
             self.retryable = retryable
 
@@ -178,8 +189,33 @@ class ProviderStreamError(ProviderError):
     retryable = True
 
 
+def fallback_cause(error: ProviderError) -> FallbackCause | None:
+    """Which ``fallback_on`` cause a failed request's error is, if any (see
+    :func:`orchestrator.core.fallback.cause_of`)."""
+    return cause_of(error.status, error.error_type)
+
+
 AlertCallback = Callable[[str, str], None]
 """Receives ``(level, message)``: something a person should see, e.g. a retry."""
+
+
+@runtime_checkable
+class SwitchesModel(Protocol):
+    """A provider that can make a sibling asking another model on the same endpoint and
+    credentials (the fallback model, docs/providers.md)."""
+
+    def with_model(self, model: str) -> Provider:
+        """A provider like this one for ``model``."""
+        ...
+
+
+@runtime_checkable
+class NotesAtStart(Protocol):
+    """A provider with something to say once when the pod starts (what its platform lacks)."""
+
+    def start_note(self) -> str | None:
+        """The note, or None."""
+        ...
 
 
 class Provider(Protocol):

@@ -37,7 +37,7 @@ def wants_provider(provider: str | None = None) -> bool:
     or none was and ``ANTHROPIC_API_KEY`` is set (a pod's default, ``PodConfig.
     resolved_provider``)."""
     if provider is not None:
-        return provider == "anthropic"
+        return provider in ("anthropic", "bedrock", "vertex")
     return bool(os.environ.get("ANTHROPIC_API_KEY"))
 
 

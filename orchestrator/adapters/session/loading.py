@@ -14,6 +14,7 @@ from orchestrator.adapters.session.records import (
     RECORD,
     CheckpointRecord,
     ChildRecord,
+    FallbackRecord,
     FenceRecord,
     GrantRecord,
     HeldPromptRecord,
@@ -89,6 +90,8 @@ class LoadedSession:
     """"Always" answers of this session, oldest first."""
     mode: ModeRecord | None = None
     """The latest permission mode switch (None: the pod never switched)."""
+    fallback: FallbackRecord | None = None
+    """The latest switch to the fallback model (None: none ever); it holds for its turn."""
     spends: list[SpendRecord] = field(default_factory=list)
     """Tokens spent outside the conversation's requests (sampling), oldest first."""
     todos: list[TodosRecord] = field(default_factory=list)
@@ -211,6 +214,8 @@ def load_session(path: Path) -> LoadedSession:
             session.grants.append(record)
         elif isinstance(record, ModeRecord):
             session.mode = record
+        elif isinstance(record, FallbackRecord):
+            session.fallback = record
         elif isinstance(record, UnloadRecord):
             session.unloaded = record
         elif isinstance(record, SpendRecord):

@@ -261,6 +261,25 @@ class ModeRecord(BaseModel):
     at_ms: int = 0
 
 
+class FallbackRecord(BaseModel):
+    """A request went to the fallback model (``fallback_model``): the rest of turn ``turn``
+    stays on it, across an unload, a crash and a restart too (the next turn tries the pod's
+    own model again). Each message it answered names it (``model``), so its cost is counted
+    at its prices however the session is loaded, forked or rewound."""
+
+    type: Literal["fallback"] = "fallback"
+    turn: int
+    model: str
+    """The fallback model."""
+    from_model: str
+    """The model whose request failed."""
+    cause: str
+    """Which ``fallback_on`` cause (``overloaded``, ``server_error``, ``not_found``)."""
+    error: str = ""
+    """What the failed request said, for people reading the file."""
+    at_ms: int = 0
+
+
 class TodoEntry(BaseModel):
     """One item of a :class:`TodosRecord`."""
 
@@ -384,6 +403,7 @@ Record = Annotated[
     | HeldPromptRecord
     | GrantRecord
     | ModeRecord
+    | FallbackRecord
     | UnloadRecord
     | FenceRecord
     | SpendRecord

@@ -30,6 +30,7 @@ from orchestrator.runtime.controller.hooks import decide_prompt
 from orchestrator.runtime.controller.prompt import held_submission, resolve_prompt
 from orchestrator.runtime.controller.state import TurnOpening
 from orchestrator.runtime.controller.surface import ControllerSurface
+from orchestrator.runtime.fallback import usage_by_model
 from orchestrator.runtime.pod_task import PodTask
 from orchestrator.runtime.status import StatusBoard
 from orchestrator.runtime.tool_runner import ToolRunner
@@ -97,6 +98,7 @@ class Controller(ControllerSurface):
         )
         self.history = transcript.history
         self.session_usage = usage_of(self.history.items)
+        self.model_usage = usage_by_model(self.history.items)
         if start_paused:  # the paused turn's spending so far counts against its budget
             turn = self.history.turn
             self.turn_usage = usage_of([i for i in self.history.items if i.turn == turn])

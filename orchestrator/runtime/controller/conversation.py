@@ -29,6 +29,10 @@ def commit(state: ControllerState, item: Item) -> Item:
         state.turn_usage += usage
         if isinstance(stored, AssistantMessage):
             state.context.observe(usage)
+            if stored.model is not None:  # a fallback answered: its own prices
+                state.model_usage[stored.model] = (
+                    state.model_usage.get(stored.model, TokenUsage()) + usage
+                )
     if isinstance(stored, Compaction):
         # The view's prefix changed anyway: prune now what waited for a step.
         bound = state.context.prune_at_compaction()

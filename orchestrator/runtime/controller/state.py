@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from orchestrator.capabilities.jobs import Jobs
     from orchestrator.capabilities.subpods.children import Children
     from orchestrator.runtime.checkpointing import Checkpointer
+    from orchestrator.runtime.fallback import Fallback
     from orchestrator.runtime.pod_task import PodTask
     from orchestrator.runtime.status import StatusBoard
     from orchestrator.runtime.todos import TodoBoard
@@ -105,6 +106,8 @@ class ControllerState:
     """The child pods of ``task`` calls (None: the pod offers no ``task``)."""
     todos: TodoBoard | None = None
     """The model's todo list (``todo_write``; None: a pod built without it, in tests)."""
+    fallback: Fallback | None = None
+    """The fallback model (``fallback_model``; None: none configured)."""
 
     # -- made from the above by the controller ---------------------------------------------
     history: History = field(init=False)
@@ -128,6 +131,9 @@ class ControllerState:
     """Notes (``notify``, ``pod_event``) waiting for the next round boundary."""
     session_usage: TokenUsage = field(default_factory=TokenUsage)
     """Tokens the session spent, all turns."""
+    model_usage: dict[str, TokenUsage] = field(default_factory=dict)
+    """The part of ``session_usage`` other models answered (a fallback), by model: priced at
+    their own prices."""
     turn_usage: TokenUsage = field(default_factory=TokenUsage)
     """Tokens the open (or last) turn spent; its budget counts these."""
     turn_is_open: bool = False

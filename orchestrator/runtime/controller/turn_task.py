@@ -102,6 +102,7 @@ def launch(
         max_tokens_spent=config.max_turn_tokens,
         spent=lambda: state.turn_usage.context_tokens + state.turn_usage.output_tokens,
         subagent=config.subpods.depth > 0,
+        fallback=state.fallback,
     )
     state.task.start(
         _drive(state, turn, cancelled, failure),

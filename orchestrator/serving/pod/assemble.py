@@ -14,7 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.adapters.providers.base import AlertCallback, Provider, ProviderConfigError
+from orchestrator.adapters.providers.base import (
+    AlertCallback,
+    NotesAtStart,
+    Provider,
+    ProviderConfigError,
+    SwitchesModel,
+)
 from orchestrator.adapters.providers.scripted import ScriptedProvider
 from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.adapters.session import (
@@ -54,6 +60,7 @@ from orchestrator.protocol import ToolOutputDeltaData
 from orchestrator.runtime.checkpointing import Checkpointer, finish_rewind
 from orchestrator.runtime.context import Context
 from orchestrator.runtime.controller import Controller
+from orchestrator.runtime.fallback import Fallback
 from orchestrator.runtime.methods import Methods
 from orchestrator.runtime.system_prompt import build_system_prompt
 from orchestrator.runtime.todos import TodoBoard, close_recorded_todo_calls
@@ -84,6 +91,13 @@ def make_provider(config: PodConfig, *, on_alert: AlertCallback | None = None) -
         return scripted
     # Imported here on purpose: the Anthropic SDK is the slowest import of a pod's start
     # (about 1.5 s), paid only by a pod that talks to the API (a start-up cost).
+    if kind in ("bedrock", "vertex"):
+        from orchestrator.adapters.providers.platforms import platform_provider
+
+        try:
+            return platform_provider(config, on_alert=on_alert)
+        except ProviderConfigError as exc:
+            raise PodSetupError(str(exc)) from None
     from orchestrator.adapters.providers.anthropic import AnthropicProvider
 
     if not os.environ.get("ANTHROPIC_API_KEY"):
@@ -189,6 +203,8 @@ def build_pod(
         provider = make_provider(config, on_alert=provider_alert)
     elif provider.on_alert is None:
         provider.on_alert = provider_alert  # a provider built by the caller (tests, benches)
+    if isinstance(provider, NotesAtStart) and (note := provider.start_note()):
+        alerts.append(("warn", note))
     todos = TodoBoard(transcript, loaded.todos if loaded is not None else ())
     extra: list[Tool] = [TodoWriteTool(todos)]
     if config.memory.enabled:
@@ -323,6 +339,12 @@ def build_pod(
         controller.board.children = children
     if loaded is not None and loaded.mode is not None and controller.modes is not None:
         _restore_mode(controller, loaded.mode, alerts)
+    controller.fallback = _fallback(config, provider, transcript, alerts)
+    # A turn that fell back and was paused (or cut off) goes on where it was.
+    fell_back = loaded.fallback.turn if loaded is not None and loaded.fallback else None
+    open_turn = controller.history.turn if controller.turn_is_open else None
+    if controller.fallback is not None and fell_back is not None and fell_back == open_turn:
+        controller.fallback.engaged_turn = fell_back
     if loaded is not None and loaded.unloaded is not None:
         controller.restore(loaded.unloaded)
     for level, message in alerts:
@@ -333,6 +355,27 @@ def build_pod(
         session_path=session_path,
         loaded=loaded,
     )
+
+
+def _fallback(
+    config: PodConfig,
+    provider: Provider,
+    transcript: Transcript,
+    alerts: list[tuple[str, str]],
+) -> Fallback | None:
+    """The fallback model's side of the pod (``fallback_model``), or None; a provider that
+    cannot ask another model (the scripted one) says so once."""
+    model = config.fallback_model
+    if model is None:
+        return None
+    if not isinstance(provider, SwitchesModel):
+        alerts.append(("warn", f"fallback_model = {model!r} is ignored: the {provider.name} "
+                               "provider answers as one model"))  # fmt: skip
+        return None
+    if model == provider.model:
+        alerts.append(("warn", f"fallback_model = {model!r} is the pod's own model: ignored"))
+        return None
+    return Fallback(provider=provider.with_model(model), config=config, keep=transcript.keep)
 
 
 def _restore_mode(
