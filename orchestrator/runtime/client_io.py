@@ -29,6 +29,10 @@ __all__ = ["ANSWER_TIMEOUT_S", "ClientIo"]
 ANSWER_TIMEOUT_S = 30.0
 """How long a file request waits for the client before the pod does it itself."""
 
+KILLED_ANSWER_S = 10.0
+"""How long a pause waits for the editor to say what a command it killed had printed: an
+editor that does not answer delays the pause by this much at most, and costs the output."""
+
 Reply = Callable[[bytes], None]
 Alert = Callable[[str, str, str], None]
 
@@ -63,7 +67,13 @@ class ClientIo:
         self._drop_waiting()
 
     async def run_command(
-        self, argv: list[str], cwd: Path, timeout_s: float, output_limit: int, call_id: str
+        self,
+        argv: list[str],
+        cwd: Path,
+        timeout_s: float,
+        output_limit: int,
+        call_id: str,
+        on_interrupt: Callable[[str], None] | None = None,
     ) -> TerminalRun:
         """Run a command in the editor's terminal and say how it ended (see
         :class:`~orchestrator.capabilities.tools.client_files.ClientTerminal`)."""
@@ -86,7 +96,9 @@ class ClientIo:
         try:
             reply(encode_event("client_io_request", run))
             async with asyncio.timeout(timeout_s + ANSWER_TIMEOUT_S):
-                result = await waiting
+                # Shielded: an interrupt cancels this wait, not the answer still to come
+                # (the output up to the kill).
+                result = await asyncio.shield(waiting)
         except TimeoutError:
             reply(encode_event("client_io_request", kill))
             if self._terminal is reply:
@@ -104,8 +116,12 @@ class ClientIo:
                 "told to kill it)",
             )
         except asyncio.CancelledError:
-            # Paused or cancelled: the command is killed where it runs; the call ends now.
+            # Paused or cancelled: the command is killed where it runs, and the editor's
+            # answer (the output up to the kill) is waited for, within a ceiling, so the
+            # interrupted result says what it did; the call ends then.
             reply(encode_event("client_io_request", kill))
+            if on_interrupt is not None:
+                await _output_after_kill(waiting, on_interrupt)
             raise
         finally:
             self._waiting.pop(request_id, None)
@@ -192,3 +208,28 @@ class ClientIo:
                     ClientIoResultParams(id="-", ok=False, started=True, message="withdrawn")
                 )
         self._waiting.clear()
+
+
+async def _output_after_kill(
+    waiting: asyncio.Future[ClientIoResultParams], on_interrupt: Callable[[str], None]
+) -> None:
+    """Give ``on_interrupt`` what the killed command printed, once the editor answers; an
+    editor that does not answer in time leaves it without. The caller re-raises its
+    cancellation after this returns."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + KILLED_ANSWER_S
+    while not waiting.done():
+        try:
+            await asyncio.wait_for(asyncio.shield(waiting), max(0.0, deadline - loop.time()))
+        except TimeoutError:
+            return
+        except asyncio.CancelledError:
+            # An interrupt cancels every call of the round, and then each again (the tool
+            # runner's gather): the wait is bounded by the deadline, not by the cancels.
+            if loop.time() >= deadline:
+                return
+    if waiting.cancelled() or waiting.exception() is not None:
+        return
+    result = waiting.result()
+    if result.ok and result.content:
+        on_interrupt(result.content)

@@ -43,7 +43,14 @@ async def run_in_terminal(
     """The call's result when the editor ran (or may have run) it; else why it did not start
     (the caller runs it and says so)."""
     run = await terminal.run_command(
-        editor_argv(command, env), ctx.workspace, timeout_s, TOOL_OUTPUT_MAX_BYTES, ctx.call_id
+        editor_argv(command, env),
+        ctx.workspace,
+        timeout_s,
+        TOOL_OUTPUT_MAX_BYTES,
+        ctx.call_id,
+        # A pause or cancel: what it printed before the kill goes into the interrupted
+        # result, as the pod's own run's output does.
+        on_interrupt=ctx.partial.append,
     )
     if not run.done and not run.started:
         return run.message or "no reason given"

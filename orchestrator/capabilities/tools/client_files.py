@@ -17,6 +17,7 @@ editor (so the edit lands in its buffer, with its undo). The pod's rules stay th
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -73,10 +74,17 @@ class ClientTerminal(Protocol):
     off): the command shows in the editor's terminal panel. A cancelled call kills it there."""
 
     async def run_command(
-        self, argv: list[str], cwd: Path, timeout_s: float, output_limit: int, call_id: str
+        self,
+        argv: list[str],
+        cwd: Path,
+        timeout_s: float,
+        output_limit: int,
+        call_id: str,
+        on_interrupt: Callable[[str], None] | None = None,
     ) -> TerminalRun:
         """Run ``argv`` in ``cwd`` and say how it ended; never raises for the client's
-        failures (cancellation is passed on, after the client was told to kill it)."""
+        failures (cancellation is passed on, after the client was told to kill it and
+        ``on_interrupt`` was given what the command printed before, when the client said)."""
         ...
 
 

@@ -149,3 +149,28 @@ async def test_a_fifo_is_never_put_to_the_client(workspace: Path) -> None:
     with pytest.raises(FsError, match="not a regular file"):
         await write_through(io, fs, "pipe", "x", "toolu")
     assert editor.sent == []
+
+
+async def test_a_paused_command_in_the_editor_keeps_what_it_printed(workspace: Path) -> None:
+    """A pause cancels the call (and the tool runner cancels it again): the editor is told to
+    kill it, and the output it reports then goes into the interrupted result."""
+    io, _ = _io()
+    editor = Line()
+    io.offer(editor, True, terminal=True)
+    printed: list[str] = []
+    running = asyncio.ensure_future(
+        io.run_command(["/bin/true"], workspace, 60, 1000, "toolu", on_interrupt=printed.append)
+    )
+    asked = await editor.request()
+    assert asked["op"] == "run_command"
+    running.cancel()
+    killed = await editor.request()
+    assert (killed["op"], killed["id"]) == ("kill_command", asked["id"])
+    running.cancel()  # the runner's second cancel must not end the wait for the answer
+    await asyncio.sleep(0)
+    assert not running.done()
+    answered = ClientIoResultParams(id=asked["id"], ok=True, content="step 1 of 30\n")
+    assert io.answer(answered) is None
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    assert printed == ["step 1 of 30\n"]
