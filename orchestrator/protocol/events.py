@@ -16,6 +16,7 @@ from pydantic import (
     Field,
 )
 
+from orchestrator.protocol.commands import CommandData, CommandsData
 from orchestrator.protocol.data import EventData
 from orchestrator.protocol.pod_state import (
     ApprovalRequestData,
@@ -72,6 +73,8 @@ __all__ = [
     "ApprovalResolvedData",
     "ChildData",
     "CitationData",
+    "CommandData",
+    "CommandsData",
     "CompactionData",
     "ContextData",
     "ElicitationRequestData",
@@ -151,6 +154,7 @@ EVENT_DATA: dict[str, type[EventData]] = {
     "shutdown": ShutdownData,
     "child": ChildData,
     "todos": TodosData,
+    "commands": CommandsData,
 }
 
 EventName = Literal[
@@ -187,6 +191,7 @@ EventName = Literal[
     "shutdown",
     "child",
     "todos",
+    "commands",
 ]
 
 

@@ -188,6 +188,7 @@ DIRECT_METHODS: Final[tuple[str, ...]] = (
     "fork",
     "kill_job",
     "set_mode",
+    "list_commands",
 )
 """Methods the pod answers itself, in any state, without asking its lifecycle machine."""
 
@@ -221,6 +222,7 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "fork": ForkParams,
     "kill_job": KillJobParams,
     "set_mode": SetModeParams,
+    "list_commands": NoParams,
 }
 
 

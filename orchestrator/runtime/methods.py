@@ -90,6 +90,7 @@ class Methods:
             "fork": self._fork,
             "kill_job": self._kill_job,
             "set_mode": self._set_mode,
+            "list_commands": self._list_commands,
         }
         """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
@@ -115,6 +116,9 @@ class Methods:
         candidates = self.controller.fs.complete(params.prefix, limit=params.limit)
         data = FileCompletionsData(prefix=params.prefix, candidates=candidates, id=request_id)
         reply(encode_event("file_completions", data))
+
+    def _list_commands(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        reply(encode_event("commands", self.controller.commands.listing(request_id)))
 
     # -- machine events: checked here where the machine cannot, then sent to it ---------------
 

@@ -519,6 +519,27 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "id": "h",
     },
     "file_completions": {"prefix": "s", "candidates": ["src/"], "id": 1},
+    "commands": {
+        "commands": [
+            {
+                "name": "review",
+                "description": "Review a file",
+                "argument_hint": "[file]",
+                "source": "workspace",
+                "path": ".pod/commands/review.md",
+                "shadowed_by": None,
+            },
+            {
+                "name": "help",
+                "description": "",
+                "argument_hint": "",
+                "source": "user",
+                "path": "/home/u/.config/pod/commands/help.md",
+                "shadowed_by": "builtin",
+            },
+        ],
+        "id": 3,
+    },
     "shutdown": {},
     "child": {
         "call_id": "toolu_1",

@@ -12,6 +12,12 @@ from orchestrator.core.interceptors import ContinueWith, PromptAction
 from orchestrator.core.segments import FileRefSegment, Segment
 from orchestrator.runtime.controller.conversation import commit
 from orchestrator.runtime.controller.state import ControllerState
+from orchestrator.runtime.custom_commands import (
+    Expansion,
+    PendingStep,
+    expand_invocation,
+    find_invocation,
+)
 from orchestrator.runtime.submit import Submission, resolve_submission
 
 
@@ -23,6 +29,7 @@ def held_record(submission: Submission, turn: int) -> HeldPromptRecord:
         message=item_to_json(submission.message()),
         attach=[item_to_json(item) for item in submission.attach],
         preread=[segment.model_dump(mode="json") for segment in submission.preread],
+        steps=[step.to_json() for step in submission.steps],
     )
 
 
@@ -36,6 +43,7 @@ def held_submission(record: HeldPromptRecord) -> Submission:
         attach=[item_from_json(item) for item in record.attach],
         preread=[FileRefSegment.model_validate(segment) for segment in record.preread],
         request_id=message.request_id,
+        steps=[PendingStep.from_json(step) for step in record.steps],
     )
 
 
@@ -51,13 +59,50 @@ def resolve_prompt(
         if servers is not None and state.tools.registry.get(READ_RESOURCE_TOOL) is not None
         else []
     )
-    submission = resolve_submission(
-        segments, fs=state.fs, config=state.config, mcp_readable=readable
-    )
+    found = find_invocation(segments, state.commands)
+    spec = found[0] if found is not None else None
+    if found is not None and spec is not None:
+        _, invocation, user_refs = found
+        expansion = expand_invocation(
+            spec,
+            invocation,
+            user_refs,
+            exists=state.fs.exists,
+            bash_available=state.tools.registry.get("bash") is not None,
+        )
+        submission = _expanded(state, expansion, readable)
+    else:
+        submission = resolve_submission(
+            segments, fs=state.fs, config=state.config, mcp_readable=readable
+        )
     submission = dataclasses.replace(submission, request_id=client_request_id)
     for alert in submission.alerts:
         state.alert(alert.level, alert.source, alert.message)
     return submission
+
+
+def _expanded(state: ControllerState, expansion: Expansion, readable: list[str]) -> Submission:
+    """A command's submit: the model reads the expansion (its own refs resolved like a
+    person's), the user message keeps the invocation, and the refs typed beside it attach."""
+    body = resolve_submission(
+        expansion.body, fs=state.fs, config=state.config, mcp_readable=readable
+    )
+    attach, preread, alerts = list(body.attach), list(body.preread), list(body.alerts)
+    if expansion.user_refs:
+        typed = resolve_submission(
+            expansion.user_refs, fs=state.fs, config=state.config, mcp_readable=readable
+        )
+        attach += typed.attach
+        preread += typed.preread
+        alerts += typed.alerts
+    return Submission(
+        segments=[expansion.invocation, *expansion.user_refs],
+        text=body.text,
+        attach=attach,
+        preread=preread,
+        alerts=alerts,
+        steps=list(expansion.steps),
+    )
 
 
 def commit_prompt(
