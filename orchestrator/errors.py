@@ -37,6 +37,8 @@
     │   ├── McpServerError         (adapters.mcp)        an MCP server cannot be started or listed
     │   ├── FetchRefused           (adapters.web)        a web_fetch not made or not finished
     │   │                                                (an address, a rule, the size cap)
+    │   ├── LibraryRefused         (core.library)        a skill, command or agent file not used
+    │   │                                                (its name, place, size, text, frontmatter)
     │   ├── FormError              (adapters.mcp.forms)  also a ValueError: a form MCP cannot ask
     │   ├── ChildFailed, ChildLinkError, TaskRefused, WorktreeError  (subpods)  a sub-pod
     │   │                              failed, could not be reached, or was refused

@@ -30,7 +30,10 @@ What the grants guard against, key by key:
 * the web: ``web.search`` and ``web.fetch`` (only ``"off"``), ``web.max_uses`` (only lower
   than yours), ``web.allowed_domains`` (a repository choosing which sites the model reads is
   steering, not narrowing), and ``web.blocked_domains`` where your config allows a list (the
-  API takes one list per tool: adding a blocked list would drop your allowed one).
+  API takes one list per tool: adding a blocked list would drop your allowed one);
+* the library: ``skills.enabled`` and ``skills.claude_dirs`` (only ``false``: a repository
+  turning on a folder of skills is a repository choosing what the model is told), and
+  ``skills.prompt_max_chars`` (only lower than yours).
 
 Pure functions over the parsed TOML.
 """
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.config.permissions import WIDENING_MODES
+from orchestrator.config.skills import narrowed_skills
 from orchestrator.config.web import DEFAULT_MAX_USES
 from orchestrator.core.hook_events import HookEvent
 
@@ -98,6 +102,9 @@ GRANTS: dict[str, str | None] = {
     "web.fetch": "--web off",
     "web.max_uses": None,
     "web.allowed_domains": None,
+    "skills.enabled": None,
+    "skills.claude_dirs": None,
+    "skills.prompt_max_chars": None,
 }
 """Keys a workspace's config cannot set (see the module), and the option that grants each."""
 
@@ -190,12 +197,14 @@ def strip_workspace_grants(
     *,
     servers: Collection[str] = (),
     web: Mapping[str, Any] | None = None,
+    skills: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """A workspace file's settings without the grants it may not give, and those grants' keys.
 
     ``workspace`` must be resolved. Kept paths come back absolute. ``servers``: the MCP
     servers the user configured, which the file may put in the sandbox. ``web``: the
-    ``[web]`` table of the user's config and the command line, which the file may narrow.
+    ``[web]`` table of the user's config and the command line, which the file may narrow;
+    ``skills``: the same for ``[skills]``.
     """
     kept = dict(data)
     refused: list[str] = []
@@ -279,6 +288,9 @@ def strip_workspace_grants(
     if "web" in kept:
         kept["web"], web_refused = _narrowed_web(kept["web"], web or {})
         refused += web_refused
+    if "skills" in kept:
+        kept["skills"], skills_refused = narrowed_skills(kept["skills"], skills or {})
+        refused += skills_refused
     return kept, refused
 
 

@@ -81,8 +81,9 @@ def load_config(workspace: Path, **overrides: Any) -> PodConfig:
     given = {k: v for k, v in overrides.items() if v is not None}
     servers = {*_server_names(user_data), *_server_names(given)}
     user_web = _merge(_table(user_data, "web"), _table(given, "web"))
+    user_skills = _merge(_table(user_data, "skills"), _table(given, "skills"))
     ws_data, refused = strip_workspace_grants(
-        _read_toml(ws_path), ws, servers=servers, web=user_web
+        _read_toml(ws_path), ws, servers=servers, web=user_web, skills=user_skills
     )
     data = _merge(_merge(user_data, ws_data), given)
     data["workspace"] = ws

@@ -51,6 +51,7 @@ from orchestrator.config.paths import (
 from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.config.sandbox import SandboxConfig
 from orchestrator.config.sections import JobsConfig, MemoryConfig
+from orchestrator.config.skills import SkillsConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.config.web import WebConfig
 from orchestrator.core.limits import TOOL_OUTPUT_MAX_BYTES
@@ -168,6 +169,9 @@ class PodConfig(BaseModel):
     web: WebConfig = Field(default_factory=WebConfig)
     """Web search and fetch: the API's server tools, or the pod's own ``web_fetch``
     (docs/web.md); a workspace's config may only narrow them."""
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    """Skills, and the folders of skills, commands and agent files (docs/skills.md); a
+    workspace's config may only narrow them."""
 
     tool_output_max_bytes: int = Field(default=TOOL_OUTPUT_MAX_BYTES, ge=0)
     """Cap on the content of one tool result (the rest is cut and marked)."""

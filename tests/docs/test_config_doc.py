@@ -6,6 +6,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from orchestrator.config.doc import extract_block, generated_block, rows
 from orchestrator.config.grants import GRANTS
@@ -16,6 +17,7 @@ from orchestrator.config.model import HostConfig, PodConfig
 from orchestrator.config.permissions import PermissionsConfig
 from orchestrator.config.sandbox import SandboxConfig
 from orchestrator.config.sections import JobsConfig, MemoryConfig
+from orchestrator.config.skills import SkillsConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.config.web import WebConfig
 from orchestrator.core.usage import Prices
@@ -33,7 +35,7 @@ def test_the_key_reference_is_fresh() -> None:
 
 def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
     table = {key: meaning for key, _, _, meaning in rows()}
-    tables = {
+    tables: dict[str, type[BaseModel]] = {
         "memory": MemoryConfig,
         "jobs": JobsConfig,
         "permissions": PermissionsConfig,
@@ -45,10 +47,11 @@ def test_every_key_has_a_meaning_and_grants_are_marked() -> None:
         "hooks": HooksConfig,
         "host": HostConfig,
         "web": WebConfig,
+        "skills": SkillsConfig,
     }
     nested = (
         "workspace", "memory", "jobs", "permissions", "mcp", "prices", "subpods", "agents",
-        "sandbox", "hooks", "host", "web",
+        "sandbox", "hooks", "host", "web", "skills",
     )  # fmt: skip
     expected = {name for name in PodConfig.model_fields if name not in nested}
     expected |= {

@@ -153,6 +153,11 @@ max_uses = 100
 allowed_domains = ["evil.example"]
 blocked_domains = ["docs.python.org"]
 
+[skills]
+enabled = true
+claude_dirs = true
+prompt_max_chars = 100000
+
 [mcp]
 elicitation = "defaults"
 

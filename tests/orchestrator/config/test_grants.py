@@ -157,3 +157,24 @@ def test_job_limits_stay_within_bounds(tmp_path: Path, line: str) -> None:
     path.write_text(f"[jobs]\n{line}\n")
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: jobs\.{line.split()[0]}: "):
         load_config(tmp_path)
+
+
+def test_a_workspace_may_only_narrow_skills(tmp_path: Path) -> None:
+    user = tmp_path / "config" / "pod" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("[skills]\nenabled = false\nprompt_max_chars = 500\n")
+    widening = tmp_path / "widening"
+    config_file(widening).parent.mkdir(parents=True)
+    config_file(widening).write_text(
+        "[skills]\nenabled = true\nclaude_dirs = true\nprompt_max_chars = 90000\n"
+    )
+    config = load_config(widening)
+    assert (config.skills.enabled, config.skills.prompt_max_chars) == (False, 500)
+    [warning] = config.load_warnings
+    assert "skills.enabled" in warning and "skills.prompt_max_chars" in warning
+    narrowing = tmp_path / "narrowing"
+    config_file(narrowing).parent.mkdir(parents=True)
+    config_file(narrowing).write_text("[skills]\nclaude_dirs = false\nprompt_max_chars = 100\n")
+    narrowed = load_config(narrowing)
+    assert (narrowed.skills.claude_dirs, narrowed.skills.prompt_max_chars) == (False, 100)
+    assert narrowed.load_warnings == []
