@@ -121,15 +121,13 @@ def expand_body(body: str, arguments: str) -> list[Piece]:
     """
     positional = split_arguments(arguments)
     pieces: list[Piece] = []
-    shell_index = 0
     placeholders = False
     at = 0
-    for match in _SHELL.finditer(body):
+    for shell_index, match in enumerate(_SHELL.finditer(body)):
         placeholders |= _fill_text(body[at : match.start()], arguments, positional, pieces)
         command, found = _fill_shell(match.group(1), arguments, positional)
         placeholders |= found
         pieces.append(ShellLine(shell_index, command))
-        shell_index += 1
         at = match.end()
     placeholders |= _fill_text(body[at:], arguments, positional, pieces)
     if not placeholders and arguments.strip():

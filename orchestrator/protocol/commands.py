@@ -10,7 +10,7 @@ from orchestrator.protocol.data import EventData
 
 __all__ = ["CommandData", "CommandSource", "CommandsData"]
 
-CommandSource = Literal["user", "workspace", "claude_user", "claude_workspace", "mcp", "builtin"]
+CommandSource = Literal["user", "workspace", "claude-user", "claude-workspace", "mcp", "builtin"]
 """Where a command comes from: the user's ``~/.config/pod/commands/``, the workspace's
 ``.pod/commands/``, ``~/.claude/commands/``, the workspace's ``.claude/commands/``, an MCP
 server's prompt, or a front-end's own command (listed only as what shadows a file)."""

@@ -108,6 +108,8 @@ class CommandCatalog:
     """Files another of the same name hides, with the source of the one that wins."""
     prompts: dict[str, list[CommandSpec]] = field(default_factory=dict)
     """Each MCP server's prompts, by server name (replaced whole when its list changes)."""
+    said: set[str] = field(default_factory=set)
+    """Refusals alerted already (a file read again is not alerted again)."""
 
     def find(self, name: str) -> CommandSpec | None:
         """The command that runs for ``/name``; None when there is none."""
@@ -115,6 +117,10 @@ class CommandCatalog:
             if spec.name == name:
                 return spec
         return None
+
+    def take_files(self, other: CommandCatalog) -> None:
+        """The files of a fresh read of the folders (MCP prompts stay as they are)."""
+        self.files, self.shadowed = other.files, other.shadowed
 
     def set_prompts(self, server: str, prompts: Iterable[CommandSpec]) -> None:
         """A server's prompt list, now (empty: it has none, or stopped)."""

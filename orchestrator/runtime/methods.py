@@ -41,6 +41,7 @@ from orchestrator.protocol import (
     encode_event,
 )
 from orchestrator.runtime.controller import Controller
+from orchestrator.runtime.controller.prompt import refresh_commands
 from orchestrator.runtime.fork import fork_items, fork_workspace, write_fork
 from orchestrator.runtime.offload import off_loop
 from orchestrator.runtime.submit import run_segments
@@ -118,6 +119,7 @@ class Methods:
         reply(encode_event("file_completions", data))
 
     def _list_commands(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        refresh_commands(self.controller)
         reply(encode_event("commands", self.controller.commands.listing(request_id)))
 
     # -- machine events: checked here where the machine cannot, then sent to it ---------------

@@ -122,6 +122,11 @@ VECTORS: list[tuple[str, Request, Any]] = [
         SetModeParams(mode="plan"),
     ),
     (
+        '{"method":"list_commands","id":4}',
+        Request(method="list_commands", params={}, id=4),
+        NoParams(),
+    ),
+    (
         '{"method":"approve","params":{"id":"toolu_9","mode":"accept-edits"}}',
         Request(method="approve", params={"id": "toolu_9", "mode": "accept-edits"}),
         ApproveParams(id="toolu_9", mode="accept-edits"),
@@ -188,11 +193,11 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_commands",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_commands",
         ),
         (
             '{"method":"run","params":{}}',

@@ -9,7 +9,13 @@ from orchestrator.adapters.session import HeldPromptRecord
 from orchestrator.config.mcp import READ_RESOURCE_TOOL
 from orchestrator.core.history import UserMessage, item_from_json, item_to_json
 from orchestrator.core.interceptors import ContinueWith, PromptAction
-from orchestrator.core.segments import FileRefSegment, Segment
+from orchestrator.core.segments import (
+    FileRefSegment,
+    Segment,
+    TextSegment,
+    WorkflowInvokeSegment,
+)
+from orchestrator.runtime.command_files import load_command_files
 from orchestrator.runtime.controller.conversation import commit
 from orchestrator.runtime.controller.state import ControllerState
 from orchestrator.runtime.custom_commands import (
@@ -59,6 +65,8 @@ def resolve_prompt(
         if servers is not None and state.tools.registry.get(READ_RESOURCE_TOOL) is not None
         else []
     )
+    if _may_invoke(segments):
+        refresh_commands(state)
     found = find_invocation(segments, state.commands)
     spec = found[0] if found is not None else None
     if found is not None and spec is not None:
@@ -79,6 +87,24 @@ def resolve_prompt(
     for alert in submission.alerts:
         state.alert(alert.level, alert.source, alert.message)
     return submission
+
+
+def refresh_commands(state: ControllerState) -> None:
+    """Read the command folders again (a file added or edited since counts at once); each
+    file refused is alerted once."""
+    files = load_command_files(state.config.workspace, state.config.skills)
+    state.commands.take_files(files.catalog)
+    for refusal in files.refused:
+        if refusal not in state.commands.said:
+            state.commands.said.add(refusal)
+            state.alert("warn", "commands", f"command file skipped: {refusal}")
+
+
+def _may_invoke(segments: list[Segment]) -> bool:
+    first = segments[0] if segments else None
+    if isinstance(first, WorkflowInvokeSegment):
+        return True
+    return isinstance(first, TextSegment) and first.text.lstrip().startswith("/")
 
 
 def _expanded(state: ControllerState, expansion: Expansion, readable: list[str]) -> Submission:
@@ -135,4 +161,11 @@ def request_turn(state: ControllerState, request_id: str) -> int | None:
     return None
 
 
-__all__ = ["commit_prompt", "held_record", "held_submission", "request_turn", "resolve_prompt"]
+__all__ = [
+    "commit_prompt",
+    "held_record",
+    "held_submission",
+    "refresh_commands",
+    "request_turn",
+    "resolve_prompt",
+]
