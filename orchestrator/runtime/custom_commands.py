@@ -17,7 +17,7 @@ dies in between never runs a line twice (see ``controller/command_lines.py``).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -265,6 +265,23 @@ def expand_invocation(
 
 def _marker() -> str:
     return f"\x00pending-{secrets.token_hex(12)}\x00"
+
+
+def never_started(steps: list[dict[str, Any]], started: Collection[str]) -> list[dict[str, Any]]:
+    """Held steps as a restart finds them: a ``bash`` step marked ``started`` whose call has
+    no write-ahead record (``tool_start``) never ran (the pod died while it waited for an
+    approval, or before the runner got to it), so it is ``pending`` again; one with the
+    record may have run, and stays ``started`` (never run again)."""
+    out: list[dict[str, Any]] = []
+    for step in steps:
+        if (
+            step.get("kind") == "bash"
+            and step.get("state") == "started"
+            and step.get("call_id") not in started
+        ):
+            step = {**step, "state": "pending"}
+        out.append(step)
+    return out
 
 
 def fill_markers(text: str, steps: Iterable[PendingStep]) -> str:
