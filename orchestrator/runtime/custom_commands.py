@@ -212,8 +212,9 @@ def find_invocation(
     spec = catalog.find(parsed.name)
     if spec is None:
         return None
-    typed = parsed.arguments + flatten_segments(rest)
-    return spec, Invocation(parsed.name, typed.strip()), _refs(rest)
+    # The whole line as typed, the refs beside it read as their labels (``@x.py``).
+    whole = parse_invocation(first.text + flatten_segments(rest))
+    return spec, whole or parsed, _refs(rest)
 
 
 def _refs(segments: list[Segment]) -> list[Segment]:
