@@ -189,7 +189,11 @@ class PodAgent:
         )
         opened.pump = asyncio.create_task(self._pump(opened), name=f"acp-pump-{session_id}")
         self.sessions[session_id] = opened
-        await self._update(session_id, mapping.available_commands())
+        try:
+            pod_commands = (await client.commands()).commands
+        except ClientError:
+            pod_commands = []  # a pod without custom commands (or an older one)
+        await self._update(session_id, mapping.available_commands(pod_commands))
         if status.todos:  # a loaded or forked session's list, as the editor's plan
             await self._update(session_id, plan_update(status.todos))
         return opened
