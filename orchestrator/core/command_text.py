@@ -35,7 +35,7 @@ __all__ = [
     "valid_command_name",
 ]
 
-MAX_NAME_CHARS = 64
+MAX_NAME_CHARS = 128
 """The longest command name (a file stem or ``mcp__<server>__<prompt>``) offered."""
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*")

@@ -101,7 +101,7 @@ def _read(directory: LibraryDir, inner: str, folder: str) -> CommandSpec:
         raise LibraryRefused(
             where,
             "a command's name (its file's stem) may hold letters, digits and `_ . : -` only, "
-            "starting with a letter or digit, at most 64 characters",
+            "starting with a letter or digit, at most 128 characters",
         )
     text = read_library_text(directory, inner)
     data, body = split_frontmatter(text, where)

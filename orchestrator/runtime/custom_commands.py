@@ -29,6 +29,7 @@ from orchestrator.core.command_text import (
     clean_line,
     expand_body,
     parse_invocation,
+    prompt_arguments,
     valid_command_name,
 )
 from orchestrator.core.mentions import expand_mentions
@@ -149,6 +150,8 @@ class PendingStep:
     call_id: str = ""
     arguments: dict[str, str] = field(default_factory=dict)
     """The prompt's arguments (``mcp``)."""
+    server: str = ""
+    """The prompt's MCP server (``mcp``)."""
     state: Literal["pending", "started", "done"] = "pending"
     output: str = ""
 
@@ -160,6 +163,7 @@ class PendingStep:
             "command": self.command,
             "call_id": self.call_id,
             "arguments": dict(self.arguments),
+            "server": self.server,
             "state": self.state,
             "output": self.output,
         }
@@ -173,6 +177,7 @@ class PendingStep:
             command=data.get("command", ""),
             call_id=data.get("call_id", ""),
             arguments=dict(data.get("arguments", {})),
+            server=data.get("server", ""),
             state=data.get("state", "pending"),
             output=data.get("output", ""),
         )
@@ -235,10 +240,21 @@ def expand_invocation(
     steps: list[PendingStep] = []
     body: list[Segment] = []
     if spec.prompt is not None:
-        step = PendingStep(kind="mcp", marker=_marker(), command=spec.prompt.prompt)
-        return Expansion(
-            spec, segment, [PasteSegment(id="mcp", text=step.marker)], user_refs, [step]
+        values, extra = prompt_arguments(invocation.arguments, list(spec.prompt.arguments))
+        step = PendingStep(
+            kind="mcp",
+            marker=_marker(),
+            command=spec.prompt.prompt,
+            arguments=values,
+            server=spec.prompt.server,
         )
+        body = [PasteSegment(id="mcp", text=step.marker)]
+        if extra:
+            unused = " ".join(extra)
+            body.append(
+                PasteSegment(id="arguments", text=f"\n\n[not given to any argument: {unused}]")
+            )
+        return Expansion(spec, segment, body, user_refs, [step])
     text = spec.body
     if len(text) > MAX_BODY_CHARS:
         text = text[:MAX_BODY_CHARS] + f"\n[command body cut at {MAX_BODY_CHARS} characters]"

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Self
+from typing import IO, TYPE_CHECKING, Any, Self
 
 from mcp import Client, types
 from mcp.client import Transport
@@ -34,6 +34,7 @@ from orchestrator.adapters.mcp.failures import (
     why_failed,
 )
 from orchestrator.adapters.mcp.oauth import stored_auth, token_path
+from orchestrator.adapters.mcp.prompts import PromptListChanges, list_prompts
 from orchestrator.adapters.mcp.tool_list import ToolListChanges
 from orchestrator.adapters.mcp.transport import describe, first_of, open_transport, watched
 from orchestrator.adapters.mcp.wire_watch import WireWatch
@@ -106,6 +107,11 @@ class McpConnection:
     """What the server asks of the pod during its calls, and who answers."""
     changes: ToolListChanges = field(init=False)
     """The changes it announces to its tool list, followed."""
+    prompts: list[types.Prompt] = field(default_factory=list)
+    """Its prompts (``prompts/list``), offered as custom commands."""
+    on_prompts_changed: Callable[[Self], None] | None = None
+    """Told when the prompt list changed (listed anew at a start, or the server said so)."""
+    prompt_changes: PromptListChanges = field(init=False)
 
     def __post_init__(self) -> None:
         self.asking = ServerAsking(server=self.name, alert=self.alert)
@@ -115,6 +121,9 @@ class McpConnection:
             client=lambda: self._client,
             landed=self._landed,
             timeout_s=self.config.timeout_s,
+        )
+        self.prompt_changes = PromptListChanges(
+            server=self.name, client=lambda: self._client, landed=self._prompts_landed
         )
         self.side = ClientSide(
             server=self.name,
@@ -215,15 +224,16 @@ class McpConnection:
             transport = watched(self._transport(), ended, watch)
             self.side.connected()
             async with Client(
-                transport, message_handler=self.changes.on_message, **self.side.client_kwargs()
+                transport, message_handler=self._on_message, **self.side.client_kwargs()
             ) as client:
                 listing = await client.list_tools()
                 self.tools = list(listing.tools)
+                await self._list_prompts(client)  # before it counts as started
                 self._client = client
                 if not ready.done():
                     ready.set_result(None)
                 self.has_resources = client.server_capabilities.resources is not None
-                async with self.changes.following(client):
+                async with self.changes.following(client), self.prompt_changes.following(client):
                     await first_of(self._stop.wait(), ended.wait(), broken.wait())
                 if not self._stop.is_set():
                     self._client = None
@@ -245,6 +255,28 @@ class McpConnection:
             self._client = None
             if not ready.done():
                 ready.set_exception(McpServerError("the connection closed at start"))
+
+    async def _on_message(self, message: Any) -> None:
+        """Messages no request asked for: tool-list changes, prompt-list changes."""
+        if self.prompt_changes.is_change(message):
+            self.prompt_changes.changed()
+            return
+        await self.changes.on_message(message)
+
+    async def _list_prompts(self, client: Client) -> None:
+        """List the prompts of a server that has them (a failure leaves none, said once)."""
+        prompts: list[types.Prompt] = []
+        if client.server_capabilities.prompts is not None:
+            try:
+                prompts = await asyncio.wait_for(list_prompts(client), self.config.timeout_s)
+            except Exception as exc:
+                self.alert("warn", f"MCP server {self.name}: could not list its prompts: {exc}")
+        self._prompts_landed(prompts)
+
+    def _prompts_landed(self: Self, prompts: list[types.Prompt]) -> None:
+        self.prompts = prompts
+        if self.on_prompts_changed is not None:
+            self.on_prompts_changed(self)
 
     def _noisy(self) -> None:
         if self._noise_said:
@@ -301,7 +333,7 @@ class McpConnection:
         self._closed = True
         pending = [
             task
-            for task in (self._checking, self.changes.relisting)
+            for task in (self._checking, self.changes.relisting, self.prompt_changes.relisting)
             if task is not None and task is not asyncio.current_task() and not task.done()
         ]
         for task in pending:

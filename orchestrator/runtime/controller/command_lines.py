@@ -93,8 +93,21 @@ async def _run_line(state: ControllerState, submission: Submission, step: Pendin
 
 
 async def _fetch_prompt(state: ControllerState, step: PendingStep) -> str:
-    """An MCP prompt's text for the expansion (or why there is none)."""
-    return f"[the MCP prompt {step.command} could not be fetched]"
+    """An MCP prompt's text for the expansion (or why there is none, which the model reads)."""
+    servers = state.board.mcp
+    server = next((s for s in servers.servers if s.name == step.server), None) if servers else None
+    if server is None:
+        return f"[the prompt {step.command} of MCP server {step.server}: no such server runs]"
+    # Imported here: the MCP SDK is slow to import, and only a pod with servers needs it.
+    from orchestrator.adapters.mcp.prompts import prompt_text
+    from orchestrator.capabilities.tools.base import ToolError
+
+    try:
+        result = await server.get_prompt(step.command, step.arguments)
+    except ToolError as exc:
+        state.alert("warn", "mcp", str(exc))
+        return f"[the prompt {step.command} of MCP server {step.server} failed: {exc}]"
+    return prompt_text(result)
 
 
 def _output(step: PendingStep, result: ToolResult) -> str:

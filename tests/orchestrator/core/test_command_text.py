@@ -32,7 +32,7 @@ def test_an_invocation_is_a_name_and_the_rest():
 def test_not_invocations():
     for text in ["//review", "review", "/ review", "a /review", "/../etc", "/\x1b[2J", "/"]:
         assert parse_invocation(text) is None, text
-    assert parse_invocation("/" + "a" * 65) is None
+    assert parse_invocation("/" + "a" * 129) is None
 
 
 def test_names_refuse_separators_and_control_characters():
