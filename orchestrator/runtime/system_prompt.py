@@ -10,7 +10,10 @@ Sections, in order (only the first two are always present):
 4. ``## Resident knowledge`` — one ``- <slug>: <description>`` line per record with
    ``model_invokation: true``, in slug order, when memory is enabled, the pod injects resident
    knowledge, and at least one such record exists;
-5. ``## Sub-pod`` — for a child pod (``subpods.depth`` > 0): that it works for another agent,
+5. ``## Skills`` — one ``- <name>: <description>`` line per skill, in lookup order, within
+   ``[skills] prompt_max_chars``; skills past it are named only, and the section says so
+   (docs/skills.md);
+6. ``## Sub-pod`` — for a child pod (``subpods.depth`` > 0): that it works for another agent,
    that its last message is all that agent receives, and its agent's instructions
    (``subpods.role``).
 
@@ -20,6 +23,7 @@ turns them into text and is pure, so a prompt can be explained from its parts al
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,6 +105,10 @@ class PromptParts:
     agents_md: AgentsMd | None = None
     resident: list[ResidentEntry] = field(default_factory=list)
     """Resident knowledge; empty means no section."""
+    skills: Sequence[tuple[str, str]] = ()
+    """(name, description) of each skill in use; empty means no section."""
+    skills_budget: int = 0
+    """Characters the skills' lines may take; past it the rest are named only."""
     depth: int = 0
     """Where the pod stands in a tree of pods (0: started by a person)."""
     role: str = ""
@@ -169,6 +177,30 @@ def _render_resident(entries: list[ResidentEntry]) -> str:
     return "## Resident knowledge\n\n" + "\n".join(lines) + "\n\n" + KNOWLEDGE_TOOLS_HINT
 
 
+SKILLS_HINT = (
+    "Skills are instructions and files for particular tasks. When a task matches a skill's "
+    "description, call the `skill` tool with its name before you start, then follow what it "
+    "returns and read its files with `read_file` as it says."
+)
+
+
+def _render_skills(skills: Sequence[tuple[str, str]], budget: int) -> str:
+    lines: list[str] = []
+    spent = 0
+    for index, (name, description) in enumerate(skills):
+        line = f"- {name}: {description}"
+        if spent + len(line) + 1 > budget:
+            rest = ", ".join(n for n, _ in skills[index:])
+            lines.append(
+                f"\nMore skills, named only (the listing is kept to {budget:,} characters; "
+                f"`skill` returns any of them): {rest}"
+            )
+            break
+        lines.append(line)
+        spent += len(line) + 1
+    return "## Skills\n\n" + SKILLS_HINT + "\n\n" + "\n".join(lines).strip("\n")
+
+
 SUB_POD = """\
 ## Sub-pod
 
@@ -194,6 +226,8 @@ def prompt_sections(parts: PromptParts) -> list[tuple[str, str]]:
         sections.append(("agents_md", _render_agents_md(parts.agents_md)))
     if parts.resident:
         sections.append(("resident_knowledge", _render_resident(parts.resident)))
+    if parts.skills:
+        sections.append(("skills", _render_skills(parts.skills, parts.skills_budget)))
     if parts.depth > 0:
         sections.append(("sub_pod", _render_sub_pod(parts.role)))
     return sections
@@ -243,8 +277,11 @@ def _resident_knowledge(config: PodConfig, warnings: list[str]) -> list[Resident
     return found.entries
 
 
-def gather_prompt_parts(config: PodConfig, fs: ScopedFS) -> tuple[PromptParts, list[str]]:
-    """Read everything the prompt needs; problems become warnings, never exceptions."""
+def gather_prompt_parts(
+    config: PodConfig, fs: ScopedFS, skills: Sequence[tuple[str, str]] = ()
+) -> tuple[PromptParts, list[str]]:
+    """Read everything the prompt needs; problems become warnings, never exceptions.
+    ``skills``: (name, description) of the skills in use (found by the caller)."""
     warnings: list[str] = []
     workspace = fs.workspace
     boundaries = Boundaries(
@@ -259,15 +296,19 @@ def gather_prompt_parts(config: PodConfig, fs: ScopedFS) -> tuple[PromptParts, l
         boundaries=boundaries,
         agents_md=_read_agents_md(fs, warnings),
         resident=_resident_knowledge(config, warnings),
+        skills=list(skills) if config.skills.enabled else [],
+        skills_budget=config.skills.prompt_max_chars,
         depth=config.subpods.depth,
         role=config.subpods.role,
     )
     return parts, warnings
 
 
-def build_system_prompt(config: PodConfig, fs: ScopedFS) -> SystemPrompt:
+def build_system_prompt(
+    config: PodConfig, fs: ScopedFS, skills: Sequence[tuple[str, str]] = ()
+) -> SystemPrompt:
     """Gather the inputs and render the system prompt, with any warnings for the pod to raise."""
-    parts, warnings = gather_prompt_parts(config, fs)
+    parts, warnings = gather_prompt_parts(config, fs, skills)
     sections = prompt_sections(parts)
     names = [name for name, _ in sections]
     return SystemPrompt(text=_join(sections), sections=names, warnings=warnings)

@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from orchestrator.adapters.library.dirs import LibraryDir
-from orchestrator.config.regular_file import read_regular
+from orchestrator.config.regular_file import NotARegularFile, read_regular
 from orchestrator.core.library import LibraryRefused, name_problem, shown
 
 __all__ = [
@@ -80,6 +80,8 @@ def read_library_text(
     try:
         # follow=False: the path is already resolved; a link swapped in since is refused.
         data = read_regular(real, max_bytes=max_bytes, follow=False)
+    except NotARegularFile as exc:
+        raise LibraryRefused(where, str(exc.strerror)) from None
     except OSError as exc:
         raise LibraryRefused(where, f"cannot read it: {exc.strerror or exc}") from None
     try:

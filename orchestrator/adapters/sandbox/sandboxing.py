@@ -249,6 +249,8 @@ def sandbox_spec(
     from orchestrator.config.paths import runtime_dir, state_dir, user_config_file
 
     said = problems if problems is not None else Problems()
+    # The user's skill folders are shown read-only, so a skill's scripts run here too.
+    skills = _skill_folders(config)
     home = Path.home()
     workspace = config.workspace.resolve()
     named_hidden = [
@@ -270,7 +272,7 @@ def sandbox_spec(
     writable = _shown(
         (ws / p for p in [*config.write_roots, *config.sandbox.writable]), hiding, said
     )
-    readable = (ws / p for p in [*config.read_roots, *config.sandbox.readable])
+    readable = (ws / p for p in [*config.read_roots, *config.sandbox.readable, *skills])
     # Where you chose to work (the workspace is ~/.config/nvim), the default read-only list
     # gives way: it guards those places when something above them is writable.
     chosen = {workspace, *writable}
@@ -287,6 +289,14 @@ def sandbox_spec(
         network=config.sandbox.network is True,
         installation=own_installation(),
     )
+
+
+def _skill_folders(config: PodConfig) -> list[Path]:
+    from orchestrator.adapters.library.skills import load_skills
+
+    if not config.skills.enabled:
+        return []
+    return load_skills(config.workspace, config.skills).read_roots()
 
 
 def _resolved_hidden(paths: Iterable[Path], problems: Problems) -> list[tuple[Path, Path]]:

@@ -136,6 +136,9 @@ class Policy:
     granted: list[Rule] = field(default_factory=list)
     """Rules a person added by answering "always" (for the session: recorded in it, and
     granted again when a pod loads it)."""
+    turn_granted: list[Rule] = field(default_factory=list)
+    """Rules a trusted skill's ``allowed-tools`` gave, until the turn ends (:meth:`end_turn`);
+    never recorded, so a pod that loads the session asks again."""
     protected_roots: tuple[str, ...] = ()
     """Absolute directories a write to which always asks (the pod's state and sessions)."""
     sandboxed_bash: Literal["allow", "ask"] | None = None
@@ -255,6 +258,15 @@ class Policy:
         self.granted.append(rule)
         return rule
 
+    def grant_for_turn(self, rules: Iterable[Rule]) -> None:
+        """Allow calls these rules cover until the turn ends (a user's skill asked for them);
+        deny rules and the modes that refuse still apply first."""
+        self.turn_granted.extend(rules)
+
+    def end_turn(self) -> None:
+        """The turn ended: what was allowed for it is not any more."""
+        self.turn_granted.clear()
+
     # -- matching
 
     @staticmethod
@@ -303,7 +315,8 @@ class Policy:
 
     def _covering(self, tool: str, kind: str, subject: Subject) -> Rule | None:
         """An allow rule (or "always" answer) that covers the whole call, or None."""
-        rules = [r for r in [*self.allow, *self.granted] if r.covers_tool(tool, kind)]
+        every = [*self.allow, *self.granted, *self.turn_granted]
+        rules = [r for r in every if r.covers_tool(tool, kind)]
         for rule in rules:
             if rule.subject is None:
                 return rule

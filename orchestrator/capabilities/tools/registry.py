@@ -156,6 +156,7 @@ def builtin_tools() -> tuple[type[TypedTool[Any]], ...]:
     # Imported on first use: the job and task tools import packages (jobs, subpods) that
     # import this one, and the hook dialect asks only when a hook runs, so loading a config
     # (which loads the hooks) does not load every tool.
+    from orchestrator.capabilities.skills.tool import SkillTool
     from orchestrator.capabilities.subpods.task_tool import TaskTool
     from orchestrator.capabilities.tools.jobs import JobKillTool, JobOutputTool, JobWaitTool
     from orchestrator.capabilities.tools.knowledge import KnowledgeSearchTool, MemoryReadTool
@@ -177,6 +178,7 @@ def builtin_tools() -> tuple[type[TypedTool[Any]], ...]:
         MemoryReadTool,
         TaskTool,
         TodoWriteTool,
+        SkillTool,
         WebFetchTool,
     )
 

@@ -201,6 +201,7 @@ class Controller(ControllerSurface):
             self.transcript.record(HeldPromptRecord(phase="done", turn=self.history.turn))
         self.transcript.end_turn(self.history.turn, result)
         self.turn_is_open = False
+        self.approvals.policy.end_turn()  # a skill's allowed-tools last to the turn's end
         self.emit("turn_end", TurnEndData(turn=self.history.turn, result=result))  # type: ignore[arg-type]
         if self.upward is not None and turn_told_upward(result):
             self.upward("turn_ended", result)

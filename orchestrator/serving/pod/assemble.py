@@ -33,6 +33,8 @@ from orchestrator.capabilities.jobs import Jobs, JobSpools
 from orchestrator.capabilities.permissions import pod_policy
 from orchestrator.capabilities.permissions.approvals import Approvals
 from orchestrator.capabilities.permissions.modes import ModeRefused, parse_mode
+from orchestrator.capabilities.skills import pod_skills
+from orchestrator.capabilities.subpods.agent_files import with_agent_files
 from orchestrator.capabilities.subpods.children import Children
 from orchestrator.capabilities.subpods.launcher import ChildLauncher
 from orchestrator.capabilities.subpods.parent import ParentLinks
@@ -133,11 +135,18 @@ def build_pod(
     ``launcher``: how its ``task`` children start (default: each a ``pod serve`` of its own;
     a host gives its own, :class:`orchestrator.serving.pod.serve.Hosting`).
     """
-    fs = ScopedFS(config.workspace, read_roots=config.read_roots, write_roots=config.write_roots)
+    # Agent files join [agents.*] (TOML wins): children are told of them as of any agent.
+    config, agent_alerts = with_agent_files(config)
+    skills = pod_skills(config)
+    # A user's skill folders are read-only roots: the model reads a skill's files where
+    # they are, and writes there are refused like anywhere outside (docs/skills.md).
+    read_roots = [*config.read_roots, *skills.read_roots]
+    fs = ScopedFS(config.workspace, read_roots=read_roots, write_roots=config.write_roots)
     session_path, loaded = (
         opened if opened is not None else open_session(config, continue_=continue_)
     )
     alerts: list[tuple[str, str]] = [("warn", warning) for warning in config.load_warnings]
+    alerts.extend(("warn", alert) for alert in [*agent_alerts, *skills.alerts])
     # The transcript comes first: everything after it reports through it.
     session = SessionWriter(
         session_path,
@@ -185,6 +194,8 @@ def build_pod(
     extra: list[Tool] = [TodoWriteTool(todos)]
     if config.memory.enabled:
         extra += [KnowledgeSearchTool(config.memory_root()), MemoryReadTool(config.memory_root())]
+    if skills.tool is not None:
+        extra.append(skills.tool)
     children, task = None, None
     if config.subpods.enabled and config.subpods.depth < config.subpods.max_depth:
         children = Children(
@@ -195,7 +206,7 @@ def build_pod(
         )
         task = TaskTool(config, children)
         extra.append(task)
-    prompt = build_system_prompt(config, fs)
+    prompt = build_system_prompt(config, fs, skills.listed)
     alerts.extend(("warn", warning) for warning in prompt.warnings)
     chain = interceptors or InterceptorChain()
     if config.hooks.configured():

@@ -25,6 +25,7 @@ EXPECTED_CLAUDE_NAMES = {
     "todo_write": "TodoWrite",
     "web_fetch": "WebFetch",
     "exit_plan_mode": "ExitPlanMode",
+    "skill": "Skill",
 }
 """``hooks/dialect.TOOLS`` as it was written by hand, before the tools said it themselves."""
 
@@ -40,6 +41,7 @@ EXPECTED_ACP_KINDS = {
     "bash": "execute",
     "todo_write": "think",
     "web_fetch": "fetch",
+    "skill": "read",
 }
 """``acp/mapping.TOOL_KINDS`` as it was written by hand."""
 
