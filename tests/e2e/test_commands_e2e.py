@@ -106,3 +106,33 @@ async def test_a_workspace_line_asks_and_a_denied_one_never_runs(
         sent = user_text(pod.provider.requests[0])
         assert "[`touch pwned.txt` — denied by user: not that]" in sent
         assert sent.startswith("Clean up.") and sent.rstrip().endswith("Done?")
+
+
+GRANTING = "---\nallowed-tools: Bash(echo:*)\n---\nSaid: !`echo granted`\n"
+
+
+async def test_a_users_command_grants_its_tools_for_the_turn_and_a_workspaces_does_not(
+    workspace: Path, short_dir: Path
+) -> None:
+    import os
+
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "pod" / "commands"
+    command(workspace, "mine", GRANTING, str(user))
+    command(workspace, "theirs", GRANTING)
+    replies = [ScriptedReply(text="ok"), ScriptedReply(text="ok")]
+    permissions = {"mode": "default"}  # bash asks unless something allows it
+    async with running_pod(workspace, short_dir, replies=replies, permissions=permissions) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "/mine"})
+        first = await collect_until(c, "run_end")
+        assert not [e for e in first if e.event == "approval_request"]
+        assert user_text(pod.provider.requests[0]) == "Said: granted"
+        await c.send("run", {"input": "/theirs"})
+        asked = await c.wait_for("approval_request")
+        await c.send("approve", {"id": asked.data["id"]})
+        events = await collect_until(c, "run_end")
+        # Said once, when the folders were read for the first /command.
+        alerts = [e.data["message"] for e in [*first, *events] if e.event == "alert"]
+        history = (await c.history()).items
+        assert [i["text"] for i in history if i["kind"] == "user_message"][-1] == "Said: granted"
+    assert any("only your own commands may grant" in a for a in alerts), alerts

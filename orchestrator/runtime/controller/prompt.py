@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 from orchestrator.adapters.session import HeldPromptRecord
+from orchestrator.capabilities.skills import turn_rules
+from orchestrator.capabilities.tools.registry import claude_code_names
 from orchestrator.config.mcp import READ_RESOURCE_TOOL
 from orchestrator.core.history import UserMessage, item_from_json, item_to_json
 from orchestrator.core.interceptors import ContinueWith, PromptAction
@@ -19,6 +21,7 @@ from orchestrator.runtime.command_files import load_command_files
 from orchestrator.runtime.controller.conversation import commit
 from orchestrator.runtime.controller.state import ControllerState
 from orchestrator.runtime.custom_commands import (
+    CommandSpec,
     Expansion,
     PendingStep,
     expand_invocation,
@@ -79,6 +82,7 @@ def resolve_prompt(
             bash_available=state.tools.registry.get("bash") is not None,
         )
         submission = _expanded(state, expansion, readable)
+        _grant(state, spec)
     else:
         submission = resolve_submission(
             segments, fs=state.fs, config=state.config, mcp_readable=readable
@@ -94,10 +98,38 @@ def refresh_commands(state: ControllerState) -> None:
     file refused is alerted once."""
     files = load_command_files(state.config.workspace, state.config.skills)
     state.commands.take_files(files.catalog)
+    said = state.commands.said
     for refusal in files.refused:
-        if refusal not in state.commands.said:
-            state.commands.said.add(refusal)
+        if refusal not in said:
+            said.add(refusal)
             state.alert("warn", "commands", f"command file skipped: {refusal}")
+    for spec in files.catalog.files:
+        if spec.allowed_tools and not spec.trusted and f"grant:{spec.path}" not in said:
+            said.add(f"grant:{spec.path}")
+            state.alert(
+                "warn",
+                "commands",
+                f"the workspace's command /{spec.name} ({spec.path}) lists allowed-tools "
+                f"({', '.join(spec.allowed_tools)}), which only your own commands may grant: "
+                "ignored, those tools ask or are refused as usual. To let it grant them, keep "
+                "it in ~/.config/pod/commands/ or ~/.claude/commands/.",
+            )
+
+
+def _grant(state: ControllerState, spec: CommandSpec) -> None:
+    """A command of the user's own folders allows its ``allowed-tools`` until the turn ends
+    (its ``!`` lines included); a workspace's grants nothing (said once, when it is read)."""
+    if not spec.trusted or not spec.allowed_tools:
+        return
+    rules, unreadable = turn_rules(spec.allowed_tools, claude_code_names())
+    state.approvals.policy.grant_for_turn(rules)
+    if unreadable:
+        state.alert(
+            "warn",
+            "commands",
+            f"/{spec.name}: allowed-tools entries not understood, so not allowed: "
+            + ", ".join(unreadable),
+        )
 
 
 def _may_invoke(segments: list[Segment]) -> bool:
