@@ -154,3 +154,35 @@ async def test_a_cloned_repos_rm_never_runs_where_bash_is_denied(
             "Tidy up: [command not run: rm -rf ~/precious — bash is not enabled in this pod]"
         )
     assert precious.read_text() == "keep me"
+
+
+async def test_pause_and_cancel_while_a_line_runs(workspace: Path, short_dir: Path) -> None:
+    body = "A: !`echo a-ran >> count.txt; echo started; sleep 30`\nB: !`echo b`\n"
+    command(workspace, "slow", body)
+    replies = [ScriptedReply(text="ok"), ScriptedReply(text="ok")]
+    async with running_pod(workspace, short_dir, replies=replies, allow_bash=True) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "/slow"})
+        await c.wait_for("tool_output_delta")  # the line runs: it printed
+        await c.send("pause")
+        paused = await collect_until(c, "run_end")
+        assert paused[-1].data == {"result": "paused"}
+        assert (await c.history()).items == []  # nothing committed yet
+        await c.send("resume")
+        done = await collect_until(c, "run_end", timeout=30)
+        assert done[-1].data == {"result": "finished"}
+        [message] = [i for i in (await c.history()).items if i["kind"] == "user_message"]
+        # The interrupted line is not run again: what it printed, said interrupted.
+        assert message["text"].startswith("A: [`echo a-ran")
+        assert "started" in message["text"] and message["text"].endswith("B: b")
+        assert (workspace / "count.txt").read_text() == "a-ran\n"
+
+        await c.send("run", {"input": "/slow"})
+        await c.wait_for("tool_output_delta")
+        await c.send("cancel")
+        cancelled = await collect_until(c, "run_end")
+        assert cancelled[-1].data == {"result": "cancelled"}
+        alerts = [e.data["message"] for e in cancelled if e.event == "alert"]
+        assert any("before its command was expanded; it was not sent: /slow" in a for a in alerts)
+        assert "\x00" not in "".join(alerts)
+    assert (workspace / "count.txt").read_text() == "a-ran\na-ran\n"
