@@ -15,6 +15,7 @@ from cli.tui.input import SlashLine, rewind_argument
 from cli.tui.notices import Notice
 from cli.tui.views import (
     children_text,
+    custom_commands_text,
     help_text,
     jobs_listing,
     model_text,
@@ -22,7 +23,7 @@ from cli.tui.views import (
     sessions_text,
     status_text,
 )
-from orchestrator.protocol import ErrorData, RewindData
+from orchestrator.protocol import CommandData, CommandsData, ErrorData, RewindData
 from orchestrator.serving.client import ClientError
 
 ATTACH_PREFIX = "attach:"
@@ -168,7 +169,7 @@ class SlashCommands:
         host = self._host
         pod = host.model.pod
         if view == "help":
-            text = help_text()
+            text = help_text() + custom_commands_text(await self._custom_commands())
         elif view in ("status", "jobs"):
             # Both ask the pod afresh: a job's state and size change without a status event.
             if host.link is not None and pod.connected:
@@ -187,6 +188,17 @@ class SlashCommands:
         host.show_status()
         await host.draw([host.model.info(text)])
         host.conversation.follow()
+
+    async def _custom_commands(self) -> list[CommandData]:
+        """The pod's custom commands (none when it cannot say)."""
+        link = self._host.link
+        if link is None:
+            return []
+        try:
+            reply = await link.request("list_commands", {})
+        except (ClientError, TimeoutError):
+            return []
+        return reply.payload.commands if isinstance(reply.payload, CommandsData) else []
 
     def _attach(self, argument: str) -> None:
         """``/attach NAME``: leave this pod's UI for its child's; leaving that comes back."""

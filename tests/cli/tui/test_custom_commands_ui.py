@@ -46,6 +46,12 @@ async def test_a_command_completes_and_the_pod_expands_it(workspace: Path, short
             {"kind": "workflow_invoke", "slug": "review", "arguments": "src/app.py"}
         ]
         assert first["text"] == "Please review src/app.py."
-        # The UI's /help wins over .pod/commands/help.md: it is answered, never sent.
+        # The UI's /help wins over .pod/commands/help.md: it is answered, never sent, and it
+        # lists the pod's commands, the shadowed file too.
+        before = len(app.model.entries)
         await ui.pilot.press(*"/help", "enter")
+        await ui.until(lambda: len(app.model.entries) > before, "/help answered")
+        shown = app.model.entries[-1].text  # type: ignore[attr-defined]
+        assert "/review  Review [workspace]" in shown
+        assert "/help (workspace: shadowed by builtin)" in shown
         assert len((await ui.probe.history()).items) == 2  # the prompt and its reply only
