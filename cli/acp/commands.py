@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from cli.acp.session import AcpSession
+from cli.prompt_lines import prompt_line
 from orchestrator.runtime.status import status_text
 
 __all__ = ["CANCEL_ID", "REWIND_ID", "RUN_ID", "run_command"]
@@ -71,7 +72,7 @@ async def _rewind(session: AcpSession, argument: str) -> str:
     if not argument:
         items = (await client.history()).items
         rows = [
-            f"{item['seq']}: {' '.join(str(item.get('text', '')).split())[:70]}"
+            f"{item['seq']}: {' '.join(prompt_line(item).split())[:70]}"
             for item in items
             if item.get("kind") == "user_message"
         ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from cli.commands.rewind import continue_fork, preview_text
+from cli.prompt_lines import prompt_line
 from cli.tui.host import AppHost
 from cli.tui.input import SlashLine, rewind_argument
 from cli.tui.notices import Notice
@@ -85,7 +86,7 @@ class SlashCommands:
         if not argument:
             history = await host.link.history()
             rows = [
-                f"  {item['seq']:>5}  {' '.join(str(item.get('text', '')).split())[:70]}"
+                f"  {item['seq']:>5}  {' '.join(prompt_line(item).split())[:70]}"
                 for item in history.items
                 if item.get("kind") == "user_message"
             ]

@@ -55,3 +55,9 @@ async def test_a_command_completes_and_the_pod_expands_it(workspace: Path, short
         assert "/review  Review [workspace]" in shown
         assert "/help (workspace: shadowed by builtin)" in shown
         assert len((await ui.probe.history()).items) == 2  # the prompt and its reply only
+        # /rewind lists the prompt as typed, not its expansion.
+        before = len(app.model.entries)
+        await ui.pilot.press(*"/rewind", "enter")
+        await ui.until(lambda: len(app.model.entries) > before, "/rewind answered")
+        listed = app.model.entries[-1].text  # type: ignore[attr-defined]
+        assert "/review src/app.py" in listed and "Please review" not in listed
