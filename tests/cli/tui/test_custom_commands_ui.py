@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from cli.tui.app import PodApp
+from cli.tui.entries import InfoEntry
 from cli.tui.input import slash_candidates, slash_query
 from tests.cli.tui.conftest import QUICK, attach, eventually_status
 from tests.e2e.harness import running_pod
@@ -16,6 +18,10 @@ from tests.e2e.harness import running_pod
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "home").mkdir()
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def infos(app: PodApp) -> list[str]:
+    return [e.text for e in app.model.entries if isinstance(e, InfoEntry)]
 
 
 def test_a_slash_query_is_a_name_at_the_start_of_the_line() -> None:
@@ -51,7 +57,7 @@ async def test_a_command_completes_and_the_pod_expands_it(workspace: Path, short
         before = len(app.model.entries)
         await ui.pilot.press(*"/help", "enter")
         await ui.until(lambda: len(app.model.entries) > before, "/help answered")
-        shown = app.model.entries[-1].text  # type: ignore[attr-defined]
+        shown = infos(app)[-1]
         assert "/review  Review [workspace]" in shown
         assert "/help (workspace: shadowed by builtin)" in shown
         assert len((await ui.probe.history()).items) == 2  # the prompt and its reply only
@@ -59,5 +65,5 @@ async def test_a_command_completes_and_the_pod_expands_it(workspace: Path, short
         before = len(app.model.entries)
         await ui.pilot.press(*"/rewind", "enter")
         await ui.until(lambda: len(app.model.entries) > before, "/rewind answered")
-        listed = app.model.entries[-1].text  # type: ignore[attr-defined]
+        listed = infos(app)[-1]
         assert "/review src/app.py" in listed and "Please review" not in listed

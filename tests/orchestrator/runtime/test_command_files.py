@@ -13,7 +13,7 @@ from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.config.model import PodConfig
 from orchestrator.config.skills import SkillsConfig
 from orchestrator.core.command_text import Invocation
-from orchestrator.core.segments import FileRefSegment, PasteSegment, TextSegment
+from orchestrator.core.segments import FileRefSegment, PasteSegment, Segment, TextSegment
 from orchestrator.runtime.command_files import load_command_files
 from orchestrator.runtime.custom_commands import (
     CommandCatalog,
@@ -158,7 +158,7 @@ def test_an_invocation_needs_a_known_name_unless_it_is_a_segment() -> None:
     assert found is not None and found[1] == Invocation("c", "a b")
     assert find_invocation([TextSegment(text="/d a")], catalog) is None
     assert find_invocation([TextSegment(text="//c a")], catalog) is None
-    typed = [TextSegment(text="/c see "), FileRefSegment(path="x.py")]
+    typed: list[Segment] = [TextSegment(text="/c see "), FileRefSegment(path="x.py")]
     found = find_invocation(typed, catalog)
     assert found is not None and found[1].arguments == "see @x.py"
     assert found[2] == [FileRefSegment(path="x.py")]
