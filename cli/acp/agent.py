@@ -30,7 +30,7 @@ from acp import PROTOCOL_VERSION, Client, RequestError, schema
 
 from cli.acp import chunks, mapping, modes, web
 from cli.acp.asking import INPUT_ID, EditorAsker
-from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, run_command
+from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, offer_commands, run_command
 from cli.acp.plan import plan_update
 from cli.acp.session import (
     AcpOptions,
@@ -57,6 +57,8 @@ class PodAgent:
         self._asker = EditorAsker()
         """Puts approvals and requests for input to the editor; holds the connection."""
         self._numbers = itertools.count(1)
+        self._offered: dict[str, list[str]] = {}
+        """The pod's custom commands each session was last offered (names, in order)."""
 
     def on_connect(self, conn: Client) -> None:
         """Keep the connection to the editor, for updates and permission requests."""
@@ -189,11 +191,7 @@ class PodAgent:
         )
         opened.pump = asyncio.create_task(self._pump(opened), name=f"acp-pump-{session_id}")
         self.sessions[session_id] = opened
-        try:
-            pod_commands = (await client.commands()).commands
-        except ClientError:
-            pod_commands = []  # a pod without custom commands (or an older one)
-        await self._update(session_id, mapping.available_commands(pod_commands))
+        await offer_commands(opened, self._offered, self._update, always=True)
         if status.todos:  # a loaded or forked session's list, as the editor's plan
             await self._update(session_id, plan_update(status.todos))
         return opened
@@ -239,6 +237,8 @@ class PodAgent:
         reason = mapping.stop_reason(result)
         if reason is None:
             raise RequestError.internal_error({"message": message or f"the turn {result}"})
+        # A command file or an MCP server's prompt list may have changed meanwhile.
+        await offer_commands(session, self._offered, self._update)
         return schema.PromptResponse(stop_reason=reason)
 
     async def set_session_mode(

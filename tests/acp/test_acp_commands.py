@@ -42,7 +42,14 @@ async def test_the_editor_is_offered_the_pods_commands_and_they_expand(
         prompt = [schema.TextContentBlock(type="text", text="/review src/app.py")]
         done = await conn.prompt(session_id=session.session_id, prompt=prompt)
         assert done.stop_reason == "end_turn"
+        assert len(client.of("available_commands_update")) == 1  # nothing changed
+        # A file added between prompts is offered after the next one.
+        (folder / "later.md").write_text("Later.")
+        hello = [schema.TextContentBlock(type="text", text="hello")]
+        await conn.prompt(session_id=session.session_id, prompt=hello)
+        latest = client.of("available_commands_update")[-1]
+        assert "later" in {c.name for c in latest.available_commands}
         sid = session.session_id
     [path] = (Path(env["XDG_STATE_HOME"]) / "pod").rglob(f"{sid}.jsonl")
-    [message] = [i for i in load_session(path).items if i.kind == "user_message"]
+    message, _hello = [i for i in load_session(path).items if i.kind == "user_message"]
     assert message.text == "Please review src/app.py closely."
