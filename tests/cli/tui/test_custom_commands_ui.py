@@ -38,7 +38,8 @@ async def test_a_command_completes_and_the_pod_expands_it(workspace: Path, short
     folder.mkdir(parents=True)
     (folder / "review.md").write_text("---\ndescription: Review\n---\nPlease review $1.")
     (folder / "help.md").write_text("A file that the UI's /help shadows.")
-    async with running_pod(workspace, short_dir, replies=[QUICK]) as pod, attach(pod) as ui:
+    replies = [QUICK, QUICK]
+    async with running_pod(workspace, short_dir, replies=replies) as pod, attach(pod) as ui:
         app = ui.app
         await ui.pilot.press(*"/rev")
         await ui.until(lambda: app.completions.option_count == 1, "candidates")
@@ -67,3 +68,9 @@ async def test_a_command_completes_and_the_pod_expands_it(workspace: Path, short
         await ui.until(lambda: len(app.model.entries) > before, "/rewind answered")
         listed = infos(app)[-1]
         assert "/review src/app.py" in listed and "Please review" not in listed
+        # //review is the escape for text: sent as typed, though the pod has /review.
+        await ui.pilot.press(*"//review as a word", "enter")
+        await ui.until(lambda: len(pod.provider.requests) == 2, "the second request")
+        await eventually_status(ui.probe, "idle")
+        texts = [i["text"] for i in (await ui.probe.history()).items if i["kind"] == "user_message"]
+        assert texts[-1] == "/review as a word"
