@@ -38,6 +38,9 @@ MAX_DEPTH = 3
 _MAX_FILES = 500
 """Command files read per folder; past it the rest are left out, with an alert."""
 
+_MAX_FOLDERS = 200
+"""Sub-folders looked into per commands folder (a repository could nest thousands)."""
+
 
 @dataclass
 class CommandFiles:
@@ -54,7 +57,7 @@ def load_command_files(
     found: list[tuple[str, CommandSpec]] = []
     refused: list[str] = []
     for directory in library_dirs("commands", workspace, settings, home=home):
-        _walk(directory, "", 0, found, refused.append)
+        _walk(directory, "", 0, found, refused.append, [_MAX_FOLDERS])
     resolved = resolve(found)
     winners = [entry.item for entry in resolved.values()]
     shadowed = [(spec, entry.item.source) for entry in resolved.values() for spec in entry.shadowed]
@@ -67,7 +70,10 @@ def _walk(
     depth: int,
     found: list[tuple[str, CommandSpec]],
     refuse: Callable[[str], None],
+    folders: list[int],
 ) -> None:
+    """One folder's command files, then its sub-folders' (``folders``: how many more may be
+    looked into, shared by the whole walk)."""
     listing = list_children(directory, relative)
     for refusal in listing.refused:
         refuse(str(refusal))
@@ -75,8 +81,14 @@ def _walk(
     for child in listing.children:
         inner = f"{relative}/{child.name}" if relative else child.name
         if child.kind == "dir":
-            if depth < MAX_DEPTH:
-                _walk(directory, inner, depth + 1, found, refuse)
+            if depth < MAX_DEPTH and folders[0] > 0:
+                folders[0] -= 1
+                _walk(directory, inner, depth + 1, found, refuse, folders)
+            elif depth < MAX_DEPTH and folders[0] == 0:
+                folders[0] = -1  # said once
+                refuse(
+                    f"{directory.path}: more than {_MAX_FOLDERS} sub-folders; the rest are not read"
+                )
             continue
         if not child.name.endswith(".md"):
             continue

@@ -162,3 +162,15 @@ def test_an_invocation_needs_a_known_name_unless_it_is_a_segment() -> None:
     found = find_invocation(typed, catalog)
     assert found is not None and found[1].arguments == "see @x.py"
     assert found[2] == [FileRefSegment(path="x.py")]
+
+
+def test_a_deep_wide_tree_is_walked_within_bounds(ws: Path, home: Path) -> None:
+    folder = ws / ".pod" / "commands"
+    for top in range(15):
+        for inner in range(15):
+            write(folder / f"d{top:02}" / f"e{inner:02}", "x.md", "x")
+    write(folder / "a" / "b" / "c" / "d", "deep.md", "too deep")
+    files = load_command_files(ws, SkillsConfig(), home=home)
+    assert files.catalog.find("deep") is None  # past MAX_DEPTH
+    assert any("more than 200 sub-folders" in line for line in files.refused)
+    assert sum("sub-folders" in line for line in files.refused) == 1
