@@ -288,14 +288,12 @@ def never_started(steps: list[dict[str, Any]], started: Collection[str]) -> list
     """Held steps as a restart finds them: a ``bash`` step marked ``started`` whose call has
     no write-ahead record (``tool_start``) never ran (the pod died while it waited for an
     approval, or before the runner got to it), so it is ``pending`` again; one with the
-    record may have run, and stays ``started`` (never run again)."""
+    record may have run, and stays ``started`` (never run again). An MCP prompt is only
+    read (``prompts/get``): one that was being fetched is fetched again."""
     out: list[dict[str, Any]] = []
     for step in steps:
-        if (
-            step.get("kind") == "bash"
-            and step.get("state") == "started"
-            and step.get("call_id") not in started
-        ):
+        unstarted = step.get("kind") == "bash" and step.get("call_id") not in started
+        if step.get("state") == "started" and (unstarted or step.get("kind") == "mcp"):
             step = {**step, "state": "pending"}
         out.append(step)
     return out

@@ -46,11 +46,22 @@ async def run_steps(state: ControllerState) -> None:
             state.transcript.record(held_record(submission, turn))
             continue
         step.state = "started"
-        await state.transcript.persist(held_record(submission, turn))
+        try:
+            await state.transcript.persist(held_record(submission, turn))
+        except asyncio.CancelledError:
+            # Interrupted while the record was synced: the step never started.
+            step.state = "pending"
+            state.transcript.record(held_record(submission, turn))
+            raise
         if step.kind == "bash":
             await _run_line(state, submission, step)
         else:
-            step.output = await _fetch_prompt(state, step)
+            try:
+                step.output = await _fetch_prompt(state, step)
+            except asyncio.CancelledError:
+                step.state = "pending"  # only a read: Resume fetches it again
+                state.transcript.record(held_record(submission, turn))
+                raise
         step.state = "done"
         state.transcript.record(held_record(submission, turn))
     state.opening.prompt = dataclasses.replace(

@@ -25,7 +25,7 @@ def steps() -> list[PendingStep]:
         PendingStep(kind="bash", marker="\x00c\x00", command="echo c", call_id="c3",
                     state="started"),
         PendingStep(kind="mcp", marker="\x00d\x00", command="brief", server="notes",
-                    arguments={"topic": "x"}),
+                    arguments={"topic": "x"}, state="started"),
     ]  # fmt: skip
 
 
