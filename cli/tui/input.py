@@ -270,6 +270,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("jobs", "the pod's background jobs, as `pod jobs` lists them", view="jobs"),
     SlashCommand("children", "the child pods of task calls: state, tool, tokens", view="children"),
     SlashCommand("todos", "show or hide the todo list panel (the model's plan)", view="todos"),
+    SlashCommand("skills", "the skills the pod reads, where each comes from", view="skills"),
     SlashCommand(
         "attach", "/attach NAME: this UI on a child pod (leave it to come back)", view="attach"
     ),

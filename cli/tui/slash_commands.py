@@ -8,7 +8,9 @@ would do and waits for Enter on an empty line; ``/attach NAME`` leaves for a chi
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
+from cli.commands.library import skills_text
 from cli.commands.rewind import continue_fork, preview_text
 from cli.prompt_lines import prompt_line
 from cli.tui.host import AppHost
@@ -184,6 +186,13 @@ class SlashCommands:
             text = children_text(list(pod.children.values()))
         elif view == "model":
             text = model_text(pod)
+        elif view == "skills":
+            # Read as a pod there would: the pod's own list is in its system prompt.
+            text = (
+                await asyncio.to_thread(skills_text, Path(pod.workspace))
+                if pod.workspace
+                else "No skills listed: the pod has not said where it works yet"
+            )
         else:
             text = await asyncio.to_thread(sessions_text, pod.workspace)
         host.show_status()

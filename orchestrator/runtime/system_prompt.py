@@ -184,13 +184,29 @@ SKILLS_HINT = (
 )
 
 
+SKILLS_NAMES_MIN_CHARS = 2_000
+"""The names past the budget take at most the budget again (this much when it is smaller)."""
+
+
+def _named(skills: Sequence[tuple[str, str]], limit: int) -> str:
+    # A repository may ship a thousand skills: their names are bounded too.
+    names: list[str] = []
+    used = 0
+    for name, _ in skills:
+        if used + len(name) + 2 > limit:
+            return ", ".join(names) + f" and {len(skills) - len(names)} more (pod skills ls)"
+        names.append(name)
+        used += len(name) + 2
+    return ", ".join(names)
+
+
 def _render_skills(skills: Sequence[tuple[str, str]], budget: int) -> str:
     lines: list[str] = []
     spent = 0
     for index, (name, description) in enumerate(skills):
         line = f"- {name}: {description}"
         if spent + len(line) + 1 > budget:
-            rest = ", ".join(n for n, _ in skills[index:])
+            rest = _named(skills[index:], max(budget, SKILLS_NAMES_MIN_CHARS))
             lines.append(
                 f"\nMore skills, named only (the listing is kept to {budget:,} characters; "
                 f"`skill` returns any of them): {rest}"

@@ -45,6 +45,8 @@ async def test_a_user_skill_is_listed_read_and_grants_for_one_turn(
                 call("skill", "t2", name="deploy"),
                 call("read_file", "t3", path=str(script)),
                 call("write_file", "t4", path=str(script), content="rm -rf ~\n"),
+                call("grep", "t3g", pattern="from the skill", path=str(script.parent.parent)),
+                call("glob", "t3b", pattern="**/*.sh", path=str(script.parent.parent)),
             ]
         ),
         ScriptedReply(
@@ -89,6 +91,7 @@ async def test_a_user_skill_is_listed_read_and_grants_for_one_turn(
     assert "Run scripts/hello.sh." in got["t1"]["content"] and str(script) in got["t1"]["content"]
     assert "nothing is pre-approved" in got["t2"]["content"]
     assert got["t3"]["content"].strip().endswith("echo hello from the skill")
+    assert "hello.sh" in got["t3g"]["content"] and "hello.sh" in got["t3b"]["content"]
     assert got["t4"]["is_error"] and script.read_text() == "echo hello from the skill\n"
     assert got["t5"]["content"] == "granted\n" and not got["t5"]["is_error"]
     assert got["t6"]["is_error"] and got["t7"]["is_error"]

@@ -10,6 +10,7 @@ repository could plant, as :mod:`.reader` does for every library file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,7 +85,8 @@ def family_model(model: str, listed: Sequence[tuple[str, str]] | None = None) ->
     family = model.strip().lower()
     if family not in FAMILY_FALLBACK:
         return model.strip()
-    ours = [(created, model_id) for model_id, created in listed or () if f"-{family}-" in model_id]
+    pattern = re.compile(rf"-{family}(-|$)")
+    ours = [(created, model_id) for model_id, created in listed or () if pattern.search(model_id)]
     return max(ours)[1] if ours else FAMILY_FALLBACK[family]
 
 

@@ -204,6 +204,16 @@ class AnthropicProvider:
             self._failed_models.add(model)
             raise
 
+    async def listed_models(self) -> list[tuple[str, str]]:
+        """(id, created_at) of every model the Models API lists for this key: what an agent
+        file's ``model: sonnet`` picks the newest of. :class:`ProviderError` when it cannot."""
+        client = self._ensure_client()
+        try:
+            page = await client.models.list(limit=1000, timeout=min(self.timeout_s, 10.0))
+            return [(model.id, model.created_at.isoformat()) async for model in page]
+        except (anthropic.AnthropicError, httpx2.TransportError) as err:
+            raise ProviderError(f"the Models API did not list the models: {err}") from err
+
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
         if self._client is not None:

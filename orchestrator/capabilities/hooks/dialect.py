@@ -62,6 +62,7 @@ FIELDS: dict[str, tuple[_Field, ...]] = {
     "Glob": (_DIR,),
     "Grep": (_DIR, _Field("case_insensitive", "-i")),
     "Task": (_Field("name", "description"), _Field("agent", "subagent_type")),
+    "Skill": (_Field("name", "skill"),),
 }
 """Claude Code tool -> the input fields whose names or units differ from the pod tool that
 stands for it. Which pod tool that is, each tool says itself (``claude_code_name``)."""

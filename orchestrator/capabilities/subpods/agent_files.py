@@ -4,7 +4,8 @@ Each file (:mod:`orchestrator.adapters.library.agents`) becomes an
 :class:`~orchestrator.config.subpods.AgentConfig`: its description, its body as the child's
 role, its ``tools`` mapped to the pod's names through each tool's own ``claude_code_name``
 (``Read`` is ``read_file``; a pod name or an ``mcp__`` glob is kept), and its ``model``
-(``inherit``: the parent's; a family: :func:`~orchestrator.adapters.library.agents.family_model`).
+(``inherit``: the parent's; a family such as ``sonnet`` is kept as written and resolved when
+a ``task`` call starts the child, by :class:`ModelFamilies`).
 A TOML agent of the same name wins. Nothing here widens a child: ``tools`` only narrows
 (``task`` refuses a tool its parent is not offered), and no permission mode is read from a
 file, so a child takes its parent's.
@@ -12,14 +13,43 @@ file, so a child takes its parent's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
-from orchestrator.adapters.library.agents import AgentFile, family_model, load_agent_files
+from orchestrator.adapters.library.agents import (
+    FAMILY_FALLBACK,
+    AgentFile,
+    family_model,
+    load_agent_files,
+)
+from orchestrator.adapters.providers.base import ProviderError
 from orchestrator.config.model import PodConfig
 from orchestrator.config.subpods import AgentConfig
 
-__all__ = ["agent_config", "with_agent_files"]
+__all__ = ["ModelFamilies", "agent_config", "with_agent_files"]
+
+
+class ModelFamilies:
+    """``sonnet``, ``opus``, ``haiku`` as the newest model of each the provider's Models API
+    lists (asked once, on the first family a ``task`` call names), else the fallback table;
+    any other name is a model id as it is."""
+
+    def __init__(self, lister: Callable[[], Awaitable[list[tuple[str, str]]]] | None) -> None:
+        self._lister = lister
+        self._listed: list[tuple[str, str]] | None = None
+        self._asked = False
+
+    async def resolve(self, model: str) -> str:
+        """The model id ``model`` stands for."""
+        if model.strip().lower() not in FAMILY_FALLBACK:
+            return model
+        if not self._asked and self._lister is not None:
+            self._asked = True
+            try:
+                self._listed = await self._lister()
+            except (ProviderError, OSError):
+                self._listed = None  # the table, below
+        return family_model(model, self._listed)
 
 
 def _pod_tools(
@@ -58,7 +88,7 @@ def agent_config(
             description=agent.description,
             system_prompt=agent.prompt,
             tools=tools,
-            model=family_model(agent.model) if agent.model is not None else None,
+            model=agent.model,
         ),
         alert,
     )

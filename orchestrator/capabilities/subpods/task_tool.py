@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from pydantic import Field
 
+from orchestrator.adapters.library.agents import family_model
 from orchestrator.capabilities.subpods.children import Children
 from orchestrator.capabilities.subpods.spec import TaskRefused, child_request
 from orchestrator.capabilities.tools.arguments import ToolArgs, TypedTool
@@ -59,6 +61,9 @@ class TaskTool(TypedTool[TaskArgs]):
         self.children = children
         self.live_mode: Callable[[], Mode] | None = None
         """This pod's permission mode now (a person may switch it): a child never gets more."""
+        self.resolve_model: Callable[[str], Awaitable[str]] | None = None
+        """A model family (``sonnet``, from an agent file) to the id it means now; the
+        fallback table when unset."""
         limits = config.subpods
         self.description = (
             "Delegate a self-contained task to a child pod: a new agent with a conversation of "
@@ -96,6 +101,10 @@ class TaskTool(TypedTool[TaskArgs]):
             )
         except TaskRefused as exc:
             raise ToolError(str(exc)) from None
+        if request.model is not None:
+            resolve = self.resolve_model
+            model = await resolve(request.model) if resolve else family_model(request.model)
+            request = dataclasses.replace(request, model=model)
         if not ctx.call_id:
             raise ToolError("task needs the call's id (run it through the pod's tool runner)")
         try:

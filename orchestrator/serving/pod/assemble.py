@@ -34,7 +34,7 @@ from orchestrator.capabilities.permissions import pod_policy
 from orchestrator.capabilities.permissions.approvals import Approvals
 from orchestrator.capabilities.permissions.modes import ModeRefused, parse_mode
 from orchestrator.capabilities.skills import pod_skills
-from orchestrator.capabilities.subpods.agent_files import with_agent_files
+from orchestrator.capabilities.subpods.agent_files import ModelFamilies, with_agent_files
 from orchestrator.capabilities.subpods.children import Children
 from orchestrator.capabilities.subpods.launcher import ChildLauncher
 from orchestrator.capabilities.subpods.parent import ParentLinks
@@ -214,6 +214,7 @@ def build_pod(
     policy = pod_policy(config)
     if task is not None:
         task.live_mode = lambda: policy.mode
+        task.resolve_model = ModelFamilies(getattr(provider, "listed_models", None)).resolve
     for grant in loaded.grants if loaded is not None else []:
         policy.grant(grant.tool, grant.arguments())
     approvals = Approvals(

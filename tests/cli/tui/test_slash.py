@@ -230,3 +230,19 @@ async def test_jobs_lists_the_background_jobs_as_pod_jobs_does(
         [job] = (await s.probe.status()).jobs
         [line] = job_lines([job.model_dump()])
         assert line.startswith("job j1 running ") and line.endswith(" · sleep 600")
+
+
+async def test_skills_lists_where_each_comes_from_and_escapes_descriptions(
+    session: Session,
+) -> None:
+    workspace = session.pod.config.workspace
+    for where, description in ((".pod", "the pod's"), (".claude", "hidden \\u001b[2J")):
+        folder = workspace / where / "skills" / "lint"
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f'---\ndescription: "{description}"\n---\nbody\n')
+    await _command(session, "/skills")
+    listing = _infos(session)[-1]
+    assert "lint  [workspace]  the pod's" in listing
+    assert "[claude-workspace]" in listing and "shadowed by" in listing
+    assert "\x1b" not in listing and "\\x1b[2J" in listing
+    assert await history_kinds(session.probe) == []

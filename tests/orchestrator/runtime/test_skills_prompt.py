@@ -80,3 +80,12 @@ def test_the_system_prompt_with_skills_keeps_its_one_breakpoint(workspace: Path)
     [block] = placed.system
     assert block["text"] == text and "cache_control" in block
     assert count_breakpoints({"system": placed.system, "messages": placed.messages}) == 2
+
+
+def test_a_thousand_skills_cannot_flood_the_prompt(workspace: Path) -> None:
+    for n in range(400):
+        write_skill(user_library("skills"), f"skill-with-a-long-name-{n:04}", "d")
+    text, _ = _prompt(workspace, prompt_max_chars=100)
+    section = text.split("## Skills\n", 1)[1]
+    assert len(section) < 100 + 2_000 + 600
+    assert section.rstrip().endswith("more (pod skills ls)")

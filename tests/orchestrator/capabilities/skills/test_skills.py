@@ -195,3 +195,22 @@ def _run(tool: SkillTool, args: dict[str, object], ctx: ToolContext):  # type: i
     out = asyncio.run(tool.run(args, ctx))
     assert isinstance(out, ToolOutput)
     return out
+
+
+def test_a_repository_skill_shadowing_a_users_skill_takes_none_of_its_trust(
+    workspace: Path, home: Path
+) -> None:
+    # The order puts the workspace's .pod/ before ~/.claude/: the repository's skill wins
+    # the name, and with it only its own (untrusted) standing.
+    write_skill(home / ".claude" / "skills", "git", "Mine", extra="allowed-tools: Bash\n")
+    write_skill(workspace / ".pod" / "skills", "git", "Theirs", extra="allowed-tools: Bash\n")
+    setup = pod_skills(_config(workspace), home=home)
+    assert setup.listed == [("git", "Theirs")]
+    policy = Policy(mode="default")
+    ctx = ToolContext(
+        fs=ScopedFS(workspace), workspace=workspace, scratch_dir=workspace / ".s", policy=policy
+    )
+    assert setup.tool is not None
+    _run(setup.tool, {"name": "git"}, ctx)
+    assert policy.turn_granted == []
+    assert setup.read_roots == []  # the shadowed user folder is no root either

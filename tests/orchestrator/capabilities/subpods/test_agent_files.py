@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from orchestrator.adapters.library.agents import FAMILY_FALLBACK, family_model, load_agent_files
-from orchestrator.capabilities.subpods.agent_files import with_agent_files
+from orchestrator.adapters.providers.base import ProviderError
+from orchestrator.capabilities.subpods.agent_files import ModelFamilies, with_agent_files
 from orchestrator.config.model import PodConfig
 from orchestrator.config.skills import SkillsConfig
 from orchestrator.config.subpods import AgentConfig
@@ -40,7 +41,7 @@ def test_an_agent_file_becomes_a_task_agent(workspace: Path, tmp_path: Path) -> 
     agent = merged.agents["reviewer"]
     assert agent.description == "Reviews diffs" and agent.system_prompt == "You review."
     assert agent.tools == ["read_file", "grep", "bash", "mcp__gh__*"]
-    assert agent.model == FAMILY_FALLBACK["opus"]
+    assert agent.model == "opus"  # resolved when a task call starts the child
     [alert] = alerts
     assert "NotebookEdit" in alert and "reviewer" in alert
     assert config.agents == {}  # the config given is left as it was
@@ -72,6 +73,27 @@ def test_model_families_take_the_newest_listed_else_the_table() -> None:
     assert family_model("haiku", listed) == FAMILY_FALLBACK["haiku"]
     assert family_model("sonnet") == FAMILY_FALLBACK["sonnet"]
     assert family_model("claude-x-1") == "claude-x-1"
+    assert family_model("haiku", [("claude-3-5-haiku", "2024-10-22")]) == "claude-3-5-haiku"
+
+
+async def test_families_ask_the_models_api_once_and_fall_back_to_the_table() -> None:
+    asked: list[int] = []
+
+    async def listed() -> list[tuple[str, str]]:
+        asked.append(1)
+        return [("claude-sonnet-7", "2027-01-01"), ("claude-sonnet-6", "2026-01-01")]
+
+    families = ModelFamilies(listed)
+    assert await families.resolve("sonnet") == "claude-sonnet-7"
+    assert await families.resolve("opus") == FAMILY_FALLBACK["opus"]
+    assert await families.resolve("claude-given") == "claude-given"
+    assert asked == [1]
+
+    async def failing() -> list[tuple[str, str]]:
+        raise ProviderError("the Models API did not list the models: down")
+
+    assert await ModelFamilies(failing).resolve("sonnet") == FAMILY_FALLBACK["sonnet"]
+    assert await ModelFamilies(None).resolve("haiku") == FAMILY_FALLBACK["haiku"]
 
 
 def test_hostile_agent_files_are_refused_once_each(workspace: Path, tmp_path: Path) -> None:
