@@ -41,7 +41,6 @@ from cli.tui.slash_commands import SlashCommands
 from cli.tui.status_bar import NoticeLine, StatusBar
 from cli.tui.todo_panel import TodoPanel
 from orchestrator.protocol import (
-    CommandsData,
     ElicitationResolvedData,
     ErrorData,
     HistoryData,
@@ -299,16 +298,9 @@ class PodApp(App[str]):
         return True
 
     async def _pod_commands(self) -> list[str]:
-        """The pod's custom commands that run (``list_commands``; none when it cannot say)."""
-        if self.link is None:
-            return []
-        try:
-            reply = await self.link.request("list_commands", {})
-        except (ClientError, TimeoutError):
-            return []
-        if not isinstance(reply.payload, CommandsData):
-            return []
-        return [c.name for c in reply.payload.commands if c.shadowed_by is None]
+        """The names of the pod's custom commands that run (none when it cannot say)."""
+        commands = await self.slash.custom_commands()
+        return [c.name for c in commands if c.shadowed_by is None]
 
     async def _complete(self, prefix: str) -> list[str]:
         if prefix.startswith("/"):

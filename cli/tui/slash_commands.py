@@ -172,7 +172,7 @@ class SlashCommands:
         host = self._host
         pod = host.model.pod
         if view == "help":
-            text = help_text() + custom_commands_text(await self._custom_commands())
+            text = help_text() + custom_commands_text(await self.custom_commands())
         elif view in ("status", "jobs"):
             # Both ask the pod afresh: a job's state and size change without a status event.
             if host.link is not None and pod.connected:
@@ -199,8 +199,8 @@ class SlashCommands:
         await host.draw([host.model.info(text)])
         host.conversation.follow()
 
-    async def _custom_commands(self) -> list[CommandData]:
-        """The pod's custom commands (none when it cannot say)."""
+    async def custom_commands(self) -> list[CommandData]:
+        """The pod's custom commands, ``list_commands`` (none when it cannot say)."""
         link = self._host.link
         if link is None:
             return []
