@@ -30,7 +30,7 @@ from acp import PROTOCOL_VERSION, Client, RequestError, schema
 
 from cli.acp import chunks, editor_files, mapping, modes, options, web
 from cli.acp.asking import INPUT_ID, EditorAsker
-from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, run_command
+from cli.acp.commands import CANCEL_ID, REWIND_ID, RUN_ID, offer_commands, run_command
 from cli.acp.plan import plan_update
 from cli.acp.session import (
     AcpOptions,
@@ -60,6 +60,8 @@ class PodAgent(SessionMethods):
         self._asker = EditorAsker()
         """Puts approvals and requests for input to the editor; holds the connection."""
         self._numbers = itertools.count(1)
+        self._offered: dict[str, list[str]] = {}
+        """The pod's custom commands each session was last offered (names, in order)."""
 
     def on_connect(self, conn: Client) -> None:
         """Keep the connection to the editor, for updates and permission requests."""
@@ -211,7 +213,7 @@ class PodAgent(SessionMethods):
             await client.request("offer_client_io", {"files": files, "terminal": terminal})
         opened.pump = asyncio.create_task(self._pump(opened), name=f"acp-pump-{session_id}")
         self.sessions[session_id] = opened
-        await self._update(session_id, mapping.available_commands())
+        await offer_commands(opened, self._offered, self._update, always=True)
         if status.todos:  # a loaded or forked session's list, as the editor's plan
             await self._update(session_id, plan_update(status.todos))
         return opened
@@ -257,6 +259,8 @@ class PodAgent(SessionMethods):
         reason = mapping.stop_reason(result)
         if reason is None:
             raise RequestError.internal_error({"message": message or f"the turn {result}"})
+        # A command file or an MCP server's prompt list may have changed meanwhile.
+        await offer_commands(session, self._offered, self._update)
         return schema.PromptResponse(stop_reason=reason)
 
     async def set_session_mode(

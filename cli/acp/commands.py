@@ -9,11 +9,16 @@ session, ``/compact [FOCUS]`` compacts.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from cli.acp import mapping
 from cli.acp.session import AcpSession
+from cli.prompt_lines import prompt_line
 from orchestrator.runtime.status import status_text
+from orchestrator.serving.client import ClientError
 
-__all__ = ["CANCEL_ID", "REWIND_ID", "RUN_ID", "run_command"]
+__all__ = ["CANCEL_ID", "REWIND_ID", "RUN_ID", "offer_commands", "run_command"]
 
 RUN_ID = "acp-run"
 """The request id of a prompt's ``run``, to tell its refusal from other errors."""
@@ -21,6 +26,26 @@ CANCEL_ID = "acp-cancel"
 """The request id of ``/cancel``'s ``cancel``, to tell its refusal apart."""
 REWIND_ID = "acp-rewind"
 """The request id of ``/rewind N``'s ``rewind``, to tell its refusal apart."""
+
+
+async def offer_commands(
+    session: AcpSession,
+    offered: dict[str, list[str]],
+    update: Callable[[str, Any], Awaitable[None]],
+    *,
+    always: bool = False,
+) -> None:
+    """Send ``available_commands_update`` with the pod's custom commands when they changed
+    since ``offered`` (by session; ``always`` when the session opens): a command file or an
+    MCP server's prompt list may change between prompts."""
+    try:
+        pod_commands = (await session.client.commands()).commands
+    except (ClientError, TimeoutError):
+        pod_commands = []  # a pod without custom commands (or an older one)
+    key = [f"{c.name}\0{c.description}\0{c.argument_hint}\0{c.shadowed_by}" for c in pod_commands]
+    if always or key != offered.get(session.id):
+        offered[session.id] = key
+        await update(session.id, mapping.available_commands(pod_commands))
 
 
 async def run_command(session: AcpSession, name: str, argument: str) -> str:
@@ -71,7 +96,7 @@ async def _rewind(session: AcpSession, argument: str) -> str:
     if not argument:
         items = (await client.history()).items
         rows = [
-            f"{item['seq']}: {' '.join(str(item.get('text', '')).split())[:70]}"
+            f"{item['seq']}: {' '.join(prompt_line(item).split())[:70]}"
             for item in items
             if item.get("kind") == "user_message"
         ]

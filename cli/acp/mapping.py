@@ -9,7 +9,7 @@ I/O, so every mapping is tested on plain data (``tests/acp/test_mapping.py``).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlparse
@@ -31,6 +31,7 @@ from orchestrator.core.history import (
 )
 from orchestrator.core.preread import PREREAD_ORIGIN, preread_call
 from orchestrator.core.segments import FileRefSegment, PasteSegment, Segment, TextSegment
+from orchestrator.protocol import CommandData
 
 AcpToolKind = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"
@@ -69,8 +70,11 @@ class PromptRejected(CliError, ValueError):
     """A prompt block the pod cannot take; the message says which and why."""
 
 
-def available_commands() -> schema.AvailableCommandsUpdate:
-    """The ``available_commands_update`` a session announces when it opens."""
+def available_commands(
+    pod_commands: Sequence[CommandData] = (),
+) -> schema.AvailableCommandsUpdate:
+    """The ``available_commands_update`` a session announces when it opens: ours, then the
+    pod's custom commands (``list_commands``; one of ours keeps its name over a file's)."""
     commands = [
         schema.AvailableCommand(
             name=name,
@@ -82,6 +86,19 @@ def available_commands() -> schema.AvailableCommandsUpdate:
             else None,
         )
         for name, description in SLASH_COMMANDS.items()
+    ]
+    commands += [
+        schema.AvailableCommand(
+            name=command.name,
+            description=command.description or f"/{command.name}",
+            input=schema.AvailableCommandInput(
+                root=schema.UnstructuredCommandInput(hint=command.argument_hint)
+            )
+            if command.argument_hint
+            else None,
+        )
+        for command in pod_commands
+        if command.shadowed_by is None and command.name not in SLASH_COMMANDS
     ]
     return schema.AvailableCommandsUpdate(
         session_update="available_commands_update", available_commands=commands

@@ -30,7 +30,7 @@ from cli.tui.editor import ChipEditor, CompletionList, PromptInput
 from cli.tui.entries import Change
 from cli.tui.entry_views import EntryView
 from cli.tui.form_card import ElicitationCard
-from cli.tui.input import InputChips, PromptHistory, parse_slash
+from cli.tui.input import InputChips, PromptHistory, parse_slash, slash_candidates
 from cli.tui.key_actions import KeyActions
 from cli.tui.keys import Key
 from cli.tui.link import Attached, Connector, PodEventReceived, PodGone, PodLink
@@ -297,7 +297,14 @@ class PodApp(App[str]):
             self.model.pod.run_sent = True
         return True
 
+    async def _pod_commands(self) -> list[str]:
+        """The names of the pod's custom commands that run (none when it cannot say)."""
+        commands = await self.slash.custom_commands()
+        return [c.name for c in commands if c.shadowed_by is None]
+
     async def _complete(self, prefix: str) -> list[str]:
+        if prefix.startswith("/"):
+            return slash_candidates(prefix[1:], await self._pod_commands())
         if self.link is None:
             return []
         try:
@@ -354,6 +361,8 @@ class PodApp(App[str]):
             return True
         slash = parse_slash(text)
         if slash is not None:
+            if slash.command is None and slash.name in await self._pod_commands():
+                return await self.key_actions.submit(text)  # the pod expands it
             return await self.slash.run(slash)
         return await self.key_actions.submit(text)
 

@@ -19,7 +19,13 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 
-from cli.tui.input import InputChips, PromptHistory, completion_query, should_chip_paste
+from cli.tui.input import (
+    InputChips,
+    PromptHistory,
+    completion_query,
+    should_chip_paste,
+    slash_query,
+)
 from cli.tui.keys import ApprovalAnswer, InputAnswer, approval_key, elicitation_key
 from orchestrator.core.segments import Segment
 
@@ -248,7 +254,9 @@ class ChipEditor(TextArea):
             self.post_message(self.CardKey("leave"))
 
     async def _enter(self) -> None:
-        if self.completions.is_open:
+        if self.completions.is_open and (self._prefix or "").startswith("/"):
+            self._close_completions()  # a command's name: Tab completes it, Enter sends the line
+        elif self.completions.is_open:
             self._accept_completion(descend=False)
             return
         if await self._submit(self.text):
@@ -354,7 +362,11 @@ class ChipEditor(TextArea):
 
     def _query(self) -> str | None:
         row, column = self.cursor_location
-        return completion_query(self.document[row][:column])
+        line = self.document[row][:column]
+        # A command's name after "/" on the first line completes too (its query keeps the
+        # slash, the completer tells the two apart by it).
+        slash = slash_query(line) if row == 0 else None
+        return slash if slash is not None else completion_query(line)
 
     def _close_completions(self) -> None:
         self._prefix = None
@@ -394,6 +406,12 @@ class ChipEditor(TextArea):
             self._close_completions()
             return
         row, column = self.cursor_location
+        if prefix.startswith("/"):
+            start = (row, column - len(prefix))
+            self._close_completions()
+            self.replace(f"/{candidate} ", start, (row, column))
+            self.move_cursor((row, start[1] + len(candidate) + 2))
+            return
         start = (row, column - len(prefix) - 1)  # the '@' itself goes too
         self._close_completions()
         if descend and candidate.endswith("/"):

@@ -65,6 +65,24 @@ def completion_query(line_before_cursor: str) -> str | None:
     return match.group(1) if match else None
 
 
+_SLASH_QUERY = re.compile(r"\s*(/[A-Za-z0-9][\w.:-]*|/)")
+
+
+def slash_query(line_before_cursor: str) -> str | None:
+    """``/rev`` while a command's name is typed at the start of the first line (the slash
+    kept, to tell it from an ``@`` query), or None."""
+    match = _SLASH_QUERY.fullmatch(line_before_cursor)
+    return match.group(1) if match else None
+
+
+def slash_candidates(prefix: str, pod_commands: list[str]) -> list[str]:
+    """The names that complete ``/prefix``: the UI's own first, then the pod's custom
+    commands (a file named like a UI command is shadowed by it, so it is left out)."""
+    own = [command.name for command in SLASH_COMMANDS]
+    names = [*own, *(name for name in pod_commands if name not in own)]
+    return [name for name in dict.fromkeys(names) if name.startswith(prefix)]
+
+
 def run_params(segments: list[Segment]) -> RunParams | None:
     """The ``run`` to send for these segments, or None when the pod would refuse it as blank."""
     try:

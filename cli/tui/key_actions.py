@@ -12,7 +12,7 @@ from typing import Any
 from cli.tui.host import AppHost
 from cli.tui.input import run_params, unescape_slash
 from cli.tui.keys import DOUBLE_PRESS_S, Decision, Key, decide
-from orchestrator.core.segments import Segment
+from orchestrator.core.segments import Segment, TextSegment
 
 
 class KeyActions:
@@ -37,6 +37,11 @@ class KeyActions:
         host = self._host
         message = unescape_slash(text).strip()
         segments = host.chips.segments(message)
+        first = segments[0] if segments else None
+        if message != text.strip() and isinstance(first, TextSegment) and len(first.text) > 1:
+            # "//x" is text even where the pod has a command x: the "/" stands apart, so the
+            # pod does not read the line as an invocation (the model reads the same text).
+            segments = [TextSegment(text="/"), TextSegment(text=first.text[1:]), *segments[1:]]
         params = run_params(segments)
         decision = self._decide(Key.SUBMIT, blank=params is None)
         if decision.send != "run" or params is None:

@@ -12,11 +12,13 @@ from pathlib import Path
 
 from cli.commands.library import skills_text
 from cli.commands.rewind import continue_fork, preview_text
+from cli.prompt_lines import prompt_line
 from cli.tui.host import AppHost
 from cli.tui.input import SlashLine, rewind_argument
 from cli.tui.notices import Notice
 from cli.tui.views import (
     children_text,
+    custom_commands_text,
     help_text,
     jobs_listing,
     model_text,
@@ -24,7 +26,7 @@ from cli.tui.views import (
     sessions_text,
     status_text,
 )
-from orchestrator.protocol import ErrorData, RewindData
+from orchestrator.protocol import CommandData, CommandsData, ErrorData, RewindData
 from orchestrator.serving.client import ClientError
 
 ATTACH_PREFIX = "attach:"
@@ -86,7 +88,7 @@ class SlashCommands:
         if not argument:
             history = await host.link.history()
             rows = [
-                f"  {item['seq']:>5}  {' '.join(str(item.get('text', '')).split())[:70]}"
+                f"  {item['seq']:>5}  {' '.join(prompt_line(item).split())[:70]}"
                 for item in history.items
                 if item.get("kind") == "user_message"
             ]
@@ -170,7 +172,7 @@ class SlashCommands:
         host = self._host
         pod = host.model.pod
         if view == "help":
-            text = help_text()
+            text = help_text() + custom_commands_text(await self.custom_commands())
         elif view in ("status", "jobs"):
             # Both ask the pod afresh: a job's state and size change without a status event.
             if host.link is not None and pod.connected:
@@ -196,6 +198,17 @@ class SlashCommands:
         host.show_status()
         await host.draw([host.model.info(text)])
         host.conversation.follow()
+
+    async def custom_commands(self) -> list[CommandData]:
+        """The pod's custom commands, ``list_commands`` (none when it cannot say)."""
+        link = self._host.link
+        if link is None:
+            return []
+        try:
+            reply = await link.request("list_commands", {})
+        except (ClientError, TimeoutError):
+            return []
+        return reply.payload.commands if isinstance(reply.payload, CommandsData) else []
 
     def _attach(self, argument: str) -> None:
         """``/attach NAME``: leave this pod's UI for its child's; leaving that comes back."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cli.tui.input import SLASH_COMMANDS
 from cli.tui.pod_view import PodView, searches_text
-from orchestrator.protocol import ChildData, JobData
+from orchestrator.protocol import ChildData, CommandData, JobData
 
 KEYS_HELP = """\
 Keys:
@@ -31,6 +31,29 @@ def help_text() -> str:
     """``/help``: the slash commands, then the keys."""
     commands = "\n".join(f"  /{c.name:<9} {c.summary}" for c in SLASH_COMMANDS)
     return f"Commands (never sent to the model):\n{commands}\n{KEYS_HELP}"
+
+
+def custom_commands_text(commands: list[CommandData]) -> str:
+    """``/help``'s second part: the pod's custom commands (sent to the pod, which expands
+    them), and the files a command of the UI or another file shadows."""
+    from cli.terminal_text import visible
+
+    own = {c.name for c in SLASH_COMMANDS}
+    rows: list[str] = []
+    hidden: list[str] = []
+    for command in commands:
+        name, what = visible(command.name), visible(command.description)
+        by = command.shadowed_by or ("builtin" if command.name in own else None)
+        if by is not None:
+            hidden.append(f"  /{name} ({command.source}: shadowed by {by})")
+        else:
+            hint = f" {visible(command.argument_hint)}" if command.argument_hint else ""
+            rows.append(f"  /{name}{hint}  {what} [{command.source}]")
+    if not rows and not hidden:
+        return ""
+    text = "\n\nCustom commands (the pod expands them; docs/commands.md):\n"
+    text += "\n".join(rows) or "  (none)"
+    return text + ("\nShadowed:\n" + "\n".join(hidden) if hidden else "")
 
 
 def status_text(pod: PodView) -> str:

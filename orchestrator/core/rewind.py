@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from orchestrator.core.history import Item, UserMessage
+from orchestrator.core.segments import WorkflowInvokeSegment, flatten_segments
 from orchestrator.errors import PodRuntimeError
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "RewindRestore",
     "checkpoint_before",
     "plan_rewind",
+    "typed_line",
     "user_messages",
 ]
 
@@ -134,3 +136,12 @@ def plan_rewind(
         )
     dropped = sum(1 for item in items if item.seq >= target.seq)
     return RewindPlan(target=target, restore=restore, dropped=dropped, checkpoint=checkpoint)
+
+
+def typed_line(prompt: UserMessage) -> str:
+    """What a rewind offers back: the prompt as the person wrote it. A custom command's
+    user message reads as its expansion, but its segments keep the line typed
+    (``/review src/app.py``), and that is what is offered, not the expansion."""
+    if prompt.segments and isinstance(prompt.segments[0], WorkflowInvokeSegment):
+        return flatten_segments(prompt.segments)
+    return prompt.text

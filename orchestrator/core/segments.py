@@ -91,10 +91,15 @@ class McpResourceRefSegment(_Segment):
 
 
 class WorkflowInvokeSegment(_Segment):
-    """An invocation of a named workflow."""
+    """An invocation of a custom slash command (``/<slug> <arguments>``): the pod expands the
+    command's file (or MCP prompt) before the prompt is committed; the user message keeps
+    this segment, so the line as typed is what a rewind offers back."""
 
     kind: Literal["workflow_invoke"] = "workflow_invoke"
     slug: str
+    # Left out of JSON when empty: an invocation without arguments reads as it always did.
+    arguments: str = Field(default="", exclude_if=lambda value: not value)
+    """What followed the name, as typed: data for the command's placeholders."""
 
 
 class UnknownSegment(BaseModel):
@@ -153,7 +158,7 @@ def ref_label(segment: Segment) -> str | None:
     if isinstance(segment, McpResourceRefSegment):
         return f"@mcp:{segment.server}:{segment.uri}"
     if isinstance(segment, WorkflowInvokeSegment):
-        return f"/{segment.slug}"
+        return f"/{segment.slug} {segment.arguments}" if segment.arguments else f"/{segment.slug}"
     return f"[unsupported segment: {segment.kind}]"
 
 

@@ -16,6 +16,7 @@ from pydantic import (
     Field,
 )
 
+from orchestrator.protocol.commands import CommandData, CommandsData
 from orchestrator.protocol.data import EventData
 from orchestrator.protocol.pod_state import (
     ApprovalRequestData,
@@ -76,6 +77,8 @@ __all__ = [
     "ChildData",
     "CitationData",
     "ClientIoRequestData",
+    "CommandData",
+    "CommandsData",
     "CompactionData",
     "ContextData",
     "ElicitationRequestData",
@@ -159,6 +162,7 @@ EVENT_DATA: dict[str, type[EventData]] = {
     "todos": TodosData,
     "models": ModelsData,
     "client_io_request": ClientIoRequestData,
+    "commands": CommandsData,
 }
 
 EventName = Literal[
@@ -197,6 +201,7 @@ EventName = Literal[
     "todos",
     "models",
     "client_io_request",
+    "commands",
 ]
 
 

@@ -39,10 +39,11 @@ __all__ = [
     "WebWhyData",
 ]
 
-TurnPhase = Literal["session_start", "prompt_submit", "preread", "snapshot"]
+TurnPhase = Literal["session_start", "commands", "prompt_submit", "preread", "snapshot"]
 """Where a turn stands before (or while waiting on) its first work: ``SessionStart`` hooks'
-output awaited, ``UserPromptSubmit`` hooks deciding the prompt, ``@`` files being pre-read,
-or the turn's workspace snapshot awaited."""
+output awaited, a custom command's ``!`` lines (or MCP prompt) being run, ``UserPromptSubmit``
+hooks deciding the prompt, ``@`` files being pre-read, or the turn's workspace snapshot
+awaited."""
 
 
 class ContextData(EventData):

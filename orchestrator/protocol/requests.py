@@ -265,6 +265,7 @@ DIRECT_METHODS: Final[tuple[str, ...]] = (
     "set_model",
     "offer_client_io",
     "client_io_result",
+    "list_commands",
 )
 """Methods the pod answers itself, in any state, without asking its lifecycle machine."""
 
@@ -302,6 +303,7 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "set_model": SetModelParams,
     "offer_client_io": OfferClientIoParams,
     "client_io_result": ClientIoResultParams,
+    "list_commands": NoParams,
 }
 
 

@@ -46,6 +46,7 @@ from orchestrator.protocol import (
 from orchestrator.runtime import model_choice
 from orchestrator.runtime.client_io import ClientIo
 from orchestrator.runtime.controller import Controller
+from orchestrator.runtime.controller.prompt import refresh_commands
 from orchestrator.runtime.fork import fork_items, fork_workspace, write_fork
 from orchestrator.runtime.offload import off_loop
 from orchestrator.runtime.submit import run_segments
@@ -102,6 +103,7 @@ class Methods:
             "set_model": self._set_model,
             "offer_client_io": self._offer_client_io,
             "client_io_result": self._client_io_result,
+            "list_commands": self._list_commands,
         }
         """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
@@ -127,6 +129,10 @@ class Methods:
         candidates = self.controller.fs.complete(params.prefix, limit=params.limit)
         data = FileCompletionsData(prefix=params.prefix, candidates=candidates, id=request_id)
         reply(encode_event("file_completions", data))
+
+    def _list_commands(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        refresh_commands(self.controller)
+        reply(encode_event("commands", self.controller.commands.listing(request_id)))
 
     # -- machine events: checked here where the machine cannot, then sent to it ---------------
 

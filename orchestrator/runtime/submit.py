@@ -28,6 +28,7 @@ from orchestrator.core.segments import (
     WorkflowInvokeSegment,
     flatten_segments,
 )
+from orchestrator.runtime.custom_commands import PendingStep
 from orchestrator.runtime.file_refs import is_image_name, resolve_segments
 
 
@@ -54,6 +55,9 @@ class Submission:
     alerts: list[Alert] = field(default_factory=list)
     request_id: str | None = None
     """The ``run``'s client request id, kept on the user message it commits."""
+    steps: list[PendingStep] = field(default_factory=list)
+    """What a custom command's expansion waits for (``!`` lines, an MCP prompt): ``text``
+    holds a marker in each one's place until the turn has run it."""
 
     def message(self) -> UserMessage:
         """The user message this submit commits."""
@@ -147,9 +151,8 @@ def _segment_alerts(segments: list[Segment]) -> list[Alert]:
                 )
             )
         elif isinstance(seg, WorkflowInvokeSegment):
-            alerts.append(
-                Alert("warn", "input", f"workflows are not available; /{seg.slug} sent as text")
-            )
+            # A known command never gets here: the controller expands it first.
+            alerts.append(Alert("warn", "input", f"no command named /{seg.slug}; sent as typed"))
     return alerts
 
 

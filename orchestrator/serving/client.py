@@ -35,6 +35,7 @@ from orchestrator.protocol import (
     ChildData,
     CitationData,
     ClientIoRequestData,
+    CommandsData,
     CompactionData,
     ElicitationRequestData,
     ElicitationResolvedData,
@@ -82,7 +83,16 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 
 _ids = itertools.count(1)
 _REPLY_EVENTS = frozenset(
-    {"status", "history", "file_completions", "error", "rewind_preview", "forked", "models"}
+    {
+        "status",
+        "history",
+        "file_completions",
+        "error",
+        "rewind_preview",
+        "forked",
+        "models",
+        "commands",
+    }
 )
 
 
@@ -121,6 +131,7 @@ EventData: TypeAlias = (
     | AlertData
     | HistoryData
     | FileCompletionsData
+    | CommandsData
     | ShutdownData
     | ChildData
     | CompactionData
@@ -319,6 +330,10 @@ class PodClient:
             "complete_files", {"prefix": prefix, "limit": limit}, timeout=timeout
         )
         return reply.expect(FileCompletionsData).candidates
+
+    async def commands(self, *, timeout: float = 10.0) -> CommandsData:
+        """``list_commands``, typed: the custom slash commands the pod offers."""
+        return (await self.request("list_commands", timeout=timeout)).expect(CommandsData)
 
     def ready_events(self) -> list[PodEvent]:
         """Broadcast events that already arrived, without waiting (to handle them as a batch)."""

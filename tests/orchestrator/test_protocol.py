@@ -149,6 +149,11 @@ VECTORS: list[tuple[str, Request, Any]] = [
         ClientIoResultParams(id="io_1", ok=True, content="x"),
     ),
     (
+        '{"method":"list_commands","id":4}',
+        Request(method="list_commands", params={}, id=4),
+        NoParams(),
+    ),
+    (
         '{"method":"approve","params":{"id":"toolu_9","mode":"accept-edits"}}',
         Request(method="approve", params={"id": "toolu_9", "mode": "accept-edits"}),
         ApproveParams(id="toolu_9", mode="accept-edits"),
@@ -215,11 +220,11 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands",
         ),
         (
             '{"method":"run","params":{}}',
@@ -576,6 +581,27 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "id": "h",
     },
     "file_completions": {"prefix": "s", "candidates": ["src/"], "id": 1},
+    "commands": {
+        "commands": [
+            {
+                "name": "review",
+                "description": "Review a file",
+                "argument_hint": "[file]",
+                "source": "workspace",
+                "path": ".pod/commands/review.md",
+                "shadowed_by": None,
+            },
+            {
+                "name": "help",
+                "description": "",
+                "argument_hint": "",
+                "source": "user",
+                "path": "/home/u/.config/pod/commands/help.md",
+                "shadowed_by": "builtin",
+            },
+        ],
+        "id": 3,
+    },
     "shutdown": {},
     "child": {
         "call_id": "toolu_1",

@@ -35,6 +35,7 @@ from orchestrator.adapters.mcp.failures import (
     why_failed,
 )
 from orchestrator.adapters.mcp.oauth import TokenFile, stored_auth, token_path
+from orchestrator.adapters.mcp.prompts import PromptListChanges, list_prompts
 from orchestrator.adapters.mcp.subscriptions import ResourceSubscriptions
 from orchestrator.adapters.mcp.tool_list import ToolListChanges
 from orchestrator.adapters.mcp.transport import describe, first_of, open_transport, watched
@@ -112,6 +113,11 @@ class McpConnection:
     """The changes it announces to its tool list, followed."""
     subscriptions: ResourceSubscriptions = field(init=False)
     """The resources read from it that the pod follows, and which of them changed."""
+    prompts: list[types.Prompt] = field(default_factory=list)
+    """Its prompts (``prompts/list``), offered as custom commands."""
+    on_prompts_changed: Callable[[Self], None] | None = None
+    """Told when the prompt list changed (listed anew at a start, or the server said so)."""
+    prompt_changes: PromptListChanges = field(init=False)
 
     def __post_init__(self) -> None:
         self.asking = ServerAsking(server=self.name, alert=self.alert)
@@ -123,6 +129,9 @@ class McpConnection:
             timeout_s=self.config.timeout_s,
         )
         self.subscriptions = ResourceSubscriptions(server=self.name, client=lambda: self._client)
+        self.prompt_changes = PromptListChanges(
+            server=self.name, client=lambda: self._client, landed=self._prompts_landed
+        )
         self.side = ClientSide(
             server=self.name,
             settings=self.settings,
@@ -239,12 +248,13 @@ class McpConnection:
             ) as client:
                 listing = await client.list_tools()
                 self.tools = list(listing.tools)
+                await self._list_prompts(client)  # before it counts as started
                 self._client = client
                 if not ready.done():
                     ready.set_result(None)
                 self.has_resources = client.server_capabilities.resources is not None
                 await self.subscriptions.resubscribe(client)
-                async with self.changes.following(client):
+                async with self.changes.following(client), self.prompt_changes.following(client):
                     await first_of(self._stop.wait(), ended.wait(), broken.wait())
                 if not self._stop.is_set():
                     self._client = None
@@ -268,9 +278,27 @@ class McpConnection:
                 ready.set_exception(McpServerError("the connection closed at start"))
 
     async def _on_message(self, message: Any) -> None:
-        """The SDK's handler of messages no request asked for."""
+        """Messages no request asked for: tool-list, prompt-list and resource changes."""
+        if self.prompt_changes.is_change(message):
+            self.prompt_changes.changed()
+            return
         await self.changes.on_message(message)
         await self.subscriptions.on_message(message)
+
+    async def _list_prompts(self, client: Client) -> None:
+        """List the prompts of a server that has them (a failure leaves none, said once)."""
+        prompts: list[types.Prompt] = []
+        if client.server_capabilities.prompts is not None:
+            try:
+                prompts = await asyncio.wait_for(list_prompts(client), self.config.timeout_s)
+            except Exception as exc:
+                self.alert("warn", f"MCP server {self.name}: could not list its prompts: {exc}")
+        self._prompts_landed(prompts)
+
+    def _prompts_landed(self: Self, prompts: list[types.Prompt]) -> None:
+        self.prompts = prompts
+        if self.on_prompts_changed is not None:
+            self.on_prompts_changed(self)
 
     def _noisy(self) -> None:
         if self._noise_said:
@@ -327,7 +355,7 @@ class McpConnection:
         self._closed = True
         pending = [
             task
-            for task in (self._checking, self.changes.relisting)
+            for task in (self._checking, self.changes.relisting, self.prompt_changes.relisting)
             if task is not None and task is not asyncio.current_task() and not task.done()
         ]
         for task in pending:

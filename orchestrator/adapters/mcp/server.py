@@ -66,6 +66,13 @@ class McpServer(McpConnection):
         await self.subscriptions.follow(uri)
         return result
 
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> types.GetPromptResult:
+        """Get one of its prompts with its arguments, with the same limits and failures as a
+        tool call."""
+        return await self._request(
+            f"the prompt {name}", lambda client: client.get_prompt(name, arguments)
+        )
+
     async def _request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
         """Send one request (``what`` names it in messages) and wait for its answer; raises
         ToolError when the server is not there to answer, breaks the protocol or takes longer

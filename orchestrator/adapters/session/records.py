@@ -225,6 +225,10 @@ class HeldPromptRecord(BaseModel):
     """(``held``) the items committed right after it (attached files), as items' JSON."""
     preread: list[dict[str, Any]] = Field(default_factory=list)
     """(``held``) the ``@`` refs the turn reads first (``synthetic_read``), as segments' JSON."""
+    steps: list[dict[str, Any]] = Field(default_factory=list)
+    """(``held``) what a custom command's expansion waits for (its ``!`` lines' runs, an MCP
+    prompt), each with its state: written again before each starts and after it is done, so
+    a restart runs only those never started (docs/commands.md)."""
 
 
 class GrantRecord(BaseModel):
@@ -325,6 +329,8 @@ class HeldPrompt(BaseModel):
     """Refs read inside the turn once it is committed."""
     request_id: str | None = None
     """The ``run``'s client request id (see ``UserMessage.request_id``)."""
+    steps: list[dict[str, Any]] = Field(default_factory=list)
+    """What a custom command's expansion still waits for (see ``HeldPromptRecord.steps``)."""
 
 
 class UnloadRecord(BaseModel):

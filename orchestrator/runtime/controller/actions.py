@@ -18,7 +18,7 @@ from orchestrator.capabilities.permissions.modes import ModeSwitch, parse_mode
 from orchestrator.config.model import PodConfig
 from orchestrator.core.history import SystemMessage, ToolResult
 from orchestrator.core.repair import close_orphans, interrupt_note, pending_tool_calls
-from orchestrator.core.segments import Segment
+from orchestrator.core.segments import Segment, flatten_segments
 from orchestrator.core.server_loop import awaits_continuation
 from orchestrator.core.usage import TokenUsage
 from orchestrator.protocol import RunEndData, TurnEndData, TurnStartData
@@ -196,11 +196,16 @@ class Controller(ControllerSurface):
             paths = ", ".join(f"@{ref.label}" for ref in left.preread)
             self.alert("warn", "file_ref", f"the turn ended before {paths} could be read")
         if left.prompt is not None:
+            # A command still expanding holds markers in its text: the line typed says it.
+            why, said = (
+                ("its command was expanded", flatten_segments(left.prompt.segments))
+                if left.prompt.steps
+                else ("its UserPromptSubmit hooks passed the prompt", left.prompt.message().text)
+            )
             self.alert(
                 "warn",
                 "prompt_submit",
-                "the turn ended before its UserPromptSubmit hooks passed the prompt; it was "
-                "not sent: " + _clip(left.prompt.message().text),
+                f"the turn ended before {why}; it was not sent: " + _clip(said),
             )
             self.transcript.record(HeldPromptRecord(phase="done", turn=self.history.turn))
         self.transcript.end_turn(self.history.turn, result)

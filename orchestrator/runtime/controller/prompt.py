@@ -6,12 +6,27 @@ from __future__ import annotations
 import dataclasses
 
 from orchestrator.adapters.session import HeldPromptRecord
+from orchestrator.capabilities.skills import turn_rules
+from orchestrator.capabilities.tools.registry import claude_code_names
 from orchestrator.config.mcp import READ_RESOURCE_TOOL
 from orchestrator.core.history import UserMessage, item_from_json, item_to_json
 from orchestrator.core.interceptors import ContinueWith, PromptAction
-from orchestrator.core.segments import FileRefSegment, Segment
+from orchestrator.core.segments import (
+    FileRefSegment,
+    Segment,
+    TextSegment,
+    WorkflowInvokeSegment,
+)
+from orchestrator.runtime.command_files import load_command_files
 from orchestrator.runtime.controller.conversation import commit
 from orchestrator.runtime.controller.state import ControllerState
+from orchestrator.runtime.custom_commands import (
+    CommandSpec,
+    Expansion,
+    PendingStep,
+    expand_invocation,
+    find_invocation,
+)
 from orchestrator.runtime.submit import Submission, resolve_submission
 
 
@@ -23,6 +38,7 @@ def held_record(submission: Submission, turn: int) -> HeldPromptRecord:
         message=item_to_json(submission.message()),
         attach=[item_to_json(item) for item in submission.attach],
         preread=[segment.model_dump(mode="json") for segment in submission.preread],
+        steps=[step.to_json() for step in submission.steps],
     )
 
 
@@ -36,6 +52,7 @@ def held_submission(record: HeldPromptRecord) -> Submission:
         attach=[item_from_json(item) for item in record.attach],
         preread=[FileRefSegment.model_validate(segment) for segment in record.preread],
         request_id=message.request_id,
+        steps=[PendingStep.from_json(step) for step in record.steps],
     )
 
 
@@ -51,13 +68,99 @@ def resolve_prompt(
         if servers is not None and state.tools.registry.get(READ_RESOURCE_TOOL) is not None
         else []
     )
-    submission = resolve_submission(
-        segments, fs=state.fs, config=state.config, mcp_readable=readable
-    )
+    if _may_invoke(segments):
+        refresh_commands(state)
+    found = find_invocation(segments, state.commands)
+    spec = found[0] if found is not None else None
+    if found is not None and spec is not None:
+        _, invocation, user_refs = found
+        expansion = expand_invocation(
+            spec,
+            invocation,
+            user_refs,
+            exists=state.fs.exists,
+            bash_available=state.tools.registry.get("bash") is not None,
+        )
+        submission = _expanded(state, expansion, readable)
+        _grant(state, spec)
+    else:
+        submission = resolve_submission(
+            segments, fs=state.fs, config=state.config, mcp_readable=readable
+        )
     submission = dataclasses.replace(submission, request_id=client_request_id)
     for alert in submission.alerts:
         state.alert(alert.level, alert.source, alert.message)
     return submission
+
+
+def refresh_commands(state: ControllerState) -> None:
+    """Read the command folders again (a file added or edited since counts at once); each
+    file refused is alerted once."""
+    files = load_command_files(state.config.workspace, state.config.skills)
+    state.commands.take_files(files.catalog)
+    said = state.commands.said
+    for refusal in files.refused:
+        if refusal not in said:
+            said.add(refusal)
+            state.alert("warn", "commands", f"command file skipped: {refusal}")
+    for spec in files.catalog.files:
+        if spec.allowed_tools and not spec.trusted and f"grant:{spec.path}" not in said:
+            said.add(f"grant:{spec.path}")
+            state.alert(
+                "warn",
+                "commands",
+                f"the workspace's command /{spec.name} ({spec.path}) lists allowed-tools "
+                f"({', '.join(spec.allowed_tools)}), which only your own commands may grant: "
+                "ignored, those tools ask or are refused as usual. To let it grant them, keep "
+                "it in ~/.config/pod/commands/ or ~/.claude/commands/.",
+            )
+
+
+def _grant(state: ControllerState, spec: CommandSpec) -> None:
+    """A command of the user's own folders allows its ``allowed-tools`` until the turn ends
+    (its ``!`` lines included); a workspace's grants nothing (said once, when it is read)."""
+    if not spec.trusted or not spec.allowed_tools:
+        return
+    rules, unreadable = turn_rules(spec.allowed_tools, claude_code_names())
+    state.approvals.policy.grant_for_turn(rules)
+    if unreadable:
+        state.alert(
+            "warn",
+            "commands",
+            f"/{spec.name}: allowed-tools entries not understood, so not allowed: "
+            + ", ".join(unreadable),
+        )
+
+
+def _may_invoke(segments: list[Segment]) -> bool:
+    first = segments[0] if segments else None
+    if isinstance(first, WorkflowInvokeSegment):
+        return True
+    return isinstance(first, TextSegment) and first.text.lstrip().startswith("/")
+
+
+def _expanded(state: ControllerState, expansion: Expansion, readable: list[str]) -> Submission:
+    """A command's submit: the model reads the expansion (its own refs resolved like a
+    person's), the user message keeps the invocation, and the refs typed beside it attach."""
+    body = resolve_submission(
+        expansion.body, fs=state.fs, config=state.config, mcp_readable=readable
+    )
+    attach, preread, alerts = list(body.attach), list(body.preread), list(body.alerts)
+    if expansion.user_refs:
+        typed = resolve_submission(
+            expansion.user_refs, fs=state.fs, config=state.config, mcp_readable=readable
+        )
+        attach += typed.attach
+        preread += typed.preread
+        alerts += typed.alerts
+    return Submission(
+        segments=[expansion.invocation, *expansion.user_refs],
+        text=body.text,
+        attach=attach,
+        preread=preread,
+        alerts=alerts,
+        steps=list(expansion.steps),
+    )
 
 
 def commit_prompt(
@@ -90,4 +193,11 @@ def request_turn(state: ControllerState, request_id: str) -> int | None:
     return None
 
 
-__all__ = ["commit_prompt", "held_record", "held_submission", "request_turn", "resolve_prompt"]
+__all__ = [
+    "commit_prompt",
+    "held_record",
+    "held_submission",
+    "refresh_commands",
+    "request_turn",
+    "resolve_prompt",
+]

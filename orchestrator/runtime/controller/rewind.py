@@ -10,7 +10,7 @@ from typing import Any
 from orchestrator.adapters.session import RewindRecord, RewindRestore, SessionWriteError
 from orchestrator.capabilities.checkpoints import CheckpointError
 from orchestrator.core.history import ToolUseBlock
-from orchestrator.core.rewind import RewindError, RewindPlan, plan_rewind
+from orchestrator.core.rewind import RewindError, RewindPlan, plan_rewind, typed_line
 from orchestrator.protocol import ErrorData, RewindData, RewindFilesData
 from orchestrator.runtime.controller.state import ControllerState, in_phase, task_crashed
 from orchestrator.runtime.pod_task import Outcome
@@ -21,7 +21,7 @@ def rewind_data(plan: RewindPlan, files: RewindFilesData | None) -> RewindData:
     return RewindData(
         to=plan.target.seq,
         restore=plan.restore,
-        prompt=plan.target.text,
+        prompt=typed_line(plan.target),
         dropped=plan.dropped if plan.conversation else 0,
         files=files,
     )

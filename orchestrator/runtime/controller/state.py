@@ -38,6 +38,7 @@ from orchestrator.core.web import WebPlan
 from orchestrator.protocol import ErrorData, TurnPhase
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context
+from orchestrator.runtime.custom_commands import CommandCatalog
 from orchestrator.runtime.submit import Submission
 from orchestrator.runtime.tool_runner import ToolRunner
 from orchestrator.runtime.transcript import Transcript
@@ -108,6 +109,8 @@ class ControllerState:
     """The model's todo list (``todo_write``; None: a pod built without it, in tests)."""
     fallback: Fallback | None = None
     """The fallback model (``fallback_model``; None: none configured)."""
+    commands: CommandCatalog = field(default_factory=CommandCatalog)
+    """The custom slash commands a ``run`` may invoke (files, MCP prompts)."""
 
     # -- made from the above by the controller ---------------------------------------------
     history: History = field(init=False)

@@ -19,6 +19,7 @@ from orchestrator.protocol import ErrorData
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context
 from orchestrator.runtime.controller import conversation
+from orchestrator.runtime.controller.command_lines import run_steps
 from orchestrator.runtime.controller.compaction import take_compaction_request
 from orchestrator.runtime.controller.hooks import add_session_context, submit_held_prompt
 from orchestrator.runtime.controller.rewind import (
@@ -115,6 +116,9 @@ async def _start_phases(state: ControllerState) -> bool:
     """The turn's start, one phase at a time; False when the prompt's hooks refused it."""
     with in_phase(state, "session_start"):
         await add_session_context(state)
+    if state.opening.prompt is not None and state.opening.prompt.steps:
+        with in_phase(state, "commands"):
+            await run_steps(state)
     with in_phase(state, "prompt_submit"):
         if not await submit_held_prompt(state):
             return False

@@ -8,6 +8,7 @@ import time
 
 from orchestrator.adapters.session import HeldNote, HeldPrompt, UnloadRecord
 from orchestrator.runtime.controller.state import ControllerState
+from orchestrator.runtime.custom_commands import PendingStep
 from orchestrator.runtime.submit import Submission
 
 
@@ -33,6 +34,7 @@ def held(state: ControllerState) -> UnloadRecord:
             attach=prompt.attach,
             preread=prompt.preread,
             request_id=prompt.request_id,
+            steps=[step.to_json() for step in prompt.steps],
         )
         if prompt is not None
         else None,
@@ -76,6 +78,7 @@ def restore(state: ControllerState, kept: UnloadRecord) -> None:
                 attach=list(kept.prompt.attach),
                 preread=list(kept.prompt.preread),
                 request_id=kept.prompt.request_id,
+                steps=[PendingStep.from_json(step) for step in kept.prompt.steps],
             )
         state.prompt_seq = kept.prompt_seq
     state.session_context = list(kept.session_context)

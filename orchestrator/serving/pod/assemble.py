@@ -26,6 +26,7 @@ from orchestrator.adapters.scoped_fs import ScopedFS
 from orchestrator.adapters.session import (
     Fence,
     GrantRecord,
+    HeldPromptRecord,
     LoadedSession,
     ModeRecord,
     PreparedHistory,
@@ -61,6 +62,7 @@ from orchestrator.runtime.checkpointing import Checkpointer, finish_rewind
 from orchestrator.runtime.context import Context
 from orchestrator.runtime.controller import Controller
 from orchestrator.runtime.fallback import Fallback
+from orchestrator.runtime.custom_commands import never_started
 from orchestrator.runtime.methods import Methods
 from orchestrator.runtime.system_prompt import build_system_prompt
 from orchestrator.runtime.todos import TodoBoard, close_recorded_todo_calls
@@ -300,7 +302,7 @@ def build_pod(
         ),
         approvals=approvals,
         start_paused=bool(loaded and loaded.cut_off),
-        held_prompt=loaded.held_prompt if loaded is not None else None,
+        held_prompt=_held_prompt(loaded),
         interceptors=chain,
         upward=upward,
         on_stopped=on_stopped,
@@ -452,3 +454,13 @@ def command_hooks(config: PodConfig, session_path: Path, transcript: Transcript)
         keep=transcript.keep,
         alert=lambda level, message: transcript.alert(level, "hooks", message),
     )
+
+
+def _held_prompt(loaded: LoadedSession | None) -> HeldPromptRecord | None:
+    """The prompt held when the pod stopped; a command's lines that never reached their run
+    are to run yet (``never_started``)."""
+    held = loaded.held_prompt if loaded is not None else None
+    if held is None or loaded is None or not held.steps:
+        return held
+    steps = never_started(held.steps, loaded.started_calls)
+    return held.model_copy(update={"steps": steps})

@@ -170,6 +170,7 @@ async def start_mcp_servers(
     from orchestrator.adapters.mcp.resources import ReadMcpResource
     from orchestrator.adapters.mcp.sampling import PodSampler
     from orchestrator.adapters.mcp.servers import McpServers, McpTool
+    from orchestrator.serving.pod.mcp_commands import offer_prompts
 
     def alert(level: str, message: str) -> None:
         controller.alert(level, "mcp", message)
@@ -195,6 +196,8 @@ async def start_mcp_servers(
     asker = PodAsker(controller)
     for server in servers.servers:
         server.on_tools_changed = offer
+        server.on_prompts_changed = lambda changed: offer_prompts(controller, changed)
+        offer_prompts(controller, server)  # listed as it started
         server.sampler = sampler
         server.asker = asker
         offer(server)

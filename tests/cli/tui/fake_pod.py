@@ -14,7 +14,7 @@ from typing import Any
 from cli.tui.app import PodApp
 from cli.tui.link import PodLink
 from orchestrator.protocol import HistoryData, StatusData
-from orchestrator.serving.client import PodEvent
+from orchestrator.serving.client import ClientError, PodEvent
 
 STATUS = {
     "name": "demo",
@@ -110,6 +110,14 @@ class FakeLink:
         self, prefix: str, *, limit: int = 50, timeout: float = 10.0
     ) -> list[str]:
         return [c for c in ("src/", "setup.py", "README.md") if c.startswith(prefix)]
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 10.0
+    ) -> PodEvent:
+        """Direct replies: the custom commands (none), else the pod is not there to ask."""
+        if method == "list_commands":
+            return PodEvent("commands", {"commands": []})
+        raise ClientError(f"the fake link does not answer {method}")
 
     async def events(self) -> AsyncIterator[PodEvent]:
         for name, data in self.events_to_send:

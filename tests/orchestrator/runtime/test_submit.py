@@ -61,7 +61,7 @@ def test_segments_the_pod_cannot_take_are_reported(workspace: Path) -> None:
     sub = resolve_submission(segments, fs=ScopedFS(workspace), config=config)
     assert [a.message for a in sub.alerts] == [
         "segment kind 'sticker' is not supported by this pod; the model sees a placeholder",
-        "workflows are not available; /release sent as text",
+        "no command named /release; sent as typed",
     ]
     off = PodConfig(workspace=workspace, memory={"enabled": False})
     sub = resolve_submission([KnowledgeRefSegment(slug="x")], fs=ScopedFS(workspace), config=off)
