@@ -61,8 +61,8 @@ from orchestrator.protocol import ToolOutputDeltaData
 from orchestrator.runtime.checkpointing import Checkpointer, finish_rewind
 from orchestrator.runtime.context import Context
 from orchestrator.runtime.controller import Controller
-from orchestrator.runtime.fallback import Fallback
 from orchestrator.runtime.custom_commands import never_started
+from orchestrator.runtime.fallback import Fallback
 from orchestrator.runtime.methods import Methods
 from orchestrator.runtime.system_prompt import build_system_prompt
 from orchestrator.runtime.todos import TodoBoard, close_recorded_todo_calls
