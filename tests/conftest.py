@@ -39,11 +39,15 @@ def _isolated_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     # As a user whose config turns the sandbox off: most tests' commands write beside the
     # workspace; the sandbox's own tests turn it on. A host a command started leaves with its
-    # last pod, not host.idle_exit_s later: no test leaves a host behind.
+    # last pod, not host.idle_exit_s later: no test leaves a host behind. And who keeps no
+    # skills, commands or agents in ~/.claude: the machine's own would change what a pod is
+    # told (the library's tests turn the folders on, with a home of their own).
     user_config = tmp_path / "config" / "pod" / "config.toml"
     user_config.parent.mkdir(parents=True, exist_ok=True)
     if not user_config.exists():
-        user_config.write_text('[sandbox]\nmode = "off"\n\n[host]\nidle_exit_s = 0\n')
+        user_config.write_text(
+            '[sandbox]\nmode = "off"\n\n[host]\nidle_exit_s = 0\n\n[skills]\nclaude_dirs = false\n'
+        )
     # And a pod process per pod: the host's own tests use a host.
     monkeypatch.setenv("POD_NO_HOST", "1")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from tests.claude_dirs import claude_dirs_on
 from tests.cli.helpers import pod
 
 
@@ -20,6 +21,7 @@ def test_skills_ls_names_sources_shadows_and_refusals(
 ) -> None:
     home = tmp_path / "home"
     env = {**env, "HOME": str(home)}
+    claude_dirs_on(env["XDG_CONFIG_HOME"])
     user = Path(env["XDG_CONFIG_HOME"]) / "pod" / "skills"
     _write(user / "pdf" / "SKILL.md", "---\ndescription: Fill forms\nallowed-tools: Read\n---\n")
     _write(workspace / ".claude" / "skills" / "pdf" / "SKILL.md", "---\ndescription: theirs\n---\n")
@@ -47,6 +49,7 @@ def test_agents_ls_lists_config_agents_and_files(
     env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
     env = {**env, "HOME": str(tmp_path / "home")}
+    claude_dirs_on(env["XDG_CONFIG_HOME"])
     _write(workspace / ".pod" / "config.toml", '[agents.scout]\ndescription = "toml scout"\n')
     _write(workspace / ".claude" / "agents" / "scout.md", "---\ndescription: file scout\n---\n")
     _write(

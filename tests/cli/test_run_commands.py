@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from orchestrator.adapters.session import load_session, sessions_dir
+from tests.claude_dirs import claude_dirs_on
 from tests.cli.helpers import pod, scripted_pod
 
 
@@ -13,6 +14,7 @@ def test_pod_run_sends_a_commands_expansion(env: dict[str, str], workspace: Path
     home = workspace.parent / "home"
     home.mkdir()
     env = {**env, "HOME": str(home)}
+    claude_dirs_on(env["XDG_CONFIG_HOME"])
     folder = workspace / ".claude" / "commands"
     folder.mkdir(parents=True)
     (folder / "review.md").write_text("Review $1, and only $1.")
