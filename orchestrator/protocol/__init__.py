@@ -37,6 +37,7 @@ from orchestrator.protocol.events import (
     HookData,
     JobData,
     McpServerData,
+    ResyncData,
     RewindData,
     RewindFilesData,
     RunEndData,
@@ -67,6 +68,7 @@ from orchestrator.protocol.events import (
     encode_event,
 )
 from orchestrator.protocol.requests import (
+    EVENT_ID_RE,
     MAX_LINE_BYTES,
     PARAMS_BY_METHOD,
     AnswerElicitationParams,
@@ -86,11 +88,13 @@ from orchestrator.protocol.requests import (
     RewindParams,
     RunParams,
     SetModeParams,
+    SubscribeParams,
     parse_request,
 )
 
 __all__ = [
     "EVENT_DATA",
+    "EVENT_ID_RE",
     "MAX_LINE_BYTES",
     "PARAMS_BY_METHOD",
     "AlertData",
@@ -126,6 +130,7 @@ __all__ = [
     "PodEventParams",
     "ProtocolError",
     "Request",
+    "ResyncData",
     "RewindData",
     "RewindFilesData",
     "RewindParams",
@@ -138,6 +143,7 @@ __all__ = [
     "ShutdownData",
     "SourceData",
     "StatusData",
+    "SubscribeParams",
     "SystemNoteData",
     "TextData",
     "ThinkingData",

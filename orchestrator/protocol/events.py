@@ -46,6 +46,7 @@ from orchestrator.protocol.turn_stream import (
     CitationData,
     ErrorCode,
     ErrorData,
+    ResyncData,
     RunEndData,
     RunResult,
     ServerToolCallData,
@@ -87,6 +88,7 @@ __all__ = [
     "HookData",
     "JobData",
     "McpServerData",
+    "ResyncData",
     "RewindData",
     "RewindFilesData",
     "RunEndData",
@@ -151,6 +153,7 @@ EVENT_DATA: dict[str, type[EventData]] = {
     "shutdown": ShutdownData,
     "child": ChildData,
     "todos": TodosData,
+    "resync": ResyncData,
 }
 
 EventName = Literal[
@@ -187,13 +190,17 @@ EventName = Literal[
     "shutdown",
     "child",
     "todos",
+    "resync",
 ]
 
 
 class Event(BaseModel):
-    """One pod line: an event name and its data."""
+    """One pod line: an event name, its data, and its id when it went to every client."""
 
     model_config = ConfigDict(extra="forbid")
+
+    eid: str | None = None
+    """``"<epoch>-<n>"`` on every broadcast event; absent on a reply to one client."""
 
     event: EventName
     data: dict[str, Any] = Field(default_factory=dict)

@@ -90,6 +90,7 @@ class Methods:
             "fork": self._fork,
             "kill_job": self._kill_job,
             "set_mode": self._set_mode,
+            "subscribe": self._subscribe,
         }
         """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
@@ -115,6 +116,14 @@ class Methods:
         candidates = self.controller.fs.complete(params.prefix, limit=params.limit)
         data = FileCompletionsData(prefix=params.prefix, candidates=candidates, id=request_id)
         reply(encode_event("file_completions", data))
+
+    def _subscribe(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        # The socket server answers it (:mod:`orchestrator.serving.replay` keeps the events);
+        # this is reached only by a caller driving the pod without one.
+        message = "subscribe is answered by the pod's socket server; this pod is not serving one"
+        reply(
+            encode_event("error", ErrorData(code="invalid_request", message=message, id=request_id))
+        )
 
     # -- machine events: checked here where the machine cannot, then sent to it ---------------
 

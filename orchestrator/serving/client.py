@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
     EVENT_DATA,
+    EVENT_ID_RE,
     AlertData,
     ApprovalRequestData,
     ApprovalResolvedData,
@@ -41,6 +42,7 @@ from orchestrator.protocol import (
     FileCompletionsData,
     ForkedData,
     HistoryData,
+    ResyncData,
     RewindData,
     RunEndData,
     ServerToolCallData,
@@ -128,6 +130,7 @@ EventData: TypeAlias = (
     | ElicitationResolvedData
     | RewindData
     | ForkedData
+    | ResyncData
     | UnknownEvent
 )
 """The typed data of any event (``text_delta`` and ``text_done`` share :class:`TextData`)."""
@@ -142,6 +145,9 @@ class PodEvent:
     event: str
     data: dict[str, Any] = field(default_factory=dict)
     """The wire view: exactly the keys the pod sent (tests and ``--json`` output read it)."""
+    eid: str | None = None
+    """The event's id (``"<epoch>-<n>"``) when it went to every client; None on a reply to
+    this client alone. The last one seen is what :meth:`PodClient.subscribe` takes."""
     payload: EventData = field(init=False, repr=False, compare=False)
     """The protocol's model for this event's data, or :class:`UnknownEvent`."""
 
@@ -197,7 +203,8 @@ def decode_line(line: bytes) -> PodEvent | BadLine:
     data = raw.get("data") or {}
     if not isinstance(data, dict):
         return BadLine(line.decode(errors="replace"))
-    return PodEvent(raw["event"], data)
+    eid = raw.get("eid")
+    return PodEvent(raw["event"], data, eid if isinstance(eid, str) else None)
 
 
 async def read_events(reader: asyncio.StreamReader) -> AsyncIterator[PodEvent | BadLine]:
@@ -230,24 +237,42 @@ class PodClient:
         self._writer = writer
         self._queue: asyncio.Queue[PodEvent | None] = asyncio.Queue()
         self._waiters: dict[Any, asyncio.Future[PodEvent]] = {}
+        self._catching_up: tuple[str, int] | None = None
+        """While a ``subscribe`` is answered: the epoch and ``n`` of the event due next."""
+        self._held: dict[int, PodEvent] = {}
+        """Events that came ahead of the ones due (written before the pod read ``subscribe``)."""
         self._pump = asyncio.create_task(self._read_loop())
+        self.last_eid: str | None = None
+        """The id of the last broadcast event read from the pod (what a new connection
+        passes to :meth:`subscribe` to get what it missed)."""
 
     @classmethod
-    async def connect(cls, path: Path | str, *, timeout: float = 5.0) -> PodClient:
-        """Connect to a pod's socket."""
+    async def connect(
+        cls, path: Path | str, *, timeout: float = 5.0, after: str | None = None
+    ) -> PodClient:
+        """Connect to a pod's socket; with ``after`` (an earlier connection's
+        :attr:`last_eid`), catch up from it first (:meth:`subscribe`)."""
         try:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_unix_connection(str(path), limit=MAX_LINE_BYTES), timeout
             )
         except (OSError, TimeoutError) as exc:
             raise ClientError(f"no pod is listening on {path} ({exc})") from None
-        return cls(reader, writer)
+        client = cls(reader, writer)
+        if after is not None:
+            await client.subscribe(after)  # before the pump reads a line: nothing to reorder
+        return client
 
     async def _read_loop(self) -> None:
         try:
             async for event in read_events(self._reader):
                 if isinstance(event, BadLine):
                     break  # a pod that sends garbage is a broken connection to this client
+                if event.eid is not None:
+                    self.last_eid = event.eid
+                if self._catching_up is not None:
+                    self._in_order(event)
+                    continue
                 waiter = (
                     self._waiters.pop(event.data.get("id"), None)
                     if event.event in _REPLY_EVENTS
@@ -311,6 +336,42 @@ class PodClient:
             "complete_files", {"prefix": prefix, "limit": limit}, timeout=timeout
         )
         return reply.expect(FileCompletionsData).candidates
+
+    async def subscribe(self, after: str | None) -> None:
+        """Ask for the events broadcast after ``after`` (an earlier connection's
+        :attr:`last_eid`): they arrive in order before the live ones, each once; or one
+        ``resync`` event when the pod restarted or no longer keeps them (then fetch
+        :meth:`status` and :meth:`history`). Events this connection got before the pod read it
+        are put back in order here; those already taken from this client stay taken."""
+        if after is not None:
+            match = EVENT_ID_RE.fullmatch(after)
+            if match is not None:
+                self._catching_up = (match["epoch"], int(match["n"]) + 1)
+        await self.send("subscribe", {"after": after})
+
+    def _in_order(self, event: PodEvent) -> None:
+        """Queue ``event`` in id order while a ``subscribe`` is answered: events written to
+        this connection before the pod read it come ahead of the missed ones they follow."""
+        assert self._catching_up is not None
+        epoch, due = self._catching_up
+        match = EVENT_ID_RE.fullmatch(event.eid or "")
+        if event.event == "resync" or (match is not None and match["epoch"] != epoch):
+            self._catching_up = None  # nothing is replayed: what is held is all there is
+            for n in sorted(self._held):
+                self._queue.put_nowait(self._held.pop(n))
+            self._queue.put_nowait(event)
+            return
+        if match is None:
+            self._queue.put_nowait(event)  # a reply to this client alone
+            return
+        n = int(match["n"])
+        if n < due:
+            return  # at or before ``after``: the caller said it has it
+        self._held[n] = event
+        while due in self._held:
+            self._queue.put_nowait(self._held.pop(due))
+            due += 1
+        self._catching_up = (epoch, due) if self._held else None
 
     def ready_events(self) -> list[PodEvent]:
         """Broadcast events that already arrived, without waiting (to handle them as a batch)."""
