@@ -268,11 +268,6 @@ class PodClient:
             async for event in read_events(self._reader):
                 if isinstance(event, BadLine):
                     break  # a pod that sends garbage is a broken connection to this client
-                if event.eid is not None:
-                    self.last_eid = event.eid
-                if self._catching_up is not None:
-                    self._in_order(event)
-                    continue
                 waiter = (
                     self._waiters.pop(event.data.get("id"), None)
                     if event.event in _REPLY_EVENTS
@@ -280,8 +275,10 @@ class PodClient:
                 )
                 if waiter is not None and not waiter.done():
                     waiter.set_result(event)
+                elif self._catching_up is not None:
+                    self._in_order(event)
                 else:
-                    self._queue.put_nowait(event)
+                    self._deliver(event)
         except (ConnectionError, ValueError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -349,6 +346,11 @@ class PodClient:
                 self._catching_up = (match["epoch"], int(match["n"]) + 1)
         await self.send("subscribe", {"after": after})
 
+    def _deliver(self, event: PodEvent) -> None:
+        if event.eid is not None:
+            self.last_eid = event.eid  # in order: everything up to it has been delivered
+        self._queue.put_nowait(event)
+
     def _in_order(self, event: PodEvent) -> None:
         """Queue ``event`` in id order while a ``subscribe`` is answered: events written to
         this connection before the pod read it come ahead of the missed ones they follow."""
@@ -358,18 +360,18 @@ class PodClient:
         if event.event == "resync" or (match is not None and match["epoch"] != epoch):
             self._catching_up = None  # nothing is replayed: what is held is all there is
             for n in sorted(self._held):
-                self._queue.put_nowait(self._held.pop(n))
-            self._queue.put_nowait(event)
+                self._deliver(self._held.pop(n))
+            self._deliver(event)
             return
         if match is None:
-            self._queue.put_nowait(event)  # a reply to this client alone
+            self._deliver(event)  # a reply to this client alone
             return
         n = int(match["n"])
         if n < due:
             return  # at or before ``after``: the caller said it has it
         self._held[n] = event
         while due in self._held:
-            self._queue.put_nowait(self._held.pop(due))
+            self._deliver(self._held.pop(due))
             due += 1
         self._catching_up = (epoch, due) if self._held else None
 
