@@ -42,6 +42,7 @@ from orchestrator.protocol.events import (
     McpServerData,
     ModelChoiceData,
     ModelsData,
+    ResyncData,
     RewindData,
     RewindFilesData,
     RunEndData,
@@ -72,6 +73,7 @@ from orchestrator.protocol.events import (
     encode_event,
 )
 from orchestrator.protocol.requests import (
+    EVENT_ID_RE,
     MAX_LINE_BYTES,
     PARAMS_BY_METHOD,
     AnswerElicitationParams,
@@ -94,11 +96,13 @@ from orchestrator.protocol.requests import (
     RunParams,
     SetModelParams,
     SetModeParams,
+    SubscribeParams,
     parse_request,
 )
 
 __all__ = [
     "EVENT_DATA",
+    "EVENT_ID_RE",
     "MAX_LINE_BYTES",
     "PARAMS_BY_METHOD",
     "AlertData",
@@ -141,6 +145,7 @@ __all__ = [
     "PodEventParams",
     "ProtocolError",
     "Request",
+    "ResyncData",
     "RewindData",
     "RewindFilesData",
     "RewindParams",
@@ -154,6 +159,7 @@ __all__ = [
     "ShutdownData",
     "SourceData",
     "StatusData",
+    "SubscribeParams",
     "SystemNoteData",
     "TextData",
     "ThinkingData",

@@ -50,6 +50,7 @@ from orchestrator.protocol.turn_stream import (
     CitationData,
     ErrorCode,
     ErrorData,
+    ResyncData,
     RunEndData,
     RunResult,
     ServerToolCallData,
@@ -96,6 +97,7 @@ __all__ = [
     "McpServerData",
     "ModelChoiceData",
     "ModelsData",
+    "ResyncData",
     "RewindData",
     "RewindFilesData",
     "RunEndData",
@@ -163,6 +165,7 @@ EVENT_DATA: dict[str, type[EventData]] = {
     "models": ModelsData,
     "client_io_request": ClientIoRequestData,
     "commands": CommandsData,
+    "resync": ResyncData,
 }
 
 EventName = Literal[
@@ -202,13 +205,17 @@ EventName = Literal[
     "models",
     "client_io_request",
     "commands",
+    "resync",
 ]
 
 
 class Event(BaseModel):
-    """One pod line: an event name and its data."""
+    """One pod line: an event name, its data, and its id when it went to every client."""
 
     model_config = ConfigDict(extra="forbid")
+
+    eid: str | None = None
+    """``"<epoch>-<n>"`` on every broadcast event; absent on a reply to one client."""
 
     event: EventName
     data: dict[str, Any] = Field(default_factory=dict)

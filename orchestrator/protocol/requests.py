@@ -254,6 +254,28 @@ class KillJobParams(_Params):
     """The job's id (``j1``), as ``status.jobs`` lists it."""
 
 
+EVENT_ID_RE: Final = re.compile(r"(?P<epoch>[A-Za-z0-9]{1,32})-(?P<n>0|[1-9][0-9]{0,17})")
+"""An event id (``eid``) as the pod writes it, ``"<epoch>-<n>"``; ``n`` 0 means "before the
+first event" (:mod:`orchestrator.serving.replay`)."""
+
+
+class SubscribeParams(_Params):
+    """Catch up on the events broadcast since one this client saw, then go on live."""
+
+    after: str | None = Field(default=None, max_length=64)
+    """The ``eid`` of the last event the client has; null: nothing to catch up on."""
+
+    @field_validator("after")
+    @classmethod
+    def _an_event_id(cls, value: str | None) -> str | None:
+        if value is not None and EVENT_ID_RE.fullmatch(value) is None:
+            raise ValueError(
+                "not an event id: expected '<epoch>-<n>' as the pod sent it in an event's "
+                "'eid' (letters and digits, a dash, a number), or null"
+            )
+        return value
+
+
 DIRECT_METHODS: Final[tuple[str, ...]] = (
     "get_history",
     "get_status",
@@ -266,6 +288,7 @@ DIRECT_METHODS: Final[tuple[str, ...]] = (
     "offer_client_io",
     "client_io_result",
     "list_commands",
+    "subscribe",
 )
 """Methods the pod answers itself, in any state, without asking its lifecycle machine."""
 
@@ -304,6 +327,7 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "offer_client_io": OfferClientIoParams,
     "client_io_result": ClientIoResultParams,
     "list_commands": NoParams,
+    "subscribe": SubscribeParams,
 }
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "CitationData",
     "ErrorCode",
     "ErrorData",
+    "ResyncData",
     "RunEndData",
     "RunResult",
     "ServerToolCallData",
@@ -197,6 +198,17 @@ class ErrorData(EventData):
     code: ErrorCode
     message: str
     id: int | str | None = None
+
+
+class ResyncData(EventData):
+    """A ``subscribe`` could not be answered with the events missed: fetch ``get_status`` and
+    ``get_history``, then follow the live events this connection gets."""
+
+    reason: Literal["restarted", "too_old"]
+    """``restarted``: the id is of an earlier start of the pod (its ``epoch`` differs);
+    ``too_old``: the events after it are no longer kept (the replay buffer's bounds)."""
+    epoch: str
+    """The pod's epoch now: the part before the ``-`` of every id it sends until it restarts."""
 
 
 class AlertData(EventData):

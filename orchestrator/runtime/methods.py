@@ -104,6 +104,7 @@ class Methods:
             "offer_client_io": self._offer_client_io,
             "client_io_result": self._client_io_result,
             "list_commands": self._list_commands,
+            "subscribe": self._subscribe,
         }
         """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
@@ -133,6 +134,13 @@ class Methods:
     def _list_commands(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
         refresh_commands(self.controller)
         reply(encode_event("commands", self.controller.commands.listing(request_id)))
+    def _subscribe(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        # The socket server answers it (:mod:`orchestrator.serving.replay` keeps the events);
+        # this is reached only by a caller driving the pod without one.
+        message = "subscribe is answered by the pod's socket server; this pod is not serving one"
+        reply(
+            encode_event("error", ErrorData(code="invalid_request", message=message, id=request_id))
+        )
 
     # -- machine events: checked here where the machine cannot, then sent to it ---------------
 

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 from orchestrator.errors import PodRuntimeError
 from orchestrator.protocol import (
     EVENT_DATA,
+    EVENT_ID_RE,
     AlertData,
     ApprovalRequestData,
     ApprovalResolvedData,
@@ -44,6 +45,7 @@ from orchestrator.protocol import (
     ForkedData,
     HistoryData,
     ModelsData,
+    ResyncData,
     RewindData,
     RunEndData,
     ServerToolCallData,
@@ -143,6 +145,7 @@ EventData: TypeAlias = (
     | ForkedData
     | ModelsData
     | ClientIoRequestData
+    | ResyncData
     | UnknownEvent
 )
 """The typed data of any event (``text_delta`` and ``text_done`` share :class:`TextData`)."""
@@ -157,6 +160,9 @@ class PodEvent:
     event: str
     data: dict[str, Any] = field(default_factory=dict)
     """The wire view: exactly the keys the pod sent (tests and ``--json`` output read it)."""
+    eid: str | None = None
+    """The event's id (``"<epoch>-<n>"``) when it went to every client; None on a reply to
+    this client alone. The last one seen is what :meth:`PodClient.subscribe` takes."""
     payload: EventData = field(init=False, repr=False, compare=False)
     """The protocol's model for this event's data, or :class:`UnknownEvent`."""
 
@@ -212,7 +218,8 @@ def decode_line(line: bytes) -> PodEvent | BadLine:
     data = raw.get("data") or {}
     if not isinstance(data, dict):
         return BadLine(line.decode(errors="replace"))
-    return PodEvent(raw["event"], data)
+    eid = raw.get("eid")
+    return PodEvent(raw["event"], data, eid if isinstance(eid, str) else None)
 
 
 async def read_events(reader: asyncio.StreamReader) -> AsyncIterator[PodEvent | BadLine]:
@@ -245,18 +252,31 @@ class PodClient:
         self._writer = writer
         self._queue: asyncio.Queue[PodEvent | None] = asyncio.Queue()
         self._waiters: dict[Any, asyncio.Future[PodEvent]] = {}
+        self._catching_up: tuple[str, int] | None = None
+        """While a ``subscribe`` is answered: the epoch and ``n`` of the event due next."""
+        self._held: dict[int, PodEvent] = {}
+        """Events that came ahead of the ones due (written before the pod read ``subscribe``)."""
         self._pump = asyncio.create_task(self._read_loop())
+        self.last_eid: str | None = None
+        """The id of the last broadcast event read from the pod (what a new connection
+        passes to :meth:`subscribe` to get what it missed)."""
 
     @classmethod
-    async def connect(cls, path: Path | str, *, timeout: float = 5.0) -> PodClient:
-        """Connect to a pod's socket."""
+    async def connect(
+        cls, path: Path | str, *, timeout: float = 5.0, after: str | None = None
+    ) -> PodClient:
+        """Connect to a pod's socket; with ``after`` (an earlier connection's
+        :attr:`last_eid`), catch up from it first (:meth:`subscribe`)."""
         try:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_unix_connection(str(path), limit=MAX_LINE_BYTES), timeout
             )
         except (OSError, TimeoutError) as exc:
             raise ClientError(f"no pod is listening on {path} ({exc})") from None
-        return cls(reader, writer)
+        client = cls(reader, writer)
+        if after is not None:
+            await client.subscribe(after)  # before the pump reads a line: nothing to reorder
+        return client
 
     async def _read_loop(self) -> None:
         try:
@@ -270,8 +290,10 @@ class PodClient:
                 )
                 if waiter is not None and not waiter.done():
                     waiter.set_result(event)
+                elif self._catching_up is not None:
+                    self._in_order(event)
                 else:
-                    self._queue.put_nowait(event)
+                    self._deliver(event)
         except (ConnectionError, ValueError, asyncio.IncompleteReadError):
             pass
         finally:
@@ -334,6 +356,46 @@ class PodClient:
     async def commands(self, *, timeout: float = 10.0) -> CommandsData:
         """``list_commands``, typed: the custom slash commands the pod offers."""
         return (await self.request("list_commands", timeout=timeout)).expect(CommandsData)
+    async def subscribe(self, after: str | None) -> None:
+        """Ask for the events broadcast after ``after`` (an earlier connection's
+        :attr:`last_eid`): they arrive in order before the live ones, each once; or one
+        ``resync`` event when the pod restarted or no longer keeps them (then fetch
+        :meth:`status` and :meth:`history`). Events this connection got before the pod read it
+        are put back in order here; those already taken from this client stay taken."""
+        if after is not None:
+            match = EVENT_ID_RE.fullmatch(after)
+            if match is not None:
+                self._catching_up = (match["epoch"], int(match["n"]) + 1)
+        await self.send("subscribe", {"after": after})
+
+    def _deliver(self, event: PodEvent) -> None:
+        if event.eid is not None:
+            self.last_eid = event.eid  # in order: everything up to it has been delivered
+        self._queue.put_nowait(event)
+
+    def _in_order(self, event: PodEvent) -> None:
+        """Queue ``event`` in id order while a ``subscribe`` is answered: events written to
+        this connection before the pod read it come ahead of the missed ones they follow."""
+        assert self._catching_up is not None
+        epoch, due = self._catching_up
+        match = EVENT_ID_RE.fullmatch(event.eid or "")
+        if event.event == "resync" or (match is not None and match["epoch"] != epoch):
+            self._catching_up = None  # nothing is replayed: what is held is all there is
+            for n in sorted(self._held):
+                self._deliver(self._held.pop(n))
+            self._deliver(event)
+            return
+        if match is None:
+            self._deliver(event)  # a reply to this client alone
+            return
+        n = int(match["n"])
+        if n < due:
+            return  # at or before ``after``: the caller said it has it
+        self._held[n] = event
+        while due in self._held:
+            self._deliver(self._held.pop(due))
+            due += 1
+        self._catching_up = (epoch, due) if self._held else None
 
     def ready_events(self) -> list[PodEvent]:
         """Broadcast events that already arrived, without waiting (to handle them as a batch)."""

@@ -33,11 +33,14 @@ from orchestrator.protocol import (
     MAX_LINE_BYTES,
     ErrorData,
     ProtocolError,
+    ResyncData,
+    SubscribeParams,
     encode_event,
     parse_request,
 )
 from orchestrator.serving.liveness import socket_is_live as socket_is_live  # its old home
 from orchestrator.serving.peer import Peer, admit_peer
+from orchestrator.serving.replay import ReplayBuffer, Resync
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +115,8 @@ class _Client:
     """Deliver what is queued, then close."""
     dropped: bool = False
     """Over a bound: disconnected, nothing more is queued."""
+    fed_from: int = 1
+    """``n`` of the first broadcast event of this connection's stream (see ``subscribe``)."""
 
     @property
     def held_bytes(self) -> int:
@@ -202,6 +207,7 @@ class PodServer:
         max_line_bytes: int = MAX_LINE_BYTES,
         client_max_queued_bytes: int = CLIENT_MAX_QUEUED_BYTES,
         clients_max_queued_bytes: int = CLIENTS_MAX_QUEUED_BYTES,
+        replay: ReplayBuffer | None = None,
     ):
         self.path = path
         self.handler = handler
@@ -210,6 +216,9 @@ class PodServer:
         self._clients: set[_Client] = set()
         self._budget = _Budget(limit=clients_max_queued_bytes, clients=self._clients)
         self._server: asyncio.AbstractServer | None = None
+        self.replay = replay if replay is not None else ReplayBuffer()
+        """Stamps every broadcast line with its id and keeps the last ones (a new epoch each
+        time a server is made: each start of the pod, each load by a host)."""
         self._identity: tuple[int, int] | None = None
         """(device, inode) of the socket file we created: only that file is ever removed."""
 
@@ -245,7 +254,8 @@ class PodServer:
         await self._serve_client(reader, writer, peer)
 
     def broadcast(self, line: bytes) -> None:
-        """Queue one encoded event for every client."""
+        """Queue one encoded event for every client, stamped with its id and kept for replay."""
+        line = self.replay.stamp(line)
         for client in self._clients:
             client.send(line)
 
@@ -285,6 +295,7 @@ class PodServer:
             if peer is None:
                 return
         client = _Client(writer, self.client_max_queued_bytes, self._budget, peer_pid=peer.pid)
+        client.fed_from = self.replay.last + 1
         self._clients.add(client)
         writer_task = asyncio.create_task(self._write_loop(client))
         try:
@@ -349,6 +360,9 @@ class PodServer:
             log.exception("could not parse a client line")
             self._reject(client, f"unreadable line ({type(exc).__name__})")
             return
+        if isinstance(params, SubscribeParams):
+            self._subscribe(client, params.after, request.id)
+            return
         try:
             self.handler(request.method, params, request.id, client.send)
         except Exception as exc:  # one bad method must not take the pod down
@@ -357,6 +371,37 @@ class PodServer:
                 code="internal", message=f"{type(exc).__name__}: {exc}", id=request.id
             )
             client.send(encode_event("error", error))
+
+    def _subscribe(self, client: _Client, after: str | None, request_id: object) -> None:
+        """Queue for ``client`` the events after ``after`` it has not had, in order, ahead of
+        the live ones already queued for it; or a ``resync`` when that cannot be done."""
+        if after is None:
+            return  # nothing to catch up on: the connection is live already
+        try:
+            result = self.replay.catch_up(client.lines, client.fed_from, after)
+        except ValueError as exc:
+            self._reject(client, f"invalid subscribe request: after: {exc}", request_id)
+            return
+        if isinstance(result, Resync):
+            data = ResyncData(reason=result.reason, epoch=self.replay.epoch)  # type: ignore[arg-type]
+            client.send(encode_event("resync", data))
+            return
+        lines, client.fed_from = result
+        if lines is client.lines:
+            return
+        size = sum(map(len, lines))
+        grown, client.lines, client.queued_bytes = size - client.queued_bytes, lines, size
+        client.wake.set()
+        # Replayed lines count against the bounds as live ones do: a client that asks for
+        # 16 MiB and does not read is dropped as any other.
+        client.budget.grew(grown)
+        delivering = 0 if client.in_flight or not lines else len(lines[0])
+        if not client.dropped and size - delivering > client.max_queued_bytes:
+            client.drop(
+                f"{size - delivering} bytes queued and unread after replaying what it missed, "
+                f"over the bound of {client.max_queued_bytes} bytes for one client; "
+                "disconnected. Read the events you ask for."
+            )
 
     async def _write_loop(self, client: _Client) -> None:
         writer = client.writer

@@ -37,6 +37,7 @@ from orchestrator.protocol import (
     RunParams,
     SetModelParams,
     SetModeParams,
+    SubscribeParams,
     decode_event,
     encode_event,
     parse_request,
@@ -158,6 +159,11 @@ VECTORS: list[tuple[str, Request, Any]] = [
         Request(method="approve", params={"id": "toolu_9", "mode": "accept-edits"}),
         ApproveParams(id="toolu_9", mode="accept-edits"),
     ),
+    (
+        '{"method":"subscribe","params":{"after":"k3Xq9Tz1Ab-42"}}',
+        Request(method="subscribe", params={"after": "k3Xq9Tz1Ab-42"}),
+        SubscribeParams(after="k3Xq9Tz1Ab-42"),
+    ),
 ]
 
 
@@ -220,11 +226,11 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands, subscribe",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands, subscribe",
         ),
         (
             '{"method":"run","params":{}}',
@@ -460,6 +466,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "reason": "",
         "id": 7,
     },
+    "resync": {"reason": "too_old", "epoch": "k3Xq9Tz1Ab"},
     "user_message": {"segments": [{"kind": "text", "text": "hi"}, {"kind": "new", "a": 1}]},
     "turn_start": {"turn": 2, "resumed": True},
     "text_delta": {"text": "he"},
