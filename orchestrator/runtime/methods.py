@@ -134,6 +134,7 @@ class Methods:
     def _list_commands(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
         refresh_commands(self.controller)
         reply(encode_event("commands", self.controller.commands.listing(request_id)))
+
     def _subscribe(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
         # The socket server answers it (:mod:`orchestrator.serving.replay` keeps the events);
         # this is reached only by a caller driving the pod without one.

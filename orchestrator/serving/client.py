@@ -356,6 +356,7 @@ class PodClient:
     async def commands(self, *, timeout: float = 10.0) -> CommandsData:
         """``list_commands``, typed: the custom slash commands the pod offers."""
         return (await self.request("list_commands", timeout=timeout)).expect(CommandsData)
+
     async def subscribe(self, after: str | None) -> None:
         """Ask for the events broadcast after ``after`` (an earlier connection's
         :attr:`last_eid`): they arrive in order before the live ones, each once; or one
