@@ -54,8 +54,8 @@ from orchestrator.config.sections import JobsConfig, MemoryConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.config.web import WebConfig
 from orchestrator.core.limits import TOOL_OUTPUT_MAX_BYTES
+from orchestrator.core.prices import DEFAULT_PRICES, Prices, prices_for
 from orchestrator.core.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
-from orchestrator.core.usage import DEFAULT_PRICES, Prices, prices_for
 from orchestrator.core.web import ModelWeb, WebPlan, plan_web
 
 __all__ = [

@@ -64,22 +64,4 @@ def total(usages: Iterable[TokenUsage]) -> TokenUsage:
     return out
 
 
-# The price table and the functions that price a usage live in one place; these names stay
-# importable from here for the modules that already do.
-from orchestrator.core.prices import (  # noqa: E402
-    DEFAULT_PRICES,
-    WEB_SEARCH_PER_1K,
-    Prices,
-    cost_of,
-    prices_for,
-)
-
-__all__ = [
-    "DEFAULT_PRICES",
-    "WEB_SEARCH_PER_1K",
-    "Prices",
-    "TokenUsage",
-    "cost_of",
-    "prices_for",
-    "total",
-]
+__all__ = ["TokenUsage", "total"]

@@ -20,6 +20,7 @@ from orchestrator.protocol.data import EventData
 from orchestrator.protocol.pod_state import (
     ApprovalRequestData,
     ApprovalResolvedData,
+    BudgetData,
     ChildData,
     CompactionData,
     ContextData,
@@ -70,6 +71,7 @@ __all__ = [
     "AlertData",
     "ApprovalRequestData",
     "ApprovalResolvedData",
+    "BudgetData",
     "ChildData",
     "CitationData",
     "CompactionData",

@@ -115,6 +115,17 @@ class SetModeParams(_Params):
     """The new mode: the configured one or any narrower (docs/permissions.md)."""
 
 
+class SetBudgetParams(_Params):
+    """Change the pod's budgets in dollars (docs/budgets.md): a key given replaces its cap,
+    null removes it, a key left out keeps it. A turn the budget paused goes on with
+    ``resume``."""
+
+    budget_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """The session's cap."""
+    turn_budget_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """One turn's cap."""
+
+
 class DenyParams(_Params):
     """Refuse a tool call that waits for approval; the model reads why."""
 
@@ -221,6 +232,7 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "fork": ForkParams,
     "kill_job": KillJobParams,
     "set_mode": SetModeParams,
+    "set_budget": SetBudgetParams,
 }
 
 

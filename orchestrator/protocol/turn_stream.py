@@ -191,6 +191,8 @@ class RunEndData(EventData):
     """The turn task stopped; ``paused`` means the turn can be resumed."""
 
     result: RunResult
+    pause_reason: Annotated[Literal["budget"] | None, Field(exclude_if=lambda v: v is None)] = None
+    """``budget`` when a budget paused the turn (absent for a person's pause)."""
 
 
 class ErrorData(EventData):

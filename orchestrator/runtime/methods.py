@@ -37,6 +37,7 @@ from orchestrator.protocol import (
     KillJobParams,
     RewindParams,
     RunParams,
+    SetBudgetParams,
     SetModeParams,
     encode_event,
 )
@@ -90,6 +91,7 @@ class Methods:
             "fork": self._fork,
             "kill_job": self._kill_job,
             "set_mode": self._set_mode,
+            "set_budget": self._set_budget,
         }
         """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
@@ -200,6 +202,23 @@ class Methods:
         except ModeRefused as exc:
             self._refuse(reply, request_id, str(exc))
             return
+        line = encode_event("status", c.status_data(request_id))
+        c.transcript.after_writes(lambda: reply(line))
+
+    def _set_budget(
+        self, method: str, params: SetBudgetParams, request_id: Any, reply: Reply
+    ) -> None:
+        """Replace the caps the params name (null: no cap); the machine says in which states
+        (not while stopping). The reply is the status with the new caps; a turn the budget
+        paused goes on with ``resume``."""
+        changes = {key: getattr(params, key) for key in params.model_fields_set}
+        if not changes:
+            self._refuse(reply, request_id, "name budget_usd or turn_budget_usd (null: no cap)")
+            return
+        if not self._event("set_budget", reply, request_id):
+            return
+        c = self.controller
+        c.set_budget(changes)
         line = encode_event("status", c.status_data(request_id))
         c.transcript.after_writes(lambda: reply(line))
 
@@ -319,9 +338,11 @@ class Methods:
         self._aside_tasks.add(task)
         task.add_done_callback(self._aside_tasks.discard)
 
-    def _event(self, event: str, reply: Reply, request_id: Any, **kwargs: Any) -> None:
+    def _event(self, event: str, reply: Reply, request_id: Any, **kwargs: Any) -> bool:
+        """Send ``event`` to the machine; False (and the refusal replied) when it refuses."""
         try:
             self.controller.machine.send(event, **kwargs)
+            return True
         except TransitionNotAllowed:
             error = ErrorData(
                 code=REJECTION_CODES.get(event, "invalid_request"),  # type: ignore[arg-type]
@@ -329,6 +350,7 @@ class Methods:
                 id=request_id,
             )
             reply(encode_event("error", error))
+            return False
 
     def greeting(self) -> str:
         """One line saying which pod this is and what it runs on."""

@@ -243,6 +243,11 @@ class StatusBoard:
         if self.active:
             self.controller.emit("status", self.data())
 
+    def budget_changed(self) -> None:
+        """A budget changed (``set_budget``): broadcast the status with the new caps."""
+        if self.active:
+            self.controller.emit("status", self.data())
+
     def mode_changed(self) -> None:
         """The permission mode switched: broadcast the status with the new one."""
         if self.active:
@@ -274,7 +279,14 @@ class StatusBoard:
             ),
             web=web_data(c.web),
             sandbox=sandbox_summary(c),
-            cost_usd=session_cost(c.config, c.provider.model, c.session_usage),
+            # Each request priced as it was counted (a long-context request at its own price).
+            cost_usd=(
+                c.budget_data().spent_usd
+                if c.config.model_prices(c.provider.model) is not None
+                else None
+            ),
+            budget=c.budget_data(),
+            pause_reason=c.pause_reason(status == "paused"),
             approvals=c.approvals.pending(),
             elicitations=c.elicitations.pending(),
             mcp=self.mcp.report(set(c.tools.registry.names())) if self.mcp else [],

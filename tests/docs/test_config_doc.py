@@ -18,7 +18,7 @@ from orchestrator.config.sandbox import SandboxConfig
 from orchestrator.config.sections import JobsConfig, MemoryConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.config.web import WebConfig
-from orchestrator.core.usage import Prices
+from orchestrator.core.prices import Prices
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 REFRESH = (

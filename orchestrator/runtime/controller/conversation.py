@@ -14,7 +14,7 @@ from orchestrator.core.thinking import ThinkingPlan, ThinkingRefused
 from orchestrator.core.usage import TokenUsage
 from orchestrator.core.web import WebPlan
 from orchestrator.runtime.context import OFF_LOOP_ITEMS
-from orchestrator.runtime.controller import modes
+from orchestrator.runtime.controller import budget, modes
 from orchestrator.runtime.controller.state import ControllerState
 from orchestrator.runtime.offload import off_loop
 from orchestrator.runtime.turn import TurnError
@@ -27,6 +27,7 @@ def commit(state: ControllerState, item: Item) -> Item:
     if usage is not None:
         state.session_usage += usage
         state.turn_usage += usage
+        budget.count(state, budget.price(state, usage))
         if isinstance(stored, AssistantMessage):
             state.context.observe(usage)
     if isinstance(stored, Compaction):
@@ -59,6 +60,7 @@ def spend(state: ControllerState, usage: TokenUsage, source: str) -> None:
     them in the session file so the usage and cost survive a reload."""
     state.session_usage += usage
     state.turn_usage += usage
+    budget.count(state, budget.price(state, usage))
     state.transcript.keep(
         SpendRecord(
             turn=state.history.turn,
@@ -75,8 +77,10 @@ def count_spent(state: ControllerState, spends: list[SpendRecord]) -> None:
     for record in spends:
         usage = TokenUsage(**{k: v for k, v in record.usage.items() if k in fields})
         state.session_usage += usage
-        if state.turn_is_open and record.turn == state.history.turn:
+        this_turn = state.turn_is_open and record.turn == state.history.turn
+        if this_turn:
             state.turn_usage += usage
+        budget.count(state, budget.price(state, usage), turn=this_turn)
 
 
 async def wire_messages(state: ControllerState) -> list[dict[str, Any]]:

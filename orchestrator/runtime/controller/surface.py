@@ -4,14 +4,14 @@ rewind checks. Each is a line over a feature module."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from orchestrator.adapters.session import RewindRestore, SpendRecord, UnloadRecord
 from orchestrator.core.history import Item
 from orchestrator.core.rewind import RewindPlan
 from orchestrator.core.usage import TokenUsage
-from orchestrator.protocol import RewindData, StatusData
-from orchestrator.runtime.controller import conversation, hooks, prompt, rewind, unload
+from orchestrator.protocol import BudgetData, RewindData, StatusData
+from orchestrator.runtime.controller import budget, conversation, hooks, prompt, rewind, unload
 from orchestrator.runtime.controller.state import ControllerState
 from states import leaf_state
 
@@ -31,6 +31,23 @@ class ControllerSurface(ControllerState):
     def status_data(self, request_id: Any = None) -> StatusData:
         """The ``status`` event payload."""
         return self.board.data(request_id)
+
+    def budget_data(self) -> BudgetData:
+        """The budgets and the spend against them, as ``status`` reports them."""
+        return budget.budget_data(self)
+
+    def pause_reason(self, paused: bool) -> Literal["user", "budget"] | None:
+        """Why the pod is paused (None when it is not)."""
+        return budget.pause_reason(self, paused)
+
+    def budget_reached(self, next_tokens: int = 0) -> bool:
+        """Whether a budget stops the turn before a request of ``next_tokens`` input tokens
+        (0: before a response's calls run); says so in an alert when it does."""
+        return budget.reached(self, next_tokens)
+
+    def set_budget(self, changes: dict[str, float | None]) -> None:
+        """Replace the caps named in ``changes`` (``set_budget``; null: no cap)."""
+        budget.set_caps(self, changes)
 
     def spend(self, usage: TokenUsage, source: str) -> None:
         """Count tokens the pod's key spent outside the conversation's own requests (an MCP

@@ -16,7 +16,7 @@ from orchestrator.core.web import WebPlan
 from orchestrator.protocol import ErrorData
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context
-from orchestrator.runtime.controller import conversation
+from orchestrator.runtime.controller import budget, conversation
 from orchestrator.runtime.controller.compaction import take_compaction_request
 from orchestrator.runtime.controller.hooks import add_session_context, submit_held_prompt
 from orchestrator.runtime.controller.rewind import (
@@ -99,6 +99,7 @@ def launch(
         cache_ttl=None if config.prompt_cache == "off" else config.prompt_cache,
         max_tokens_spent=config.max_turn_tokens,
         spent=lambda: state.turn_usage.context_tokens + state.turn_usage.output_tokens,
+        budget_reached=lambda tokens: budget.reached(state, tokens),
         subagent=config.subpods.depth > 0,
     )
     state.task.start(

@@ -273,6 +273,9 @@ def build_pod(
     controller.compactor.open_todos = lambda: todos.current
     if loaded is not None:
         controller.count_spent(loaded.spends)
+        if controller.turn_is_open:
+            # A turn a budget paused stays paused for the budget across a restart.
+            controller.budget_reached()
     controller.elicitations.on_request = lambda request: chain.notification(
         f"MCP server {request.server} needs your input: {request.message}"[:500],
         "elicitation_dialog",

@@ -1,0 +1,131 @@
+"""Budgets in dollars: what the pod spent, the caps, and the check that pauses a turn.
+
+Every request the pod's key pays for is priced once, when its usage is counted (a turn's
+response, a compaction's summary, an MCP server's sampling request, a child pod's turns):
+:func:`count` adds its dollars to the session's and the open turn's spend. The turn loop asks
+:func:`reached` before each request (with what the request's input is known to cost) and
+before running the calls of a response; a cap reached is said in one alert and the turn ends
+``paused``, as a person's pause ends it, with ``pause_reason`` ``"budget"``
+(docs/budgets.md). ``set_budget`` changes the caps (:func:`set_caps`); a ``resume`` without
+raising them meets the same check at once, and pauses again before sending anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal
+
+from orchestrator.core.budget import BudgetCaps, BudgetStop, budget_stop, lowered_caps
+from orchestrator.core.history import AssistantMessage, Compaction, Item
+from orchestrator.core.prices import input_cost
+from orchestrator.core.usage import TokenUsage
+from orchestrator.protocol import BudgetData
+from orchestrator.runtime.controller.state import ControllerState
+
+__all__ = [
+    "budget_data",
+    "caps_of",
+    "child_caps",
+    "count",
+    "pause_reason",
+    "price",
+    "reached",
+    "set_caps",
+    "spent_of",
+]
+
+
+def caps_of(state: ControllerState) -> BudgetCaps:
+    """The pod's caps now: the config's, or what ``set_budget`` made of them."""
+    return state.caps if state.caps is not None else config_caps(state)
+
+
+def config_caps(state: ControllerState) -> BudgetCaps:
+    """The caps the pod started with."""
+    return BudgetCaps(
+        budget_usd=state.config.budget_usd, turn_budget_usd=state.config.turn_budget_usd
+    )
+
+
+def price(state: ControllerState, usage: TokenUsage) -> float:
+    """Dollars one request of the pod's model cost (0 for a model without a price: a pod
+    with a budget always has one, the config refuses it otherwise)."""
+    prices = state.config.model_prices(state.provider.model)
+    return prices.cost(usage, ttl=state.config.prompt_cache) if prices is not None else 0.0
+
+
+def count(state: ControllerState, dollars: float, *, turn: bool = True) -> None:
+    """Add ``dollars`` to the session's spend, and to the open turn's (``turn``)."""
+    state.session_spent_usd += dollars
+    if turn:
+        state.turn_spent_usd += dollars
+
+
+def spent_of(state: ControllerState, items: list[Item]) -> float:
+    """What the requests behind these items cost (a loaded session's spend)."""
+    return sum(
+        price(state, item.usage)
+        for item in items
+        if isinstance(item, AssistantMessage | Compaction) and item.usage is not None
+    )
+
+
+def reached(state: ControllerState, next_tokens: int = 0) -> bool:
+    """Whether a cap stops the turn before a request whose input is ``next_tokens`` (0:
+    before running a response's calls); says so once per stop, and marks the pause."""
+    caps = caps_of(state)
+    if not caps.any:
+        return False
+    prices = state.config.model_prices(state.provider.model)
+    needed = input_cost(next_tokens, prices) if prices is not None and next_tokens else 0.0
+    stop = budget_stop(
+        caps,
+        session_spent=state.session_spent_usd,
+        turn_spent=state.turn_spent_usd,
+        next_cost=needed,
+    )
+    if stop is None:
+        return False
+    _stopped(state, stop)
+    return True
+
+
+def _stopped(state: ControllerState, stop: BudgetStop) -> None:
+    state.budget_stop = stop
+    state.alert("warn", "budget", stop.sentence())
+
+
+def pause_reason(state: ControllerState, paused: bool) -> Literal["user", "budget"] | None:
+    """Why the pod is paused (None when it is not)."""
+    if not paused:
+        return None
+    return "budget" if state.budget_stop is not None else "user"
+
+
+def set_caps(state: ControllerState, changes: dict[str, float | None]) -> BudgetCaps:
+    """Apply a ``set_budget``: each key given replaces its cap (null: no cap); the others
+    stay. The stop a paused turn met is forgotten: ``resume`` checks again."""
+    caps = dataclasses.replace(caps_of(state), **changes)
+    state.caps = caps
+    state.board.budget_changed()
+    return caps
+
+
+def child_caps(state: ControllerState) -> BudgetCaps:
+    """What a child pod may spend: the least this pod has left under either cap."""
+    return lowered_caps(
+        caps_of(state),
+        session_spent=state.session_spent_usd,
+        turn_spent=state.turn_spent_usd,
+    )
+
+
+def budget_data(state: ControllerState) -> BudgetData:
+    """The caps and the spend, as ``status`` reports them."""
+    caps = caps_of(state)
+    return BudgetData(
+        budget_usd=caps.budget_usd,
+        turn_budget_usd=caps.turn_budget_usd,
+        spent_usd=round(state.session_spent_usd, 6),
+        turn_spent_usd=round(state.turn_spent_usd, 6),
+    )
