@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "host",
     "fleet",
     "sandbox",
+    "budget",
 )
 
 COMMANDS: dict[str, str] = {
@@ -52,6 +53,7 @@ COMMANDS: dict[str, str] = {
     "host": "host",
     "fleet": "fleet",
     "sandbox": "sandbox",
+    "budget": "budget",
 }
 """Each top-level command (or group) and the module that registers it, so that ``pod run``
 imports and builds ``run``'s module only (cli/main.py); a test holds it to what the modules

@@ -15,13 +15,16 @@ from cli.errors import CliError
 from cli.options import workspace_option
 from cli.start_options import (
     AllowBashOpt,
+    BudgetUsdOpt,
     EffortOpt,
+    MaxRoundsOpt,
     ModelOpt,
     PermissionModeOpt,
     PodSettings,
     ProviderOpt,
     SandboxOpt,
     ThinkingOpt,
+    TurnBudgetUsdOpt,
     WebOpt,
 )
 
@@ -74,6 +77,9 @@ def serve(
     effort: EffortOpt = None,
     web: WebOpt = None,
     sandbox: SandboxOpt = None,
+    budget_usd: BudgetUsdOpt = None,
+    turn_budget_usd: TurnBudgetUsdOpt = None,
+    max_rounds: MaxRoundsOpt = None,
     mcp_servers_stdin: Annotated[
         bool,
         typer.Option(
@@ -133,6 +139,9 @@ def serve(
                 effort=effort,
                 web=web,
                 sandbox=sandbox,
+                budget_usd=budget_usd,
+                turn_budget_usd=turn_budget_usd,
+                max_rounds=max_rounds,
             ).overrides(),
             # Given on a command line, a relative path means the shell's folder.
             read_roots=[p.resolve() for p in read_root] if read_root else None,
