@@ -47,10 +47,17 @@ def config_caps(state: ControllerState) -> BudgetCaps:
     )
 
 
+def priced_model(state: ControllerState) -> str:
+    """The model whose prices the pod's requests cost: the provider's; for the offline
+    scripted provider, which is no model, the configured one it stands in for (so a budget
+    can be tried, and tested, without a key)."""
+    return state.config.model if state.provider.name == "scripted" else state.provider.model
+
+
 def price(state: ControllerState, usage: TokenUsage) -> float:
     """Dollars one request of the pod's model cost (0 for a model without a price: a pod
     with a budget always has one, the config refuses it otherwise)."""
-    prices = state.config.model_prices(state.provider.model)
+    prices = state.config.model_prices(priced_model(state))
     return prices.cost(usage, ttl=state.config.prompt_cache) if prices is not None else 0.0
 
 
@@ -76,7 +83,7 @@ def reached(state: ControllerState, next_tokens: int = 0) -> bool:
     caps = caps_of(state)
     if not caps.any:
         return False
-    prices = state.config.model_prices(state.provider.model)
+    prices = state.config.model_prices(priced_model(state))
     needed = input_cost(next_tokens, prices) if prices is not None and next_tokens else 0.0
     stop = budget_stop(
         caps,
