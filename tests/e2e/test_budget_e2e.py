@@ -9,6 +9,8 @@ costs $100), input at $1 per million; or the other way round."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,13 @@ from orchestrator.core.segments import TextSegment
 from orchestrator.core.validator import validate_wire
 from orchestrator.core.wire import to_wire
 from orchestrator.serving.client import PodClient, PodEvent
-from tests.e2e.harness import ScriptedReply, ScriptedToolCall, collect_until, running_pod
+from tests.e2e.harness import (
+    ScriptedReply,
+    ScriptedToolCall,
+    collect_until,
+    running_pod,
+    start_pod_process,
+)
 
 MODEL = "claude-sonnet-4-6"
 DEAR_OUTPUT = {MODEL: {"input": 1.0, "output": 1_000_000.0}}
@@ -164,3 +172,52 @@ async def test_a_budget_change_reaches_every_client(workspace: Path, short_dir: 
 def _script(path: Path, replies: list[dict[str, Any]]) -> Path:
     path.write_text(json.dumps({"replies": replies}))
     return path
+
+
+async def test_a_pod_killed_while_paused_at_its_budget_comes_back_paused_for_it(
+    workspace: Path, short_dir: Path
+) -> None:
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(f'[prices."{MODEL}"]\ninput = 1.0\noutput = 1000000.0\n')
+    log = workspace / "ran.log"
+    call = {"name": "bash", "input": {"command": f"echo ran >> {log}"}}
+    script = _script(short_dir / "script.json", [{"text": LONG_TEXT, "tool_calls": [call]}])
+    socket, session = short_dir / "p.sock", short_dir / "session.jsonl"
+    budget = ("--turn-budget-usd", "50")
+    proc = start_pod_process(workspace, socket, session, script, *budget)
+    try:
+        c = await PodClient.connect(socket)
+        await c.send("run", {"input": "run it"})
+        events = await collect_until(c, "run_end", timeout=60)
+        assert events[-1].data == {"result": "paused", "pause_reason": "budget"}
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        await c.close()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not log.exists()
+
+    _script(script, [{"text": "done"}])
+    proc = start_pod_process(workspace, socket, session, script, "--continue", *budget)
+    try:
+        c = await PodClient.connect(socket)
+        status = (await c.request("get_status")).data
+        assert (status["status"], status["pause_reason"]) == ("paused", "budget")
+        assert status["budget"]["turn_spent_usd"] >= 50.0  # the paused turn's spend, reloaded
+        assert wire_valid_when_closed(await _history(c)) == []
+        await c.send("resume")
+        events = await collect_until(c, "run_end", timeout=60)
+        assert events[-1].data == {"result": "paused", "pause_reason": "budget"}
+        await c.request("set_budget", {"turn_budget_usd": 500.0})
+        await c.send("resume")
+        events = await collect_until(c, "run_end", timeout=60)
+        assert events[-1].data == {"result": "finished"}
+        await c.send("shutdown")
+        await c.close()
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert log.read_text() == "ran\n"  # the call ran once, after the raise
