@@ -357,7 +357,8 @@ class FenceRecord(BaseModel):
 
 class SpendRecord(BaseModel):
     """Tokens the pod's key spent outside the conversation's own requests (an MCP server's
-    sampling request): kept so the session's usage and cost survive a reload."""
+    sampling request), or dollars a child pod spent (``cost_usd``): kept so the session's
+    usage, cost and budgets survive a reload."""
 
     type: Literal["spend"] = "spend"
     turn: int
@@ -366,6 +367,8 @@ class SpendRecord(BaseModel):
     usage: dict[str, Annotated[int, Field(ge=0)]]
     """Tokens by kind, as ``TokenUsage``'s fields (a negative count is a bad line, not a
     credit against the session's cost)."""
+    cost_usd: Annotated[float | None, Field(ge=0, exclude_if=lambda v: v is None)] = None
+    """Dollars spent, when the spender priced it (a child pod, by its own model's prices)."""
     at_ms: int = 0
 
 

@@ -102,6 +102,26 @@ def _stopped(state: ControllerState, stop: BudgetStop) -> None:
     state.alert("warn", "budget", stop.sentence())
 
 
+def child_stopped(state: ControllerState, child: str) -> None:
+    """A child pod stopped at the budget its parent passed down: say so with this pod's
+    tightest cap, and mark the pause the caller asks for as the budget's."""
+    caps = caps_of(state)
+    left = [
+        (limit - spent, cap, limit, spent)
+        for cap, limit, spent in (
+            ("turn_budget_usd", caps.turn_budget_usd, state.turn_spent_usd),
+            ("budget_usd", caps.budget_usd, state.session_spent_usd),
+        )
+        if limit is not None
+    ]
+    if not left:
+        return
+    _, cap, limit, spent = min(left)
+    stop = BudgetStop(cap=cap, limit=limit, spent=spent)  # type: ignore[arg-type]
+    state.budget_stop = stop
+    state.alert("warn", "budget", f"child pod {child}: {stop.sentence()}")
+
+
 def pause_reason(state: ControllerState, paused: bool) -> Literal["user", "budget"] | None:
     """Why the pod is paused (None when it is not)."""
     if not paused:

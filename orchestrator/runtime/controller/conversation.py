@@ -71,6 +71,22 @@ def spend(state: ControllerState, usage: TokenUsage, source: str) -> None:
     )
 
 
+def spend_dollars(state: ControllerState, dollars: float, source: str) -> None:
+    """Count dollars a child pod spent as the turn's and the session's, kept in the session
+    file so the budgets survive a reload."""
+    budget.count(state, dollars)
+    state.transcript.keep(
+        SpendRecord(
+            turn=state.history.turn,
+            source=source,
+            usage={},
+            cost_usd=dollars,
+            at_ms=int(time.time() * 1000),
+        )
+    )
+    state.board.budget_changed()
+
+
 def count_spent(state: ControllerState, spends: list[SpendRecord]) -> None:
     """Add what a loaded session's ``spend`` records say (a paused turn's to its turn)."""
     fields = {f.name for f in dataclasses.fields(TokenUsage)}
@@ -80,7 +96,8 @@ def count_spent(state: ControllerState, spends: list[SpendRecord]) -> None:
         this_turn = state.turn_is_open and record.turn == state.history.turn
         if this_turn:
             state.turn_usage += usage
-        budget.count(state, budget.price(state, usage), turn=this_turn)
+        dollars = record.cost_usd if record.cost_usd is not None else budget.price(state, usage)
+        budget.count(state, dollars, turn=this_turn)
 
 
 async def wire_messages(state: ControllerState) -> list[dict[str, Any]]:
@@ -170,6 +187,7 @@ __all__ = [
     "learn_window",
     "move_prune_bound",
     "spend",
+    "spend_dollars",
     "thinking_plan",
     "web_plan",
     "wire_messages",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from orchestrator.adapters.session import RewindRestore, SpendRecord, UnloadRecord
+from orchestrator.core.budget import BudgetCaps
 from orchestrator.core.history import Item
 from orchestrator.core.rewind import RewindPlan
 from orchestrator.core.usage import TokenUsage
@@ -48,6 +49,23 @@ class ControllerSurface(ControllerState):
     def set_budget(self, changes: dict[str, float | None]) -> None:
         """Replace the caps named in ``changes`` (``set_budget``; null: no cap)."""
         budget.set_caps(self, changes)
+
+    def child_budget(self) -> BudgetCaps:
+        """What a child pod may spend now: the least this pod has left under its caps."""
+        return budget.child_caps(self)
+
+    def child_spent(self, dollars: float, source: str) -> None:
+        """Count dollars a child pod spent as this pod's (its turn's and session's)."""
+        conversation.spend_dollars(self, dollars, source)
+
+    def child_budget_paused(self, child: str) -> bool:
+        """A child stopped at the budget passed down: pause this turn for the budget (False:
+        this pod has no cap now, so nothing pauses)."""
+        budget.child_stopped(self, child)
+        if self.budget_stop is None:
+            return False
+        self.machine.send("pause")
+        return True
 
     def spend(self, usage: TokenUsage, source: str) -> None:
         """Count tokens the pod's key spent outside the conversation's own requests (an MCP

@@ -289,6 +289,9 @@ def build_pod(
             elicitations=controller.elicitations,
             signal=controller.signal,
             offered=runner.registry.names,
+            budget=controller.child_budget,
+            spent=controller.child_spent,
+            budget_paused=controller.child_budget_paused,
         )
         controller.subpods = children
         controller.board.children = children
