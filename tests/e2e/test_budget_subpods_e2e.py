@@ -64,15 +64,17 @@ async def test_a_child_reaching_the_budget_passed_down_pauses_the_parent_for_it(
 ) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    config = PodConfig(
-        workspace=workspace,
-        name="t",
-        provider="anthropic",
-        model="fake-model",
-        checkpoints=False,
-        permissions={"mode": "accept-edits"},
-        prices={"fake-model": Prices(input=0.0, output=1_000_000.0)},
-        budget_usd=20.0,
+    config = PodConfig.model_validate(
+        {
+            "workspace": workspace,
+            "name": "t",
+            "provider": "anthropic",
+            "model": "fake-model",
+            "checkpoints": False,
+            "permissions": {"mode": "accept-edits"},
+            "prices": {"fake-model": Prices(input=0.0, output=1_000_000.0)},
+            "budget_usd": 20.0,
+        }
     )
     provider = fake_provider(tree_env)
     async with running_pod(workspace, tmp_path, provider=provider, loaded=config):
