@@ -253,6 +253,11 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("children", "the child pods of task calls: state, tool, tokens", view="children"),
     SlashCommand("todos", "show or hide the todo list panel (the model's plan)", view="todos"),
     SlashCommand(
+        "budget",
+        "the budgets and the spend; /budget turn|session AMOUNT|none changes one",
+        view="budget",
+    ),
+    SlashCommand(
         "attach", "/attach NAME: this UI on a child pod (leave it to come back)", view="attach"
     ),
 )

@@ -90,7 +90,7 @@ class Prices(BaseModel):
             write_1h = self.cache_write_1h if self.cache_write_1h is not None else 2.0 * base_in
             read = self.cache_read if self.cache_read is not None else 0.1 * base_in
         written = usage.cache_creation_input_tokens
-        hour = min(usage.cache_creation_1h_input_tokens, written)
+        hour = min(usage.one_hour_cache_writes, written)
         if hour == 0 and ttl == "1h":
             hour = written  # no breakdown: the configured lifetime, the dearer one
         tokens = (

@@ -34,7 +34,7 @@ class TokenUsage:
     """Searches the API's web search tool ran for this request (billed per search)."""
     web_fetch_requests: Annotated[int, Field(exclude_if=lambda v: v == 0)] = 0
     """Pages the API's web fetch tool read for this request."""
-    cache_creation_1h_input_tokens: Annotated[int, Field(exclude_if=lambda v: v == 0)] = 0
+    one_hour_cache_writes: Annotated[int, Field(exclude_if=lambda v: v == 0)] = 0
     """The part of ``cache_creation_input_tokens`` written as 1-hour entries (priced higher)."""
 
     @property
@@ -51,8 +51,7 @@ class TokenUsage:
             output_tokens=self.output_tokens + other.output_tokens,
             web_search_requests=self.web_search_requests + other.web_search_requests,
             web_fetch_requests=self.web_fetch_requests + other.web_fetch_requests,
-            cache_creation_1h_input_tokens=self.cache_creation_1h_input_tokens
-            + other.cache_creation_1h_input_tokens,
+            one_hour_cache_writes=self.one_hour_cache_writes + other.one_hour_cache_writes,
         )
 
 

@@ -176,8 +176,9 @@ class UsageData(EventData):
     """Searches the API's web search tool ran for the request."""
     web_fetch_requests: int = 0
     """Pages the API's web fetch tool read for the request."""
-    cache_creation_1h_input_tokens: int = 0
-    """The part of the cache writes made as 1-hour entries (priced higher than 5-minute)."""
+    one_hour_cache_writes: int = 0
+    """How many of ``cache_creation_input_tokens`` were 1-hour entries (priced higher than
+    5-minute ones): a part of that count, not added to it."""
 
 
 class TurnEndData(EventData):

@@ -56,10 +56,8 @@ async def test_a_budget_pauses_a_turn_over_the_real_sdk_and_set_budget_finishes_
         usages = [e.data for e in events if e.event == "usage"]
         assert len(usages) == 1 and usages[0]["output_tokens"] == 80
         # The prefix was written as 1-hour entries, and the usage says so.
-        assert usages[0]["cache_creation_1h_input_tokens"] > 0
-        assert (
-            usages[0]["cache_creation_1h_input_tokens"] == usages[0]["cache_creation_input_tokens"]
-        )
+        assert usages[0]["one_hour_cache_writes"] > 0
+        assert usages[0]["one_hour_cache_writes"] == usages[0]["cache_creation_input_tokens"]
         status = (await c.request("get_status")).data
         # Exactly what the API's usage costs: its 1-hour cache writes at the 1-hour price.
         spent = sum(PRICES.cost(TokenUsage(**u), ttl="1h") for u in usages)

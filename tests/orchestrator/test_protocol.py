@@ -435,7 +435,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "cache_read_input_tokens": 30000,
         "web_search_requests": 2,
         "web_fetch_requests": 0,
-        "cache_creation_1h_input_tokens": 200,
+        "one_hour_cache_writes": 200,
     },
     "server_tool_call": {
         "id": "srvtoolu_01",

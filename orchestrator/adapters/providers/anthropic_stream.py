@@ -132,9 +132,7 @@ class ResponseBuilder:
         written = getattr(usage, "cache_creation", None)
         if written is not None:
             # 1-hour entries cost more to write than 5-minute ones (core/prices.py).
-            counts["cache_creation_1h_input_tokens"] = getattr(
-                written, "ephemeral_1h_input_tokens", None
-            )
+            counts["one_hour_cache_writes"] = getattr(written, "ephemeral_1h_input_tokens", None)
         server = getattr(usage, "server_tool_use", None)
         if server is not None:
             counts["web_search_requests"] = getattr(server, "web_search_requests", None)

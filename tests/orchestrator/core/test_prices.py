@@ -32,7 +32,7 @@ def test_each_kind_of_count_has_its_own_price() -> None:
 
 
 def test_one_hour_writes_cost_what_the_api_breakdown_says() -> None:
-    usage = TokenUsage(cache_creation_input_tokens=100_000, cache_creation_1h_input_tokens=40_000)
+    usage = TokenUsage(cache_creation_input_tokens=100_000, one_hour_cache_writes=40_000)
     # 60,000 at 5-min ($3.75/M) and 40,000 at 1-hour ($6/M)
     assert SONNET.cost(usage) == pytest.approx(0.06 * 3.75 + 0.04 * 6.0)
     # Without a breakdown, the configured lifetime decides.
