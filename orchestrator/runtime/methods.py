@@ -215,10 +215,13 @@ class Methods:
         if not changes:
             self._refuse(reply, request_id, "name budget_usd or turn_budget_usd (null: no cap)")
             return
+        c = self.controller
         if not self._event("set_budget", reply, request_id):
             return
-        c = self.controller
-        c.set_budget(changes)
+        why = c.set_budget(changes)
+        if why is not None:
+            self._refuse(reply, request_id, why)
+            return
         line = encode_event("status", c.status_data(request_id))
         c.transcript.after_writes(lambda: reply(line))
 

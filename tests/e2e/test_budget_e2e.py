@@ -221,3 +221,18 @@ async def test_a_pod_killed_while_paused_at_its_budget_comes_back_paused_for_it(
         if proc.poll() is None:
             proc.kill()
     assert log.read_text() == "ran\n"  # the call ran once, after the raise
+
+
+async def test_a_cap_on_a_model_without_a_price_is_refused_naming_the_key(
+    workspace: Path, short_dir: Path
+) -> None:
+    async with running_pod(workspace, short_dir, model="claude-unpriced-9") as pod:
+        c = await pod.client()
+        reply = await c.request("set_budget", {"turn_budget_usd": 1.0})
+        assert (reply.event, reply.data["code"]) == ("error", "invalid_request")
+        assert '[prices."claude-unpriced-9"]' in reply.data["message"]
+        status = (await c.request("get_status")).data
+        assert status["budget"]["turn_budget_usd"] is None
+        # Removing a cap asks for no price.
+        assert (await c.request("set_budget", {"budget_usd": None})).event == "status"
+        await c.close()

@@ -129,6 +129,18 @@ def pause_reason(state: ControllerState, paused: bool) -> Literal["user", "budge
     return "budget" if state.budget_stop is not None else "user"
 
 
+def unpriced(state: ControllerState) -> str | None:
+    """Why a cap cannot be set: the model has no price (a budget that cannot count does
+    not pretend to); None when it has one."""
+    model = priced_model(state)
+    if state.config.model_prices(model) is not None:
+        return None
+    return (
+        f"model {model!r} has no price, so a budget cannot count: set "
+        f'[prices."{model}"] input and output (dollars per million tokens) in your own config'
+    )
+
+
 def set_caps(state: ControllerState, changes: dict[str, float | None]) -> BudgetCaps:
     """Apply a ``set_budget``: each key given replaces its cap (null: no cap); the others
     stay. The stop a paused turn met is forgotten: ``resume`` checks again."""

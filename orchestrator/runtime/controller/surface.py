@@ -46,9 +46,15 @@ class ControllerSurface(ControllerState):
         (0: before a response's calls run); says so in an alert when it does."""
         return budget.reached(self, next_tokens)
 
-    def set_budget(self, changes: dict[str, float | None]) -> None:
-        """Replace the caps named in ``changes`` (``set_budget``; null: no cap)."""
+    def set_budget(self, changes: dict[str, float | None]) -> str | None:
+        """Replace the caps named in ``changes`` (``set_budget``; null: no cap); why not,
+        when a cap is asked for a model without a price (nothing changes then)."""
+        if any(value is not None for value in changes.values()):
+            why = budget.unpriced(self)
+            if why is not None:
+                return why
         budget.set_caps(self, changes)
+        return None
 
     def child_budget(self) -> BudgetCaps:
         """What a child pod may spend now: the least this pod has left under its caps."""
