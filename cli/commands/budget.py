@@ -21,20 +21,12 @@ _POD = typer.Option("--pod", help="Pod name or socket path (default: this worksp
 
 
 def budget_text(budget: dict[str, Any] | None, pause_reason: str | None) -> str:
-    """The budgets and the spend in one line for people."""
+    """The budgets and the spend in one line for people (``pod status`` says the same)."""
     if not budget:
         return "no budget"
+    from orchestrator.runtime.status import budget_line
 
-    def cap(value: float | None) -> str:
-        return "no cap" if value is None else f"${value:.4f}"
-
-    line = (
-        f"session ${budget['spent_usd']:.4f} of {cap(budget['budget_usd'])} · "
-        f"turn ${budget['turn_spent_usd']:.4f} of {cap(budget['turn_budget_usd'])}"
-    )
-    if pause_reason == "budget":
-        line += " · paused at the budget (raise it, then `pod resume`)"
-    return line
+    return budget_line(budget, pause_reason).removeprefix("budget: ")
 
 
 def changes_of(budget_usd: str | None, turn_budget_usd: str | None) -> dict[str, float | None]:

@@ -180,6 +180,8 @@ class Turn:
     budget_reached: Callable[[int], bool] = lambda tokens: False
     """Whether a budget in dollars stops the turn before a request of this many input tokens
     (0: before a response's calls run); the host says so to people (docs/budgets.md)."""
+    budgeted: Callable[[], bool] = lambda: False
+    """Whether any budget is set (an unbudgeted turn estimates nothing for it)."""
     subagent: bool = False
     """This pod is a child pod: its turn's end is ``SubagentStop`` to hooks, not ``Stop``."""
     rounds: int = 0
@@ -249,6 +251,8 @@ class Turn:
     async def _over_budget(self) -> bool:
         """Whether the next request would start past a budget: what was spent plus its
         input, estimated as the window's check estimates it (no request is sent to count)."""
+        if not self.budgeted():
+            return False
         messages = await self.host.wire_messages()
         tools = [*self._client_tools(), *self.host.web_plan.server_tools]
         tokens = self.host.context.estimate(self.system_prompt, tools, messages)

@@ -100,6 +100,7 @@ def launch(
         max_tokens_spent=config.max_turn_tokens,
         spent=lambda: state.turn_usage.context_tokens + state.turn_usage.output_tokens,
         budget_reached=lambda tokens: budget.reached(state, tokens),
+        budgeted=lambda: budget.caps_of(state).any,
         subagent=config.subpods.depth > 0,
     )
     state.task.start(
