@@ -85,13 +85,13 @@ class Methods:
             "approve": self._approve_or_deny,
             "deny": self._approve_or_deny,
             "answer_elicitation": self._answer_elicitation,
+            "set_budget": self._set_budget,
             "get_history": self._get_history,
             "get_status": self._get_status,
             "complete_files": self._complete_files,
             "fork": self._fork,
             "kill_job": self._kill_job,
             "set_mode": self._set_mode,
-            "set_budget": self._set_budget,
         }
         """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
