@@ -236,3 +236,21 @@ async def test_a_cap_on_a_model_without_a_price_is_refused_naming_the_key(
         # Removing a cap asks for no price.
         assert (await c.request("set_budget", {"budget_usd": None})).event == "status"
         await c.close()
+
+
+async def test_a_compaction_is_not_started_past_a_budget(workspace: Path, short_dir: Path) -> None:
+    async with running_pod(
+        workspace, short_dir, replies=[ScriptedReply(text="hi")], turn_budget_usd=0.0
+    ) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "hello"})
+        events = await collect_until(c, "run_end", timeout=30)
+        assert events[-1].data == {"result": "paused", "pause_reason": "budget"}
+        await c.send("compact")
+        said = await collect_until(c, "alert", timeout=30, source="compaction")
+        assert said[-1].data["message"].startswith("not compacted: the budget is reached")
+        assert "pod budget set --turn-budget-usd" in said[-1].data["message"]
+        status = (await c.request("get_status")).data
+        assert (status["status"], status["pause_reason"]) == ("paused", "budget")
+        assert pod.provider.requests == []  # no summary request either
+        await c.close()

@@ -32,6 +32,7 @@ __all__ = [
     "reached",
     "set_caps",
     "spent_of",
+    "would_stop",
 ]
 
 
@@ -77,20 +78,30 @@ def spent_of(state: ControllerState, items: list[Item]) -> float:
     )
 
 
-def reached(state: ControllerState, next_tokens: int = 0) -> bool:
-    """Whether a cap stops the turn before a request whose input is ``next_tokens`` (0:
-    before running a response's calls); says so once per stop, and marks the pause."""
+def would_stop(
+    state: ControllerState, next_tokens: int = 0, *, session_only: bool = False
+) -> BudgetStop | None:
+    """The cap a request whose input is ``next_tokens`` would pass (0: the spend alone), or
+    None; says nothing. ``session_only``: no turn is open, so only the session's cap holds."""
     caps = caps_of(state)
+    if session_only:
+        caps = BudgetCaps(budget_usd=caps.budget_usd)
     if not caps.any:
-        return False
+        return None
     prices = state.config.model_prices(priced_model(state))
     needed = input_cost(next_tokens, prices) if prices is not None and next_tokens else 0.0
-    stop = budget_stop(
+    return budget_stop(
         caps,
         session_spent=state.session_spent_usd,
         turn_spent=state.turn_spent_usd,
         next_cost=needed,
     )
+
+
+def reached(state: ControllerState, next_tokens: int = 0) -> bool:
+    """Whether a cap stops the turn before a request whose input is ``next_tokens`` (0:
+    before running a response's calls); says so once per stop, and marks the pause."""
+    stop = would_stop(state, next_tokens)
     if stop is None:
         return False
     _stopped(state, stop)
