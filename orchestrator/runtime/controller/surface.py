@@ -46,6 +46,16 @@ class ControllerSurface(ControllerState):
         (0: before a response's calls run); says so in an alert when it does."""
         return budget.reached(self, next_tokens)
 
+    def budget_refusal(self) -> str | None:
+        """Why no request may be sent now outside the turn's own (an MCP server's sampling
+        request): a budget is reached; None when one may."""
+        stop = budget.would_stop(self, session_only=not self.turn_is_open)
+        if stop is None:
+            return None
+        return (
+            f"the pod's budget is reached (spent ${stop.spent:.4f} of {stop.cap} ${stop.limit:.4f})"
+        )
+
     def set_budget(self, changes: dict[str, float | None]) -> str | None:
         """Replace the caps named in ``changes`` (``set_budget``; null: no cap); why not,
         when a cap is asked for a model without a price (nothing changes then)."""
