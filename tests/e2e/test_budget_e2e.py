@@ -254,3 +254,27 @@ async def test_a_compaction_is_not_started_past_a_budget(workspace: Path, short_
         assert (status["status"], status["pause_reason"]) == ("paused", "budget")
         assert pod.provider.requests == []  # no summary request either
         await c.close()
+
+
+async def test_budgets_set_by_set_budget_survive_a_restart_unless_new_ones_are_given(
+    workspace: Path, short_dir: Path
+) -> None:
+    replies = [ScriptedReply(text="hi")]
+    async with running_pod(workspace, short_dir, replies=replies, budget_usd=1.0) as pod:
+        c = await pod.client()
+        await c.send("run", {"input": "hello"})  # a session with a conversation is kept
+        await collect_until(c, "run_end", timeout=30)
+        await c.request("set_budget", {"budget_usd": 10.0, "turn_budget_usd": 0.5})
+        await c.close()
+    # The same configured budget: the session's change is taken back.
+    async with running_pod(workspace, short_dir, continue_=True, budget_usd=1.0) as pod:
+        c = await pod.client()
+        budget = (await c.request("get_status")).data["budget"]
+        assert (budget["budget_usd"], budget["turn_budget_usd"]) == (10.0, 0.5)
+        await c.close()
+    # A budget given anew at the start wins over what the session had.
+    async with running_pod(workspace, short_dir, continue_=True, budget_usd=2.0) as pod:
+        c = await pod.client()
+        budget = (await c.request("get_status")).data["budget"]
+        assert (budget["budget_usd"], budget["turn_budget_usd"]) == (2.0, None)
+        await c.close()

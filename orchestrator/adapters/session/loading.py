@@ -12,6 +12,7 @@ from orchestrator.adapters.session.fencing import EPOCH_PREFIX, split_epoch
 from orchestrator.adapters.session.records import (
     ITEM_LINE_PREFIX,
     RECORD,
+    BudgetRecord,
     CheckpointRecord,
     ChildRecord,
     FenceRecord,
@@ -89,6 +90,8 @@ class LoadedSession:
     """"Always" answers of this session, oldest first."""
     mode: ModeRecord | None = None
     """The latest permission mode switch (None: the pod never switched)."""
+    budget: BudgetRecord | None = None
+    """The latest change of the budgets (None: never changed)."""
     spends: list[SpendRecord] = field(default_factory=list)
     """Tokens spent outside the conversation's requests (sampling), oldest first."""
     todos: list[TodosRecord] = field(default_factory=list)
@@ -211,6 +214,8 @@ def load_session(path: Path) -> LoadedSession:
             session.grants.append(record)
         elif isinstance(record, ModeRecord):
             session.mode = record
+        elif isinstance(record, BudgetRecord):
+            session.budget = record
         elif isinstance(record, UnloadRecord):
             session.unloaded = record
         elif isinstance(record, SpendRecord):

@@ -355,6 +355,18 @@ class FenceRecord(BaseModel):
     at_ms: int = 0
 
 
+class BudgetRecord(BaseModel):
+    """The pod's budgets changed (``set_budget``): the latest counts on load while the pod is
+    started with the configured budgets it names (new ones given at a start win)."""
+
+    type: Literal["budget"] = "budget"
+    budget_usd: Annotated[float, Field(ge=0)] | None = None
+    turn_budget_usd: Annotated[float, Field(ge=0)] | None = None
+    configured: tuple[float | None, float | None] = (None, None)
+    """The config's ``budget_usd`` and ``turn_budget_usd`` when they were changed."""
+    at_ms: int = 0
+
+
 class SpendRecord(BaseModel):
     """Tokens the pod's key spent outside the conversation's own requests (an MCP server's
     sampling request), or dollars a child pod spent (``cost_usd``): kept so the session's
@@ -390,6 +402,7 @@ Record = Annotated[
     | UnloadRecord
     | FenceRecord
     | SpendRecord
+    | BudgetRecord
     | TodosRecord,
     Field(discriminator="type"),
 ]

@@ -13,8 +13,10 @@ raising them meets the same check at once, and pauses again before sending anyth
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Literal
 
+from orchestrator.adapters.session import BudgetRecord
 from orchestrator.core.budget import BudgetCaps, BudgetStop, budget_stop, lowered_caps
 from orchestrator.core.history import AssistantMessage, Compaction, Item
 from orchestrator.core.prices import input_cost
@@ -30,6 +32,7 @@ __all__ = [
     "pause_reason",
     "price",
     "reached",
+    "restore_caps",
     "set_caps",
     "spent_of",
     "would_stop",
@@ -157,8 +160,28 @@ def set_caps(state: ControllerState, changes: dict[str, float | None]) -> Budget
     stay. The stop a paused turn met is forgotten: ``resume`` checks again."""
     caps = dataclasses.replace(caps_of(state), **changes)
     state.caps = caps
+    # Kept in the session: a restart (or a host's unload and load) keeps what was set.
+    configured = config_caps(state)
+    state.transcript.keep(
+        BudgetRecord(
+            budget_usd=caps.budget_usd,
+            turn_budget_usd=caps.turn_budget_usd,
+            configured=(configured.budget_usd, configured.turn_budget_usd),
+            at_ms=int(time.time() * 1000),
+        )
+    )
     state.board.budget_changed()
     return caps
+
+
+def restore_caps(state: ControllerState, record: BudgetRecord) -> None:
+    """Take back the session's budgets (its last ``budget`` record) when the pod starts with
+    the configured budgets they were set over; budgets given anew at the start win."""
+    configured = config_caps(state)
+    if record.configured == (configured.budget_usd, configured.turn_budget_usd):
+        state.caps = BudgetCaps(
+            budget_usd=record.budget_usd, turn_budget_usd=record.turn_budget_usd
+        )
 
 
 def child_caps(state: ControllerState) -> BudgetCaps:

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from orchestrator.adapters.session import RewindRestore, SpendRecord, UnloadRecord
+from orchestrator.adapters.session import (
+    BudgetRecord,
+    RewindRestore,
+    SpendRecord,
+    UnloadRecord,
+)
 from orchestrator.core.budget import BudgetCaps
 from orchestrator.core.history import Item
 from orchestrator.core.rewind import RewindPlan
@@ -45,6 +50,10 @@ class ControllerSurface(ControllerState):
         """Whether a budget stops the turn before a request of ``next_tokens`` input tokens
         (0: before a response's calls run); says so in an alert when it does."""
         return budget.reached(self, next_tokens)
+
+    def restore_budget(self, record: BudgetRecord) -> None:
+        """Take back the budgets a loaded session's ``set_budget`` left."""
+        budget.restore_caps(self, record)
 
     def budget_refusal(self) -> str | None:
         """Why no request may be sent now outside the turn's own (an MCP server's sampling

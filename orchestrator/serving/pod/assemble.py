@@ -272,6 +272,8 @@ def build_pod(
     controller.todos = todos
     controller.compactor.open_todos = lambda: todos.current
     if loaded is not None:
+        if loaded.budget is not None:
+            controller.restore_budget(loaded.budget)
         controller.count_spent(loaded.spends)
         if controller.turn_is_open:
             # A turn a budget paused stays paused for the budget across a restart.
