@@ -1485,6 +1485,11 @@ class PodFuzz(RuleBasedStateMachine):
                 assert status.data["status"] == "paused"
                 history = (await c.request("get_history")).data["items"]
                 assert history == [json.loads(json.dumps(item_to_json(i))) for i in restored.items]
+                # Budgets the fuzz set are kept in the session (a $0 one would pause the run).
+                lifted = await c.request(
+                    "set_budget", {"budget_usd": None, "turn_budget_usd": None}
+                )
+                assert lifted.event == "status", lifted.data
                 await c.send("run", {"input": "carry on"})
                 got = await c.wait_for("run_end", timeout=20)
                 assert got.data == {"result": "finished"}
