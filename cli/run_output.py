@@ -32,8 +32,16 @@ __all__ = [
     "stream",
 ]
 
-EXIT_CODES = {"finished": 0, "errored": 1, "paused": 3, "cancelled": 4, "limit_reached": 5}
-"""``pod run``'s exit code for each ``run_end`` result. 2 is click's, for a usage error (a
+EXIT_CODES = {
+    "finished": 0,
+    "errored": 1,
+    "paused": 3,
+    "cancelled": 4,
+    "limit_reached": 5,
+    "budget": 6,
+}
+"""``pod run``'s exit code for each ``run_end`` result (``budget``: ``paused`` with
+``pause_reason: "budget"``, a cap paused it; 3 stays a person's pause). 2 is click's, for a usage error (a
 flag it does not know, a value it cannot take), so a script can tell "my command line was
 wrong" from "the turn hit its round or token limit"."""
 
@@ -151,6 +159,8 @@ class Printer:
     failed: bool = False
     cited: CitedStream = field(default_factory=CitedStream)
     """The answer's citations: ``[n]`` after the text each cites, the sources after it."""
+    budget_said: str = ""
+    """What the pod said when a budget paused the turn (printed again as the run ends)."""
 
     def event(self, name: str, data: dict[str, Any]) -> None:
         """Print one event."""
@@ -235,6 +245,9 @@ class Printer:
             self.err.write(
                 "pod: the turn is paused; `pod resume` continues it, the next `pod run` replaces it\n"
             )
+        elif result == "budget":
+            # The pod's own sentence: the cap, the spend, how to go on.
+            self.err.write(visible(f"pod: {self.budget_said or 'paused at the budget'}") + "\n")
         self.err.flush()
 
     def _end_lines(self) -> None:
@@ -333,8 +346,12 @@ async def stream(
                 and await interrupts.second_press()
             ):
                 continue  # a second Ctrl-C: the turn is resumed and cancelled; wait for that end
+            if event.event == "alert" and data.get("source") == "budget":
+                printer.budget_said = str(data.get("message", ""))
             if event.event in ("run_end", "shutdown"):
                 result = str(data["result"]) if event.event == "run_end" else "cancelled"
+                if result == "paused" and data.get("pause_reason") == "budget":
+                    result = "budget"  # exit 6, with the pod's sentence
                 if not json_out:
                     printer.end(result)
                 return result

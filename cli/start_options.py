@@ -26,7 +26,9 @@ __all__ = [
     "SETTINGS",
     "WHEN_STARTED",
     "AllowBashOpt",
+    "BudgetUsdOpt",
     "EffortOpt",
+    "MaxRoundsOpt",
     "ModelOpt",
     "NewOpt",
     "NoHostOpt",
@@ -44,7 +46,9 @@ __all__ = [
     "StartThinkingOpt",
     "StartWebOpt",
     "ThinkingOpt",
+    "TurnBudgetUsdOpt",
     "WebOpt",
+    "budget_value",
     "options_into",
     "permissions_overrides",
     "start_overrides",
@@ -74,6 +78,37 @@ def web_value(value: str | None) -> str | None:
         return value
     raise typer.BadParameter(f"{value!r} is not on or off")
 
+
+def budget_value(value: float | None) -> float | None:
+    """``--budget-usd`` / ``--turn-budget-usd``: dollars, 0 or more; anything else is a one-line
+    usage error (an infinity or NaN would be no budget at all)."""
+    if value is None or (value >= 0 and value != float("inf")):
+        return value
+    raise typer.BadParameter(f"{value!r} is not an amount of dollars (0 or more)")
+
+
+def rounds_value(value: int | None) -> int | None:
+    """``--max-rounds``: a positive count of model requests."""
+    if value is None or value > 0:
+        return value
+    raise typer.BadParameter(f"{value!r} is not a positive number of rounds")
+
+
+_BUDGET = "dollars the session may spend; reaching it pauses the turn (docs/budgets.md)"
+_TURN_BUDGET = "dollars one turn may spend; reaching it pauses the turn (docs/budgets.md)"
+_ROUNDS = "model requests a turn may make before it ends with limit_reached"
+# The budget options of every command that starts a pod: given to a running pod they do
+# nothing (``pod budget set`` changes a running pod's), as the other start options.
+BudgetUsdOpt = Annotated[
+    float | None, typer.Option(help=f"When a pod is started: {_BUDGET}.", callback=budget_value)
+]
+TurnBudgetUsdOpt = Annotated[
+    float | None,
+    typer.Option(help=f"When a pod is started: {_TURN_BUDGET}.", callback=budget_value),
+]
+MaxRoundsOpt = Annotated[
+    int | None, typer.Option(help=f"When a pod is started: {_ROUNDS}.", callback=rounds_value)
+]
 
 _WEB = "on (web search on; fetch as configured) or off (no web search or fetch)"
 _PERMISSION_MODES = (
@@ -165,6 +200,9 @@ WHEN_STARTED: dict[str, tuple[Any, Any]] = {
     "thinking": (StartThinkingOpt, None),
     "effort": (StartEffortOpt, None),
     "web": (StartWebOpt, None),
+    "budget_usd": (BudgetUsdOpt, None),
+    "turn_budget_usd": (TurnBudgetUsdOpt, None),
+    "max_rounds": (MaxRoundsOpt, None),
     "no_host": (NoHostOpt, False),
 }
 """``pod chat``'s and ``pod run``'s options that choose how a pod is started: each field of
@@ -180,6 +218,9 @@ SETTINGS: dict[str, tuple[Any, Any]] = {
     "effort": (EffortOpt, None),
     "web": (WebOpt, None),
     "sandbox": (SandboxOpt, None),
+    "budget_usd": (BudgetUsdOpt, None),
+    "turn_budget_usd": (TurnBudgetUsdOpt, None),
+    "max_rounds": (MaxRoundsOpt, None),
 }
 """``pod fleet add``'s settings of the pod it starts: :class:`PodSettings`, in help order."""
 
@@ -200,6 +241,12 @@ class PodSettings:
     """Not taken by ``pod chat`` / ``pod run`` (a pod they start has its config's)."""
     fallback_model: str | None = None
     """``--fallback-model`` (docs/providers.md)."""
+    budget_usd: float | None = None
+    """``--budget-usd``: the session's budget in dollars."""
+    turn_budget_usd: float | None = None
+    """``--turn-budget-usd``: one turn's budget in dollars."""
+    max_rounds: int | None = None
+    """``--max-rounds``: model requests a turn may make."""
 
     def settings_given(self) -> list[str]:
         """The options given that only a starting pod can apply."""
@@ -212,6 +259,9 @@ class PodSettings:
             ("--web", self.web),
             ("--sandbox", self.sandbox),
             ("--fallback-model", self.fallback_model),
+            ("--budget-usd", self.budget_usd),
+            ("--turn-budget-usd", self.turn_budget_usd),
+            ("--max-rounds", self.max_rounds),
         ]
         names = [name for name, value in given if value is not None]
         if self.allow_bash is not None:
@@ -243,6 +293,13 @@ class PodSettings:
             args += ["--sandbox", self.sandbox]
         if self.fallback_model is not None:
             args += ["--fallback-model", self.fallback_model]
+        for flag, value in (
+            ("--budget-usd", self.budget_usd),
+            ("--turn-budget-usd", self.turn_budget_usd),
+            ("--max-rounds", self.max_rounds),
+        ):
+            if value is not None:
+                args += [flag, str(value)]
         return args
 
 
@@ -287,6 +344,9 @@ def start_overrides(
     web: str | None = None,
     sandbox: str | None = None,
     fallback_model: str | None = None,
+    budget_usd: float | None = None,
+    turn_budget_usd: float | None = None,
+    max_rounds: int | None = None,
 ) -> dict[str, Any]:
     """The config overrides of the options every command that starts a pod takes (``pod
     serve`` and ``pod fleet add``, and ``pod chat`` / ``pod run`` loading a pod into the
@@ -303,6 +363,9 @@ def start_overrides(
         "effort": effort,
         "web": web_overrides(web),
         "fallback_model": fallback_model,
+        "budget_usd": budget_usd,
+        "turn_budget_usd": turn_budget_usd,
+        "max_rounds": max_rounds,
     }
 
 

@@ -82,6 +82,10 @@ def _method_message(
             params["scope"] = scope
         else:
             params["message"] = f"Conformance denial {note}."
+    elif method == "set_budget":
+        # Removing a cap nobody set: taken wherever the machine takes the method, changing
+        # nothing the kit's turns depend on.
+        params = {"budget_usd": None}
     elif method == "answer_elicitation":
         # Outside a wait for input the pod must refuse the answer whatever it names.
         params = answer or {"id": f"input_kit_{note}", "action": "decline"}

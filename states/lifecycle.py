@@ -208,6 +208,12 @@ class PodLifecycle(StateMachine):
         awaiting_approval.to.itself(internal=True, event="compact", on="request_compaction")
         awaiting_input.to.itself(internal=True, event="compact", on="request_compaction")
         summarizing.to.itself(internal=True, event="compact")
+        # A budget changed mid-turn applies at the turn's next check (docs/budgets.md).
+        requesting.to.itself(internal=True, event="set_budget")
+        executing_tools.to.itself(internal=True, event="set_budget")
+        summarizing.to.itself(internal=True, event="set_budget")
+        awaiting_approval.to.itself(internal=True, event="set_budget")
+        awaiting_input.to.itself(internal=True, event="set_budget")
 
     pausing = State("Pausing")
     cancelling = State("Cancelling")
@@ -257,6 +263,18 @@ class PodLifecycle(StateMachine):
     idle.to(running, cond="has_queued_notes", after="start_turn")
 
     resume = paused.to(running, after="resume_turn")
+
+    # New caps apply wherever the pod works or waits (the runtime applies them once the
+    # machine takes the event; inside ``running`` each leaf takes it, so the turn stays
+    # where it is); a stopping or stopped pod spends nothing more.
+    set_budget = (
+        idle.to.itself(internal=True)
+        | paused.to.itself(internal=True)
+        | pausing.to.itself(internal=True)
+        | cancelling.to.itself(internal=True)
+        | compacting.to.itself(internal=True)
+        | rewinding.to.itself(internal=True)
+    )
 
     compact = (
         idle.to(compacting, on="request_compaction", after="start_compaction")

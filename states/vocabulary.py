@@ -24,6 +24,7 @@ REJECTION_CODES: Final[dict[str, str]] = {
     "approve": "not_awaiting_approval",
     "deny": "not_awaiting_approval",
     "answer_elicitation": "not_awaiting_input",
+    "set_budget": "not_running",
 }
 """Protocol error code for a method the machine rejects in the current state."""
 
@@ -40,6 +41,7 @@ METHOD_EVENTS: Final[tuple[str, ...]] = (
     "approve",
     "deny",
     "answer_elicitation",
+    "set_budget",
 )
 """Events that correspond one-to-one to state-changing protocol methods."""
 

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "fleet",
     "sandbox",
     "library",
+    "budget",
 )
 
 COMMANDS: dict[str, str] = {
@@ -55,6 +56,7 @@ COMMANDS: dict[str, str] = {
     "sandbox": "sandbox",
     "skills": "library",
     "agents": "library",
+    "budget": "budget",
 }
 """Each top-level command (or group) and the module that registers it, so that ``pod run``
 imports and builds ``run``'s module only (cli/main.py); a test holds it to what the modules

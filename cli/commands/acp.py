@@ -10,6 +10,8 @@ from typing import Annotated, Any
 import typer
 
 from cli.start_options import (
+    BudgetUsdOpt,
+    MaxRoundsOpt,
     NoHostOpt,
     StartAllowBashOpt,
     StartFallbackModelOpt,
@@ -17,6 +19,7 @@ from cli.start_options import (
     StartPermissionModeOpt,
     StartProviderOpt,
     StartWebOpt,
+    TurnBudgetUsdOpt,
 )
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -46,6 +49,9 @@ def acp(
     permission_mode: StartPermissionModeOpt = None,
     allow_bash: StartAllowBashOpt = None,
     web: StartWebOpt = None,
+    budget_usd: BudgetUsdOpt = None,
+    turn_budget_usd: TurnBudgetUsdOpt = None,
+    max_rounds: MaxRoundsOpt = None,
     script: Annotated[
         Path | None, typer.Option(help="JSON script for the scripted provider.")
     ] = None,
@@ -91,7 +97,8 @@ def acp(
     options = StartOptions(
         new=True, provider=provider, model=model, fallback_model=fallback_model,
         permission_mode=permission_mode,
-        allow_bash=allow_bash, web=web, no_host=no_host,
+        allow_bash=allow_bash, web=web, no_host=no_host, budget_usd=budget_usd,
+        turn_budget_usd=turn_budget_usd, max_rounds=max_rounds,
     )  # fmt: skip
     serve_args = options.serve_args(None)
     if script is not None:

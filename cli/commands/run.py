@@ -67,6 +67,7 @@ def run(
       3  paused (Ctrl-C, pod pause): pod resume continues it
       4  cancelled
       5  limit reached: the turn's max_rounds or max_turn_tokens
+      6  paused at a budget: pod budget set, then pod resume
       130  Ctrl-C before the prompt was sent
     """
     from cli.pods.discovery import find_pod_for, socket_for

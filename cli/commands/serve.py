@@ -14,14 +14,17 @@ from cli.errors import CliError
 from cli.options import workspace_option
 from cli.start_options import (
     AllowBashOpt,
+    BudgetUsdOpt,
     EffortOpt,
     FallbackModelOpt,
+    MaxRoundsOpt,
     ModelOpt,
     PermissionModeOpt,
     PodSettings,
     ProviderOpt,
     SandboxOpt,
     ThinkingOpt,
+    TurnBudgetUsdOpt,
     WebOpt,
 )
 
@@ -75,6 +78,9 @@ def serve(
     fallback_model: FallbackModelOpt = None,
     web: WebOpt = None,
     sandbox: SandboxOpt = None,
+    budget_usd: BudgetUsdOpt = None,
+    turn_budget_usd: TurnBudgetUsdOpt = None,
+    max_rounds: MaxRoundsOpt = None,
     mcp_servers_stdin: Annotated[
         bool,
         typer.Option(
@@ -136,6 +142,9 @@ def serve(
                 fallback_model=fallback_model,
                 web=web,
                 sandbox=sandbox,
+                budget_usd=budget_usd,
+                turn_budget_usd=turn_budget_usd,
+                max_rounds=max_rounds,
             ).overrides(),
             # Given on a command line, a relative path means the shell's folder.
             read_roots=[p.resolve() for p in read_root] if read_root else None,

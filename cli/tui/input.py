@@ -272,6 +272,11 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("todos", "show or hide the todo list panel (the model's plan)", view="todos"),
     SlashCommand("skills", "the skills the pod reads, where each comes from", view="skills"),
     SlashCommand(
+        "budget",
+        "the budgets and the spend; /budget turn|session AMOUNT|none changes one",
+        view="budget",
+    ),
+    SlashCommand(
         "attach", "/attach NAME: this UI on a child pod (leave it to come back)", view="attach"
     ),
 )

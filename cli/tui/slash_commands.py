@@ -13,6 +13,7 @@ from pathlib import Path
 from cli.commands.library import skills_text
 from cli.commands.rewind import continue_fork, preview_text
 from cli.prompt_lines import prompt_line
+from cli.tui.budget_command import budget_command
 from cli.tui.host import AppHost
 from cli.tui.input import SlashLine, rewind_argument
 from cli.tui.notices import Notice
@@ -66,6 +67,8 @@ class SlashCommands:
             await self._fork(line.argument)
         elif command.view == "attach":
             self._attach(line.argument)
+        elif command.view == "budget":
+            await budget_command(host, line.argument)
         elif command.view == "todos":
             shown = host.toggle_todos()
             empty = " (the list is empty: it shows once the model writes one)"

@@ -30,6 +30,8 @@ What the grants guard against, key by key:
 * a cloud's endpoint and credentials: ``[bedrock]`` (``region``, ``profile``) and
   ``[vertex]`` (``project_id``, ``region``): which account's credentials sign the requests,
   which project is billed, and where the conversation is sent;
+* money: ``prices`` (a repository setting every price to 0 would make every budget
+  endless), and ``budget_usd`` / ``turn_budget_usd`` above your own (only a lower one);
 * the web: ``web.search`` and ``web.fetch`` (only ``"off"``), ``web.max_uses`` (only lower
   than yours), ``web.allowed_domains`` (a repository choosing which sites the model reads is
   steering, not narrowing), and ``web.blocked_domains`` where your config allows a list (the
@@ -47,12 +49,24 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from orchestrator.config.permissions import WIDENING_MODES
 from orchestrator.config.skills import narrowed_skills
 from orchestrator.config.web import DEFAULT_MAX_USES
 from orchestrator.core.hook_events import HookEvent
+
+_PRICE_KEYS = (
+    "input",
+    "output",
+    "cache_write",
+    "cache_write_1h",
+    "cache_read",
+    "long_context_input",
+    "long_context_output",
+    "web_search_per_1k",
+    "web_fetch_per_1k",
+)
 
 GRANTS: dict[str, str | None] = {
     "name": "--name NAME",
@@ -119,6 +133,7 @@ GRANTS: dict[str, str | None] = {
     "bedrock.profile": None,
     "vertex.project_id": None,
     "vertex.region": None,
+    **{f"prices.<name>.{key}": None for key in _PRICE_KEYS},
 }
 """Keys a workspace's config cannot set (see the module), and the option that grants each."""
 
@@ -150,13 +165,6 @@ WORKSPACE_KEYS: dict[str, str] = {
     "compact_keep_rounds": _TUNING,
     "compact_max_files": "files read again at compaction, through the same scope as any read",
     "prompt_cache": "how long cache entries live (cost, not reach)",
-    "prices.<name>.input": "only what `pod status` reports as cost; nothing is charged by it",
-    "prices.<name>.output": "only what `pod status` reports as cost; nothing is charged by it",
-    "prices.<name>.cache_write": "only what `pod status` reports; nothing is charged by it",
-    "prices.<name>.cache_write_1h": "only what `pod status` reports; nothing is charged by it",
-    "prices.<name>.cache_read": "only what `pod status` reports; nothing is charged by it",
-    "prices.<name>.web_search_per_1k": "only what `pod status` reports; nothing is charged by it",
-    "prices.<name>.web_fetch_per_1k": "only what `pod status` reports; nothing is charged by it",
     "web.blocked_domains": "adds domains the web tools never reach (narrows); ignored when your "
     "config allows a list, which the API cannot take with a blocked one",
     "file_ref_style": "how `@file` bodies the user attached reach the model",
@@ -169,6 +177,8 @@ WORKSPACE_KEYS: dict[str, str] = {
     "checkpoint_max_file_bytes": "which files are checkpointed, bounded (at most 256 MiB a file)",
     "checkpoint_max_total_bytes": "when checkpoints fall back to touched files, bounded (64 GiB)",
     "max_turn_tokens": _TUNING,
+    "budget_usd": "only lower than your own budget: the pod pauses sooner, never later",
+    "turn_budget_usd": "only lower than your own budget: the pod pauses sooner, never later",
     "subpods.enabled": "whether the model may delegate to child pods, each with this pod's "
     "permissions or fewer (off narrows)",
     "subpods.child_max_tokens": _TUNING,
@@ -215,6 +225,7 @@ def strip_workspace_grants(
     servers: Collection[str] = (),
     web: Mapping[str, Any] | None = None,
     skills: Mapping[str, Any] | None = None,
+    budgets: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """A workspace file's settings without the grants it may not give, and those grants' keys.
 
@@ -222,6 +233,7 @@ def strip_workspace_grants(
     servers the user configured, which the file may put in the sandbox. ``web``: the
     ``[web]`` table of the user's config and the command line, which the file may narrow;
     ``skills``: the same for ``[skills]``.
+    ``budgets``: the user's config and command line, whose budgets the file may only lower.
     """
     kept = dict(data)
     refused: list[str] = []
@@ -310,7 +322,20 @@ def strip_workspace_grants(
     if "skills" in kept:
         kept["skills"], skills_refused = narrowed_skills(kept["skills"], skills or {})
         refused += skills_refused
+    if kept.pop("prices", None) is not None:
+        # Prices decide when a budget pauses the pod: the user's word, never a repository's.
+        refused.append("prices")
+    for key in ("budget_usd", "turn_budget_usd"):
+        asked, mine = kept.get(key), (budgets or {}).get(key)
+        if _is_amount(asked) and _is_amount(mine) and float(asked) > float(mine):
+            del kept[key]
+            refused.append(key)
     return kept, refused
+
+
+def _is_amount(value: object) -> TypeGuard[float]:
+    """A number a budget can be compared as (a wrong type is left for validation to name)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _narrowed_web(table: Any, user: Mapping[str, Any]) -> tuple[Any, list[str]]:

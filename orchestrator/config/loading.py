@@ -54,6 +54,8 @@ def _merge(base: dict[str, Any], top: Mapping[str, Any], *, path: str = "") -> d
     return merged
 
 
+_BUDGETS = ("budget_usd", "turn_budget_usd")
+
 _ADDITIVE = frozenset({"permissions.deny", "permissions.ask", "web.blocked_domains"})
 
 
@@ -82,8 +84,17 @@ def load_config(workspace: Path, **overrides: Any) -> PodConfig:
     servers = {*_server_names(user_data), *_server_names(given)}
     user_web = _merge(_table(user_data, "web"), _table(given, "web"))
     user_skills = _merge(_table(user_data, "skills"), _table(given, "skills"))
+    user_budgets = _merge(
+        {k: user_data[k] for k in _BUDGETS if k in user_data},
+        {k: given[k] for k in _BUDGETS if k in given},
+    )
     ws_data, refused = strip_workspace_grants(
-        _read_toml(ws_path), ws, servers=servers, web=user_web, skills=user_skills
+        _read_toml(ws_path),
+        ws,
+        servers=servers,
+        web=user_web,
+        skills=user_skills,
+        budgets=user_budgets,
     )
     data = _merge(_merge(user_data, ws_data), given)
     data["workspace"] = ws

@@ -57,8 +57,8 @@ from orchestrator.config.telemetry import TelemetryConfig
 from orchestrator.config.web import WebConfig
 from orchestrator.core.fallback import FALLBACK_CAUSES, FallbackCause
 from orchestrator.core.limits import TOOL_OUTPUT_MAX_BYTES
+from orchestrator.core.prices import DEFAULT_PRICES, Prices, prices_for
 from orchestrator.core.thinking import MIN_BUDGET, ModelThinking, ThinkingPlan, plan_thinking
-from orchestrator.core.usage import DEFAULT_PRICES, Prices, prices_for
 from orchestrator.core.web import ModelWeb, WebPlan, plan_web
 
 __all__ = [
@@ -155,6 +155,11 @@ class PodConfig(BaseModel):
     """A turn stops with ``limit_reached`` once its requests used this many tokens (input,
     output and cache); None: no budget. A child pod gets its parent's
     ``subpods.child_max_tokens`` here."""
+    budget_usd: float | None = Field(default=None, ge=0)
+    """Dollars the session may spend; reaching it pauses the turn (docs/budgets.md). A
+    workspace's config may only lower yours."""
+    turn_budget_usd: float | None = Field(default=None, ge=0)
+    """Dollars one turn (a prompt and all it triggers) may spend; reaching it pauses the turn."""
     provider_max_retries: int = Field(default=4, ge=0, le=10)
     """Retries of a request that failed with 429, 529, a 5xx or a dropped connection, each
     reported as an alert."""
@@ -346,6 +351,19 @@ class PodConfig(BaseModel):
             )
         if self.thinking_display is not None and self.thinking == "off":
             raise ValueError('thinking_display needs thinking on (thinking = "off" here)')
+        return self
+
+    @model_validator(mode="after")
+    def _budget_priced(self) -> PodConfig:
+        # A budget that cannot count must not pretend to: an unpriced model would spend $0.
+        if (self.budget_usd is not None or self.turn_budget_usd is not None) and (
+            self.model_prices(self.model) is None
+        ):
+            raise ValueError(
+                f"a budget is set but model {self.model!r} has no price: set "
+                f'[prices."{self.model}"] input and output (dollars per million tokens) in '
+                "your own config, or drop the budget"
+            )
         return self
 
     def thinking_plan(self, model: ModelThinking | None) -> ThinkingPlan:

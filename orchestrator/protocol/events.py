@@ -21,6 +21,7 @@ from orchestrator.protocol.data import EventData
 from orchestrator.protocol.pod_state import (
     ApprovalRequestData,
     ApprovalResolvedData,
+    BudgetData,
     ChildData,
     ClientIoRequestData,
     CompactionData,
@@ -75,6 +76,7 @@ __all__ = [
     "AlertData",
     "ApprovalRequestData",
     "ApprovalResolvedData",
+    "BudgetData",
     "ChildData",
     "CitationData",
     "ClientIoRequestData",

@@ -14,6 +14,7 @@ from orchestrator.protocol.turn_stream import AlertData
 __all__ = [
     "ApprovalRequestData",
     "ApprovalResolvedData",
+    "BudgetData",
     "ChildData",
     "ClientIoRequestData",
     "CompactionData",
@@ -76,6 +77,19 @@ class WebData(EventData):
     why: WebWhyData
 
 
+class BudgetData(EventData):
+    """The pod's budgets in dollars and what it spent against them (docs/budgets.md)."""
+
+    budget_usd: float | None = None
+    """The session's cap; null: none."""
+    turn_budget_usd: float | None = None
+    """One turn's cap; null: none."""
+    spent_usd: float = 0.0
+    """What the session's requests cost (child pods and MCP sampling included)."""
+    turn_spent_usd: float = 0.0
+    """What the open (or last) turn's requests cost."""
+
+
 class StatusData(EventData):
     """The pod's coarse status, its precise machine state and what it runs on."""
 
@@ -107,6 +121,11 @@ class StatusData(EventData):
     ``unavailable (<why>): …`` with what that means for commands (docs/sandbox.md)."""
     cost_usd: float | None = None
     """What the session's requests cost, from the price table; None for an unpriced model."""
+    budget: BudgetData | None = None
+    """The budgets and the spend against them."""
+    pause_reason: Literal["user", "budget"] | None = None
+    """Why a paused pod is paused: ``budget`` when a cap paused the turn (``set_budget``,
+    then ``resume``), ``user`` otherwise; null when not paused."""
     approvals: list[ApprovalRequestData] = Field(default_factory=list)
     """Tool calls waiting for approval now (for a client that attaches)."""
     elicitations: list[ElicitationRequestData] = Field(default_factory=list)

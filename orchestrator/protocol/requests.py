@@ -188,6 +188,17 @@ class ClientIoResultParams(_Params):
     """``run_command``: ``content`` is only the end of its output."""
 
 
+class SetBudgetParams(_Params):
+    """Change the pod's budgets in dollars (docs/budgets.md): a key given replaces its cap,
+    null removes it, a key left out keeps it. A turn the budget paused goes on with
+    ``resume``."""
+
+    budget_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """The session's cap."""
+    turn_budget_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    """One turn's cap."""
+
+
 class DenyParams(_Params):
     """Refuse a tool call that waits for approval; the model reads why."""
 
@@ -328,6 +339,7 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "client_io_result": ClientIoResultParams,
     "list_commands": NoParams,
     "subscribe": SubscribeParams,
+    "set_budget": SetBudgetParams,
 }
 
 

@@ -177,6 +177,9 @@ class UsageData(EventData):
     """Searches the API's web search tool ran for the request."""
     web_fetch_requests: int = 0
     """Pages the API's web fetch tool read for the request."""
+    one_hour_cache_writes: int = 0
+    """How many of ``cache_creation_input_tokens`` were 1-hour entries (priced higher than
+    5-minute ones): a part of that count, not added to it."""
 
 
 class TurnEndData(EventData):
@@ -190,6 +193,8 @@ class RunEndData(EventData):
     """The turn task stopped; ``paused`` means the turn can be resumed."""
 
     result: RunResult
+    pause_reason: Annotated[Literal["budget"] | None, Field(exclude_if=lambda v: v is None)] = None
+    """``budget`` when a budget paused the turn (absent for a person's pause)."""
 
 
 class ErrorData(EventData):

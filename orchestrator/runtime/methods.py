@@ -40,6 +40,7 @@ from orchestrator.protocol import (
     RewindParams,
     RunParams,
     SetModelParams,
+    SetBudgetParams,
     SetModeParams,
     encode_event,
 )
@@ -93,6 +94,7 @@ class Methods:
             "approve": self._approve_or_deny,
             "deny": self._approve_or_deny,
             "answer_elicitation": self._answer_elicitation,
+            "set_budget": self._set_budget,
             "get_history": self._get_history,
             "get_status": self._get_status,
             "complete_files": self._complete_files,
@@ -289,6 +291,26 @@ class Methods:
         if why is not None:
             self._refuse(reply, request_id, why)
 
+    def _set_budget(
+        self, method: str, params: SetBudgetParams, request_id: Any, reply: Reply
+    ) -> None:
+        """Replace the caps the params name (null: no cap); the machine says in which states
+        (not while stopping). The reply is the status with the new caps; a turn the budget
+        paused goes on with ``resume``."""
+        changes = {key: getattr(params, key) for key in params.model_fields_set}
+        if not changes:
+            self._refuse(reply, request_id, "name budget_usd or turn_budget_usd (null: no cap)")
+            return
+        c = self.controller
+        if not self._event("set_budget", reply, request_id):
+            return
+        why = c.set_budget(changes)
+        if why is not None:
+            self._refuse(reply, request_id, why)
+            return
+        line = encode_event("status", c.status_data(request_id))
+        c.transcript.after_writes(lambda: reply(line))
+
     def _answer_elicitation(
         self, method: str, params: AnswerElicitationParams, request_id: Any, reply: Reply
     ) -> None:
@@ -405,9 +427,11 @@ class Methods:
         self._aside_tasks.add(task)
         task.add_done_callback(self._aside_tasks.discard)
 
-    def _event(self, event: str, reply: Reply, request_id: Any, **kwargs: Any) -> None:
+    def _event(self, event: str, reply: Reply, request_id: Any, **kwargs: Any) -> bool:
+        """Send ``event`` to the machine; False (and the refusal replied) when it refuses."""
         try:
             self.controller.machine.send(event, **kwargs)
+            return True
         except TransitionNotAllowed:
             error = ErrorData(
                 code=REJECTION_CODES.get(event, "invalid_request"),  # type: ignore[arg-type]
@@ -415,6 +439,7 @@ class Methods:
                 id=request_id,
             )
             reply(encode_event("error", error))
+            return False
 
     def greeting(self) -> str:
         """One line saying which pod this is and what it runs on."""

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "StatusBoard",
     "StatusSource",
+    "budget_line",
     "context_data",
     "hook_data",
     "job_lines",
@@ -91,6 +92,21 @@ def web_line(web: dict[str, Any] | None) -> str:
     )
 
 
+def budget_line(budget: dict[str, Any], pause_reason: str | None) -> str:
+    """The budgets and the spend against them (docs/budgets.md), in one line."""
+
+    def cap(value: float | None) -> str:
+        return "no cap" if value is None else f"${value:.4f}"
+
+    line = (
+        f"budget: session ${budget['spent_usd']:.4f} of {cap(budget['budget_usd'])} · "
+        f"turn ${budget['turn_spent_usd']:.4f} of {cap(budget['turn_budget_usd'])}"
+    )
+    if pause_reason == "budget":
+        line += " · paused at the budget (pod budget set, then pod resume)"
+    return line
+
+
 def status_text(data: dict[str, Any]) -> str:
     """``pod status`` for a person: state, model, turn, tokens, context and cost."""
     usage = data.get("usage") or {}
@@ -123,6 +139,9 @@ def status_text(data: dict[str, Any]) -> str:
         f" · mode {data.get('permission_mode') or 'default'}"
     )
     lines.append(web_line(data.get("web")))
+    budget = data.get("budget") or {}
+    if budget.get("budget_usd") is not None or budget.get("turn_budget_usd") is not None:
+        lines.append(budget_line(budget, data.get("pause_reason")))
     waiting = data.get("approvals") or []
     if waiting:
         lines.append(
@@ -259,6 +278,11 @@ class StatusBoard:
         if self.active:
             self.controller.emit("status", self.data())
 
+    def budget_changed(self) -> None:
+        """A budget changed (``set_budget``): broadcast the status with the new caps."""
+        if self.active:
+            self.controller.emit("status", self.data())
+
     def mode_changed(self) -> None:
         """The permission mode switched: broadcast the status with the new one."""
         if self.active:
@@ -290,7 +314,14 @@ class StatusBoard:
             ),
             web=web_data(c.web),
             sandbox=sandbox_summary(c),
-            cost_usd=session_cost(c.config, c.provider.model, c.session_usage, c.model_usage),
+            # Each request priced as it was counted (a long-context request at its own price).
+            cost_usd=(
+                c.budget_data().spent_usd
+                if c.config.model_prices(c.provider.model) is not None
+                else None
+            ),
+            budget=c.budget_data(),
+            pause_reason=c.pause_reason(status == "paused"),
             approvals=c.approvals.pending(),
             elicitations=c.elicitations.pending(),
             mcp=self.mcp.report(set(c.tools.registry.names())) if self.mcp else [],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -18,6 +18,7 @@ from orchestrator.core.usage import TokenUsage
 from orchestrator.core.web import WebPlan
 from orchestrator.protocol import (
     ApprovalRequestData,
+    BudgetData,
     ElicitationRequestData,
     JobData,
     TodoData,
@@ -207,6 +208,14 @@ class StatusSource(Protocol):
     @property
     def interceptors(self) -> _Interceptors:
         """The interceptor chain, for where hook commands run."""
+        ...
+
+    def budget_data(self) -> BudgetData:
+        """The budgets and the spend against them."""
+        ...
+
+    def pause_reason(self, paused: bool) -> Literal["user", "budget"] | None:
+        """Why the pod is paused (None when ``paused`` is False)."""
         ...
 
     def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:

@@ -178,6 +178,11 @@ class Turn:
     """The turn's token budget (``max_turn_tokens``); None: none."""
     spent: Callable[[], int] = lambda: 0
     """Tokens the turn's requests used so far."""
+    budget_reached: Callable[[int], bool] = lambda tokens: False
+    """Whether a budget in dollars stops the turn before a request of this many input tokens
+    (0: before a response's calls run); the host says so to people (docs/budgets.md)."""
+    budgeted: Callable[[], bool] = lambda: False
+    """Whether any budget is set (an unbudgeted turn estimates nothing for it)."""
     subagent: bool = False
     """This pod is a child pod: its turn's end is ``SubagentStop`` to hooks, not ``Stop``."""
     rounds: int = 0
@@ -202,6 +207,10 @@ class Turn:
         while True:
             pending = pending_tool_calls(items)
             if pending:
+                if self.budget_reached(0):
+                    # The response that asked for them reached a budget: the calls wait,
+                    # unstarted, as a pause before them leaves them (resume runs them).
+                    return "paused"
                 # A resumed turn (or an interceptor pause) left calls that never started.
                 await self._run_tools(pending)
             elif awaits_continuation(items):
@@ -220,10 +229,16 @@ class Turn:
                     f"{self.max_tokens_spent:,} (max_turn_tokens)",
                 )
                 return "limit_reached"
+            if await self._over_budget():
+                return "paused"  # before a compaction's summary request as much as the turn's
             messages = await self._compact_if_due()
+            if messages is None and await self._over_budget():
+                return "paused"  # the compacted request, smaller, still passes a budget
             message = await self._request_fitting(messages)
             self.rounds += 1
             if message is not None and message.tool_uses:
+                if self.budget_reached(0):
+                    return "paused"  # this response reached a budget: its calls wait
                 # Calls answered at commit (an invalid name) are not pending: they never run.
                 await self._run_tools(pending_tool_calls(items))
                 continue
@@ -235,6 +250,16 @@ class Turn:
             verdict = await self._turn_end_action()
             if verdict is not None:
                 return verdict
+
+    async def _over_budget(self) -> bool:
+        """Whether the next request would start past a budget: what was spent plus its
+        input, estimated as the window's check estimates it (no request is sent to count)."""
+        if not self.budgeted():
+            return False
+        messages = await self.host.wire_messages()
+        tools = [*self._client_tools(), *self.host.web_plan.server_tools]
+        tokens = self.host.context.estimate(self.system_prompt, tools, messages)
+        return self.budget_reached(max(1, tokens))
 
     async def _turn_end_action(self) -> TurnResult | None:
         """Ask the turn-end interceptors and stop hooks; None means run another round.

@@ -1,5 +1,6 @@
 """`pod run`'s exit codes, one per outcome: 0 finished, 1 errored, 2 usage error, 5 limit
-reached (3 paused and 4 cancelled: tests/cli/test_run_cmd.py, from a real Ctrl-C)."""
+reached, 6 paused at a budget (3 paused and 4 cancelled: tests/cli/test_run_cmd.py, from a
+real Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def test_each_outcome_has_its_own_code_and_none_is_clicks_usage_code() -> None:
         "paused": 3,
         "cancelled": 4,
         "limit_reached": 5,
+        "budget": 6,
     }
 
 
@@ -67,13 +69,36 @@ def test_a_turn_that_reaches_its_round_limit_exits_5(env: dict[str, str], worksp
     assert "never asked for" not in done.stdout
 
 
+def test_a_turn_paused_at_its_budget_exits_6_and_goes_on_once_raised(
+    env: dict[str, str], workspace: Path
+) -> None:
+    # A turn budget of $0: the pod pauses before its first request, sending nothing.
+    with scripted_pod(env, workspace, [{"text": "all done"}], "--turn-budget-usd", "0") as socket:
+        done = _run(env, socket)
+        assert done.returncode == 6, done.stderr
+        assert done.stdout == ""
+        said = "pod: paused at the budget: spent $0.0000 of the turn's turn_budget_usd $0.0000"
+        assert said in done.stderr
+        assert "pod budget set --turn-budget-usd AMOUNT" in done.stderr
+        # Resuming without raising pauses again at once, with the same sentence.
+        again = pod(env, "resume", "--socket", str(socket))
+        assert again.returncode == 6 and said in again.stderr, again.stderr
+        shown = pod(env, "budget", "show", "--pod", str(socket))
+        assert "paused at the budget" in shown.stdout, shown.stderr
+        raised = pod(env, "budget", "set", "--turn-budget-usd", "none", "--pod", str(socket))
+        assert raised.returncode == 0 and "turn $0.0000 of no cap" in raised.stdout, raised
+        resumed = pod(env, "resume", "--socket", str(socket))
+    assert (resumed.returncode, resumed.stdout) == (0, "all done\n"), resumed.stderr
+
+
 def test_the_help_gives_the_exit_codes_as_a_table(env: dict[str, str]) -> None:
     shown = pod(env, "run", "--help", env_extra={"COLUMNS": "80"})
     lines = [line.strip() for line in shown.stdout.splitlines()]
     start = lines.index("Exit codes:")
-    assert [line.split()[0] for line in lines[start + 1 : start + 7]] == list("012345")
+    assert [line.split()[0] for line in lines[start + 1 : start + 8]] == list("0123456")
     assert lines[start + 3] == "2  usage error: a flag or value pod run does not take"
     assert lines[start + 6] == "5  limit reached: the turn's max_rounds or max_turn_tokens"
+    assert lines[start + 7] == "6  paused at a budget: pod budget set, then pod resume"
 
 
 def test_a_model_the_scripted_provider_does_not_use_is_said_not_to_apply(

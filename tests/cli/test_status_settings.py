@@ -45,3 +45,22 @@ def test_status_text_before_the_first_turn() -> None:
     }  # fmt: skip
     lines = status_text(data).splitlines()
     assert "thinking not asked yet · sandbox on · network off · mode default" in lines
+
+
+def test_status_text_says_the_budgets_only_when_one_is_set() -> None:
+    data: dict[str, object] = {
+        "name": "p", "status": "paused", "state": "paused", "provider": "anthropic",
+        "model": "m", "turn": 2, "workspace": "/w", "thinking": "", "sandbox": "off",
+        "budget": {"budget_usd": None, "turn_budget_usd": None, "spent_usd": 1.5,
+                   "turn_spent_usd": 0.5},
+        "pause_reason": "user",
+    }  # fmt: skip
+    assert "budget:" not in status_text(data)
+    data["budget"] = {"budget_usd": 2.0, "turn_budget_usd": None, "spent_usd": 2.01,
+                      "turn_spent_usd": 0.5}  # fmt: skip
+    data["pause_reason"] = "budget"
+    [line] = [line for line in status_text(data).splitlines() if line.startswith("budget:")]
+    assert line == (
+        "budget: session $2.0100 of $2.0000 · turn $0.5000 of no cap · paused at the budget "
+        "(pod budget set, then pod resume)"
+    )

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from orchestrator.config.model import PodConfig
-from orchestrator.core.usage import Prices, TokenUsage
+from orchestrator.core.prices import Prices
+from orchestrator.core.usage import TokenUsage
 from orchestrator.core.web import ModelWeb, plan_web
 from orchestrator.runtime.status import session_cost, status_text, web_data, web_line
 from tests.cli.helpers import pod

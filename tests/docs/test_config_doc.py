@@ -21,7 +21,7 @@ from orchestrator.config.skills import SkillsConfig
 from orchestrator.config.subpods import AgentConfig, SubpodsConfig
 from orchestrator.config.telemetry import TelemetryConfig
 from orchestrator.config.web import WebConfig
-from orchestrator.core.usage import Prices
+from orchestrator.core.prices import Prices
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 REFRESH = (

@@ -11,6 +11,8 @@ from typing import Any
 from conformance.fake_api import FakeAnthropic, Reply, ToolCall
 from conformance.tokens import count_block_tokens
 from orchestrator.core.documents import PDF_PAGE_TOKENS
+from orchestrator.core.prices import DEFAULT_PRICES
+from orchestrator.core.usage import TokenUsage
 from tests.e2e.harness import (
     ScriptedReply,
     ScriptedToolCall,
@@ -235,6 +237,12 @@ async def test_sampling_is_put_to_a_person_then_to_the_pods_model(
         reloaded = await c.request("get_status")
         await c.close()
     assert reloaded.data["usage"] == status.data["usage"]
+    # It counts toward the budgets in dollars too (docs/budgets.md), across the reload.
+    items = [i for i in history.data["items"] if i["kind"] == "assistant" and i.get("usage")]
+    prices = DEFAULT_PRICES["claude-sonnet-4"]  # the scripted provider stands in for the model
+    own = sum(prices.cost(TokenUsage(**item["usage"])) for item in items)
+    assert status.data["budget"]["spent_usd"] > round(own, 6)
+    assert reloaded.data["budget"]["spent_usd"] == status.data["budget"]["spent_usd"]
 
 
 async def test_a_request_for_input_waits_for_a_person_who_fills_in_the_form(

@@ -24,7 +24,7 @@ from conformance.fake_api import FakeAnthropic, Reply
 from orchestrator.serving.client import PodClient
 from orchestrator.serving.server import socket_is_live
 from tests.e2e.harness import collect_until
-from tests.faults.hostile_repo import PACKAGE_JSON, HostileRepo, make_hostile_repo
+from tests.faults.hostile_repo import PACKAGE_JSON, USER_TOML, HostileRepo, make_hostile_repo
 
 _SERVE = [sys.executable, "-m", "cli", "serve"]
 
@@ -49,7 +49,8 @@ def _environment(short_dir: Path, tmp_path: Path, fake: FakeAnthropic) -> dict[s
     )
     user = tmp_path / "config" / "pod" / "config.toml"
     user.parent.mkdir(parents=True, exist_ok=True)
-    user.write_text("allow_bash = true\n")  # the user grants bash; the repository must not use it
+    # The user grants bash (the repository must not use it), sets a budget, prices the model.
+    user.write_text(USER_TOML)
     return env
 
 
@@ -110,7 +111,15 @@ async def test_a_hostile_repository_config_reaches_nothing(
         status = await client.request("get_status")
         assert status.data["status"] == "idle"
         [alert] = [a for a in history.data["alerts"] if "config.toml" in a["message"]]
-        for key in ("name", "provider", "scripted_script", "session", "socket", "allow_bash"):
+        for key in (
+            "name",
+            "provider",
+            "scripted_script",
+            "session",
+            "socket",
+            "allow_bash",
+            "prices",
+        ):
             assert key in alert["message"], key
         await client.send("resume")
         await client.send("run", {"input": "hi"})
@@ -118,6 +127,10 @@ async def test_a_hostile_repository_config_reaches_nothing(
         assert events[-1].data == {"result": "finished"}
         text = "".join(e.data["text"] for e in events if e.event == "text_delta")
         assert text == "hello from the API"  # the words came from the API, not the repository
+        # Priced by the user's table, not the repository's zeros; under the user's budget.
+        status = await client.request("get_status")
+        assert status.data["cost_usd"] > 0
+        assert status.data["budget"]["budget_usd"] == 5.0
         await client.send("shutdown")
         await client.close()
     assert len(fake.requests) == 1

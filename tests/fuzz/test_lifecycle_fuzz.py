@@ -131,6 +131,7 @@ def _reset_stats() -> None:
         upward_errored=0,
         bursts=0,
         mode_switches=0,
+        budget_changes=0,
         compacts_accepted=0,
         compactions=0,
         executions=0,
@@ -985,6 +986,28 @@ class PodFuzz(RuleBasedStateMachine):
         if code is None:
             STATS["mode_switches"] += 1
 
+    @rule(
+        turn=st.sampled_from([None, 0.0, 1000.0, "absent"]),
+        session=st.sampled_from([None, 1000.0, "absent"]),
+    )
+    def set_budget(self, turn: float | str | None, session: float | str | None) -> None:
+        """Change the budgets in whatever state the pod is in (issue 45): a turn budget of $0
+        pauses every turn before its next request (``pause_reason: "budget"``), and a resume
+        pauses it again at once; $1000 or none lets it go on. Taken in every state but
+        stopping and stopped; every check after the step holds through budget pauses."""
+        params = {
+            key: value
+            for key, value in (("turn_budget_usd", turn), ("budget_usd", session))
+            if value != "absent"
+        }
+        code = self._go(self._method_error("set_budget", params))
+        if not params:
+            assert code == "invalid_request", code
+        else:
+            assert code in (None, "not_running"), code
+        if code is None:
+            STATS["budget_changes"] += 1
+
     @rule()
     def pause(self) -> None:
         if self._go(self._method("pause")):
@@ -1462,6 +1485,11 @@ class PodFuzz(RuleBasedStateMachine):
                 assert status.data["status"] == "paused"
                 history = (await c.request("get_history")).data["items"]
                 assert history == [json.loads(json.dumps(item_to_json(i))) for i in restored.items]
+                # Budgets the fuzz set are kept in the session (a $0 one would pause the run).
+                lifted = await c.request(
+                    "set_budget", {"budget_usd": None, "turn_budget_usd": None}
+                )
+                assert lifted.event == "status", lifted.data
                 await c.send("run", {"input": "carry on"})
                 got = await c.wait_for("run_end", timeout=20)
                 assert got.data == {"result": "finished"}

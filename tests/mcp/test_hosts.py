@@ -93,9 +93,14 @@ class PlainSamplingHost:
     spent: list[tuple[TokenUsage, str]] = field(default_factory=list)
     changes: int = 0
     events: list[str] = field(default_factory=list)
+    over_budget: str | None = None
+    """Why the pod's budget stops requests (None: it does not)."""
 
     def spend(self, usage: TokenUsage, source: str) -> None:
         self.spent.append((usage, source))
+
+    def budget_refusal(self) -> str | None:
+        return self.over_budget
 
     def status_changed(self) -> None:
         self.changes += 1
@@ -180,6 +185,19 @@ async def test_a_plain_sampling_host_whose_rules_deny_is_not_asked_and_spends_no
     assert isinstance(result, types.ErrorData)
     assert result.message.endswith("MCP server srv: a rule denies it")
     assert host.approvals.policy.judged == [("mcp__srv__sampling", "other")]
+    assert (host.approvals.asked, host.provider.requests, host.spent) == ([], [], [])
+
+
+async def test_a_sampling_request_past_the_budget_is_declined_before_anyone_is_asked() -> None:
+    host = PlainSamplingHost(
+        approvals=Desk(policy=Rules("ask")), over_budget="the pod's budget is reached"
+    )
+    asking = ServerAsking(server="srv", alert=lambda level, message: None)
+    asking.sampler = PodSampler(host)
+    with asking.in_request():
+        result = await asking.ask_model(sampling_request())
+    assert isinstance(result, types.ErrorData)
+    assert "the pod's budget is reached" in result.message
     assert (host.approvals.asked, host.provider.requests, host.spent) == ([], [], [])
 
 

@@ -36,6 +36,7 @@ from orchestrator.protocol import (
     RewindParams,
     RunParams,
     SetModelParams,
+    SetBudgetParams,
     SetModeParams,
     SubscribeParams,
     decode_event,
@@ -155,6 +156,11 @@ VECTORS: list[tuple[str, Request, Any]] = [
         NoParams(),
     ),
     (
+        '{"method":"set_budget","params":{"turn_budget_usd":0.5,"budget_usd":null},"id":"b"}',
+        Request(method="set_budget", params={"turn_budget_usd": 0.5, "budget_usd": None}, id="b"),
+        SetBudgetParams(turn_budget_usd=0.5, budget_usd=None),
+    ),
+    (
         '{"method":"approve","params":{"id":"toolu_9","mode":"accept-edits"}}',
         Request(method="approve", params={"id": "toolu_9", "mode": "accept-edits"}),
         ApproveParams(id="toolu_9", mode="accept-edits"),
@@ -226,11 +232,11 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands, subscribe",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands, subscribe, set_budget",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands, subscribe",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands, subscribe, set_budget",
         ),
         (
             '{"method":"run","params":{}}',
@@ -353,6 +359,13 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
             },
         },
         "cost_usd": 0.0036,
+        "budget": {
+            "budget_usd": 5.0,
+            "turn_budget_usd": None,
+            "spent_usd": 0.0036,
+            "turn_spent_usd": 0.0012,
+        },
+        "pause_reason": None,
         "approvals": [
             {
                 "id": "toolu_9",
@@ -491,6 +504,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "cache_read_input_tokens": 30000,
         "web_search_requests": 2,
         "web_fetch_requests": 0,
+        "one_hour_cache_writes": 200,
     },
     "server_tool_call": {
         "id": "srvtoolu_01",
@@ -578,7 +592,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "items": 11,
         "id": "f1",
     },
-    "run_end": {"result": "paused"},
+    "run_end": {"result": "paused", "pause_reason": "budget"},
     "error": {"code": "not_running", "message": "cannot pause while idle", "id": None},
     "alert": {"level": "warn", "source": "file_ref", "message": "m", "timestamp_ms": 1},
     "history": {

@@ -75,6 +75,7 @@ def _running_leaf(leaf: str) -> dict[str, tuple[str, tuple[str, ...], str | None
         if leaf == "awaiting_input"
         else err(leaf, NO_INPUT),
         "rewind": err(leaf, ALREADY_RUNNING),
+        "set_budget": ok(leaf),
     }
 
 
@@ -92,6 +93,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "deny": err("idle", NOT_AWAITING),
         "answer_elicitation": err("idle", NO_INPUT),
         "rewind": ok("rewinding", "request_rewind", "start_rewind"),
+        "set_budget": ok("idle"),
     },
     "requesting": _running_leaf("requesting"),
     "executing_tools": _running_leaf("executing_tools"),
@@ -113,6 +115,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "deny": err("compacting", NOT_AWAITING),
         "answer_elicitation": err("compacting", NO_INPUT),
         "rewind": err("compacting", ALREADY_RUNNING),
+        "set_budget": ok("compacting"),
     },
     "rewinding": {
         "run": err("rewinding", ALREADY_RUNNING),
@@ -128,6 +131,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "deny": err("rewinding", NOT_AWAITING),
         "answer_elicitation": err("rewinding", NO_INPUT),
         "rewind": err("rewinding", ALREADY_RUNNING),
+        "set_budget": ok("rewinding"),
     },
     "pausing": {
         "run": err("pausing", ALREADY_RUNNING),
@@ -143,6 +147,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "deny": err("pausing", NOT_AWAITING),
         "answer_elicitation": err("pausing", NO_INPUT),
         "rewind": err("pausing", ALREADY_RUNNING),
+        "set_budget": ok("pausing"),
     },
     "cancelling": {
         "run": err("cancelling", ALREADY_RUNNING),
@@ -157,6 +162,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "deny": err("cancelling", NOT_AWAITING),
         "answer_elicitation": err("cancelling", NO_INPUT),
         "rewind": err("cancelling", ALREADY_RUNNING),
+        "set_budget": ok("cancelling"),
     },
     "stopping": {
         "run": err("stopping", ALREADY_RUNNING),
@@ -171,6 +177,8 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "deny": err("stopping", NOT_AWAITING),
         "answer_elicitation": err("stopping", NO_INPUT),
         "rewind": err("stopping", ALREADY_RUNNING),
+        # A stopping or stopped pod spends nothing more: no budget to set.
+        "set_budget": err("stopping", NOT_RUNNING),
     },
     "paused": {
         "run": ok(
@@ -192,6 +200,7 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "deny": err("paused", NOT_AWAITING),
         "answer_elicitation": err("paused", NO_INPUT),
         "rewind": ok("rewinding", "request_rewind", "close_orphans", "end_turn", "start_rewind"),
+        "set_budget": ok("paused"),
     },
     "stopped": {
         "run": err("stopped", ALREADY_RUNNING),
@@ -207,6 +216,8 @@ EXPECTED_METHODS: dict[str, dict[str, tuple[str, tuple[str, ...], str | None]]] 
         "deny": err("stopped", NOT_AWAITING),
         "answer_elicitation": err("stopped", NO_INPUT),
         "rewind": err("stopped", ALREADY_RUNNING),
+        # A stopping or stopped pod spends nothing more: no budget to set.
+        "set_budget": err("stopped", NOT_RUNNING),
     },
 }
 

@@ -157,6 +157,10 @@ class SamplingHost(Protocol):
         """Count tokens spent outside the conversation as the turn's (and keep them)."""
         ...
 
+    def budget_refusal(self) -> str | None:
+        """Why no request may be sent now (a budget is reached); None when one may."""
+        ...
+
     def status_changed(self) -> None:
         """Tell the clients the status changed (the usage did)."""
         ...
@@ -228,6 +232,11 @@ class PodSampler:
         verdict = c.approvals.policy.decide(call.name, SAMPLING_KIND, arguments)
         if verdict.verdict == "deny":
             raise SamplingDeclined(verdict.reason)
+        over = c.budget_refusal()
+        if over is not None:
+            # A server's requests spend the pod's budget: none starts past it (a server that
+            # asks again and again within one call would otherwise spend without end).
+            raise SamplingDeclined(over)
         answer = await c.approvals.ask(
             call,
             kind=SAMPLING_KIND,

@@ -133,6 +133,10 @@ class ResponseBuilder:
                 "output_tokens",
             )
         }
+        written = getattr(usage, "cache_creation", None)
+        if written is not None:
+            # 1-hour entries cost more to write than 5-minute ones (core/prices.py).
+            counts["one_hour_cache_writes"] = getattr(written, "ephemeral_1h_input_tokens", None)
         server = getattr(usage, "server_tool_use", None)
         if server is not None:
             counts["web_search_requests"] = getattr(server, "web_search_requests", None)

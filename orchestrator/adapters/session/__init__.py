@@ -70,6 +70,7 @@ from orchestrator.adapters.session.loading import (
 from orchestrator.adapters.session.lock import SessionLock, lock_path, session_holder
 from orchestrator.adapters.session.records import (
     SESSION_VERSION,
+    BudgetRecord,
     CheckpointRecord,
     ChildRecord,
     FallbackRecord,
@@ -103,6 +104,7 @@ from orchestrator.adapters.session.writer import SessionWriter, is_disk_full, it
 
 __all__ = [
     "SESSION_VERSION",
+    "BudgetRecord",
     "CheckpointRecord",
     "ChildRecord",
     "EpochStore",

@@ -12,6 +12,7 @@ from orchestrator.adapters.session.fencing import EPOCH_PREFIX, split_epoch
 from orchestrator.adapters.session.records import (
     ITEM_LINE_PREFIX,
     RECORD,
+    BudgetRecord,
     CheckpointRecord,
     ChildRecord,
     FallbackRecord,
@@ -92,6 +93,8 @@ class LoadedSession:
     """The latest permission mode switch (None: the pod never switched)."""
     fallback: FallbackRecord | None = None
     """The latest switch to the fallback model (None: none ever); it holds for its turn."""
+    budget: BudgetRecord | None = None
+    """The latest change of the budgets (None: never changed)."""
     spends: list[SpendRecord] = field(default_factory=list)
     """Tokens spent outside the conversation's requests (sampling), oldest first."""
     todos: list[TodosRecord] = field(default_factory=list)
@@ -216,6 +219,8 @@ def load_session(path: Path) -> LoadedSession:
             session.mode = record
         elif isinstance(record, FallbackRecord):
             session.fallback = record
+        elif isinstance(record, BudgetRecord):
+            session.budget = record
         elif isinstance(record, UnloadRecord):
             session.unloaded = record
         elif isinstance(record, SpendRecord):

@@ -380,9 +380,22 @@ class FenceRecord(BaseModel):
     at_ms: int = 0
 
 
+class BudgetRecord(BaseModel):
+    """The pod's budgets changed (``set_budget``): the latest counts on load while the pod is
+    started with the configured budgets it names (new ones given at a start win)."""
+
+    type: Literal["budget"] = "budget"
+    budget_usd: Annotated[float, Field(ge=0)] | None = None
+    turn_budget_usd: Annotated[float, Field(ge=0)] | None = None
+    configured: tuple[float | None, float | None] = (None, None)
+    """The config's ``budget_usd`` and ``turn_budget_usd`` when they were changed."""
+    at_ms: int = 0
+
+
 class SpendRecord(BaseModel):
     """Tokens the pod's key spent outside the conversation's own requests (an MCP server's
-    sampling request): kept so the session's usage and cost survive a reload."""
+    sampling request), or dollars a child pod spent (``cost_usd``): kept so the session's
+    usage, cost and budgets survive a reload."""
 
     type: Literal["spend"] = "spend"
     turn: int
@@ -391,6 +404,8 @@ class SpendRecord(BaseModel):
     usage: dict[str, Annotated[int, Field(ge=0)]]
     """Tokens by kind, as ``TokenUsage``'s fields (a negative count is a bad line, not a
     credit against the session's cost)."""
+    cost_usd: Annotated[float | None, Field(ge=0, exclude_if=lambda v: v is None)] = None
+    """Dollars spent, when the spender priced it (a child pod, by its own model's prices)."""
     at_ms: int = 0
 
 
@@ -413,6 +428,7 @@ Record = Annotated[
     | UnloadRecord
     | FenceRecord
     | SpendRecord
+    | BudgetRecord
     | TodosRecord,
     Field(discriminator="type"),
 ]

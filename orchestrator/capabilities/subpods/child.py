@@ -56,6 +56,9 @@ streams a delta every few milliseconds, and four of them would flood every clien
 ENDED = "ended"
 """The child's turn had ended already when its parent came to it (after a crash)."""
 
+BUDGET = "budget"
+"""The child's run ended paused at its budget (the parent's remaining one)."""
+
 
 ApprovalRelay = Callable[["Child", ApprovalRequestData], Awaitable[RelayedAnswer]]
 InputRelay = Callable[["Child", ElicitationRequestData], Awaitable[RelayedInput]]
@@ -88,6 +91,12 @@ class Child:
         self.tool: str | None = None
         self.tokens = 0
         self.cost_usd: float | None = None
+        self.spent_usd = 0.0
+        """What the child's session spent (its ``status.budget``), as last reported."""
+        self.counted_usd: float | None = None
+        """What of it the parent has counted; None until the first status (a child resumed
+        from its session after a parent's crash counts only what it spends from then on:
+        the parent's own session kept what it had counted)."""
         self.tail = ""
         self.running: RunningChild | None = None
         """The started child, as its launcher knows it (its process, or its pod in a host)."""
@@ -180,9 +189,21 @@ class Child:
             await self._wait(self._run_end)
             result = self._run_end.result()
             if result != "paused":
-                return result
+                return result  # BUDGET too: the parent pauses for it
             # Paused by someone attached to the child directly: it goes on when they resume.
             self._run_end = asyncio.get_running_loop().create_future()
+
+    def uncounted_usd(self) -> float:
+        """What the child spent that its parent has not counted yet (and mark it counted)."""
+        counted = self.spent_usd if self.counted_usd is None else self.counted_usd
+        self.counted_usd = self.spent_usd
+        return max(0.0, self.spent_usd - counted)
+
+    async def set_budget(self, budget_usd: float | None) -> None:
+        """Give the child what its parent has left (before resuming it)."""
+        if self.alive:
+            with contextlib.suppress(ChildFailed):
+                await self._send("set_budget", {"budget_usd": budget_usd})
 
     async def pause(self) -> None:
         """Pause the child's turn and wait (bounded) until it says it paused."""
@@ -289,6 +310,10 @@ class Child:
         usage = status.usage
         self.tokens = sum(usage.get(k, 0) for k in TOKEN_KINDS)
         self.cost_usd = status.cost_usd
+        if status.budget is not None:
+            self.spent_usd = status.budget.spent_usd
+            if self.counted_usd is None:
+                self.counted_usd = self.spent_usd
         self._set(status=status.status, state=status.state)
 
     async def _read(self, client: ChildConnection) -> None:
@@ -331,7 +356,8 @@ class Child:
         elif name == "run_end":
             self.flush_output()
             if self._run_end is not None and not self._run_end.done():
-                self._run_end.set_result(str(data.get("result")))
+                budget = data.get("result") == "paused" and data.get("pause_reason") == "budget"
+                self._run_end.set_result(BUDGET if budget else str(data.get("result")))
         elif (
             name == "error"
             and data.get("code") in REFUSALS

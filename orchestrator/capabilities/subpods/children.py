@@ -34,7 +34,7 @@ from orchestrator.adapters.session import (
     ensure_private_dir,
     load_session,
 )
-from orchestrator.capabilities.subpods.child import ENDED, Child, ChildFailed
+from orchestrator.capabilities.subpods.child import BUDGET, ENDED, Child, ChildFailed
 from orchestrator.capabilities.subpods.launcher import ChildLauncher
 from orchestrator.capabilities.subpods.parent import ParentLinks, RelayedAnswer, RelayedInput
 from orchestrator.capabilities.subpods.report import (
@@ -106,7 +106,17 @@ class Children:
             async with self._slots:
                 if not child.alive:
                     await self._start(child, request)
+                else:
+                    # The parent's budget may have been raised since the child paused.
+                    await child.set_budget(links.budget().budget_usd)
                 result = await child.run_to_end(request.prompt)
+                self._count(child)
+                while result == BUDGET:
+                    await self._pause_for_budget(child)
+                    # The parent has no cap any more (removed while the child ran): go on.
+                    await child.set_budget(links.budget().budget_usd)
+                    result = await child.run_to_end(request.prompt)
+                    self._count(child)
                 child.flush_output()
                 child.on_text = child.on_approval = child.on_input = None
                 self.live.pop(call_id, None)
@@ -125,7 +135,7 @@ class Children:
             # what follows is waited for through further cancels: else the parent says
             # "paused" while a child still pauses, and a quick resume finds it running.
             if child.alive:
-                settling = asyncio.ensure_future(child.pause())
+                settling = asyncio.ensure_future(self._paused(child))
             else:
                 # Not started, or half-started: nothing runs to pause; Resume starts it anew
                 # (on its session, if its record was written).
@@ -157,6 +167,23 @@ class Children:
         level = "info" if result == "finished" else "warn"
         links.alert(level, "subpods", f"child {child.name}: {result}")
         return task_output(report)
+
+    def _count(self, child: Child) -> None:
+        """Count what the child spent since last counted as the parent's spend."""
+        dollars = child.uncounted_usd()
+        if dollars > 0:
+            self._links().spent(dollars, f"task:{child.name}")
+
+    async def _paused(self, child: Child) -> None:
+        await child.pause()
+        self._count(child)
+
+    async def _pause_for_budget(self, child: Child) -> None:
+        """The child paused at the budget the parent passed down: the parent's turn pauses
+        the same way (the call stays open; resume runs it again, with what is left)."""
+        if self._links().budget_paused(child.name):
+            # The parent's pause cancels this call's task: wait for it here.
+            await asyncio.Event().wait()
 
     def _handle(self, call_id: str, request: ChildRequest) -> Child:
         record = self.records.get(call_id)
@@ -217,6 +244,7 @@ class Children:
             socket=child.socket,
             workspace=Path(record.workspace),
             offered=links.offered(),
+            budget_usd=links.budget().budget_usd,
         )
         await child.launch(config, timeout_s=self.config.subpods.start_timeout_s)
 

@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
+from orchestrator.core.budget import BudgetCaps
 from orchestrator.protocol import ApprovalRequestData, ElicitationRequestData
 
 __all__ = ["ApprovalAsker", "InputAsker", "ParentLinks", "RelayedAnswer", "RelayedInput"]
@@ -70,3 +71,11 @@ class ParentLinks:
     ``input_needed`` / ``input_settled``)."""
     offered: Callable[[], list[str]]
     """The tools the parent's model is offered now."""
+    budget: Callable[[], BudgetCaps] = BudgetCaps
+    """What a child may spend now: the parent's remaining budget (docs/budgets.md)."""
+    spent: Callable[[float, str], None] = lambda dollars, source: None
+    """Count dollars a child spent as the parent's (its turn's and session's), kept in the
+    parent's session."""
+    budget_paused: Callable[[str], bool] = lambda child: False
+    """A child stopped at the budget passed to it: pause the parent's turn for the budget
+    (False: the parent has no cap now, the child goes on without one)."""

@@ -128,8 +128,12 @@ def child_config(
     socket: Path,
     workspace: Path,
     offered: list[str],
+    budget_usd: float | None = None,
 ) -> dict[str, Any]:
     """The child's whole configuration as JSON data (``pod serve --child-config-stdin``).
+
+    ``budget_usd``: what the child may spend, the parent's remaining budget (its session's
+    cap; its turns have no cap of their own), None when the parent has none.
 
     ``offered`` is what the parent's model is offered now: a tool subset is checked against
     it. The result is validated by the child as a :class:`PodConfig`, so nothing in it is
@@ -158,6 +162,8 @@ def child_config(
         permissions=permissions,
         subpods=subpods,
         max_turn_tokens=parent.subpods.child_max_tokens,
+        budget_usd=budget_usd,
+        turn_budget_usd=None,
         scripted_script=str(parent.subpods.child_script) if parent.subpods.child_script else None,
     )
     if request.model is not None:

@@ -25,7 +25,14 @@ from orchestrator.protocol import RunEndData, TurnEndData, TurnStartData
 from orchestrator.runtime import model_choice
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context, usage_of
-from orchestrator.runtime.controller import compaction, conversation, modes, rewind, turn_task
+from orchestrator.runtime.controller import (
+    budget,
+    compaction,
+    conversation,
+    modes,
+    rewind,
+    turn_task,
+)
 from orchestrator.runtime.controller.hooks import decide_prompt
 from orchestrator.runtime.controller.prompt import held_submission, resolve_prompt
 from orchestrator.runtime.controller.state import TurnOpening
@@ -99,9 +106,12 @@ class Controller(ControllerSurface):
         self.history = transcript.history
         self.session_usage = usage_of(self.history.items)
         self.model_usage = usage_by_model(self.history.items)
+        self.session_spent_usd = budget.spent_of(self, self.history.items)
         if start_paused:  # the paused turn's spending so far counts against its budget
             turn = self.history.turn
-            self.turn_usage = usage_of([i for i in self.history.items if i.turn == turn])
+            this_turn = [i for i in self.history.items if i.turn == turn]
+            self.turn_usage = usage_of(this_turn)
+            self.turn_spent_usd = budget.spent_of(self, this_turn)
         self.elicitations = Elicitations(emit=self.emit)
         self.compactor = Compactor(
             config=config, context=context, provider=provider, fs=fs, commit=self.commit
@@ -145,6 +155,8 @@ class Controller(ControllerSurface):
             self.turn_is_open = True
             self.turn_usage = TokenUsage()
             model_choice.apply_pending(self)  # a set_model that waited for a turn boundary
+            self.turn_spent_usd = 0.0
+            self.budget_stop = None
             self.emit("turn_start", TurnStartData(turn=turn))
             conversation.inject_queued_notes(self)
             submission, self.submission = self.submission, None
@@ -160,6 +172,9 @@ class Controller(ControllerSurface):
     def resume_turn(self) -> None:
         """Run the paused turn again from where its history stands."""
         self.emit("turn_start", TurnStartData(turn=self.history.turn, resumed=True))
+        # The turn checks its budget again before anything is sent: a resume without a
+        # raise pauses again at once, with the same alert.
+        self.budget_stop = None
         items = self.history.items
         # Notes wait for the next round boundary when calls are pending, or when the turn
         # paused inside a server loop (pause_turn): its continuation must go out as it is.
@@ -211,6 +226,7 @@ class Controller(ControllerSurface):
         self.transcript.end_turn(self.history.turn, result)
         self.turn_is_open = False
         self.approvals.policy.end_turn()  # a skill's allowed-tools last to the turn's end
+        self.budget_stop = None
         self.emit("turn_end", TurnEndData(turn=self.history.turn, result=result))  # type: ignore[arg-type]
         if self.upward is not None and turn_told_upward(result):
             self.upward("turn_ended", result)
@@ -224,7 +240,8 @@ class Controller(ControllerSurface):
             alert = self.jobs.still_running(result)
             if alert is not None:
                 self.alert("info", "jobs", alert)
-        self.emit("run_end", RunEndData(result=result))  # type: ignore[arg-type]
+        reason = "budget" if result == "paused" and self.budget_stop is not None else None
+        self.emit("run_end", RunEndData(result=result, pause_reason=reason))  # type: ignore[arg-type]
         if run_failed(result) and self.upward is not None:
             self.upward("errored", "the turn failed")
 

@@ -9,6 +9,7 @@ from orchestrator.adapters.session import SessionWriteError
 from orchestrator.capabilities.hooks import HookEvent
 from orchestrator.protocol import ErrorData
 from orchestrator.runtime.compaction import CompactionError, CompactionNotSmaller, CompactionRequest
+from orchestrator.runtime.controller import budget
 from orchestrator.runtime.controller.conversation import learn_window, thinking_plan, web_plan
 from orchestrator.runtime.controller.state import ControllerState, task_crashed
 from orchestrator.runtime.pod_task import Outcome
@@ -39,6 +40,17 @@ async def drive_compaction(state: ControllerState, request: CompactionRequest) -
     interceptors = state.interceptors
     try:
         await learn_window(state)
+        stop = budget.would_stop(state, session_only=not state.turn_is_open)
+        if stop is not None:
+            # A summary is a request like any other: none starts past a budget.
+            state.alert(
+                "error",
+                "compaction",
+                f"not compacted: the budget is reached (spent ${stop.spent:.4f} of "
+                f"{stop.cap} ${stop.limit:.4f}); raise it (pod budget set {stop.flag} AMOUNT) "
+                "and compact again",
+            )
+            return "compaction_failed", None
         if interceptors.has(HookEvent.PRE_COMPACT):
             await interceptors.pre_compact(request.trigger, request.focus)
         compaction = await state.compactor.compact(

@@ -14,7 +14,7 @@ from orchestrator.core.thinking import ThinkingPlan, ThinkingRefused
 from orchestrator.core.usage import TokenUsage
 from orchestrator.core.web import WebPlan
 from orchestrator.runtime.context import OFF_LOOP_ITEMS
-from orchestrator.runtime.controller import modes
+from orchestrator.runtime.controller import budget, modes
 from orchestrator.runtime.controller.state import ControllerState
 from orchestrator.runtime.offload import off_loop
 from orchestrator.runtime.turn import TurnError
@@ -27,6 +27,7 @@ def commit(state: ControllerState, item: Item) -> Item:
     if usage is not None:
         state.session_usage += usage
         state.turn_usage += usage
+        budget.count(state, budget.price(state, usage, getattr(stored, "model", None)))
         if isinstance(stored, AssistantMessage):
             state.context.observe(usage)
             if stored.model is not None:  # a fallback answered: its own prices
@@ -67,6 +68,7 @@ def spend(state: ControllerState, usage: TokenUsage, source: str) -> None:
     them in the session file so the usage and cost survive a reload."""
     state.session_usage += usage
     state.turn_usage += usage
+    budget.count(state, budget.price(state, usage))
     state.transcript.keep(
         SpendRecord(
             turn=state.history.turn,
@@ -77,14 +79,33 @@ def spend(state: ControllerState, usage: TokenUsage, source: str) -> None:
     )
 
 
+def spend_dollars(state: ControllerState, dollars: float, source: str) -> None:
+    """Count dollars a child pod spent as the turn's and the session's, kept in the session
+    file so the budgets survive a reload."""
+    budget.count(state, dollars)
+    state.transcript.keep(
+        SpendRecord(
+            turn=state.history.turn,
+            source=source,
+            usage={},
+            cost_usd=dollars,
+            at_ms=int(time.time() * 1000),
+        )
+    )
+    state.board.budget_changed()
+
+
 def count_spent(state: ControllerState, spends: list[SpendRecord]) -> None:
     """Add what a loaded session's ``spend`` records say (a paused turn's to its turn)."""
     fields = {f.name for f in dataclasses.fields(TokenUsage)}
     for record in spends:
         usage = TokenUsage(**{k: v for k, v in record.usage.items() if k in fields})
         state.session_usage += usage
-        if state.turn_is_open and record.turn == state.history.turn:
+        this_turn = state.turn_is_open and record.turn == state.history.turn
+        if this_turn:
             state.turn_usage += usage
+        dollars = record.cost_usd if record.cost_usd is not None else budget.price(state, usage)
+        budget.count(state, dollars, turn=this_turn)
 
 
 async def wire_messages(state: ControllerState) -> list[dict[str, Any]]:
@@ -174,6 +195,7 @@ __all__ = [
     "learn_window",
     "move_prune_bound",
     "spend",
+    "spend_dollars",
     "thinking_plan",
     "web_plan",
     "wire_messages",

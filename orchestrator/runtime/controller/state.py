@@ -27,6 +27,7 @@ from orchestrator.capabilities.hooks.chain import InterceptorChain
 from orchestrator.capabilities.permissions.approvals import Approvals
 from orchestrator.capabilities.permissions.modes import ModeSwitch
 from orchestrator.config.model import PodConfig
+from orchestrator.core.budget import BudgetCaps, BudgetStop
 from orchestrator.core.history import History, SystemMessage
 from orchestrator.core.model_change import ModelChange
 from orchestrator.core.notes import NoteQueue
@@ -139,6 +140,14 @@ class ControllerState:
     their own prices."""
     turn_usage: TokenUsage = field(default_factory=TokenUsage)
     """Tokens the open (or last) turn spent; its budget counts these."""
+    session_spent_usd: float = 0.0
+    """Dollars the session spent, each request priced when counted (docs/budgets.md)."""
+    turn_spent_usd: float = 0.0
+    """Dollars the open (or last) turn spent; ``turn_budget_usd`` caps it."""
+    caps: BudgetCaps | None = None
+    """The budgets ``set_budget`` set (None: the config's)."""
+    budget_stop: BudgetStop | None = None
+    """The cap that paused the open turn, until it resumes or ends (``pause_reason``)."""
     turn_is_open: bool = False
     """Whether the last turn is still open (running or paused)."""
     submission: Submission | None = None

@@ -4,14 +4,20 @@ rewind checks. Each is a line over a feature module."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from orchestrator.adapters.session import RewindRestore, SpendRecord, UnloadRecord
+from orchestrator.adapters.session import (
+    BudgetRecord,
+    RewindRestore,
+    SpendRecord,
+    UnloadRecord,
+)
+from orchestrator.core.budget import BudgetCaps
 from orchestrator.core.history import Item
 from orchestrator.core.rewind import RewindPlan
 from orchestrator.core.usage import TokenUsage
-from orchestrator.protocol import RewindData, StatusData
-from orchestrator.runtime.controller import conversation, hooks, prompt, rewind, unload
+from orchestrator.protocol import BudgetData, RewindData, StatusData
+from orchestrator.runtime.controller import budget, conversation, hooks, prompt, rewind, unload
 from orchestrator.runtime.controller.state import ControllerState
 from states import leaf_state
 
@@ -31,6 +37,60 @@ class ControllerSurface(ControllerState):
     def status_data(self, request_id: Any = None) -> StatusData:
         """The ``status`` event payload."""
         return self.board.data(request_id)
+
+    def budget_data(self) -> BudgetData:
+        """The budgets and the spend against them, as ``status`` reports them."""
+        return budget.budget_data(self)
+
+    def pause_reason(self, paused: bool) -> Literal["user", "budget"] | None:
+        """Why the pod is paused (None when it is not)."""
+        return budget.pause_reason(self, paused)
+
+    def budget_reached(self, next_tokens: int = 0) -> bool:
+        """Whether a budget stops the turn before a request of ``next_tokens`` input tokens
+        (0: before a response's calls run); says so in an alert when it does."""
+        return budget.reached(self, next_tokens)
+
+    def restore_budget(self, record: BudgetRecord) -> None:
+        """Take back the budgets a loaded session's ``set_budget`` left."""
+        budget.restore_caps(self, record)
+
+    def budget_refusal(self) -> str | None:
+        """Why no request may be sent now outside the turn's own (an MCP server's sampling
+        request): a budget is reached; None when one may."""
+        stop = budget.would_stop(self, session_only=not self.turn_is_open)
+        if stop is None:
+            return None
+        return (
+            f"the pod's budget is reached (spent ${stop.spent:.4f} of {stop.cap} ${stop.limit:.4f})"
+        )
+
+    def set_budget(self, changes: dict[str, float | None]) -> str | None:
+        """Replace the caps named in ``changes`` (``set_budget``; null: no cap); why not,
+        when a cap is asked for a model without a price (nothing changes then)."""
+        if any(value is not None for value in changes.values()):
+            why = budget.unpriced(self)
+            if why is not None:
+                return why
+        budget.set_caps(self, changes)
+        return None
+
+    def child_budget(self) -> BudgetCaps:
+        """What a child pod may spend now: the least this pod has left under its caps."""
+        return budget.child_caps(self)
+
+    def child_spent(self, dollars: float, source: str) -> None:
+        """Count dollars a child pod spent as this pod's (its turn's and session's)."""
+        conversation.spend_dollars(self, dollars, source)
+
+    def child_budget_paused(self, child: str) -> bool:
+        """A child stopped at the budget passed down: pause this turn for the budget (False:
+        this pod has no cap now, so nothing pauses)."""
+        budget.child_stopped(self, child)
+        if self.budget_stop is None:
+            return False
+        self.machine.send("pause")
+        return True
 
     def spend(self, usage: TokenUsage, source: str) -> None:
         """Count tokens the pod's key spent outside the conversation's own requests (an MCP

@@ -18,7 +18,7 @@ from orchestrator.core.web import WebPlan
 from orchestrator.protocol import ErrorData
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context
-from orchestrator.runtime.controller import conversation
+from orchestrator.runtime.controller import budget, conversation
 from orchestrator.runtime.controller.command_lines import run_steps
 from orchestrator.runtime.controller.compaction import take_compaction_request
 from orchestrator.runtime.controller.hooks import add_session_context, submit_held_prompt
@@ -102,6 +102,8 @@ def launch(
         cache_ttl=None if config.prompt_cache == "off" else config.prompt_cache,
         max_tokens_spent=config.max_turn_tokens,
         spent=lambda: state.turn_usage.context_tokens + state.turn_usage.output_tokens,
+        budget_reached=lambda tokens: budget.reached(state, tokens),
+        budgeted=lambda: budget.caps_of(state).any,
         subagent=config.subpods.depth > 0,
         fallback=state.fallback,
     )

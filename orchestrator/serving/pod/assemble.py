@@ -322,7 +322,12 @@ def build_pod(
     controller.todos = todos
     controller.compactor.open_todos = lambda: todos.current
     if loaded is not None:
+        if loaded.budget is not None:
+            controller.restore_budget(loaded.budget)
         controller.count_spent(loaded.spends)
+        if controller.turn_is_open:
+            # A turn a budget paused stays paused for the budget across a restart.
+            controller.budget_reached()
     controller.elicitations.on_request = lambda request: chain.notification(
         f"MCP server {request.server} needs your input: {request.message}"[:500],
         "elicitation_dialog",
@@ -336,6 +341,9 @@ def build_pod(
             elicitations=controller.elicitations,
             signal=controller.signal,
             offered=runner.registry.names,
+            budget=controller.child_budget,
+            spent=controller.child_spent,
+            budget_paused=controller.child_budget_paused,
         )
         controller.subpods = children
         controller.board.children = children

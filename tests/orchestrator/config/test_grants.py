@@ -13,7 +13,7 @@ from orchestrator.config.doc import rows
 from orchestrator.config.grants import GRANTS, WORKSPACE_KEYS
 from orchestrator.config.loading import ConfigError, load_config
 from orchestrator.config.paths import config_file
-from tests.faults.hostile_repo import HOSTILE_TOML, make_hostile_repo
+from tests.faults.hostile_repo import HOSTILE_TOML, USER_TOML, make_hostile_repo
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "configuration.md"
 
@@ -60,6 +60,9 @@ def test_the_grants_are_documented() -> None:
 
 def test_a_hostile_workspace_file_keeps_only_tuning(tmp_path: Path) -> None:
     repo = make_hostile_repo(tmp_path, tmp_path / "run")
+    user = tmp_path / "config" / "pod" / "config.toml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(USER_TOML)
     config = load_config(repo.workspace)
     # The baseline is the same user's config over an empty workspace.
     plain = tmp_path / "plain"
@@ -87,6 +90,13 @@ def test_a_hostile_workspace_file_keeps_only_tuning(tmp_path: Path) -> None:
     assert config.checkpoints is False  # turning checkpoints off narrows: kept
     assert config.subpods.child_max_tokens == 1000 and config.max_turn_tokens == 100000
     assert config.agents["helper"].tools == ["read_file"]  # narrows a child: kept
+    # Money: the repository's zero prices are dropped, its budget above the user's too; its
+    # lower turn budget narrows, so it is kept.
+    assert config.model_prices("claude-from-the-repo") == default.model_prices(
+        "claude-from-the-repo"
+    )
+    assert config.model_prices("claude-from-the-repo").input == 3.0  # type: ignore[union-attr]
+    assert (config.budget_usd, config.turn_budget_usd) == (5.0, 0.5)
     assert (config.checkpoint_max_file_bytes, config.checkpoint_max_total_bytes) == (1000, 100000)
     [warning] = config.load_warnings
     for key in (
@@ -97,8 +107,11 @@ def test_a_hostile_workspace_file_keeps_only_tuning(tmp_path: Path) -> None:
         "socket",
         "parent_socket",
         "telemetry",
+        "prices",
+        "budget_usd",
     ):
         assert re.search(rf"\b{re.escape(key)}\b", warning), key
+    assert not re.search(r"\bturn_budget_usd\b", warning)
     assert config.pod_name() == "repo"
 
 

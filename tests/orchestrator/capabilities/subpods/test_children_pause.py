@@ -35,6 +35,13 @@ class SlowPausingChild:
     def drop_relays(self) -> None:
         """Nothing relayed here."""
 
+    async def set_budget(self, budget_usd: float | None) -> None:
+        """No budget here."""
+
+    def uncounted_usd(self) -> float:
+        """Nothing spent here."""
+        return 0.0
+
     def flush_output(self) -> None:
         """Nothing printed here."""
 
