@@ -39,8 +39,8 @@ from orchestrator.protocol import (
     OfferClientIoParams,
     RewindParams,
     RunParams,
-    SetModelParams,
     SetBudgetParams,
+    SetModelParams,
     SetModeParams,
     encode_event,
 )
