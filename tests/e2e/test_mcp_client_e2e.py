@@ -102,6 +102,14 @@ async def test_the_model_follows_a_resource_link_with_read_mcp_resource(
     assert read["content"] == "[resource notes://today]\n# Today\nWater the plants.\n"
 
 
+def in_call_order(calls: dict[str, Any], results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The results of a message's calls in the order of the calls: refs are read at once, so
+    their results are committed as each read ends (the API pairs them by id, not by place)."""
+    by_id = {block["tool_use_id"]: block for block in results["content"]}
+    assert len(by_id) == len(calls["content"])
+    return [by_id[call["id"]] for call in calls["content"]]
+
+
 async def test_an_mcp_ref_in_a_prompt_attaches_the_resource_before_the_model_answers(
     workspace: Path, short_dir: Path, fake: FakeAnthropic
 ) -> None:
@@ -129,7 +137,7 @@ async def test_an_mcp_ref_in_a_prompt_attaches_the_resource_before_the_model_ans
         ("read_mcp_resource", {"server": "a", "uri": "notes://today"}),
         ("read_mcp_resource", {"server": "a", "uri": "notes://logo.png"}),
     ]
-    text, picture = results["content"]
+    text, picture = in_call_order(reads, results)
     assert text["content"] == (
         "mcp a resource notes://today: 3 lines\n[resource notes://today]\n# Today\n"
         "Water the plants.\n"
@@ -163,8 +171,8 @@ async def test_a_pdf_resource_reaches_the_model_as_a_document_block(
         "type": "document",
         "source": {"type": "base64", "media_type": "application/pdf", "data": pdf},
     }
-    _, _, results = first.body["messages"]
-    report, fake_pdf = results["content"]
+    _, reads, results = first.body["messages"]
+    report, fake_pdf = in_call_order(reads, results)
     assert report["content"] == [
         {
             "type": "text",

@@ -67,7 +67,7 @@ async def test_a_turn_with_a_tool_call_and_a_pause_arrives_as_spans_and_metrics(
         assert run.attributes["gen_ai.conversation.id"] == session
         assert run.attributes["pod.name"] == "t" and run.attributes["pod.turn"] == 1
     assert paused.attributes["pod.turn.resumed"] is False
-    assert paused.attributes["pod.pause.reason"] == "unspecified"
+    assert paused.attributes["pod.pause.reason"] == "user"
     assert resumed.attributes["pod.turn.resumed"] is True
     assert resumed.attributes["pod.turn.result"] == "finished"
     assert resumed.links == [paused.span_id]  # the resumed run points at the paused one
@@ -118,7 +118,7 @@ async def test_a_turn_with_a_tool_call_and_a_pause_arrives_as_spans_and_metrics(
     [tool_time] = by_metric["pod.tool.duration"]
     assert tool_time.attributes["gen_ai.tool.name"] == "read_file" and tool_time.count == 1
     [pauses] = by_metric["pod.pauses"]
-    assert pauses.value == 1 and pauses.attributes["pod.pause.reason"] == "unspecified"
+    assert pauses.value == 1 and pauses.attributes["pod.pause.reason"] == "user"
     stays = {p.attributes["pod.state"] for p in by_metric["pod.state.duration"]}
     assert {"requesting", "executing_tools", "paused"} <= stays
     kinds = {p.attributes["pod.token.kind"] for p in by_metric["pod.tokens"]}

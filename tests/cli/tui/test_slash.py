@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from cli.tui.entries import InfoEntry
 from orchestrator.adapters.session import sessions_dir
 from orchestrator.runtime.status import job_lines
+from tests.claude_dirs import claude_dirs_on
 from tests.cli.tui.conftest import QUICK, Session, attach, eventually_status, history_kinds
 from tests.e2e.harness import ScriptedReply, ScriptedToolCall, running_pod
 
@@ -235,6 +237,7 @@ async def test_jobs_lists_the_background_jobs_as_pod_jobs_does(
 async def test_skills_lists_where_each_comes_from_and_escapes_descriptions(
     session: Session,
 ) -> None:
+    claude_dirs_on(os.environ["XDG_CONFIG_HOME"])  # the .claude folder is read again
     workspace = session.pod.config.workspace
     for where, description in ((".pod", "the pod's"), (".claude", "hidden \\u001b[2J")):
         folder = workspace / where / "skills" / "lint"
