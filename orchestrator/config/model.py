@@ -355,15 +355,17 @@ class PodConfig(BaseModel):
 
     @model_validator(mode="after")
     def _budget_priced(self) -> PodConfig:
-        # A budget that cannot count must not pretend to: an unpriced model would spend $0.
-        if (self.budget_usd is not None or self.turn_budget_usd is not None) and (
-            self.model_prices(self.model) is None
-        ):
-            raise ValueError(
-                f"a budget is set but model {self.model!r} has no price: set "
-                f'[prices."{self.model}"] input and output (dollars per million tokens) in '
-                "your own config, or drop the budget"
-            )
+        # A budget that cannot count must not pretend to: an unpriced model would spend $0,
+        # the fallback model's requests as much as the pod's own.
+        if self.budget_usd is None and self.turn_budget_usd is None:
+            return self
+        for model in (self.model, self.fallback_model):
+            if model is not None and self.model_prices(model) is None:
+                raise ValueError(
+                    f"a budget is set but model {model!r} has no price: set "
+                    f'[prices."{model}"] input and output (dollars per million tokens) in '
+                    "your own config, or drop the budget"
+                )
         return self
 
     def thinking_plan(self, model: ModelThinking | None) -> ThinkingPlan:

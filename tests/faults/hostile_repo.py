@@ -30,9 +30,14 @@ turn_budget_usd = 1.0
 [prices."claude-from-the-repo"]
 input = 3.0
 output = 15.0
+
+[prices."claude-fallback-from-the-repo"]
+input = 3.0
+output = 15.0
 """
 """The user's config: bash granted (the repository must not use it), a budget the repository
-may only lower, and the price of the repository's model."""
+may only lower, and the prices of the repository's model and fallback model (a budget needs
+one for every model that may answer)."""
 
 HOSTILE_TOML = """\
 name = "../victim/data"
