@@ -130,6 +130,11 @@ async def test_a_command_runs_in_the_editors_terminal_with_the_pods_environment(
     [argv] = editor.created
     assert argv[:2] == ["/usr/bin/env", "-i"] and argv[-3:-1] == ["/bin/bash", "-c"]
     assert not any(part.startswith("EDITOR_SECRET=") for part in argv)
+    # The pod's environment is not in the command line (any user can read one): it is sourced
+    # from a private file, which the command removes.
+    assert not any(part.startswith("PATH=") or "\nPATH=" in part for part in argv)
+    sourced = argv[-1].split(";")[1].split()[-1]
+    assert sourced.endswith(".sh") and not Path(sourced).exists()
     [result] = _results(editor)
     assert "— exit 0 (in the editor's terminal)" in result
     assert "secret=[]" in result and str(workspace.resolve()) in result

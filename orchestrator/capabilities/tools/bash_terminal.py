@@ -2,9 +2,10 @@
 serves a terminal (:class:`~orchestrator.capabilities.tools.client_files.ClientTerminal`),
 a command runs there, so it shows in the editor's terminal panel.
 
-The pod's rules come along: the command is run as ``env -i NAME=value … /bin/bash -c
-COMMAND`` with the environment the pod would give it (the editor's own variables, an API key
-among them, never reach it), in the workspace, with the call's timeout. A pause or cancel
+The pod's rules come along: the command is run as ``env -i /bin/bash -c`` with the
+environment the pod would give it, read from a 0600 file the line removes, so no value is in
+the command line (the editor's own variables, an API key among them, never reach it), in the
+workspace, with the call's timeout. A pause or cancel
 kills it in the editor (``terminal/kill``). A command that may have started is never run
 again by the pod: when the editor cannot say how it ended, the call fails saying so; only a
 command the editor never started falls back to the pod's own run (said in the result).
@@ -12,23 +13,38 @@ command the editor never started falls back to the pod's own run (said in the re
 
 from __future__ import annotations
 
+import os
+import shlex
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 
 from orchestrator.adapters.procs.exits import exit_text
 from orchestrator.capabilities.tools.base import ToolContext, ToolOutput
 from orchestrator.capabilities.tools.client_files import ClientTerminal
 from orchestrator.core.tool_output import TOOL_OUTPUT_MAX_BYTES
 
-__all__ = ["FELL_BACK", "editor_argv", "run_in_terminal"]
+__all__ = ["FELL_BACK", "editor_argv", "run_in_terminal", "write_env_file"]
 
 FELL_BACK = "[the editor's terminal could not start it ({why}); the pod ran it itself]\n"
 """Put before the output of a command the pod ran after the editor's terminal refused it."""
 
 
-def editor_argv(command: str, env: Mapping[str, str]) -> list[str]:
-    """The program line the editor runs: the pod's environment, and nothing of the editor's."""
-    return ["/usr/bin/env", "-i", *(f"{k}={v}" for k, v in sorted(env.items())), "/bin/bash",
-            "-c", command]  # fmt: skip
+def editor_argv(command: str, env_file: Path) -> list[str]:
+    """The program line the editor runs: the pod's environment (read from ``env_file``, which
+    it removes), and nothing of the editor's. The values are not in the line: a command line
+    is readable by every user of the machine (``/proc/<pid>/cmdline``), a 0600 file is not."""
+    script = f"set -a; . {shlex.quote(str(env_file))}; set +a; rm -f {shlex.quote(str(env_file))}\n"
+    return ["/usr/bin/env", "-i", "/bin/bash", "-c", script + command]
+
+
+def write_env_file(folder: Path, env: Mapping[str, str]) -> Path:
+    """The pod's environment for one command, as ``export`` lines in a new 0600 file."""
+    fd, name = tempfile.mkstemp(dir=folder, prefix="env-", suffix=".sh")
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        for key, value in sorted(env.items()):
+            out.write(f"export {key}={shlex.quote(value)}\n")
+    return Path(name)
 
 
 async def run_in_terminal(
@@ -42,16 +58,21 @@ async def run_in_terminal(
 ) -> ToolOutput | str:
     """The call's result when the editor ran (or may have run) it; else why it did not start
     (the caller runs it and says so)."""
-    run = await terminal.run_command(
-        editor_argv(command, env),
-        ctx.workspace,
-        timeout_s,
-        TOOL_OUTPUT_MAX_BYTES,
-        ctx.call_id,
-        # A pause or cancel: what it printed before the kill goes into the interrupted
-        # result, as the pod's own run's output does.
-        on_interrupt=ctx.partial.append,
-    )
+    ctx.scratch_dir.mkdir(parents=True, exist_ok=True)
+    env_file = write_env_file(ctx.scratch_dir, env)
+    try:
+        run = await terminal.run_command(
+            editor_argv(command, env_file),
+            ctx.workspace,
+            timeout_s,
+            TOOL_OUTPUT_MAX_BYTES,
+            ctx.call_id,
+            # A pause or cancel: what it printed before the kill goes into the interrupted
+            # result, as the pod's own run's output does.
+            on_interrupt=ctx.partial.append,
+        )
+    finally:
+        env_file.unlink(missing_ok=True)  # the command removes it; one never started does not
     if not run.done and not run.started:
         return run.message or "no reason given"
     if not run.done:
