@@ -93,9 +93,13 @@ class Checkpointer:
             "still works; restoring files needs checkpoints",
         )
 
-    async def snapshot(self, *, seq: int, turn: int, reason: str) -> CheckpointRecord | None:
+    async def snapshot(
+        self, *, seq: int, turn: int, reason: str, keep: bool = True
+    ) -> CheckpointRecord | None:
         """Snapshot the workspace before item ``seq``; the record is on disk when it returns
-        (None: checkpoints are off or failed, which was said)."""
+        (None: checkpoints are off or failed, which was said). ``keep`` False: the record is
+        only returned, for :meth:`adopt` once its ``seq`` is known (a custom command's
+        snapshot, taken before its ``!`` lines run and its prompt is committed)."""
         store = self._open()
         if store is None:
             return None
@@ -123,9 +127,14 @@ class Checkpointer:
             skipped=list(snap.skipped)[:100],
             touched_only=bool(self._touched_only),
         )
+        if keep:
+            self.adopt(record)
+        return record
+
+    def adopt(self, record: CheckpointRecord) -> None:
+        """Keep a snapshot taken earlier as the session's checkpoint ``record``."""
         self._record(record)
         self.records.append(record)
-        return record
 
     async def preview(self, checkpoint: str) -> RewindFilesData:
         """What restoring ``checkpoint`` would change now."""

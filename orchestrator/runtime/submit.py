@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from orchestrator.adapters.scoped_fs import ScopedFS
+from orchestrator.adapters.session import CheckpointRecord, HeldCommand
 from orchestrator.capabilities.knowledge import resolve_knowledge_refs
 from orchestrator.config.mcp import READ_RESOURCE_TOOL
 from orchestrator.config.model import PodConfig
@@ -58,6 +59,11 @@ class Submission:
     steps: list[PendingStep] = field(default_factory=list)
     """What a custom command's expansion waits for (``!`` lines, an MCP prompt): ``text``
     holds a marker in each one's place until the turn has run it."""
+    command: HeldCommand | None = None
+    """The custom command it invokes: its grants and model for the turn."""
+    snapshot: CheckpointRecord | None = None
+    """The workspace's snapshot from before the command's ``!`` lines ran (its ``seq`` is
+    set when the prompt is committed)."""
 
     def message(self) -> UserMessage:
         """The user message this submit commits."""

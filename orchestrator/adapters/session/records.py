@@ -207,6 +207,23 @@ class HookRecord(BaseModel):
     at_ms: int = 0
 
 
+class HeldCommand(BaseModel):
+    """The custom command a held prompt invokes: what its turn needs again after a restart
+    or a load (docs/commands.md)."""
+
+    name: str
+    path: str | None = None
+    """The file it comes from (named in alerts)."""
+    grants: list[str] = Field(default_factory=list)
+    """Its ``allowed-tools``, allowed until the turn ends: granted again when a pod takes the
+    held prompt back. Empty for a workspace's command, which grants nothing."""
+    model: str | None = None
+    """Its ``model`` as written (``opus``, an id); None: the pod's model."""
+    decided: bool = False
+    """``model`` was checked (listed, priced) as the turn started, and is now the id the turn
+    runs on, or None for the pod's own: a restart does not decide (or alert) again."""
+
+
 class HeldPromptRecord(BaseModel):
     """A prompt held while its ``UserPromptSubmit`` hooks decide (``held``, synced before
     they run), and its end (``done``: committed, refused or dropped).
@@ -229,6 +246,11 @@ class HeldPromptRecord(BaseModel):
     """(``held``) what a custom command's expansion waits for (its ``!`` lines' runs, an MCP
     prompt), each with its state: written again before each starts and after it is done, so
     a restart runs only those never started (docs/commands.md)."""
+    command: HeldCommand | None = None
+    """(``held``) the custom command it invokes (its grants and model for the turn)."""
+    snapshot: CheckpointRecord | None = None
+    """(``held``) the workspace's snapshot from before the command's ``!`` lines ran; recorded
+    as the turn's checkpoint, with the user message's ``seq``, when the prompt is committed."""
 
 
 class GrantRecord(BaseModel):
@@ -331,6 +353,10 @@ class HeldPrompt(BaseModel):
     """The ``run``'s client request id (see ``UserMessage.request_id``)."""
     steps: list[dict[str, Any]] = Field(default_factory=list)
     """What a custom command's expansion still waits for (see ``HeldPromptRecord.steps``)."""
+    command: HeldCommand | None = None
+    """The custom command it invokes (see ``HeldPromptRecord.command``)."""
+    snapshot: CheckpointRecord | None = None
+    """The snapshot from before its ``!`` lines (see ``HeldPromptRecord.snapshot``)."""
 
 
 class UnloadRecord(BaseModel):

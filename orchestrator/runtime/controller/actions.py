@@ -34,7 +34,11 @@ from orchestrator.runtime.controller import (
     turn_task,
 )
 from orchestrator.runtime.controller.hooks import decide_prompt
-from orchestrator.runtime.controller.prompt import held_submission, resolve_prompt
+from orchestrator.runtime.controller.prompt import (
+    grant_command,
+    held_submission,
+    resolve_prompt,
+)
 from orchestrator.runtime.controller.state import TurnOpening
 from orchestrator.runtime.controller.surface import ControllerSurface
 from orchestrator.runtime.fallback import usage_by_model
@@ -131,6 +135,9 @@ class Controller(ControllerSurface):
                 tools.policy, on_change=lambda change: modes.mode_changed(self, change)
             )
             tools.modes = self.modes
+        if self.opening.prompt is not None:
+            # A command's allowed-tools hold until its turn ends, a restart included.
+            grant_command(self, self.opening.prompt.command, say=False)
 
     def _report(self, event: str, result: str | None) -> None:
         """Tell the machine how the task ended; it decides what that means."""

@@ -12,6 +12,7 @@ from orchestrator.capabilities.hooks import HookEvent
 from orchestrator.core.interceptors import Cancel
 from orchestrator.runtime.controller.conversation import commit
 from orchestrator.runtime.controller.prompt import commit_prompt, held_record
+from orchestrator.runtime.controller.rewind import keep_command_snapshot
 from orchestrator.runtime.controller.state import ControllerState
 from orchestrator.runtime.submit import Submission
 
@@ -53,6 +54,9 @@ async def submit_held_prompt(state: ControllerState) -> bool:
         state.alert("warn", "prompt_submit", f"submit cancelled: {decision.reason}")
         return False
     commit_prompt(state, submission, message, decision)
+    seq = state.prompt_seq
+    if seq is not None and keep_command_snapshot(state, submission, seq):
+        state.prompt_seq = None  # taken before its ! lines ran: the turn takes no other
     state.transcript.record(HeldPromptRecord(phase="done", turn=turn))
     return True
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from orchestrator.adapters.session import HeldPromptRecord
+from orchestrator.adapters.session import HeldCommand, HeldPromptRecord
 from orchestrator.capabilities.skills import turn_rules
 from orchestrator.capabilities.tools.registry import claude_code_names
 from orchestrator.config.mcp import READ_RESOURCE_TOOL
@@ -39,6 +39,8 @@ def held_record(submission: Submission, turn: int) -> HeldPromptRecord:
         attach=[item_to_json(item) for item in submission.attach],
         preread=[segment.model_dump(mode="json") for segment in submission.preread],
         steps=[step.to_json() for step in submission.steps],
+        command=submission.command,
+        snapshot=submission.snapshot,
     )
 
 
@@ -53,6 +55,8 @@ def held_submission(record: HeldPromptRecord) -> Submission:
         preread=[FileRefSegment.model_validate(segment) for segment in record.preread],
         request_id=message.request_id,
         steps=[PendingStep.from_json(step) for step in record.steps],
+        command=record.command,
+        snapshot=record.snapshot,
     )
 
 
@@ -82,7 +86,7 @@ def resolve_prompt(
             bash_available=state.tools.registry.get("bash") is not None,
         )
         submission = _expanded(state, expansion, readable)
-        _grant(state, spec)
+        grant_command(state, submission.command)
     else:
         submission = resolve_submission(
             segments, fs=state.fs, config=state.config, mcp_readable=readable
@@ -116,18 +120,32 @@ def refresh_commands(state: ControllerState) -> None:
             )
 
 
-def _grant(state: ControllerState, spec: CommandSpec) -> None:
-    """A command of the user's own folders allows its ``allowed-tools`` until the turn ends
-    (its ``!`` lines included); a workspace's grants nothing (said once, when it is read)."""
-    if not spec.trusted or not spec.allowed_tools:
+def held_command(spec: CommandSpec) -> HeldCommand:
+    """What the turn of ``spec`` keeps of it while its prompt is held: its grants (a command
+    of the user's own folders only; a workspace's grants nothing, said once when it is
+    read) and its model."""
+    model = spec.model.strip() if spec.model is not None else None
+    return HeldCommand(
+        name=spec.name,
+        path=spec.path,
+        grants=list(spec.allowed_tools) if spec.trusted else [],
+        model=None if not model or model.lower() == "inherit" else model,
+    )
+
+
+def grant_command(state: ControllerState, command: HeldCommand | None, *, say: bool = True) -> None:
+    """Allow a command's ``allowed-tools`` until the turn ends (its ``!`` lines included):
+    when it is invoked, and again when a pod takes its held prompt back after a restart or a
+    load (``say`` False: the entries not understood were said the first time)."""
+    if command is None or not command.grants:
         return
-    rules, unreadable = turn_rules(spec.allowed_tools, claude_code_names())
+    rules, unreadable = turn_rules(command.grants, claude_code_names())
     state.approvals.policy.grant_for_turn(rules)
-    if unreadable:
+    if unreadable and say:
         state.alert(
             "warn",
             "commands",
-            f"/{spec.name}: allowed-tools entries not understood, so not allowed: "
+            f"/{command.name}: allowed-tools entries not understood, so not allowed: "
             + ", ".join(unreadable),
         )
 
@@ -160,6 +178,7 @@ def _expanded(state: ControllerState, expansion: Expansion, readable: list[str])
         preread=preread,
         alerts=alerts,
         steps=list(expansion.steps),
+        command=held_command(expansion.spec) if expansion.spec.prompt is None else None,
     )
 
 
@@ -195,6 +214,8 @@ def request_turn(state: ControllerState, request_id: str) -> int | None:
 
 __all__ = [
     "commit_prompt",
+    "grant_command",
+    "held_command",
     "held_record",
     "held_submission",
     "refresh_commands",

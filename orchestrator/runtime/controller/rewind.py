@@ -5,6 +5,7 @@ request streams), a round's snapshot before tools that may change files, and the
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 from orchestrator.adapters.session import RewindRecord, RewindRestore, SessionWriteError
@@ -12,8 +13,10 @@ from orchestrator.capabilities.checkpoints import CheckpointError
 from orchestrator.core.history import ToolUseBlock
 from orchestrator.core.rewind import RewindError, RewindPlan, plan_rewind, typed_line
 from orchestrator.protocol import ErrorData, RewindData, RewindFilesData
+from orchestrator.runtime.controller.prompt import held_record
 from orchestrator.runtime.controller.state import ControllerState, in_phase, task_crashed
 from orchestrator.runtime.pod_task import Outcome
+from orchestrator.runtime.submit import Submission
 
 
 def rewind_data(plan: RewindPlan, files: RewindFilesData | None) -> RewindData:
@@ -113,6 +116,37 @@ def checkpoint_turn(state: ControllerState) -> None:
         )
 
 
+async def snapshot_before_commands(state: ControllerState) -> None:
+    """The turn's snapshot, taken before a custom command's ``!`` lines run (they may change
+    files before the prompt is committed): held with the prompt, on disk before the first
+    line starts, and kept as the turn's checkpoint when the prompt is committed
+    (:func:`keep_command_snapshot`), so a rewind to that prompt undoes what the lines did. A
+    prompt that holds one already (a restart mid-lines) keeps it."""
+    submission = state.opening.prompt
+    if submission is None or submission.snapshot is not None or state.checkpoints is None:
+        return
+    if not any(step.kind == "bash" and step.state != "done" for step in submission.steps):
+        return
+    turn = state.history.turn
+    with in_phase(state, "snapshot"):
+        taken = await asyncio.shield(
+            state.checkpoints.snapshot(seq=0, turn=turn, reason="turn", keep=False)
+        )
+    if taken is not None:
+        state.opening.prompt = dataclasses.replace(submission, snapshot=taken)
+        state.transcript.record(held_record(state.opening.prompt, turn))
+
+
+def keep_command_snapshot(state: ControllerState, submission: Submission, seq: int) -> bool:
+    """Keep the snapshot a command's prompt holds as the checkpoint of its user message
+    ``seq``; False when it holds none (the turn takes its own, :func:`checkpoint_turn`)."""
+    if submission.snapshot is None or state.checkpoints is None:
+        return False
+    record = submission.snapshot.model_copy(update={"seq": seq, "turn": state.history.turn})
+    state.checkpoints.adopt(record)
+    return True
+
+
 async def turn_snapshot_taken(state: ControllerState) -> None:
     """Wait for the turn's snapshot, if one is still being taken (its record on disk); the
     turn is in its ``snapshot`` phase meanwhile."""
@@ -157,8 +191,10 @@ __all__ = [
     "check_rewind",
     "checkpoint_turn",
     "drive_rewind",
+    "keep_command_snapshot",
     "preview_rewind",
     "rewind_data",
+    "snapshot_before_commands",
     "start_rewind",
     "turn_snapshot_taken",
 ]

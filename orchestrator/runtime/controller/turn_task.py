@@ -25,6 +25,7 @@ from orchestrator.runtime.controller.hooks import add_session_context, submit_he
 from orchestrator.runtime.controller.rewind import (
     before_tools,
     checkpoint_turn,
+    snapshot_before_commands,
     turn_snapshot_taken,
 )
 from orchestrator.runtime.controller.state import ControllerState, in_phase
@@ -119,6 +120,8 @@ async def _start_phases(state: ControllerState) -> bool:
     with in_phase(state, "session_start"):
         await add_session_context(state)
     if state.opening.prompt is not None and state.opening.prompt.steps:
+        # Before the ! lines: a rewind to this prompt undoes what they changed too.
+        await snapshot_before_commands(state)
         with in_phase(state, "commands"):
             await run_steps(state)
     with in_phase(state, "prompt_submit"):

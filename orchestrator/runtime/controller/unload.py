@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from orchestrator.adapters.session import HeldNote, HeldPrompt, UnloadRecord
+from orchestrator.runtime.controller.prompt import grant_command
 from orchestrator.runtime.controller.state import ControllerState
 from orchestrator.runtime.custom_commands import PendingStep
 from orchestrator.runtime.submit import Submission
@@ -35,6 +36,8 @@ def held(state: ControllerState) -> UnloadRecord:
             preread=prompt.preread,
             request_id=prompt.request_id,
             steps=[step.to_json() for step in prompt.steps],
+            command=prompt.command,
+            snapshot=prompt.snapshot,
         )
         if prompt is not None
         else None,
@@ -79,7 +82,10 @@ def restore(state: ControllerState, kept: UnloadRecord) -> None:
                 preread=list(kept.prompt.preread),
                 request_id=kept.prompt.request_id,
                 steps=[PendingStep.from_json(step) for step in kept.prompt.steps],
+                command=kept.prompt.command,
+                snapshot=kept.prompt.snapshot,
             )
+            grant_command(state, kept.prompt.command, say=False)
         state.prompt_seq = kept.prompt_seq
     state.session_context = list(kept.session_context)
     state.job_notes = list(kept.job_notes)
