@@ -27,6 +27,9 @@ class CommandData(EventData):
     source: CommandSource
     path: str | None = None
     """The file it comes from (None for an MCP prompt)."""
+    model: str | None = None
+    """The model its turn asks for, as the file's ``model`` says (``opus``, an id); None:
+    the pod's. Checked when it runs (docs/commands.md)."""
     shadowed_by: CommandSource | None = None
     """Set on a command another of the same name hides (listed so people see why theirs does
     not run); None on the one that runs."""

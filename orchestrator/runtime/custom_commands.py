@@ -95,8 +95,15 @@ class CommandSpec:
             argument_hint=clean_line(self.argument_hint, limit=80),
             source=self.source,
             path=self.path,
+            model=_model_shown(self.model),
             shadowed_by=shadowed_by,
         )
+
+
+def _model_shown(model: str | None) -> str | None:
+    """A file's ``model`` as menus show it (``inherit`` is the pod's: none)."""
+    shown = clean_line(model or "", limit=80)
+    return None if not shown or shown.lower() == "inherit" else shown
 
 
 @dataclass

@@ -66,8 +66,13 @@ class Submission:
     set when the prompt is committed)."""
 
     def message(self) -> UserMessage:
-        """The user message this submit commits."""
-        return UserMessage(segments=self.segments, text=self.text, request_id=self.request_id)
+        """The user message this submit commits (with the model its turn runs on, when a
+        command's was decided for it)."""
+        command = self.command
+        model = command.model if command is not None and command.decided else None
+        return UserMessage(
+            segments=self.segments, text=self.text, request_id=self.request_id, model=model
+        )
 
 
 def run_segments(segments: list[Segment], *, exists: Callable[[str], bool]) -> list[Segment]:

@@ -610,6 +610,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "argument_hint": "[file]",
                 "source": "workspace",
                 "path": ".pod/commands/review.md",
+                "model": "opus",
                 "shadowed_by": None,
             },
             {
@@ -618,6 +619,7 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
                 "argument_hint": "",
                 "source": "user",
                 "path": "/home/u/.config/pod/commands/help.md",
+                "model": None,
                 "shadowed_by": "builtin",
             },
         ],

@@ -93,7 +93,9 @@ def would_stop(
         caps = BudgetCaps(budget_usd=caps.budget_usd)
     if not caps.any:
         return None
-    prices = state.config.model_prices(priced_model(state))
+    # A command's turn asks its own model: the next request costs at that model's prices.
+    model = state.turn_model if state.turn_model and not session_only else priced_model(state)
+    prices = state.config.model_prices(model)
     needed = input_cost(next_tokens, prices) if prices is not None and next_tokens else 0.0
     return budget_stop(
         caps,
@@ -149,6 +151,8 @@ def unpriced(state: ControllerState) -> str | None:
     """Why a cap cannot be set: the model has no price (a budget that cannot count does
     not pretend to); None when it has one."""
     model = priced_model(state)
+    if state.config.model_prices(model) is not None and state.turn_is_open and state.turn_model:
+        model = state.turn_model  # the open turn runs on a command's model
     if state.config.model_prices(model) is not None:
         return None
     return (

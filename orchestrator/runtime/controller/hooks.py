@@ -24,9 +24,15 @@ def decide_prompt(state: ControllerState, submission: Submission, turn: int) -> 
     reason when they cancel it. With hook commands configured, the prompt is held instead
     (on disk first, so a pod that stops meanwhile still has it) and the turn task asks them
     (:func:`submit_held_prompt`)."""
-    if submission.steps or state.interceptors.has(HookEvent.USER_PROMPT_SUBMIT):
+    command = submission.command
+    if (
+        submission.steps
+        or (command is not None and command.model is not None)
+        or state.interceptors.has(HookEvent.USER_PROMPT_SUBMIT)
+    ):
         # Held on disk first: a command's ! lines run in the turn task, each recorded, and a
-        # pod that dies meanwhile comes back with what ran and what did not.
+        # pod that dies meanwhile comes back with what ran and what did not; its model is
+        # decided there too (the provider's list of models is asked).
         state.opening.prompt = submission
         state.transcript.record(held_record(submission, turn))
         return None

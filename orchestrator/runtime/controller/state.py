@@ -179,6 +179,9 @@ class ControllerState:
     web: WebPlan | None = None
     """The web tools the turn requests declare, decided with the thinking plan."""
     pending_model: ModelChange | None = None
+    turn_model: str | None = None
+    """The model the open turn runs on when a custom command chose it (None: the pod's);
+    the budget prices the turn's next request at it (:mod:`orchestrator.runtime.command_model`)."""
     """A ``set_model`` change waiting for the next turn (:mod:`orchestrator.runtime.model_choice`)."""
 
     def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:

@@ -16,6 +16,7 @@ from orchestrator.core.preread import PREREAD_ORIGIN
 from orchestrator.core.thinking import ThinkingPlan
 from orchestrator.core.web import WebPlan
 from orchestrator.protocol import ErrorData
+from orchestrator.runtime.command_model import decide_model, use_turn_model
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context
 from orchestrator.runtime.controller import budget, conversation
@@ -119,6 +120,10 @@ async def _start_phases(state: ControllerState) -> bool:
     """The turn's start, one phase at a time; False when the prompt's hooks refused it."""
     with in_phase(state, "session_start"):
         await add_session_context(state)
+    held = state.opening.prompt
+    if held is not None and held.command is not None and not held.command.decided:
+        with in_phase(state, "commands"):
+            await decide_model(state)
     if state.opening.prompt is not None and state.opening.prompt.steps:
         # Before the ! lines: a rewind to this prompt undoes what they changed too.
         await snapshot_before_commands(state)
@@ -149,6 +154,8 @@ async def _drive(
             return "turn_finished", "cancelled"
         if not await _start_phases(state):
             return "turn_finished", "cancelled"
+        # A command's model holds the turn (its user message says so, a restart included).
+        turn.fallback = use_turn_model(state) or state.fallback
         result = await turn.run()
         # Recorded before the turn ends, so a rewind right after it finds it.
         await turn_snapshot_taken(state)
