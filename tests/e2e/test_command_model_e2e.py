@@ -166,15 +166,19 @@ def _records(session: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in session.read_text().splitlines()[1:]]
 
 
+@pytest.mark.parametrize("where", ["model_call", "command_line"])
 async def test_a_kill_9_mid_turn_keeps_the_commands_model_for_that_turn_only(
-    workspace: Path, short_dir: Path, fake: FakeAnthropic
+    workspace: Path, short_dir: Path, fake: FakeAnthropic, where: str
 ) -> None:
-    command(workspace / ".pod" / "commands", "deep", COMMAND_MODEL)
-    fake.push(
-        Reply(text="Running it.", tool_calls=[ToolCall("bash", {"command": "echo go; sleep 30"})]),
-        Reply(text="After the crash."),
-        Reply(text="The pod's model again."),
-    )
+    """Killed while the model's call runs (the prompt committed), or while the command's own
+    ``!`` line runs (the prompt still held): either way the turn goes on on its model."""
+    slow = "echo go; sleep 30"
+    if where == "model_call":
+        command(workspace / ".pod" / "commands", "deep", COMMAND_MODEL)
+        fake.push(Reply(text="Running it.", tool_calls=[ToolCall("bash", {"command": slow})]))
+    else:
+        command(workspace / ".pod" / "commands", "deep", COMMAND_MODEL, f"Ran: !`{slow}`")
+    fake.push(Reply(text="After the crash."), Reply(text="The pod's model again."))
     socket, session = short_dir / "p.sock", short_dir / "s.jsonl"
     proc = _serve(fake, workspace, socket, session)
     try:
@@ -205,7 +209,8 @@ async def test_a_kill_9_mid_turn_keeps_the_commands_model_for_that_turn_only(
         if proc.poll() is None:
             proc.kill()
     assert all(r.valid for r in fake.requests), [r.error for r in fake.requests if not r.valid]
-    assert models(fake) == [COMMAND_MODEL, COMMAND_MODEL, POD_MODEL]
+    on_command = 2 if where == "model_call" else 1
+    assert models(fake) == [COMMAND_MODEL] * on_command + [POD_MODEL]
     # Only the turn's user message names the model; nothing says the pod's changed.
     named = [r for r in _records(session) if COMMAND_MODEL in json.dumps(r)]
     kinds = {(r["type"], r.get("item", {}).get("kind")) for r in named}
