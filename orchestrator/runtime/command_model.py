@@ -21,6 +21,7 @@ prices the request's input at the turn's model too (``ControllerState.turn_model
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -31,6 +32,7 @@ from orchestrator.adapters.providers.base import (
     SwitchesModel,
 )
 from orchestrator.capabilities.subpods.agent_files import ModelFamilies
+from orchestrator.core.command_text import clean_line
 from orchestrator.core.history import UserMessage
 from orchestrator.runtime import model_choice
 from orchestrator.runtime.controller import budget
@@ -44,6 +46,12 @@ if TYPE_CHECKING:
 __all__ = ["CommandModel", "decide_model", "turn_model", "use_turn_model"]
 
 T = TypeVar("T")
+
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}")
+"""What a model name may be: an id (``claude-opus-4-5``), a platform's (Bedrock's
+``anthropic.claude-…-v1:0``, an inference profile's ARN, Vertex's ``claude-…@date``), a
+family. Anything else (control characters, a page of text) is refused before it is sent or
+shown."""
 
 
 @dataclasses.dataclass(kw_only=True, eq=False)
@@ -84,21 +92,21 @@ async def decide_model(state: ControllerState) -> None:
     if submission is None or command is None or command.model is None or command.decided:
         return
     where = f"/{command.name} ({command.path})" if command.path else f"/{command.name}"
-    own = state.provider.model
+    own, asked = state.provider.model, clean_line(command.model, limit=80)
     chosen, refusal = await _choose(state, command.model)
     if refusal:
         state.alert(
             "warn",
             "commands",
-            f"{where} asks for model {command.model!r}, which is not used: {refusal}; this "
-            f"turn runs on the pod's model {own}",
+            f"{where} asks for model {asked!r}, which is not used: {refusal}; this turn "
+            f"runs on the pod's model {own}",
         )
     elif chosen is not None:
         state.alert(
             "info",
             "commands",
-            f"{where} runs this turn on {chosen} (its model: {command.model}); the pod's "
-            f"model {own} answers the next",
+            f"{where} runs this turn on {chosen} (its model: {asked}); the pod's model {own} "
+            "answers the next",
         )
     decided = command.model_copy(update={"model": chosen, "decided": True})
     state.opening.prompt = dataclasses.replace(submission, command=decided)
@@ -109,6 +117,8 @@ async def _choose(state: ControllerState, asked: str) -> tuple[str | None, str]:
     """(the model id, "") for a model the turn may run on; (None, "") when it is the pod's
     own; (None, why) when it may not."""
     provider = state.provider
+    if not _MODEL_NAME.fullmatch(asked.strip()):
+        return None, "that is not a model name"
     if not isinstance(provider, SwitchesModel):
         return None, f"the {provider.name} provider answers as one model"
     lister = getattr(provider, "listed_models", None)

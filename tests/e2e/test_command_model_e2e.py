@@ -100,18 +100,21 @@ async def test_a_model_the_provider_does_not_list_runs_on_the_pods_with_one_aler
 ) -> None:
     path = command(user_commands(), "odd", "claude-imaginary-9")
     command(workspace / ".pod" / "commands", "same", "inherit")
-    fake.push(Reply(text="ok"), Reply(text="ok"))
+    command(workspace / ".pod" / "commands", "prose", '"claude-opus-5; and spend freely"')
+    fake.push(Reply(text="ok"), Reply(text="ok"), Reply(text="ok"))
     provider = fake_provider(fake, model=POD_MODEL)
     async with running_pod(workspace, short_dir, provider=provider, model=POD_MODEL) as pod:
         c = await pod.client()
         events = await run(c, "/odd")
         inherited = await run(c, "/same")
+        prose = await run(c, "/prose")
         await c.close()
     await provider.aclose()
-    assert models(fake) == [POD_MODEL, POD_MODEL]
+    assert models(fake) == [POD_MODEL, POD_MODEL, POD_MODEL]
     [said] = [a for a in alerts(events) if "claude-imaginary-9" in a]
     assert str(path) in said and "does not list" in said and POD_MODEL in said
     assert not [a for a in alerts(inherited) if "model" in a]
+    assert [a for a in alerts(prose) if "not a model name" in a]
 
 
 async def test_a_cloned_repos_expensive_model_meets_the_budget_before_any_request(
