@@ -146,8 +146,7 @@ class UserMessage:
     """The client request id of the ``run`` that submitted it: a replay of that run is
     answered ``duplicate`` instead of committing it again (``Controller.request_turn``)."""
     model: Annotated[str | None, Field(exclude_if=lambda v: v is None)] = None
-    """The model its turn runs on when it is not the pod's own: a custom command's
-    ``model`` (docs/commands.md). None: the pod's."""
+    """The model its turn runs on when a custom command chose another (None: the pod's)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
