@@ -219,9 +219,11 @@ class Controller(ControllerSurface):
             self.alert("warn", "file_ref", f"the turn ended before {paths} could be read")
         if left.prompt is not None:
             # A command still expanding holds markers in its text: the line typed says it.
+            command = left.prompt.command
+            deciding = command is not None and command.model is not None and not command.decided
             why, said = (
                 ("its command was expanded", flatten_segments(left.prompt.segments))
-                if left.prompt.steps
+                if left.prompt.steps or deciding
                 else ("its UserPromptSubmit hooks passed the prompt", left.prompt.message().text)
             )
             self.alert(
