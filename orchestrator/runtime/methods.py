@@ -121,10 +121,10 @@ class Methods:
         # the records committed before it, as broadcasts are.
         c = self.controller
         line = encode_event("status", c.status_data(request_id))
-        c.transcript.after_writes(lambda: reply(line))
+        c.transcript.after_writes(lambda: reply(line), reply)
 
     def _get_history(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
-        self.controller.transcript.after_writes(lambda: reply(self.history_line(request_id)))
+        self.controller.transcript.after_writes(lambda: reply(self.history_line(request_id)), reply)
 
     def _complete_files(
         self, method: str, params: CompleteFilesParams, request_id: Any, reply: Reply
@@ -230,7 +230,7 @@ class Methods:
             self._refuse(reply, request_id, str(exc))
             return
         line = encode_event("status", c.status_data(request_id))
-        c.transcript.after_writes(lambda: reply(line))
+        c.transcript.after_writes(lambda: reply(line), reply)
 
     def _list_models(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
         """The provider's models (asked over the network: aside, the pod answers meanwhile)."""
@@ -268,7 +268,7 @@ class Methods:
                 return
             model_choice.set_model(c, params, idle=c.state_id in AT_REST)
             line = encode_event("status", c.status_data(request_id))
-            c.transcript.after_writes(lambda: reply(line))
+            c.transcript.after_writes(lambda: reply(line), reply)
 
         self._aside(changed())
 
@@ -309,7 +309,7 @@ class Methods:
             self._refuse(reply, request_id, why)
             return
         line = encode_event("status", c.status_data(request_id))
-        c.transcript.after_writes(lambda: reply(line))
+        c.transcript.after_writes(lambda: reply(line), reply)
 
     def _answer_elicitation(
         self, method: str, params: AnswerElicitationParams, request_id: Any, reply: Reply

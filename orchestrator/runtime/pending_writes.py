@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -16,6 +17,7 @@ __all__ = [
     "Batch",
     "Broadcast",
     "Entry",
+    "HoldsReplies",
     "ItemWrite",
     "PruneWrite",
     "RecordWrite",
@@ -62,6 +64,18 @@ class Broadcast:
     reply); it is not written."""
 
     send: Callable[[], None]
+
+
+@runtime_checkable
+class HoldsReplies(Protocol):
+    """Where a client's replies go, when it can be told that one is held back for the disk
+    (the socket server's client: it reads no more of that client's requests meanwhile, or a
+    client that never reads could have any number of replies built for it when the disk
+    catches up, none of them counted by its bounds until then)."""
+
+    def hold(self) -> Callable[[], None]:
+        """Count one held reply; the returned function is called once it is sent."""
+        ...
 
 
 Write = ItemWrite | TurnEndWrite | PruneWrite | RecordWrite

@@ -63,6 +63,7 @@ from orchestrator.runtime.pending_writes import (
     Batch,
     Broadcast,
     Entry,
+    HoldsReplies,
     ItemWrite,
     PruneWrite,
     RecordWrite,
@@ -375,14 +376,25 @@ class Transcript:
         else:
             self.broadcast(line)  # the common case (a streamed delta): no closure, no queue
 
-    def after_writes(self, send: Callable[[], None]) -> None:
+    def after_writes(self, send: Callable[[], None], to: object = None) -> None:
         """Call ``send`` once everything committed so far is on disk (now, when it is, or
         when the disk refuses it): what a client is told never runs ahead of the records
-        before it, so a ``get_history`` asked after ``idle`` holds the turn's last answer."""
-        if self._writes and self.write_error is None:
-            self._waiting.append(Broadcast(send))
-        else:
+        before it, so a ``get_history`` asked after ``idle`` holds the turn's last answer.
+        ``to``: the reply's client; one that :class:`HoldsReplies` is told while it waits."""
+        if not (self._writes and self.write_error is None):
             send()
+        elif isinstance(to, HoldsReplies):
+            release = to.hold()
+
+            def sent() -> None:
+                try:
+                    send()
+                finally:
+                    release()
+
+            self._waiting.append(Broadcast(sent))
+        else:
+            self._waiting.append(Broadcast(send))
 
     def alert(self, level: str, source: str, message: str) -> None:
         """Broadcast an alert a person should see."""

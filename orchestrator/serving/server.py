@@ -117,6 +117,9 @@ class _Client:
     """Over a bound: disconnected, nothing more is queued."""
     fed_from: int = 1
     """``n`` of the first broadcast event of this connection's stream (see ``subscribe``)."""
+    held_replies: int = 0
+    """Replies to this client held back until the session's writes land (its reading pauses:
+    each would otherwise be built at once when they do, none of them counted meanwhile)."""
 
     @property
     def held_bytes(self) -> int:
@@ -151,9 +154,24 @@ class _Client:
 
     async def wait_for_room(self) -> None:
         """Until the pod holds at most ``_READ_PAUSE_BYTES`` for this client (or drops it)."""
-        while self.held_bytes > _READ_PAUSE_BYTES and not (self.dropped or self.closing):
+        while (self.held_bytes > _READ_PAUSE_BYTES or self.held_replies) and not (
+            self.dropped or self.closing
+        ):
             self.room.clear()
             await self.room.wait()
+
+    __call__ = send  # the client is the ``reply`` its requests' handler is given
+
+    def hold(self) -> Callable[[], None]:
+        """A reply is held back (``Transcript.after_writes``); call what this returns once it
+        is sent."""
+        self.held_replies += 1
+
+        def release() -> None:
+            self.held_replies -= 1
+            self.room.set()
+
+        return release
 
     def drop(self, why: str) -> None:
         """Disconnect now and release everything queued for this client."""
@@ -364,7 +382,7 @@ class PodServer:
             self._subscribe(client, params.after, request.id)
             return
         try:
-            self.handler(request.method, params, request.id, client.send)
+            self.handler(request.method, params, request.id, client)
         except Exception as exc:  # one bad method must not take the pod down
             log.exception("handler failed for %s", request.method)
             error = ErrorData(

@@ -148,7 +148,13 @@ def auth_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome
         return {scenario: run.result() for scenario, run in runs.items()}
 
 
+AUTH_GROUP = pytest.mark.xdist_group("mcp-auth")
+"""The auth tests share one worker (pyproject's ``--dist loadgroup``): its module fixture runs
+every auth scenario, and each worker holding one of them ran all of them again (94 s twice)."""
+
+
 @pytest.mark.slow
+@AUTH_GROUP
 @pytest.mark.parametrize("scenario", AUTH_SCENARIOS)
 def test_the_auth_scenario_passes(
     scenario: str, auth_outcomes: dict[str, Outcome], request: pytest.FixtureRequest
@@ -161,6 +167,7 @@ def test_the_auth_scenario_passes(
 
 
 @pytest.mark.slow
+@AUTH_GROUP
 @pytest.mark.parametrize("scenario", sorted(REPORTED))
 def test_the_extension_scenario_is_reported(
     scenario: str, auth_outcomes: dict[str, Outcome]

@@ -12,7 +12,9 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ import pytest
 
 from orchestrator.adapters.providers.scripted import ScriptedProvider, ScriptedReply
 from orchestrator.config.model import PodConfig
+from orchestrator.core.history import SystemMessage
 from orchestrator.serving.client import PodClient
 from orchestrator.serving.pod import build_pod
 from orchestrator.serving.server import PodServer, ServerError, socket_is_live
@@ -154,6 +157,88 @@ async def test_a_client_that_never_reads_gets_no_more_work_done_for_it(
         await _peak_until(srv, lambda: srv.queued_bytes < 1024 * 1024, tries=3000)
         assert srv.queued_bytes < 1024 * 1024
         await streamer.close()
+
+
+def _replies_in_order(peer: socket.socket, count: int) -> list[object]:
+    """The ids of the first ``count`` histories a client that starts reading now gets."""
+    peer.setblocking(True)
+    peer.settimeout(120)
+    data, ids = b"", []
+    while len(ids) < count:
+        chunk = peer.recv(1024 * 1024)
+        assert chunk, f"the pod closed the connection after {ids}"
+        data += chunk
+        *lines, data = data.split(b"\n")
+        replies = [json.loads(line) for line in lines if line.strip()]
+        ids += [r["data"]["id"] for r in replies if r["event"] == "history"]  # not broadcasts
+    return ids[:count]
+
+
+async def test_a_reply_held_for_the_disk_pauses_its_clients_reading(
+    workspace: Path, short_dir: Path, caplog: pytest.LogCaptureFixture, monkeypatch: Any
+) -> None:
+    """A ``get_history`` held behind a session write counts for its client as a queued one
+    does: none of its further requests is read until it is sent (they were: 150 replies,
+    each held uncounted, then built at once when the disk caught up, and the client
+    dropped), and then the byte bound holds."""
+    big = ScriptedReply(text="h" * 500_000, chunk_size=500_000)
+    provider = ScriptedProvider(replies=[big] * 4, window=10_000_000)
+    config = PodConfig(workspace=workspace, name="t", provider="scripted", context_window=10**7)
+    holder: list[PodServer] = []
+    pod = build_pod(config, broadcast=lambda line: holder[0].broadcast(line), provider=provider)
+    transcript = pod.controller.transcript
+    disk, gated_write = threading.Event(), threading.Event()
+    disk.set()
+    write_lines = transcript.session.write_lines
+
+    def slow_disk(lines: list[bytes]) -> None:
+        if not disk.is_set():
+            gated_write.set()
+        disk.wait(timeout=120)  # a disk that takes its time while ``disk`` is clear
+        write_lines(lines)
+
+    monkeypatch.setattr(transcript.session, "write_lines", slow_disk)
+    asked: list[str] = []
+
+    def handle(method: str, params: object, request_id: object, reply: Any) -> None:
+        asked.append(method)
+        pod.methods.handle(method, params, request_id, reply)
+
+    srv = PodServer(short_dir / "pod.sock", handle, client_max_queued_bytes=8 * 1024 * 1024)
+    holder.append(srv)
+    await srv.start()
+    pool = ThreadPoolExecutor(1)
+    transcript.write_in_background(pool)
+    try:
+        streamer = await PodClient.connect(srv.path)
+        size = await _grow_history(streamer)
+        caplog.set_level(logging.WARNING, logger="orchestrator.serving.server")
+        disk.clear()
+        # Something the pod commits (a note) waits for the disk; a reply asked now waits for it.
+        transcript.commit(SystemMessage(text="a note", origin="notify"))
+        assert await asyncio.to_thread(gated_write.wait, 60), "nothing was written"
+
+        before = len(asked)
+        hog = _hog(srv.path, 150)
+        await _peak_until(srv, lambda: len(asked) > before, tries=6000)
+        # Loop turns enough for the server to read the other 149 requests, if it would.
+        await _peak_until(srv, lambda: len(asked) > before + 1, tries=100)
+        assert asked[before:] == ["get_history"], "requests were read behind a held reply"
+
+        disk.set()
+        peak = await _peak_until(srv, lambda: transcript.durable, tries=12000)
+        peak = max(peak, await _peak_until(srv, lambda: False, tries=100))
+        assert transcript.durable
+        assert "disconnected" not in caplog.text
+        assert peak <= size + 1024 * 1024, f"{peak} bytes held for a client that never reads"
+        assert await asyncio.to_thread(_replies_in_order, hog, 3) == [0, 1, 2]
+        hog.close()
+        await streamer.close()
+    finally:
+        disk.set()
+        await srv.close()
+        transcript.close()
+        pool.shutdown()
 
 
 def _silent(path: Path) -> socket.socket:
