@@ -27,18 +27,25 @@ def test_readme_opens_with_the_two_commands() -> None:
     fence = lines.index("```sh")
     commands = lines[fence + 1 : fence + 3]
     assert commands[0].startswith("./scripts/setup && .venv/bin/pod chat")
-    assert commands[1].startswith("./scripts/setup && .venv/bin/pytest -q")
-    # CI runs the README's test command (the part after the setup); a path it takes out of
-    # that run with --ignore (the end-to-end and fault tests, which CI runs beside a CPU
-    # burner: docs/testing.md) is run by a line of the same command of its own, so that
-    # together they run every test the README's command does.
+    assert commands[1].startswith("./scripts/setup && ./scripts/test")
+    # CI runs exactly the README's test command (the part after the setup), on a line of its own.
     test_command = commands[1].split("&&", 1)[1].split("#", 1)[0].strip()
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "./scripts/setup" in ci
-    words = len(test_command.split())
-    runs = [line.split() for line in ci.splitlines() if line.startswith(test_command)]
-    whole = [run for run in runs if all(arg.startswith("--ignore=") for arg in run[words:])]
-    assert len(whole) == 1, runs
-    [main] = whole
-    for ignored in (arg.removeprefix("--ignore=") for arg in main[words:]):
-        assert any(ignored in run[words:] for run in runs if run is not main), ignored
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert "./scripts/setup" in "\n".join(ci)
+    assert test_command in [line.strip() for line in ci]
+
+
+def test_the_test_command_runs_every_test_folder() -> None:
+    """scripts/test's first run leaves out exactly the folders its second run takes (beside
+    the burner), and nothing else: together they run every test ``pytest`` would."""
+    script = (ROOT / "scripts" / "test").read_text(encoding="utf-8")
+    busy = re.search(r"^BUSY=\((.*)\)$", script, flags=re.MULTILINE)
+    assert busy is not None, "scripts/test should name the burner's folders in BUSY=(...)"
+    folders = busy[1].split()
+    assert folders and all((ROOT / folder).is_dir() for folder in folders), folders
+    runs = [line.split() for line in script.splitlines() if line.startswith('"$PYTEST"')]
+    assert runs == [
+        ['"$PYTEST"', "-q", "-n", "auto", '"${BUSY[@]/#/--ignore=}"', '"$@"'],
+        ['"$PYTEST"', "-q", "-n", "auto", '"${BUSY[@]}"', '"$@"'],
+    ]
+    assert "python -c 'while True: pass' &" in script
