@@ -95,6 +95,8 @@ class _Sse:
     async def _read(self, client: httpx.AsyncClient, pod: str) -> None:
         async with client.stream("GET", f"/v1/pods/{pod}/events") as response:
             self.open.set()
+            if response.status_code != 200:
+                raise RuntimeError(f"the stream was refused: {(await response.aread())[:200]!r}")
             eid = event = ""
             async for line in response.aiter_lines():
                 if line.startswith("id: "):
@@ -147,7 +149,7 @@ async def _measure(env: dict[str, str], root: Path, p: dict[str, int]) -> dict[s
         async with httpx.AsyncClient(
             base_url=info["url"], headers=headers, timeout=120, limits=limits
         ) as api:
-            return await _phases(api, host.pid, root, p)
+            return await asyncio.wait_for(_phases(api, host.pid, root, p), 900)
     finally:
         host.send_signal(signal.SIGTERM)
         try:
@@ -178,6 +180,9 @@ async def _phases(
     memory_streaming = _memory_kib(pid)
     await asyncio.gather(*(task for _, (_, task) in references))
     while any(not s.ends for s in streams):
+        for stream in streams:
+            if stream.task.done():
+                stream.task.result()  # a stream that ended before its run_end: say why
         await asyncio.sleep(0.05)
     streamed_s = time.perf_counter() - started
     samples: list[float] = []
