@@ -19,11 +19,13 @@ import contextlib
 import json
 import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Path, Query
+from fastapi import APIRouter, Header, Query
+from fastapi import Path as PathParam
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from orchestrator.protocol import EVENT_ID_RE
@@ -54,20 +56,21 @@ def frame(event: str, data: dict[str, object], eid: str | None) -> bytes:
 
 
 @dataclass(eq=False)
-class _Feed:
-    """One SSE client's connection to the pod and the frames waiting for it."""
+class _Source:
+    """One connection to a pod whose events are framed once and handed to its feeds: shared
+    by the streams that start live (no ``Last-Event-ID``), private to one that catches up."""
 
     client: PodClient
-    limit: int
-    frames: deque[bytes] = field(default_factory=deque)
-    held: int = 0
-    ended: bool = False
-    dropped: bool = False
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    feeds: set[_Feed] = field(default_factory=set)
     pump: asyncio.Task[None] | None = None
+    on_end: Callable[[_Source], None] | None = None
 
     def start(self) -> None:
         self.pump = asyncio.create_task(self._pump())
+
+    @property
+    def live(self) -> bool:
+        return self.pump is not None and not self.pump.done()
 
     async def _pump(self) -> None:
         try:
@@ -77,23 +80,58 @@ class _Feed:
                         return
                     continue  # a reply to this connection alone
                 line = frame(event.event, event.data, event.eid)
-                self.frames.append(line)
-                self.held += len(line)
-                if self.held > self.limit:
-                    log.warning("an SSE client fell %d bytes behind; dropped", self.held)
-                    self.dropped = True
-                    self.frames.clear()
-                    self.held = 0
-                    return
-                self.wake.set()
+                for feed in list(self.feeds):
+                    feed.push(line)
         finally:
-            self.ended = True
-            self.wake.set()
+            for feed in list(self.feeds):
+                feed.finish()
+            if self.on_end is not None:
+                self.on_end(self)
+
+    async def close(self) -> None:
+        if self.pump is not None:
+            self.pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.pump
+        await self.client.close()
+
+
+@dataclass(eq=False)
+class _Feed:
+    """One SSE client: the frames waiting for it, bounded."""
+
+    source: _Source
+    limit: int
+    frames: deque[bytes] = field(default_factory=deque)
+    held: int = 0
+    ended: bool = False
+    dropped: bool = False
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def push(self, line: bytes) -> None:
+        """One frame for this client; over the bound, the client is dropped."""
+        if self.ended:
+            return
+        self.frames.append(line)
+        self.held += len(line)
+        if self.held > self.limit:
+            log.warning("an SSE client fell %d bytes behind; dropped", self.held)
+            self.dropped = True
+            self.frames.clear()
+            self.held = 0
+            self.source.feeds.discard(self)
+            self.finish()
+            return
+        self.wake.set()
+
+    def finish(self) -> None:
+        """No more frames come: the stream ends once those waiting are sent."""
+        self.ended = True
+        self.wake.set()
 
     def end(self) -> None:
         """End the stream (the server stops)."""
-        self.ended = True
-        self.wake.set()
+        self.finish()
 
     async def stream(self) -> AsyncIterator[bytes]:
         while True:
@@ -106,13 +144,6 @@ class _Feed:
             self.wake.clear()
             await self.wake.wait()
 
-    async def close(self) -> None:
-        if self.pump is not None:
-            self.pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.pump
-        await self.client.close()
-
 
 @dataclass(eq=False)
 class EventStreams:
@@ -123,6 +154,8 @@ class EventStreams:
     feeds: set[_Feed] = field(default_factory=set)
     opening: int = 0
     """Streams whose connection to the pod is being made (they count against the bound)."""
+    live: dict[Path, _Source] = field(default_factory=dict)
+    """The shared connection of each pod (by socket) for streams that start live."""
     _closing: set[asyncio.Task[None]] = field(default_factory=set)
 
     async def open(self, ctx: HttpContext, name: str, after: str | None) -> _Feed:
@@ -137,15 +170,53 @@ class EventStreams:
             )
         self.opening += 1
         try:
+            source = self.live.get(socket) if after is None else None
+            if source is None or not source.live:
+                source = await self._connect(name, socket, after)
+        finally:
+            self.opening -= 1
+        feed = _Feed(source, self.buffer_bytes)
+        source.feeds.add(feed)
+        self.feeds.add(feed)
+        return feed
+
+    async def _connect(self, name: str, socket: Path, after: str | None) -> _Source:
+        try:
             client = await PodClient.connect(socket, timeout=30.0, after=after)
         except ClientError as exc:
             raise ApiError(503, "unavailable", f"pod {name} cannot be reached: {exc}") from None
-        finally:
-            self.opening -= 1
-        feed = _Feed(client, self.buffer_bytes)
-        self.feeds.add(feed)
-        feed.start()
-        return feed
+        source = _Source(client)
+        if after is None:
+            # Another stream may have connected meanwhile: keep one, close this one.
+            shared = self.live.get(socket)
+            if shared is not None and shared.live:
+                self._close_soon(source)
+                return shared
+            self.live[socket] = source
+            source.on_end = lambda ended: self._forget(socket, ended)
+        source.start()
+        return source
+
+    def _forget(self, socket: Path, source: _Source) -> None:
+        if self.live.get(socket) is source:
+            del self.live[socket]
+
+    def _close_soon(self, source: _Source) -> None:
+        task = asyncio.get_running_loop().create_task(source.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def close_feed(self, feed: _Feed) -> None:
+        """Let ``feed`` go, and its pod connection with its last feed."""
+        self.feeds.discard(feed)
+        source = feed.source
+        source.feeds.discard(feed)
+        feed.finish()
+        if not source.feeds:
+            for socket, shared in list(self.live.items()):
+                if shared is source:
+                    del self.live[socket]
+            await source.close()
 
     async def frames(self, feed: _Feed) -> AsyncIterator[bytes]:
         try:
@@ -153,8 +224,7 @@ class EventStreams:
                 yield line
         finally:
             # Closed in a task of its own: this may run inside a cancelled scope.
-            self.feeds.discard(feed)
-            task = asyncio.get_running_loop().create_task(feed.close())
+            task = asyncio.get_running_loop().create_task(self.close_feed(feed))
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
 
@@ -175,7 +245,7 @@ def events_router(ctx: HttpContext, streams: EventStreams) -> APIRouter:
         responses={200: {"content": {"text/event-stream": {}}}},
     )
     async def events(
-        name: Annotated[str, Path(min_length=1, max_length=64)],
+        name: Annotated[str, PathParam(min_length=1, max_length=64)],
         after: Annotated[str | None, Query(max_length=64)] = None,
         last_event_id: Annotated[str | None, Header(max_length=64)] = None,
     ) -> EventSourceResponse:

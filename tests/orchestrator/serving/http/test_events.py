@@ -86,8 +86,7 @@ async def test_a_client_that_does_not_read_is_dropped_and_the_pod_goes_on(
         assert sleeper.held == 0 and not sleeper.frames  # what it held is let go
         assert [line async for line in sleeper.stream()] == []  # its stream ends at once
     finally:
-        streams.feeds.discard(sleeper)
-        await sleeper.close()
+        await streams.close_feed(sleeper)
         await reader.close()
 
 
@@ -116,3 +115,34 @@ async def test_at_most_so_many_streams_then_503(api: Api, tmp_path: Path) -> Non
     async for frame in sse_frames(http, "/v1/pods/p/events", {"Last-Event-ID": "zz-1"}):
         assert frame.event == "resync"
         break
+
+
+async def test_live_streams_of_a_pod_share_one_connection_to_it(api: Api, tmp_path: Path) -> None:
+    http = api.client()
+    await add_pod(http, workspace(tmp_path, "demo"), name="p")
+    slot = api.host.slots["p"]
+    api.server.app.state.links.idle_close_s = 0.05  # the requests' own connection, let go
+
+    async def clients(count: int) -> None:
+        for _ in range(300):
+            if slot.clients == count:
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"{slot.clients} clients, not {count}")
+
+    live = [Stream(api.client(), "/v1/pods/p/events") for _ in range(3)]
+    try:
+        await clients(1)  # three streams, one connection: each event decoded once
+        behind = Stream(api.client(), "/v1/pods/p/events", {"Last-Event-ID": "zz-1"})
+        await behind.until("resync")
+        await clients(2)  # catching up needs a connection of its own
+        await http.post("/v1/pods/p/runs", json={"input": "to all of them"})
+        ends = [await stream.until("run_end") for stream in [*live, behind]]
+        assert len({end.id for end in ends}) == 1
+        texts = {"".join(f.data["text"] for f in s.frames if f.event == "text_delta") for s in live}
+        assert len(texts) == 1 and texts != {""}
+        await behind.close()
+    finally:
+        for stream in live:
+            await stream.close()
+    await clients(0)  # the last stream gone, so is the connection
