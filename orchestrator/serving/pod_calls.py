@@ -15,9 +15,10 @@ run ends at the first ``run_end`` that follows. Another client starting a run me
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel
 
@@ -29,7 +30,12 @@ from orchestrator.protocol import (
     RewindData,
     StatusData,
 )
-from orchestrator.serving.client_errors import ClientError, request_error
+from orchestrator.serving.client_errors import (
+    ClientError,
+    Duplicate,
+    PodRequestError,
+    request_error,
+)
 from orchestrator.serving.client_events import PodEvent
 from orchestrator.serving.transport import REPLYING_METHODS, Transport
 from states.queries import AT_REST
@@ -66,8 +72,9 @@ class PodCalls:
         cancelled…); a refused run raises before any event (``AlreadyRunning``…).
 
         A dropped connection is connected again and the run goes on from the last event
-        delivered (each event once). ``request_id`` (made up when not given) makes the
-        submission safe to retry: the pod answers a repeat ``duplicate``."""
+        delivered (each event once); one that broke as the run was sent is connected again and
+        the run sent again under the same ``request_id`` (made up when not given), which the
+        pod takes once: a ``duplicate`` answer means the first one was taken."""
         transport = self._transport()
         params: dict[str, Any] = {"request_id": request_id or str(uuid.uuid4())}
         if segments is not None:
@@ -75,7 +82,14 @@ class PodCalls:
         if text is not None:
             params["input"] = text
         transport.ready_events()  # what came before this run
-        await self.call("run", params)
+        try:
+            await self.call("run", params)
+        except PodRequestError:
+            raise
+        except ClientError:  # the connection broke: was the run taken? Ask again, by its id
+            await transport.reconnect()
+            with contextlib.suppress(Duplicate):  # it was
+                await self.call("run", params)
         while True:
             event = await transport.next_event()
             if event is None:
@@ -193,6 +207,16 @@ class PodCalls:
                     return
                 continue
             yield event
+
+    async def close(self) -> None:
+        """Close the connection (the pod runs on)."""
+        raise NotImplementedError  # each transport closes its own way
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
 
     def _transport(self) -> Transport:
         return self  # type: ignore[return-value]  # a PodCalls is mixed into a Transport

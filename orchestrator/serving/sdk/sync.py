@@ -178,7 +178,7 @@ class SyncPod:
         if self._loop.is_closed():
             return
         try:
-            self._wait(_close(self.client))
+            self._wait(self.client.close())
         finally:
             self._stop_loop()
 
@@ -197,7 +197,3 @@ class SyncPod:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-async def _close(client: PodCalls) -> None:
-    await client._transport().close()
