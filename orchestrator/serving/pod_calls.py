@@ -131,7 +131,12 @@ class PodCalls:
 
     async def shutdown(self) -> None:
         """Stop the pod (it exits; a host's pod is unloaded for good)."""
-        await self.call("shutdown")
+        try:
+            await self.call("shutdown")
+        except PodRequestError:
+            raise
+        except ClientError:
+            pass  # it went away before answering what followed: that is what was asked
 
     async def approve(
         self, id: str, scope: Literal["once", "session"] = "once", *, mode: str | None = None
