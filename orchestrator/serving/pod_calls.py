@@ -40,7 +40,11 @@ from orchestrator.serving.client_events import PodEvent
 from orchestrator.serving.transport import REPLYING_METHODS, Transport
 from states.queries import AT_REST
 
-__all__ = ["PodCalls"]
+__all__ = ["RECONNECTS", "PodCalls"]
+
+RECONNECTS = 5
+"""How many times in a row a run connects again when its connection drops with no event in
+between (a server that drops every connection is not tried forever)."""
 
 
 class PodCalls:
@@ -90,11 +94,16 @@ class PodCalls:
             await transport.reconnect()
             with contextlib.suppress(Duplicate):  # it was
                 await self.call("run", params)
+        dropped = 0  # connections in a row that ended before an event came
         while True:
             event = await transport.next_event()
             if event is None:
+                dropped += 1
+                if dropped > RECONNECTS:
+                    raise ClientError(f"the connection dropped {dropped} times in a row")
                 await transport.reconnect()
                 continue
+            dropped = 0
             yield event
             if event.event == "run_end":
                 return

@@ -20,6 +20,7 @@ from orchestrator.serving.client_errors import (
     NotFound,
     NotPaused,
     NotRunning,
+    PodRequestError,
     Unauthorized,
 )
 from orchestrator.serving.host import Host
@@ -162,3 +163,26 @@ def script_of(tmp_path: Path, replies: list[dict[str, object]]) -> Path:
     path = tmp_path / "slow.json"
     path.write_text(json.dumps({"replies": replies}))
     return path
+
+
+async def test_an_id_from_the_model_cannot_reach_another_route(
+    user_host: UserHost, tmp_path: Path
+) -> None:
+    """Approval ids come from the model's tool calls: one shaped like a path must not turn an
+    approval into a pause (or anything else)."""
+    (tmp_path / "p").mkdir()
+    slower = [{"text": "word " * 400, "chunk_size": 2, "chunk_delay_s": 0.05}]
+    name = await _pod(tmp_path / "p", scripted_script=script_of(tmp_path, slower))
+    async with await connect_http(name) as pod:
+        seen = []
+        async for event in pod.run("go"):
+            seen.append(event.event)
+            if event.event == "text_delta" and seen.count("text_delta") == 1:
+                for hostile in ("../pause", "../../p/pause", "x/../../pause"):
+                    with pytest.raises(PodRequestError):
+                        await pod.approve(hostile)
+                with pytest.raises(InvalidRequest):
+                    await pod.deny("..")
+                assert (await pod.status()).status == "running", seen
+                await pod.cancel()
+        assert isinstance(event.payload, RunEndData) and event.payload.result == "cancelled"

@@ -18,6 +18,7 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -30,7 +31,7 @@ from orchestrator.serving.client_errors import (
     Unauthorized,
     request_error,
 )
-from orchestrator.serving.client_events import PodEvent
+from orchestrator.serving.client_events import MAX_LINE_BYTES, PodEvent
 from orchestrator.serving.pod_calls import PodCalls
 
 __all__ = ["HttpPodClient", "http_endpoint"]
@@ -99,7 +100,7 @@ class HttpPodClient(PodCalls):
         return client
 
     def _pod(self, tail: str = "") -> str:
-        return f"/v1/pods/{self.name}{tail}"
+        return f"/v1/pods/{_segment(self.name)}{tail}"
 
     async def _post(self, path: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         try:
@@ -119,11 +120,14 @@ class HttpPodClient(PodCalls):
         if method in ("approve", "deny"):
             body = {k: v for k, v in params.items() if k != "id"}
             body["decision"] = method
-            return await self._post(self._pod(f"/approvals/{params['id']}"), body, timeout)
+            return await self._post(
+                self._pod(f"/approvals/{_segment(params['id'])}"), body, timeout
+            )
         if method == "answer_elicitation":
             body = {k: v for k, v in params.items() if k != "id"}
-            return await self._post(self._pod(f"/elicitations/{params['id']}"), body, timeout)
-        return await self._post(self._pod(f"/methods/{method}"), params, timeout)
+            path = self._pod(f"/elicitations/{_segment(params['id'])}")
+            return await self._post(path, body, timeout)
+        return await self._post(self._pod(f"/methods/{_segment(method)}"), params, timeout)
 
     async def send(
         self, method: str, params: dict[str, Any] | None = None, *, id: Any = None
@@ -199,7 +203,7 @@ class HttpPodClient(PodCalls):
         await opened
 
     async def _read_stream(self, opened: asyncio.Future[None]) -> None:
-        from orchestrator.serving.sdk.sse import sse_frames
+        from orchestrator.serving.sdk.sse import bounded_lines, sse_frames
 
         headers = {"Accept": "text/event-stream"}
         if self.last_eid is not None:
@@ -213,7 +217,8 @@ class HttpPodClient(PodCalls):
                     _answer(response)  # raises the refusal
                     raise ClientError(f"the events stream answered {response.status_code}")
                 opened.set_result(None)
-                async for frame in sse_frames(response.aiter_lines()):
+                lines = bounded_lines(response.aiter_text(), MAX_LINE_BYTES)
+                async for frame in sse_frames(lines):
                     self._deliver(frame.event, frame.data, frame.id)
         except asyncio.CancelledError:
             if not opened.done():
@@ -251,6 +256,16 @@ class HttpPodClient(PodCalls):
         """Close the stream and the HTTP client."""
         await self._stop_stream()
         await self.http.aclose()
+
+
+def _segment(text: Any) -> str:
+    """``text`` as one path segment: an id the pod relayed from the model (a tool call's) must
+    not reach another route (``../pause``), so every character but letters, digits and
+    ``-._~`` is escaped, and a segment of dots alone is refused."""
+    value = str(text)
+    if value.strip(".") == "":
+        raise InvalidRequest(f"{value!r} cannot name a pod, a call or a method")
+    return quote(value, safe="")
 
 
 def _not_after(eid: str, last: str | None) -> bool:
