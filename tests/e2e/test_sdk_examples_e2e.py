@@ -4,9 +4,11 @@ the HTTP API; offline, with the scripted provider."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.util
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -83,6 +85,16 @@ async def test_the_examples_against_a_pod_on_its_socket(
     async with running_pod(workspace, short_dir, replies=ANSWER) as pod:
         assert await example("one_shot").main(str(pod.socket), "what is it?") == "finished"
     assert "The answer, streamed.\n[finished;" in capsys.readouterr().out
+    async with running_pod(workspace, short_dir, replies=ANSWER) as pod:
+        # And as a script, the way docs/sdk.md runs it.
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(EXAMPLES / "one_shot.py"), str(pod.socket), "what is it?",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            cwd=EXAMPLES.parents[1],
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    assert out.decode().startswith("The answer, streamed.\n[finished;")
     async with running_pod(
         workspace, short_dir, replies=APPROVALS, permissions={"mode": "default"}
     ) as pod:

@@ -16,6 +16,7 @@ import pytest
 
 from orchestrator.protocol import EVENT_ID_RE, RunEndData, StatusData, TextData
 from orchestrator.serving.client_errors import (
+    ClientError,
     InvalidRequest,
     NotFound,
     NotPaused,
@@ -186,3 +187,16 @@ async def test_an_id_from_the_model_cannot_reach_another_route(
                 assert (await pod.status()).status == "running", seen
                 await pod.cancel()
         assert isinstance(event.payload, RunEndData) and event.payload.result == "cancelled"
+
+
+async def test_start_pod_refuses_a_name_the_host_serves_for_another_workspace(
+    user_host: UserHost, tmp_path: Path
+) -> None:
+    scripted_user(tmp_path, ANSWER)
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+    assert await _pod(tmp_path / "a", name="same") == "same"
+    with pytest.raises(ClientError, match="already serves a pod named same"):
+        await _pod(tmp_path / "b", name="same")
+    async with await start_pod(tmp_path / "a", name="same") as again:  # its own: joined
+        assert Path((await again.status()).workspace) == (tmp_path / "a").resolve()
