@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from pathlib import Path
 
 from cli.terminal_text import visible
 from orchestrator import connect
@@ -22,9 +21,8 @@ from orchestrator.protocol import ApprovalRequestData, RunEndData, ToolResultDat
 
 async def main(pod: str, prompt: str, *, http: bool = False) -> list[str]:
     """Run ``prompt``, answering each approval request by the policy; the decisions taken."""
-    target = Path(pod) if Path(pod).is_socket() else pod
     decisions: list[str] = []
-    async with await connect(target, http=http) as client:
+    async with await connect(pod, http=http) as client:
         async for event in client.run(prompt):
             match event.payload:
                 case ApprovalRequestData(id=call, kind=kind, tool=tool) if kind == "execute":

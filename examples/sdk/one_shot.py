@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from pathlib import Path
 
 from cli.terminal_text import visible
 from orchestrator import connect
@@ -21,8 +20,7 @@ from orchestrator.protocol import RunEndData, TextData
 
 async def main(pod: str, prompt: str, *, http: bool = False) -> str:
     """Stream the answer to ``prompt`` to stdout; the run's result (``finished``…)."""
-    target = Path(pod) if Path(pod).is_socket() else pod
-    async with await connect(target, http=http) as client:
+    async with await connect(pod, http=http) as client:
         async for event in client.run(prompt):
             match event.payload:
                 case TextData(text=text) if event.event == "text_delta":

@@ -74,13 +74,14 @@ async def connect(
     token: str | None = None,
     control: Path | None = None,
 ) -> PodCalls:
-    """One way in for every case: a socket file's path connects to it; with ``http`` (or a
-    ``url``), the HTTP API's pod of that name; else this user's host's pod of that name
-    (a ``str``) or workspace (a ``Path``)."""
+    """One way in for every case: with ``http`` (or a ``url``), the HTTP API's pod of that
+    name; a socket file's path (a ``Path``, or a ``str`` with a ``/``) connects to it; else
+    this user's host's pod of that name (a ``str``) or workspace (a ``Path``)."""
     if http or url is not None:
         return await connect_http(str(pod), url=url, token=token)
-    if isinstance(pod, Path) and pod.is_socket():
-        return await PodClient.connect(pod)
+    path = Path(pod)
+    if (isinstance(pod, Path) or "/" in pod) and path.is_socket():
+        return await PodClient.connect(path)
     return await connect_host(pod, control=control)
 
 
