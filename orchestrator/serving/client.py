@@ -149,14 +149,18 @@ class PodClient(PodCalls):
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 10.0
     ) -> PodEvent:
         """Send a method with a fresh id and wait for the reply carrying it."""
+        if self._pump.done():  # nothing reads this connection: no reply would ever come
+            raise ClientError("the pod closed the connection")
         request_id = f"c{next(_ids)}"
         future: asyncio.Future[PodEvent] = asyncio.get_running_loop().create_future()
         self._waiters[request_id] = future
-        await self.send(method, params, id=request_id)
         try:
+            await self.send(method, params, id=request_id)
             return await asyncio.wait_for(future, timeout)
         finally:
             self._waiters.pop(request_id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # the connection's end, told by the raise: retrieved
 
     async def accepted(
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 10.0

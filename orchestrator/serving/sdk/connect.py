@@ -102,6 +102,7 @@ async def start_pod(
     as a user's own (``model="…"``, ``provider="scripted"``…), and ``permission_mode``.
     ``continue_session`` takes up the workspace's latest session instead of a new one."""
     from orchestrator.config.loading import load_config
+    from orchestrator.serving.host.address import host_running
     from orchestrator.serving.host.client import ask_host
     from orchestrator.serving.host.settings import provider_settings
 
@@ -110,19 +111,23 @@ async def start_pod(
     if permission_mode is not None:
         options["permissions"] = {**options.get("permissions", {}), "mode": permission_mode}
     config = await asyncio.to_thread(load_config, workspace, name=name, **options)
-    if control is None:
-        from orchestrator.serving.host.starting import ensure_host
-
-        await asyncio.to_thread(ensure_host)
     params = {
         "config": config.portable(),
         "continue": continue_session,
         "provider_settings": provider_settings().model_dump(),
     }
-    try:
-        row = PodRow.model_validate(await ask_host("load", params, path=control))
-    except HostError as exc:
-        raise ClientError(str(exc)) from None
+    for attempt in range(2):
+        try:
+            if control is None:
+                from orchestrator.serving.host.starting import ensure_host
+
+                await asyncio.to_thread(ensure_host)
+            row = PodRow.model_validate(await ask_host("load", params, path=control))
+            break
+        except HostError as exc:
+            if control is None and attempt == 0 and not host_running():
+                continue  # a host leaving with its last pod: start another
+            raise ClientError(str(exc)) from None
     if Path(row.workspace) != workspace:
         raise ClientError(
             f"the pod host already serves a pod named {name} for {row.workspace}; "
