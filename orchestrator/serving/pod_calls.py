@@ -102,6 +102,8 @@ class PodCalls:
                 if dropped > RECONNECTS:
                     raise ClientError(f"the connection dropped {dropped} times in a row")
                 await transport.reconnect()
+                if transport.last_eid is None and (await self.status()).state in AT_REST:
+                    return  # dropped before its first event, with no id to catch up from: over
                 continue
             dropped = 0
             yield event
