@@ -26,7 +26,7 @@ from orchestrator.serving.client_errors import (
 )
 from orchestrator.serving.host import Host
 from orchestrator.serving.host.address import control_socket
-from orchestrator.serving.sdk import HttpPodClient, connect_http, start_pod
+from orchestrator.serving.sdk import HttpPodClient, SyncPod, connect_http, start_pod
 from tests.e2e.test_sdk_examples_e2e import (
     ANSWER,
     APPROVALS,
@@ -200,3 +200,21 @@ async def test_start_pod_refuses_a_name_the_host_serves_for_another_workspace(
         await _pod(tmp_path / "b", name="same")
     async with await start_pod(tmp_path / "a", name="same") as again:  # its own: joined
         assert Path((await again.status()).workspace) == (tmp_path / "a").resolve()
+
+
+async def test_the_sync_wrapper_over_http(user_host: UserHost, tmp_path: Path) -> None:
+    scripted_user(tmp_path, ANSWER)
+    (tmp_path / "p").mkdir()
+    name = await _pod(tmp_path / "p")
+
+    def script() -> list[str]:  # what a plain script does, on a thread of this test's
+        with SyncPod.connect(name, http=True) as pod:
+            seen = [event.event for event in pod.run("hi")]
+            try:
+                pod.cancel()
+            except NotRunning as exc:
+                seen.append(exc.code)
+            return seen
+
+    seen = await asyncio.to_thread(script)
+    assert seen[-2:] == ["run_end", "not_running"] and "text_delta" in seen
