@@ -40,7 +40,7 @@ LONG = "word " * 200
 
 
 def _slow(text: str = LONG) -> ScriptedReply:
-    return ScriptedReply(text=text, chunk_size=5, chunk_delay_s=0.005)
+    return ScriptedReply(text=text, chunk_size=5, chunk_delay_s=0.02)
 
 
 async def test_run_yields_typed_events_through_its_run_end(
