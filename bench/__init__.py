@@ -23,6 +23,7 @@ BENCHMARKS: tuple[str, ...] = (
     "mcp",
     "subpods",
     "host",
+    "http",
     "pressure",
     "peers",
 )

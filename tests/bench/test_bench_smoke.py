@@ -380,3 +380,17 @@ def test_main_runs_a_subset_and_writes_json(tmp_path: Path) -> None:
 def test_benchmark_list_matches_modules() -> None:
     modules = {p.stem for p in (REPO / "bench").glob("*.py") if not p.stem.startswith("_")}
     assert set(BENCHMARKS) | set(STANDALONE) == modules
+
+
+def test_http_quick() -> None:
+    from bench import http
+
+    result = http.run(quick=True)
+    assert_shape(result, "http")
+    figures = result["results"]
+    expected = http.QUICK["clients"] * http.QUICK["deltas"]
+    # Every delta of every stream arrived, and each was matched with its socket twin.
+    assert figures["deltas_received"] == figures["deltas_expected"] == expected
+    assert figures["delta_delay"]["n"] == expected
+    assert figures["host_kib_streaming"]["rss"] > 0
+    assert figures["run_ms_socket"] > 0 and figures["run_ms_http"] > 0

@@ -40,7 +40,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAX_SSE_CLIENTS = 64
+MAX_SSE_CLIENTS = 256
 CLIENT_BUFFER_BYTES = 4 * 1024 * 1024
 KEEPALIVE_S = 15.0
 SEND_TIMEOUT_S = 60.0
@@ -121,20 +121,27 @@ class EventStreams:
     max_clients: int = MAX_SSE_CLIENTS
     buffer_bytes: int = CLIENT_BUFFER_BYTES
     feeds: set[_Feed] = field(default_factory=set)
+    opening: int = 0
+    """Streams whose connection to the pod is being made (they count against the bound)."""
     _closing: set[asyncio.Task[None]] = field(default_factory=set)
 
     async def open(self, ctx: HttpContext, name: str, after: str | None) -> _Feed:
+        """A stream of ``name``'s events after ``after``; :class:`ApiError` 404 for an
+        unknown pod, 503 past :attr:`max_clients` or when the pod cannot be reached."""
         socket = ctx.socket_for(name)
-        if len(self.feeds) >= self.max_clients:
+        if len(self.feeds) + self.opening >= self.max_clients:
             raise ApiError(
                 503,
                 "too_many_streams",
                 f"{self.max_clients} event streams are open on this server; close one",
             )
+        self.opening += 1
         try:
             client = await PodClient.connect(socket, timeout=30.0, after=after)
         except ClientError as exc:
             raise ApiError(503, "unavailable", f"pod {name} cannot be reached: {exc}") from None
+        finally:
+            self.opening -= 1
         feed = _Feed(client, self.buffer_bytes)
         self.feeds.add(feed)
         feed.start()

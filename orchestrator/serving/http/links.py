@@ -93,13 +93,33 @@ class _Link:
 
     socket: Path
     client: PodClient
-    drain: asyncio.Task[None]
+    drain: asyncio.Task[None] | None = None
     closer: asyncio.TimerHandle | None = None
     busy: int = 0
+    refusals: dict[str, PodEvent] = field(default_factory=dict)
+    """Errors that came for one of :meth:`PodLinks.submit`'s ids (the client hands a reply
+    nobody waits for to its event queue, which :meth:`drain_events` reads)."""
 
     @property
     def open(self) -> bool:
-        return not self.drain.done()
+        return self.drain is not None and not self.drain.done()
+
+    def note(self, event: PodEvent) -> None:
+        """Keep an error that answers one of our ids; let everything else go."""
+        request_id = event.data.get("id")
+        if event.event == "error" and isinstance(request_id, str) and request_id.startswith("h"):
+            self.refusals[request_id] = event
+
+    async def drain_events(self) -> None:
+        """Read the connection's events (broadcasts nobody here reads) until it closes."""
+        async for event in self.client.events():
+            self.note(event)
+
+    def refusal(self, request_id: str) -> PodEvent | None:
+        """The error that came for ``request_id``, if one did (read up to now)."""
+        for event in self.client.ready_events():  # not yet taken by the drain
+            self.note(event)
+        return self.refusals.pop(request_id, None)
 
 
 @dataclass(eq=False)
@@ -124,7 +144,8 @@ class PodLinks:
                 client = await PodClient.connect(socket, timeout=30.0)
             except ClientError as exc:
                 raise ApiError(503, "unavailable", f"pod {name} cannot be reached: {exc}") from None
-            link = _Link(socket, client, asyncio.create_task(_drop_events(client)))
+            link = _Link(socket, client)
+            link.drain = asyncio.create_task(link.drain_events())
             self._links[name] = link
             return link
 
@@ -134,9 +155,10 @@ class PodLinks:
         if link.closer is not None:
             link.closer.cancel()
         await link.client.close()
-        link.drain.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await link.drain
+        if link.drain is not None:
+            link.drain.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await link.drain
 
     def _used(self, name: str, link: _Link) -> None:
         """Close ``link`` once nobody used it for :attr:`idle_close_s`."""
@@ -179,10 +201,6 @@ class PodLinks:
         it (see the module's docstring), :class:`ApiError` when it refused."""
         link = await self._link(name)
         request_id = f"h{next(_ids)}"
-        loop = asyncio.get_running_loop()
-        refusal: asyncio.Future[PodEvent] = loop.create_future()
-        # A private waiter on the client (its reader gives each reply to the waiter of its id).
-        link.client._waiters[request_id] = refusal
         link.busy += 1
         try:
             await link.client.send(method, params, id=request_id)
@@ -197,11 +215,11 @@ class PodLinks:
         except TimeoutError:
             raise ApiError(504, "timeout", f"pod {name} did not answer {method}") from None
         finally:
-            link.client._waiters.pop(request_id, None)
             link.busy -= 1
             self._used(name, link)
-        if refusal.done() and not refusal.cancelled() and refusal.exception() is None:
-            raise _refused(refusal.result())
+        refusal = link.refusal(request_id)
+        if refusal is not None:
+            raise _refused(refusal)
 
     async def forget(self, name: str) -> None:
         """Close the connection to a pod that is gone."""
@@ -220,9 +238,3 @@ _SAFE_TO_RETRY = frozenset(
 )
 """Read-only methods, sent again on a fresh connection when the idle one was closed by the
 pod (a method that changes something is never sent twice: it may have been taken)."""
-
-
-async def _drop_events(client: PodClient) -> None:
-    """Read the pooled connection's broadcast events and let them go, until it closes."""
-    async for _ in client.events():
-        pass

@@ -31,7 +31,8 @@ __all__ = ["HttpServer", "start_http"]
 log = logging.getLogger(__name__)
 
 LIMIT_CONNECTIONS = 512
-"""Connections and requests at once before uvicorn answers 503 (64 of them event streams)."""
+"""Connections and requests at once before uvicorn answers 503 (up to 256 of them event
+streams)."""
 MAX_HEADER_BYTES = 64 * 1024
 
 

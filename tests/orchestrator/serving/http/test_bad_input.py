@@ -30,6 +30,9 @@ BAD: list[tuple[str, str, Any, int]] = [
     ("POST", "/v1/pods/p/runs", "not an object", 422),
     ("POST", "/v1/pods/p/runs", {"input": BIG}, 413),
     ("POST", "/v1/pods/nope/runs", {"input": "hello"}, 404),
+    # a retry of a run the pod committed: never run twice
+    ("POST", "/v1/pods/p/runs", {"input": "again", "request_id": "first-turn"}, 409),
+    ("POST", "/v1/pods/p/methods/run", {"input": "again", "request_id": "first-turn"}, 409),
     # control
     ("POST", "/v1/pods/p/pause", {"now": True}, 422),
     ("POST", "/v1/pods/p/resume", None, 409),
@@ -96,7 +99,8 @@ async def test_each_bad_request_gets_its_4xx_and_changes_nothing(api: Api, tmp_p
     http = api.client()
     folder = workspace(tmp_path, "demo")
     await add_pod(http, folder, name="p")
-    await http.post("/v1/pods/p/runs", json={"input": "one turn first"})
+    first = {"input": "one turn first", "request_id": "first-turn"}
+    assert (await http.post("/v1/pods/p/runs", json=first)).status_code == 202
     await _idle(http)
     before = await snapshot(api)
     for method, path, body, status in BAD:

@@ -1,6 +1,6 @@
 """SSE: a client that reconnects with ``Last-Event-ID`` (or ``?after=``) gets exactly the
 events it missed, in order; one from an earlier start of the pod gets ``resync``; a client
-that does not read is dropped without slowing the pod; at most 64 streams."""
+that does not read is dropped without slowing the pod; at most 256 streams (the issue's bench has 200 on one host)."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ async def test_a_client_that_does_not_read_is_dropped_and_the_pod_goes_on(
         await reader.close()
 
 
-async def test_at_most_64_streams_then_503(api: Api, tmp_path: Path) -> None:
+async def test_at_most_so_many_streams_then_503(api: Api, tmp_path: Path) -> None:
     http = api.client()
     await add_pod(http, workspace(tmp_path, "demo"), name="p")
     streams = api.server.app.state.streams
