@@ -51,7 +51,9 @@
     │   │                                                status and code)
     │   ├── LaunchError            (serving.launch)      a pod process could not be started
     │   ├── PeerRefused            (serving.peer)        a connecting process is another user's
-    │   └── ClientError            (serving.client)      the pod cannot be reached
+    │   └── ClientError            (serving.client_errors) the pod cannot be reached
+    │       └── PodRequestError                          a method the pod refused, one class
+    │                                                    per error code (NotRunning, …)
     └── CliError                   (cli.errors)          a front-end's failure, one line and an exit
         │                                                code; ConnectionLost
         └── PodLaunchError, PromptRejected, OptionRefused  (cli.acp)  a session's pod cannot

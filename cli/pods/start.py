@@ -4,7 +4,6 @@ that runs already."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from cli.errors import CliError
 from cli.pods.discovery import PodInfo, default_name, live_pod
 from cli.start_options import StartOptions
-from orchestrator.config.paths import UnsafePathError, is_pod_name, open_private_log, runtime_dir
+from orchestrator.config.paths import UnsafePathError, is_pod_name, runtime_dir
 from orchestrator.serving.start_timeout import START_TIMEOUT_S
 
 if TYPE_CHECKING:
@@ -42,19 +41,12 @@ def start_in_background(
     args: list[str], log_path: Path, cwd: Path | None = None
 ) -> subprocess.Popen[bytes]:
     """Start a process that outlives the caller (and ignores its Ctrl-C), logging privately."""
+    from orchestrator.serving.host.starting import start_in_background
+
     try:
-        log_fd = open_private_log(log_path)
+        return start_in_background(args, log_path, cwd)
     except UnsafePathError as exc:
         raise CliError(str(exc)) from None
-    with os.fdopen(log_fd, "ab") as log:
-        return subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            cwd=str(cwd) if cwd is not None else None,
-        )
 
 
 def spawn_pod(
@@ -99,10 +91,10 @@ def spawn_pod(
 
 
 def last_line(log_path: Path) -> str:
-    """The last line a process that failed at start wrote: its one-line error, without the
-    ``pod: error:`` it began with (the message that quotes it begins so already)."""
-    lines = log_path.read_text(errors="replace").strip().splitlines()
-    return lines[-1].removeprefix("pod: error: ") if lines else "no output"
+    """The last line a process that failed at start wrote, without its ``pod: error:``."""
+    from orchestrator.serving.host.starting import last_line
+
+    return last_line(log_path)
 
 
 def uses_host(workspace: Path, no_host: bool) -> bool:
@@ -237,45 +229,30 @@ HOST_START_TIMEOUT_S = START_TIMEOUT_S
 
 def spawn_host() -> subprocess.Popen[bytes] | None:
     """Start this user's ``pod host`` in the background unless one runs (its process, or
-    None); it stops by itself once it has had no pod for ``host.idle_exit_s``."""
-    from orchestrator.serving.host import host_running
+    None); see :mod:`orchestrator.serving.host.starting`."""
+    from orchestrator.serving.host.starting import spawn_host
 
-    if host_running():
-        return None
-    log_path = runtime_dir() / "host.log"
-    # `pod host --exit-when-empty` by a lighter entry: no Typer, no command table.
-    args = [sys.executable, "-m", "cli.host_start", "--log-file", str(log_path)]
-    return start_in_background(args, log_path)
+    try:
+        return spawn_host()
+    except UnsafePathError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _stop_unless_listening(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a host this command started for a pod it then did not load, if it does not
-    listen yet: nobody else can have loaded a pod into it."""
-    from orchestrator.serving.host import host_running
+    from orchestrator.serving.host.starting import stop_unless_listening
 
-    if proc.poll() is None and not host_running():
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(5)
+    stop_unless_listening(proc)
 
 
 def ensure_host(starting: subprocess.Popen[bytes] | None = None) -> None:
-    """Wait until this user's ``pod host`` listens: the one ``starting`` (a process of
-    :func:`spawn_host`), else the one running, else one started now."""
-    from orchestrator.serving.host import host_running
+    """Wait until this user's ``pod host`` listens (started now if none runs)."""
+    from orchestrator.serving.host import HostError
+    from orchestrator.serving.host.starting import ensure_host
 
-    proc = starting if starting is not None else spawn_host()
-    if proc is None:
-        return
-    log_path = runtime_dir() / "host.log"
-    deadline = time.monotonic() + HOST_START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if host_running():
-            return
-        if proc.poll() is not None and not host_running():
-            raise CliError(f"the pod host exited at start: {last_line(log_path)} (log: {log_path})")
-        time.sleep(0.05)
-    raise CliError(f"the pod host did not start within {HOST_START_TIMEOUT_S:.0f} s ({log_path})")
+    try:
+        ensure_host(starting)
+    except (HostError, UnsafePathError) as exc:
+        raise CliError(str(exc)) from None
 
 
 def connect_or_start(workspace: Path, options: StartOptions) -> tuple[PodInfo, list[str]]:

@@ -1,71 +1,37 @@
-"""A small asyncio client for the pod protocol (used by the CLI, the TUI, the kit and the tests).
+"""A small asyncio client for the pod protocol over its Unix socket (used by the CLI, the TUI,
+the kit, the tests, and the SDK: docs/sdk.md).
 
 Events arrive on :meth:`PodClient.events` as :class:`PodEvent`: the event's name, the data as
-sent (``data``), and that data typed by the protocol's own pydantic models (``payload``).
+sent (``data``), and that data typed by the protocol's own pydantic models (``payload``);
+:mod:`orchestrator.serving.client_events` says how a newer pod's events are read.
 :meth:`PodClient.request` sends a method with an id and waits for the direct reply carrying
-that id (``status``, ``history``, ``file_completions`` or ``error``); :meth:`PodClient.status`,
-:meth:`PodClient.history` and :meth:`PodClient.complete_files` return the typed reply.
-
-A client must keep working against a newer pod: an event it does not know, or one whose data
-does not validate, arrives with an :class:`UnknownEvent` payload instead of breaking the
-connection, and fields a newer pod added to a known event are ignored. A line that is not an
-event at all (not JSON, no name) is a :class:`BadLine`; :class:`PodClient` takes it for a
-broken connection.
+that id (``status``, ``history``, ``file_completions`` or ``error``). The SDK's calls
+(:meth:`~orchestrator.serving.pod_calls.PodCalls.run`, ``pause``, ``approve``…) come from
+:class:`~orchestrator.serving.pod_calls.PodCalls`, the same over the HTTP API.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeAlias, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
-from orchestrator.errors import PodRuntimeError
-from orchestrator.protocol import (
-    EVENT_DATA,
-    EVENT_ID_RE,
-    AlertData,
-    ApprovalRequestData,
-    ApprovalResolvedData,
-    ChildData,
-    CitationData,
-    ClientIoRequestData,
-    CommandsData,
-    CompactionData,
-    ElicitationRequestData,
-    ElicitationResolvedData,
-    ErrorData,
-    FileCompletionsData,
-    ForkedData,
-    HistoryData,
-    ModelsData,
-    ResyncData,
-    RewindData,
-    RunEndData,
-    ServerToolCallData,
-    ServerToolResultData,
-    ShutdownData,
-    StatusData,
-    SystemNoteData,
-    TextData,
-    ThinkingData,
-    TodosData,
-    ToolCallArgsDeltaData,
-    ToolCallDoneData,
-    ToolCallStartData,
-    ToolOutputDeltaData,
-    ToolResultData,
-    TurnEndData,
-    TurnStartData,
-    UsageData,
-    UserMessageData,
+from orchestrator.protocol import EVENT_ID_RE, FileCompletionsData
+from orchestrator.serving.client_errors import ClientError, PodRequestError, request_error
+from orchestrator.serving.client_events import (
+    MAX_LINE_BYTES,
+    BadLine,
+    EventData,
+    PodEvent,
+    UnknownEvent,
+    close_connection,
+    decode_line,
+    read_events,
 )
+from orchestrator.serving.pod_calls import PodCalls
 
 __all__ = [
     "MAX_LINE_BYTES",
@@ -74,14 +40,12 @@ __all__ = [
     "EventData",
     "PodClient",
     "PodEvent",
+    "PodRequestError",
     "UnknownEvent",
     "close_connection",
     "decode_line",
     "read_events",
 ]
-
-MAX_LINE_BYTES = 64 * 1024 * 1024
-"""The longest event line a client reads (a ``history`` reply can be large)."""
 
 _ids = itertools.count(1)
 _REPLY_EVENTS = frozenset(
@@ -98,156 +62,18 @@ _REPLY_EVENTS = frozenset(
 )
 
 
-class ClientError(PodRuntimeError):
-    """The pod cannot be reached, the connection broke, or a request was refused."""
+class PodClient(PodCalls):
+    """One connection to a pod's socket; with the SDK's calls (:class:`PodCalls`)."""
 
-
-@dataclass(frozen=True, slots=True)
-class UnknownEvent:
-    """An event this client cannot type: a newer pod's event, or data that does not validate."""
-
-    problem: str
-    """Why it could not be typed, for logs and error messages."""
-
-
-EventData: TypeAlias = (
-    StatusData
-    | UserMessageData
-    | TurnStartData
-    | TextData
-    | ThinkingData
-    | ToolCallStartData
-    | ToolCallArgsDeltaData
-    | ServerToolCallData
-    | ServerToolResultData
-    | CitationData
-    | TodosData
-    | ToolOutputDeltaData
-    | ToolCallDoneData
-    | ToolResultData
-    | SystemNoteData
-    | UsageData
-    | TurnEndData
-    | RunEndData
-    | ErrorData
-    | AlertData
-    | HistoryData
-    | FileCompletionsData
-    | CommandsData
-    | ShutdownData
-    | ChildData
-    | CompactionData
-    | ApprovalRequestData
-    | ApprovalResolvedData
-    | ElicitationRequestData
-    | ElicitationResolvedData
-    | RewindData
-    | ForkedData
-    | ModelsData
-    | ClientIoRequestData
-    | ResyncData
-    | UnknownEvent
-)
-"""The typed data of any event (``text_delta`` and ``text_done`` share :class:`TextData`)."""
-
-D = TypeVar("D", bound=BaseModel)
-
-
-@dataclass(frozen=True, slots=True)
-class PodEvent:
-    """One event from the pod: its name, ``data`` as sent, and ``payload``, the data typed."""
-
-    event: str
-    data: dict[str, Any] = field(default_factory=dict)
-    """The wire view: exactly the keys the pod sent (tests and ``--json`` output read it)."""
-    eid: str | None = None
-    """The event's id (``"<epoch>-<n>"``) when it went to every client; None on a reply to
-    this client alone. The last one seen is what :meth:`PodClient.subscribe` takes."""
-    payload: EventData = field(init=False, repr=False, compare=False)
-    """The protocol's model for this event's data, or :class:`UnknownEvent`."""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "payload", _typed(self.event, self.data))
-
-    def expect(self, model: type[D]) -> D:
-        """The payload as ``model``; an ``error`` reply or another event raises ClientError."""
-        if isinstance(self.payload, model):
-            return self.payload
-        if isinstance(self.payload, ErrorData):
-            raise ClientError(f"the pod refused: {self.payload.code}: {self.payload.message}")
-        raise ClientError(f"expected {model.__name__}, the pod sent {self.event!r}")
-
-
-def _typed(event: str, data: dict[str, Any]) -> EventData:
-    """Type one event's data leniently: see the module's docstring."""
-    model = EVENT_DATA.get(event)
-    if model is None:
-        return UnknownEvent(f"unknown event {event!r}")
-    try:
-        return model.model_validate(data)  # type: ignore[return-value]
-    except ValidationError as exc:
-        error = exc
-    # A newer pod may add fields to a known event: drop the ones this client does not know.
-    known = set(model.model_fields) | {f.alias for f in model.model_fields.values() if f.alias}
-    trimmed = {k: v for k, v in data.items() if k in known}
-    if len(trimmed) < len(data):
-        try:
-            return model.model_validate(trimmed)  # type: ignore[return-value]
-        except ValidationError as exc:
-            error = exc
-    first = error.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "data"
-    return UnknownEvent(f"{event!r} data does not validate: {where}: {first['msg']}")
-
-
-@dataclass(frozen=True, slots=True)
-class BadLine:
-    """A line from the pod that is not an event: not JSON, or no ``event`` name."""
-
-    text: str
-
-
-def decode_line(line: bytes) -> PodEvent | BadLine:
-    """One line as an event, typed leniently (data that does not validate is still an event)."""
-    try:
-        raw = json.loads(line)
-    except ValueError:
-        raw = None
-    if not isinstance(raw, dict) or not isinstance(raw.get("event"), str):
-        return BadLine(line.decode(errors="replace"))
-    data = raw.get("data") or {}
-    if not isinstance(data, dict):
-        return BadLine(line.decode(errors="replace"))
-    eid = raw.get("eid")
-    return PodEvent(raw["event"], data, eid if isinstance(eid, str) else None)
-
-
-async def read_events(reader: asyncio.StreamReader) -> AsyncIterator[PodEvent | BadLine]:
-    """Events from the pod, one per line, until it closes the connection.
-
-    Connection errors, and a line longer than the reader's limit, propagate to the caller.
-    """
-    while True:
-        line = await reader.readline()
-        if not line:
-            return
-        yield decode_line(line)
-
-
-async def close_connection(writer: asyncio.StreamWriter, reader_task: asyncio.Task[None]) -> None:
-    """Close a connection, then stop the task reading it; neither may raise."""
-    writer.close()
-    with contextlib.suppress(Exception):
-        await writer.wait_closed()
-    reader_task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await reader_task
-
-
-class PodClient:
-    """One connection to a pod."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        path: Path | str | None = None,
+    ) -> None:
+        self.path = Path(path) if path is not None else None
+        """The socket connected to (:meth:`reconnect` connects there again)."""
         self._reader = reader
         self._writer = writer
         self._queue: asyncio.Queue[PodEvent | None] = asyncio.Queue()
@@ -273,7 +99,7 @@ class PodClient:
             )
         except (OSError, TimeoutError) as exc:
             raise ClientError(f"no pod is listening on {path} ({exc})") from None
-        client = cls(reader, writer)
+        client = cls(reader, writer, path=path)
         if after is not None:
             await client.subscribe(after)  # before the pump reads a line: nothing to reorder
         return client
@@ -323,26 +149,58 @@ class PodClient:
         self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 10.0
     ) -> PodEvent:
         """Send a method with a fresh id and wait for the reply carrying it."""
+        if self._pump.done():  # nothing reads this connection: no reply would ever come
+            raise ClientError("the pod closed the connection")
         request_id = f"c{next(_ids)}"
         future: asyncio.Future[PodEvent] = asyncio.get_running_loop().create_future()
         self._waiters[request_id] = future
-        await self.send(method, params, id=request_id)
         try:
+            await self.send(method, params, id=request_id)
             return await asyncio.wait_for(future, timeout)
         finally:
             self._waiters.pop(request_id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # the connection's end, told by the raise: retrieved
 
-    async def status(self, *, timeout: float = 10.0) -> StatusData:
-        """``get_status``, typed."""
-        return (await self.request("get_status", timeout=timeout)).expect(StatusData)
+    async def accepted(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 10.0
+    ) -> None:
+        """Send a method whose only direct reply is an error, and return once the pod took it.
 
-    async def models(self, *, timeout: float = 30.0) -> ModelsData:
-        """``list_models``, typed (the provider may be asked over the network)."""
-        return (await self.request("list_models", timeout=timeout)).expect(ModelsData)
+        The pod answers a connection's lines in order: a ``get_status`` sent after it and
+        answered with no ``error`` carrying the method's id first means it was taken; such an
+        error raises its code's :class:`PodRequestError`."""
+        method_id = f"c{next(_ids)}"
+        refusal: asyncio.Future[PodEvent] = asyncio.get_running_loop().create_future()
+        self._waiters[method_id] = refusal
+        try:
+            await self.send(method, params, id=method_id)
+            await self.request("get_status", timeout=timeout)
+        finally:
+            self._waiters.pop(method_id, None)
+            failed = refusal.done() and refusal.exception() is not None  # retrieved: no warning
+        if refusal.done() and not failed:
+            error = refusal.result()
+            raise request_error(str(error.data.get("code")), str(error.data.get("message")))
 
-    async def history(self, *, timeout: float = 10.0) -> HistoryData:
-        """``get_history``, typed."""
-        return (await self.request("get_history", timeout=timeout)).expect(HistoryData)
+    async def reconnect(self, *, timeout: float = 5.0) -> None:
+        """Connect to :attr:`path` again, in place, and catch up from :attr:`last_eid` (each
+        missed event once, or a ``resync``); :class:`ClientError` when nothing listens there."""
+        if self.path is None:
+            raise ClientError("this connection was made without a path to connect to again")
+        await close_connection(self._writer, self._pump)
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_unix_connection(str(self.path), limit=MAX_LINE_BYTES), timeout
+            )
+        except (OSError, TimeoutError) as exc:
+            raise ClientError(f"no pod is listening on {self.path} ({exc})") from None
+        self._reader, self._writer = reader, writer
+        self._queue = asyncio.Queue()
+        self._catching_up, self._held = None, {}
+        self._pump = asyncio.create_task(self._read_loop())
+        if self.last_eid is not None:
+            await self.subscribe(self.last_eid)
 
     async def complete_files(
         self, prefix: str, *, limit: int = 50, timeout: float = 10.0
@@ -352,10 +210,6 @@ class PodClient:
             "complete_files", {"prefix": prefix, "limit": limit}, timeout=timeout
         )
         return reply.expect(FileCompletionsData).candidates
-
-    async def commands(self, *, timeout: float = 10.0) -> CommandsData:
-        """``list_commands``, typed: the custom slash commands the pod offers."""
-        return (await self.request("list_commands", timeout=timeout)).expect(CommandsData)
 
     async def subscribe(self, after: str | None) -> None:
         """Ask for the events broadcast after ``after`` (an earlier connection's
