@@ -51,6 +51,7 @@ from orchestrator.protocol import (
     ServerToolCallData,
     ServerToolResultData,
     ShutdownData,
+    StatsData,
     StatusData,
     SystemNoteData,
     TextData,
@@ -94,6 +95,7 @@ _REPLY_EVENTS = frozenset(
         "forked",
         "models",
         "commands",
+        "stats",
     }
 )
 
@@ -134,6 +136,7 @@ EventData: TypeAlias = (
     | HistoryData
     | FileCompletionsData
     | CommandsData
+    | StatsData
     | ShutdownData
     | ChildData
     | CompactionData
@@ -356,6 +359,10 @@ class PodClient:
     async def commands(self, *, timeout: float = 10.0) -> CommandsData:
         """``list_commands``, typed: the custom slash commands the pod offers."""
         return (await self.request("list_commands", timeout=timeout)).expect(CommandsData)
+
+    async def stats(self, *, timeout: float = 10.0) -> StatsData:
+        """``get_stats``, typed: per-turn usage and seconds by lifecycle state."""
+        return (await self.request("get_stats", timeout=timeout)).expect(StatsData)
 
     async def subscribe(self, after: str | None) -> None:
         """Ask for the events broadcast after ``after`` (an earlier connection's

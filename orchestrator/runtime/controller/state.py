@@ -40,6 +40,7 @@ from orchestrator.protocol import ErrorData, TurnPhase
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context
 from orchestrator.runtime.custom_commands import CommandCatalog
+from orchestrator.runtime.state_clock import StateClock
 from orchestrator.runtime.submit import Submission
 from orchestrator.runtime.tool_runner import ToolRunner
 from orchestrator.runtime.transcript import Transcript
@@ -180,6 +181,8 @@ class ControllerState:
     """The web tools the turn requests declare, decided with the thinking plan."""
     pending_model: ModelChange | None = None
     """A ``set_model`` change waiting for the next turn (:mod:`orchestrator.runtime.model_choice`)."""
+    state_clock: StateClock = field(default_factory=StateClock)
+    """Seconds in each lifecycle state since the pod started (``get_stats``)."""
 
     def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:
         """Broadcast one event to every client."""
