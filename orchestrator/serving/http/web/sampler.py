@@ -1,0 +1,82 @@
+"""The host's pods and memory over time, sampled while the HTTP server runs.
+
+Every :attr:`~orchestrator.core.memory_series.MemorySeries.interval_s` seconds one sample of
+the host's listing (how many pods are loaded, how many are not, the process's RSS) goes into
+the context's :class:`MemorySeries` (``ctx.memory``), which the memory chart draws. Sampling
+starts with the app (its lifespan), or with the first page asked for where the server runs
+no lifespan, and ends with the app; a listing that fails skips one sample, never the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from orchestrator.serving.http.context import HttpContext
+
+from orchestrator.core.charts import MemorySample
+from orchestrator.core.memory_series import MemorySeries
+
+__all__ = ["sample_once", "sampler_lifespan", "series_of"]
+
+log = logging.getLogger(__name__)
+
+_tasks: weakref.WeakKeyDictionary[HttpContext, asyncio.Task[None]] = weakref.WeakKeyDictionary()
+
+
+async def sample_once(ctx: HttpContext) -> MemorySample:
+    """The host now: its pods loaded and not, and its memory (None for one pod's server)."""
+    rows = await ctx.pods()
+    host = await ctx.host_stats()
+    loaded = sum(1 for row in rows if row.loaded)
+    return MemorySample(
+        at=time.time(),
+        loaded=loaded,
+        unloaded=len(rows) - loaded,
+        rss_bytes=host.rss_bytes if host is not None else None,
+    )
+
+
+async def _sample_forever(ctx: HttpContext, series: MemorySeries) -> None:
+    while True:
+        try:
+            series.add(await sample_once(ctx))
+        except Exception:  # a listing that fails costs one sample, not the chart
+            log.debug("memory sample failed", exc_info=True)
+        await asyncio.sleep(series.interval_s)
+
+
+def series_of(ctx: HttpContext) -> MemorySeries:
+    """The context's series, made on first use, and its sampling started if it is not."""
+    if not isinstance(ctx.memory, MemorySeries):
+        ctx.memory = MemorySeries()
+    series: MemorySeries = ctx.memory
+    task = _tasks.get(ctx)
+    if task is None or task.done():
+        with contextlib.suppress(RuntimeError):  # no running loop: the lifespan starts it
+            _tasks[ctx] = asyncio.get_running_loop().create_task(_sample_forever(ctx, series))
+    return series
+
+
+def sampler_lifespan(ctx: HttpContext) -> Callable[[Any], AbstractAsyncContextManager[None]]:
+    """The app's lifespan part that samples from start to end."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        series_of(ctx)
+        try:
+            yield
+        finally:
+            task = _tasks.pop(ctx, None)
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    return lifespan
