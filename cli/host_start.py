@@ -53,25 +53,41 @@ def serve_host(
     exit_when_empty: bool = False,
     log_file: Path | None = None,
     verbose: bool = False,
+    http: str | None = None,
+    http_public: bool = False,
 ) -> None:
     """Run the host in the foreground until SIGTERM, SIGINT or ``pod host stop``;
-    :class:`~cli.errors.CliError` when it cannot (a bad config, a host already running)."""
+    :class:`~cli.errors.CliError` when it cannot (a bad config, a host already running).
+    ``http``: serve the HTTP API too (docs/http.md); default: the config's ``host.http``."""
     gc.disable()  # see the module's docstring; resumed in every case below
     preload: threading.Thread | None = None
     try:
-        host, preload = _start_host(idle_unload_s, max_loaded, exit_when_empty, log_file, verbose)
+        host, preload, configured_http = _start_host(
+            idle_unload_s, max_loaded, exit_when_empty, log_file, verbose
+        )
     finally:
         _resume_gc(preload)
     import asyncio
 
     from cli.errors import CliError
-    from orchestrator.serving.host import run_host
     from orchestrator.serving.server import ServerError
 
+    address = None
+    if http is not None or configured_http is not None:
+        from cli.http_api import http_address
+
+        address = http_address(http or configured_http or "", public=http_public)
     sys.stderr.write(f"pod host listening on {host.control_path}\n")
     sys.stderr.flush()
     try:
-        asyncio.run(run_host(host))
+        if address is None:
+            from orchestrator.serving.host import run_host
+
+            asyncio.run(run_host(host))
+        else:
+            from cli.http_api import run_host_with_http
+
+            asyncio.run(run_host_with_http(host, address))
     except ServerError as exc:
         raise CliError(str(exc)) from None
 
@@ -82,8 +98,9 @@ def _start_host(
     exit_when_empty: bool,
     log_file: Path | None,
     verbose: bool,
-) -> tuple[Host, threading.Thread | None]:
-    """The host, built, and the SDK's import started on a thread when pods will want it."""
+) -> tuple[Host, threading.Thread | None, str | None]:
+    """The host, built, the SDK's import started on a thread when pods will want it, and the
+    config's ``host.http``."""
     from cli.errors import CliError
     from cli.process_logging import setup_logging
     from orchestrator.config.loading import ConfigError, load_config
@@ -110,7 +127,7 @@ def _start_host(
     from orchestrator.adapters.providers.preload import preload_provider, wants_provider
 
     # The SDK's import overlaps the first load (docs/performance.md).
-    return host, preload_provider() if wants_provider() else None
+    return host, preload_provider() if wants_provider() else None, settings.http
 
 
 def main(argv: list[str] | None = None) -> None:

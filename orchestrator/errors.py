@@ -10,6 +10,8 @@
     │   ├── SessionError           (adapters.session)    session file unreadable; SessionLocked
     │   ├── UnsafePathError        (config.paths)        runtime dir or log not private (shared, a link)
     │   ├── ProxyStartError        (adapters.sandbox)    the sandbox's network proxy cannot start
+    │   ├── HttpAddressError       (serving.http)        --http / host.http is no [HOST:]PORT, or
+    │   │                                                beyond the loopback without --http-public
     │   ├── DiagramError           (cli.diagrams)        Graphviz missing for svg/png
     │   └── PodStartError, ScriptError, InputToolMissing, OptionError  (conformance) the kit
     │                              cannot set up a row, or its options make no sense
@@ -45,6 +47,8 @@
     │   ├── HostError              (serving.host.control) a request the pod host refuses;
     │   │                                                EvictRefused (a pod stays loaded)
     │   ├── FleetError             (serving.fleet)       a request the fleet refuses
+    │   ├── ApiError               (serving.http)        a request the HTTP API refuses (its
+    │   │                                                status and code)
     │   ├── LaunchError            (serving.launch)      a pod process could not be started
     │   ├── PeerRefused            (serving.peer)        a connecting process is another user's
     │   └── ClientError            (serving.client)      the pod cannot be reached

@@ -43,6 +43,23 @@ def serve(
             hidden=True,
         ),
     ] = False,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="[HOST:]PORT",
+            help="Serve the pods over HTTP too, with a token (docs/http.md); PORT 0: any free "
+            "port. Default: the host table's http key.",
+        ),
+    ] = None,
+    http_public: Annotated[
+        bool,
+        typer.Option(
+            "--http-public",
+            help="Allow --http on an address beyond the loopback (plain HTTP: TLS in front is "
+            "yours to put).",
+        ),
+    ] = False,
     log_file: Annotated[Path | None, typer.Option("--log-file", hidden=True)] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
 ) -> None:
@@ -57,6 +74,8 @@ def serve(
         exit_when_empty=exit_when_empty,
         log_file=log_file,
         verbose=verbose,
+        http=http,
+        http_public=http_public,
     )
 
 

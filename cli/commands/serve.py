@@ -100,6 +100,22 @@ def serve(
             "configured by its parent; other options but --log-file are ignored).",
         ),
     ] = False,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="[HOST:]PORT",
+            help="Serve the pod over HTTP too, with a token (docs/http.md); PORT 0: any free port.",
+        ),
+    ] = None,
+    http_public: Annotated[
+        bool,
+        typer.Option(
+            "--http-public",
+            help="Allow --http on an address beyond the loopback (plain HTTP: TLS in front is "
+            "yours to put).",
+        ),
+    ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log more.")] = False,
     log_file: Annotated[
         Path | None,
@@ -120,6 +136,11 @@ def serve(
     from orchestrator.serving.server import ServerError
 
     setup_logging(log_file, verbose)
+    address = None
+    if http is not None:
+        from cli.http_api import http_address
+
+        address = http_address(http, public=http_public)
     if new and (continue_ or session):
         raise CliError(
             "--new starts a new session; it cannot be combined with --continue or --session"
@@ -176,7 +197,16 @@ def serve(
             sys.stderr.write(f"pod {config.pod_name()} listening on {socket_path} ({kind})\n")
             sys.stderr.flush()
         waiter.cancel()
-        pod = await task
+        api = None
+        if address is not None and ready.is_set():
+            from cli.http_api import serve_pod_http
+
+            api = await serve_pod_http(config.pod_name(), socket_path, address)
+        try:
+            pod = await task
+        finally:
+            if api is not None:
+                await api.stop()
         kept = (
             f"session {pod.session_path}"
             if pod.session_path.exists()

@@ -106,6 +106,7 @@ GRANTS: dict[str, str | None] = {
     "tool_env": None,
     **{f"hooks.{event}": None for event in HookEvent},
     "host.enabled": None,
+    "host.http": None,
     "host.idle_exit_s": None,
     "host.idle_unload_s": None,
     "host.max_loaded": None,

@@ -106,6 +106,10 @@ class HostConfig(BaseModel):
     """How long a host that ``pod chat`` or ``pod run`` started stays up once it has no pod
     of its own left, so the next command finds it warm; 0: it leaves at once. A host started
     by hand (``pod host``) keeps running."""
+    http: str | None = Field(default=None, max_length=64)
+    """Serve the host's pods over HTTP too, at ``[HOST:]PORT`` on the loopback (e.g.
+    ``"127.0.0.1:8765"``): the API of docs/http.md, for the host ``pod chat`` and ``pod run``
+    start as well as ``pod host``. Needs the ``http`` extra. Unset: no HTTP."""
 
 
 ProviderName = Literal["anthropic", "bedrock", "vertex", "scripted"]

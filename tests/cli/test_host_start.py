@@ -28,13 +28,20 @@ NOT_BEFORE_THE_FIRST_REQUEST = (
     "rich",
     "pygments",
     "orchestrator.adapters.web",
+    # The HTTP API: only with --http or host.http (docs/http.md), which this user's config lacks.
+    "orchestrator.serving.http",
+    "fastapi",
+    "uvicorn",
+    "sse_starlette",
+    "starlette",
 )
 
 _PROBE = r"""
 import gc, json, sys
 from pathlib import Path
 from cli.host_start import _start_host
-host, preload = _start_host(None, None, True, None, False)
+host, preload, http = _start_host(None, None, True, None, False)
+assert http is None, http
 # What the host then does for the first pod: build it, web_fetch registered.
 from orchestrator.capabilities.tools.registry import default_registry
 from orchestrator.config.model import PodConfig

@@ -28,6 +28,12 @@ FORBIDDEN = (
     "orchestrator.runtime",
     "orchestrator.serving.pod",
     "orchestrator.serving.host",
+    # The HTTP API (docs/http.md): only `--http` or `host.http` imports it.
+    "orchestrator.serving.http",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "sse_starlette",
 )
 """Packages a help text, or a client of a pod, must not import (a name covers its submodules)."""
 

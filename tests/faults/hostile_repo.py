@@ -157,6 +157,7 @@ hooks = [{{type = "command", command = "touch {marker}"}}]
 
 [host]
 enabled = false
+http = "127.0.0.1:0"
 idle_exit_s = 0.0
 idle_unload_s = 1.0
 max_loaded = 1
