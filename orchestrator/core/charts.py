@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from orchestrator.core.status_colours import status_colour
 from orchestrator.core.svg import (
-    FOREGROUND,
     GRID,
     MUTED_TEXT,
     Svg,
@@ -79,9 +78,9 @@ MEMORY_COLOUR = "#E06C75"
 LOADED_COLOUR = status_colour("running").strong
 UNLOADED_BAR = "#5C6B77"
 
-WIDTH = 640
+WIDTH = 480
 MB = 1_000_000
-LEFT, RIGHT = 56, 584
+LEFT, RIGHT = 50, 424
 """The plot's left and right edges (room for an axis's labels either side)."""
 
 
@@ -93,37 +92,38 @@ def _axis(svg: Svg, top: float, bottom: float, peak: float, label: str, right: b
             svg.line(LEFT, y, RIGHT, y)
         value = label.format(peak * share) if "{" in label else compact_number(peak * share)
         if right:
-            svg.text(RIGHT + 6, y + 4, value, size=11, fill=MUTED_TEXT)
+            svg.text(RIGHT + 6, y + 4, value, size=13, fill=MUTED_TEXT)
         else:
-            svg.text(LEFT - 6, y + 4, value, size=11, fill=MUTED_TEXT, anchor="end")
+            svg.text(LEFT - 6, y + 4, value, size=13, fill=MUTED_TEXT, anchor="end")
 
 
-def _x_labels(svg: Svg, xs: Sequence[float], labels: Sequence[str], y: float) -> None:
-    """Label at most about eight of the slots under the plot: every ``step``-th, and the last
+def _x_labels(
+    svg: Svg, xs: Sequence[float], labels: Sequence[str], y: float, most: int = 8
+) -> None:
+    """Label about ``most`` of the slots under the plot: every ``step``-th, and the last
     where it is not crowded by the one before it."""
     count = len(xs)
-    step = max(1, -(-count // 8))
+    step = max(1, -(-count // most))
     shown = list(range(0, count, step))
     if shown[-1] != count - 1:
         if count - 1 - shown[-1] < max(step / 2, 1):
             shown.pop()
         shown.append(count - 1)
     for i in shown:
-        svg.text(xs[i], y, labels[i], size=11, fill=MUTED_TEXT, anchor="middle")
+        svg.text(xs[i], y, labels[i], size=13, fill=MUTED_TEXT, anchor="middle")
 
 
 def usage_chart(turns: Sequence[TurnUsage], *, title: str = "Tokens and cost by turn") -> str:
     """Stacked token bars per turn and a cost line; a note when there is no turn yet."""
     svg = Svg(WIDTH, 300, title)
-    svg.text(12, 22, title, size=14, weight="bold")
+    svg.text(12, 26, title, size=17, weight="bold")
     legend = [(colour, name) for _, name, colour in USAGE_KINDS]
     priced = [t.cost_usd for t in turns if t.cost_usd is not None]
     if priced:
         legend.append((COST_COLOUR, "cost ($)"))
-    svg.legend(12, 44, legend)
-    top, bottom = 70.0, 264.0
+    top, bottom = svg.legend(12, 50, legend) + 26, 262.0
     if not turns:
-        svg.text(WIDTH / 2, 170, "No turns yet", size=13, fill=MUTED_TEXT, anchor="middle")
+        svg.text(WIDTH / 2, 170, "No turns yet", size=15, fill=MUTED_TEXT, anchor="middle")
         return svg.render()
     peak = nice_ceiling(max(t.total for t in turns))
     _axis(svg, top, bottom, peak, "", right=False)
@@ -141,7 +141,7 @@ def usage_chart(turns: Sequence[TurnUsage], *, title: str = "Tokens and cost by 
             y -= height
             svg.rect(x, y, bar, height, colour, turn=turn.turn, kind=kind, value=value)
     _x_labels(svg, centres, [str(t.turn) for t in turns], bottom + 16)
-    svg.text((LEFT + RIGHT) / 2, bottom + 32, "turn", size=11, fill=MUTED_TEXT, anchor="middle")
+    svg.text((LEFT + RIGHT) / 2, bottom + 32, "turn", size=13, fill=MUTED_TEXT, anchor="middle")
     if priced:
         top_cost = nice_ceiling(max(priced))
         _axis(svg, top, bottom, top_cost, "${:.2f}" if top_cost >= 1 else "${:.3f}", right=True)
@@ -168,51 +168,50 @@ def states_chart(
 ) -> str:
     """One horizontal bar per state, longest first, coloured by the state's public status."""
     rows = sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0]))
-    row_h = 26
-    height = 72 + max(len(rows), 1) * row_h + 8
-    svg = Svg(WIDTH, height, title)
-    svg.text(12, 22, title, size=14, weight="bold")
+    row_h = 30
+    svg = Svg(WIDTH, 0, title)
+    svg.text(12, 26, title, size=17, weight="bold")
     statuses = sorted({status_of.get(state, "") for state, _ in rows} - {""})
-    svg.legend(12, 44, [(status_colour(s).strong, s) for s in statuses])
+    below = svg.legend(12, 50, [(status_colour(s).strong, s) for s in statuses]) - 50
+    svg.height = round(74 + below + max(len(rows), 1) * row_h + 8)
     if not rows:
-        svg.text(WIDTH / 2, 92, "Nothing counted yet", size=13, fill=MUTED_TEXT, anchor="middle")
+        svg.text(WIDTH / 2, 96, "Nothing counted yet", size=15, fill=MUTED_TEXT, anchor="middle")
         return svg.render()
-    label_w = 150.0
-    left, right = 12 + label_w, WIDTH - 90.0
+    label_w = 128.0
+    left, right = 12 + label_w, WIDTH - 72.0
     peak = max(s for _, s in rows) or 1.0
     for i, (state, secs) in enumerate(rows):
-        y = 62 + i * row_h
+        y = 66 + below + i * row_h
         colour = status_colour(status_of.get(state, ""))
-        svg.text(left - 8, y + 15, state.replace("_", " "), size=12, anchor="end")
-        svg.rect(left, y + 3, right - left, row_h - 8, "#181818")
+        svg.text(left - 8, y + 18, state.replace("_", " "), size=14, anchor="end")
+        svg.rect(left, y + 4, right - left, row_h - 9, "#181818")
         svg.rect(
             left,
-            y + 3,
+            y + 4,
             (right - left) * secs / peak,
-            row_h - 8,
+            row_h - 9,
             colour.strong,
             state=state,
             seconds=secs,
             status=status_of.get(state, ""),
             stroke=MUTED_TEXT,
         )
-        svg.text(right + 8, y + 15, duration(secs), size=12, fill=MUTED_TEXT)
-    svg.line(left, 60, left, 62 + len(rows) * row_h, GRID)
+        svg.text(right + 8, y + 18, duration(secs), size=13, fill=MUTED_TEXT)
+    svg.line(left, 64 + below, left, 66 + below + len(rows) * row_h, GRID)
     return svg.render()
 
 
 def memory_chart(samples: Sequence[MemorySample], *, title: str = "Pods and memory") -> str:
     """Loaded and unloaded pods per sample (stacked bars), the host's memory as a line."""
     svg = Svg(WIDTH, 300, title)
-    svg.text(12, 22, title, size=14, weight="bold")
+    svg.text(12, 26, title, size=17, weight="bold")
     measured = [s.rss_bytes for s in samples if s.rss_bytes is not None]
     legend = [(LOADED_COLOUR, "loaded pods"), (UNLOADED_BAR, "unloaded pods")]
     if measured:
         legend.append((MEMORY_COLOUR, "memory (RSS)"))
-    svg.legend(12, 44, legend)
-    top, bottom = 70.0, 264.0
+    top, bottom = svg.legend(12, 50, legend) + 26, 262.0
     if not samples:
-        svg.text(WIDTH / 2, 170, "No samples yet", size=13, fill=MUTED_TEXT, anchor="middle")
+        svg.text(WIDTH / 2, 170, "No samples yet", size=15, fill=MUTED_TEXT, anchor="middle")
         return svg.render()
     peak = nice_ceiling(max(s.loaded + s.unloaded for s in samples))
     _axis(svg, top, bottom, peak, "", right=False)
@@ -247,7 +246,7 @@ def memory_chart(samples: Sequence[MemorySample], *, title: str = "Pods and memo
         )
     last = samples[-1].at
     labels = [f"-{duration(last - s.at)}" if s.at < last else "now" for s in samples]
-    _x_labels(svg, centres, labels, bottom + 16)
+    _x_labels(svg, centres, labels, bottom + 16, most=4)
     if measured:
         top_mem = nice_ceiling(max(measured) / MB) * MB
         _axis(svg, top, bottom, top_mem / MB, "{:.0f} MB", right=True)
@@ -262,5 +261,5 @@ def memory_chart(samples: Sequence[MemorySample], *, title: str = "Pods and memo
                 f'<circle cx="{x:.2f}" cy="{y:.2f}" r="2" fill="{MEMORY_COLOUR}" '
                 f'data-at="{s.at}" data-rss="{s.rss_bytes}"/>'
             )
-    svg.text(12, 292, "pods (left), memory (right)", size=10, fill=FOREGROUND)
+    svg.text(12, 294, "pods (left), memory (right)", size=12, fill=MUTED_TEXT)
     return svg.render()

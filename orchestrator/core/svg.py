@@ -147,19 +147,21 @@ class Svg:
             f'stroke-linejoin="round"{attrs}/>'
         )
 
-    def legend(self, x: float, y: float, entries: Iterable[tuple[str, str]]) -> None:
-        """Colour swatches and their names in a row, wrapping before the right edge."""
+    def legend(self, x: float, y: float, entries: Iterable[tuple[str, str]]) -> float:
+        """Colour swatches and their names in a row, wrapping before the right edge; the
+        baseline of its last row."""
         at_x, at_y = x, y
         for colour, name in entries:
-            width = 22 + 7 * len(name)
+            width = 22 + 7.5 * len(name)
             if at_x + width > self.width - 8 and at_x > x:
-                at_x, at_y = x, at_y + 18
+                at_x, at_y = x, at_y + 19
             self.add(
                 f'<rect x="{_number(at_x)}" y="{_number(at_y - 10)}" width="12" height="12" '
                 f'rx="2" fill="{colour}"/>'
             )
-            self.text(at_x + 16, at_y, name, size=12, fill=MUTED_TEXT)
+            self.text(at_x + 16, at_y, name, size=13, fill=MUTED_TEXT)
             at_x += width + 10
+        return at_y
 
     def render(self) -> str:
         """The document: no fixed size (``viewBox`` only), a title for screen readers."""

@@ -18,16 +18,16 @@ from importlib import resources
 
 from fastapi import APIRouter
 from fastapi.responses import Response
-from orchestrator.serving.http.context import ApiError, HttpContext
 
 from orchestrator.core.charts import TurnUsage, memory_chart, states_chart, usage_chart
 from orchestrator.core.status_colours import STATUS_COLOURS, UNLOADED_COLOUR
 from orchestrator.protocol import StatsData
 from orchestrator.serving.client import ClientError, PodClient
-from orchestrator.serving.http.web.sampler import sampler_lifespan, series_of
+from orchestrator.serving.http.context import ApiError, HttpContext
+from orchestrator.serving.http.web.sampler import series_of, stop_sampling
 from states.lifecycle import PUBLIC_STATUS
 
-__all__ = ["CSP", "STATIC_FILES", "web_router"]
+__all__ = ["CSP", "STATIC_FILES", "stop_sampling", "web_router"]
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -116,7 +116,8 @@ async def pod_stats(ctx: HttpContext, name: str) -> StatsData:
 
 def web_router(ctx: HttpContext) -> APIRouter:
     """The page, its files, and the charts of a pod and of the host."""
-    router = APIRouter(lifespan=sampler_lifespan(ctx), include_in_schema=False)
+    router = APIRouter(include_in_schema=False)
+    series_of(ctx)  # the host is sampled from the server's start
 
     @router.get("/")
     async def page() -> Response:

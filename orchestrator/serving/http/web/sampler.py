@@ -3,8 +3,9 @@
 Every :attr:`~orchestrator.core.memory_series.MemorySeries.interval_s` seconds one sample of
 the host's listing (how many pods are loaded, how many are not, the process's RSS) goes into
 the context's :class:`MemorySeries` (``ctx.memory``), which the memory chart draws. Sampling
-starts with the app (its lifespan), or with the first page asked for where the server runs
-no lifespan, and ends with the app; a listing that fails skips one sample, never the loop.
+starts with the app's routes (built in the server's loop), or else with the first page asked
+for, and ends with the app (:func:`stop_sampling`, from ``aclose_app``); a listing that fails
+skips one sample, never the loop.
 """
 
 from __future__ import annotations
@@ -14,20 +15,18 @@ import contextlib
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
-from typing import Any
-
-from orchestrator.serving.http.context import HttpContext
 
 from orchestrator.core.charts import MemorySample
 from orchestrator.core.memory_series import MemorySeries
+from orchestrator.serving.http.context import HttpContext
 
-__all__ = ["sample_once", "sampler_lifespan", "series_of"]
+__all__ = ["sample_once", "series_of", "stop_sampling"]
 
 log = logging.getLogger(__name__)
 
 _tasks: weakref.WeakKeyDictionary[HttpContext, asyncio.Task[None]] = weakref.WeakKeyDictionary()
+_stopped: weakref.WeakSet[HttpContext] = weakref.WeakSet()
+"""Contexts whose server stopped: a late request does not start sampling again."""
 
 
 async def sample_once(ctx: HttpContext) -> MemorySample:
@@ -58,25 +57,17 @@ def series_of(ctx: HttpContext) -> MemorySeries:
         ctx.memory = MemorySeries()
     series: MemorySeries = ctx.memory
     task = _tasks.get(ctx)
-    if task is None or task.done():
-        with contextlib.suppress(RuntimeError):  # no running loop: the lifespan starts it
+    if (task is None or task.done()) and ctx not in _stopped:
+        with contextlib.suppress(RuntimeError):  # no running loop yet: the first page starts it
             _tasks[ctx] = asyncio.get_running_loop().create_task(_sample_forever(ctx, series))
     return series
 
 
-def sampler_lifespan(ctx: HttpContext) -> Callable[[Any], AbstractAsyncContextManager[None]]:
-    """The app's lifespan part that samples from start to end."""
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Any) -> AsyncIterator[None]:
-        series_of(ctx)
-        try:
-            yield
-        finally:
-            task = _tasks.pop(ctx, None)
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-
-    return lifespan
+async def stop_sampling(ctx: HttpContext) -> None:
+    """End the context's sampling (the server stops); the series stays as it was."""
+    _stopped.add(ctx)
+    task = _tasks.pop(ctx, None)
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

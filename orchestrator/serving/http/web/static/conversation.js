@@ -27,7 +27,8 @@ export class Conversation {
     clear(this.root);
     this.seqs = new Set();
     this.tools = new Map();
-    this.streaming = null; // the assistant text being streamed
+    this.streaming = null; // the assistant text deltas go to now
+    this.open = []; // streamed texts not yet done (a tool call may start before text_done)
     this.thinking = null; // the thinking block being streamed
   }
 
@@ -132,12 +133,20 @@ export class Conversation {
       card.output.hidden = false;
       card.output.textContent = content;
     }
-    card.details.open = Boolean(isError);
+    // Open where there is something short to read (or it failed); a long output folds.
+    card.details.open = Boolean(isError) || (content || "").length <= 600;
   }
 
   endStream() {
     this.streaming = null;
     this.thinking = null;
+  }
+
+  settle() {
+    // The run ended: a text cut short (a pause, a cancel) is done as it stands.
+    for (const body of this.open) body.parentElement.classList.remove("streaming");
+    this.open = [];
+    this.endStream();
   }
 
   // -- live events -------------------------------------------------------------------------
@@ -155,17 +164,20 @@ export class Conversation {
           const body = el("div", { class: "body" });
           this.root.append(el("li", { class: "msg assistant streaming" }, body));
           this.streaming = body;
+          this.open.push(body);
         }
         this.streaming.textContent += data.text;
         break;
       }
-      case "text_done":
-        if (this.streaming) {
-          this.streaming.textContent = data.text;
-          this.streaming.parentElement.classList.remove("streaming");
-          this.streaming = null;
+      case "text_done": {
+        const body = this.open.shift();
+        if (body) {
+          body.textContent = data.text;
+          body.parentElement.classList.remove("streaming");
+          if (body === this.streaming) this.streaming = null;
         } else this.text(data.text);
         break;
+      }
       case "thinking_delta":
         if (!this.thinking) {
           this.streaming = null;
@@ -201,7 +213,7 @@ export class Conversation {
         this.note("The conversation was compacted", "compaction");
         break;
       case "run_end":
-        this.endStream();
+        this.settle();
         if (data.result && data.result !== "finished") this.note(`Run ${data.result}`, "run");
         break;
       default:

@@ -8,6 +8,7 @@ import { Waiting } from "./forms.js";
 import { statusOf } from "./pods.js";
 
 const TRANSCRIPT_PAGE = 500;
+const STRIP_REFRESH_MS = 5000;
 const STREAMED = [
   "status", "user_message", "turn_start", "text_delta", "text_done", "thinking_delta",
   "tool_call_start", "tool_call_args_delta", "tool_call_done", "tool_output_delta",
@@ -22,6 +23,7 @@ export class PodView {
     this.name = null;
     this.source = null;
     this.status = null;
+    this.stripTimer = null;
     this.conversation = new Conversation(byId("conversation"), { onRewind: (seq) => this.rewind(seq) });
     this.waiting = new Waiting(byId("waiting"), null, (error) => this.say(error));
     byId("pause").addEventListener("click", () => this.command("pause"));
@@ -48,6 +50,8 @@ export class PodView {
     this.conversation.reset();
     this.showTodos([]);
     this.say("");
+    this.refreshStrip();
+    this.stripTimer = setInterval(() => this.refreshStrip(), STRIP_REFRESH_MS);
     // Listen first, keep what arrives while the transcript loads, and let the committed
     // items win over an event that repeats one of them (by seq).
     const held = [];
@@ -78,6 +82,8 @@ export class PodView {
   }
 
   close() {
+    if (this.stripTimer) clearInterval(this.stripTimer);
+    this.stripTimer = null;
     if (this.source) this.source.close();
     this.source = null;
     this.name = null;
@@ -154,6 +160,28 @@ export class PodView {
     byId("resume").disabled = publicStatus !== "paused";
     for (const button of document.querySelectorAll("#conversation .rewind")) {
       button.hidden = publicStatus !== "idle" && publicStatus !== "paused";
+    }
+  }
+
+  async refreshStrip() {
+    // The other pods of the host, one chip each in its state's colour: a click away.
+    let listing;
+    try {
+      listing = await api("/v1/pods");
+    } catch {
+      return;
+    }
+    const strip = byId("pod-strip");
+    clear(strip);
+    for (const row of listing.pods || []) {
+      const status = statusOf(row.state);
+      const chip = el(
+        "a",
+        { class: `chip st-${status}`, attrs: { href: `#/pod/${encodeURIComponent(row.name)}`, "aria-current": row.name === this.name ? "page" : null, title: `${row.state} · ${row.workspace}` } },
+        el("span", { class: "dot" }),
+        el("span", { text: row.name }),
+      );
+      strip.append(chip);
     }
   }
 
