@@ -135,7 +135,7 @@ async def test_the_host_is_sampled_for_its_memory_chart(api: Api, tmp_path: Path
         while not [s for s in series.samples() if s.loaded + s.unloaded >= 1]:
             await asyncio.sleep(0.05)
 
-    series.interval_s = 0.05  # the next sample comes at once
+    series.interval_s = 0.05  # after the sample under way, quickly
     await asyncio.wait_for(sampled(), 60)
     svg = ET.fromstring((await http.get("/v1/host/charts/memory.svg")).text)
     loaded = [
@@ -144,3 +144,13 @@ async def test_the_host_is_sampled_for_its_memory_chart(api: Api, tmp_path: Path
         if r.attrib.get("data-kind") == "loaded"
     ]
     assert loaded and max(loaded) == 1
+
+
+def test_every_file_of_the_page_is_listed_and_packaged() -> None:
+    on_disk = {p.name for p in STATIC.iterdir() if p.is_file()}
+    assert on_disk == {*STATIC_FILES, "index.html"}
+    pyproject = (Path(__file__).resolve().parents[4] / "pyproject.toml").read_text()
+    patterns = re.search(r'"orchestrator\.serving\.http\.web" = \[(.*?)\]', pyproject)
+    assert patterns is not None
+    suffixes = {p.strip().strip('"').rsplit(".", 1)[-1] for p in patterns.group(1).split(",")}
+    assert {name.rsplit(".", 1)[-1] for name in on_disk} <= suffixes
