@@ -85,3 +85,17 @@ async def test_a_reply_goes_to_the_asker_only(workspace: Path, short_dir: Path) 
         assert "stats" not in [e.event for e in seen]
         await asker.close()
         await other.close()
+
+
+async def test_an_unpriced_model_has_no_cost_but_its_tokens(
+    workspace: Path, short_dir: Path
+) -> None:
+    async with running_pod(
+        workspace, short_dir, replies=[ScriptedReply(text="hi")], model="a-local-model"
+    ) as pod:
+        c = await pod.client()
+        run = await one_run(c, "hello")
+        [row] = (await c.stats()).turns
+        assert row.cost_usd is None
+        assert {kind: getattr(row, kind) for kind in KINDS} == summed(run)
+        await c.close()

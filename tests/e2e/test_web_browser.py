@@ -189,7 +189,8 @@ def test_the_page_drives_a_pod_in_a_real_browser(
     from selenium.webdriver.common.by import By
 
     _add_pod(host, tmp_path / "alpha", "alpha")
-    _add_pod(host, tmp_path / "beta", "beta")
+    # A workspace whose folder name is markup: the list shows it as text.
+    _add_pod(host, tmp_path / '<img src=x onerror="window.pwned = 3">', "beta")
     driver = browser
     driver.get(f"{host['url']}/?token={host['token']}")
     # The token left the address bar for the cookie.
@@ -203,6 +204,8 @@ def test_the_page_drives_a_pod_in_a_real_browser(
         r.get_attribute("data-name") for r in driver.find_elements(By.CSS_SELECTOR, "tr.pod-row")
     ]
     assert names == ["alpha", "beta"]
+    assert 'onerror="window.pwned = 3"' in _text(driver, 'tr.pod-row[data-name="beta"] .workspace')
+    assert not driver.find_elements(By.CSS_SELECTOR, "#pod-rows img")
     # The filter box narrows the list.
     driver.find_element(By.ID, "filter").send_keys("bet")
     _wait(
@@ -284,3 +287,10 @@ def test_the_page_drives_a_pod_in_a_real_browser(
     )
     assert overflow <= 0
     _save(driver, tmp_path, "web-list-phone.png")
+    # And one pod there, its conversation and charts under each other.
+    driver.get(f"{host['url']}/#/pod/alpha")
+    _wait(driver, "alpha at 390 px", lambda d: "It printed" in _text(d, ".msg.assistant"))
+    overflow = driver.execute_script(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0

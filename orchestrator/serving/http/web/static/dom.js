@@ -43,3 +43,9 @@ export function pretty(value) {
     return String(value);
   }
 }
+
+export function shortPath(path) {
+  // The end of a path says which folder it is; the start is mostly the same for every pod.
+  const parts = String(path).split("/").filter(Boolean);
+  return parts.length > 2 ? `…/${parts.slice(-2).join("/")}` : String(path);
+}

@@ -3,7 +3,7 @@
 // the server's own tables).
 
 import { api, chartUrl, podPath } from "./api.js";
-import { byId, clear, dollars, el, relativeTime } from "./dom.js";
+import { byId, clear, dollars, el, relativeTime, shortPath } from "./dom.js";
 import { STATUS_OF } from "./states.js";
 
 const REFRESH_MS = 5000;
@@ -124,7 +124,7 @@ export class PodList {
           "tr",
           { class: "pod-row", attrs: { "data-name": row.name, "data-status": status } },
           el("td", { class: "name", attrs: { "data-label": "Name" } }, link),
-          el("td", { class: "workspace", text: row.workspace, attrs: { "data-label": "Workspace", title: row.workspace } }),
+          el("td", { class: "workspace", text: shortPath(row.workspace), attrs: { "data-label": "Workspace", title: row.workspace } }),
           el("td", { attrs: { "data-label": "State" } }, el("span", { class: `state st-${status}`, text: row.state.replaceAll("_", " ") })),
           el("td", { text: relativeTime(row.last_active_ms), attrs: { "data-label": "Last activity" } }),
           el("td", { class: "cost", text: dollars(this.costs.get(row.name)), attrs: { "data-label": "Cost" } }),
