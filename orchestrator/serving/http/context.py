@@ -45,7 +45,10 @@ class AddPod(BaseModel):
     """An existing folder (absolute, or relative to the server's own folder)."""
     name: str | None = Field(default=None, min_length=1, max_length=64)
     """The pod's name; default: the workspace folder's."""
-    model: str | None = Field(default=None, min_length=1, max_length=200)
+    model: str | None = Field(
+        default=None, min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$"
+    )
+    """A model id as the providers spell them (as ``set_model`` takes it)."""
     permission_mode: PermissionModeName | None = None
     """Never wider than the configuration allows (422 otherwise)."""
     continue_: bool = Field(default=False, alias="continue")

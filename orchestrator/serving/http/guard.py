@@ -14,6 +14,7 @@ pages are behind it too, and the body limit must cut a stream before any of it i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -26,6 +27,9 @@ from orchestrator.serving.http.context import HttpContext
 __all__ = ["COOKIE", "MAX_BODY_BYTES", "Guard", "error_body"]
 
 MAX_BODY_BYTES = 1024 * 1024
+BODY_TIMEOUT_S = 30.0
+"""The longest a request's body may take between two of its chunks (a client that never
+finishes sending one holds a connection, never the server: 408 after this)."""
 COOKIE = "pod_token"
 _CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -120,14 +124,23 @@ class Guard:
         """Run the app with a body that may not grow past the limit: once it does, the 413
         is answered here, the app is told the client left, and what it answers is dropped."""
         received = 0
-        started = refused = False
+        started = refused = body_done = False
 
         async def bounded() -> Message:
-            nonlocal received, refused
+            nonlocal received, refused, body_done
             if refused:
                 return {"type": "http.disconnect"}
-            message = await receive()
+            if body_done:  # then only a disconnect comes (an event stream waits for it)
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), BODY_TIMEOUT_S)
+            except TimeoutError:
+                refused = True
+                if not started:
+                    await _answer(send, 408, error_body("timeout", "the body never came"))
+                return {"type": "http.disconnect"}
             if message["type"] == "http.request":
+                body_done = not message.get("more_body", False)
                 received += len(message.get("body", b""))
                 if received > MAX_BODY_BYTES and not started:
                     refused = True

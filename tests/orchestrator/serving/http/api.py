@@ -56,15 +56,16 @@ class Api:
         await self.host.close()
 
 
-async def start_api(tmp_path: Path, short_dir: Path) -> Api:
-    """A host on a private control socket, and its API on 127.0.0.1 at a free port."""
+async def start_api(tmp_path: Path, short_dir: Path, info_path: Path | None = None) -> Api:
+    """A host on a private control socket, and its API on 127.0.0.1 at a free port, saying
+    so in ``info_path`` (default: a private file of the test)."""
     host = Host(
         idle_unload_s=3600,
         control_path=short_dir / "host.sock",
         registry_path=tmp_path / "host-pods.json",
     )
     await host.start()
-    info_path = short_dir / "http.json"
+    info_path = info_path or short_dir / "http.json"
     server = await start_http(
         host_context(host, configure_pod),
         parse_http_address("127.0.0.1:0"),
