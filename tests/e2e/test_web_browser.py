@@ -162,11 +162,34 @@ def _wait(driver: Any, what: str, condition: Any) -> Any:
 
 
 def _text(driver: Any, css: str) -> str:
+    """The text of every element ``css`` selects, read in one step (the page redraws its
+    lists while it runs: elements found in one call may be gone by the next)."""
+    return str(
+        driver.execute_script(
+            "return Array.from(document.querySelectorAll(arguments[0]))"
+            ".map(e => e.textContent).join('')",
+            css,
+        )
+    )
+
+
+def _count(driver: Any, css: str) -> int:
+    return int(driver.execute_script("return document.querySelectorAll(arguments[0]).length", css))
+
+
+def _click(driver: Any, css: str) -> None:
+    """Click what ``css`` selects, found again if a redraw replaced it meanwhile."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
 
-    return "".join(
-        e.get_attribute("textContent") or "" for e in driver.find_elements(By.CSS_SELECTOR, css)
-    )
+    def clicked(d: Any) -> bool:
+        try:
+            d.find_element(By.CSS_SELECTOR, css).click()
+        except StaleElementReferenceException:
+            return False
+        return True
+
+    _wait(driver, f"a click on {css}", clicked)
 
 
 def _status(driver: Any) -> str:
@@ -198,44 +221,44 @@ def test_the_page_drives_a_pod_in_a_real_browser(
     _wait(
         driver,
         "two pods listed",
-        lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.pod-row")) == 2,
+        lambda d: _count(d, "tr.pod-row") == 2,
     )
-    names = [
-        r.get_attribute("data-name") for r in driver.find_elements(By.CSS_SELECTOR, "tr.pod-row")
-    ]
+    names = driver.execute_script(
+        "return Array.from(document.querySelectorAll('tr.pod-row')).map(r => r.dataset.name)"
+    )
     assert names == ["alpha", "beta"]
     assert 'onerror="window.pwned = 3"' in _text(driver, 'tr.pod-row[data-name="beta"] .workspace')
-    assert not driver.find_elements(By.CSS_SELECTOR, "#pod-rows img")
+    assert _count(driver, "#pod-rows img") == 0
     # The filter box narrows the list.
     driver.find_element(By.ID, "filter").send_keys("bet")
     _wait(
         driver,
         "the filter leaves beta",
-        lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.pod-row")) == 1,
+        lambda d: _count(d, "tr.pod-row") == 1,
     )
     driver.find_element(By.ID, "filter").clear()
     driver.execute_script("document.getElementById('filter').dispatchEvent(new Event('input'))")
-    _wait(driver, "both again", lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.pod-row")) == 2)
+    _wait(driver, "both again", lambda d: _count(d, "tr.pod-row") == 2)
 
-    driver.find_element(By.CSS_SELECTOR, 'tr.pod-row[data-name="alpha"] a').click()
+    _click(driver, 'tr.pod-row[data-name="alpha"] a')
     _wait(driver, "alpha opened, idle", lambda d: _status(d) == "idle")
     assert driver.find_element(By.ID, "pod-name").text == "alpha"
 
     # A prompt, its reply streaming in, paused halfway.
     driver.find_element(By.ID, "prompt-text").send_keys("tell me a story")
-    driver.find_element(By.ID, "send").click()
+    _click(driver, "#send")
     _wait(driver, "the prompt shown", lambda d: "tell me a story" in _text(d, ".msg.user"))
     _wait(driver, "the reply streaming", lambda d: len(_text(d, ".msg.assistant.streaming")) > 80)
-    driver.find_element(By.ID, "pause").click()
+    _click(driver, "#pause")
     _wait(driver, "paused", lambda d: _status(d) == "paused")
     streamed = _text(driver, ".msg.assistant")
     assert "Once upon a time" in streamed and len(streamed) < len(STORY)
     # The model's markup is text: nothing was made of it, nothing ran.
     assert "<script>window.pwned = 1</script>" in streamed
-    assert not driver.find_elements(By.CSS_SELECTOR, "#conversation script, #conversation img")
+    assert _count(driver, "#conversation script, #conversation img") == 0
     assert driver.execute_script("return window.pwned === undefined")
 
-    driver.find_element(By.ID, "resume").click()
+    _click(driver, "#resume")
     _wait(
         driver, "the resumed reply", lambda d: "the story ends here" in _text(d, ".msg.assistant")
     )
@@ -243,14 +266,14 @@ def test_the_page_drives_a_pod_in_a_real_browser(
 
     # A command, approved from the page; its output in its tool card.
     driver.find_element(By.ID, "prompt-text").send_keys("run the command")
-    driver.find_element(By.ID, "send").click()
+    _click(driver, "#send")
     _wait(
         driver,
         "the approval form",
-        lambda d: d.find_elements(By.CSS_SELECTOR, ".waiting.approval button.approve"),
+        lambda d: _count(d, ".waiting.approval button.approve") == 1,
     )
     assert COMMAND in _text(driver, ".waiting.approval")
-    driver.find_element(By.CSS_SELECTOR, ".waiting.approval button.approve").click()
+    _click(driver, ".waiting.approval button.approve")
     _wait(
         driver,
         "the command's output",
@@ -258,7 +281,7 @@ def test_the_page_drives_a_pod_in_a_real_browser(
     )
     _wait(driver, "the last reply", lambda d: "It printed" in _text(d, ".msg.assistant"))
     _wait(driver, "idle at the end", lambda d: _status(d) == "idle")
-    assert not driver.find_elements(By.CSS_SELECTOR, ".waiting.approval")
+    assert _count(driver, ".waiting.approval") == 0
 
     # The charts, drawn from the pod's stats after the turns.
     _wait(
@@ -280,7 +303,7 @@ def test_the_page_drives_a_pod_in_a_real_browser(
     _wait(
         driver,
         "the list at 390 px",
-        lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.pod-row")) == 2,
+        lambda d: _count(d, "tr.pod-row") == 2,
     )
     overflow = driver.execute_script(
         "return document.documentElement.scrollWidth - document.documentElement.clientWidth"

@@ -113,9 +113,14 @@ export class PodList {
   }
 
   render() {
+    const rows = this.visible();
+    // Drawn again only when what it shows changed: a redraw every refresh would flicker and
+    // take away what the pointer is on.
+    const shown = JSON.stringify(rows.map((row) => [row.name, row.workspace, row.state, relativeTime(row.last_active_ms), this.costs.get(row.name)]));
+    if (shown === this.shown) return;
+    this.shown = shown;
     const body = byId("pod-rows");
     clear(body);
-    const rows = this.visible();
     for (const row of rows) {
       const status = statusOf(row.state);
       const link = el("a", { text: row.name, attrs: { href: `#/pod/${encodeURIComponent(row.name)}` } });
