@@ -1,7 +1,7 @@
 """The web page in a real browser (headless Chromium driven by Selenium): a real ``pod host
 --http`` with two pods; the page opened with the token URL lists both, opens one, sends a
 prompt and watches the reply stream, pauses it mid-stream and sees ``paused``, resumes it,
-approves a command from the page, and keeps a screenshot (docs/http.md, "The web page").
+approves a command from the page, rewinds to before it, and keeps a screenshot (docs/http.md, "The web page").
 
 A reply that holds ``<script>`` and ``<img onerror>`` is shown as text: no element is made
 of it and no handler runs. At a phone's width (390 px) the page does not scroll sideways.
@@ -297,6 +297,23 @@ def test_the_page_drives_a_pod_in_a_real_browser(
     shot = _save(driver, tmp_path, "web-pod.png")
     assert shot.stat().st_size > 10_000
 
+    # A rewind point: back to before the second prompt (the page asks first).
+    _wait(
+        driver,
+        "rewind points at rest",
+        lambda d: d.execute_script(
+            "const b = document.querySelectorAll('#conversation .msg.user .rewind');"
+            "return b.length === 2 && !b[1].hidden"
+        ),
+    )
+    driver.execute_script("document.querySelectorAll('#conversation .msg.user .rewind')[1].click()")
+    from selenium.webdriver.support import expected_conditions
+
+    _wait(driver, "the confirmation", expected_conditions.alert_is_present()).accept()
+    _wait(driver, "the second prompt gone", lambda d: _count(d, "#conversation .msg.user") == 1)
+    assert "run the command" not in _text(driver, "#conversation")
+    assert "the story ends here" in _text(driver, ".msg.assistant")
+
     # The list, at a phone's width: no sideways scrolling, the pods still there.
     driver.set_window_size(390, 844)
     driver.get(f"{host['url']}/#/")
@@ -312,7 +329,7 @@ def test_the_page_drives_a_pod_in_a_real_browser(
     _save(driver, tmp_path, "web-list-phone.png")
     # And one pod there, its conversation and charts under each other.
     driver.get(f"{host['url']}/#/pod/alpha")
-    _wait(driver, "alpha at 390 px", lambda d: "It printed" in _text(d, ".msg.assistant"))
+    _wait(driver, "alpha at 390 px", lambda d: "story ends here" in _text(d, ".msg.assistant"))
     overflow = driver.execute_script(
         "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
     )
