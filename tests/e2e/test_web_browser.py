@@ -334,3 +334,4 @@ def test_the_page_drives_a_pod_in_a_real_browser(
         "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
     )
     assert overflow <= 0
+    _save(driver, tmp_path, "web-pod-phone.png")
