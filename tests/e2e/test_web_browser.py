@@ -1,5 +1,5 @@
 """The web page in a real browser (headless Chromium driven by Selenium): a real ``pod host
---http`` with two pods; the page opened with the token URL lists both, opens one, sends a
+--http`` with two pods on the fake Messages API; the page opened with the token URL lists both, opens one, sends a
 prompt and watches the reply stream, pauses it mid-stream and sees ``paused``, resumes it,
 approves a command from the page, rewinds to before it, and keeps a screenshot (docs/http.md, "The web page").
 
@@ -12,7 +12,6 @@ Without Chromium, its driver or Selenium the test is skipped with what to instal
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -25,11 +24,13 @@ from typing import Any
 import httpx
 import pytest
 
+from conformance.fake_api import FakeAnthropic, Reply, ToolCall
 from orchestrator.serving.http.address import read_http_info
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 """Where the screenshots are copied for CI to keep (``tests/artifacts/``, git-ignored)."""
 WAIT_S = 90.0
+MODEL = "claude-sonnet-4-6"
 HOSTILE = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
 STORY = (
     f"Once upon a time {HOSTILE} there was a pod that told its story slowly, one small piece "
@@ -55,29 +56,28 @@ def _browser() -> tuple[str, str]:
     return chromium, driver
 
 
-def _script(path: Path) -> Path:
-    replies = [
+def _replies() -> list[Reply]:
+    return [
         # Slow enough to pause halfway: ~50 chunks, a tenth of a second each.
-        {"text": STORY, "chunk_size": 12, "chunk_delay_s": 0.1},
+        Reply(text=STORY, chunk_size=12, delay_s=0.1),
         # What the resumed turn streams.
-        {"text": "And after the pause, the story ends here.", "chunk_size": 10},
+        Reply(text="And after the pause, the story ends here.", chunk_size=10),
         # A command the default mode asks a person about.
-        {"text": "I will run it.", "tool_calls": [{"name": "bash", "input": {"command": COMMAND}}]},
-        {"text": "It printed: hello from the page."},
+        Reply(
+            text="I will run it.", tool_calls=[ToolCall(name="bash", input={"command": COMMAND})]
+        ),
+        Reply(text="It printed: hello from the page."),
     ]
-    path.write_text(json.dumps({"replies": replies}))
-    return path
 
 
 @pytest.fixture
 def host(tmp_path: Path) -> Iterator[dict[str, Any]]:
-    """``pod host --http 127.0.0.1:0`` with a user config running every pod on the script."""
+    """``pod host --http 127.0.0.1:0`` whose pods talk to the fake Messages API (real HTTP
+    and SSE, a prompt cache that reports its reads and writes, a priced model)."""
+    fake = FakeAnthropic(_replies()).start()
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "pod" / "config.toml"
-    script = _script(tmp_path / "script.json")
-    config.write_text(
-        f'provider = "scripted"\nscripted_script = "{script}"\n\n' + config.read_text()
-    )
-    env = {**os.environ}
+    config.write_text(f'model = "{MODEL}"\n\n' + config.read_text())
+    env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
     env.pop("POD_NO_HOST", None)
     log = tmp_path / "host.log"
     info_path = Path(env["XDG_RUNTIME_DIR"]) / "pod" / "http.json"
@@ -102,6 +102,7 @@ def host(tmp_path: Path) -> Iterator[dict[str, Any]]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+        fake.stop()
 
 
 def _add_pod(info: dict[str, Any], folder: Path, name: str) -> None:
