@@ -208,7 +208,7 @@ def _save(driver: Any, tmp_path: Path, name: str) -> Path:
 
 
 def test_the_page_drives_a_pod_in_a_real_browser(
-    host: dict[str, Any], browser: Any, tmp_path: Path
+    browser: Any, host: dict[str, Any], tmp_path: Path
 ) -> None:
     from selenium.webdriver.common.by import By
 
