@@ -20,7 +20,7 @@ from orchestrator.core.charts import MemorySample
 from orchestrator.core.memory_series import MemorySeries
 from orchestrator.serving.http.context import HttpContext
 
-__all__ = ["sample_once", "series_of", "stop_sampling"]
+__all__ = ["is_sampling", "sample_once", "series_of", "stop_sampling"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,12 @@ def series_of(ctx: HttpContext) -> MemorySeries:
         with contextlib.suppress(RuntimeError):  # no running loop yet: the first page starts it
             _tasks[ctx] = asyncio.get_running_loop().create_task(_sample_forever(ctx, series))
     return series
+
+
+def is_sampling(ctx: HttpContext) -> bool:
+    """Whether the context's host is being sampled now."""
+    task = _tasks.get(ctx)
+    return task is not None and not task.done()
 
 
 async def stop_sampling(ctx: HttpContext) -> None:
