@@ -5,6 +5,7 @@ sampled for its memory chart; and no script of the page writes markup from text.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -154,3 +155,19 @@ def test_every_file_of_the_page_is_listed_and_packaged() -> None:
     assert patterns is not None
     suffixes = {p.strip().strip('"').rsplit(".", 1)[-1] for p in patterns.group(1).split(",")}
     assert {name.rsplit(".", 1)[-1] for name in on_disk} <= suffixes
+
+
+async def test_the_colours_and_the_state_table_come_from_their_python_sources(api: Api) -> None:
+    from orchestrator.core.status_colours import STATUS_COLOURS
+    from states.lifecycle import PUBLIC_STATUS
+
+    http = api.client()
+    css = (await http.get("/static/status.css")).text
+    for status, colour in STATUS_COLOURS.items():
+        assert re.search(
+            rf"\.st-{status} \{{ --st: {colour.strong}; --st-muted: {colour.muted}; \}}", css
+        )
+    table = (await http.get("/static/states.js")).text
+    found = re.fullmatch(r"export const STATUS_OF = Object\.freeze\((\{.*\})\);\n", table)
+    assert found is not None
+    assert json.loads(found.group(1)) == dict(PUBLIC_STATUS)
