@@ -121,7 +121,7 @@ def web_router(ctx: HttpContext) -> APIRouter:
 
     @router.get("/")
     async def page() -> Response:
-        series_of(ctx)  # sampling starts with the first look, where no lifespan ran
+        series_of(ctx)  # where the routes were built outside a loop, sampling starts here
         return Response(
             _static("index.html"), media_type="text/html; charset=utf-8", headers=_HEADERS
         )
