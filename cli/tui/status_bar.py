@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from cli.tui.notices import NoticeLevel
 from cli.tui.pod_view import PodView
+from orchestrator.core.status_colours import STATUS_COLOURS
 
 
 class StatusBar(Static):
@@ -21,13 +22,11 @@ class StatusBar(Static):
         padding: 0 1;
         background: $panel;
     }
-    StatusBar.-running {
-        background: $primary-muted;
-    }
-    StatusBar.-paused {
-        background: $warning-muted;
-    }
-    """
+    """ + "".join(
+        # The statuses the line marks, in the colours the web page shares (status_colours).
+        f"StatusBar.-{status} {{ background: ${STATUS_COLOURS[status].theme}-muted; }}\n"
+        for status in ("running", "paused")
+    )
 
     plain: str = ""
     """The status line as plain text (what tests read)."""

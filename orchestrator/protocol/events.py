@@ -46,6 +46,7 @@ from orchestrator.protocol.pod_state import (
     WebData,
     WebWhyData,
 )
+from orchestrator.protocol.stats import StatsData, TurnStatsData
 from orchestrator.protocol.turn_stream import (
     AlertData,
     CitationData,
@@ -108,6 +109,7 @@ __all__ = [
     "ServerToolResultData",
     "ShutdownData",
     "SourceData",
+    "StatsData",
     "StatusData",
     "SystemNoteData",
     "TextData",
@@ -122,6 +124,7 @@ __all__ = [
     "TurnEndData",
     "TurnPhase",
     "TurnStartData",
+    "TurnStatsData",
     "UsageData",
     "UserMessageData",
     "WebData",
@@ -168,6 +171,7 @@ EVENT_DATA: dict[str, type[EventData]] = {
     "client_io_request": ClientIoRequestData,
     "commands": CommandsData,
     "resync": ResyncData,
+    "stats": StatsData,
 }
 
 EventName = Literal[
@@ -208,6 +212,7 @@ EventName = Literal[
     "client_io_request",
     "commands",
     "resync",
+    "stats",
 ]
 
 

@@ -300,6 +300,7 @@ DIRECT_METHODS: Final[tuple[str, ...]] = (
     "client_io_result",
     "list_commands",
     "subscribe",
+    "get_stats",
 )
 """Methods the pod answers itself, in any state, without asking its lifecycle machine."""
 
@@ -340,6 +341,7 @@ PARAMS_BY_METHOD: dict[str, type[_Params]] = {
     "list_commands": NoParams,
     "subscribe": SubscribeParams,
     "set_budget": SetBudgetParams,
+    "get_stats": NoParams,
 }
 
 

@@ -50,6 +50,7 @@ from orchestrator.runtime.controller import Controller
 from orchestrator.runtime.controller.prompt import refresh_commands
 from orchestrator.runtime.fork import fork_items, fork_workspace, write_fork
 from orchestrator.runtime.offload import off_loop
+from orchestrator.runtime.stats import stats_data
 from orchestrator.runtime.submit import run_segments
 from states import REJECTION_CODES
 from states.outcomes import is_stopped
@@ -107,6 +108,7 @@ class Methods:
             "client_io_result": self._client_io_result,
             "list_commands": self._list_commands,
             "subscribe": self._subscribe,
+            "get_stats": self._get_stats,
         }
         """Every protocol method's handler (a test checks it covers :data:`METHOD_NAMES`)."""
 
@@ -136,6 +138,13 @@ class Methods:
     def _list_commands(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
         refresh_commands(self.controller)
         reply(encode_event("commands", self.controller.commands.listing(request_id)))
+
+    def _get_stats(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
+        # After the records committed before it, as ``get_status``: the turns it counts are
+        # the ones on disk.
+        self.controller.transcript.after_writes(
+            lambda: reply(encode_event("stats", stats_data(self.controller, request_id)))
+        )
 
     def _subscribe(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
         # The socket server answers it (:mod:`orchestrator.serving.replay` keeps the events);

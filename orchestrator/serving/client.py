@@ -58,6 +58,7 @@ _REPLY_EVENTS = frozenset(
         "forked",
         "models",
         "commands",
+        "stats",
     }
 )
 

@@ -42,6 +42,7 @@ from orchestrator.protocol import (
     ServerToolCallData,
     ServerToolResultData,
     ShutdownData,
+    StatsData,
     StatusData,
     SystemNoteData,
     TextData,
@@ -106,6 +107,7 @@ EventData: TypeAlias = (
     | HistoryData
     | FileCompletionsData
     | CommandsData
+    | StatsData
     | ShutdownData
     | ChildData
     | CompactionData

@@ -28,6 +28,7 @@ from orchestrator.protocol import (
     HistoryData,
     ModelsData,
     RewindData,
+    StatsData,
     StatusData,
 )
 from orchestrator.serving.client_errors import (
@@ -127,6 +128,10 @@ class PodCalls:
     async def commands(self, *, timeout: float = 10.0) -> CommandsData:
         """``list_commands``, typed: the custom slash commands the pod offers."""
         return _expect(await self.call("list_commands", timeout=timeout), CommandsData)
+
+    async def stats(self, *, timeout: float = 10.0) -> StatsData:
+        """``get_stats``, typed: per-turn usage and seconds by lifecycle state."""
+        return _expect(await self.call("get_stats", timeout=timeout), StatsData)
 
     async def pause(self) -> None:
         """Pause the running turn (``NotRunning`` when idle; a no-op when paused)."""

@@ -26,6 +26,7 @@ REPLYING_METHODS = frozenset(
         "set_model",
         "offer_client_io",
         "list_commands",
+        "get_stats",
         "set_budget",
     }
 )

@@ -156,6 +156,11 @@ VECTORS: list[tuple[str, Request, Any]] = [
         NoParams(),
     ),
     (
+        '{"method":"get_stats","id":"st"}',
+        Request(method="get_stats", params={}, id="st"),
+        NoParams(),
+    ),
+    (
         '{"method":"set_budget","params":{"turn_budget_usd":0.5,"budget_usd":null},"id":"b"}',
         Request(method="set_budget", params={"turn_budget_usd": 0.5, "budget_usd": None}, id="b"),
         SetBudgetParams(turn_budget_usd=0.5, budget_usd=None),
@@ -232,11 +237,11 @@ def test_input_shorthand_is_one_text_segment() -> None:
         ),
         (
             '{"method":"fly"}',
-            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands, subscribe, set_budget",
+            "unknown method 'fly'; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands, subscribe, set_budget, get_stats",
         ),
         (
             '{"params":{}}',
-            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands, subscribe, set_budget",
+            "unknown method None; known: run, notify, pod_event, resume, pause, cancel, shutdown, get_history, get_status, complete_files, compact, approve, deny, answer_elicitation, rewind, fork, kill_job, set_mode, list_models, set_model, offer_client_io, client_io_result, list_commands, subscribe, set_budget, get_stats",
         ),
         (
             '{"method":"run","params":{}}',
@@ -602,6 +607,24 @@ EVENT_SAMPLES: dict[str, dict[str, Any]] = {
         "id": "h",
     },
     "file_completions": {"prefix": "s", "candidates": ["src/"], "id": 1},
+    "stats": {
+        "turns": [
+            {
+                "turn": 1,
+                "requests": 2,
+                "input_tokens": 120,
+                "cache_read_input_tokens": 4000,
+                "cache_creation_input_tokens": 900,
+                "output_tokens": 310,
+                "cost_usd": 0.0123,
+            }
+        ],
+        "turns_omitted": 0,
+        "state_seconds": {"idle": 12.5, "requesting": 3.25},
+        "status_of": {"idle": "idle", "requesting": "running"},
+        "counting_since": 1780000000.0,
+        "id": 7,
+    },
     "commands": {
         "commands": [
             {

@@ -125,7 +125,7 @@ class Controller(ControllerSurface):
         self.machine = PodLifecycle(
             model=self,
             start_value=start_state(start_paused),
-            listeners=[self.board],
+            listeners=[self.board, self.state_clock],
         )
         self.board.start()
         if jobs is not None:

@@ -40,6 +40,7 @@ from orchestrator.protocol import ErrorData, TurnPhase
 from orchestrator.runtime.compaction import CompactionRequest, Compactor
 from orchestrator.runtime.context import Context
 from orchestrator.runtime.custom_commands import CommandCatalog
+from orchestrator.runtime.state_clock import StateClock
 from orchestrator.runtime.submit import Submission
 from orchestrator.runtime.tool_runner import ToolRunner
 from orchestrator.runtime.transcript import Transcript
@@ -183,6 +184,8 @@ class ControllerState:
     """The model the open turn runs on when a custom command chose it (None: the pod's);
     the budget prices the turn's next request at it (:mod:`orchestrator.runtime.command_model`)."""
     """A ``set_model`` change waiting for the next turn (:mod:`orchestrator.runtime.model_choice`)."""
+    state_clock: StateClock = field(default_factory=StateClock)
+    """Seconds in each lifecycle state since the pod started (``get_stats``)."""
 
     def emit(self, event: str, data: BaseModel | dict[str, Any]) -> None:
         """Broadcast one event to every client."""

@@ -12,7 +12,7 @@ from orchestrator.serving.http.events import EventStreams, events_router
 from orchestrator.serving.http.guard import Guard
 from orchestrator.serving.http.links import PodLinks
 from orchestrator.serving.http.routes import api_router
-from orchestrator.serving.http.web import web_router
+from orchestrator.serving.http.web import stop_sampling, web_router
 
 __all__ = ["aclose_app", "build_app"]
 
@@ -77,3 +77,4 @@ async def aclose_app(app: FastAPI) -> None:
     """End the app's event streams and close its pooled connections (the server stops)."""
     app.state.streams.end_all()
     await app.state.links.aclose()
+    await stop_sampling(app.state.ctx)

@@ -234,7 +234,7 @@ class PodLinks:
 
 
 _SAFE_TO_RETRY = frozenset(
-    {"get_status", "get_history", "list_commands", "list_models", "complete_files"}
+    {"get_status", "get_history", "list_commands", "list_models", "complete_files", "get_stats"}
 )
 """Read-only methods, sent again on a fresh connection when the idle one was closed by the
 pod (a method that changes something is never sent twice: it may have been taken)."""

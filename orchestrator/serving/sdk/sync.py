@@ -17,7 +17,14 @@ from types import TracebackType
 from typing import Any, Literal, TypeVar
 
 from orchestrator.core.segments import Segment
-from orchestrator.protocol import CommandsData, HistoryData, ModelsData, RewindData, StatusData
+from orchestrator.protocol import (
+    CommandsData,
+    HistoryData,
+    ModelsData,
+    RewindData,
+    StatsData,
+    StatusData,
+)
 from orchestrator.serving.client_events import PodEvent
 from orchestrator.serving.pod_calls import PodCalls
 
@@ -105,6 +112,10 @@ class SyncPod:
     def commands(self) -> CommandsData:
         """``list_commands``, typed."""
         return self._wait(self.client.commands())
+
+    def stats(self) -> StatsData:
+        """``get_stats``, typed."""
+        return self._wait(self.client.stats())
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> PodEvent | None:
         """Any method: its direct reply, or None once taken."""
