@@ -315,11 +315,7 @@ class StatusBoard:
             web=web_data(c.web),
             sandbox=sandbox_summary(c),
             # Each request priced as it was counted (a long-context request at its own price).
-            cost_usd=(
-                c.budget_data().spent_usd
-                if c.config.model_prices(c.provider.model) is not None
-                else None
-            ),
+            cost_usd=c.cost_usd(),
             budget=c.budget_data(),
             pause_reason=c.pause_reason(status == "paused"),
             approvals=c.approvals.pending(),

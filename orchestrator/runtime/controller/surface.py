@@ -42,6 +42,13 @@ class ControllerSurface(ControllerState):
         """The budgets and the spend against them, as ``status`` reports them."""
         return budget.budget_data(self)
 
+    def cost_usd(self) -> float | None:
+        """What the session's requests cost, each priced as it was counted; None when the
+        pod's model has no price (a sum of unpriced requests would read as free)."""
+        if self.config.model_prices(self.provider.model) is None:
+            return None
+        return self.budget_data().spent_usd
+
     def pause_reason(self, paused: bool) -> Literal["user", "budget"] | None:
         """Why the pod is paused (None when it is not)."""
         return budget.pause_reason(self, paused)

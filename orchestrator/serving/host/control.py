@@ -95,6 +95,9 @@ class PodRow(BaseModel):
     restored: bool = False
     """Bound again from a gone host's registry and not used since: it does not keep a host
     that leaves with its last pod running (docs/host.md, "When the host dies")."""
+    cost_usd: float | None = None
+    """What the pod's session cost so far (docs/budgets.md's prices): a loaded pod's spend, an
+    unloaded one's when this host last unloaded it; None when unpriced or not known."""
     rss_share_bytes: int | None = None
     """A loaded pod's estimated part of the host's memory (``orchestrator/serving/host/memory.py``);
     None while unloaded, or where the system does not tell the host's memory."""

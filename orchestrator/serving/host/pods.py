@@ -196,6 +196,7 @@ class PodSet:
                     clients=slot.clients,
                     last_active_ms=int(now_ms - (now - slot.last_active) * 1000),
                     restored=slot.restored,
+                    cost_usd=served.controller.cost_usd() if served is not None else slot.cost_usd,
                 )
             )
         return rows

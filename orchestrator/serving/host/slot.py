@@ -66,6 +66,9 @@ class PodSlot:
     served: ServedPod | None = None
     last_active: float = field(default_factory=time.monotonic)
     loads: int = 0
+    cost_usd: float | None = None
+    """What the session cost when the pod was last unloaded by this host (a loaded pod's own
+    controller says it; None for one this host never loaded, which it does not load to ask)."""
     _listener: asyncio.Server | None = None
     _loading: asyncio.Lock = field(default_factory=asyncio.Lock)
     _watch: asyncio.Task[None] | None = None
@@ -175,6 +178,7 @@ class PodSlot:
             if reasons:
                 raise EvictRefused(self.name, reasons)
             served, self.served = self.served, None
+            self.cost_usd = served.controller.cost_usd()
             watch, self._watch = self._watch, None
             if watch is not None:
                 # Awaited and dropped: a cancelled task keeps its traceback, and with it the

@@ -116,6 +116,7 @@ def pod_context(name: str, socket: Path) -> HttpContext:
                 state=status.state,
                 clients=0,
                 last_active_ms=int(time.time() * 1000),
+                cost_usd=status.cost_usd,
             )
         ]
 

@@ -420,3 +420,28 @@ async def test_evictions_in_a_row_free_memory_a_second_after_the_first(
     assert released == [1] and host._release is None
     host._release_soon()  # the next burst schedules a release of its own
     assert host._release is not None and host._release is not timer
+
+
+async def test_a_pods_row_says_what_its_session_cost_loaded_and_unloaded(
+    host: Host, tmp_path: Path, short_dir: Path
+) -> None:
+    # The scripted provider's model, priced as a user's [prices] table would.
+    prices = {"scripted-demo": {"input": 3.0, "output": 15.0}}
+    socket = await load(host, tmp_path, short_dir, "spender", prices=prices)
+    unpriced = await load(host, tmp_path, short_dir, "unpriced")
+    await turn(unpriced, "hello")
+    rows = {row["name"]: row for row in await listed(host.control_path)}
+    assert rows["spender"]["cost_usd"] == 0.0 and rows["unpriced"]["cost_usd"] is None
+    assert (await turn(socket, "hello"))[-1].data["result"] == "finished"
+    client = await PodClient.connect(socket)
+    status = await client.status()
+    await client.close()
+    assert status.cost_usd is not None and status.cost_usd > 0
+    rows = {row["name"]: row for row in await listed(host.control_path)}
+    assert rows["spender"]["cost_usd"] == status.cost_usd
+    # Unloaded, the row keeps what the session cost; the host does not load it to ask.
+    await wait_for_clients(host, "spender", 0)
+    await ask_host("evict", {"name": "spender"}, path=host.control_path)
+    row = {row["name"]: row for row in await listed(host.control_path)}["spender"]
+    assert (row["loaded"], row["cost_usd"]) == (False, status.cost_usd)
+    assert host.slots["spender"].loads == 1

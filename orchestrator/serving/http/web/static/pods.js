@@ -15,7 +15,6 @@ export function statusOf(state) {
 export class PodList {
   constructor(onError) {
     this.rows = [];
-    this.costs = new Map();
     this.sortKey = "name";
     this.ascending = true;
     this.timer = null;
@@ -45,7 +44,6 @@ export class PodList {
       this.showHost(listing.host);
       this.render();
       byId("memory-chart").src = chartUrl("/v1/host/charts/memory.svg");
-      await this.fetchCosts();
     } catch (error) {
       this.onError(error);
     }
@@ -61,23 +59,6 @@ export class PodList {
     summary.textContent = `${host.loaded} of ${host.registered} loaded${memory}`;
   }
 
-  async fetchCosts() {
-    // A loaded pod says its cost in its status; an unloaded one is not loaded to ask it.
-    const loaded = this.rows.filter((row) => row.loaded);
-    await Promise.all(
-      loaded.map(async (row) => {
-        try {
-          const status = await api(podPath(row.name));
-          const cost = status.cost_usd ?? (status.budget ? status.budget.spent_usd : null);
-          this.costs.set(row.name, cost);
-        } catch {
-          // A pod that went away between the list and this: its row goes at the next refresh.
-        }
-      }),
-    );
-    this.render();
-  }
-
   sortBy(key) {
     if (this.sortKey === key) this.ascending = !this.ascending;
     else {
@@ -91,7 +72,7 @@ export class PodList {
   }
 
   value(row, key) {
-    if (key === "cost") return this.costs.get(row.name) ?? -1;
+    if (key === "cost") return row.cost_usd ?? -1;
     if (key === "state") return `${statusOf(row.state)} ${row.state}`;
     return row[key] ?? "";
   }
@@ -116,7 +97,7 @@ export class PodList {
     const rows = this.visible();
     // Drawn again only when what it shows changed: a redraw every refresh would flicker and
     // take away what the pointer is on.
-    const shown = JSON.stringify(rows.map((row) => [row.name, row.workspace, row.state, relativeTime(row.last_active_ms), this.costs.get(row.name)]));
+    const shown = JSON.stringify(rows.map((row) => [row.name, row.workspace, row.state, relativeTime(row.last_active_ms), row.cost_usd]));
     if (shown === this.shown) return;
     this.shown = shown;
     const body = byId("pod-rows");
@@ -132,7 +113,7 @@ export class PodList {
           el("td", { class: "workspace", text: shortPath(row.workspace), attrs: { "data-label": "Workspace", title: row.workspace } }),
           el("td", { attrs: { "data-label": "State" } }, el("span", { class: `state st-${status}`, text: row.state.replaceAll("_", " ") })),
           el("td", { text: relativeTime(row.last_active_ms), attrs: { "data-label": "Last activity" } }),
-          el("td", { class: "cost", text: dollars(this.costs.get(row.name)), attrs: { "data-label": "Cost" } }),
+          el("td", { class: "cost", text: dollars(row.cost_usd), attrs: { "data-label": "Cost" } }),
         ),
       );
     }
