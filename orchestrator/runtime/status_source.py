@@ -214,6 +214,10 @@ class StatusSource(Protocol):
         """The budgets and the spend against them."""
         ...
 
+    def cost_usd(self) -> float | None:
+        """What the session's requests cost; None when the model has no price."""
+        ...
+
     def pause_reason(self, paused: bool) -> Literal["user", "budget"] | None:
         """Why the pod is paused (None when ``paused`` is False)."""
         ...
