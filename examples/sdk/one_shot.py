@@ -4,7 +4,7 @@
     python examples/sdk/one_shot.py --http POD "Summarise README.md"
 
 POD is a pod's socket (a path), or the name of a pod of your ``pod host``; with ``--http``, the
-name of a pod of the HTTP API whose ``http.json`` the host wrote (docs/sdk.md).
+name of a pod of the HTTP API whose ``_http.json`` the host wrote (docs/sdk.md).
 """
 
 from __future__ import annotations

@@ -134,7 +134,7 @@ class Duplicate(PodRequestError):
 
 
 class Unauthorized(PodRequestError):
-    """``unauthorized`` (HTTP 401): no token, or the wrong one; read it from ``http.json``."""
+    """``unauthorized`` (HTTP 401): no token, or the wrong one; read it from ``_http.json``."""
 
     code = "unauthorized"
 

@@ -1,5 +1,5 @@
 """The HTTP API as a person starts it: ``pod host --http``, ``pod serve --http``, and
-``host.http`` for the host a ``pod run`` starts. Each writes its 0600 ``http.json`` (the URL
+``host.http`` for the host a ``pod run`` starts. Each writes its 0600 ``_http.json`` (the URL
 and the token a script reads), prints the login URL once, and removes the file at exit."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_pod_host_http_serves_its_pods_and_says_where(
 ) -> None:
     ws = tmp_path / "alpha"
     ws.mkdir()
-    info_path = short_dir / "pod" / "http.json"
+    info_path = short_dir / "pod" / "_http.json"
     host = subprocess.Popen(
         [sys.executable, "-m", "cli", "host", "--http", "127.0.0.1:0"],
         env=env,
@@ -112,7 +112,7 @@ def test_pod_serve_http_serves_one_pod(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )  # fmt: skip
-    info_path = short_dir / "pod" / "solo.sock.http.json"
+    info_path = short_dir / "pod" / "_http-solo.sock.json"
     try:
         read_until(server.stderr, b"/?token=")
         info = _info(info_path)
@@ -155,7 +155,7 @@ def test_host_http_in_the_user_config_serves_the_host_a_run_starts(
     )
     ws = tmp_path / "beta"
     ws.mkdir()
-    info_path = short_dir / "pod" / "http.json"
+    info_path = short_dir / "pod" / "_http.json"
     try:
         done = pod(env, "run", "hello", "--workspace", str(ws))
         assert done.returncode == 0, done.stderr

@@ -80,7 +80,7 @@ def host(tmp_path: Path) -> Iterator[dict[str, Any]]:
     env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url}
     env.pop("POD_NO_HOST", None)
     log = tmp_path / "host.log"
-    info_path = Path(env["XDG_RUNTIME_DIR"]) / "pod" / "http.json"
+    info_path = Path(env["XDG_RUNTIME_DIR"]) / "pod" / "_http.json"
     with log.open("ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "cli", "host", "--http", "127.0.0.1:0"],

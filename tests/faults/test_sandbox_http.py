@@ -1,12 +1,12 @@
 """Issue 46 against issue 38's finding 2: the HTTP API is TCP on the loopback, which a
 sandboxed command reaches with ``[sandbox] network = true``. A command that could read the
 API's token could approve its own unsandboxed call over HTTP, as one that reached the pod's
-socket could. So ``http.json`` lies in the runtime folder every sandbox hides, and without the
+socket could. So ``_http.json`` lies in the runtime folder every sandbox hides, and without the
 token every route is 401.
 
 The attack, with real bubblewrap and a ``$HOME`` outside ``/tmp``: in one turn the model asks
 for an unsandboxed command (it waits for a person) and a sandboxed one that runs unasked,
-reads ``http.json`` and POSTs an approval of the first for the whole session. It reads
+reads ``_http.json`` and POSTs an approval of the first for the whole session. It reads
 nothing, is refused, and the call still waits for a person, who denies it.
 """
 

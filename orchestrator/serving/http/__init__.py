@@ -3,7 +3,7 @@ uvicorn, from the optional extra ``.[http]``.
 
 Nothing imports this package unless ``--http`` or ``host.http`` asks for it; the names below
 load on first use (PEP 562), so reading :mod:`.address` (parsing ``--http``, finding a running
-API's ``http.json``) does not import FastAPI.
+API's ``_http.json``) does not import FastAPI.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where the HTTP API listens and where it says so: ``[HOST:]PORT``, and the 0600 ``http.json``
+"""Where the HTTP API listens and where it says so: ``[HOST:]PORT``, and the 0600 ``_http.json``
 a client reads the URL and the token from (docs/http.md).
 
 Light on purpose (no FastAPI): the CLI parses ``--http`` with it before anything heavy is
@@ -86,20 +86,21 @@ def parse_http_address(value: str, *, public: bool = False) -> HttpAddress:
 
 
 def host_http_info_path() -> Path:
-    """The ``http.json`` of this user's host's API (in the runtime dir, which every sandbox
-    hides)."""
-    return runtime_dir() / "http.json"
+    """The ``_http.json`` of this user's host's API (in the runtime dir, which every sandbox
+    hides; ``_`` because no pod name starts with it: a pod named ``http`` has its own
+    ``http.json`` there, ``pod ls``'s info file)."""
+    return runtime_dir() / "_http.json"
 
 
 def pod_http_info_path(socket: Path) -> Path:
-    """The ``http.json`` of ``pod serve --http`` on ``socket``: ``<name>.sock.http.json``
-    beside a socket of the runtime dir; for a socket elsewhere, a file of the runtime dir named
+    """The info file of ``pod serve --http`` on ``socket``: ``_http-<name>.sock.json``
+    beside a socket of the runtime dir (never a pod's own ``<name>.json``); for a socket elsewhere, a file of the runtime dir named
     by a hash of its path (never beside a socket in a project, where a sandboxed command could
     read it)."""
     base = runtime_dir()
     absolute = Path(os.path.abspath(socket))
     if absolute.parent == Path(os.path.abspath(base)):
-        return base / f"{absolute.name}.http.json"
+        return base / f"_http-{absolute.name}.json"
     digest = hashlib.sha256(os.fsencode(absolute)).hexdigest()[:16]
     return base / f"_sock-{digest}.http.json"
 

@@ -98,7 +98,7 @@ class Guard:
                 error_body(
                     "unauthorized",
                     "give the API's token: 'Authorization: Bearer <token>' (the token is in "
-                    "http.json in the pod runtime folder), or open the URL the server printed",
+                    "_http.json in the pod runtime folder), or open the URL the server printed",
                 ),
                 [(b"www-authenticate", b"Bearer")],
             )

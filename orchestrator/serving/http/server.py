@@ -2,7 +2,7 @@
 task; no second process, no thread. It stops with its caller (:meth:`HttpServer.stop`).
 
 At start a fresh token is drawn, the listening socket bound (port 0: any free port, known
-before the app is built so the ``Host`` check names it), ``http.json`` written 0600, and one
+before the app is built so the ``Host`` check names it), ``_http.json`` written 0600, and one
 line printed to stderr with the URL that logs a browser in. The file is removed at the end.
 """
 
@@ -57,7 +57,7 @@ class HttpServer:
 
     async def stop(self) -> None:
         """End the event streams, stop listening, close the pods' connections, remove
-        ``http.json``."""
+        ``_http.json``."""
         await aclose_app(self.app)
         self.server.should_exit = True
         with contextlib.suppress(Exception, asyncio.CancelledError):

@@ -57,7 +57,7 @@ async def connect_http(
     after: str | None = None,
 ) -> PodCalls:
     """Connect to pod ``pod`` through the HTTP API at ``url`` with ``token``; both are read
-    from the server's ``http.json`` when not given (the host's, in the runtime dir, or
+    from the server's ``_http.json`` when not given (the host's, in the runtime dir, or
     ``endpoint_file``)."""
     from orchestrator.serving.sdk.http import HttpPodClient
 

@@ -41,12 +41,12 @@ _NAMED_ROUTES = {"pause": "pause", "resume": "resume", "cancel": "cancel", "comp
 
 
 def http_endpoint(path: Path | None = None) -> tuple[str, str]:
-    """The URL and token a server wrote to its ``http.json`` (the host's, in the runtime dir,
-    unless ``path`` names another: ``<socket>.http.json`` of ``pod serve --http``)."""
+    """The URL and token a server wrote to its info file (the host's ``_http.json``, in the
+    runtime dir, unless ``path`` names another: ``pod serve --http``'s, docs/http.md)."""
     if path is None:
         from orchestrator.config.paths import runtime_dir
 
-        path = runtime_dir() / "http.json"
+        path = runtime_dir() / "_http.json"
     try:
         raw = json.loads(path.read_text())
         return str(raw["url"]), str(raw["token"])
@@ -79,7 +79,7 @@ class HttpPodClient(PodCalls):
         timeout: float = 10.0,
     ) -> HttpPodClient:
         """Connect to pod ``name`` of the server at ``url`` with ``token`` (both read from
-        ``http.json`` when not given, see :func:`http_endpoint`), its events stream open;
+        ``_http.json`` when not given, see :func:`http_endpoint`), its events stream open;
         with ``after``, the stream catches up from that event id first."""
         if url is None or token is None:
             found_url, found_token = http_endpoint(endpoint_file)

@@ -65,7 +65,7 @@ async def start_api(tmp_path: Path, short_dir: Path, info_path: Path | None = No
         registry_path=tmp_path / "host-pods.json",
     )
     await host.start()
-    info_path = info_path or short_dir / "http.json"
+    info_path = info_path or short_dir / "_http.json"
     server = await start_http(
         host_context(host, configure_pod),
         parse_http_address("127.0.0.1:0"),

@@ -1,5 +1,5 @@
 """``--http``'s ``[HOST:]PORT``, the ``Host`` values a server answers to, the keep-alive
-comments of an idle stream, and ``http.json``'s mode."""
+comments of an idle stream, and ``_http.json``'s mode."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_the_host_names_a_server_answers_to() -> None:
 
 
 def test_http_json_is_private_and_only_its_writer_removes_it(tmp_path: Path) -> None:
-    path = tmp_path / "http.json"
+    path = tmp_path / "_http.json"
     path.write_text("stale, world-readable")
     path.chmod(0o644)
     write_http_info(path, "http://127.0.0.1:1", "t1")
@@ -95,3 +95,18 @@ async def test_an_idle_stream_gets_keep_alive_comments(
 
         await asyncio.wait_for(read(), 30)
     assert "event:" not in seen  # nothing happened: only the comments came
+
+
+def test_no_pod_name_shares_a_file_with_the_apis_info(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod named ``http`` (or ``solo.sock.http``) keeps its ``pod ls`` info file; the API's token
+    is never written over it, nor it over the token."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    from orchestrator.config.paths import default_socket, pod_info_path, runtime_dir
+    from orchestrator.serving.http.address import host_http_info_path, pod_http_info_path
+
+    pods = {pod_info_path(default_socket(name)) for name in ("http", "solo.sock", "solo.sock.http")}
+    served = pod_http_info_path(default_socket("solo"))
+    assert host_http_info_path() not in pods and served not in pods
+    assert host_http_info_path().parent == served.parent == runtime_dir()
