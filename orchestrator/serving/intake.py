@@ -43,10 +43,9 @@ class Intake:
         connection is already gone), the stream is read as it is."""
         intake = cls(reader)
         transport = writer.transport
-        assert isinstance(transport, asyncio.Transport)  # a socket's: it reads and writes
         raw = writer.get_extra_info("socket")
-        if raw is None or transport.is_closing():
-            return intake
+        if raw is None or not isinstance(transport, asyncio.Transport) or transport.is_closing():
+            return intake  # not a socket's transport, or already gone: the stream as it is
         try:
             sock = raw.dup()
         except OSError:

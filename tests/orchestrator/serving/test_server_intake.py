@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from orchestrator.serving.intake import Intake
 from orchestrator.serving.server import PodServer
 
 EVENT = b'{"event": "text_delta", "data": {"text": "unread"}}\n'
@@ -118,3 +119,36 @@ async def test_the_pod_closing_ends_a_connection_that_can_no_longer_be_written(
         await until(lambda: server.queued_bytes == 0)
         await asyncio.wait_for(server.close(), 60)
         assert server.clients == 0  # its reading was stopped, not left waiting for ever
+
+
+async def test_what_the_stream_had_read_before_the_take_over_comes_first_in_order(
+    short_dir: Path,
+) -> None:
+    """A host hands a pod connections it accepted earlier: what their streams had read by then
+    (past their own flow-control limit here) comes first, then the socket's, all in order."""
+    first, then = b"".join(b"%04d\n" % n for n in range(400)), b"the end\n"
+    taken: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+    handed = asyncio.Event()
+
+    async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await until(lambda: len(getattr(reader, "_buffer", b"")) >= 32)  # over 2 × limit
+        intake = await Intake.take(reader, writer)
+        handed.set()
+        data = b""
+        while chunk := await intake.read(7):
+            data += chunk
+        intake.close()
+        writer.close()
+        taken.set_result(data)
+
+    listener = await asyncio.start_unix_server(accept, str(short_dir / "h.sock"), limit=16)
+    try:
+        _, writer = await asyncio.open_unix_connection(str(short_dir / "h.sock"))
+        writer.write(first)
+        await writer.drain()
+        await asyncio.wait_for(handed.wait(), 30)
+        writer.write(then)
+        writer.close()
+        assert await asyncio.wait_for(taken, 30) == first + then
+    finally:
+        listener.close()
