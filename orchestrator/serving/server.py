@@ -10,7 +10,8 @@ history again and again without reading, or thirty of them, would otherwise grow
 gigabytes. A dropped client gets a ``queue_full`` error line after what was already on its way,
 if it reads within :data:`DROP_GRACE_S`; then the connection is cut, whatever it holds. A bad line (not JSON, not
 UTF-8, unknown method, wrong types, too long) gets an ``invalid_request`` error to that client
-only; a last line without ``\n`` is read when the client closes its side. Peers running as
+only; a last line without ``\n`` is read when the client closes its side, and every line it
+sent before it went away is handled (:mod:`orchestrator.serving.intake`). Peers running as
 another user, or in another PID namespace (a sandboxed command), are refused with a
 ``forbidden`` error line (:mod:`orchestrator.serving.peer`), whatever the socket's mode.
 """
@@ -38,6 +39,7 @@ from orchestrator.protocol import (
     encode_event,
     parse_request,
 )
+from orchestrator.serving.intake import REPLY_ONLY, Intake
 from orchestrator.serving.liveness import socket_is_live as socket_is_live  # its old home
 from orchestrator.serving.peer import Peer, admit_peer
 from orchestrator.serving.replay import ReplayBuffer, Resync
@@ -115,6 +117,9 @@ class _Client:
     """Deliver what is queued, then close."""
     dropped: bool = False
     """Over a bound: disconnected, nothing more is queued."""
+    unwritable: bool = False
+    """Writing to it failed (it closed its side): its lines are still read to their end."""
+    reading: asyncio.Task[None] | None = None
     fed_from: int = 1
     """``n`` of the first broadcast event of this connection's stream (see ``subscribe``)."""
     held_replies: int = 0
@@ -200,6 +205,13 @@ class _Client:
     def close_when_flushed(self) -> None:
         self.closing = True
         self.wake.set()
+        if self.unwritable:
+            self.stop_reading()  # nothing to flush: the writer is over already
+
+    def stop_reading(self) -> None:
+        """Read no more of its lines (the pod closes, or the client was dropped)."""
+        if self.reading is not None:
+            self.reading.cancel()
 
     def next_batch(self) -> bytes:
         """Take queued lines for one write: up to ``_BATCH_BYTES``, at least one line."""
@@ -315,14 +327,18 @@ class PodServer:
         client = _Client(writer, self.client_max_queued_bytes, self._budget, peer_pid=peer.pid)
         client.fed_from = self.replay.last + 1
         self._clients.add(client)
+        intake = await Intake.take(reader, writer)
         writer_task = asyncio.create_task(self._write_loop(client))
+        client.reading = asyncio.create_task(self._read_loop(intake, client))
         try:
-            await self._read_loop(reader, client)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+            await asyncio.wait({client.reading})  # its cancellation (a drop) is not ours
+            if not client.reading.cancelled():
+                client.reading.result()  # a bug in the loop is raised here, as before
         finally:
+            client.stop_reading()
             client.close_when_flushed()
             await writer_task
+            intake.close()
             self._clients.discard(client)
 
     async def _peer_allowed(self, writer: asyncio.StreamWriter) -> Peer | None:
@@ -330,11 +346,11 @@ class PodServer:
         PID namespace, never a sandboxed command); None once refused with a ``forbidden`` line."""
         return await admit_peer(writer, server="this pod")
 
-    async def _read_loop(self, reader: asyncio.StreamReader, client: _Client) -> None:
+    async def _read_loop(self, intake: Intake, client: _Client) -> None:
         buffer = bytearray()
         discarding = False
         while not client.dropped:
-            chunk = await reader.read(_READ_CHUNK)
+            chunk = await intake.read(_READ_CHUNK)
             if not chunk:
                 # The client closed its side: a last line without "\n" is still a line.
                 if buffer.strip() and not discarding:
@@ -360,7 +376,7 @@ class PodServer:
                     continue
                 if line.strip():
                     await client.wait_for_room()
-                    if client.dropped or client.closing:
+                    if client.dropped:
                         return
                     self._dispatch(line, client)
 
@@ -378,6 +394,8 @@ class PodServer:
             log.exception("could not parse a client line")
             self._reject(client, f"unreadable line ({type(exc).__name__})")
             return
+        if client.unwritable and request.method in REPLY_ONLY:
+            return  # its reply could only be built and thrown away
         if isinstance(params, SubscribeParams):
             self._subscribe(client, params.after, request.id)
             return
@@ -435,10 +453,12 @@ class PodServer:
                     client.wake.clear()
                     await client.wake.wait()
         except (ConnectionError, OSError):
-            pass
+            client.unwritable = True  # it closed its side: its lines are read to their end
         finally:
             # Nothing more reaches this client (it closed, or its socket failed): what is
-            # queued for it is released, and its requests are no longer read.
+            # queued for it is released; its requests are read on only if it went away itself.
+            if not client.unwritable:
+                client.stop_reading()
             client.drained()
             client.closing = True
             client.budget.held -= client.queued_bytes
