@@ -300,7 +300,7 @@ def small_window(workspace: Path) -> None:
 
 
 def test_compact_prints_what_it_saved_and_status_shows_the_context(
-    env: dict[str, str], small_window: None, served: Path
+    demo_at_once: None, env: dict[str, str], small_window: None, served: Path
 ) -> None:
     early = pod(env, "compact", "--socket", str(served))
     assert (early.returncode, early.stdout) == (0, "nothing to compact yet\n"), early.stderr
