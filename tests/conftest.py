@@ -62,6 +62,14 @@ def _isolated_state(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
 
 
 @pytest.fixture
+def demo_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The offline demo answers without a reader's pace (``POD_DEMO_PACE=0``), in this process
+    and in the pods it starts: for tests that need the demo's words, not its timing (a reply
+    otherwise streams for 4-5 s). Ask for it before an ``env`` fixture that copies os.environ."""
+    monkeypatch.setenv("POD_DEMO_PACE", "0")
+
+
+@pytest.fixture
 def short_dir() -> Iterator[Path]:
     """A short directory for Unix sockets (their paths are limited to ~100 bytes)."""
     path = Path(tempfile.mkdtemp(prefix="pod-t"))

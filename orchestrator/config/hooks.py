@@ -31,7 +31,7 @@ MAX_TIMEOUT_S = 3600.0
 class HookCommand(BaseModel):
     """One command a matcher runs."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     type: Literal["command"] = "command"
     """Only ``command`` hooks exist here (Claude Code's ``prompt`` and ``agent`` hooks ask a
@@ -60,7 +60,7 @@ class HookCommand(BaseModel):
 class HookMatcher(BaseModel):
     """Commands for the events whose subject (a tool name, a trigger) the matcher matches."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     matcher: str = ""
     """A name, or a regular expression matched against the whole name; ``""`` or ``*`` match
@@ -88,7 +88,7 @@ class HookMatcher(BaseModel):
 class HooksConfig(BaseModel):
     """The user's hooks by event (docs/hooks.md)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     PreToolUse: list[HookMatcher] = Field(default_factory=list)
     """Before a tool call runs: block it, let it run without asking, make it ask, or rewrite

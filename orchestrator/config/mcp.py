@@ -26,7 +26,7 @@ def wire_name(server: str, tool: str) -> str:
 class McpServerConfig(BaseModel):
     """One MCP server: a command to run (stdio) or a URL (streamable HTTP)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     command: str | None = None
     """The program of a stdio server (``uvx``, ``npx``, a path)."""
@@ -136,7 +136,7 @@ class McpServerConfig(BaseModel):
 class McpConfig(BaseModel):
     """The ``[mcp]`` table."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     """MCP servers by name; their tools are offered as ``mcp__<name>__<tool>`` (docs/mcp.md)."""

@@ -91,7 +91,7 @@ class HostConfig(BaseModel):
     """The ``[host]`` table: ``pod host``, the process that serves many pods (docs/host.md).
     Read from your own config by the CLI and the host; a workspace's file cannot set it."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     enabled: bool = True
     """``pod chat``, ``pod run`` and ``pod attach`` load the workspace's pod into a running
@@ -122,7 +122,7 @@ PORTABLE_WARNINGS = "_load_warnings"
 class PodConfig(BaseModel):
     """Everything a pod needs to start."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     workspace: Path = Field(default_factory=Path.cwd)
     """The folder the pod works in; always the one given on the command line."""

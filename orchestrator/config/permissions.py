@@ -91,7 +91,7 @@ def split_rule(text: str) -> tuple[str, str | None]:
 class PermissionsConfig(BaseModel):
     """The ``[permissions]`` table of a config file."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     mode: Mode = "default"
     """``default`` asks before bash and edits, ``accept-edits`` allows edits, ``yolo`` allows

@@ -13,7 +13,7 @@ from orchestrator.core.hosts import HostRule, parse_host_rule
 class SandboxConfig(BaseModel):
     """The sandbox of ``bash`` commands (bubblewrap)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     mode: Literal["auto", "on", "off"] = "auto"
     """``auto``: commands run in the sandbox where bubblewrap works here, otherwise unsandboxed

@@ -23,7 +23,7 @@ __all__ = [
 class MemoryConfig(BaseModel):
     """Where ``knowledge/*.md`` lives and whether resident knowledge is injected."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     enabled: bool = True
     """Knowledge records are read: the memory tools are offered to the model and resident
@@ -41,7 +41,7 @@ JOBS_MAX_SPOOL_BYTES_LIMIT = 1024 * 1024 * 1024
 class JobsConfig(BaseModel):
     """The ``[jobs]`` table: limits of background jobs (``bash`` with ``background: true``)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     max_jobs: int = Field(default=8, ge=1, le=JOBS_MAX_JOBS_LIMIT)
     """Background jobs that may run at once; a start past it is refused with an error naming
@@ -61,7 +61,7 @@ class BedrockConfig(BaseModel):
     """The ``[bedrock]`` table: ``provider = "bedrock"`` (docs/providers.md). Only your own
     config sets it: it picks credentials and the endpoint."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     region: str | None = Field(default=None, pattern=_REGION)
     """The AWS region (``us-east-1``); unset: ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, else
@@ -75,7 +75,7 @@ class VertexConfig(BaseModel):
     """The ``[vertex]`` table: ``provider = "vertex"`` (docs/providers.md). Only your own
     config sets it: it picks the project billed and the endpoint."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     project_id: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
     """The Google Cloud project; unset: ``ANTHROPIC_VERTEX_PROJECT_ID``, else the project of

@@ -30,7 +30,7 @@ PROMPT_MAX_CHARS_LIMIT = 100_000
 class SkillsConfig(BaseModel):
     """Skills, and where skills, custom commands and agent files are looked for."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     enabled: bool = True
     """Skills are read: the system prompt lists them and the model has the ``skill`` tool.

@@ -16,7 +16,7 @@ ChildMode = Literal["read-only", "default", "accept-edits", "yolo"]
 class SubpodsConfig(BaseModel):
     """Limits of the ``task`` tool, and where this pod stands in a tree of pods."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     enabled: bool = True
     """Offer the model the ``task`` tool (delegating to child pods) while ``depth`` is below
@@ -45,7 +45,7 @@ class SubpodsConfig(BaseModel):
 class AgentConfig(BaseModel):
     """A named kind of child the model may ask for (``task`` with ``agent``)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     description: str = ""
     """When to use it: shown to the model in the ``task`` tool's description."""

@@ -22,7 +22,7 @@ ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_
 class TelemetryConfig(BaseModel):
     """Where the pod sends its traces and metrics, and whether they carry any content."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     otlp_endpoint: str | None = None
     """The OTLP/HTTP collector, e.g. ``"http://127.0.0.1:4318"`` (``/v1/traces`` and

@@ -24,7 +24,7 @@ this many of them before the model answers."""
 class WebConfig(BaseModel):
     """Whether the model may search the web and read pages, and within what."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, defer_build=True)
 
     search: SearchSetting = "auto"
     """``auto``: the API's web search where the model supports it (the Models API says so);

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
 from orchestrator.core.documents import DocumentData
 from orchestrator.core.images import ImageData
@@ -292,8 +292,8 @@ Item: TypeAlias = Annotated[
     UserMessage | AssistantMessage | ToolResult | SystemMessage | Compaction,
     Field(discriminator="kind"),
 ]
-ITEM_ADAPTER: TypeAdapter[Item] = TypeAdapter(Item)
-ITEMS_ADAPTER: TypeAdapter[list[Item]] = TypeAdapter(list[Item])
+ITEM_ADAPTER: TypeAdapter[Item] = TypeAdapter(Item, config=ConfigDict(defer_build=True))
+"""Built on the first item written or read (a pod that only answers status never needs it)."""
 
 
 def item_to_json(item: Item) -> dict[str, Any]:

@@ -37,7 +37,8 @@ class ProtocolError(PodRuntimeError):
 
 
 class _Params(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built when a method of its kind first arrives (as the event data are), not at import.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class NoParams(_Params):

@@ -144,7 +144,9 @@ async def test_slash_cancel_stops_a_running_prompt_and_says_so_truthfully(
         assert "Cancelled the turn." not in said and "paused" in said
 
 
-async def test_an_earlier_session_loads_as_updates(env: dict[str, str], workspace: Path) -> None:
+async def test_an_earlier_session_loads_as_updates(
+    demo_at_once: None, env: dict[str, str], workspace: Path
+) -> None:
     async with acp_agent(env, "--provider", "scripted") as (conn, _, _):
         first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=first.session_id, prompt=[_text("remember the owl")])
@@ -160,7 +162,7 @@ async def test_an_earlier_session_loads_as_updates(env: dict[str, str], workspac
 
 
 async def test_bad_input_gets_errors_and_the_agent_keeps_serving(
-    env: dict[str, str], workspace: Path, tmp_path: Path
+    demo_at_once: None, env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
     script = _script(tmp_path, {"text": "y" * 200, "chunk_size": 2, "chunk_delay_s": 0.02})
     async with acp_agent(env, "--script", script) as (conn, client, process):
@@ -241,7 +243,7 @@ async def test_on_the_messages_api_a_denied_command_reaches_the_model_truthfully
 
 
 async def test_attach_drives_a_pod_that_already_runs(
-    env: dict[str, str], workspace: Path, short_dir: Path
+    demo_at_once: None, env: dict[str, str], workspace: Path, short_dir: Path
 ) -> None:
     import subprocess
     import sys
@@ -304,7 +306,7 @@ async def test_the_editors_mcp_servers_are_the_pods(env: dict[str, str], workspa
 
 
 async def test_the_editors_mcp_secrets_never_reach_a_command_line(
-    env: dict[str, str], workspace: Path
+    demo_at_once: None, env: dict[str, str], workspace: Path
 ) -> None:
     import sys
 
@@ -343,7 +345,7 @@ async def test_the_editors_mcp_secrets_never_reach_a_command_line(
 
 
 async def test_slash_rewind_lists_rewinds_and_fork_makes_a_session(
-    env: dict[str, str], workspace: Path
+    demo_at_once: None, env: dict[str, str], workspace: Path
 ) -> None:
     async with acp_agent(env, "--provider", "scripted") as (conn, client, _):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
@@ -376,7 +378,7 @@ async def test_slash_rewind_lists_rewinds_and_fork_makes_a_session(
 
 
 async def test_session_fork_opens_the_conversation_in_a_pod_of_its_own(
-    env: dict[str, str], workspace: Path
+    demo_at_once: None, env: dict[str, str], workspace: Path
 ) -> None:
     async with acp_agent(env, "--provider", "scripted") as (conn, _client, _):
         init = await conn.initialize(protocol_version=PROTOCOL_VERSION)

@@ -137,7 +137,7 @@ async def test_the_editor_picks_model_thinking_and_effort_and_sees_changes_made_
 
 
 async def test_sessions_are_listed_resumed_and_closed(
-    env: dict[str, str], workspace: Path, tmp_path: Path
+    demo_at_once: None, env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
     client = RecordingClient()
     async with acp_agent(env, client=client) as (conn, _, _):

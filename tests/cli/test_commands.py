@@ -16,6 +16,10 @@ import pytest
 from orchestrator.serving.server import socket_is_live
 from tests.cli.helpers import pod
 
+# The demo answers here are read, never interrupted while they stream (pause is only refused
+# while idle).
+pytestmark = pytest.mark.usefixtures("demo_at_once")
+
 
 def test_run_streams_the_answer_and_exits_zero(env: dict[str, str], served: Path) -> None:
     done = pod(env, "run", "hello @README.md", "--socket", str(served))

@@ -38,7 +38,7 @@ def _prompts(env: dict[str, str], name: str) -> list[str]:
 
 
 def test_a_host_started_after_a_crash_still_leaves_with_its_last_pod(
-    env: dict[str, str], tmp_path: Path, short_dir: Path
+    demo_at_once: None, env: dict[str, str], tmp_path: Path, short_dir: Path
 ) -> None:
     env = {k: v for k, v in env.items() if k != "POD_NO_HOST"}
     alpha, beta = tmp_path / "alpha", tmp_path / "beta"

@@ -7,8 +7,13 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from orchestrator.serving.server import socket_is_live
 from tests.cli.helpers import pod
+
+# The demo's replies are read for what the host did with their pods, never paused mid-stream.
+pytestmark = pytest.mark.usefixtures("demo_at_once")
 
 
 def test_pods_run_in_one_host_that_unloads_and_leaves_with_the_last_pod(

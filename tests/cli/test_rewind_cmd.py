@@ -6,7 +6,12 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.cli.helpers import pod
+
+# The demo's replies are read for their prompts and files, never paused mid-stream.
+pytestmark = pytest.mark.usefixtures("demo_at_once")
 
 
 def prompts(env: dict[str, str], socket: Path) -> list[tuple[int, str]]:

@@ -20,6 +20,9 @@ from orchestrator.adapters.session import sessions_dir
 from orchestrator.serving.server import socket_is_live
 from tests.cli.helpers import pod
 
+# The demo's replies are read for their prompts and sessions here, never paused mid-stream.
+pytestmark = pytest.mark.usefixtures("demo_at_once")
+
 
 def _ok(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
     assert done.returncode == 0, done.stderr

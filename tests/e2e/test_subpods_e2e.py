@@ -594,7 +594,9 @@ async def test_an_agent_gives_its_child_a_role_and_a_narrower_toolset_and_depth_
         await client.close()
 
 
-async def test_the_offline_demo_delegates_to_two_offline_child_pods(tmp_path: Path) -> None:
+async def test_the_offline_demo_delegates_to_two_offline_child_pods(
+    demo_at_once: None, tmp_path: Path
+) -> None:
     """No key, no fake API: the scripted demo as parent, and its children run the demo too."""
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -331,6 +331,9 @@ a reply of a few hundred characters takes 2-3 s, long enough to read along and p
 mid-stream, short enough not to keep anyone waiting."""
 DEMO_SLOW_CHUNK_DELAY_S = 0.12
 """With "slowly" in the prompt: a quarter of that pace (about 50 characters a second)."""
+DEMO_PACE_ENV = "POD_DEMO_PACE"
+"""A factor on those delays (1 when unset or not in 0-10; 0 streams without waiting): a test that
+needs the demo's words but not a reader's pace sets 0 rather than wait seconds a reply."""
 
 SHORT_COMMAND = "echo 'hello from bash'; date; ls"
 """What "run a command" runs: done in milliseconds."""
@@ -392,14 +395,23 @@ def _last_user_texts(request: ProviderRequest) -> tuple[list[str], list[dict[str
     return texts, results
 
 
+def _demo_pace() -> float:
+    try:
+        pace = float(os.environ.get(DEMO_PACE_ENV, "1"))
+    except ValueError:
+        return 1.0
+    return pace if 0.0 <= pace <= 10.0 else 1.0  # NaN, negative or huge: the usual pace
+
+
 def _demo_text(
     text: str, *, slow: bool = False, tool_calls: list[ScriptedToolCall] | None = None
 ) -> ScriptedReply:
+    delay = DEMO_SLOW_CHUNK_DELAY_S if slow else DEMO_CHUNK_DELAY_S
     return ScriptedReply(
         text=text,
         tool_calls=tool_calls or [],
         chunk_size=DEMO_CHUNK_CHARS,
-        chunk_delay_s=DEMO_SLOW_CHUNK_DELAY_S if slow else DEMO_CHUNK_DELAY_S,
+        chunk_delay_s=delay * _demo_pace(),
     )
 
 

@@ -17,7 +17,14 @@ ITEM_LINE_PREFIX = b'{"type": "item", "item": '
 brace (the writer makes them so, and the loader reads them fast for it)."""
 
 
-class SessionHeader(BaseModel):
+class _RecordModel(BaseModel):
+    """The base of the session file's records: each builds its validator when first used (a
+    pod that never reads a session back, or never writes a kind, never pays for it)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class SessionHeader(_RecordModel):
     """First line of a session file."""
 
     model_config = ConfigDict(extra="allow")
@@ -29,14 +36,14 @@ class SessionHeader(BaseModel):
     created_ms: int
 
 
-class ItemRecord(BaseModel):
+class ItemRecord(_RecordModel):
     """A committed history item."""
 
     type: Literal["item"] = "item"
     item: dict[str, Any]
 
 
-class TurnEndRecord(BaseModel):
+class TurnEndRecord(_RecordModel):
     """A turn closed for good."""
 
     type: Literal["turn_end"] = "turn_end"
@@ -44,7 +51,7 @@ class TurnEndRecord(BaseModel):
     result: str
 
 
-class PruneRecord(BaseModel):
+class PruneRecord(_RecordModel):
     """Requests from now on send only summaries for tool results of turns before ``before_turn``."""
 
     type: Literal["prune"] = "prune"
@@ -52,7 +59,7 @@ class PruneRecord(BaseModel):
     prunable_tokens: int = 0
 
 
-class ToolStartRecord(BaseModel):
+class ToolStartRecord(_RecordModel):
     """A tool call with side effects is about to start (written and synced before it does).
 
     On load, a start without a result means the pod died while the call ran: the call is
@@ -67,7 +74,7 @@ class ToolStartRecord(BaseModel):
     """File (beside the session) that the call's output is copied to while it runs."""
 
 
-class ToolNotStartedRecord(BaseModel):
+class ToolNotStartedRecord(_RecordModel):
     """A call whose ``tool_start`` was written did not start after all: the turn was
     interrupted while that record was being synced, before the tool ran.
 
@@ -80,14 +87,14 @@ class ToolNotStartedRecord(BaseModel):
     call_id: str
 
 
-class TitleRecord(BaseModel):
+class TitleRecord(_RecordModel):
     """A title a person gave the session (the latest one counts)."""
 
     type: Literal["title"] = "title"
     title: str
 
 
-class CheckpointRecord(BaseModel):
+class CheckpointRecord(_RecordModel):
     """The workspace was snapshotted (``id``) before the item numbered ``seq`` was committed:
     at the start of a turn (``seq`` is its user message) or before a round that changes files.
     """
@@ -103,7 +110,7 @@ class CheckpointRecord(BaseModel):
     """The workspace was over the snapshot budget: only the files the pod's tools touched."""
 
 
-class RewindRecord(BaseModel):
+class RewindRecord(_RecordModel):
     """A rewind to just before the user message ``to_seq``.
 
     Written twice: ``intent`` (synced before any file is touched) and ``done`` once the
@@ -121,7 +128,7 @@ class RewindRecord(BaseModel):
     """A snapshot of the workspace as it was just before the rewind (so it can be undone)."""
 
 
-class ChildRecord(BaseModel):
+class ChildRecord(_RecordModel):
     """A ``task`` call's child pod, written and synced before the child starts.
 
     It links the call to the child's own session file, so a parent that died and came back
@@ -146,7 +153,7 @@ JobEnd = Literal["exited", "killed", "shutdown", "crash", "failed"]
 shutdown, with a pod that died (reported at the next start), or it never started."""
 
 
-class JobRecord(BaseModel):
+class JobRecord(_RecordModel):
     """A background job (``bash`` with ``background: true``) started or ended.
 
     ``start`` is written and synced before the process starts; ``end`` once it is over. A
@@ -173,7 +180,7 @@ class JobRecord(BaseModel):
     """(``end``) how much it printed, including what the spool cap dropped."""
 
 
-class HookRunRecord(BaseModel):
+class HookRunRecord(_RecordModel):
     """One hook command's run, as a :class:`HookRecord` keeps it."""
 
     command: str
@@ -183,7 +190,7 @@ class HookRunRecord(BaseModel):
     detail: str = ""
 
 
-class HookRecord(BaseModel):
+class HookRecord(_RecordModel):
     """The hooks of one event ran (``[hooks]``), and what they decided.
 
     A ``PreToolUse`` denial is written and synced before the call's result: a pod that dies
@@ -207,7 +214,7 @@ class HookRecord(BaseModel):
     at_ms: int = 0
 
 
-class HeldCommand(BaseModel):
+class HeldCommand(_RecordModel):
     """The custom command a held prompt invokes: what its turn needs again after a restart
     or a load (docs/commands.md)."""
 
@@ -224,7 +231,7 @@ class HeldCommand(BaseModel):
     runs on, or None for the pod's own: a restart does not decide (or alert) again."""
 
 
-class HeldPromptRecord(BaseModel):
+class HeldPromptRecord(_RecordModel):
     """A prompt held while its ``UserPromptSubmit`` hooks decide (``held``, synced before
     they run), and its end (``done``: committed, refused or dropped).
 
@@ -253,7 +260,7 @@ class HeldPromptRecord(BaseModel):
     as the turn's checkpoint, with the user message's ``seq``, when the prompt is committed."""
 
 
-class GrantRecord(BaseModel):
+class GrantRecord(_RecordModel):
     """A person answered "always" (``approve`` with ``scope: "session"``): calls like this one
     run without asking for the rest of the session, so across an unload, a crash and a
     ``--continue`` too (a fork starts without)."""
@@ -271,7 +278,7 @@ class GrantRecord(BaseModel):
         return {} if self.command is None else {"command": self.command}
 
 
-class ModeRecord(BaseModel):
+class ModeRecord(_RecordModel):
     """The pod's permission mode changed (``set_mode``, an approved plan): the latest one
     counts on load, while the pod is started with the configured mode it names (a pod
     started with another ``--permission-mode`` since takes that one)."""
@@ -287,7 +294,7 @@ class ModeRecord(BaseModel):
     at_ms: int = 0
 
 
-class FallbackRecord(BaseModel):
+class FallbackRecord(_RecordModel):
     """A request went to the fallback model (``fallback_model``): the rest of turn ``turn``
     stays on it, across an unload, a crash and a restart too (the next turn tries the pod's
     own model again). Each message it answered names it (``model``), so its cost is counted
@@ -306,7 +313,7 @@ class FallbackRecord(BaseModel):
     at_ms: int = 0
 
 
-class TodoEntry(BaseModel):
+class TodoEntry(_RecordModel):
     """One item of a :class:`TodosRecord`."""
 
     content: str
@@ -314,7 +321,7 @@ class TodoEntry(BaseModel):
     active_form: str | None = None
 
 
-class TodosRecord(BaseModel):
+class TodosRecord(_RecordModel):
     """The model wrote its todo list (``todo_write``): the whole list, the latest counts.
 
     Written and synced before the call's result is committed, so a pod that dies in between
@@ -331,7 +338,7 @@ class TodosRecord(BaseModel):
     at_ms: int = 0
 
 
-class HeldNote(BaseModel):
+class HeldNote(_RecordModel):
     """A note that waited for the next round boundary (:class:`orchestrator.core.notes.NoteQueue`)."""
 
     note: SystemMessage
@@ -339,7 +346,7 @@ class HeldNote(BaseModel):
     """How many times it arrived (repeats of the latest note are folded into it)."""
 
 
-class HeldPrompt(BaseModel):
+class HeldPrompt(_RecordModel):
     """A prompt held while its ``UserPromptSubmit`` hooks run (not committed yet)."""
 
     segments: list[Segment]
@@ -359,7 +366,7 @@ class HeldPrompt(BaseModel):
     """The snapshot from before its ``!`` lines (see ``HeldPromptRecord.snapshot``)."""
 
 
-class UnloadRecord(BaseModel):
+class UnloadRecord(_RecordModel):
     """The pod was unloaded (closed without a shutdown), and what it held only in memory then.
 
     Written and synced as the session's last record before it is closed. The next load puts
@@ -394,7 +401,7 @@ class UnloadRecord(BaseModel):
     the pod was unloaded is still refused."""
 
 
-class FenceRecord(BaseModel):
+class FenceRecord(_RecordModel):
     """A host took the pod over at ``epoch`` (``orchestrator.adapters.session.fencing``): a record with
     a lower epoch after this line was written by a host that had lost the pod, and is skipped.
     """
@@ -406,7 +413,7 @@ class FenceRecord(BaseModel):
     at_ms: int = 0
 
 
-class BudgetRecord(BaseModel):
+class BudgetRecord(_RecordModel):
     """The pod's budgets changed (``set_budget``): the latest counts on load while the pod is
     started with the configured budgets it names (new ones given at a start win)."""
 
@@ -418,7 +425,7 @@ class BudgetRecord(BaseModel):
     at_ms: int = 0
 
 
-class SpendRecord(BaseModel):
+class SpendRecord(_RecordModel):
     """Tokens the pod's key spent outside the conversation's own requests (an MCP server's
     sampling request), or dollars a child pod spent (``cost_usd``): kept so the session's
     usage, cost and budgets survive a reload."""
@@ -458,4 +465,5 @@ Record = Annotated[
     | TodosRecord,
     Field(discriminator="type"),
 ]
-RECORD: TypeAdapter[Record] = TypeAdapter(Record)
+RECORD: TypeAdapter[Record] = TypeAdapter(Record, config=ConfigDict(defer_build=True))
+"""Built on the first session read back (a new pod never reads one)."""

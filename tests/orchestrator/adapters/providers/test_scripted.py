@@ -173,6 +173,23 @@ def test_demo_streams_slowly_enough_to_interrupt() -> None:
     assert "need bash" not in menu and "each asks before it runs" in menu
 
 
+@pytest.mark.parametrize(
+    ("pace", "factor"),
+    [("0", 0.0), ("0.5", 0.5), ("nan", 1.0), ("-1", 1.0), ("1e9", 1.0), ("x", 1.0)],
+)
+def test_pod_demo_pace_scales_the_demos_waits_and_ignores_what_is_not_a_pace(
+    monkeypatch: pytest.MonkeyPatch, pace: str, factor: float
+) -> None:
+    usual = demo_reply(_request(_text("hello there")))
+    usual_slow = demo_reply(_request(_text("answer slowly")))
+    monkeypatch.setenv("POD_DEMO_PACE", pace)
+    reply = demo_reply(_request(_text("hello there")))
+    slow = demo_reply(_request(_text("answer slowly")))
+    assert reply.text == usual.text and reply.chunk_size == usual.chunk_size
+    assert reply.chunk_delay_s == pytest.approx(usual.chunk_delay_s * factor)
+    assert slow.chunk_delay_s == pytest.approx(usual_slow.chunk_delay_s * factor)
+
+
 def _blocks_after_lists(text: str) -> list[str]:
     """The text of each list's last item, as Markdown (markdown-it, which Textual renders
     with) reads it."""

@@ -70,7 +70,7 @@ async def wait_for_clients(host: Host, name: str, count: int) -> None:
 
 
 async def test_pods_load_run_unload_and_come_back_the_same(
-    host: Host, tmp_path: Path, short_dir: Path
+    host: Host, demo_at_once: None, tmp_path: Path, short_dir: Path
 ) -> None:
     a = await load(host, tmp_path, short_dir, "a")
     b = await load(host, tmp_path, short_dir, "b")
@@ -175,7 +175,7 @@ async def test_an_approval_waiting_keeps_the_pod_loaded(
 
 
 async def test_idle_pods_unload_by_themselves_and_the_cap_unloads_the_oldest(
-    tmp_path: Path, short_dir: Path
+    demo_at_once: None, tmp_path: Path, short_dir: Path
 ) -> None:
     host = Host(
         idle_unload_s=0.5, max_loaded=2, control_path=short_dir / "h.sock",
@@ -199,7 +199,7 @@ async def test_idle_pods_unload_by_themselves_and_the_cap_unloads_the_oldest(
 
 
 async def test_shutdown_of_one_pod_forgets_it_and_a_restarted_host_serves_the_rest(
-    tmp_path: Path, short_dir: Path
+    demo_at_once: None, tmp_path: Path, short_dir: Path
 ) -> None:
     registry = tmp_path / "reg.json"
     host = Host(control_path=short_dir / "h.sock", registry_path=registry)
