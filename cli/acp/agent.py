@@ -196,6 +196,20 @@ class PodAgent(SessionMethods):
             await client.close()
             raise RequestError.internal_error({"message": str(exc)}) from exc
         session_id = Path(status.session).stem or f"session-{next(self._numbers)}"
+        taken = self.sessions.get(session_id)
+        if taken is not None and Path(taken.workspace).resolve() != workspace.resolve():
+            # Session ids are file names; two folders' sessions of one name (started in the
+            # same second before names were made unique) must not share one entry here, or
+            # one's prompts would go to the other's pod.
+            await client.close()
+            if pod is not None:
+                await pod.stop()
+            raise RequestError.invalid_params(
+                {
+                    "message": f"a session named {session_id} of another folder "
+                    f"({taken.workspace}) is open in this connection: close it first"
+                }
+            )
         if session is not None and session_id != session.stem:
             await client.close()
             raise RequestError.invalid_params(

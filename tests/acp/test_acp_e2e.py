@@ -402,7 +402,7 @@ async def test_session_fork_opens_the_conversation_in_a_pod_of_its_own(
 
 
 async def test_session_fork_in_another_folder_is_a_session_of_that_folder(
-    env: dict[str, str], workspace: Path, tmp_path: Path
+    demo_at_once: None, env: dict[str, str], workspace: Path, tmp_path: Path
 ) -> None:
     other = tmp_path / "other"
     other.mkdir()
@@ -412,7 +412,38 @@ async def test_session_fork_in_another_folder_is_a_session_of_that_folder(
         await conn.prompt(session_id=sid, prompt=[_text("the first idea")])
         forked = await conn.fork_session(session_id=sid, cwd=str(other), mcp_servers=[])
         await conn.prompt(session_id=forked.session_id, prompt=[_text("over there")])
+    # At once, the fork starts within the second its origin did: its name (the editor's
+    # session id) is still its own, not the origin's.
+    assert forked.session_id != sid
     [fork_file] = list(Path(env["XDG_STATE_HOME"]).rglob(f"{forked.session_id}.jsonl"))
     # Stored with the other folder's sessions, where `pod sessions ls` there looks.
     assert fork_file.parent.name.startswith("other-")
     assert load_session(fork_file).header.workspace == str(other.resolve())
+
+
+async def test_two_folders_sessions_of_one_name_are_never_open_as_one(
+    demo_at_once: None, env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """Sessions named before names were unique across folders may share one: the second to
+    open is refused, and the first keeps its session id (its prompts reach its own pod).
+    (A new session or a fork never shares a name: ``new_session_path``; the agent refuses
+    one that would all the same, as it refuses this load.)"""
+    other = tmp_path / "other"
+    other.mkdir()
+    async with acp_agent(env, "--provider", "scripted") as (conn, _, _):
+        mine = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await conn.prompt(session_id=mine, prompt=[_text("in the workspace")])
+        theirs = (await conn.new_session(cwd=str(other), mcp_servers=[])).session_id
+        await conn.prompt(session_id=theirs, prompt=[_text("in the other folder")])
+    state = Path(env["XDG_STATE_HOME"])
+    [their_file] = list(state.rglob(f"{theirs}.jsonl"))
+    their_file.rename(their_file.with_name(f"{mine}.jsonl"))  # as an old pod could have named it
+    async with acp_agent(env, "--provider", "scripted") as (conn, _, _):
+        await conn.load_session(cwd=str(workspace), session_id=mine, mcp_servers=[])
+        refused = await _refused(conn.load_session(cwd=str(other), session_id=mine, mcp_servers=[]))
+        assert refused == f"session {mine} is open"
+        more = await conn.prompt(session_id=mine, prompt=[_text("still here?")])
+        assert more.stop_reason == "end_turn"
+    [kept] = [p for p in state.rglob(f"{mine}.jsonl") if p.parent != their_file.parent]
+    assert "still here?" in kept.read_text()
+    assert "still here?" not in their_file.with_name(f"{mine}.jsonl").read_text()

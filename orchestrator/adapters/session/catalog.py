@@ -31,15 +31,25 @@ def sessions_dir(workspace: Path) -> Path:
 
 
 def new_session_path(workspace: Path) -> Path:
-    """A fresh session file path for a workspace, named by creation time."""
+    """A fresh session file path for a workspace, named by creation time.
+
+    The name is unique among every workspace's sessions, not only this one's: an editor
+    knows a session by its name alone (ACP's session id), and a fork into another folder
+    started in the same second as its origin would otherwise share the origin's name.
+    """
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = sessions_dir(workspace)
     path = base / f"{stamp}.jsonl"
     n = 1
-    while path.exists():
+    while path.exists() or _named_elsewhere(path.name):
         n += 1
         path = base / f"{stamp}-{n}.jsonl"
     return path
+
+
+def _named_elsewhere(name: str) -> bool:
+    """Whether another workspace has a session file of this name."""
+    return any((state_dir() / "sessions").glob(f"*/{name}"))
 
 
 def session_files(workspace: Path) -> list[Path]:

@@ -407,3 +407,21 @@ def test_a_spend_record_with_a_negative_count_is_a_bad_line(tmp_path: Path) -> N
     loaded = load_session(path)
     assert [s.usage for s in loaded.spends] == [{"output_tokens": 7}]
     assert any("bad line" in w for w in loaded.warnings)
+
+
+def test_a_new_session_is_named_apart_from_every_workspaces_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An editor knows a session by its name alone (ACP's session id): a fork into another
+    folder, started in the same second as its origin, gets a name of its own."""
+    from orchestrator.adapters.session import catalog
+
+    monkeypatch.setattr(catalog.time, "strftime", lambda _format: "20260101-000000")
+    ws_a, ws_b = tmp_path / "a", tmp_path / "b"
+    ws_a.mkdir()
+    ws_b.mkdir()
+    first = new_session_path(ws_a)
+    SessionWriter(first, pod="a", workspace=ws_a).close()
+    second = new_session_path(ws_b)
+    assert (first.name, second.name) == ("20260101-000000.jsonl", "20260101-000000-2.jsonl")
+    assert second.parent == sessions_dir(ws_b)
