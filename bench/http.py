@@ -132,7 +132,7 @@ async def _socket_arrivals(socket: Path, until: int) -> tuple[dict[str, float], 
 
 
 async def _measure(env: dict[str, str], root: Path, p: dict[str, int]) -> dict[str, Any]:
-    info_path = root / "run" / "pod" / "http.json"
+    info_path = root / "run" / "pod" / "_http.json"  # host_http_info_path() in its env
     host = subprocess.Popen(
         [sys.executable, "-m", "cli", "host", "--http", "127.0.0.1:0"], env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
