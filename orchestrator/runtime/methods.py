@@ -123,7 +123,7 @@ class Methods:
         # the records committed before it, as broadcasts are.
         c = self.controller
         line = encode_event("status", c.status_data(request_id))
-        c.transcript.after_writes(lambda: reply(line), reply)
+        c.transcript.after_writes(lambda: reply(line), reply, len(line))
 
     def _get_history(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
         self.controller.transcript.after_writes(lambda: reply(self.history_line(request_id)), reply)
@@ -143,7 +143,7 @@ class Methods:
         # After the records committed before it, as ``get_status``: the turns it counts are
         # the ones on disk.
         self.controller.transcript.after_writes(
-            lambda: reply(encode_event("stats", stats_data(self.controller, request_id)))
+            lambda: reply(encode_event("stats", stats_data(self.controller, request_id))), reply
         )
 
     def _subscribe(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
@@ -239,7 +239,7 @@ class Methods:
             self._refuse(reply, request_id, str(exc))
             return
         line = encode_event("status", c.status_data(request_id))
-        c.transcript.after_writes(lambda: reply(line), reply)
+        c.transcript.after_writes(lambda: reply(line), reply, len(line))
 
     def _list_models(self, method: str, params: Any, request_id: Any, reply: Reply) -> None:
         """The provider's models (asked over the network: aside, the pod answers meanwhile)."""
@@ -277,7 +277,7 @@ class Methods:
                 return
             model_choice.set_model(c, params, idle=c.state_id in AT_REST)
             line = encode_event("status", c.status_data(request_id))
-            c.transcript.after_writes(lambda: reply(line), reply)
+            c.transcript.after_writes(lambda: reply(line), reply, len(line))
 
         self._aside(changed())
 
@@ -318,7 +318,7 @@ class Methods:
             self._refuse(reply, request_id, why)
             return
         line = encode_event("status", c.status_data(request_id))
-        c.transcript.after_writes(lambda: reply(line), reply)
+        c.transcript.after_writes(lambda: reply(line), reply, len(line))
 
     def _answer_elicitation(
         self, method: str, params: AnswerElicitationParams, request_id: Any, reply: Reply

@@ -73,8 +73,10 @@ class HoldsReplies(Protocol):
     client that never reads could have any number of replies built for it when the disk
     catches up, none of them counted by its bounds until then)."""
 
-    def hold(self) -> Callable[[], None]:
-        """Count one held reply; the returned function is called once it is sent."""
+    def hold(self, size: int | None = None) -> Callable[[], None]:
+        """Count one held reply: ``size`` bytes of a line already built, or (None) one built
+        when it is sent, of a size nobody knows yet; the returned function is called once it
+        is sent."""
         ...
 
 

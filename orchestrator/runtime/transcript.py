@@ -376,15 +376,18 @@ class Transcript:
         else:
             self.broadcast(line)  # the common case (a streamed delta): no closure, no queue
 
-    def after_writes(self, send: Callable[[], None], to: object = None) -> None:
+    def after_writes(
+        self, send: Callable[[], None], to: object = None, size: int | None = None
+    ) -> None:
         """Call ``send`` once everything committed so far is on disk (now, when it is, or
         when the disk refuses it): what a client is told never runs ahead of the records
         before it, so a ``get_history`` asked after ``idle`` holds the turn's last answer.
-        ``to``: the reply's client; one that :class:`HoldsReplies` is told while it waits."""
+        ``to``: the reply's client; one that :class:`HoldsReplies` is told while it waits,
+        with ``size``, the bytes of a reply built already (None: built when sent)."""
         if not (self._writes and self.write_error is None):
             send()
         elif isinstance(to, HoldsReplies):
-            release = to.hold()
+            release = to.hold(size)
 
             def sent() -> None:
                 try:

@@ -84,8 +84,13 @@ class ServedClient:
     fed_from: int = 1
     """``n`` of the first broadcast event of this connection's stream (see ``subscribe``)."""
     held_replies: int = 0
-    """Replies to this client held back until the session's writes land (its reading pauses:
-    each would otherwise be built at once when they do, none of them counted meanwhile)."""
+    """Replies to this client held back until the session's writes land and built only then
+    (its reading pauses: each would otherwise be built at once when they do, none of them
+    counted meanwhile)."""
+    held_lines: int = 0
+    """Bytes of replies held back the same way but built already (a ``status``): counted
+    toward the read pause like queued bytes, so a client's next request is still read at
+    once (a pipelined ``get_status`` sees the state the method left)."""
 
     @property
     def held_bytes(self) -> int:
@@ -120,7 +125,7 @@ class ServedClient:
 
     async def wait_for_room(self) -> None:
         """Until the pod holds at most ``READ_PAUSE_BYTES`` for this client (or drops it)."""
-        while (self.held_bytes > READ_PAUSE_BYTES or self.held_replies) and not (
+        while (self.held_bytes + self.held_lines > READ_PAUSE_BYTES or self.held_replies) and not (
             self.dropped or self.closing
         ):
             self.room.clear()
@@ -128,13 +133,19 @@ class ServedClient:
 
     __call__ = send  # the client is the ``reply`` its requests' handler is given
 
-    def hold(self) -> Callable[[], None]:
-        """A reply is held back (``Transcript.after_writes``); call what this returns once it
-        is sent."""
-        self.held_replies += 1
+    def hold(self, size: int | None = None) -> Callable[[], None]:
+        """A reply is held back (``Transcript.after_writes``): ``size`` bytes already built,
+        or None for one built when it is sent; call what this returns once it is sent."""
+        if size is None:
+            self.held_replies += 1
+        else:
+            self.held_lines += size
 
         def release() -> None:
-            self.held_replies -= 1
+            if size is None:
+                self.held_replies -= 1
+            else:
+                self.held_lines -= size
             self.room.set()
 
         return release

@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -159,8 +160,9 @@ async def test_a_client_that_never_reads_gets_no_more_work_done_for_it(
         await streamer.close()
 
 
-def _replies_in_order(peer: socket.socket, count: int) -> list[object]:
-    """The ids of the first ``count`` histories a client that starts reading now gets."""
+def _replies_in_order(peer: socket.socket, count: int, event: str = "history") -> list[object]:
+    """The ids of the first ``count`` replies (``event``) a client that starts reading now
+    gets."""
     peer.setblocking(True)
     peer.settimeout(120)
     data, ids = b"", []
@@ -170,19 +172,33 @@ def _replies_in_order(peer: socket.socket, count: int) -> list[object]:
         data += chunk
         *lines, data = data.split(b"\n")
         replies = [json.loads(line) for line in lines if line.strip()]
-        ids += [r["data"]["id"] for r in replies if r["event"] == "history"]  # not broadcasts
+        ids += [r["data"]["id"] for r in replies if r["event"] == event and "eid" not in r]
     return ids[:count]
 
 
-async def test_a_reply_held_for_the_disk_pauses_its_clients_reading(
-    workspace: Path, short_dir: Path, caplog: pytest.LogCaptureFixture, monkeypatch: Any
-) -> None:
-    """A ``get_history`` held behind a session write counts for its client as a queued one
-    does: none of its further requests is read until it is sent (they were: 150 replies,
-    each held uncounted, then built at once when the disk caught up, and the client
-    dropped), and then the byte bound holds."""
-    big = ScriptedReply(text="h" * 500_000, chunk_size=500_000)
-    provider = ScriptedProvider(replies=[big] * 4, window=10_000_000)
+@dataclass
+class _HeldDisk:
+    """A pod served over its socket whose session writes wait while ``disk`` is clear, and
+    the methods its server read, in order."""
+
+    srv: PodServer
+    transcript: Any
+    disk: threading.Event
+    gated_write: threading.Event
+    asked: list[str]
+
+    async def hold(self) -> None:
+        """Clear the disk; something the pod commits (a note) then waits for it."""
+        self.disk.clear()
+        self.transcript.commit(SystemMessage(text="a note", origin="notify"))
+        assert await asyncio.to_thread(self.gated_write.wait, 60), "nothing was written"
+
+
+@contextlib.asynccontextmanager
+async def _held_disk(
+    workspace: Path, short_dir: Path, monkeypatch: Any, replies: list[ScriptedReply]
+) -> AsyncIterator[_HeldDisk]:
+    provider = ScriptedProvider(replies=replies, window=10_000_000)
     config = PodConfig(workspace=workspace, name="t", provider="scripted", context_window=10**7)
     holder: list[PodServer] = []
     pod = build_pod(config, broadcast=lambda line: holder[0].broadcast(line), provider=provider)
@@ -210,13 +226,28 @@ async def test_a_reply_held_for_the_disk_pauses_its_clients_reading(
     pool = ThreadPoolExecutor(1)
     transcript.write_in_background(pool)
     try:
+        yield _HeldDisk(srv, transcript, disk, gated_write, asked)
+    finally:
+        disk.set()
+        await srv.close()
+        transcript.close()
+        pool.shutdown()
+
+
+async def test_a_reply_held_for_the_disk_pauses_its_clients_reading(
+    workspace: Path, short_dir: Path, caplog: pytest.LogCaptureFixture, monkeypatch: Any
+) -> None:
+    """A ``get_history`` held behind a session write counts for its client as a queued one
+    does: none of its further requests is read until it is sent (they were: 150 replies,
+    each held uncounted, then built at once when the disk caught up, and the client
+    dropped), and then the byte bound holds."""
+    big = ScriptedReply(text="h" * 500_000, chunk_size=500_000)
+    async with _held_disk(workspace, short_dir, monkeypatch, [big] * 4) as held:
+        srv, asked = held.srv, held.asked
         streamer = await PodClient.connect(srv.path)
         size = await _grow_history(streamer)
         caplog.set_level(logging.WARNING, logger="orchestrator.serving.server")
-        disk.clear()
-        # Something the pod commits (a note) waits for the disk; a reply asked now waits for it.
-        transcript.commit(SystemMessage(text="a note", origin="notify"))
-        assert await asyncio.to_thread(gated_write.wait, 60), "nothing was written"
+        await held.hold()
 
         before = len(asked)
         hog = _hog(srv.path, 150)
@@ -225,20 +256,39 @@ async def test_a_reply_held_for_the_disk_pauses_its_clients_reading(
         await _peak_until(srv, lambda: len(asked) > before + 1, tries=100)
         assert asked[before:] == ["get_history"], "requests were read behind a held reply"
 
-        disk.set()
-        peak = await _peak_until(srv, lambda: transcript.durable, tries=12000)
+        held.disk.set()
+        peak = await _peak_until(srv, lambda: held.transcript.durable, tries=12000)
         peak = max(peak, await _peak_until(srv, lambda: False, tries=100))
-        assert transcript.durable
+        assert held.transcript.durable
         assert "disconnected" not in caplog.text
         assert peak <= size + 1024 * 1024, f"{peak} bytes held for a client that never reads"
         assert await asyncio.to_thread(_replies_in_order, hog, 3) == [0, 1, 2]
         hog.close()
         await streamer.close()
-    finally:
-        disk.set()
-        await srv.close()
-        transcript.close()
-        pool.shutdown()
+
+
+async def test_a_status_held_for_the_disk_lets_the_next_request_be_read(
+    workspace: Path, short_dir: Path, monkeypatch: Any
+) -> None:
+    """A reply built already (a ``status``) is counted by its bytes, not as a pause: the
+    requests a client pipelined behind it are read at once, as the conformance kit's rows
+    need (``pause``, ``set_budget``, ``get_status`` in one write see ``pausing``)."""
+    async with _held_disk(workspace, short_dir, monkeypatch, [ScriptedReply(text="hi")]) as held:
+        await held.hold()
+        before = len(held.asked)
+        peer = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        peer.connect(str(held.srv.path))
+        peer.sendall(
+            b"".join(
+                json.dumps({"method": "get_status", "id": n}).encode() + b"\n" for n in range(5)
+            )
+        )
+        await _peak_until(held.srv, lambda: len(held.asked) >= before + 5, tries=6000)
+        assert held.asked[before:] == ["get_status"] * 5  # all read while the disk waits
+        assert not held.transcript.durable
+        held.disk.set()
+        assert await asyncio.to_thread(_replies_in_order, peer, 5, "status") == [0, 1, 2, 3, 4]
+        peer.close()
 
 
 def _silent(path: Path) -> socket.socket:
