@@ -29,29 +29,12 @@ from typing import Any
 from orchestrator.serving.client import ClientError, PodClient, PodEvent
 from orchestrator.serving.http.context import ApiError
 
-__all__ = ["IDLE_CLOSE_S", "NO_REPLY_METHODS", "PodLinks", "error_status"]
+__all__ = ["IDLE_CLOSE_S", "PodLinks", "error_status"]
 
 IDLE_CLOSE_S = 30.0
 REPLY_TIMEOUT_S = 60.0
 """The longest a request waits for its reply (``list_models`` may ask the provider)."""
 
-NO_REPLY_METHODS = frozenset(
-    {
-        "run",
-        "notify",
-        "pod_event",
-        "resume",
-        "pause",
-        "cancel",
-        "shutdown",
-        "compact",
-        "rewind",
-        "approve",
-        "deny",
-        "answer_elicitation",
-    }
-)
-"""Methods whose only direct reply is a refusal (a ``rewind`` with ``dry_run`` is answered)."""
 
 _REFUSALS_409 = frozenset(
     {

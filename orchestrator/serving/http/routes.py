@@ -14,7 +14,8 @@ from orchestrator.protocol import PARAMS_BY_METHOD, CompactParams, RewindParams
 from orchestrator.serving.host.control import HostStats, PodRow
 from orchestrator.serving.http.bodies import ApprovalBody, ElicitationBody, RunBody
 from orchestrator.serving.http.context import AddPod, ApiError, HttpContext
-from orchestrator.serving.http.links import NO_REPLY_METHODS, PodLinks
+from orchestrator.serving.http.links import PodLinks
+from orchestrator.serving.transport import REPLYING_METHODS
 
 __all__ = ["OVER_HTTP_REFUSED", "api_router"]
 
@@ -152,7 +153,9 @@ def api_router(ctx: HttpContext, links: PodLinks) -> APIRouter:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "params"
             raise ApiError(422, "invalid_request", f"{method}: {where}: {first['msg']}") from None
-        if method in NO_REPLY_METHODS and not getattr(parsed, "dry_run", False):
+        # The protocol's one table of methods answered by a reply of their own (the SDK's
+        # too); the others are answered only when refused, or ``rewind`` with ``dry_run``.
+        if method not in REPLYING_METHODS and not getattr(parsed, "dry_run", False):
             await links.submit(name, method, params)
             return _ok()
         reply = await links.call(name, method, params)
